@@ -1,0 +1,130 @@
+/**
+ * The hub and queue contracts (DESIGN.md section 5): the one module that the emulator, the export task and the
+ * providers share. Everything marked ASSUMED is not in the specification; change it here when the hub's real
+ * documentation arrives.
+ */
+import { z } from "zod";
+import { routingRuleSchema } from "./routingRules";
+
+/** Data domain and entity of the export (specification: EMPL data domain, CLS entity User). */
+export const DATA_DOMAIN_CODE = "EMPL";
+export const ENTITY_NAME = "User";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Queue broker (Anypoint MQ Broker REST API v1 shape)
+
+export const QUEUE_API = {
+  /** Maximum messages in one batch publish. */
+  maxBatchSize: 10,
+  /** Largest request body the broker accepts. */
+  maxBodyBytes: 10 * 1024 * 1024,
+  /** Token lifetime; each use extends it. */
+  tokenTtlSeconds: 60 * 60,
+} as const;
+
+/** The connection record's `url`: `{queue_base_url}/api/v1/organizations/`. */
+export function queueOrganizationsUrl(baseUrl: string): string {
+  return `${stripSlash(baseUrl)}/api/v1/organizations/`;
+}
+/** The connection record's authUrl: `{queue_base_url}/api/v1/authorize`. */
+export function queueAuthUrl(baseUrl: string): string {
+  return `${stripSlash(baseUrl)}/api/v1/authorize`;
+}
+/** `PUT` target for a batch; append `/{messageId}` for a single message. */
+export function queueMessagesUrl(organizationsUrl: string, orgId: string, envId: string, queueName: string): string {
+  const base = organizationsUrl.endsWith("/") ? organizationsUrl : organizationsUrl + "/";
+  return `${base}${encodeURIComponent(orgId)}/environments/${encodeURIComponent(envId)}/destinations/${encodeURIComponent(queueName)}/messages`;
+}
+
+/** `POST authUrl` answer. */
+export const authorizeResponseSchema = z.object({
+  access_token: z.string().min(1),
+  simple_client: z.object({ orgId: z.string().min(1), envId: z.string().min(1) }),
+  token_type: z.string(),
+});
+export type AuthorizeResponse = z.infer<typeof authorizeResponseSchema>;
+
+/** ASSUMED message properties. */
+export const messagePropertiesSchema = z.object({
+  transactionId: z.string(),
+  tenantId: z.string(),
+  systemCode: z.string(),
+  dataDomainCode: z.string(),
+  entityName: z.string(),
+  recordCount: z.string(),
+});
+export type MessageProperties = z.infer<typeof messagePropertiesSchema>;
+
+/** One message as published; `headers.messageId` is stable for the message's lifetime. */
+export const queueMessageSchema = z.object({
+  properties: z.record(z.string(), z.string()),
+  headers: z.object({ messageId: z.string().min(1).max(256) }).catchall(z.string()),
+  body: z.string(),
+});
+export type QueueMessage = z.infer<typeof queueMessageSchema>;
+
+export const publishResultSchema = z.object({
+  messageId: z.string(),
+  status: z.enum(["successful", "failed"]),
+  statusMessage: z.string(),
+});
+export type PublishResult = z.infer<typeof publishResultSchema>;
+
+/** ASSUMED: the text of a message body. */
+export interface MessageBody<E = unknown> {
+  header: Omit<MessageProperties, "recordCount"> & { recordCount: number; createdAt: string };
+  entities: E[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Hub APIs: cfg (specified), ERS and HRSYS (ASSUMED). All take `?tenantId=<uuid>` and `Authorization: Basic <credentials string>`.
+
+export const HUB_API_NAMES = ["ERS", "CFG", "HRSYS"] as const;
+export type HubApiName = (typeof HUB_API_NAMES)[number];
+
+export const HUB_API_PATHS = {
+  CFG: "routingRules",
+  ERS: "entities",
+  HRSYS: "intakeJobs",
+} as const satisfies Record<HubApiName, string>;
+
+/** `{api url}{path}?tenantId=<uuid>`; API URLs end in `/api/`. */
+export function hubApiUrl(apiUrl: string, api: HubApiName, tenantId: string): string {
+  return `${apiUrl}${HUB_API_PATHS[api]}?tenantId=${encodeURIComponent(tenantId)}`;
+}
+
+/** ASSUMED: the Basic header carries the credentials string as it is. */
+export function basicAuthorization(credentialsString: string): string {
+  return `Basic ${credentialsString}`;
+}
+
+export const routingRulesBodySchema = z.array(routingRuleSchema).min(1);
+
+export const ersEntitiesBodySchema = z.strictObject({
+  transactionId: z.string().min(1),
+  systemCode: z.string().min(1),
+  dataDomainCode: z.literal(DATA_DOMAIN_CODE),
+  entityName: z.literal(ENTITY_NAME),
+  entities: z.array(z.record(z.string(), z.unknown())).min(1),
+});
+export type ErsEntitiesBody = z.infer<typeof ersEntitiesBodySchema>;
+
+export const INTAKE_JOB_STATUSES = ["STARTED", "COMPLETED", "FAILED"] as const;
+export const intakeJobBodySchema = z.strictObject({
+  jobName: z.string().min(1),
+  transactionId: z.string().min(1),
+  systemCode: z.string().min(1),
+  dataDomainCode: z.literal(DATA_DOMAIN_CODE),
+  status: z.enum(INTAKE_JOB_STATUSES),
+  counts: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type IntakeJobBody = z.infer<typeof intakeJobBodySchema>;
+
+/** Retry policy shared by every client: 429, 5xx and network errors are transient; 401 re-authorizes once. */
+export function isTransientStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+function stripSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: files run in parallel forks; each gets its own database on the one embedded server.
+    pool: "forks",
+    maxWorkers: 2,
+  },
+});
