@@ -61,3 +61,8 @@ export function canonicalRuleSet(rules: readonly RoutingRule[]): string {
     })),
   );
 }
+
+/** The rule set posted for a tenant: its custom list, or the specification's 8-rule set. */
+export function routingRulesFor(tenant: { routingRules?: RoutingRule[] }): RoutingRule[] {
+  return tenant.routingRules ?? defaultRoutingRules();
+}

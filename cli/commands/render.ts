@@ -1,0 +1,26 @@
+import fs from "node:fs";
+import { defineCommand } from "../command";
+import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadPipelineTemplate } from "../../templates";
+import { renderTemplate } from "../../core/template";
+import { UserError } from "../../core/errors";
+
+export default defineCommand({
+  summary: "Print the rendered pipeline definition of a stack",
+  usage: `hub-export render ${STACK_USAGE} [--out PATH]`,
+  options: { ...stackOptions, out: { type: "string" } },
+  async run(values, io) {
+    const rendered = renderTemplate(loadPipelineTemplate(), loadFromOptions(values));
+    if (!values.out) {
+      io.stdout.write(rendered.text);
+      return 0;
+    }
+    try {
+      fs.writeFileSync(values.out, rendered.text);
+    } catch (err) {
+      throw new UserError(`--out ${values.out}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    io.stderr.write(`wrote ${rendered.fileName} to ${values.out}\n`);
+    return 0;
+  },
+});

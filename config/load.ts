@@ -1,0 +1,77 @@
+/** Reading stack config from a `Pulumi.<stack>.yaml` file (CLI, local mode) or from the Pulumi engine (index.ts). */
+import fs from "node:fs";
+import path from "node:path";
+import YAML from "yaml";
+import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
+import { ConfigError, validateStackConfig } from "./validate";
+import { UserError } from "../core/errors";
+
+export const PROJECT_ROOT = path.resolve(__dirname, "..");
+
+export function stackFilePath(stack: string): string {
+  return path.join(PROJECT_ROOT, `Pulumi.${stack}.yaml`);
+}
+
+/** The `hubExport:` keys of a stack file's `config:` block, namespace stripped. */
+export function readStackFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError(`${file}: cannot read the stack file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (err) {
+    throw new UserError(`${file}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const config = (doc as { config?: unknown } | null)?.config;
+  if (!config || typeof config !== "object") throw new ConfigError(file, [{ path: [], message: "the stack file has no config: block" }]);
+  return namespaceValues(config as Record<string, unknown>);
+}
+
+function namespaceValues(config: Record<string, unknown>): Record<string, unknown> {
+  const prefix = `${CONFIG_NAMESPACE}:`;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = value;
+  return out;
+}
+
+export interface LoadOptions {
+  stack?: string;
+  file?: string;
+  /** Applied to the raw values before validation (local mode's loopback URLs and generated secrets). */
+  override?: (raw: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** Loads and validates `--stack NAME` (Pulumi.NAME.yaml) or `--file PATH`. */
+export function loadStackConfig(options: LoadOptions): StackConfig {
+  const file = options.file ?? stackFilePath(options.stack ?? "qa");
+  const stack = options.stack ?? stackNameOf(file);
+  let raw = readStackFile(file);
+  if (options.override) raw = options.override(raw);
+  return validateStackConfig(raw, { source: file, stack, fromFile: !options.override });
+}
+
+function stackNameOf(file: string): string | undefined {
+  return /^Pulumi\.(.+)\.ya?ml$/.exec(path.basename(file))?.[1];
+}
+
+/**
+ * Config as the Pulumi engine hands it over: every value is a string (objects as JSON), secrets already decrypted.
+ * `all` is `pulumi.runtime.allConfig()`.
+ */
+export function configFromEngine(all: Record<string, string>, stack: string): StackConfig {
+  const raw = namespaceValues(all);
+  for (const [key, value] of Object.entries(raw)) {
+    // Top-level values are objects, arrays or strings; only the first two arrive as JSON text.
+    if (typeof value !== "string" || !/^\s*[[{]/.test(value)) continue;
+    try {
+      raw[key] = JSON.parse(value);
+    } catch {
+      // a plain string value
+    }
+  }
+  return validateStackConfig(raw, { source: `stack '${stack}'`, stack });
+}

@@ -1,0 +1,176 @@
+/**
+ * The stack configuration (namespace `hubExport`): the one place where values are validated. Every other module
+ * takes a StackConfig and trusts it.
+ */
+import { z } from "zod";
+import { HUB_REGIONS, type HubRegion } from "../core/regions";
+import { HUB_API_NAMES } from "../core/hubContract";
+import { routingRuleSchema } from "../core/routingRules";
+import { Secret } from "../core/secret";
+
+export const CONFIG_NAMESPACE = "hubExport";
+
+/** The specification's defaults of the six environment-independent pipeline parameters. */
+export const PARAMETER_DEFAULTS = {
+  records_per_hub_message: 1,
+  records_per_ers_request: 100,
+  idl_date: "1901-01-01T00:00:00",
+  system_code: "HRSYS",
+  EmpTypeDefault: "Sales",
+  EmpGenderDefault: "Not_Declared",
+} as const;
+
+/** Identifiers used unquoted in SQL: PostgreSQL folds them to lower case, and they must fit 63 bytes. */
+const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const sqlIdentifier = (what: string) =>
+  z.string().regex(SQL_IDENTIFIER, `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`);
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
+
+/** ISO 8601 local date-time, no zone: 1901-01-01T00:00:00 (fraction allowed). */
+const ISO_LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?$/;
+const isoLocalDateTime = z.string().refine((v) => {
+  const m = ISO_LOCAL_DATE_TIME.exec(v);
+  if (!m) return false;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+}, "must be an ISO 8601 date-time without zone, like 1901-01-01T00:00:00");
+
+const positiveInt = z.number().int("must be an integer").positive("must be a positive integer");
+
+/** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
+const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . -");
+
+/**
+ * A secret: in a stack file it is `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi and
+ * in local mode it is the decrypted string.
+ */
+const secret = z
+  .union([z.string().min(1, "must not be empty"), z.strictObject({ secure: z.string().min(1) })], {
+    error: "must be a secret: set it with 'pulumi config set --secret'",
+  })
+  .transform((v) => (typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+
+/** `<DatabaseName>.<schema>`, as the specification writes publish_schema and staging_schema. */
+const qualifiedSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}\.[A-Za-z_][A-Za-z0-9_]{0,62}$/, "must have the form <DatabaseName>.<schema>, each a safe SQL identifier");
+
+export const parametersSchema = z.strictObject({
+  records_per_hub_message: positiveInt.default(PARAMETER_DEFAULTS.records_per_hub_message),
+  records_per_ers_request: positiveInt.default(PARAMETER_DEFAULTS.records_per_ers_request),
+  idl_date: isoLocalDateTime.default(PARAMETER_DEFAULTS.idl_date),
+  system_code: z.string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code").default(PARAMETER_DEFAULTS.system_code),
+  EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
+  EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+});
+
+const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
+
+export const hubSchema = z.strictObject({
+  environmentName: z.string().min(1),
+  apis: z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl])) as Record<(typeof HUB_API_NAMES)[number], typeof apiUrl>),
+  /** Only the embedded default may point the hub at loopback, and it must say so here. */
+  allowLoopback: z.boolean().default(false),
+});
+
+export const queueSchema = z.strictObject({
+  connectionName,
+  /** The queue provider's base URL; the record's url and authUrl are derived from it. */
+  baseUrl: z.string().url("must be a URL"),
+  queueName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+  clientAccessId: z.string().min(1),
+  clientSecret: secret,
+  description: z.string().optional(),
+});
+
+export const tenantSchema = z.strictObject({
+  hubTenantId: uuid,
+  hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
+  hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
+  platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
+  codebase: z.string().min(1),
+  gblOrUs: z.string().min(1),
+  secureViewSource: z.string().min(1).nullable().default(null),
+  connectorId: z.string().min(1).nullable().default(null),
+  clientId: z.string().min(1),
+  clientSecret: secret,
+  /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
+  routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
+});
+
+export const databaseSchema = z.strictObject({
+  /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
+  connectionName,
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65535).default(5432),
+  database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
+  sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
+  /** Owner used by `pulumi up` for schemas, grants and the baseline. */
+  admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+  /** The export task's least-privilege role. */
+  task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+});
+
+export const bucketSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name"),
+  /** true: create it; false: adopt an existing bucket of that name. */
+  create: z.boolean().default(true),
+  /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
+  connectionName,
+  /** KMS key for the credential files and connection secrets; a key is created when absent. */
+  kmsKeyArn: z.string().startsWith("arn:").optional(),
+});
+
+export const scheduleSchema = z.strictObject({
+  expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
+  timezone: z.string().min(1).default("UTC"),
+  enabled: z.boolean().default(true),
+});
+
+export const networkSchema = z.strictObject({
+  subnetIds: z.array(z.string().startsWith("subnet-", "must be a subnet id")).min(1, "must list at least one subnet"),
+  securityGroupIds: z.array(z.string().startsWith("sg-", "must be a security group id")).min(1, "must list at least one security group"),
+  assignPublicIp: z.boolean().default(false),
+});
+
+export const taskSchema = z
+  .strictObject({
+    cpu: z.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), "must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096").default(1024),
+    memory: positiveInt.default(2048),
+    logRetentionDays: positiveInt.default(30),
+    /** Run in an existing ECS cluster instead of creating one. */
+    clusterArn: z.string().startsWith("arn:").optional(),
+  })
+  .default({ cpu: 1024, memory: 2048, logRetentionDays: 30 });
+
+export const stackConfigSchema = z.strictObject({
+  /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
+  environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
+  clientName: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
+  jobName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+  publishSchema: qualifiedSchema,
+  stagingSchema: qualifiedSchema,
+  parameters: parametersSchema.default(PARAMETER_DEFAULTS),
+  bucket: bucketSchema,
+  database: databaseSchema,
+  /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
+  connectionStore: z.strictObject({ prefix: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,256}$/, "must be a Secrets Manager name prefix").transform((p) => p.replace(/\/+$/, "")) }),
+  hub: hubSchema,
+  queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
+  tenants: z.array(tenantSchema).min(1, "must list at least one tenant"),
+  schedule: scheduleSchema,
+  network: networkSchema,
+  task: taskSchema,
+});
+
+export type StackConfigInput = z.input<typeof stackConfigSchema>;
+export type StackConfig = z.output<typeof stackConfigSchema>;
+export type Tenant = StackConfig["tenants"][number];
+export type QueueConfig = z.output<typeof queueSchema>;
+export type PipelineParameters = z.output<typeof parametersSchema>;
+export type { HubRegion };

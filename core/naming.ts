@@ -1,0 +1,64 @@
+/** Names of everything the procedure creates: tables, bucket keys, file names, secrets. One place for each. */
+import type { StackConfig } from "../config/schema";
+
+// Tables of the staging schema (created unquoted, so PostgreSQL folds them to lower case).
+export const TABLES = {
+  apiConfig: "HUB_API_CONFIG",
+  platConfig: "HUB_PLAT_CONFIG",
+  intakeJob: "HUB_INTAKE_JOB",
+  /** Per tenant/country: where the next incremental extract starts (idl_date on first load). */
+  watermark: "HUB_EXPORT_WATERMARK",
+} as const;
+
+/** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */
+export function clientTables(clientName: string) {
+  const base = `HUB_${clientName}_MESSAGES`;
+  return { messages: base, archive: `${base}_ARCHIVE`, status: `${base}_STATUS` };
+}
+
+/** `PLATDB.staging` → `staging`: the pipeline parameter staging_schema_only. */
+export function schemaOnly(qualified: string): string {
+  return qualified.slice(qualified.indexOf(".") + 1);
+}
+
+export function databaseOf(qualified: string): string {
+  return qualified.slice(0, qualified.indexOf("."));
+}
+
+// Bucket folders (specification: /templates/hub_hrsys_export and /Tools/hub_python_scripts). S3 keys have no leading /.
+export const BUCKET_FOLDERS = {
+  templates: "templates/hub_hrsys_export/",
+  scripts: "Tools/hub_python_scripts/",
+} as const;
+
+export const TEMPLATE_FILE_PREFIX = "HRSYS_Employee_HUB_Pipeline_Baseline_";
+export const TEMPLATE_FILE_EXTENSION = ".Json";
+export const BASELINE_NAME_PREFIX = "Hub_Plat_Common_Schema_Baseline_";
+
+export function templateFileName(buildNumber: string): string {
+  return `${TEMPLATE_FILE_PREFIX}${buildNumber}${TEMPLATE_FILE_EXTENSION}`;
+}
+export function baselineName(buildNumber: string): string {
+  return `${BASELINE_NAME_PREFIX}${buildNumber}`;
+}
+
+/** Files of the scripts folder. */
+export const SCRIPT_FILES = {
+  credentialsIni: "credentials.ini",
+  tenantCredentials: "tenant_credentials.txt",
+  credentialsIniTemplate: "credentials_template.ini",
+  tenantCredentialsTemplate: "tenant_credentials_template.txt",
+} as const;
+
+/** Secrets Manager name of a connection record: `<prefix>/connection-strings/<System Name>`. */
+export function connectionSecretName(prefix: string, systemName: string): string {
+  return `${prefix}/connection-strings/${systemName}`;
+}
+export function connectionSecretPrefix(prefix: string): string {
+  return `${prefix}/connection-strings/`;
+}
+
+/** The SQL an operator runs to find a run (procedure step 10). */
+export function intakeJobQuery(config: Pick<StackConfig, "stagingSchema" | "jobName">): string {
+  return `SELECT job_name, transaction_id, status, started_at, finished_at FROM ${schemaOnly(config.stagingSchema)}.${TABLES.intakeJob} WHERE job_name = '${config.jobName}' ORDER BY finished_at DESC;`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Everything the installation procedure creates for a stack, computed from validated config with no I/O. The Pulumi
+ * components and local mode both provision from this plan.
+ */
+import type { StackConfig, Tenant } from "../config/schema";
+import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
+import { renderBaseline, type BaselineSource } from "./baseline";
+import { hubApiConfigRows, hubPlatConfigRows, type ConfigRow } from "./rows";
+import { connectionRecords, type ConnectionRecord } from "./connections";
+import { bucketObjects, type BucketObject } from "./bucketObjects";
+import { routingRulesFor, type RoutingRule } from "./routingRules";
+import { encodeCredentialsString } from "./credentials";
+import { Secret } from "./secret";
+import { intakeJobQuery, schemaOnly, clientTables, TABLES } from "./naming";
+import type { HubRegion } from "./regions";
+
+export interface TenantRoutingRules {
+  tenant: Tenant;
+  cfgApiUrl: string;
+  rules: RoutingRule[];
+  /** The tenant's credentials string, for the Basic header. */
+  credentialsString: Secret;
+}
+
+export interface InstallationPlan {
+  config: StackConfig;
+  regions: HubRegion[];
+  template: RenderedTemplate;
+  baseline: { name: string; buildNumber: string; sha256: string; sql: string };
+  bucketObjects: BucketObject[];
+  connections: ConnectionRecord[];
+  rows: { apiConfig: ConfigRow[]; platConfig: ConfigRow[] };
+  routingRules: TenantRoutingRules[];
+  stagingSchema: string;
+  publishSchema: string;
+  tables: typeof TABLES & ReturnType<typeof clientTables>;
+  intakeJobQuery: string;
+}
+
+export function planInstallation(
+  config: StackConfig,
+  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string } },
+): InstallationPlan {
+  const template = renderTemplate(sources.template, config);
+  return {
+    config,
+    regions: regionsInUse(config),
+    template,
+    baseline: { name: sources.baseline.name, buildNumber: sources.baseline.buildNumber, sha256: sources.baseline.sha256, sql: renderBaseline(sources.baseline, config) },
+    bucketObjects: bucketObjects(config, template),
+    connections: connectionRecords(config),
+    rows: { apiConfig: hubApiConfigRows(config), platConfig: hubPlatConfigRows(config) },
+    routingRules: config.tenants.map((tenant) => ({
+      tenant,
+      cfgApiUrl: config.hub.apis.CFG,
+      rules: routingRulesFor(tenant),
+      credentialsString: Secret.plain(encodeCredentialsString({ clientId: tenant.clientId, clientSecret: tenant.clientSecret.reveal(`tenant ${tenant.hubTenantId} clientSecret`) })),
+    })),
+    stagingSchema: schemaOnly(config.stagingSchema),
+    publishSchema: schemaOnly(config.publishSchema),
+    tables: { ...TABLES, ...clientTables(config.clientName) },
+    intakeJobQuery: intakeJobQuery(config),
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * A secret value from the stack config. It prints as [secret] in logs, JSON and errors, so that validated config can
+ * be passed around and logged without leaking. A value read from a stack file without the Pulumi CLI is only
+ * ciphertext: it is known to be set, but cannot be revealed.
+ */
+const REDACTED = "[secret]";
+
+export class Secret {
+  readonly #value: string | undefined;
+  private constructor(value: string | undefined, readonly encrypted: boolean) {
+    this.#value = value;
+  }
+  static plain(value: string): Secret {
+    return new Secret(value, false);
+  }
+  /** A `secure:` value read from a stack file: present, but only the Pulumi CLI can decrypt it. */
+  static encrypted(): Secret {
+    return new Secret(undefined, true);
+  }
+  /** The value; `what` names the config key in the error when it is still ciphertext. */
+  reveal(what = "secret"): string {
+    if (this.#value === undefined) {
+      throw new Error(`${what} is encrypted in the stack file; it is only available under 'pulumi up' or with a local override`);
+    }
+    return this.#value;
+  }
+  toString(): string {
+    return REDACTED;
+  }
+  toJSON(): string {
+    return REDACTED;
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return REDACTED;
+  }
+}
+
+export function isSecret(value: unknown): value is Secret {
+  return value instanceof Secret;
+}
