@@ -16,6 +16,8 @@ export interface Command<O extends Options = Options> {
   options: O;
   /** Accept positional arguments (most commands take none). */
   positionals?: boolean;
+  /** Hand every argument to `run` unparsed, as positionals (the bench command forwards them). */
+  passThrough?: boolean;
   run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
@@ -28,6 +30,7 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
 }
 
 export function parseCommandArgs<O extends Options>(command: Command<O>, argv: string[]): { values: ParsedValues<O>; positionals: string[] } {
+  if (command.passThrough) return { values: {}, positionals: argv };
   try {
     const { values, positionals } = parseArgs({ args: argv, options: command.options, allowPositionals: true, strict: true });
     if (positionals.length > 0 && !command.positionals) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -43,7 +43,7 @@ export async function main(argv: string[], io: Io = process): Promise<number> {
     return 2;
   }
   const command = load();
-  if (rest.includes("--help") || rest.includes("-h")) {
+  if ((rest.includes("--help") || rest.includes("-h")) && !command.passThrough) {
     io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
     return 0;
   }

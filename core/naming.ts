@@ -62,3 +62,8 @@ export function connectionSecretPrefix(prefix: string): string {
 export function intakeJobQuery(config: Pick<StackConfig, "stagingSchema" | "jobName">): string {
   return `SELECT job_name, transaction_id, status, started_at, finished_at FROM ${schemaOnly(config.stagingSchema)}.${TABLES.intakeJob} WHERE job_name = '${config.jobName}' ORDER BY finished_at DESC;`;
 }
+
+/** Local connection store (the embedded default): one JSON file per record, mode 0600. */
+export function connectionFileName(systemName: string): string {
+  return `${systemName}.json`;
+}
