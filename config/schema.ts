@@ -44,14 +44,23 @@ const positiveInt = z.number().int("must be an integer").positive("must be a pos
 const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . -");
 
 /**
- * A secret: in a stack file it is `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi and
- * in local mode it is the decrypted string.
+ * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
+ * and in local mode it is the decrypted string.
  */
-const secret = z
-  .union([z.string().min(1, "must not be empty"), z.strictObject({ secure: z.string().min(1) })], {
-    error: "must be a secret: set it with 'pulumi config set --secret'",
-  })
-  .transform((v) => (typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+export type SecretSource = "engine" | "file";
+function secretSchema(source: SecretSource) {
+  const plain = z.string().min(1, "must not be empty");
+  const secure = z.strictObject({ secure: z.string().min(1) });
+  if (source === "file") {
+    return z
+      .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
+      .refine((v) => typeof v !== "string", "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext")
+      .transform(() => Secret.encrypted());
+  }
+  return z
+    .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
+    .transform((v) => (typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+}
 
 /** `<DatabaseName>.<schema>`, as the specification writes publish_schema and staging_schema. */
 const qualifiedSchema = z
@@ -69,108 +78,118 @@ export const parametersSchema = z.strictObject({
 
 const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
 
-export const hubSchema = z.strictObject({
-  environmentName: z.string().min(1),
-  apis: z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl])) as Record<(typeof HUB_API_NAMES)[number], typeof apiUrl>),
-  /** Only the embedded default may point the hub at loopback, and it must say so here. */
-  allowLoopback: z.boolean().default(false),
-});
+/** The schema of the whole stack config; `source` says how secrets arrive (see secretSchema). */
+export function buildStackConfigSchema(source: SecretSource) {
+  const secret = secretSchema(source);
+  const hubSchema = z.strictObject({
+    environmentName: z.string().min(1),
+    apis: z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl])) as Record<(typeof HUB_API_NAMES)[number], typeof apiUrl>),
+    /** Only the embedded default may point the hub at loopback, and it must say so here. */
+    allowLoopback: z.boolean().default(false),
+  });
 
-export const queueSchema = z.strictObject({
-  connectionName,
-  /** The queue provider's base URL; the record's url and authUrl are derived from it. */
-  baseUrl: z.string().url("must be a URL"),
-  queueName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
-  clientAccessId: z.string().min(1),
-  clientSecret: secret,
-  description: z.string().optional(),
-});
+  const queueSchema = z.strictObject({
+    connectionName,
+    /** The queue provider's base URL; the record's url and authUrl are derived from it. */
+    baseUrl: z.string().url("must be a URL"),
+    queueName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+    clientAccessId: z.string().min(1),
+    clientSecret: secret,
+    description: z.string().optional(),
+  });
 
-export const tenantSchema = z.strictObject({
-  hubTenantId: uuid,
-  hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
-  hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
-  platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
-  codebase: z.string().min(1),
-  gblOrUs: z.string().min(1),
-  secureViewSource: z.string().min(1).nullable().default(null),
-  connectorId: z.string().min(1).nullable().default(null),
-  clientId: z.string().min(1),
-  clientSecret: secret,
-  /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
-  routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
-});
+  const tenantSchema = z.strictObject({
+    hubTenantId: uuid,
+    hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
+    hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
+    platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
+    codebase: z.string().min(1),
+    gblOrUs: z.string().min(1),
+    secureViewSource: z.string().min(1).nullable().default(null),
+    connectorId: z.string().min(1).nullable().default(null),
+    clientId: z.string().min(1),
+    clientSecret: secret,
+    /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
+    routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
+  });
 
-export const databaseSchema = z.strictObject({
-  /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
-  connectionName,
-  host: z.string().min(1),
-  port: z.number().int().min(1).max(65535).default(5432),
-  database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
-  sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
-  /** Owner used by `pulumi up` for schemas, grants and the baseline. */
-  admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-  /** The export task's least-privilege role. */
-  task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-});
+  const databaseSchema = z.strictObject({
+    /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
+    connectionName,
+    host: z.string().min(1),
+    port: z.number().int().min(1).max(65535).default(5432),
+    database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
+    sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
+    /** Owner used by `pulumi up` for schemas, grants and the baseline. */
+    admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+    /** The export task's least-privilege role. */
+    task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+  });
 
-export const bucketSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name"),
-  /** true: create it; false: adopt an existing bucket of that name. */
-  create: z.boolean().default(true),
-  /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
-  connectionName,
-  /** KMS key for the credential files and connection secrets; a key is created when absent. */
-  kmsKeyArn: z.string().startsWith("arn:").optional(),
-});
+  const bucketSchema = z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name"),
+    /** true: create it; false: adopt an existing bucket of that name. */
+    create: z.boolean().default(true),
+    /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
+    connectionName,
+    /** KMS key for the credential files and connection secrets; a key is created when absent. */
+    kmsKeyArn: z.string().startsWith("arn:").optional(),
+  });
 
-export const scheduleSchema = z.strictObject({
-  expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
-  timezone: z.string().min(1).default("UTC"),
-  enabled: z.boolean().default(true),
-});
+  const scheduleSchema = z.strictObject({
+    expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
+    timezone: z.string().min(1).default("UTC"),
+    enabled: z.boolean().default(true),
+  });
 
-export const networkSchema = z.strictObject({
-  subnetIds: z.array(z.string().startsWith("subnet-", "must be a subnet id")).min(1, "must list at least one subnet"),
-  securityGroupIds: z.array(z.string().startsWith("sg-", "must be a security group id")).min(1, "must list at least one security group"),
-  assignPublicIp: z.boolean().default(false),
-});
+  const networkSchema = z.strictObject({
+    subnetIds: z.array(z.string().startsWith("subnet-", "must be a subnet id")).min(1, "must list at least one subnet"),
+    securityGroupIds: z.array(z.string().startsWith("sg-", "must be a security group id")).min(1, "must list at least one security group"),
+    assignPublicIp: z.boolean().default(false),
+  });
 
-export const taskSchema = z
-  .strictObject({
-    cpu: z.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), "must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096").default(1024),
-    memory: positiveInt.default(2048),
-    logRetentionDays: positiveInt.default(30),
-    /** Run in an existing ECS cluster instead of creating one. */
-    clusterArn: z.string().startsWith("arn:").optional(),
-  })
-  .default({ cpu: 1024, memory: 2048, logRetentionDays: 30 });
+  const taskSchema = z
+    .strictObject({
+      cpu: z.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), "must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096").default(1024),
+      memory: positiveInt.default(2048),
+      logRetentionDays: positiveInt.default(30),
+      /** Run in an existing ECS cluster instead of creating one. */
+      clusterArn: z.string().startsWith("arn:").optional(),
+    })
+    .default({ cpu: 1024, memory: 2048, logRetentionDays: 30 });
 
-export const stackConfigSchema = z.strictObject({
-  /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
-  environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
-  clientName: z
-    .string()
-    .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
-  jobName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
-  publishSchema: qualifiedSchema,
-  stagingSchema: qualifiedSchema,
-  parameters: parametersSchema.default(PARAMETER_DEFAULTS),
-  bucket: bucketSchema,
-  database: databaseSchema,
-  /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
-  connectionStore: z.strictObject({ prefix: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,256}$/, "must be a Secrets Manager name prefix").transform((p) => p.replace(/\/+$/, "")) }),
-  hub: hubSchema,
-  queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
-  tenants: z.array(tenantSchema).min(1, "must list at least one tenant"),
-  schedule: scheduleSchema,
-  network: networkSchema,
-  task: taskSchema,
-});
+  const stackConfigSchema = z.strictObject({
+    /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
+    environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
+    clientName: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
+    jobName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+    publishSchema: qualifiedSchema,
+    stagingSchema: qualifiedSchema,
+    parameters: parametersSchema.default(PARAMETER_DEFAULTS),
+    bucket: bucketSchema,
+    database: databaseSchema,
+    /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
+    connectionStore: z.strictObject({ prefix: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,256}$/, "must be a Secrets Manager name prefix").transform((p) => p.replace(/\/+$/, "")) }),
+    hub: hubSchema,
+    queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
+    tenants: z.array(tenantSchema).min(1, "must list at least one tenant"),
+    schedule: scheduleSchema,
+    network: networkSchema,
+    task: taskSchema,
+  });
+  return stackConfigSchema;
+}
+
+/** Config as the Pulumi engine (or local mode) hands it over: secrets decrypted. */
+export const stackConfigSchema = buildStackConfigSchema("engine");
+/** Config read from a Pulumi.<stack>.yaml file: secrets must be ciphertext. */
+export const stackFileConfigSchema = buildStackConfigSchema("file");
 
 export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;
 export type Tenant = StackConfig["tenants"][number];
-export type QueueConfig = z.output<typeof queueSchema>;
+export type QueueConfig = NonNullable<StackConfig["queues"]["US"]>;
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type { HubRegion };

@@ -1,9 +1,8 @@
 /** Validation of raw stack config: the zod schema plus the rules that span several keys. */
 import type { z } from "zod";
-import { CONFIG_NAMESPACE, stackConfigSchema, type StackConfig } from "./schema";
+import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackConfig } from "./schema";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
-import { Secret } from "../core/secret";
 import { UserError } from "../core/errors";
 
 /** Stacks that are real environments: they may never point at loopback. */
@@ -40,18 +39,19 @@ export interface ValidateOptions {
 }
 
 export function validateStackConfig(raw: unknown, options: ValidateOptions): StackConfig {
-  const parsed = stackConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(options.source, parsed.error.issues.map(fromZod));
+  const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(raw);
+  if (!parsed.success) throw new ConfigError(options.source, parsed.error.issues.flatMap((i) => fromZod(i, raw)));
   const issues = crossFieldIssues(parsed.data, options);
   if (issues.length > 0) throw new ConfigError(options.source, issues);
   return parsed.data;
 }
 
-function fromZod(issue: z.core.$ZodIssue): ConfigIssue {
-  let message = issue.message;
-  if (issue.code === "unrecognized_keys") message = `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
-  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined) message = "is required";
-  return { path: issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)), message };
+function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
+  const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+  if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...path, key], message: "is not a known key" }));
+  const present = path.reduce<unknown>((v, p) => (v && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined), raw);
+  if (issue.code === "invalid_type" && present === undefined) return [{ path, message: "is required" }];
+  return [{ path, message: issue.message }];
 }
 
 function crossFieldIssues(config: StackConfig, options: ValidateOptions): ConfigIssue[] {
@@ -111,11 +111,6 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   }
   if (config.publishSchema.toLowerCase() === config.stagingSchema.toLowerCase()) add(["stagingSchema"], "must differ from publishSchema");
 
-  if (options.fromFile) {
-    forEachSecret(config, [], (secret, path) => {
-      if (!secret.encrypted) add(path, "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext");
-    });
-  }
   return issues;
 }
 
@@ -134,10 +129,4 @@ function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean):
     return `host '${url.hostname}' must be the externally reachable form, with an -ext- segment`;
   }
   return undefined;
-}
-
-function forEachSecret(value: unknown, path: (string | number)[], visit: (s: Secret, path: (string | number)[]) => void): void {
-  if (value instanceof Secret) visit(value, path);
-  else if (Array.isArray(value)) value.forEach((v, i) => forEachSecret(v, [...path, i], visit));
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) forEachSecret(v, [...path, k], visit);
 }

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import YAML from "yaml";
+import { runCli, PROJECT_ROOT } from "../support/cli";
+import { findTags } from "../../core/tags";
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-"));
+
+describe("hub-export validate / render / credentials-string", () => {
+  it.each(["qa", "prod"])("validate --stack %s prints ok", async (stack) => {
+    const r = await runCli(["validate", "--stack", stack]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^ok: stack ${stack}: client ACME`));
+  });
+
+  it("render --stack qa prints valid JSON with no tags left and only the qa regions' publish steps", async () => {
+    const r = await runCli(["render", "--stack", "qa"]);
+    expect(r.code).toBe(0);
+    const def = JSON.parse(r.stdout);
+    expect(findTags(r.stdout)).toEqual([]);
+    const publish = def.tasks.find((t: { type: string }) => t.type === "PublishMessages");
+    expect(publish.steps.map((s: { region: string }) => s.region)).toEqual(["US", "EU"]);
+  });
+
+  it("render --out writes the file", async () => {
+    const out = path.join(tmp(), "def.json");
+    const r = await runCli(["render", "--stack", "prod", "--out", out]);
+    expect(r.code).toBe(0);
+    const def = JSON.parse(fs.readFileSync(out, "utf8"));
+    expect(def.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps).toHaveLength(3);
+  });
+
+  it("bad config exits 1 with one line per problem and no stack trace", async () => {
+    const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+    doc.config["hubExport:clientName"] = "acme";
+    doc.config["hubExport:tenants"][0].hubTenantId = "nope";
+    doc.config["hubExport:tenants"][1].clientSecret = "plain-text-secret-value";
+    const file = path.join(tmp(), "Pulumi.qa.yaml");
+    fs.writeFileSync(file, YAML.stringify(doc));
+    const r = await runCli(["validate", "--file", file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trimEnd().split("\n")).toEqual([
+      `${file}: invalid configuration (3 problems)`,
+      expect.stringMatching(/^hubExport:clientName: must be uppercase/),
+      expect.stringMatching(/^hubExport:tenants\[0\]\.hubTenantId: must be a UUID/),
+      "hubExport:tenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+    ]);
+    expect(r.stderr).not.toContain("plain-text-secret-value");
+    expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+  });
+
+  it("a missing stack file exits 1, usage errors exit 2", async () => {
+    const missing = await runCli(["validate", "--stack", "nosuchstack"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Pulumi\.nosuchstack\.yaml: cannot read the stack file \(ENOENT\)/);
+    const both = await runCli(["render", "--stack", "qa", "--file", "x.yaml"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give --stack or --file, not both/);
+    expect((await runCli(["validate", "--nope"])).code).toBe(2);
+    expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli([])).code).toBe(2);
+  });
+
+  it.each(["validate", "render", "credentials-string"])("%s --help prints its usage", async (cmd) => {
+    const r = await runCli([cmd, "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Usage: hub-export ${cmd}`);
+  });
+
+  it("credentials-string encodes, reading the secret from stdin with -", async () => {
+    const args = await runCli(["credentials-string", "--client-id", "abc", "--client-secret", "s3cr3t"]);
+    expect(args.stdout).toBe("eydjbGllbnRJZCc6ICdhYmMnLCAnY2xpZW50U2VjcmV0JzogJ3MzY3IzdCd9==\n");
+    const stdin = await runCli(["credentials-string", "--client-id", "o'neil", "--client-secret", "-"], { input: "back\\slash\n" });
+    expect(stdin.code).toBe(0);
+    expect(stdin.stdout).toBe("eydjbGllbnRJZCc6ICJvJ25laWwiLCAnY2xpZW50U2VjcmV0JzogJ2JhY2tcXHNsYXNoJ30===\n");
+    const missing = await runCli(["credentials-string", "--client-id", "abc"]);
+    expect(missing.code).toBe(2);
+  });
+});

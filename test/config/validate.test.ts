@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { validateStackConfig, ConfigError } from "../../config/validate";
+import { PARAMETER_DEFAULTS } from "../../config/schema";
+import { rawConfig, rawTenant, rawQueue, TENANT_IDS } from "../support/rawConfig";
+
+type Raw = ReturnType<typeof rawConfig>;
+
+/** The error lines for a config changed by `edit`. */
+function problems(edit: (c: Raw) => void, stack = "dev", fromFile = false): string[] {
+  const raw = rawConfig();
+  edit(raw);
+  try {
+    validateStackConfig(raw, { source: "test", stack, fromFile });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).lines.slice(1);
+  }
+  return [];
+}
+
+describe("stack config validation", () => {
+  it("accepts the valid fixture and applies the specification's parameter defaults", () => {
+    const config = validateStackConfig(rawConfig(), { source: "test" });
+    expect(config.parameters).toEqual(PARAMETER_DEFAULTS);
+    expect(config.parameters).toEqual({
+      records_per_hub_message: 1,
+      records_per_ers_request: 100,
+      idl_date: "1901-01-01T00:00:00",
+      system_code: "HRSYS",
+      EmpTypeDefault: "Sales",
+      EmpGenderDefault: "Not_Declared",
+    });
+    expect(config.tenants[0].secureViewSource).toBeNull();
+    expect(config.schedule.enabled).toBe(true);
+  });
+
+  const cases: [string, (c: Raw) => void, string][] = [
+    ["client_name is uppercase", (c) => (c.clientName = "Acme"), "hubExport:clientName: must be uppercase"],
+    ["client_name is a safe SQL identifier", (c) => (c.clientName = "ACME;DROP"), "hubExport:clientName: must be uppercase"],
+    ["tenant ids are UUIDs", (c) => (c.tenants[0].hubTenantId = "tenant-1"), "hubExport:tenants[0].hubTenantId: must be a UUID"],
+    ["regions are US, EU or APAC", (c) => (c.tenants[1].hubRegion = "LATAM"), "hubExport:tenants[1].hubRegion: must be one of US, EU, APAC"],
+    ["queue regions are US, EU or APAC", (c) => (c.queues.LATAM = rawQueue("US")), "hubExport:queues.LATAM: is not a known key"],
+    ["every region with a tenant has a queue connection", (c) => c.tenants.push(rawTenant("APAC")), "hubExport:tenants[2].hubRegion: region APAC has no queue connection"],
+    ["no queue connection is unused", (c) => (c.queues.APAC = rawQueue("APAC")), "hubExport:queues.APAC: queue connection for region APAC is unused"],
+    ["queue connection names are unique", (c) => (c.queues.EU.connectionName = "HUB_MQ_US"), "hubExport:queues.EU.connectionName: connection name 'HUB_MQ_US' is already used by hubExport:queues.US.connectionName"],
+    ["connection names are unique across kinds", (c) => (c.database.connectionName = "PLAT_S3"), "hubExport:database.connectionName: connection name 'PLAT_S3' is already used by hubExport:bucket.connectionName"],
+    ["hub API URLs end in /api/", (c) => (c.hub.apis.ERS = "https://hub-ext-qa.example.com/ers/"), "hubExport:hub.apis.ERS: must end in /api/"],
+    ["hub API hosts have an -ext- segment", (c) => (c.hub.apis.CFG = "https://hub-qa.example.com/cfg/api/"), "hubExport:hub.apis.CFG: host 'hub-qa.example.com' must be the externally reachable form, with an -ext- segment"],
+    ["hub API URLs use https", (c) => (c.hub.apis.HRSYS = "http://hub-ext-qa.example.com/hrsys/api/"), "hubExport:hub.apis.HRSYS: must use https"],
+    ["loopback needs an explicit allowLoopback", (c) => (c.hub.apis.ERS = "http://127.0.0.1:8080/ers/api/"), "hubExport:hub.apis.ERS: points at loopback"],
+    ["queue base URLs at loopback need allowLoopback", (c) => (c.queues.US.baseUrl = "http://localhost:9000"), "hubExport:queues.US.baseUrl: points at loopback"],
+    ["idl_date is an ISO 8601 date-time without zone", (c) => (c.parameters = { idl_date: "1901-01-01T00:00:00Z" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
+    ["idl_date is a real date", (c) => (c.parameters = { idl_date: "2026-02-30T00:00:00" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
+    ["publish schema is <DatabaseName>.<schema>", (c) => (c.publishSchema = "publish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>"],
+    ["staging schema is <DatabaseName>.<schema>", (c) => (c.stagingSchema = "PLATDB.staging;drop"), "hubExport:stagingSchema: must have the form <DatabaseName>.<schema>"],
+    ["the schema's database is the connection's", (c) => (c.stagingSchema = "OTHERDB.staging"), "hubExport:stagingSchema: database 'OTHERDB' is not the database of the connection"],
+    ["routing-rule fields take only allowed values", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "CRM", systemRoleCodeTarget: "ALL", status: 1 }]), 'hubExport:tenants[0].routingRules[0].systemRoleCodeSource: must be one of "OM", "ALL", "RDPR", "MDM"'],
+    ["routing-rule status is -1 or 1", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL", status: 0 }]), "hubExport:tenants[0].routingRules[0].status: must be one of -1, 1"],
+    ["routing rules carry all five fields", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL" }]), "hubExport:tenants[0].routingRules[0].status"],
+    ["records_per_hub_message is a positive integer", (c) => (c.parameters = { records_per_hub_message: 0 }), "hubExport:parameters.records_per_hub_message: must be a positive integer"],
+    ["records_per_ers_request is an integer", (c) => (c.parameters = { records_per_ers_request: 2.5 }), "hubExport:parameters.records_per_ers_request: must be an integer"],
+    ["schema names are safe SQL identifiers", (c) => (c.publishSchema = "PLATDB.pub-lish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>, each a safe SQL identifier"],
+    ["database role names are safe SQL identifiers", (c) => (c.database.task.username = "hub export"), "hubExport:database.task.username: username must be a safe SQL identifier"],
+    ["tenant ids are unique", (c) => c.tenants.push(rawTenant("US", { hubTenantCode: "OTHER", platRegion: "CA" })), `hubExport:tenants[2].hubTenantId: duplicates tenants[0].hubTenantId '${TENANT_IDS.US}'`],
+    ["unknown keys are reported", (c) => (c.tennants = []), "hubExport:tennants: is not a known key"],
+    ["required keys are reported", (c) => delete c.jobName, "hubExport:jobName: is required"],
+    ["secrets must not be empty", (c) => (c.tenants[0].clientSecret = ""), "hubExport:tenants[0].clientSecret: must not be empty"],
+    ["secrets are strings or secure values", (c) => (c.tenants[0].clientSecret = 12345), "hubExport:tenants[0].clientSecret: must be a secret"],
+  ];
+  it.each(cases)("%s", (_name, edit, expected) => {
+    const lines = problems(edit);
+    expect(lines.some((l) => l.startsWith(expected)), `expected a line starting with\n  ${expected}\ngot\n  ${lines.join("\n  ")}`).toBe(true);
+  });
+
+  it("forbids allowLoopback in the qa and prod stacks, and allows it elsewhere", () => {
+    const loopback = (c: Raw) => {
+      c.hub.allowLoopback = true;
+      c.hub.apis.ERS = "http://127.0.0.1:8080/ers/api/";
+    };
+    expect(problems(loopback, "qa")).toContain("hubExport:hub.allowLoopback: must not be true in stack 'qa': only the embedded default may point at loopback");
+    expect(problems(loopback, "prod")[0]).toMatch(/^hubExport:hub\.allowLoopback: must not be true in stack 'prod'/);
+    expect(problems(loopback, "local")).toEqual([]);
+  });
+
+  it("reports every problem at once, one line each, without values of secrets", () => {
+    const raw = rawConfig();
+    raw.clientName = "acme";
+    raw.tenants[0].hubTenantId = "x";
+    raw.hub.apis.CFG = "https://hub.example.com/cfg";
+    raw.tenants[1].clientSecret = 98765;
+    let error: ConfigError | undefined;
+    try {
+      validateStackConfig(raw, { source: "Pulumi.qa.yaml" });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error?.lines[0]).toBe("Pulumi.qa.yaml: invalid configuration (4 problems)");
+    expect(error?.lines.slice(1).map((l) => l.split(":").slice(0, 2).join(":"))).toEqual([
+      "hubExport:clientName",
+      "hubExport:hub.apis.CFG",
+      "hubExport:tenants[0].hubTenantId",
+      "hubExport:tenants[1].clientSecret",
+    ]);
+    expect(error?.message).not.toContain("98765");
+  });
+
+  it("requires secrets in a stack file to be ciphertext, not plain text", () => {
+    expect(problems(() => {}, "qa", true)).toContain(
+      "hubExport:tenants[0].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+    );
+    const encrypted = problems((c) => {
+      const secure = { secure: "v1:abc:def" };
+      c.database.admin.password = c.database.task.password = secure;
+      for (const q of Object.values(c.queues) as { clientSecret: unknown }[]) q.clientSecret = secure;
+      for (const t of c.tenants) t.clientSecret = secure;
+    }, "qa", true);
+    expect(encrypted).toEqual([]);
+  });
+
+  it("keeps secrets out of JSON and string forms of the validated config", () => {
+    const config = validateStackConfig(rawConfig(), { source: "test" });
+    const text = JSON.stringify(config) + String(config.tenants[0].clientSecret) + require("node:util").inspect(config, { depth: 10 });
+    for (const s of ["secret-us-Zx9", "admin-pw", "task-pw", "mq-us-secret"]) expect(text).not.toContain(s);
+    expect(config.tenants[0].clientSecret.reveal()).toBe("secret-us-Zx9");
+  });
+});

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "pg";
+import { loadSqlBaseline } from "../../templates";
+import { renderBaseline } from "../../core/baseline";
+import { validateStackConfig } from "../../config/validate";
+import { createTestDatabase } from "../support/database";
+import { rawConfig } from "../support/rawConfig";
+
+/** Everything the catalog says about a schema: columns, constraints, indexes. */
+async function catalog(client: Client, schema: string): Promise<string[]> {
+  const { rows } = await client.query(
+    `SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS d
+       FROM information_schema.columns WHERE table_schema = $1
+     UNION ALL
+     SELECT 'constraint ' || conrelid::regclass || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace
+     UNION ALL
+     SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = $1
+     ORDER BY 1`,
+    [schema],
+  );
+  return rows.map((r) => r.d);
+}
+
+describe("the common-schema baseline", () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let client: Client;
+  const sql = renderBaseline(loadSqlBaseline(), validateStackConfig(rawConfig(), { source: "test" }));
+
+  beforeAll(async () => {
+    db = await createTestDatabase("baseline");
+    client = new Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it("creates the tables, and applying it twice gives no error and no change", async () => {
+    await client.query(sql);
+    const first = await catalog(client, "staging");
+    await client.query(sql);
+    const second = await catalog(client, "staging");
+    expect(second).toEqual(first);
+    const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1`);
+    expect(rows.map((r) => r.table_name)).toEqual(
+      expect.arrayContaining(["hub_api_config", "hub_plat_config", "hub_intake_job", "hub_export_watermark", "hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status"]),
+    );
+  });
+
+  it("answers to upper- and lower-case names alike", async () => {
+    await client.query(`INSERT INTO staging.HUB_API_CONFIG VALUES ('ERS', 'https://hub-ext-qa.example.com/ers/api/', 'hub-qa', 'US', '11111111-1111-4111-8111-111111111111')`);
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM staging.hub_api_config`);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it("guards the spec's rules in the tables too", async () => {
+    await expect(client.query(`INSERT INTO staging.HUB_API_CONFIG VALUES ('ERS', 'https://x/ers', 'hub-qa', 'US', '21111111-1111-4111-8111-111111111111')`)).rejects.toThrow(/check constraint/);
+    await expect(client.query(`INSERT INTO staging.HUB_API_CONFIG VALUES ('ERS', 'https://x/api/', 'hub-qa', 'LATAM', '21111111-1111-4111-8111-111111111111')`)).rejects.toThrow(/check constraint/);
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { planInstallation } from "../../core/plan";
+import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { validateStackConfig } from "../../config/validate";
+import { decodeCredentialsString } from "../../core/credentials";
+import { defaultRoutingRules, canonicalRuleSet } from "../../core/routingRules";
+import { parseAdditionalProperties, serializeConnectionRecord } from "../../core/connections";
+import { rowName } from "../../core/rows";
+import { rawConfig, TENANT_IDS } from "../support/rawConfig";
+
+const sources = { template: loadPipelineTemplate(), baseline: loadSqlBaseline() };
+const plan = (edit: (c: any) => void = () => {}, regions: ("US" | "EU" | "APAC")[] = ["US", "EU"]) => {
+  const raw = rawConfig(regions);
+  edit(raw);
+  return planInstallation(validateStackConfig(raw, { source: "test" }), sources);
+};
+
+describe("planInstallation", () => {
+  const p = plan();
+
+  it("has one HUB_API_CONFIG row per API per tenant", () => {
+    expect(p.rows.apiConfig).toHaveLength(6);
+    expect(p.rows.apiConfig[0]).toEqual({
+      table: "HUB_API_CONFIG",
+      key: { hub_tenant_id: TENANT_IDS.US, hub_api_name: "ERS" },
+      values: { hub_api_url: "https://hub-ext-qa.example.com/ers/api/", hub_environment_name: "hub-qa", hub_region: "US" },
+    });
+    expect(p.rows.apiConfig.map(rowName)).toEqual([
+      `HUB_API_CONFIG/${TENANT_IDS.US}/ERS`, `HUB_API_CONFIG/${TENANT_IDS.US}/CFG`, `HUB_API_CONFIG/${TENANT_IDS.US}/HRSYS`,
+      `HUB_API_CONFIG/${TENANT_IDS.EU}/ERS`, `HUB_API_CONFIG/${TENANT_IDS.EU}/CFG`, `HUB_API_CONFIG/${TENANT_IDS.EU}/HRSYS`,
+    ]);
+  });
+
+  it("has one HUB_PLAT_CONFIG row per tenant, with its region's queue as hub_destination", () => {
+    expect(p.rows.platConfig).toEqual([
+      {
+        table: "HUB_PLAT_CONFIG",
+        key: { plat_client_name: "ACME", hub_tenant_id: TENANT_IDS.US },
+        values: { plat_region: "US", codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US" },
+      },
+      {
+        table: "HUB_PLAT_CONFIG",
+        key: { plat_client_name: "ACME", hub_tenant_id: TENANT_IDS.EU },
+        values: { plat_region: "EU", codebase: "GBL", gbl_or_us: "GBL", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_EU", hub_tenant_code: "ACME_EU" },
+      },
+    ]);
+  });
+
+  it("has a queue connection record per region in use, as the specification lays it out", () => {
+    const queues = p.connections.filter((c) => c.type === "MessageQueue");
+    expect(queues.map((q) => q.systemName)).toEqual(["HUB_MQ_US", "HUB_MQ_EU"]);
+    const us = JSON.parse(serializeConnectionRecord(queues[0]));
+    expect(us).toEqual({
+      systemName: "HUB_MQ_US",
+      type: "MessageQueue",
+      description: "Hub message queue for the US region (QA)",
+      url: "https://mq-us.example.com/api/v1/organizations/",
+      username: "mq-us-id",
+      password: "mq-us-secret",
+      additionalProperties: "authUrl=https://mq-us.example.com/api/v1/authorize;queueName=acme-empl-us",
+    });
+    expect(parseAdditionalProperties(us.additionalProperties)).toEqual({ authUrl: "https://mq-us.example.com/api/v1/authorize", queueName: "acme-empl-us" });
+    expect(p.connections.map((c) => c.type)).toEqual(["S3", "PostgreSQL", "MessageQueue", "MessageQueue"]);
+    expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({ systemName: "PLAT_WAREHOUSE", url: "postgres://db.example.com:5432/PLATDB", username: "hub_export", password: "task-pw" });
+  });
+
+  it("writes credentials.ini and tenant_credentials.txt", () => {
+    const byKey = new Map(p.bucketObjects.map((o) => [o.key, o]));
+    expect(byKey.get("Tools/hub_python_scripts/credentials.ini")?.content).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE\n");
+    const tenants = byKey.get("Tools/hub_python_scripts/tenant_credentials.txt")!;
+    expect(tenants.secret).toBe(true);
+    expect(tenants.kms).toBe(true);
+    const map = JSON.parse(tenants.content);
+    expect(Object.keys(map)).toEqual([TENANT_IDS.US, TENANT_IDS.EU]);
+    expect(decodeCredentialsString(map[TENANT_IDS.EU])).toEqual({ clientId: "acme-eu", clientSecret: "secret-eu-Zx9" });
+  });
+
+  it("lists the bucket objects: folders, the rendered template and the scripts folder", () => {
+    expect(p.bucketObjects.map((o) => o.key)).toEqual([
+      "templates/hub_hrsys_export/",
+      "Tools/hub_python_scripts/",
+      `templates/hub_hrsys_export/${sources.template.fileName}`,
+      "Tools/hub_python_scripts/credentials_template.ini",
+      "Tools/hub_python_scripts/tenant_credentials_template.txt",
+      "Tools/hub_python_scripts/credentials.ini",
+      "Tools/hub_python_scripts/tenant_credentials.txt",
+    ]);
+    expect(p.bucketObjects[2].content).toBe(p.template.text);
+    expect(p.bucketObjects.filter((o) => o.secret).map((o) => o.key)).toEqual(["Tools/hub_python_scripts/tenant_credentials.txt"]);
+  });
+
+  it("posts the specification's 8 rules by default, or the tenant's own list", () => {
+    expect(p.routingRules.map((r) => r.rules)).toEqual([defaultRoutingRules(), defaultRoutingRules()]);
+    expect(defaultRoutingRules()).toHaveLength(8);
+    expect(defaultRoutingRules()[5]).toEqual({ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "RDPR", systemRoleCodeTarget: "MDM", status: 1 });
+    const custom = [{ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "MDM", systemRoleCodeTarget: "ALL", status: 1 }];
+    const q = plan((c) => (c.tenants[1].routingRules = custom));
+    expect(q.routingRules[1].rules).toEqual(custom);
+    expect(canonicalRuleSet(q.routingRules[0].rules)).toBe(canonicalRuleSet(defaultRoutingRules()));
+    expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({ clientId: "acme-us", clientSecret: "secret-us-Zx9" });
+  });
+
+  it("renders the baseline for the staging schema and the client", () => {
+    expect(p.baseline.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_ACME_MESSAGES_STATUS");
+    expect(p.baseline.sql).not.toMatch(/<[A-Z_]+>/);
+    expect(p.baseline.name).toBe(`Hub_Plat_Common_Schema_Baseline_${p.baseline.buildNumber}`);
+    expect(p.intakeJobQuery).toBe("SELECT job_name, transaction_id, status, started_at, finished_at FROM staging.HUB_INTAKE_JOB WHERE job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC;");
+  });
+});
