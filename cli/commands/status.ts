@@ -1,0 +1,83 @@
+import { Client } from "pg";
+import { defineCommand } from "../command";
+import { UserError, UsageError } from "../../core/errors";
+import { loadStackConfig } from "../../config/load";
+import { schemaOnly } from "../../core/naming";
+import { localPaths } from "../../local/paths";
+import { localDatabaseUrl } from "../../local/database";
+import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
+
+export default defineCommand({
+  summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
+  usage: "hub-export status --job-name NAME [--database-url URL] [--stack NAME] [--transaction ID] [--limit N] [--json]",
+  options: {
+    "job-name": { type: "string" },
+    "database-url": { type: "string" },
+    stack: { type: "string" },
+    transaction: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run(values, io) {
+    const jobName = values["job-name"];
+    if (!jobName) throw new UsageError("--job-name is required");
+    const limit = values.limit === undefined ? 10 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit <= 0) throw new UsageError("--limit must be a positive integer");
+    if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
+    // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
+    const schema = schemaOnly(loadStackConfig({ stack: values.stack ?? "qa" }).stagingSchema);
+    const client = new Client({ connectionString: values["database-url"] ?? localDatabaseUrl(localPaths().connections), connectionTimeoutMillis: 10_000 });
+    try {
+      await client.connect();
+    } catch (err) {
+      throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
+    }
+    try {
+      if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
+      const jobs = await latestIntakeJobs(client, schema, jobName, limit);
+      const running = await runsInProgress(client, schema, jobName);
+      if (values.json) {
+        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
+        return 0;
+      }
+      const out: string[] = [`Job ${jobName} (${schema}.HUB_INTAKE_JOB)`];
+      for (const r of running) out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}`);
+      if (jobs.length === 0) out.push("  no finished run yet");
+      else {
+        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  ers   publish statuses`);
+        for (const j of jobs) {
+          const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
+          out.push(
+            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
+          );
+          if (j.error) out.push(`      error: ${j.error}`);
+        }
+      }
+      io.stdout.write(out.join("\n") + "\n");
+      return 0;
+    } catch (err) {
+      if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`);
+      throw err;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  },
+});
+
+async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
+  const { rows } = await client.query(
+    `SELECT plat_client_name, status FROM ${schema}.HUB_INTAKE_JOB WHERE transaction_id = $1 AND job_name = $2
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.HUB_EXPORT_RUN WHERE transaction_id = $1 AND job_name = $2`,
+    [transactionId, jobName],
+  );
+  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.HUB_INTAKE_JOB`);
+  const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
+  if (json) {
+    stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");
+    return 0;
+  }
+  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length} failed message(s)`];
+  for (const m of failed) out.push(`  ${m.messageId}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
+  stdout.write(out.join("\n") + "\n");
+  return 0;
+}

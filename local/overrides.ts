@@ -1,0 +1,36 @@
+/**
+ * The embedded default's changes to a stack config: loopback hub and queue URLs (said explicitly with
+ * allowLoopback), the embedded database, and generated local secrets in place of the stack's ciphertext.
+ */
+import type { HubRegion } from "../core/regions";
+import type { LocalSecrets } from "./secrets";
+
+export interface LocalEndpoints {
+  database: { host: string; port: number; adminPassword: string };
+  hubApis: { ERS: string; CFG: string; HRSYS: string };
+  queues: Record<HubRegion, string>;
+}
+
+type Raw = Record<string, any>;
+
+export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: LocalSecrets): Raw {
+  const queues: Raw = {};
+  for (const [region, queue] of Object.entries<Raw>(raw.queues ?? {})) {
+    queues[region] = { ...queue, baseUrl: endpoints.queues[region as HubRegion], clientSecret: secrets.queues[region] };
+  }
+  return {
+    ...raw,
+    environment: "LOCAL",
+    database: {
+      ...raw.database,
+      host: endpoints.database.host,
+      port: endpoints.database.port,
+      sslMode: "disable",
+      admin: { username: "postgres", password: endpoints.database.adminPassword },
+      task: { ...raw.database?.task, password: secrets.taskPassword },
+    },
+    hub: { ...raw.hub, apis: endpoints.hubApis, allowLoopback: true },
+    queues,
+    tenants: (raw.tenants ?? []).map((t: Raw) => ({ ...t, clientSecret: secrets.tenants[t.hubTenantId] })),
+  };
+}

@@ -1,0 +1,25 @@
+/** Secrets of the embedded default: generated on first start, kept in .local/secrets.json (mode 0600). */
+import fs from "node:fs";
+import crypto from "node:crypto";
+import path from "node:path";
+
+export interface LocalSecrets {
+  taskPassword: string;
+  /** Queue client secret per region. */
+  queues: Record<string, string>;
+  /** Tenant client secret per hub tenant id. */
+  tenants: Record<string, string>;
+}
+
+const generate = () => crypto.randomBytes(24).toString("base64url");
+
+/** Loads the file, adding a secret for every region and tenant that has none yet. */
+export function localSecrets(file: string, regions: string[], tenantIds: string[]): LocalSecrets {
+  let secrets: LocalSecrets = { taskPassword: generate(), queues: {}, tenants: {} };
+  if (fs.existsSync(file)) secrets = { ...secrets, ...(JSON.parse(fs.readFileSync(file, "utf8")) as Partial<LocalSecrets>) };
+  for (const r of regions) secrets.queues[r] ??= generate();
+  for (const t of tenantIds) secrets.tenants[t] ??= generate();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  return secrets;
+}

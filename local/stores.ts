@@ -1,0 +1,39 @@
+/** Local stand-ins: a folder for the bucket, a folder of JSON files for the connection-strings collection. */
+import fs from "node:fs";
+import path from "node:path";
+import type { BucketObject } from "../core/bucketObjects";
+import { serializeConnectionRecord, type ConnectionRecord } from "../core/connections";
+import { connectionFileName } from "../core/naming";
+
+/** Writes each object under `dir` by its key; secret files are readable by the owner only. */
+export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
+  const written: string[] = [];
+  for (const object of objects) {
+    const target = path.join(dir, object.key);
+    if (object.folder) {
+      fs.mkdirSync(target, { recursive: true });
+      continue;
+    }
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    writeAtomic(target, object.content, object.secret || object.kms ? 0o600 : 0o644);
+    written.push(target);
+  }
+  return written;
+}
+
+export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): string[] {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return records.map((record) => {
+    const target = path.join(dir, connectionFileName(record.systemName));
+    writeAtomic(target, serializeConnectionRecord(record) + "\n", 0o600);
+    return target;
+  });
+}
+
+/** Write-then-rename, so a killed process never leaves half a file behind. */
+function writeAtomic(file: string, content: string, mode: number): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, content, { mode });
+  fs.chmodSync(tmp, mode);
+  fs.renameSync(tmp, file);
+}
