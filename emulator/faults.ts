@@ -1,0 +1,268 @@
+/**
+ * Fault injection: per endpoint, a rate of error answers, connection resets, lost replies and token expiry, plus
+ * added latency. Decisions come from a seeded PRNG with one stream per endpoint, so a sequence of requests to one
+ * endpoint sees the same faults for the same seed, whatever the traffic on the other endpoints.
+ *
+ * Text spec (CLI `--faults`), rules separated by `;`, settings by `,`:
+ *
+ *     queue.publish:429=0.05,503=0.05,reset=0.02,latency=5;*:tokenExpiry=0.01
+ *
+ * Keys: a status code 400..599 (rate of that answer), `reset` (rate of connections destroyed before processing),
+ * `resetAfter` (rate of requests processed, then the connection destroyed before the answer), `tokenExpiry` (rate at
+ * which a valid bearer token is treated as expired; queue.publish only), `latency` (milliseconds added to every
+ * request). Rates are in [0, 1]; an endpoint's rates add up to at most 1. `*` applies to every endpoint; an endpoint's
+ * own rule overrides `*` key by key.
+ */
+import { z } from "zod";
+
+export const FAULT_ENDPOINTS = ["queue.authorize", "queue.publish", "cfg.routingRules", "ers.entities", "hrsys.intakeJobs"] as const;
+export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
+export type FaultTarget = FaultEndpoint | "*";
+
+/** One rule, as written in the spec or in the JSON of `POST /_emulator/faults`. */
+export interface FaultSettings {
+  reset?: number;
+  resetAfter?: number;
+  tokenExpiry?: number;
+  latency?: number;
+  [status: number]: number | undefined;
+}
+export type FaultRules = Partial<Record<FaultTarget, FaultSettings>>;
+
+/** The fault configuration in force: validated rules and the seed of the PRNG streams. */
+export interface FaultConfig {
+  seed: number;
+  rules: FaultRules;
+}
+
+/** What `setFaults` and `POST /_emulator/faults` take: a text spec or rules; a missing seed keeps the current one. */
+export type FaultsInput = string | { spec?: string; rules?: FaultRules; seed?: number };
+
+export const DEFAULT_SEED = 1;
+const MAX_LATENCY_MS = 60_000;
+const RATE_KEYS = ["reset", "resetAfter", "tokenExpiry"] as const;
+
+export class FaultSpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FaultSpecError";
+  }
+}
+
+function isTarget(value: string): value is FaultTarget {
+  return value === "*" || (FAULT_ENDPOINTS as readonly string[]).includes(value);
+}
+
+/** Parses the text spec into rules (validated). An empty spec or `none` means no faults. */
+export function parseFaultSpec(spec: string): FaultRules {
+  const text = spec.trim();
+  if (text === "" || text === "none") return {};
+  const raw: Record<string, Record<string, number>> = {};
+  text.split(";").forEach((ruleText, index) => {
+    const where = `fault spec rule ${index + 1} ('${ruleText.trim()}')`;
+    const colon = ruleText.indexOf(":");
+    if (colon < 0) throw new FaultSpecError(`${where}: expected <endpoint>:<key>=<value>[,...]`);
+    const target = ruleText.slice(0, colon).trim();
+    if (!isTarget(target)) throw new FaultSpecError(`${where}: unknown endpoint '${target}'; use one of ${[...FAULT_ENDPOINTS, "*"].join(", ")}`);
+    if (raw[target]) throw new FaultSpecError(`${where}: endpoint '${target}' is given twice`);
+    const settings: Record<string, number> = {};
+    for (const item of ruleText.slice(colon + 1).split(",")) {
+      const eq = item.indexOf("=");
+      const key = (eq < 0 ? item : item.slice(0, eq)).trim();
+      const value = eq < 0 ? "" : item.slice(eq + 1).trim();
+      if (eq < 0 || key === "" || value === "") throw new FaultSpecError(`${where}: expected <key>=<value>, got '${item.trim()}'`);
+      if (key in settings) throw new FaultSpecError(`${where}: key '${key}' is given twice`);
+      if (!/^\d+(\.\d+)?$|^\.\d+$/.test(value)) throw new FaultSpecError(`${where}: ${key} must be a number, got '${value}'`);
+      settings[key] = Number(value);
+    }
+    raw[target] = settings;
+  });
+  return validateFaultRules(raw);
+}
+
+/** Checks keys and values of rules given as an object (JSON body, in-process); errors name the rule and key. */
+export function validateFaultRules(raw: unknown): FaultRules {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FaultSpecError("fault rules must be an object of endpoint → settings");
+  const rules: FaultRules = {};
+  for (const [target, settingsRaw] of Object.entries(raw as Record<string, unknown>)) {
+    if (!isTarget(target)) throw new FaultSpecError(`unknown endpoint '${target}'; use one of ${[...FAULT_ENDPOINTS, "*"].join(", ")}`);
+    if (settingsRaw === null || typeof settingsRaw !== "object" || Array.isArray(settingsRaw)) {
+      throw new FaultSpecError(`${target}: settings must be an object of key → number`);
+    }
+    const settings: FaultSettings = {};
+    for (const [key, value] of Object.entries(settingsRaw as Record<string, unknown>)) {
+      const at = `${target}: ${key}`;
+      if (typeof value !== "number" || !Number.isFinite(value)) throw new FaultSpecError(`${at} must be a number`);
+      if (key === "latency") {
+        if (!Number.isInteger(value) || value < 0 || value > MAX_LATENCY_MS) throw new FaultSpecError(`${at} must be whole milliseconds from 0 to ${MAX_LATENCY_MS}`);
+        settings.latency = value;
+        continue;
+      }
+      const isStatus = /^[45]\d\d$/.test(key);
+      if (!isStatus && !(RATE_KEYS as readonly string[]).includes(key)) {
+        throw new FaultSpecError(`${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry or latency`);
+      }
+      if (value < 0 || value > 1) throw new FaultSpecError(`${at} must be a rate between 0 and 1`);
+      if (key === "tokenExpiry" && target !== "*" && target !== "queue.publish") {
+        throw new FaultSpecError(`${at}: tokenExpiry applies to queue.publish only (the one endpoint that takes bearer tokens)`);
+      }
+      if (isStatus) settings[Number(key)] = value;
+      else settings[key as (typeof RATE_KEYS)[number]] = value;
+    }
+    rules[target] = settings;
+  }
+  for (const endpoint of FAULT_ENDPOINTS) {
+    const total = plan(rules, endpoint).outcomes.reduce((sum, o) => sum + o.rate, 0);
+    if (total > 1 + 1e-9) throw new FaultSpecError(`${endpoint}: fault rates add up to ${round(total)}, more than 1 (counting '*')`);
+  }
+  return rules;
+}
+
+const faultsBodySchema = z.strictObject({
+  spec: z.string().optional(),
+  rules: z.record(z.string(), z.unknown()).optional(),
+  seed: z.number().int().min(0).max(0xffffffff).optional(),
+});
+
+/** Turns a FaultsInput (text, object, or parsed JSON body) into a FaultConfig; `currentSeed` fills a missing seed. */
+export function resolveFaults(input: unknown, currentSeed: number): FaultConfig {
+  if (typeof input === "string") return { seed: currentSeed, rules: parseFaultSpec(input) };
+  const parsed = faultsBodySchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new FaultSpecError(`faults: ${issue.path.join(".") || "body"}: ${issue.message}`);
+  }
+  const { spec, rules, seed } = parsed.data;
+  if (spec !== undefined && rules !== undefined) throw new FaultSpecError("faults: give either spec or rules, not both");
+  return { seed: seed ?? currentSeed, rules: spec !== undefined ? parseFaultSpec(spec) : validateFaultRules(rules ?? {}) };
+}
+
+/** Parses a seed given as text (CLI): an integer from 0 to 2^32-1. */
+export function parseSeed(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 0xffffffff) throw new FaultSpecError(`seed must be an integer from 0 to 4294967295, got '${text}'`);
+  return Number(text);
+}
+
+/** The spec text of a rule set, for printing. */
+export function formatFaultRules(rules: FaultRules): string {
+  const parts = Object.entries(rules).map(([target, settings]) => `${target}:${Object.entries(settings ?? {}).map(([k, v]) => `${k}=${v}`).join(",")}`);
+  return parts.length ? parts.join(";") : "none";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export type FaultKind = "status" | "reset" | "resetAfter" | "tokenExpiry";
+export interface FaultDecision {
+  /** Undefined: no fault, process normally. */
+  kind?: FaultKind;
+  /** The answer's status when kind is "status". */
+  status?: number;
+  latencyMs: number;
+}
+
+interface Outcome {
+  kind: FaultKind;
+  status?: number;
+  rate: number;
+}
+interface EndpointPlan {
+  outcomes: Outcome[];
+  latencyMs: number;
+}
+
+/** An endpoint's effective rule: `*` merged with its own, key by key; outcomes in a fixed order so draws map stably. */
+function plan(rules: FaultRules, endpoint: FaultEndpoint): EndpointPlan {
+  const merged: FaultSettings = { ...rules["*"], ...rules[endpoint] };
+  const outcomes: Outcome[] = [];
+  if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
+  if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
+  const statuses = Object.keys(merged).filter((k) => /^\d+$/.test(k)).map(Number).sort((a, b) => a - b);
+  for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status]! });
+  // Only the publish endpoint takes bearer tokens; elsewhere a tokenExpiry draw is a pass.
+  if (merged.tokenExpiry && endpoint === "queue.publish") outcomes.push({ kind: "tokenExpiry", rate: merged.tokenExpiry });
+  return { outcomes, latencyMs: merged.latency ?? 0 };
+}
+
+/** mulberry32: a tiny, fast 32-bit PRNG; good enough for fault draws and fully reproducible. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** FNV-1a of the endpoint name, mixed with the seed, so each endpoint has its own stream. */
+function streamSeed(seed: number, endpoint: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < endpoint.length; i++) h = Math.imul(h ^ endpoint.charCodeAt(i), 0x01000193);
+  return (h ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0;
+}
+
+export interface FaultStats {
+  requests: number;
+  injected: Record<string, number>;
+}
+
+/** Draws one decision per request; every request consumes exactly one draw of its endpoint's stream. */
+export class FaultInjector {
+  private plans = new Map<FaultEndpoint, EndpointPlan>();
+  private streams = new Map<FaultEndpoint, () => number>();
+  private stats = new Map<FaultEndpoint, FaultStats>();
+  private current: FaultConfig;
+
+  constructor(config: FaultConfig = { seed: DEFAULT_SEED, rules: {} }) {
+    this.current = config;
+    this.apply(config);
+  }
+
+  get config(): FaultConfig {
+    return this.current;
+  }
+
+  /** Replaces the rules and restarts every stream from the (new) seed. */
+  apply(config: FaultConfig): void {
+    this.current = config;
+    for (const endpoint of FAULT_ENDPOINTS) this.plans.set(endpoint, plan(config.rules, endpoint));
+    this.reseed();
+  }
+
+  /** Restarts the streams and counters: the same requests then see the same faults again. */
+  reseed(): void {
+    for (const endpoint of FAULT_ENDPOINTS) {
+      this.streams.set(endpoint, mulberry32(streamSeed(this.current.seed, endpoint)));
+      this.stats.set(endpoint, { requests: 0, injected: {} });
+    }
+  }
+
+  decide(endpoint: FaultEndpoint): FaultDecision {
+    const { outcomes, latencyMs } = this.plans.get(endpoint)!;
+    const draw = this.streams.get(endpoint)!();
+    const stats = this.stats.get(endpoint)!;
+    stats.requests++;
+    let cumulative = 0;
+    for (const outcome of outcomes) {
+      cumulative += outcome.rate;
+      if (draw < cumulative) {
+        const label = outcome.kind === "status" ? String(outcome.status) : outcome.kind;
+        stats.injected[label] = (stats.injected[label] ?? 0) + 1;
+        return { kind: outcome.kind, status: outcome.status, latencyMs };
+      }
+    }
+    return { latencyMs };
+  }
+
+  /** Requests seen and faults injected per endpoint since the last (re)seed. */
+  statistics(): Record<FaultEndpoint, FaultStats> {
+    const out = {} as Record<FaultEndpoint, FaultStats>;
+    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, injected: { ...s.injected } };
+    return out;
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

@@ -1,0 +1,251 @@
+/**
+ * The local hub and queue emulator: the regional queue brokers and the cfg, ERS and HRSYS APIs of DESIGN.md
+ * section 5 on one loopback HTTP port, with seeded fault injection and an inspection API under `/_emulator/`.
+ * See emulator/README.md for the URL layout and the fault spec.
+ */
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { HUB_REGIONS, type HubRegion } from "../core/regions";
+import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
+import { DEFAULT_SEED, FaultInjector, FaultSpecError, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultsInput } from "./faults";
+import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError, sendJson, type Reply } from "./http";
+import { HubApis } from "./hubApis";
+import { QueueBroker, REGION_PATH, regionFromPath } from "./queueBroker";
+import { EmulatorStore, type EmulatorState } from "./state";
+
+export type { EmulatorConfig, EmulatorConfigInput } from "./config";
+export type { EmulatorState } from "./state";
+export type { FaultConfig, FaultRules, FaultSettings, FaultsInput, FaultEndpoint } from "./faults";
+export { DEV_QUEUES, DEV_TENANTS } from "./config";
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1: the emulator holds dev credentials and must not be reachable from elsewhere by accident. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** Validated and filled from the dev config (see emulator/config.ts). */
+  config?: EmulatorConfigInput;
+  /** Faults in force from the start: a text spec or rules. */
+  faults?: FaultsInput;
+  /** PRNG seed of the fault streams (default 1), unless `faults` carries one. */
+  seed?: number;
+  /** Called with one line per request (method, path, status, time, injected fault); never headers or bodies. */
+  log?: (line: string) => void;
+}
+
+export interface EmulatorUrls {
+  /** `http://127.0.0.1:PORT` */
+  base: string;
+  /** Queue base URL per region: url = `{base}/api/v1/organizations/`, authUrl = `{base}/api/v1/authorize`. */
+  queues: Record<HubRegion, string>;
+  /** Hub API URLs, ending in `/api/` like HUB_API_CONFIG.hub_api_url. */
+  cfg: string;
+  ers: string;
+  hrsys: string;
+  /** `GET` for the inspection state. */
+  state: string;
+}
+
+export interface Emulator {
+  urls: EmulatorUrls;
+  config: EmulatorConfig;
+  /** What the hub received; with `messages: true`, also the stored messages. */
+  state(options?: { messages?: boolean }): EmulatorState;
+  /** Replaces the fault configuration and restarts its PRNG streams; a missing seed keeps the current one. */
+  setFaults(faults: FaultsInput): FaultConfig;
+  /** Forgets what was received and restarts the fault streams; tokens stay valid. */
+  reset(): void;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+type Handler = (ctx: { req: IncomingMessage; query: URLSearchParams; fault: FaultDecision }) => Promise<Reply>;
+interface Route {
+  /** Routes with an endpoint are subject to fault injection. */
+  endpoint?: FaultEndpoint;
+  methods: Record<string, Handler>;
+}
+
+const NO_FAULT: FaultDecision = { latencyMs: 0 };
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const config = resolveConfig(options.config);
+  const store = new EmulatorStore(config.retainBodies);
+  const broker = new QueueBroker(config, store);
+  const hub = new HubApis(config, store);
+  const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
+  const log = options.log;
+
+  const snapshot = (messages: boolean): EmulatorState => ({
+    ...store.snapshot({ messages }),
+    faults: { ...injector.config, stats: injector.statistics() },
+  });
+  const setFaults = (input: FaultsInput): FaultConfig => {
+    injector.apply(resolveFaults(input, injector.config.seed));
+    return injector.config;
+  };
+  const reset = () => {
+    store.reset();
+    injector.reseed();
+  };
+
+  const inspection: Record<string, Route> = {
+    state: { methods: { GET: async ({ query }) => ({ status: 200, body: snapshot(query.get("messages") === "1" || query.get("messages") === "true") }) } },
+    reset: {
+      methods: {
+        POST: async () => {
+          reset();
+          return { status: 200, body: { reset: true } };
+        },
+      },
+    },
+    faults: {
+      methods: {
+        GET: async () => ({ status: 200, body: { ...injector.config, spec: formatFaultRules(injector.config.rules), stats: injector.statistics() } }),
+        POST: async ({ req }) => {
+          // JSON `{spec|rules, seed}`, or the text spec itself as text/plain (handy with curl).
+          const type = mediaType(req);
+          if (type !== "application/json" && type !== "text/plain") throw new HttpError(415, "Content-Type must be application/json or text/plain");
+          const body = await readBody(req, 64 * 1024);
+          const input = type === "text/plain" ? body.toString("utf8") : parseJson(body);
+          try {
+            const applied = setFaults(input as FaultsInput);
+            return { status: 200, body: { ...applied, spec: formatFaultRules(applied.rules) } };
+          } catch (err) {
+            if (err instanceof FaultSpecError) throw new HttpError(400, err.message);
+            throw err;
+          }
+        },
+      },
+    },
+  };
+
+  const hubRoutes: Record<string, Record<string, Route>> = {
+    cfg: { routingRules: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), GET: ({ req, query }) => hub.getRoutingRules(req, query) } } },
+    ers: { entities: { endpoint: "ers.entities", methods: { POST: ({ req, query }) => hub.postEntities(req, query) } } },
+    hrsys: { intakeJobs: { endpoint: "hrsys.intakeJobs", methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) } } },
+  };
+
+  /** Path segments → route, or undefined for 404. */
+  function route(s: string[]): Route | undefined {
+    if (s[0] === "mq") {
+      const region = regionFromPath(s[1] ?? "");
+      if (!region || s[2] !== "api" || s[3] !== "v1") return undefined;
+      if (s.length === 5 && s[4] === "authorize") {
+        return { endpoint: "queue.authorize", methods: { POST: ({ req }) => broker.authorize(region, req) } };
+      }
+      if ((s.length === 11 || s.length === 12) && s[4] === "organizations" && s[6] === "environments" && s[8] === "destinations" && s[10] === "messages") {
+        if (s.length === 12 && s[11] === "") return undefined;
+        const path = { orgId: s[5], envId: s[7], queueName: s[9], messageId: s[11] };
+        return { endpoint: "queue.publish", methods: { PUT: ({ req, fault }) => broker.publish(region, path, req, fault.kind === "tokenExpiry") } };
+      }
+      return undefined;
+    }
+    if (s.length === 3 && s[1] === "api") return own(own(hubRoutes, s[0]) ?? {}, s[2]);
+    if (s.length === 2 && s[0] === "_emulator") return own(inspection, s[1]);
+    return undefined;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const pathname = q < 0 ? url : url.slice(0, q);
+    let fault = NO_FAULT;
+    let status = 0;
+    try {
+      const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
+      const r = route(decodeSegments(pathname));
+      if (!r) throw new HttpError(404, "no such resource");
+      const handler = own(r.methods, req.method ?? "");
+      if (!handler) throw methodNotAllowed(Object.keys(r.methods));
+      if (r.endpoint) fault = injector.decide(r.endpoint);
+      if (fault.latencyMs > 0) await delay(fault.latencyMs);
+      if (fault.kind === "reset") {
+        req.socket.destroy();
+        return;
+      }
+      if (fault.kind === "status") throw new HttpError(fault.status!, "injected fault");
+      const reply = await handler({ req, query, fault });
+      if (fault.kind === "resetAfter") {
+        req.socket.destroy();
+        return;
+      }
+      status = reply.status;
+      sendJson(res, reply.status, reply.body, reply.headers);
+    } catch (err) {
+      if (fault.kind === "resetAfter") {
+        req.socket.destroy();
+        return;
+      }
+      if (err instanceof HttpError) {
+        status = err.status;
+        sendError(res, err.status, err.message, err.headers);
+      } else {
+        status = 500;
+        (log ?? ((line: string) => process.stderr.write(line + "\n")))(`emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? err}`);
+        sendError(res, 500, "internal error");
+      }
+    } finally {
+      if (log) {
+        const note = fault.kind ? ` [fault ${fault.kind === "status" ? fault.status : fault.kind}]` : "";
+        log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
+      }
+    }
+  }
+
+  const server = http.createServer((req, res) => void handle(req, res));
+  // Clients keep connections open between batches; outlive their idle timeouts so the server never closes first.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+
+  const { address, port } = server.address() as AddressInfo;
+  const host = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address;
+  const base = `http://${host}:${port}`;
+  const queues = {} as Record<HubRegion, string>;
+  for (const region of HUB_REGIONS) queues[region] = `${base}/mq/${REGION_PATH[region]}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    urls: { base, queues, cfg: `${base}/cfg/api/`, ers: `${base}/ers/api/`, hrsys: `${base}/hrsys/api/`, state: `${base}/_emulator/state` },
+    config,
+    state: (opts = {}) => snapshot(opts.messages ?? false),
+    setFaults,
+    reset,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** A table lookup that a path segment like `__proto__` or `constructor` cannot escape. */
+function own<T>(table: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
+/** `/a/b%2Fc` → ["a", "b/c"]; a malformed escape is a client error. */
+function decodeSegments(pathname: string): string[] {
+  const parts = pathname.split("/").slice(1);
+  try {
+    return parts.map((p) => (p.includes("%") ? decodeURIComponent(p) : p));
+  } catch {
+    throw new HttpError(400, "malformed percent-encoding in the path");
+  }
+}
+
+/** An unref'd timer: pending injected latency never keeps a closing process alive. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

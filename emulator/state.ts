@@ -1,0 +1,179 @@
+/**
+ * What the emulated hub has received: queue messages per destination, routing rules per tenant, ERS entity counts,
+ * intake jobs. Kept compact, since the benchmark stores 100k+ messages: one Map entry per messageId, with the body
+ * and properties only when the config retains bodies.
+ */
+import { HUB_REGIONS, type HubRegion } from "../core/regions";
+import type { RoutingRule } from "../core/routingRules";
+import type { IntakeJobBody } from "../core/hubContract";
+import type { FaultConfig, FaultEndpoint, FaultStats } from "./faults";
+
+export interface StoredMessage {
+  /** UTF-8 byte length of the body. */
+  bytes: number;
+  properties?: Record<string, string>;
+  body?: string;
+}
+
+/** One queue: messages by messageId (the first publish wins), plus counters of what else arrived. */
+export class Destination {
+  readonly messages = new Map<string, StoredMessage>();
+  /** Publishes of a messageId already stored. */
+  duplicates = 0;
+  /** Messages refused because the destination rejects permanently. */
+  rejected = 0;
+  bytes = 0;
+}
+
+export type PublishOutcome = "stored" | "duplicate" | "rejected";
+
+export interface TenantRules {
+  /** Rows of cfg_routing_rule, keyed by everything but status. */
+  rows: Map<string, RoutingRule>;
+  posts: number;
+  /** Rows inserted or updated over all posts: a repeated POST of the same set leaves it unchanged. */
+  changes: number;
+}
+
+export interface TenantEntities {
+  requests: number;
+  entities: number;
+  transactions: Map<string, number>;
+}
+
+export interface IntakeJobRecord extends IntakeJobBody {
+  tenantId: string;
+  receivedAt: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The JSON shape of `GET /_emulator/state` and `state()`.
+
+export interface DestinationState {
+  /** Distinct messages stored. */
+  count: number;
+  duplicates: number;
+  rejected: number;
+  bytes: number;
+  /** Only with `?messages=1` / `state({messages: true})`, and only the retained parts. */
+  messages?: Array<{ messageId: string; bytes: number; properties?: Record<string, string>; body?: string }>;
+}
+
+export interface EmulatorState {
+  queues: Record<HubRegion, { destinations: Record<string, DestinationState> }>;
+  routingRules: Record<string, { rules: RoutingRule[]; posts: number; changes: number }>;
+  ers: Record<string, { requests: number; entities: number; transactions: Record<string, number> }>;
+  intakeJobs: IntakeJobRecord[];
+  /** The fault configuration in force, and what it injected since the last (re)seed. */
+  faults: FaultConfig & { stats: Record<FaultEndpoint, FaultStats> };
+}
+
+export interface RuleSetResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  total: number;
+}
+
+export class EmulatorStore {
+  private queues = new Map<HubRegion, Map<string, Destination>>();
+  private rules = new Map<string, TenantRules>();
+  private entities = new Map<string, TenantEntities>();
+  private jobs: IntakeJobRecord[] = [];
+
+  constructor(private readonly retainBodies: boolean) {
+    this.reset();
+  }
+
+  reset(): void {
+    this.queues = new Map(HUB_REGIONS.map((r) => [r, new Map()]));
+    this.rules = new Map();
+    this.entities = new Map();
+    this.jobs = [];
+  }
+
+  destination(region: HubRegion, queueName: string): Destination {
+    const byName = this.queues.get(region)!;
+    let dest = byName.get(queueName);
+    if (!dest) byName.set(queueName, (dest = new Destination()));
+    return dest;
+  }
+
+  /** Stores a message once per messageId; a republish only counts as a duplicate. */
+  publish(region: HubRegion, queueName: string, messageId: string, properties: Record<string, string>, body: string, reject: boolean): PublishOutcome {
+    const dest = this.destination(region, queueName);
+    if (reject) {
+      dest.rejected++;
+      return "rejected";
+    }
+    if (dest.messages.has(messageId)) {
+      dest.duplicates++;
+      return "duplicate";
+    }
+    const bytes = Buffer.byteLength(body, "utf8");
+    dest.messages.set(messageId, this.retainBodies ? { bytes, properties, body } : { bytes });
+    dest.bytes += bytes;
+    return "stored";
+  }
+
+  /** Merges a rule set into the tenant's rows: new keys are inserted, a changed status is updated, equal rows stay. */
+  postRules(tenantId: string, rules: readonly RoutingRule[]): RuleSetResult {
+    let tenant = this.rules.get(tenantId);
+    if (!tenant) this.rules.set(tenantId, (tenant = { rows: new Map(), posts: 0, changes: 0 }));
+    tenant.posts++;
+    const result: RuleSetResult = { inserted: 0, updated: 0, unchanged: 0, total: 0 };
+    for (const rule of rules) {
+      const key = ruleKey(rule);
+      const existing = tenant.rows.get(key);
+      if (!existing) result.inserted++;
+      else if (existing.status !== rule.status) result.updated++;
+      else {
+        result.unchanged++;
+        continue;
+      }
+      tenant.rows.set(key, { ...rule });
+    }
+    tenant.changes += result.inserted + result.updated;
+    result.total = tenant.rows.size;
+    return result;
+  }
+
+  rulesOf(tenantId: string): RoutingRule[] {
+    return [...(this.rules.get(tenantId)?.rows.values() ?? [])].map((r) => ({ ...r }));
+  }
+
+  recordEntities(tenantId: string, transactionId: string, count: number): void {
+    let tenant = this.entities.get(tenantId);
+    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, transactions: new Map() }));
+    tenant.requests++;
+    tenant.entities += count;
+    tenant.transactions.set(transactionId, (tenant.transactions.get(transactionId) ?? 0) + count);
+  }
+
+  recordIntakeJob(job: IntakeJobRecord): void {
+    this.jobs.push(job);
+  }
+
+  snapshot(options: { messages?: boolean } = {}): Omit<EmulatorState, "faults"> {
+    const queues = {} as EmulatorState["queues"];
+    for (const region of HUB_REGIONS) {
+      const destinations: Record<string, DestinationState> = {};
+      for (const [name, dest] of this.queues.get(region)!) {
+        const state: DestinationState = { count: dest.messages.size, duplicates: dest.duplicates, rejected: dest.rejected, bytes: dest.bytes };
+        if (options.messages) state.messages = [...dest.messages].map(([messageId, m]) => ({ messageId, ...m }));
+        destinations[name] = state;
+      }
+      queues[region] = { destinations };
+    }
+    const routingRules: EmulatorState["routingRules"] = {};
+    for (const [tenantId, t] of this.rules) routingRules[tenantId] = { rules: this.rulesOf(tenantId), posts: t.posts, changes: t.changes };
+    const ers: EmulatorState["ers"] = {};
+    for (const [tenantId, t] of this.entities) ers[tenantId] = { requests: t.requests, entities: t.entities, transactions: Object.fromEntries(t.transactions) };
+    return { queues, routingRules, ers, intakeJobs: this.jobs.map((j) => ({ ...j })) };
+  }
+}
+
+/** A row's identity in cfg_routing_rule: all fields but status. */
+export function ruleKey(rule: RoutingRule): string {
+  return `${rule.dataDomainCode}|${rule.isDataMastered}|${rule.systemRoleCodeSource}|${rule.systemRoleCodeTarget}`;
+}
