@@ -1,0 +1,34 @@
+import { defineCommand, intOption } from "../command";
+import { UsageError } from "../../core/errors";
+import { runLocal } from "../../local/run";
+import { formatSummary } from "../../local/summary";
+
+export default defineCommand({
+  summary: "Run the whole system locally: embedded PostgreSQL, the hub emulator, provisioning and one export run",
+  usage: "hub-export local [--stack NAME | --file PATH] [--employees N] [--changes N] [--seed N] [--json] [--keep]",
+  options: {
+    stack: { type: "string" },
+    file: { type: "string" },
+    employees: { type: "string" },
+    changes: { type: "string" },
+    seed: { type: "string" },
+    json: { type: "boolean" },
+    keep: { type: "boolean" },
+  },
+  async run(values, io) {
+    if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
+    const summary = await runLocal({
+      stack: values.stack,
+      file: values.file,
+      employees: intOption("employees", values.employees, 1000),
+      changes: intOption("changes", values.changes, 50),
+      seed: intOption("seed", values.seed, 1),
+      json: values.json ?? false,
+      keep: values.keep ?? false,
+      stdout: io.stdout,
+      stderr: io.stderr,
+    });
+    io.stdout.write(values.json ? JSON.stringify(summary, null, 2) + "\n" : formatSummary(summary));
+    return summary.exitCode === 0 ? 0 : 1;
+  },
+});

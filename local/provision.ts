@@ -1,0 +1,91 @@
+/**
+ * Provisions the embedded default from the installation plan, with the same plan and provider operations that
+ * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, baseline, grants),
+ * config-table rows and routing rules.
+ */
+import type { InstallationPlan } from "../core/plan";
+import { applyBaseline } from "../providers/baseline";
+import { upsertRow } from "../providers/sqlRows";
+import { postRoutingRules } from "../providers/routingRules";
+import { withPgClient, quoteIdent } from "../providers/pg";
+import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
+import { TABLES } from "../core/naming";
+import { writeBucketObjects, writeConnectionRecords } from "./stores";
+import type { LocalPaths } from "./paths";
+
+export interface ProvisionResult {
+  databaseUrl: string;
+  bucketFiles: string[];
+  connectionFiles: string[];
+  rows: number;
+  routingRules: { tenantId: string; rules: number }[];
+}
+
+/** The admin URL of the stack's database on the embedded server. */
+export function adminDatabaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = "/" + encodeURIComponent(database);
+  return url.toString();
+}
+
+export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, adminUrl: string): Promise<ProvisionResult> {
+  const config = plan.config;
+  const database = config.database.database;
+  const dbUrl = adminDatabaseUrl(adminUrl, database);
+
+  // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
+  const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
+  const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
+
+  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline.
+  await withPgClient(adminUrl, async (client) => {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${quoteDatabase(database)}`);
+  });
+  const role = quoteIdent(config.database.task.username, "role");
+  await withPgClient(dbUrl, async (client) => {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(plan.publishSchema, "schema")}`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(plan.stagingSchema, "schema")}`);
+    const password = config.database.task.password.reveal("hubExport:database.task.password");
+    const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [config.database.task.username]);
+    // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
+    const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
+    await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
+  });
+  await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name);
+  await grantTaskRole(dbUrl, plan, role);
+
+  // Steps 5.2 and 5.3: the config-table rows.
+  const rows = [...plan.rows.apiConfig, ...plan.rows.platConfig];
+  for (const row of rows) await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
+
+  // The hub side: each tenant's routing rules.
+  const routingRules: ProvisionResult["routingRules"] = [];
+  for (const r of plan.routingRules) {
+    await postRoutingRules({ cfgApiUrl: r.cfgApiUrl, tenantId: r.tenant.hubTenantId, credentialsString: r.credentialsString.reveal(), rules: r.rules });
+    routingRules.push({ tenantId: r.tenant.hubTenantId, rules: r.rules.length });
+  }
+  return { databaseUrl: dbUrl, bucketFiles, connectionFiles, rows: rows.length, routingRules };
+}
+
+/** The grants of components/warehouse: read the publish schema and the config tables, write the run tables. */
+export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role: string): Promise<void> {
+  const publish = quoteIdent(plan.publishSchema, "schema");
+  const staging = quoteIdent(plan.stagingSchema, "schema");
+  const grants = stagingGrants(plan.baseline.sql, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
+  await withPgClient(dbUrl, async (client) => {
+    await client.query(`GRANT CONNECT ON DATABASE ${quoteDatabase(plan.config.database.database)} TO ${role}`);
+    await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);
+    await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${publish} TO ${role}`);
+    await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
+    await client.query(`GRANT USAGE ON SCHEMA ${staging} TO ${role}`);
+    for (const t of grants.readOnly) await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+    for (const t of grants.readWrite) await client.query(`GRANT ${RUN_TABLE_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+  });
+}
+
+/** Database names keep their case: the connection record names the database exactly as the config does. */
+function quoteDatabase(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/.test(name)) throw new Error(`database name ${JSON.stringify(name)} is not safe`);
+  return `"${name}"`;
+}

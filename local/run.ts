@@ -1,0 +1,236 @@
+/**
+ * The embedded default (`npm start` = `hub-export local`): embedded PostgreSQL and the hub emulator on loopback, the
+ * local platform provisioned from a stack config with the same plan and providers as `pulumi up`, sample employees,
+ * and one run of the export task exactly as the container runs it: the bundle, in a child process.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "pg";
+import { readStackFile, stackFilePath } from "../config/load";
+import { validateStackConfig } from "../config/validate";
+import { planInstallation, type InstallationPlan } from "../core/plan";
+import { BUCKET_FOLDERS } from "../core/naming";
+import { HUB_REGIONS } from "../core/regions";
+import { loadPipelineTemplate, loadSqlBaseline } from "../templates";
+import { startEmulator, type Emulator } from "../emulator";
+import { startEmbeddedPostgres } from "./embeddedPostgres";
+import { localPaths, type LocalPaths } from "./paths";
+import { localSecrets } from "./secrets";
+import { localOverrides } from "./overrides";
+import { provisionLocal, grantTaskRole } from "./provision";
+import { createProgress, type ProgressDisplay } from "./progress";
+import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
+import { latestIntakeJobs, type IntakeJobRow } from "./status";
+import { seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import { PUBLISH_TABLES } from "../task/model/schema";
+import { quoteIdent } from "../providers/pg";
+
+export interface LocalOptions {
+  stack?: string;
+  file?: string;
+  /** Sample employees seeded on the first start. */
+  employees: number;
+  /** Employees changed before a later start's incremental export. */
+  changes: number;
+  seed: number;
+  keep: boolean;
+  json: boolean;
+  root?: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Resolves when the user asks to stop (--keep); default: SIGINT/SIGTERM. */
+  untilStopped?: () => Promise<void>;
+}
+
+export interface LocalSummary {
+  jobName: string;
+  transactionId: string | null;
+  status: string;
+  exitCode: number;
+  firstRun: boolean;
+  seeded: number;
+  changed: number;
+  intakeJob: IntakeJobRow | null;
+  regions: Record<string, { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }>;
+  ers: Record<string, { requests: number; entities: number }>;
+  routingRules: Record<string, number>;
+  files: { root: string; bucket: string; definition: string; scripts: string; connections: string; postgres: string; taskLog: string };
+  database: { url: string; stagingSchema: string };
+  hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
+  queries: { intakeJob: string; statuses: string; statusCommand: string };
+  seconds: number;
+}
+
+export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
+  const started = Date.now();
+  const paths = localPaths(options.root);
+  const progress = createProgress(options.stderr, { quiet: false });
+  fs.mkdirSync(paths.logs, { recursive: true });
+
+  progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
+  const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
+  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true });
+  let emulator: Emulator | undefined;
+  try {
+    const file = options.file ?? stackFilePath(options.stack ?? "qa");
+    const raw = readStackFile(file);
+    const tenants = (raw.tenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
+    const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
+    const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
+
+    progress.step("hub and queue emulator");
+    emulator = await startEmulator({
+      config: {
+        queues: Object.fromEntries(
+          Object.entries(queues).map(([region, q]) => [region, { clientId: q.clientAccessId, clientSecret: secrets.queues[region], orgId: `local-org-${region.toLowerCase()}`, envId: "local" }]),
+        ),
+        tenants: Object.fromEntries(tenants.map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: secrets.tenants[t.hubTenantId] }])),
+      },
+    });
+    const adminUrl = pg.adminUrl;
+    const endpoints = {
+      database: { host: "127.0.0.1", port: pg.port, adminPassword: decodeURIComponent(new URL(adminUrl).password) },
+      hubApis: { ERS: emulator.urls.ers, CFG: emulator.urls.cfg, HRSYS: emulator.urls.hrsys },
+      queues: emulator.urls.queues,
+    };
+    const config = validateStackConfig(localOverrides(raw, endpoints, secrets), { source: `${file} (local overrides)`, stack: "local" });
+    const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+
+    progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
+    const provisioned = await provisionLocal(plan, paths, adminUrl);
+
+    const { seeded, changed } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
+    // Tables the seed created after the grants: grant again (idempotent).
+    await grantTaskRole(provisioned.databaseUrl, plan, quoteIdent(config.database.task.username, "role"));
+
+    progress.step("building the export task bundle");
+    const bundle = await ensureTaskBundle();
+    const definition = path.join(paths.bucket, BUCKET_FOLDERS.templates, plan.template.fileName);
+    const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
+    const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
+
+    progress.step(`running the export task: ${config.jobName}`);
+    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections], logFile: taskLog, progress });
+    progress.close();
+
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, run, firstRun, seeded, changed, definition, scripts, taskLog, started });
+    if (options.keep) {
+      options.stderr.write(
+        `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${redactUrl(provisioned.databaseUrl)}\n  emulator  ${emulator.urls.state}\n`,
+      );
+      await (options.untilStopped ?? waitForSignal)();
+    }
+    return summary;
+  } finally {
+    await emulator?.close().catch(() => {});
+    await pg.stop().catch(() => {});
+  }
+}
+
+/** First start: seed the sample employees. Later starts: change some, so the export is incremental. */
+async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, options: LocalOptions, progress: ProgressDisplay): Promise<{ seeded: number; changed: number }> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
+    const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [`${plan.publishSchema}.${PUBLISH_TABLES.employee}`]);
+    const count = rows[0].present ? Number((await client.query(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n) : 0;
+    const platRegions = plan.config.tenants.map((t) => t.platRegion);
+    if (count === 0) {
+      progress.step(`seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`);
+      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions });
+      return { seeded: result.employees, changed: 0 };
+    }
+    progress.step(`changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`);
+    const changed = await touchEmployees(client, { schema: plan.publishSchema, count: options.changes, seed: Date.now() % 2_147_483_647 });
+    return { seeded: 0, changed: changed.length };
+  } finally {
+    await client.end();
+  }
+}
+
+async function summarize(input: {
+  plan: InstallationPlan;
+  paths: LocalPaths;
+  emulator: Emulator;
+  databaseUrl: string;
+  run: TaskRunResult;
+  firstRun: boolean;
+  seeded: number;
+  changed: number;
+  definition: string;
+  scripts: string;
+  taskLog: string;
+  started: number;
+}): Promise<LocalSummary> {
+  const { plan, emulator } = input;
+  const config = plan.config;
+  const client = new Client({ connectionString: input.databaseUrl });
+  await client.connect();
+  let intakeJob: IntakeJobRow | null = null;
+  try {
+    const jobs = await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1);
+    intakeJob = jobs.find((j) => j.transactionId === input.run.transactionId) ?? (input.run.transactionId ? null : jobs[0] ?? null);
+  } finally {
+    await client.end();
+  }
+  const state = emulator.state();
+  const regions: LocalSummary["regions"] = {};
+  for (const region of HUB_REGIONS) {
+    const queue = config.queues[region];
+    if (!queue) continue;
+    const d = state.queues[region].destinations[queue.queueName];
+    regions[region] = { destination: queue.connectionName, queueName: queue.queueName, messages: d?.count ?? 0, duplicates: d?.duplicates ?? 0, rejected: d?.rejected ?? 0 };
+  }
+  const tables = plan.tables;
+  const transaction = input.run.transactionId ?? intakeJob?.transactionId ?? null;
+  return {
+    jobName: config.jobName,
+    transactionId: transaction,
+    status: intakeJob?.status ?? (input.run.exitCode === 0 ? "unknown" : "ExecutionFailed"),
+    exitCode: input.run.exitCode,
+    firstRun: input.firstRun,
+    seeded: input.seeded,
+    changed: input.changed,
+    intakeJob,
+    regions,
+    ers: Object.fromEntries(Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }])),
+    routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
+    files: {
+      root: input.paths.root,
+      bucket: input.paths.bucket,
+      definition: input.definition,
+      scripts: input.scripts,
+      connections: input.paths.connections,
+      postgres: input.paths.postgres,
+      taskLog: input.taskLog,
+    },
+    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema },
+    hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
+    queries: {
+      intakeJob: plan.intakeJobQuery,
+      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status;`,
+      statusCommand: `npx hub-export status --job-name ${config.jobName}${transaction ? ` --transaction ${transaction}` : ""}`,
+    },
+    seconds: Math.round((Date.now() - input.started) / 100) / 10,
+  };
+}
+
+/** A database URL without its password, for people to read. */
+export function redactUrl(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "****";
+  return u.toString();
+}
+
+function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off("SIGINT", done);
+      process.off("SIGTERM", done);
+      resolve();
+    };
+    process.on("SIGINT", done);
+    process.on("SIGTERM", done);
+  });
+}

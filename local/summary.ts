@@ -1,0 +1,50 @@
+/** The summary of `npm start`, for a person to read. */
+import path from "node:path";
+import type { LocalSummary } from "./run";
+
+export function formatSummary(s: LocalSummary): string {
+  const rel = (p: string) => path.relative(process.cwd(), p) || p;
+  const n = (v: number) => v.toLocaleString("en-US");
+  const j = s.intakeJob;
+  const lines = [
+    "",
+    `Job              ${s.jobName}`,
+    `Transaction id   ${s.transactionId ?? "-"}`,
+    `Status           ${s.status}${s.exitCode !== 0 ? ` (task exit code ${s.exitCode})` : ""}`,
+    `Employees        ${s.firstRun || s.seeded ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`,
+  ];
+  if (j) {
+    lines.push(
+      "",
+      "Counts per phase",
+      `  extract        ${n(j.counts.extracted)} employees in ${n(j.counts.messages)} messages`,
+      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed`,
+      `  ERS            ${n(j.counts.ersEntities)} entities`,
+      `  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`,
+    );
+    if (j.error) lines.push(`  error          ${j.error}`);
+  }
+  lines.push("", "Per region (what the hub queue holds in total)");
+  for (const [region, r] of Object.entries(s.regions)) {
+    lines.push(`  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${n(r.messages).padStart(9)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`);
+  }
+  lines.push(`  routing rules: ${Object.entries(s.routingRules).map(([t, c]) => `${t.slice(0, 8)}… ${c}`).join(", ") || "-"}`);
+  lines.push(
+    "",
+    "Files",
+    `  bucket         ${rel(s.files.bucket)}/`,
+    `  definition     ${rel(s.files.definition)}`,
+    `  scripts        ${rel(s.files.scripts)}`,
+    `  connections    ${rel(s.files.connections)}/`,
+    `  database       ${rel(s.files.postgres)}/`,
+    `  task log       ${rel(s.files.taskLog)}`,
+    "",
+    "Look closer",
+    `  ${s.queries.statusCommand}`,
+    `  psql: ${s.queries.intakeJob}`,
+    `  psql: ${s.queries.statuses}`,
+    `  (the database runs only while 'npm start -- --keep' runs; 'npm start' again exports what changed)`,
+    "",
+  );
+  return lines.join("\n");
+}

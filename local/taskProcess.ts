@@ -1,0 +1,107 @@
+/** The export task as the container runs it: the esbuild bundle, started with `node` in a child process. */
+import fs from "node:fs";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { PROJECT_ROOT } from "../config/load";
+import type { ProgressDisplay } from "./progress";
+
+export const TASK_BUNDLE = path.join(PROJECT_ROOT, "dist", "task", "index.js");
+const BUILD_SCRIPT = path.join(PROJECT_ROOT, "scripts", "build-task.js");
+/** The bundle is stale when any of these changed after it was built. */
+const SOURCE_DIRS = ["task", "core", "config"].map((d) => path.join(PROJECT_ROOT, d));
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the bundle when it is missing or older than its sources. */
+export async function ensureTaskBundle(): Promise<string> {
+  const built = fs.existsSync(TASK_BUNDLE) ? fs.statSync(TASK_BUNDLE).mtimeMs : 0;
+  if (built > Math.max(...SOURCE_DIRS.map(newestMtime))) return TASK_BUNDLE;
+  const result = await runNode([BUILD_SCRIPT], () => {});
+  if (result.code !== 0) throw new Error(`building the task bundle failed (exit ${result.code}):\n${result.output}`);
+  return TASK_BUNDLE;
+}
+
+export interface TaskRunResult {
+  exitCode: number;
+  transactionId: string | null;
+  /** The task's own last error line, when it failed. */
+  error: string | null;
+}
+
+/** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
+export async function runTaskBundle(options: { bundle: string; args: string[]; logFile: string; progress: ProgressDisplay; env?: NodeJS.ProcessEnv }): Promise<TaskRunResult> {
+  const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
+  let transactionId: string | null = null;
+  let error: string | null = null;
+  const result = await runNode([options.bundle, ...options.args], (line) => {
+    log.write(line + "\n");
+    const event = parseLogLine(line);
+    if (!event) {
+      if (line.trim()) error = line.trim();
+      return;
+    }
+    if (typeof event.transactionId === "string") transactionId = event.transactionId;
+    if (typeof event.level === "number" && event.level >= 50 && typeof event.msg === "string") error = event.msg;
+    const update = progressOf(event);
+    if (update) options.progress.update(update);
+  }, options.env);
+  await new Promise((resolve) => log.end(resolve));
+  return { exitCode: result.code ?? 1, transactionId, error };
+}
+
+type LogEvent = Record<string, unknown>;
+
+function parseLogLine(line: string): LogEvent | null {
+  if (!line.startsWith("{")) return null;
+  try {
+    return JSON.parse(line) as LogEvent;
+  } catch {
+    return null;
+  }
+}
+
+/** A progress or phase-end log event of the task, as a display update. */
+export function progressOf(event: LogEvent): Parameters<ProgressDisplay["update"]>[0] | null {
+  const phase = typeof event.phase === "string" ? event.phase : null;
+  const done = [event.done, event.count].find((v): v is number => typeof v === "number");
+  if (!phase || done === undefined) return null;
+  return {
+    phase,
+    done,
+    total: typeof event.total === "number" ? event.total : undefined,
+    unit: typeof event.unit === "string" ? event.unit : undefined,
+    finished: event.finished === true || event.event === "phase.end",
+  };
+}
+
+function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const lines = (stream: NodeJS.ReadableStream) => {
+      let rest = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        rest += chunk;
+        const parts = rest.split("\n");
+        rest = parts.pop()!;
+        for (const line of parts) {
+          if (output.length < 64_000) output += line + "\n";
+          onLine(line);
+        }
+      });
+      stream.on("end", () => rest && onLine(rest));
+    };
+    lines(child.stdout);
+    lines(child.stderr);
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
