@@ -1,0 +1,71 @@
+/**
+ * `hub-export bench plan [--tenants 50,100,200] [--target-seconds 10]`: how `hub-export plan` scales with the number
+ * of tenants. For each size it writes a generated stack file, plans it in this process (timed), and then times the
+ * largest as the real command in a fresh node process, output included. It prints figures; it never fails on timing.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { parseArgs } from "node:util";
+import { planStackFile } from "../components/planner";
+import { planJson } from "../components/planner/format";
+import { PROJECT_ROOT } from "../config/load";
+import { UsageError } from "../core/errors";
+import { writeTenantStackFile } from "../test/fixtures/stacks";
+
+const execFileAsync = promisify(execFile);
+
+interface Row {
+  tenants: number;
+  resources: number;
+  seconds: number;
+  jsonBytes: number;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { tenants: { type: "string" }, "target-seconds": { type: "string" } }, strict: true });
+  const sizes = (values.tenants ?? "50,100,200").split(",").map((s) => Number(s.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 3)) throw new UsageError("--tenants must be a comma-separated list of integers of at least 3 (one tenant per region)");
+  const target = Number(values["target-seconds"] ?? 10);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-plan-"));
+  try {
+    // A first, small plan loads the SDK and the providers, so that the figures below are the plans themselves.
+    await planStackFile({ file: writeTenantStackFile(dir, 3) });
+
+    const rows: Row[] = [];
+    for (const tenants of sizes) {
+      const file = writeTenantStackFile(dir, tenants);
+      const started = performance.now();
+      const run = await planStackFile({ file });
+      const json = JSON.stringify(planJson(run));
+      rows.push({ tenants, resources: run.resources.length, seconds: (performance.now() - started) / 1000, jsonBytes: Buffer.byteLength(json) });
+    }
+
+    const largest = Math.max(...sizes);
+    const file = writeTenantStackFile(dir, largest);
+    const started = performance.now();
+    const { stdout } = await execFileAsync(process.execPath, [path.join(PROJECT_ROOT, "bin/hub-export.js"), "plan", "--file", file, "--json"], { cwd: PROJECT_ROOT, maxBuffer: 512 * 1024 * 1024 });
+    const commandSeconds = (performance.now() - started) / 1000;
+    const commandResources = (JSON.parse(stdout) as { resourceCount: number }).resourceCount;
+
+    const out = process.stdout;
+    out.write("hub-export plan: resources and time by number of tenants (in-process, SDK already loaded)\n\n");
+    out.write("  tenants  resources  per tenant (marginal)   seconds   ms/resource   JSON MB\n");
+    rows.forEach((r, i) => {
+      const prev = rows[i - 1];
+      const marginal = prev ? ((r.resources - prev.resources) / (r.tenants - prev.tenants)).toFixed(2) : "-";
+      out.write(
+        `  ${String(r.tenants).padStart(7)}  ${String(r.resources).padStart(9)}  ${marginal.padStart(21)}  ${r.seconds.toFixed(2).padStart(8)}  ${((r.seconds * 1000) / r.resources).toFixed(2).padStart(12)}  ${(r.jsonBytes / 1e6).toFixed(2).padStart(8)}\n`,
+      );
+    });
+    const fixed = rows[0].resources - rows[0].tenants * ((rows.at(-1)!.resources - rows[0].resources) / Math.max(1, rows.at(-1)!.tenants - rows[0].tenants));
+    out.write(`\n  fixed part: ${fixed.toFixed(0)} resources; each tenant adds its HUB_API_CONFIG rows (3), HUB_PLAT_CONFIG row and routing rule set\n`);
+    out.write(
+      `\n'hub-export plan --file <${largest} tenants> --json' as a fresh node process (start, SDK load, plan, output): ${commandSeconds.toFixed(2)} s for ${commandResources} resources; target < ${target} s: ${commandSeconds < target ? "met" : "MISSED"}\n`,
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Hub-side configuration with an API (specification, "Endpoints"): each tenant's routing rule set, posted to the cfg
+ * API. The other hub-side items (wrapper data, code lists, tenant data domain) have no API and stay with the hub team.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RoutingRule } from "../../core/routingRules";
+import { RoutingRuleSet } from "./routingRuleSet";
+
+export interface TenantRuleSet {
+  tenantId: string;
+  cfgApiUrl: string;
+  credentialsString: pulumi.Output<string>;
+  rules: RoutingRule[];
+}
+
+export interface HubRoutingRulesArgs {
+  tenants: TenantRuleSet[];
+}
+
+export class HubRoutingRules extends pulumi.ComponentResource {
+  /** Rules per hub tenant id, for the stack outputs. */
+  readonly ruleCounts: Record<string, number>;
+
+  constructor(name: string, args: HubRoutingRulesArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("hubExport:hub:HubRoutingRules", name, {}, opts);
+    this.ruleCounts = {};
+    for (const tenant of args.tenants) {
+      new RoutingRuleSet(`routingRules/${tenant.tenantId}`, tenant, { parent: this });
+      this.ruleCounts[tenant.tenantId] = tenant.rules.length;
+    }
+    this.registerOutputs({ ruleCounts: this.ruleCounts });
+  }
+}

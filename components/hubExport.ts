@@ -1,0 +1,229 @@
+/**
+ * The root component: the whole installation procedure of one stack, from the validated stack config. It plans with
+ * core/plan.ts (pure) and hands each part to its component. Secrets leave the core Secret wrapper only here, straight
+ * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { StackConfig } from "../config/schema";
+import { planInstallation, type InstallationPlan } from "../core/plan";
+import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
+import { BUCKET_FOLDERS } from "../core/naming";
+import { TABLES } from "../core/naming";
+import type { PipelineTemplate } from "../core/template";
+import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
+import { awsContext } from "./awsContext";
+import { physicalName } from "./naming";
+import { pulumiSecret, secretText } from "./secrets";
+import { EncryptionKey } from "./security/encryptionKey";
+import { PlatformBucket, type BucketFile } from "./storage/platformBucket";
+import { CredentialFiles } from "./storage/credentialFiles";
+import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
+import { Warehouse } from "./warehouse/warehouse";
+import { ConfigTables } from "./warehouse/configTables";
+import type { PgConnectionInput } from "./warehouse/connection";
+import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
+import { TaskImage } from "./task/taskImage";
+import { taskSourceHash } from "./task/sourceHash";
+import { ExportTask } from "./task/exportTask";
+import { ExportSchedule } from "./task/exportSchedule";
+
+export interface HubExportArgs {
+  config: StackConfig;
+  /** Default: the repository's templates/hub_hrsys_export file. */
+  template?: PipelineTemplate;
+  /** Default: the repository's templates/sql baseline. */
+  baseline?: SqlBaseline;
+  /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
+  taskSourceHash?: string;
+}
+
+/** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
+export interface SecretInputs {
+  adminPassword: pulumi.Output<string>;
+  taskPassword: pulumi.Output<string>;
+  connectionRecords: ConnectionRecordArgs[];
+  /** credentials.ini and tenant_credentials.txt; content secret where the file holds secrets. */
+  credentialFiles: BucketFile[];
+  /** Each tenant's routing rules with its credentials string. */
+  routingRules: TenantRuleSet[];
+}
+
+export function secretInputs(plan: InstallationPlan): SecretInputs {
+  const { config } = plan;
+  return {
+    adminPassword: pulumiSecret(config.database.admin.password, "hubExport:database.admin.password"),
+    taskPassword: pulumiSecret(config.database.task.password, "hubExport:database.task.password"),
+    // The stored record always holds a password (or could); secret as a whole.
+    connectionRecords: plan.connections.map((record) => ({
+      systemName: record.systemName,
+      type: record.type,
+      description: record.description,
+      secretString: secretText(serializeConnectionRecord(record)),
+    })),
+    credentialFiles: plan.bucketObjects
+      .filter((o) => o.kms)
+      .map((o) => ({ key: o.key, contentType: o.contentType, content: o.secret ? secretText(o.content) : o.content })),
+    routingRules: plan.routingRules.map((r) => ({
+      tenantId: r.tenant.hubTenantId,
+      cfgApiUrl: r.cfgApiUrl,
+      rules: r.rules,
+      credentialsString: pulumiSecret(r.credentialsString, `tenant ${r.tenant.hubTenantId} credentials string`),
+    })),
+  };
+}
+
+/** The values operators look for after `pulumi up`; nothing secret. */
+export interface HubExportOutputs {
+  bucket: pulumi.Output<string>;
+  templateKey: string;
+  jobName: string;
+  intakeJobQuery: string;
+  scheduleName: pulumi.Output<string>;
+  connectionNames: { storage: string; database: string; queues: Record<string, string> };
+  connectionSecretNames: Record<string, string>;
+  routingRuleCounts: Record<string, number>;
+  cluster: pulumi.Output<string>;
+  taskDefinition: pulumi.Output<string>;
+  logGroup: pulumi.Output<string>;
+  image: pulumi.Output<string>;
+}
+
+export class HubExport extends pulumi.ComponentResource {
+  readonly plan: Omit<InstallationPlan, "config" | "routingRules" | "bucketObjects" | "connections">;
+  readonly outputs: HubExportOutputs;
+
+  constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("hubExport:index:HubExport", name, {}, opts);
+    const { config } = args;
+    const plan = planInstallation(config, { template: args.template ?? loadPipelineTemplate(), baseline: args.baseline ?? loadSqlBaseline() });
+    const secrets = secretInputs(plan);
+    const aws = awsContext(this);
+    const child = { parent: this };
+
+    const key = new EncryptionKey(
+      `${name}-key`,
+      { existingKeyArn: config.bucket.kmsKeyArn, aliasName: physicalName(config, "", 250), description: `HRSYS export to the hub, ${config.clientName} ${config.environment}: bucket, credential files, connection records` },
+      child,
+    );
+
+    // Steps 1, 3, 6 and 7.1: folders, the rendered template, the scripts templates.
+    const bucket = new PlatformBucket(
+      `${name}-bucket`,
+      {
+        bucketName: config.bucket.name,
+        create: config.bucket.create,
+        kmsKeyArn: key.keyArn,
+        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType })),
+      },
+      child,
+    );
+    // Steps 7.2 to 7.4: credentials.ini and tenant_credentials.txt.
+    const credentialFiles = new CredentialFiles(`${name}-credential-files`, { bucketName: bucket.bucketName, kmsKeyArn: key.keyArn, files: secrets.credentialFiles }, { parent: this, dependsOn: bucket.ready });
+
+    // Step 2: the connection records.
+    const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
+
+    // Step 5: schemas, baseline, the task's role, then the config rows.
+    const db = config.database;
+    const admin: PgConnectionInput = { host: db.host, port: db.port, database: db.database, user: db.admin.username, password: secrets.adminPassword, sslMode: db.sslMode };
+    const warehouse = new Warehouse(
+      `${name}-warehouse`,
+      {
+        connection: admin,
+        publishSchema: plan.publishSchema,
+        stagingSchema: plan.stagingSchema,
+        task: { username: db.task.username, password: secrets.taskPassword },
+        baseline: { name: plan.baseline.name, buildNumber: plan.baseline.buildNumber, templateSha256: plan.baseline.sha256, sql: plan.baseline.sql },
+        configTables: [TABLES.apiConfig, TABLES.platConfig],
+      },
+      child,
+    );
+    const configTables = new ConfigTables(
+      `${name}-config-tables`,
+      { connection: admin, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
+      { parent: this, dependsOn: [warehouse.baseline] },
+    );
+
+    // Hub side: the routing rules of every tenant.
+    const routing = new HubRoutingRules(`${name}-hub-routing-rules`, { tenants: secrets.routingRules }, child);
+
+    // Step 9: the image, the task and its schedule.
+    const image = new TaskImage(`${name}-image`, { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash() }, child);
+    const task = new ExportTask(
+      `${name}-task`,
+      {
+        name: physicalName(config, "", 200),
+        roleNames: { task: physicalName(config, "task"), execution: physicalName(config, "execution") },
+        existingClusterArn: config.task.clusterArn,
+        cpu: config.task.cpu,
+        memory: config.task.memory,
+        logRetentionDays: config.task.logRetentionDays,
+        imageUri: image.imageUri,
+        repositoryArn: image.repositoryArn,
+        bucketName: bucket.bucketName,
+        bucketArn: bucket.bucketArn,
+        definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+        templatesPrefix: BUCKET_FOLDERS.templates,
+        scriptsPrefix: BUCKET_FOLDERS.scripts,
+        connectionStorePrefix: config.connectionStore.prefix,
+        connections: connections.connections.map((c) => ({ systemName: c.systemName, secretArn: c.secretArn })),
+        kmsKeyArn: key.keyArn,
+        aws,
+      },
+      child,
+    );
+    // The first scheduled run needs everything above in place.
+    const schedule = new ExportSchedule(
+      `${name}-schedule`,
+      {
+        name: physicalName(config),
+        roleName: physicalName(config, "schedule"),
+        description: `Runs pipeline ${config.jobName} (${config.environment})`,
+        expression: config.schedule.expression,
+        timezone: config.schedule.timezone,
+        enabled: config.schedule.enabled,
+        clusterArn: task.clusterArn,
+        taskDefinitionArn: task.taskDefinitionArn,
+        taskDefinitionFamilyArn: task.taskDefinitionFamilyArn,
+        taskRoleArn: task.taskRoleArn,
+        executionRoleArn: task.executionRoleArn,
+        subnetIds: config.network.subnetIds,
+        securityGroupIds: config.network.securityGroupIds,
+        assignPublicIp: config.network.assignPublicIp,
+        aws,
+      },
+      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables] },
+    );
+
+    const byType = (type: string) => plan.connections.filter((c) => c.type === type);
+    this.plan = {
+      regions: plan.regions,
+      template: plan.template,
+      baseline: plan.baseline,
+      rows: plan.rows,
+      stagingSchema: plan.stagingSchema,
+      publishSchema: plan.publishSchema,
+      tables: plan.tables,
+      intakeJobQuery: plan.intakeJobQuery,
+    };
+    this.outputs = {
+      bucket: bucket.bucketName,
+      templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+      jobName: config.jobName,
+      intakeJobQuery: plan.intakeJobQuery,
+      scheduleName: schedule.scheduleName,
+      connectionNames: {
+        storage: byType(CONNECTION_TYPES.storage)[0].systemName,
+        database: byType(CONNECTION_TYPES.database)[0].systemName,
+        queues: Object.fromEntries(byType(CONNECTION_TYPES.queue).map((c) => [c.region!, c.systemName])),
+      },
+      connectionSecretNames: Object.fromEntries(connections.connections.map((c) => [c.systemName, c.secretName])),
+      routingRuleCounts: routing.ruleCounts,
+      cluster: task.clusterArn,
+      taskDefinition: task.taskDefinitionArn,
+      logGroup: task.logGroupName,
+      image: image.imageUri,
+    };
+    this.registerOutputs({ ...this.outputs });
+  }
+}

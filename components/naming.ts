@@ -1,0 +1,30 @@
+/**
+ * Physical names of the cloud resources a stack creates. Names are derived from the client and the environment so
+ * that two stacks never collide in one account, and are shortened with a hash where a service limits their length.
+ */
+import crypto from "node:crypto";
+import type { StackConfig } from "../config/schema";
+
+/** The Pulumi project name (Pulumi.yaml `name`). */
+export const PROJECT_NAME = "hub-export";
+
+/** `acme-qa`: lower case, letters, digits and single hyphens. */
+export function stackSlug(config: Pick<StackConfig, "clientName" | "environment">): string {
+  return `${config.clientName}-${config.environment}`.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+}
+
+/**
+ * `hub-export-acme-qa[-suffix]`, at most `max` characters: a longer name keeps its start and ends in 8 hex digits of
+ * its sha256, so it stays unique and stable.
+ */
+export function physicalName(config: Pick<StackConfig, "clientName" | "environment">, suffix = "", max = 64): string {
+  const name = [PROJECT_NAME, stackSlug(config), suffix].filter(Boolean).join("-");
+  if (name.length <= max) return name;
+  const hash = crypto.createHash("sha256").update(name).digest("hex").slice(0, 8);
+  return `${name.slice(0, max - 9).replace(/-+$/, "")}-${hash}`;
+}
+
+/** Environment variable name for a connection record injected into the task: HUB_CONNECTION_<SYSTEM_NAME>. */
+export function connectionEnvName(systemName: string): string {
+  return `HUB_CONNECTION_${systemName.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
+}

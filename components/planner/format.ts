@@ -1,0 +1,70 @@
+/** Printing a plan: JSON (every input, secrets masked) or a tree for reading (long values shortened). */
+import type { PlanRun, PlannedResource } from "./index";
+import { maskValue } from "./values";
+
+export interface PlanJson {
+  project: string;
+  stack: string;
+  offline: { accountId: string; region: string; note: string };
+  resourceCount: number;
+  resources: (Omit<PlannedResource, "inputs" | "state"> & { inputs: unknown })[];
+  outputs: unknown;
+}
+
+const NOTE = "Planned without cloud access: ids and ARNs are derived stand-ins in this account; secrets are masked.";
+
+/** Sorted by URN, so that two plans diff cleanly. */
+export function planJson(run: PlanRun): PlanJson {
+  return {
+    project: run.project,
+    stack: run.stack,
+    offline: { accountId: run.account.accountId, region: run.account.region, note: NOTE },
+    resourceCount: run.resources.length,
+    resources: [...run.resources].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0)).map(({ state: _state, ...r }) => ({ ...r, inputs: maskValue(r.inputs) })),
+    outputs: maskValue(run.outputs),
+  };
+}
+
+function shorten(value: unknown, max = 160): string {
+  const text = JSON.stringify(value) ?? "undefined";
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+}
+
+/** The resource tree, children in registration order, each with its options and inputs. */
+export function formatPlanText(run: PlanRun): string {
+  const children = new Map<string, PlannedResource[]>();
+  for (const r of run.resources) {
+    const key = r.parent ?? "";
+    if (!children.has(key)) children.set(key, []);
+    children.get(key)!.push(r);
+  }
+  const lines = [
+    `Plan of stack '${run.stack}' (project ${run.project}): ${run.resources.length} resources.`,
+    `${NOTE} Account ${run.account.accountId}, region ${run.account.region}.`,
+    "",
+  ];
+  const visit = (r: PlannedResource, depth: number) => {
+    const pad = "  ".repeat(depth);
+    const flags = [
+      r.read ? `read existing id ${r.id}` : "",
+      r.options.retainOnDelete ? "retained on delete" : "",
+      r.options.deleteBeforeReplace ? "delete before replace" : "",
+      r.options.additionalSecretOutputs ? `secret outputs: ${r.options.additionalSecretOutputs.join(", ")}` : "",
+    ].filter(Boolean);
+    lines.push(`${pad}${r.read ? "=" : "+"} ${r.type}  ${r.name}${flags.length ? `  (${flags.join("; ")})` : ""}`);
+    const masked = maskValue(r.inputs) as Record<string, unknown>;
+    for (const key of Object.keys(masked).sort()) lines.push(`${pad}    ${key}: ${shorten(masked[key])}`);
+    for (const child of children.get(r.urn) ?? []) visit(child, depth + 1);
+  };
+  for (const root of children.get("") ?? []) visit(root, 0);
+
+  const outputs = maskValue(run.outputs) as Record<string, unknown>;
+  lines.push("", "Stack outputs:");
+  for (const key of Object.keys(outputs).sort()) lines.push(`  ${key}: ${shorten(outputs[key], 400)}`);
+
+  const byType = new Map<string, number>();
+  for (const r of run.resources) byType.set(r.type, (byType.get(r.type) ?? 0) + 1);
+  lines.push("", "Resources by type:");
+  for (const [type, count] of [...byType].sort((a, b) => a[0].localeCompare(b[0]))) lines.push(`  ${String(count).padStart(5)}  ${type}`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,250 @@
+/**
+ * The offline plan behind `hub-export plan`: runs the real Pulumi program (components/program.ts) under the SDK's
+ * mocks and records every resource it registers (type, name, parent, options and inputs as the engine would receive
+ * them, secrets still tagged). No cloud credentials, no Pulumi CLI, no network.
+ *
+ * Isolation: @pulumi/pulumi keeps its runtime state (settings, config, stack resource, monitor) in a store that it
+ * looks up through AsyncLocalStorage first. Each run executes inside the SDK's own `withLocalStorage` (what the
+ * automation API uses to run inline programs), so runs in one process do not see each other. The two internal
+ * modules used here are pinned with @pulumi/pulumi 3.248.0; test/components/planner.test.ts runs two plans in one
+ * process to catch a change.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import YAML from "yaml";
+import * as pulumi from "@pulumi/pulumi";
+import { loadStackConfig, stackFilePath } from "../../config/load";
+import { PROJECT_NAME } from "../naming";
+import { hubExportProgram } from "../program";
+import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";
+
+interface RuntimeState {
+  withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
+}
+interface RuntimeSettings {
+  waitForRPCs(): Promise<void>;
+  getMonitor(): unknown;
+}
+const runtimeState = require("@pulumi/pulumi/runtime/state") as RuntimeState;
+const runtimeSettings = require("@pulumi/pulumi/runtime/settings") as RuntimeSettings;
+
+export interface PlannedResource {
+  urn: string;
+  type: string;
+  name: string;
+  /** URN of the parent; absent for the stack itself. */
+  parent?: string;
+  custom: boolean;
+  /** A read of an existing resource (`Resource.get`): never created, updated or deleted. */
+  read: boolean;
+  /** The id of a read. */
+  id?: string;
+  /** `<provider urn>::<id>` of an explicit provider. */
+  provider?: string;
+  dependsOn: string[];
+  options: { additionalSecretOutputs?: string[]; retainOnDelete?: boolean; deleteBeforeReplace?: boolean; protect?: boolean; ignoreChanges?: string[] };
+  /** As the engine receives them: secrets tagged (see values.ts: maskValue, revealValue, isSecretValue). */
+  inputs: Record<string, unknown>;
+  /** The mocked outputs, secrets tagged; kept for tests, not printed. */
+  state?: Record<string, unknown>;
+}
+
+export interface PlanRun {
+  project: string;
+  stack: string;
+  account: MockAccount;
+  /** In registration order. */
+  resources: PlannedResource[];
+  /** The stack outputs, secrets tagged. */
+  outputs: Record<string, unknown>;
+}
+
+export interface RunOptions {
+  stack: string;
+  project?: string;
+  /** Engine-form config: `namespace:key` → string, objects as JSON (what `pulumi up` hands the program). */
+  config: Record<string, string>;
+  secretKeys?: string[];
+  /** Default: the real program. */
+  program?: () => unknown;
+  account?: Partial<MockAccount>;
+  /**
+   * The SDK captures a stack trace for every promise and resource; formatting them is most of a large plan's time.
+   * Off by default while the program runs; on with this option or HUB_EXPORT_PLAN_STACK_TRACES=1 to debug a failure.
+   */
+  keepStackTraces?: boolean;
+}
+
+// The monitor's requests are the SDK's generated protobuf messages, which have no typings here: `any`.
+type Callback = (err: unknown, response: any) => void;
+interface Monitor {
+  registerResource(req: any, callback: Callback): Promise<void>;
+  readResource(req: any, callback: Callback): Promise<void>;
+  registerResourceOutputs(req: any, callback: Callback): void;
+}
+
+/** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
+export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun> {
+  const project = options.project ?? PROJECT_NAME;
+  const region = options.config["aws:region"];
+  const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
+  const program = options.program ?? (() => hubExportProgram());
+
+  const keepStackTraces = options.keepStackTraces ?? process.env.HUB_EXPORT_PLAN_STACK_TRACES === "1";
+  const stackTraceLimit = Error.stackTraceLimit;
+  if (!keepStackTraces) Error.stackTraceLimit = 0;
+  try {
+    return await runIsolated(options, project, account, program);
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
+function runIsolated(options: RunOptions, project: string, account: MockAccount, program: () => unknown): Promise<PlanRun> {
+  return runtimeState.withLocalStorage(async () => {
+    const resources: PlannedResource[] = [];
+    const outputs = new Map<string, Record<string, unknown>>();
+    const failures: Error[] = [];
+    // Set synchronously by the patched registerResource right before the mock monitor calls newResource.
+    let pending: { type: string; name: string; additionalSecretOutputs: string[] } | undefined;
+
+    const guard = <T>(fn: () => T): T => {
+      try {
+        return fn();
+      } catch (err) {
+        failures.push(err as Error);
+        throw err;
+      }
+    };
+    await pulumi.runtime.setMocks(
+      {
+        newResource: (args) =>
+          guard(() => {
+            const aso = pending && pending.type === args.type && pending.name === args.name ? pending.additionalSecretOutputs : [];
+            pending = undefined;
+            const result = mockResource(args, account);
+            return { id: result.id, state: markSecret(result.state, aso) };
+          }),
+        call: (args) => guard(() => mockCall(args, account)),
+      },
+      project,
+      options.stack,
+      false,
+    );
+    pulumi.runtime.setAllConfig(options.config, options.secretKeys);
+
+    const monitor = runtimeSettings.getMonitor() as Monitor;
+    const record = (req: any, read: boolean): PlannedResource => {
+      const entry: PlannedResource = {
+        urn: "",
+        type: req.getType(),
+        name: req.getName(),
+        ...(req.getParent() ? { parent: req.getParent() } : {}),
+        custom: read ? true : req.getCustom(),
+        read,
+        ...(read ? { id: req.getId() } : {}),
+        ...(req.getProvider() ? { provider: req.getProvider() } : {}),
+        dependsOn: [...req.getDependenciesList()].sort(),
+        options: {},
+        inputs: ((read ? req.getProperties() : req.getObject())?.toJavaScript() ?? {}) as Record<string, unknown>,
+      };
+      const aso: string[] = req.getAdditionalsecretoutputsList();
+      if (aso.length) entry.options.additionalSecretOutputs = [...aso];
+      if (!read) {
+        if (req.getRetainondelete()) entry.options.retainOnDelete = true;
+        if (req.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
+        if (req.getProtect()) entry.options.protect = true;
+        if (req.getIgnorechangesList().length) entry.options.ignoreChanges = [...req.getIgnorechangesList()];
+      }
+      resources.push(entry);
+      pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };
+      return entry;
+    };
+    const withUrn = (entry: PlannedResource, callback: Callback): Callback => (err, response) => {
+      if (!err && response) {
+        entry.urn = response.getUrn();
+        entry.state = (response.getObject?.() ?? response.getProperties?.())?.toJavaScript();
+      }
+      callback(err, response);
+    };
+    const register = monitor.registerResource.bind(monitor);
+    const readResource = monitor.readResource.bind(monitor);
+    const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
+    monitor.registerResource = (req, callback) => register(req, withUrn(record(req, false), callback));
+    monitor.readResource = (req, callback) => readResource(req, withUrn(record(req, true), callback));
+    monitor.registerResourceOutputs = (req, callback) => {
+      outputs.set(req.getUrn(), (req.getOutputs()?.toJavaScript() ?? {}) as Record<string, unknown>);
+      registerOutputs(req, callback);
+    };
+
+    // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
+    // also reject the stack's internal promises, which nothing here awaits.
+    let programError: unknown;
+    await pulumi.runtime.runInPulumiStack(async () => {
+      try {
+        return await program();
+      } catch (err) {
+        programError = err;
+        return {};
+      }
+    });
+    await runtimeSettings.waitForRPCs();
+    if (programError !== undefined) throw programError;
+    if (failures.length > 0) throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
+    const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
+    return { project, stack: options.stack, account, resources, outputs: (stack && outputs.get(stack.urn)) ?? {} };
+  });
+}
+
+export interface EngineConfig {
+  config: Record<string, string>;
+  secretKeys: string[];
+  /** The stand-ins put where the stack file has ciphertext, in order. */
+  placeholders: string[];
+}
+
+/**
+ * A stack file's `config:` block as `pulumi up` hands it to the program: every value a string (objects as JSON),
+ * secrets decrypted. Without the CLI, each `secure:` value becomes a distinct placeholder.
+ */
+export function engineConfigFromStackFile(file: string): EngineConfig {
+  const doc = YAML.parse(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+  const placeholders: string[] = [];
+  const secretKeys: string[] = [];
+  const replace = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(replace);
+    if (value && typeof value === "object") {
+      const entries = Object.entries(value);
+      if (entries.length === 1 && entries[0][0] === "secure") {
+        const placeholder = `PLACEHOLDER-SECRET-${placeholders.length + 1}`;
+        placeholders.push(placeholder);
+        return placeholder;
+      }
+      return Object.fromEntries(entries.map(([k, v]) => [k, replace(v)]));
+    }
+    return value;
+  };
+  const config: Record<string, string> = {};
+  for (const [key, value] of Object.entries(doc?.config ?? {})) {
+    const before = placeholders.length;
+    const replaced = replace(value);
+    if (placeholders.length > before) secretKeys.push(key);
+    config[key] = typeof replaced === "string" ? replaced : JSON.stringify(replaced);
+  }
+  return { config, secretKeys, placeholders };
+}
+
+export interface StackFilePlan extends PlanRun {
+  file: string;
+  placeholders: string[];
+}
+
+/** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
+export async function planStackFile(options: { stack?: string; file?: string; program?: () => unknown }): Promise<StackFilePlan> {
+  const file = options.file ?? stackFilePath(options.stack ?? "qa");
+  loadStackConfig({ file, stack: options.stack });
+  const stack = options.stack ?? /^Pulumi\.(.+)\.ya?ml$/.exec(path.basename(file))?.[1] ?? "offline";
+  const engine = engineConfigFromStackFile(file);
+  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: options.program });
+  return { ...run, file, placeholders: engine.placeholders };
+}

@@ -1,0 +1,102 @@
+/**
+ * Offline stand-ins for what the cloud would return: ids, ARNs and the few invokes the program makes. Every value is
+ * derived from the resource's name, so that a plan is the same on every run and on every machine.
+ */
+import crypto from "node:crypto";
+import * as pulumi from "@pulumi/pulumi";
+
+export interface MockAccount {
+  accountId: string;
+  region: string;
+  partition: string;
+}
+
+export const DEFAULT_MOCK_ACCOUNT: MockAccount = { accountId: "123456789012", region: "us-east-1", partition: "aws" };
+
+type State = Record<string, unknown>;
+
+const short = (text: string, length: number) => crypto.createHash("sha256").update(text).digest("hex").slice(0, length);
+const plain = (value: unknown): unknown => (pulumi.runtime.isRpcSecret(value) ? pulumi.runtime.unwrapRpcSecret(value) : value);
+const str = (value: unknown): string | undefined => (typeof plain(value) === "string" ? (plain(value) as string) : undefined);
+
+/** Marks `keys` of `state` secret, as the engine does for additionalSecretOutputs. */
+export function markSecret(state: State, keys: readonly string[]): State {
+  for (const key of keys) {
+    if (state[key] !== undefined && !pulumi.runtime.isRpcSecret(state[key])) state[key] = { [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: state[key] };
+  }
+  return state;
+}
+
+/** The id and output state of a registered or read resource: its inputs plus what the provider would compute. */
+export function mockResource(args: pulumi.runtime.MockResourceArgs, account: MockAccount): { id: string; state: State } {
+  const { accountId: acct, region, partition } = account;
+  const inputs: State = { ...args.inputs };
+  const name = str(inputs.name) ?? args.name;
+  const arn = (service: string, resource: string, withRegion = true) => `arn:${partition}:${service}:${withRegion ? region : ""}:${acct}:${resource}`;
+  switch (args.type) {
+    case "aws:s3/bucket:Bucket": {
+      const bucket = str(inputs.bucket) ?? args.id ?? args.name;
+      return { id: bucket, state: { ...inputs, bucket, arn: `arn:${partition}:s3:::${bucket}`, region } };
+    }
+    case "aws:kms/key:Key": {
+      const h = short(args.name, 32);
+      const keyId = `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      return { id: keyId, state: { ...inputs, keyId, arn: arn("kms", `key/${keyId}`) } };
+    }
+    case "aws:kms/alias:Alias":
+      return { id: name, state: { ...inputs, arn: arn("kms", name) } };
+    case "aws:secretsmanager/secret:Secret": {
+      const secretArn = arn("secretsmanager", `secret:${name}-${short(name, 6)}`);
+      return { id: secretArn, state: { ...inputs, arn: secretArn } };
+    }
+    case "aws:secretsmanager/secretVersion:SecretVersion":
+      return { id: `${args.name}|v1`, state: { ...inputs, versionId: short(args.name, 32) } };
+    case "aws:iam/role:Role":
+      return { id: name, state: { ...inputs, name, arn: `arn:${partition}:iam::${acct}:role/${name}`, uniqueId: `AROA${short(name, 16).toUpperCase()}` } };
+    case "aws:iam/rolePolicy:RolePolicy":
+      return { id: `${str(inputs.role) ?? "role"}:${name}`, state: inputs };
+    case "aws:cloudwatch/logGroup:LogGroup":
+      return { id: name, state: { ...inputs, name, arn: arn("logs", `log-group:${name}`) } };
+    case "aws:ecr/repository:Repository":
+      return { id: name, state: { ...inputs, name, arn: arn("ecr", `repository/${name}`), registryId: acct, repositoryUrl: `${acct}.dkr.ecr.${region}.amazonaws.com/${name}` } };
+    case "aws:ecs/cluster:Cluster":
+      return { id: arn("ecs", `cluster/${name}`), state: { ...inputs, name, arn: arn("ecs", `cluster/${name}`) } };
+    case "aws:ecs/taskDefinition:TaskDefinition": {
+      const family = str(inputs.family) ?? args.name;
+      const withoutRevision = arn("ecs", `task-definition/${family}`);
+      return { id: family, state: { ...inputs, revision: 1, arn: `${withoutRevision}:1`, arnWithoutRevision: withoutRevision } };
+    }
+    case "aws:scheduler/schedule:Schedule":
+      return { id: `default/${name}`, state: { ...inputs, name, arn: arn("scheduler", `schedule/${str(inputs.groupName) ?? "default"}/${name}`) } };
+    case "command:local:Command":
+      return { id: `${args.name}-${short(args.name, 8)}`, state: { ...inputs, stdout: "", stderr: "" } };
+    default:
+      return { id: args.id ?? `${args.name}-id`, state: inputs };
+  }
+}
+
+/** Results of the invokes the program makes; anything else is an error, so a new invoke cannot slip through unseen. */
+export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount): Record<string, unknown> {
+  const { accountId: acct, region, partition } = account;
+  switch (args.token) {
+    case "aws:index/getRegion:getRegion":
+      return { id: region, name: region, region, description: `offline stand-in for ${region}`, endpoint: `ec2.${region}.amazonaws.com` };
+    case "aws:index/getCallerIdentity:getCallerIdentity":
+      return { id: acct, accountId: acct, arn: `arn:${partition}:iam::${acct}:user/offline-plan`, userId: "OFFLINEPLAN" };
+    case "aws:index/getPartition:getPartition":
+      return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
+    case "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+      return {
+        id: region,
+        region,
+        registryId: args.inputs.registryId ?? acct,
+        authorizationToken: Buffer.from("AWS:offline-plan").toString("base64"),
+        userName: "AWS",
+        password: "offline-plan",
+        proxyEndpoint: `https://${acct}.dkr.ecr.${region}.amazonaws.com`,
+        expiresAt: "2000-01-01T00:00:00Z",
+      };
+    default:
+      throw new Error(`no offline stand-in for the invoke ${args.token}: add one to components/planner/mocks.ts`);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Property values as the engine receives them (google.protobuf.Struct as JSON): secrets, unknowns, resource
+ * references and assets are objects tagged with a signature. Plans keep them so, and these helpers read them.
+ */
+const SIG = "4dabf18193072939515e22adb298388d";
+const SECRET = "1b47061264138c4ac30d75fd1eb44270";
+const RESOURCE = "5cf8f73096256a8f31e491e813e4eb8e";
+const ASSET = "c44067f5952c0a294b673a41bacd8c17";
+const ARCHIVE = "0def7320c3a5731c473e5ecbe6d01bc7";
+const OUTPUT_VALUE = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+export const MASK = "[secret]";
+/** The serialized dynamic provider of a dynamic resource (its code); summarized in plans. */
+export const DYNAMIC_PROVIDER_KEY = "__provider";
+
+type Tagged = Record<string, unknown> & { [SIG]?: string };
+const sigOf = (value: unknown): string | undefined => (value && typeof value === "object" && !Array.isArray(value) ? ((value as Tagged)[SIG] as string | undefined) : undefined);
+
+/** True when the value itself is a secret (not only something inside it). */
+export function isSecretValue(value: unknown): boolean {
+  return sigOf(value) === SECRET || (sigOf(value) === OUTPUT_VALUE && (value as { secret?: boolean }).secret === true);
+}
+
+/** True when the value is or holds a secret anywhere. */
+export function containsSecret(value: unknown): boolean {
+  if (isSecretValue(value)) return true;
+  if (Array.isArray(value)) return value.some(containsSecret);
+  if (value && typeof value === "object") return Object.values(value).some(containsSecret);
+  return false;
+}
+
+/** Secrets as "[secret]", unknowns as "[unknown]", references as {"$resource": urn}, provider code summarized. */
+export function maskValue(value: unknown, key?: string): unknown {
+  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string") return `[serialized dynamic provider, ${value.length} characters]`;
+  if (value === UNKNOWN) return "[unknown]";
+  const sig = sigOf(value);
+  const v = value as Record<string, unknown>;
+  if (sig === SECRET) return MASK;
+  if (sig === OUTPUT_VALUE) return v.secret ? MASK : "value" in v ? maskValue(v.value) : "[unknown]";
+  if (sig === RESOURCE) return { $resource: v.urn };
+  if (sig === ASSET) return { $asset: v.path ?? v.uri ?? `text, ${String(v.text ?? "").length} characters` };
+  if (sig === ARCHIVE) return { $archive: v.path ?? v.uri ?? Object.keys((v.assets as object) ?? {}) };
+  if (Array.isArray(value)) return value.map((x) => maskValue(x));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, maskValue(x, k)]));
+  return value;
+}
+
+/** The plain values, secrets revealed. For tests and in-process checks only: never print the result. */
+export function revealValue(value: unknown): unknown {
+  const sig = sigOf(value);
+  const v = value as Record<string, unknown>;
+  if (sig === SECRET) return revealValue(v.value);
+  if (sig === OUTPUT_VALUE) return revealValue(v.value);
+  if (sig === RESOURCE) return { $resource: v.urn };
+  if (sig === ASSET || sig === ARCHIVE) return value;
+  if (Array.isArray(value)) return value.map(revealValue);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, revealValue(x)]));
+  return value;
+}

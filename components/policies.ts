@@ -1,0 +1,143 @@
+/**
+ * IAM policy documents, as pure functions of resolved ARNs: each grants exactly what one principal needs, and the
+ * tests compare them whole. Lists of ARNs are sorted so that documents are stable.
+ */
+
+export interface PolicyStatement {
+  Sid: string;
+  Effect: "Allow" | "Deny";
+  Action: string[] | string;
+  /** Absent in trust policies, where IAM forbids it. */
+  Resource?: string[] | string;
+  Principal?: Record<string, string | string[]> | "*";
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+export interface PolicyDocument {
+  Version: "2012-10-17";
+  Statement: PolicyStatement[];
+}
+
+const document = (...statements: PolicyStatement[]): PolicyDocument => ({ Version: "2012-10-17", Statement: statements });
+const sorted = (values: readonly string[]) => [...new Set(values)].sort();
+
+export interface AccountScope {
+  accountId: string;
+  partition: string;
+  region: string;
+}
+
+/** ECS tasks of this account and region may assume the task and execution roles (confused-deputy guard). */
+export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
+  return document({
+    Sid: "EcsTasksOfThisAccount",
+    Effect: "Allow",
+    Principal: { Service: "ecs-tasks.amazonaws.com" },
+    Action: "sts:AssumeRole",
+    Condition: {
+      StringEquals: { "aws:SourceAccount": scope.accountId },
+      ArnLike: { "aws:SourceArn": `arn:${scope.partition}:ecs:${scope.region}:${scope.accountId}:*` },
+    },
+  });
+}
+
+/** EventBridge Scheduler of this account may assume the schedule's role. */
+export function schedulerTrustPolicy(scope: Pick<AccountScope, "accountId">): PolicyDocument {
+  return document({
+    Sid: "SchedulerOfThisAccount",
+    Effect: "Allow",
+    Principal: { Service: "scheduler.amazonaws.com" },
+    Action: "sts:AssumeRole",
+    Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+  });
+}
+
+export interface TaskRolePolicyInput {
+  bucketArn: string;
+  /** Key prefixes ending in /: the template folder and the scripts folder. */
+  readPrefixes: readonly string[];
+  connectionSecretArns: readonly string[];
+  kmsKeyArn: string;
+  region: string;
+}
+
+/**
+ * The export task at run time: reads the rendered template and the scripts folder, resolves its connection records
+ * by name, decrypts them and the SSE-KMS credential files. Nothing else.
+ */
+export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
+  const prefixes = sorted(input.readPrefixes);
+  return document(
+    { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: prefixes.map((p) => `${input.bucketArn}/${p}*`) },
+    // Listing lets a missing file answer 404 rather than 403; only under the same two prefixes.
+    { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [input.bucketArn], Condition: { StringLike: { "s3:prefix": prefixes.map((p) => `${p}*`) } } },
+    { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: sorted(input.connectionSecretArns) },
+    {
+      Sid: "DecryptThroughS3AndSecretsManager",
+      Effect: "Allow",
+      Action: ["kms:Decrypt"],
+      Resource: [input.kmsKeyArn],
+      Condition: { StringEquals: { "kms:ViaService": [`s3.${input.region}.amazonaws.com`, `secretsmanager.${input.region}.amazonaws.com`] } },
+    },
+  );
+}
+
+export interface ExecutionRolePolicyInput {
+  repositoryArn: string;
+  logGroupArn: string;
+  connectionSecretArns: readonly string[];
+  kmsKeyArn: string;
+  region: string;
+}
+
+/** The ECS agent starting the task: pulls the image, injects the connection records by ARN, writes the logs. */
+export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocument {
+  return document(
+    { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [input.repositoryArn] },
+    // GetAuthorizationToken has no resource-level permissions.
+    { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
+    { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`${input.logGroupArn}:log-stream:*`] },
+    { Sid: "InjectConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: sorted(input.connectionSecretArns) },
+    {
+      Sid: "DecryptConnectionRecords",
+      Effect: "Allow",
+      Action: ["kms:Decrypt"],
+      Resource: [input.kmsKeyArn],
+      Condition: { StringEquals: { "kms:ViaService": [`secretsmanager.${input.region}.amazonaws.com`] } },
+    },
+  );
+}
+
+export interface SchedulerRolePolicyInput {
+  /** The task definition's ARN without revision: any revision of the family may run. */
+  taskDefinitionFamilyArn: string;
+  clusterArn: string;
+  taskRoleArn: string;
+  executionRoleArn: string;
+}
+
+/** The schedule: runs the export task in its cluster and passes exactly its two roles to ECS. */
+export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocument {
+  return document(
+    { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${input.taskDefinitionFamilyArn}:*`], Condition: { ArnEquals: { "ecs:cluster": input.clusterArn } } },
+    {
+      Sid: "PassExportTaskRoles",
+      Effect: "Allow",
+      Action: ["iam:PassRole"],
+      Resource: sorted([input.taskRoleArn, input.executionRoleArn]),
+      Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
+    },
+  );
+}
+
+/** Bucket policy of a created bucket: no plain-HTTP access, by anyone. */
+export function denyInsecureTransportPolicy(bucketArn: string): PolicyDocument {
+  return document({
+    Sid: "DenyInsecureTransport",
+    Effect: "Deny",
+    Principal: "*",
+    Action: "s3:*",
+    Resource: [bucketArn, `${bucketArn}/*`],
+    Condition: { Bool: { "aws:SecureTransport": "false" } },
+  });
+}

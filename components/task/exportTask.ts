@@ -1,0 +1,183 @@
+/**
+ * The export task (procedure step 9, "Run the pipeline"): an ECS cluster (or `hubExport:task.clusterArn`), a log group
+ * with retention, the task and execution roles with least privilege, and the Fargate task definition. The task runs
+ * `hub-export run` on the rendered definition in the bucket; connection records reach it by ARN, never by value.
+ */
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import type { AwsContext } from "../awsContext";
+import { connectionEnvName } from "../naming";
+import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
+
+export const CONTAINER_NAME = "hub-export";
+/** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
+export const STOP_TIMEOUT_SECONDS = 120;
+
+export interface TaskConnection {
+  systemName: string;
+  secretArn: pulumi.Input<string>;
+}
+
+export interface ExportTaskArgs {
+  /** Physical name of the cluster, the task family and the log group. */
+  name: string;
+  roleNames: { task: string; execution: string };
+  /** Run in this cluster instead of creating one. */
+  existingClusterArn?: string;
+  cpu: number;
+  memory: number;
+  logRetentionDays: number;
+  imageUri: pulumi.Input<string>;
+  repositoryArn: pulumi.Input<string>;
+  bucketName: pulumi.Input<string>;
+  bucketArn: pulumi.Input<string>;
+  /** Key of the rendered template: templates/hub_hrsys_export/<file>. */
+  definitionKey: string;
+  templatesPrefix: string;
+  scriptsPrefix: string;
+  /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
+  connectionStorePrefix: string;
+  connections: TaskConnection[];
+  kmsKeyArn: pulumi.Input<string>;
+  aws: AwsContext;
+}
+
+export interface ContainerDefinitionInput {
+  image: string;
+  region: string;
+  logGroupName: string;
+  bucketName: string;
+  definitionKey: string;
+  scriptsPrefix: string;
+  connectionStorePrefix: string;
+  connections: { systemName: string; secretArn: string }[];
+}
+
+/** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
+export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix">): string[] {
+  return ["run", "--definition", `s3://${input.bucketName}/${input.definitionKey}`, "--scripts", `s3://${input.bucketName}/${input.scriptsPrefix}`, "--connections", `secretsmanager:${input.connectionStorePrefix}`];
+}
+
+/** The one container of the task definition. */
+export function exportContainerDefinition(input: ContainerDefinitionInput) {
+  const definitionUrl = `s3://${input.bucketName}/${input.definitionKey}`;
+  const scriptsUrl = `s3://${input.bucketName}/${input.scriptsPrefix}`;
+  return {
+    name: CONTAINER_NAME,
+    image: input.image,
+    essential: true,
+    command: exportCommand(input),
+    environment: [
+      { name: "HUB_EXPORT_DEFINITION", value: definitionUrl },
+      { name: "HUB_EXPORT_SCRIPTS", value: scriptsUrl },
+      { name: "HUB_EXPORT_CONNECTIONS", value: `secretsmanager:${input.connectionStorePrefix}` },
+      { name: "AWS_REGION", value: input.region },
+    ],
+    // By ARN: the ECS agent fetches the records with the execution role; their values never enter the definition.
+    secrets: [...input.connections]
+      .sort((a, b) => a.systemName.localeCompare(b.systemName))
+      .map((c) => ({ name: connectionEnvName(c.systemName), valueFrom: c.secretArn })),
+    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": "export" } },
+    stopTimeout: STOP_TIMEOUT_SECONDS,
+  };
+}
+
+export class ExportTask extends pulumi.ComponentResource {
+  readonly clusterArn: pulumi.Output<string>;
+  readonly taskDefinitionArn: pulumi.Output<string>;
+  /** ARN without revision: `ecs:RunTask` on `<this>:*` covers every revision. */
+  readonly taskDefinitionFamilyArn: pulumi.Output<string>;
+  readonly taskRoleArn: pulumi.Output<string>;
+  readonly executionRoleArn: pulumi.Output<string>;
+  readonly logGroupName: pulumi.Output<string>;
+
+  constructor(name: string, args: ExportTaskArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("hubExport:task:ExportTask", name, {}, opts);
+    const parent = { parent: this };
+    const { region, accountId, partition } = args.aws;
+
+    if (args.existingClusterArn) {
+      this.clusterArn = pulumi.output(args.existingClusterArn);
+    } else {
+      const cluster = new aws.ecs.Cluster(name, { name: args.name, settings: [{ name: "containerInsights", value: "enabled" }] }, parent);
+      this.clusterArn = cluster.arn;
+    }
+
+    const logGroup = new aws.cloudwatch.LogGroup(name, { name: `/ecs/${args.name}`, retentionInDays: args.logRetentionDays }, parent);
+    this.logGroupName = logGroup.name;
+
+    const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
+    const secretArns = pulumi.all(args.connections.map((c) => c.secretArn));
+
+    const taskRole = new aws.iam.Role(`${name}-task-role`, { name: args.roleNames.task, description: `Export task ${args.name}: reads its definition, scripts and connection records`, assumeRolePolicy: trust }, parent);
+    new aws.iam.RolePolicy(
+      `${name}-task-role`,
+      {
+        name: "export-task-access",
+        role: taskRole.id,
+        policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
+          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.templatesPrefix, args.scriptsPrefix], connectionSecretArns: arns, kmsKeyArn, region: r })),
+        ),
+      },
+      parent,
+    );
+
+    const executionRole = new aws.iam.Role(`${name}-execution-role`, { name: args.roleNames.execution, description: `Starts export task ${args.name}: image, logs, connection records by ARN`, assumeRolePolicy: trust }, parent);
+    new aws.iam.RolePolicy(
+      `${name}-execution-role`,
+      {
+        name: "export-task-start",
+        role: executionRole.id,
+        policy: pulumi.all([args.repositoryArn, logGroup.arn, secretArns, args.kmsKeyArn, region]).apply(([repositoryArn, logGroupArn, arns, kmsKeyArn, r]) =>
+          JSON.stringify(executionRolePolicy({ repositoryArn, logGroupArn, connectionSecretArns: arns, kmsKeyArn, region: r })),
+        ),
+      },
+      parent,
+    );
+
+    const containerDefinitions = pulumi
+      .all([args.imageUri, region, logGroup.name, args.bucketName, secretArns])
+      .apply(([image, r, logGroupName, bucketName, arns]) =>
+        JSON.stringify([
+          exportContainerDefinition({
+            image,
+            region: r,
+            logGroupName,
+            bucketName,
+            definitionKey: args.definitionKey,
+            scriptsPrefix: args.scriptsPrefix,
+            connectionStorePrefix: args.connectionStorePrefix,
+            connections: args.connections.map((c, i) => ({ systemName: c.systemName, secretArn: arns[i] })),
+          }),
+        ]),
+      );
+
+    const taskDefinition = new aws.ecs.TaskDefinition(
+      name,
+      {
+        family: args.name,
+        requiresCompatibilities: ["FARGATE"],
+        networkMode: "awsvpc",
+        cpu: String(args.cpu),
+        memory: String(args.memory),
+        runtimePlatform: { operatingSystemFamily: "LINUX", cpuArchitecture: "X86_64" },
+        taskRoleArn: taskRole.arn,
+        executionRoleArn: executionRole.arn,
+        containerDefinitions,
+      },
+      parent,
+    );
+
+    this.taskDefinitionArn = taskDefinition.arn;
+    this.taskDefinitionFamilyArn = taskDefinition.arnWithoutRevision;
+    this.taskRoleArn = taskRole.arn;
+    this.executionRoleArn = executionRole.arn;
+    this.registerOutputs({
+      clusterArn: this.clusterArn,
+      taskDefinitionArn: this.taskDefinitionArn,
+      taskRoleArn: this.taskRoleArn,
+      executionRoleArn: this.executionRoleArn,
+      logGroupName: this.logGroupName,
+    });
+  }
+}

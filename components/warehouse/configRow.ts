@@ -1,0 +1,24 @@
+/** One row of a config table as a resource (providers/sqlRows.ts): upsert, update in place, replace on a new key. */
+import * as pulumi from "@pulumi/pulumi";
+import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type SqlValue } from "../../providers/sqlRows";
+import type { PgConnectionInput } from "./connection";
+
+export interface ConfigRowArgs {
+  connection: pulumi.Input<PgConnectionInput>;
+  /** The staging schema, name only. */
+  schema: string;
+  table: string;
+  key: Record<string, string>;
+  values: Record<string, SqlValue>;
+}
+
+export class ConfigRow extends pulumi.dynamic.Resource {
+  declare readonly schema: pulumi.Output<string>;
+  declare readonly table: pulumi.Output<string>;
+  declare readonly key: pulumi.Output<Record<string, string>>;
+  declare readonly values: pulumi.Output<Record<string, SqlValue>>;
+
+  constructor(name: string, args: ConfigRowArgs, opts?: pulumi.CustomResourceOptions) {
+    super(configRowProvider, name, { ...args, version: CONFIG_ROW_PROVIDER_VERSION }, { ...opts, additionalSecretOutputs: ["connection"] }, "hubExport", "ConfigRow");
+  }
+}

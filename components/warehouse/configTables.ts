@@ -1,0 +1,29 @@
+/**
+ * The config-table rows (procedure steps 5.2 and 5.3): one record per hub API per tenant in HUB_API_CONFIG, one
+ * record per tenant in HUB_PLAT_CONFIG. Each row is its own resource, named by its key, so that onboarding a tenant
+ * adds exactly that tenant's rows.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { rowName, type ConfigRow as ConfigRowData } from "../../core/rows";
+import { ConfigRow } from "./configRow";
+import type { PgConnectionInput } from "./connection";
+import { childOptions } from "../options";
+
+export interface ConfigTablesArgs {
+  connection: PgConnectionInput;
+  /** The staging schema, name only. */
+  schema: string;
+  rows: ConfigRowData[];
+}
+
+export class ConfigTables extends pulumi.ComponentResource {
+  readonly rows: ConfigRow[];
+
+  constructor(name: string, args: ConfigTablesArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("hubExport:warehouse:ConfigTables", name, {}, opts);
+    this.rows = args.rows.map(
+      (row) => new ConfigRow(rowName(row), { connection: args.connection, schema: args.schema, table: row.table, key: row.key, values: row.values }, childOptions(this, opts)),
+    );
+    this.registerOutputs({ rowCount: this.rows.length });
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Rows of the configuration tables HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2 and 5.3): the plain
+ * operations (upsertRow, readRow, deleteRow), used by local mode too, and the dynamic provider behind
+ * components/warehouse/configRow.ts.
+ *
+ * Serialization rules (DESIGN.md section 7): the provider's methods and everything they reach are serialized with
+ * their closures. They use only functions of this file, the aliases of providers/pg.ts below, node builtins and npm
+ * packages required inside function bodies.
+ */
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { withPgClient as pgWithClient, inPgTransaction as pgInTransaction, quoteIdent as pgQuoteIdent, type PgTarget } from "./pg";
+
+// Local aliases: the serializer captures these function values, not the ./pg module object.
+const withPgClient = pgWithClient;
+const inPgTransaction = pgInTransaction;
+const quoteIdent = pgQuoteIdent;
+
+/** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
+export const CONFIG_ROW_PROVIDER_VERSION = 1;
+
+export type SqlValue = string | null;
+
+/** A row addressed by its key columns; `values` are the other managed columns. */
+export interface ConfigRowSpec {
+  schema: string;
+  table: string;
+  key: Record<string, string>;
+  values: Record<string, SqlValue>;
+}
+
+/** The dynamic resource's inputs and outputs. */
+export interface ConfigRowState extends ConfigRowSpec {
+  connection: PgTarget;
+  version: number;
+}
+
+/** `staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=...`: schema, table and key, stable under key order. */
+export function configRowId(row: Pick<ConfigRowSpec, "schema" | "table" | "key">): string {
+  const key = Object.keys(row.key)
+    .sort()
+    .map((column) => `${column.toLowerCase()}=${encodeURIComponent(row.key[column])}`)
+    .join(",");
+  return `${row.schema.toLowerCase()}.${row.table.toLowerCase()}/${key}`;
+}
+
+/** INSERT ... ON CONFLICT (key) DO UPDATE: one statement, values parameterized, identifiers quoted. */
+export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<void> {
+  const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
+  const keyColumns = Object.keys(row.key);
+  const valueColumns = Object.keys(row.values);
+  if (keyColumns.length === 0) throw new Error(`${table}: a row needs at least one key column`);
+  const columns = [...keyColumns, ...valueColumns].map((c) => quoteIdent(c, "column"));
+  const params = [...keyColumns.map((c) => row.key[c]), ...valueColumns.map((c) => row.values[c])];
+  const placeholders = params.map((_, i) => `$${i + 1}`);
+  const conflict = keyColumns.map((c) => quoteIdent(c, "column")).join(", ");
+  const update = valueColumns.length
+    ? `DO UPDATE SET ${valueColumns.map((c) => `${quoteIdent(c, "column")} = EXCLUDED.${quoteIdent(c, "column")}`).join(", ")}`
+    : "DO NOTHING";
+  const sql = `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (${conflict}) ${update}`;
+  await withPgClient(target, async (client) => {
+    try {
+      await client.query(sql, params);
+    } catch (err) {
+      throw new Error(`upsert into ${row.schema}.${row.table} (${configRowId(row)}) failed: ${(err as Error).message}`);
+    }
+  });
+}
+
+/** The row's managed columns as they are in the database, or undefined when the row is gone. */
+export async function readRow(
+  target: PgTarget,
+  row: Pick<ConfigRowSpec, "schema" | "table" | "key"> & { columns: string[] },
+): Promise<Record<string, SqlValue> | undefined> {
+  const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
+  const keyColumns = Object.keys(row.key);
+  const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
+  const select = row.columns.length ? row.columns.map((c) => `${quoteIdent(c, "column")}::text AS ${quoteIdent(c, "column")}`).join(", ") : "1 AS present";
+  return withPgClient(target, async (client) => {
+    const result = await client.query(`SELECT ${select} FROM ${table} WHERE ${where}`, keyColumns.map((c) => row.key[c]));
+    if (result.rowCount === 0) return undefined;
+    if ((result.rowCount ?? 0) > 1) throw new Error(`${configRowId(row)}: the key matches ${result.rowCount} rows; the key columns must be unique`);
+    const found = result.rows[0] as Record<string, SqlValue>;
+    const values: Record<string, SqlValue> = {};
+    for (const column of row.columns) values[column] = found[column.toLowerCase()] ?? null;
+    return values;
+  });
+}
+
+/** Deletes the row; true when it was there. */
+export async function deleteRow(target: PgTarget, row: Pick<ConfigRowSpec, "schema" | "table" | "key">): Promise<boolean> {
+  const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
+  const keyColumns = Object.keys(row.key);
+  const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
+  return withPgClient(target, async (client) =>
+    inPgTransaction(client, async () => {
+      const result = await client.query(`DELETE FROM ${table} WHERE ${where}`, keyColumns.map((c) => row.key[c]));
+      return (result.rowCount ?? 0) > 0;
+    }),
+  );
+}
+
+/** Problems with a row's inputs, one per property; identifiers are checked here so that errors show at preview. */
+export function configRowProblems(inputs: Partial<ConfigRowState>): { property: string; reason: string }[] {
+  const problems: { property: string; reason: string }[] = [];
+  const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+  for (const property of ["schema", "table"] as const) {
+    if (typeof inputs[property] !== "string" || !identifier.test(inputs[property])) problems.push({ property, reason: "must be a safe SQL identifier" });
+  }
+  const columns = new Set<string>();
+  for (const property of ["key", "values"] as const) {
+    const record = inputs[property];
+    if (!record || typeof record !== "object" || Array.isArray(record)) {
+      problems.push({ property, reason: "must be an object of column: value" });
+      continue;
+    }
+    if (property === "key" && Object.keys(record).length === 0) problems.push({ property, reason: "must name at least one key column" });
+    for (const [column, value] of Object.entries(record)) {
+      if (!identifier.test(column)) problems.push({ property, reason: `column ${JSON.stringify(column)} is not a safe SQL identifier` });
+      else if (columns.has(column.toLowerCase())) problems.push({ property, reason: `column ${column} appears in both key and values` });
+      columns.add(column.toLowerCase());
+      const allowsNull = property === "values";
+      if (!(typeof value === "string" || (allowsNull && value === null))) problems.push({ property, reason: `column ${column} must be a string${allowsNull ? " or null" : ""}` });
+    }
+  }
+  if (inputs.connection === undefined || inputs.connection === null) problems.push({ property: "connection", reason: "is required" });
+  if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
+  return problems;
+}
+
+/** JSON with object keys sorted: equal values compare equal whatever their key order. */
+function stableJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record)
+    .sort()
+    .filter((k) => record[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${stableJson(record[k])}`)
+    .join(",")}}`;
+}
+
+function rowState(inputs: ConfigRowState): ConfigRowState {
+  return { connection: inputs.connection, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
+}
+
+/**
+ * The dynamic provider. A change of schema, table or key replaces the row (deleted first: HUB_PLAT_CONFIG is also
+ * unique by client and platform region); any other change updates it in place with an upsert.
+ */
+export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
+  async check(_olds, news) {
+    const failures = configRowProblems(news);
+    return failures.length ? { failures } : { inputs: news };
+  },
+
+  async diff(_id, olds, news) {
+    const replaces: string[] = [];
+    if (String(olds.schema).toLowerCase() !== String(news.schema).toLowerCase()) replaces.push("schema");
+    if (String(olds.table).toLowerCase() !== String(news.table).toLowerCase()) replaces.push("table");
+    if (stableJson(olds.key) !== stableJson(news.key)) replaces.push("key");
+    const changes =
+      replaces.length > 0 ||
+      stableJson(olds.values) !== stableJson(news.values) ||
+      olds.version !== news.version ||
+      stableJson(olds.connection) !== stableJson(news.connection);
+    return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
+  },
+
+  async create(inputs) {
+    await upsertRow(inputs.connection, inputs);
+    return { id: configRowId(inputs), outs: rowState(inputs) };
+  },
+
+  async read(id, props) {
+    if (!props) return { id };
+    const current = await readRow(props.connection, { ...props, columns: Object.keys(props.values ?? {}) });
+    // An empty id tells the engine the row is gone: `pulumi refresh` drops it and the next `up` creates it again.
+    if (!current) return { id: "" };
+    const state = { ...rowState(props), values: current };
+    return { id, props: state, inputs: state };
+  },
+
+  async update(_id, _olds, news) {
+    await upsertRow(news.connection, news);
+    return { outs: rowState(news) };
+  },
+
+  async delete(_id, props) {
+    await deleteRow(props.connection, props);
+  },
+};

@@ -1,0 +1,144 @@
+/**
+ * Onboarding a tenant is an edit of the stack config. Compared with the plan before the edit, the plan after it adds
+ * exactly the tenant's rows, its credential entry and its routing rules; a queue connection and a publish step only
+ * when its region is new; and changes nothing else. Removing a region removes its publish step and its connection.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { PlanRun, PlannedResource } from "../../components/planner";
+import { editKey, getKey, repoStack, tenantFixture, type EngineConfigMap, type TenantFixture } from "../fixtures/stacks";
+import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
+
+const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
+const TENANT_CREDENTIALS = "hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
+
+interface Difference {
+  added: string[];
+  removed: string[];
+  /** `type name` of resources whose inputs differ. */
+  changed: string[];
+}
+
+function difference(before: PlanRun, after: PlanRun): Difference {
+  const key = (r: PlannedResource) => `${r.type} ${r.name}`;
+  const old = new Map(before.resources.map((r) => [key(r), r]));
+  const now = new Map(after.resources.map((r) => [key(r), r]));
+  return {
+    added: [...now.keys()].filter((k) => !old.has(k)).sort(),
+    removed: [...old.keys()].filter((k) => !now.has(k)).sort(),
+    changed: [...now.keys()].filter((k) => old.has(k) && JSON.stringify(inputs(old.get(k)!)) !== JSON.stringify(inputs(now.get(k)!))).sort(),
+  };
+}
+
+const byName = (run: PlanRun, name: string) => run.resources.find((r) => r.name === name)!;
+const templateOf = (run: PlanRun) => JSON.parse(inputs(run.resources.find((r) => TEMPLATE.test(r.name))!).content);
+const publishRegions = (run: PlanRun) => templateOf(run).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
+const tenantCredentials = (run: PlanRun) => JSON.parse(inputs(byName(run, TENANT_CREDENTIALS)).content) as Record<string, string>;
+
+const tenantResources = (t: TenantFixture) =>
+  [
+    ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_API_CONFIG/${t.hubTenantId}/${api}`),
+    `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/${t.hubTenantId}`,
+    `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${t.hubTenantId}`,
+  ].sort();
+
+function withTenant(config: EngineConfigMap, tenant: TenantFixture): EngineConfigMap {
+  return editKey<TenantFixture[]>(config, "tenants", (tenants) => [...tenants, tenant]);
+}
+
+describe("onboarding a tenant", () => {
+  let qa: EngineConfigMap;
+  let before: PlanRun;
+
+  beforeAll(async () => {
+    qa = repoStack("qa").config;
+    before = await planOf(qa);
+  });
+
+  it("in a region already in use adds its rows, routing rules and credential entry, and nothing else", async () => {
+    const tenant = tenantFixture(42, "EU");
+    const after = await planOf(withTenant(qa, tenant));
+    const diff = difference(before, after);
+    expect(diff.added).toEqual(tenantResources(tenant));
+    expect(diff.removed).toEqual([]);
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`]);
+
+    // tenant_credentials.txt changes only by the new entry.
+    const old = tenantCredentials(before);
+    const now = tenantCredentials(after);
+    expect(Object.keys(now).sort()).toEqual([...Object.keys(old), tenant.hubTenantId].sort());
+    for (const id of Object.keys(old)) expect(now[id]).toBe(old[id]);
+
+    // Its rows point at the region's existing queue connection.
+    const plat = inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.hubTenantId}`));
+    expect(plat.values.hub_destination).toBe("HUB_MQ_EU_QA");
+    expect(plat.values.plat_region).toBe(tenant.platRegion);
+    expect(publishRegions(after)).toEqual(publishRegions(before));
+  });
+
+  it("in a new region also adds the region's queue connection and publish step", async () => {
+    const apac = { connectionName: "HUB_MQ_APAC_QA", baseUrl: "https://mq-ap-southeast-1.anypoint.example.com", queueName: "acme-empl-apac-qa", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f", clientSecret: "apac-queue-secret" };
+    const tenant = tenantFixture(43, "APAC");
+    const config = editKey<Record<string, unknown>>(withTenant(qa, tenant), "queues", (queues) => ({ ...queues, APAC: apac }));
+    const after = await planOf(config);
+    const diff = difference(before, after);
+    expect(diff.added).toEqual(
+      [
+        ...tenantResources(tenant),
+        "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_QA",
+        "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_QA",
+      ].sort(),
+    );
+    expect(diff.removed).toEqual([]);
+    // The rendered template gains the APAC publish step; the task's roles and definition gain the new record's ARN.
+    expect(diff.changed).toEqual(
+      [
+        `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
+        `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
+        "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        "aws:iam/rolePolicy:RolePolicy hub-export-task-execution-role",
+        "aws:ecs/taskDefinition:TaskDefinition hub-export-task",
+      ].sort(),
+    );
+    expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
+    const step = templateOf(after).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps[2];
+    expect(step).toMatchObject({ region: "APAC", connection: "HUB_MQ_APAC_QA" });
+    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.hubTenantId}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
+    const taskPolicy = JSON.parse(inputs(after.resources.find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role")!).policy);
+    expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(5);
+  });
+});
+
+describe("removing a region", () => {
+  it("removes its publish step, its connection and its tenants, and keeps the other regions as they were", async () => {
+    const prod = repoStack("prod").config;
+    const before = await planOf(prod, "prod");
+    const apacTenant = getKey<TenantFixture[]>(prod, "tenants").find((t) => t.hubRegion === "APAC")!;
+    let config = editKey<TenantFixture[]>(prod, "tenants", (tenants) => tenants.filter((t) => t.hubRegion !== "APAC"));
+    config = editKey<Record<string, unknown>>(config, "queues", ({ APAC: _apac, ...rest }) => rest);
+    const after = await planOf(config, "prod");
+    const diff = difference(before, after);
+
+    expect(publishRegions(before)).toEqual(["US", "EU", "APAC"]);
+    expect(publishRegions(after)).toEqual(["US", "EU"]);
+    expect(diff.added).toEqual([]);
+    expect(diff.removed).toEqual(
+      [
+        ...tenantResources(apacTenant),
+        "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_PROD",
+        "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_PROD",
+      ].sort(),
+    );
+    expect(diff.changed).toEqual(
+      [
+        `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
+        `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
+        "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        "aws:iam/rolePolicy:RolePolicy hub-export-task-execution-role",
+        "aws:ecs/taskDefinition:TaskDefinition hub-export-task",
+      ].sort(),
+    );
+    expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);
+    expect(ofType(after, "aws:secretsmanager/secret:Secret").map((s) => inputs(s).name)).not.toContain("acme/prod/connection-strings/HUB_MQ_APAC_PROD");
+    expect(resourceKeys(after).length).toBe(resourceKeys(before).length - 7);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Secrets stay secret: every secret the procedure needs reaches Pulumi as a secret Output, the engine receives them
+ * tagged secret, and neither the stack outputs nor `hub-export plan --json` print one.
+ */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
+import { describe, expect, it } from "vitest";
+import { configFromEngine } from "../../config/load";
+import type { StackConfig } from "../../config/schema";
+import { planInstallation } from "../../core/plan";
+import { encodeCredentialsString } from "../../core/credentials";
+import { serializeConnectionRecord } from "../../core/connections";
+import { tenantCredentialsTxt } from "../../core/credentialFiles";
+import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { secretInputs } from "../../components/hubExport";
+import { planStackFile, runProgramUnderMocks } from "../../components/planner";
+import { planJson } from "../../components/planner/format";
+import indexProgram from "../../index";
+import { containsSecret, isSecretValue, maskValue } from "../../components/planner/values";
+import { editKey, repoStack } from "../fixtures/stacks";
+import { planOf } from "../fixtures/plan";
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(__dirname, "../..");
+
+/** Every plain secret value of a stack and what is derived from it (credentials strings, stored records, files). */
+function secretTexts(config: StackConfig): string[] {
+  const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+  return [
+    config.database.admin.password.reveal(),
+    config.database.task.password.reveal(),
+    ...Object.values(config.queues).map((q) => q!.clientSecret.reveal()),
+    ...config.tenants.map((t) => t.clientSecret.reveal()),
+    ...config.tenants.map((t) => encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() })),
+    ...plan.connections.filter((c) => c.password).map(serializeConnectionRecord),
+    tenantCredentialsTxt(config),
+  ];
+}
+
+describe("secrets", () => {
+  const engine = repoStack("qa");
+  // Distinct, recognizable secret values instead of placeholders.
+  let config = engine.config;
+  config = editKey<{ admin: { password: string }; task: { password: string } }>(config, "database", (db) => ({ ...db, admin: { ...db.admin, password: "admin-pw-Zq81" }, task: { ...db.task, password: "task-pw-Xr55" } }));
+  const stackConfig = configFromEngine(config, "qa");
+
+  it("are Pulumi secrets wherever the program hands them to a component", async () => {
+    const plan = planInstallation(stackConfig, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+    const s = secretInputs(plan);
+    const outputs = [
+      s.adminPassword,
+      s.taskPassword,
+      ...s.connectionRecords.map((r) => r.secretString),
+      ...s.routingRules.map((r) => r.credentialsString),
+      ...s.credentialFiles.filter((f) => f.key.endsWith("tenant_credentials.txt")).map((f) => f.content as pulumi.Output<string>),
+    ];
+    for (const output of outputs) expect(await pulumi.isSecret(output)).toBe(true);
+    // Nothing else in the component arguments holds a secret in plain text.
+    const plainParts = JSON.stringify({ ...s, adminPassword: 0, taskPassword: 0, connectionRecords: s.connectionRecords.map((r) => ({ ...r, secretString: 0 })), routingRules: s.routingRules.map((r) => ({ ...r, credentialsString: 0 })), credentialFiles: s.credentialFiles.map((f) => (pulumi.Output.isInstance(f.content) ? { ...f, content: 0 } : f)) });
+    for (const text of secretTexts(stackConfig)) expect(plainParts).not.toContain(text);
+  });
+
+  it("reach the engine tagged secret and never appear untagged in any input, option or output", async () => {
+    const run = await planOf(config);
+    const secrets = secretTexts(stackConfig);
+    const masked = JSON.stringify({ resources: run.resources.map((r) => ({ ...r, inputs: maskValue(r.inputs), state: maskValue(r.state) })), outputs: maskValue(run.outputs) });
+    for (const text of secrets) expect(masked).not.toContain(text);
+    // The stack outputs hold no secret at all.
+    expect(containsSecret(run.outputs)).toBe(false);
+    // And the secret-holding inputs are tagged.
+    const tagged = run.resources.flatMap((r) => Object.entries(r.inputs).filter(([, v]) => containsSecret(v)).map(([k]) => `${r.type}.${k}`));
+    expect(new Set(tagged)).toEqual(
+      new Set([
+        "pulumi:providers:postgresql.password",
+        "postgresql:index/role:Role.password",
+        "pulumi-nodejs:dynamic/hubExport:SqlBaseline.connection",
+        "pulumi-nodejs:dynamic/hubExport:ConfigRow.connection",
+        "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet.credentialsString",
+        "aws:secretsmanager/secretVersion:SecretVersion.secretString",
+        "aws:s3/bucketObjectv2:BucketObjectv2.content",
+        "command:local:Command.environment",
+      ]),
+    );
+    const version = run.resources.find((r) => r.type === "aws:secretsmanager/secretVersion:SecretVersion")!;
+    expect(isSecretValue(version.state!.secretString)).toBe(true);
+  });
+
+  it("are masked in the plan JSON of a stack file (placeholder secrets)", async () => {
+    const text = JSON.stringify(planJson(await planStackFile({ stack: "qa" })));
+    const plan = JSON.parse(text);
+    expect(plan.resourceCount).toBe(plan.resources.length);
+    for (const placeholder of engine.placeholders) expect(text).not.toContain(placeholder);
+    for (const secret of secretTexts(configFromEngine(engine.config, "qa"))) expect(text).not.toContain(secret);
+    expect(text).toContain('"[secret]"');
+    expect(text).not.toContain("4dabf18193072939515e22adb298388d");
+  });
+
+  it("are masked in `hub-export plan --json` run as a plain node process, without the Pulumi CLI", async () => {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [path.join(ROOT, "bin/hub-export.js"), "plan", "--stack", "prod", "--json"], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: path.dirname(process.execPath), PULUMI_ACCESS_TOKEN: "", AWS_ACCESS_KEY_ID: "", AWS_PROFILE: "" },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(stderr).toBe("");
+    const plan = JSON.parse(stdout);
+    expect(plan.stack).toBe("prod");
+    expect(plan.resources.some((r: { type: string }) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
+    for (const placeholder of repoStack("prod").placeholders) expect(stdout).not.toContain(placeholder);
+  });
+});
+
+describe("the program", () => {
+  it("reports a config error as its message, without a stack trace", async () => {
+    const bad = editKey<Record<string, unknown>>(repoStack("qa").config, "bucket", (b) => ({ ...b, name: "Not A Bucket" }));
+    const error = await runProgramUnderMocks({ stack: "qa", config: bad }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(pulumi.RunError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^stack 'qa': invalid configuration \(1 problem\)\nhubExport:bucket\.name: must be a valid S3 bucket name$/);
+  });
+
+  it("is what index.ts exports for `pulumi up`", async () => {
+    const program = indexProgram;
+    expect(typeof program).toBe("function");
+    const run = await runProgramUnderMocks({ stack: "qa", config: repoStack("qa").config, program });
+    expect(run.resources.filter((r) => r.type === "hubExport:index:HubExport")).toHaveLength(1);
+    expect(run.outputs).toHaveProperty("intakeJobQuery");
+  });
+
+  it("runs twice in one process with the same result (isolated runtime state)", async () => {
+    const first = await planOf(repoStack("qa").config);
+    await planOf(repoStack("prod").config, "prod");
+    const again = await planOf(repoStack("qa").config);
+    const strip = (run: typeof first) => run.resources.map((r) => ({ ...r, state: undefined }));
+    expect(strip(again)).toEqual(strip(first));
+    expect(again.outputs).toEqual(first.outputs);
+  });
+});

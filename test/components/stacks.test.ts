@@ -1,0 +1,338 @@
+/**
+ * Each stack file of the repository, run through the real program under mocks: the resources `pulumi up` would
+ * register, with the inputs it would send.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { configFromEngine } from "../../config/load";
+import type { StackConfig } from "../../config/schema";
+import { renderTemplate } from "../../core/template";
+import { renderBaseline } from "../../core/baseline";
+import { hubApiConfigRows, hubPlatConfigRows, rowName } from "../../core/rows";
+import { routingRulesFor, defaultRoutingRules } from "../../core/routingRules";
+import { connectionRecords, serializeConnectionRecord } from "../../core/connections";
+import { tenantCredentialsTxt, credentialsIni } from "../../core/credentialFiles";
+import { encodeCredentialsString } from "../../core/credentials";
+import { intakeJobQuery } from "../../core/naming";
+import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { baselineTables } from "../../providers/baseline";
+import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import { imageTag } from "../../components/task/taskImage";
+import type { PlanRun } from "../../components/planner";
+import { repoStack } from "../fixtures/stacks";
+import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
+
+const ACCOUNT = "123456789012";
+const REGION = "us-east-1";
+
+const T = {
+  bucket: "aws:s3/bucket:Bucket",
+  object: "aws:s3/bucketObjectv2:BucketObjectv2",
+  secret: "aws:secretsmanager/secret:Secret",
+  secretVersion: "aws:secretsmanager/secretVersion:SecretVersion",
+  row: "pulumi-nodejs:dynamic/hubExport:ConfigRow",
+  rules: "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet",
+  baseline: "pulumi-nodejs:dynamic/hubExport:SqlBaseline",
+  role: "aws:iam/role:Role",
+  rolePolicy: "aws:iam/rolePolicy:RolePolicy",
+  taskDefinition: "aws:ecs/taskDefinition:TaskDefinition",
+  schedule: "aws:scheduler/schedule:Schedule",
+  key: "aws:kms/key:Key",
+  grant: "postgresql:index/grant:Grant",
+};
+
+for (const stack of ["qa", "prod"] as const) {
+  describe(`stack ${stack}`, () => {
+    let run: PlanRun;
+    let config: StackConfig;
+    let placeholders: string[];
+    const slug = `acme-${stack}`;
+
+    beforeAll(async () => {
+      const engine = repoStack(stack);
+      placeholders = engine.placeholders;
+      config = configFromEngine(engine.config, stack);
+      run = await planOf(engine.config, stack);
+    });
+
+    it("nests every resource under one HubExport root, one component per part of the procedure", () => {
+      const root = one(run, "hubExport:index:HubExport");
+      const components = run.resources.filter((r) => r.parent === root.urn).map((r) => r.type).sort();
+      expect(components).toEqual([
+        "hubExport:connections:ConnectionStore",
+        "hubExport:hub:HubRoutingRules",
+        "hubExport:security:EncryptionKey",
+        "hubExport:storage:CredentialFiles",
+        "hubExport:storage:PlatformBucket",
+        "hubExport:task:ExportSchedule",
+        "hubExport:task:ExportTask",
+        "hubExport:task:TaskImage",
+        "hubExport:warehouse:ConfigTables",
+        "hubExport:warehouse:Warehouse",
+      ]);
+      for (const r of run.resources) if (r.type.startsWith("hubExport:")) expect(r.type).toMatch(/^hubExport:[a-z]+:[A-Z][A-Za-z]+$/);
+      for (const r of run.resources) if (r.type !== "pulumi:pulumi:Stack") expect(r.parent).toBeDefined();
+    });
+
+    it("uploads the rendered template exactly as the renderer renders it, and the scripts folder", () => {
+      const rendered = renderTemplate(loadPipelineTemplate(), config);
+      const objects = Object.fromEntries(ofType(run, T.object).map((r) => [inputs(r).key, r]));
+      expect(Object.keys(objects).sort()).toEqual([
+        "Tools/hub_python_scripts/",
+        "Tools/hub_python_scripts/credentials.ini",
+        "Tools/hub_python_scripts/credentials_template.ini",
+        "Tools/hub_python_scripts/tenant_credentials.txt",
+        "Tools/hub_python_scripts/tenant_credentials_template.txt",
+        "templates/hub_hrsys_export/",
+        `templates/hub_hrsys_export/${rendered.fileName}`,
+      ]);
+      const template = inputs(objects[`templates/hub_hrsys_export/${rendered.fileName}`]);
+      expect(template.content).toBe(rendered.text);
+      expect(template.bucket).toBe(config.bucket.name);
+      const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
+      expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
+
+      // The credential files: SSE-KMS under the stack's key; tenant_credentials.txt secret.
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const ini = objects["Tools/hub_python_scripts/credentials.ini"];
+      const tenants = objects["Tools/hub_python_scripts/tenant_credentials.txt"];
+      for (const file of [ini, tenants]) expect(inputs(file)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn });
+      expect(inputs(ini).content).toBe(credentialsIni(config));
+      expect(inputs(tenants).content).toBe(tenantCredentialsTxt(config));
+      expect(isSecretInput(tenants, "content")).toBe(true);
+      expect(isSecretInput(ini, "content")).toBe(false);
+    });
+
+    it("creates or adopts the bucket as configured", () => {
+      const bucket = one(run, T.bucket);
+      const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type));
+      if (stack === "qa") {
+        expect(bucket.read).toBe(false);
+        expect(inputs(bucket)).toEqual({ bucket: "acme-platform-qa", forceDestroy: false });
+        expect(settings.map((r) => r.type.split(":")[2]).sort()).toEqual(["BucketPolicy", "BucketPublicAccessBlock", "BucketServerSideEncryptionConfiguration", "BucketVersioning"]);
+        const sse = inputs(settings.find((r) => r.type.endsWith("BucketServerSideEncryptionConfiguration"))!);
+        expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key)).arn }, bucketKeyEnabled: true }]);
+      } else {
+        // Adopted: read by name, never created or deleted, its settings left alone; the configured key is used.
+        expect(bucket.read).toBe(true);
+        expect(bucket.id).toBe("acme-platform-prod");
+        expect(settings).toEqual([]);
+        expect(ofType(run, T.key)).toEqual([]);
+      }
+    });
+
+    it("stores one connection record per connection, the whole record as a KMS-encrypted secret", () => {
+      const records = connectionRecords(config);
+      expect(records.map((r) => r.systemName)).toEqual(
+        stack === "qa" ? ["PLAT_S3_QA", "PLAT_WAREHOUSE_QA", "HUB_MQ_US_QA", "HUB_MQ_EU_QA"] : ["PLAT_S3_PROD", "PLAT_WAREHOUSE_PROD", "HUB_MQ_US_PROD", "HUB_MQ_EU_PROD", "HUB_MQ_APAC_PROD"],
+      );
+      const secrets = ofType(run, T.secret);
+      const versions = ofType(run, T.secretVersion);
+      expect(secrets.map((s) => inputs(s).name)).toEqual(records.map((r) => `acme/${stack}/connection-strings/${r.systemName}`));
+      for (const [i, record] of records.entries()) {
+        expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn);
+        expect(inputs(versions[i]).secretId).toBe(outputs(secrets[i]).arn);
+        expect(inputs(versions[i]).secretString).toBe(serializeConnectionRecord(record));
+        expect(isSecretInput(versions[i], "secretString")).toBe(true);
+      }
+    });
+
+    it("creates the schemas, applies the baseline and grants the task role least privilege", () => {
+      const baseline = one(run, T.baseline);
+      const sql = renderBaseline(loadSqlBaseline(), config);
+      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql, version: 1 });
+      expect(isSecretInput(baseline, "connection", "password")).toBe(true);
+      expect(baseline.options.additionalSecretOutputs).toEqual(["connection"]);
+
+      const grants = ofType(run, T.grant).map((g) => {
+        const { objectType, schema, objects, privileges, role } = inputs(g);
+        return { objectType, schema, objects, privileges, role };
+      });
+      const role = `hub_export_${stack}`;
+      // The run tables are the baseline's other staging tables; the known ones must be among them.
+      const runTables = baselineTables(sql)
+        .map((t) => t.slice("staging.".length))
+        .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config")
+        .sort();
+      expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark", "hub_intake_job"]));
+      expect(grants).toEqual([
+        { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
+        { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
+        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
+        { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
+        { objectType: "table", schema: "staging", objects: ["hub_api_config", "hub_plat_config"], privileges: ["SELECT"], role },
+        {
+          objectType: "table",
+          schema: "staging",
+          objects: runTables,
+          privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"],
+          role,
+        },
+      ]);
+      // Staging grants wait for the baseline's tables.
+      for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging")) expect(g.dependsOn).toContain(baseline.urn);
+      const taskRole = one(run, "postgresql:index/role:Role");
+      expect(inputs(taskRole)).toMatchObject({ name: role, login: true, superuser: false, createDatabase: false, createRole: false });
+      expect(isSecretInput(taskRole, "password")).toBe(true);
+      expect(isSecretInput(one(run, "pulumi:providers:postgresql"), "password")).toBe(true);
+    });
+
+    it("writes exactly the config-table rows of the tenants, after the baseline", () => {
+      const expected = [...hubApiConfigRows(config), ...hubPlatConfigRows(config)];
+      const rows = ofType(run, T.row);
+      expect(rows.map((r) => r.name)).toEqual(expected.map(rowName));
+      const baseline = one(run, T.baseline);
+      for (const [i, row] of expected.entries()) {
+        expect(inputs(rows[i])).toMatchObject({ schema: "staging", table: row.table, key: row.key, values: row.values, version: 1 });
+        expect(isSecretInput(rows[i], "connection", "password")).toBe(true);
+        expect(rows[i].dependsOn).toContain(baseline.urn);
+      }
+      expect(rows).toHaveLength(config.tenants.length * 4);
+    });
+
+    it("posts each tenant's routing rules with its credentials string as a secret", () => {
+      const sets = ofType(run, T.rules);
+      expect(sets.map((s) => s.name)).toEqual(config.tenants.map((t) => `routingRules/${t.hubTenantId}`));
+      for (const [i, tenant] of config.tenants.entries()) {
+        const rules = routingRulesFor(tenant);
+        expect(rules).toEqual(defaultRoutingRules());
+        expect(inputs(sets[i])).toMatchObject({
+          cfgApiUrl: config.hub.apis.CFG,
+          tenantId: tenant.hubTenantId,
+          rules,
+          rulesHash: routingRulesHash(rules),
+          credentialsString: encodeCredentialsString({ clientId: tenant.clientId, clientSecret: tenant.clientSecret.reveal() }),
+        });
+        expect(isSecretInput(sets[i], "credentialsString")).toBe(true);
+        expect(sets[i].options.additionalSecretOutputs).toEqual(["credentialsString"]);
+      }
+    });
+
+    it("grants the task, execution and schedule roles exactly what they need", () => {
+      const bucketArn = `arn:aws:s3:::acme-platform-${stack}`;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn! : outputs(one(run, T.key)).arn;
+      const secretArns = ofType(run, T.secret).map((s) => outputs(s).arn as string).sort();
+      const policy = (name: string) => JSON.parse(inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === name)!).policy);
+      const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
+      const roleArn = (suffix: string) => `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-${suffix}`;
+
+      expect(policy("export-task-access")).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: [`${bucketArn}/Tools/hub_python_scripts/*`, `${bucketArn}/templates/hub_hrsys_export/*`] },
+          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": ["Tools/hub_python_scripts/*", "templates/hub_hrsys_export/*"] } } },
+          { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
+          { Sid: "DecryptThroughS3AndSecretsManager", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`s3.${REGION}.amazonaws.com`, `secretsmanager.${REGION}.amazonaws.com`] } } },
+        ],
+      });
+      expect(policy("export-task-start")).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [`arn:aws:ecr:${REGION}:${ACCOUNT}:repository/hub-export-${slug}`] },
+          { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
+          { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/ecs/hub-export-${slug}:log-stream:*`] },
+          { Sid: "InjectConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
+          { Sid: "DecryptConnectionRecords", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`secretsmanager.${REGION}.amazonaws.com`] } } },
+        ],
+      });
+      expect(policy("run-export-task")).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${family}:*`], Condition: { ArnEquals: { "ecs:cluster": `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug}` } } },
+          { Sid: "PassExportTaskRoles", Effect: "Allow", Action: ["iam:PassRole"], Resource: [roleArn("execution"), roleArn("task")], Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } } },
+        ],
+      });
+      const trust = (name: string) => JSON.parse(inputs(ofType(run, T.role).find((r) => inputs(r).name === name)!).assumeRolePolicy);
+      for (const suffix of ["task", "execution"]) {
+        expect(trust(`hub-export-${slug}-${suffix}`).Statement).toEqual([
+          {
+            Sid: "EcsTasksOfThisAccount",
+            Effect: "Allow",
+            Principal: { Service: "ecs-tasks.amazonaws.com" },
+            Action: "sts:AssumeRole",
+            Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT }, ArnLike: { "aws:SourceArn": `arn:aws:ecs:${REGION}:${ACCOUNT}:*` } },
+          },
+        ]);
+      }
+      expect(trust(`hub-export-${slug}-schedule`).Statement[0].Principal).toEqual({ Service: "scheduler.amazonaws.com" });
+    });
+
+    it("defines the Fargate task with connection records by ARN and the definition in the bucket", () => {
+      const definition = inputs(one(run, T.taskDefinition));
+      expect(definition).toMatchObject({
+        family: `hub-export-${slug}`,
+        requiresCompatibilities: ["FARGATE"],
+        networkMode: "awsvpc",
+        cpu: String(config.task.cpu),
+        memory: String(config.task.memory),
+        taskRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-task`,
+        executionRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-execution`,
+      });
+      const [container] = JSON.parse(definition.containerDefinitions);
+      const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
+      expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
+      expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
+      expect(container.environment).toEqual([
+        { name: "HUB_EXPORT_DEFINITION", value: `s3://acme-platform-${stack}/${templateKey}` },
+        { name: "HUB_EXPORT_SCRIPTS", value: `s3://acme-platform-${stack}/Tools/hub_python_scripts/` },
+        { name: "HUB_EXPORT_CONNECTIONS", value: `secretsmanager:acme/${stack}` },
+        { name: "AWS_REGION", value: REGION },
+      ]);
+      const arnByName = Object.fromEntries(ofType(run, T.secret).map((s) => [inputs(s).name.split("/").pop(), outputs(s).arn]));
+      expect(container.secrets).toHaveLength(connectionRecords(config).length);
+      for (const s of container.secrets) {
+        expect(s.valueFrom).toMatch(/^arn:aws:secretsmanager:/);
+        expect(s.valueFrom).toBe(arnByName[Object.keys(arnByName).find((n) => s.name === `HUB_CONNECTION_${n}`)!]);
+      }
+      expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
+      expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup")).retentionInDays).toBe(config.task.logRetentionDays);
+      // The image is built from the task's sources, by content hash, with the ECR token as a secret.
+      const build = one(run, "command:local:Command");
+      expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);
+      expect(isSecretInput(build, "environment", "REGISTRY_PASSWORD")).toBe(true);
+      expect(inputs(one(run, "aws:ecr/repository:Repository"))).toMatchObject({ imageScanningConfiguration: { scanOnPush: true }, imageTagMutability: "IMMUTABLE" });
+      expect(ofType(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).toHaveLength(1);
+      // The task definition waits for the push of its image.
+      expect(one(run, T.taskDefinition).dependsOn).toContain(build.urn);
+    });
+
+    it("schedules the task on Fargate in the configured network", () => {
+      const schedule = inputs(one(run, T.schedule));
+      expect(schedule).toMatchObject({
+        name: `hub-export-${slug}`,
+        scheduleExpression: config.schedule.expression,
+        scheduleExpressionTimezone: config.schedule.timezone,
+        state: "ENABLED",
+        flexibleTimeWindow: { mode: "OFF" },
+      });
+      expect(schedule.target).toMatchObject({
+        arn: `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug}`,
+        roleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-schedule`,
+        ecsParameters: {
+          taskDefinitionArn: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}:1`,
+          launchType: "FARGATE",
+          taskCount: 1,
+          networkConfiguration: { subnets: config.network.subnetIds, securityGroups: config.network.securityGroupIds, assignPublicIp: false },
+        },
+      });
+      // The first run needs the whole installation: files, connection records, grants and rows come first.
+      const waitsFor = one(run, T.schedule).dependsOn;
+      for (const type of [T.object, T.secretVersion, T.row, T.grant, T.baseline]) for (const r of ofType(run, type)) expect(waitsFor).toContain(r.urn);
+    });
+
+    it("exports what operators look for, nothing secret", () => {
+      const out = run.outputs as Record<string, unknown>;
+      expect(out).toMatchObject({
+        bucket: `acme-platform-${stack}`,
+        templateKey: `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`,
+        jobName: config.jobName,
+        intakeJobQuery: intakeJobQuery(config),
+        scheduleName: `hub-export-${slug}`,
+        routingRuleCounts: Object.fromEntries(config.tenants.map((t) => [t.hubTenantId, 8])),
+      });
+      expect((out.connectionNames as { queues: object }).queues).toEqual(Object.fromEntries(Object.entries(config.queues).map(([r, q]) => [r, q!.connectionName])));
+      const text = JSON.stringify(run.outputs);
+      expect(text).not.toContain("4dabf18193072939515e22adb298388d"); // no secret-tagged value at all
+      for (const p of placeholders) expect(text).not.toContain(p);
+    });
+  });
+}

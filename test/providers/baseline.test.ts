@@ -1,0 +1,96 @@
+/**
+ * The baseline provider against embedded PostgreSQL: applied on create, applied again only when its rendered SQL
+ * (sha256) changes, all-or-nothing, drift (a dropped table) seen by read, never dropped on delete.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { renderBaseline } from "../../core/baseline";
+import { loadSqlBaseline } from "../../templates";
+import { applyBaseline, baselineProvider, baselineTables, missingBaselineTables, sha256Hex } from "../../providers/baseline";
+import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+
+let wh: Warehouse;
+
+beforeAll(async () => {
+  wh = await warehouseWithBaseline("baseline");
+});
+afterAll(async () => {
+  await wh?.drop();
+});
+
+const tablesIn = async (schema: string) =>
+  (await wh.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [schema])).map((r) => r.table_name);
+
+describe("baseline provider", () => {
+  it("creates every table of the rendered baseline in the staging schema", async () => {
+    const sql = renderBaseline(loadSqlBaseline(), wh.config);
+    expect(baselineTables(sql).every((t) => t.startsWith("staging."))).toBe(true);
+    expect(await tablesIn("staging")).toEqual(baselineTables(sql).map((t) => t.slice("staging.".length)).sort());
+    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_api_config", "hub_plat_config", "hub_intake_job", "hub_acme_messages_archive", "hub_acme_messages_status"]));
+    expect(await missingBaselineTables(wh.connection, sql)).toEqual([]);
+  });
+
+  it("is idempotent: the same baseline applied again changes nothing", async () => {
+    const inputs = baselineInputs(wh.connection, wh.config);
+    await wh.query("INSERT INTO staging.hub_intake_job (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at) VALUES ('j', gen_random_uuid(), 'ACME', 'ExecutionCompleted', '1', now(), now())");
+    await baselineProvider.create(inputs);
+    expect(await wh.query("SELECT count(*)::int AS n FROM staging.hub_intake_job")).toEqual([{ n: 1 }]);
+  });
+
+  it("diffs on the sha256 of the rendered SQL and applies a new baseline on update", async () => {
+    const olds = baselineInputs(wh.connection, wh.config);
+    expect(await baselineProvider.diff!("id", olds, { ...olds })).toEqual({ changes: false });
+    // A rotated admin password is stored, without applying the baseline again.
+    expect(await baselineProvider.diff!("id", olds, { ...olds, connection: { ...wh.connection, password: "rotated" } })).toEqual({ changes: true });
+
+    const sql = `${olds.sql}\nCREATE TABLE IF NOT EXISTS staging.HUB_BASELINE_PROBE (id integer PRIMARY KEY);\n`;
+    const news = baselineInputs(wh.connection, wh.config, sql);
+    expect(news.sha256).not.toBe(olds.sha256);
+    expect(await baselineProvider.diff!("id", olds, news)).toEqual({ changes: true });
+    const updated = await baselineProvider.update!("id", olds, news);
+    expect(updated.outs!.sha256).toBe(sha256Hex(sql));
+    expect(await tablesIn("staging")).toContain("hub_baseline_probe");
+  });
+
+  it("applies all or nothing: a failing baseline leaves the database as it was", async () => {
+    const before = await tablesIn("staging");
+    const sql = "CREATE TABLE staging.half_applied (x integer);\nSELECT 1 / 0;";
+    const error = await applyBaseline(wh.connection, sql, "Hub_Plat_Common_Schema_Baseline_99").catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/^Hub_Plat_Common_Schema_Baseline_99: applying the baseline to 127\.0\.0\.1:\d+\/\w+ failed, nothing was changed: division by zero/);
+    expect((error as Error).message).not.toContain(wh.connection.password);
+    expect(await tablesIn("staging")).toEqual(before);
+  });
+
+  it("rejects SQL whose sha256 does not match", async () => {
+    const inputs = baselineInputs(wh.connection, wh.config);
+    expect((await baselineProvider.check!(inputs, { ...inputs, sql: `${inputs.sql}\n-- edited` })).failures).toEqual([{ property: "sha256", reason: "is not the sha256 of sql" }]);
+    expect(await baselineProvider.check!(inputs, inputs)).toEqual({ inputs });
+  });
+
+  it("reads a dropped table as drift, so that the next `up` applies the baseline again", async () => {
+    const inputs = baselineInputs(wh.connection, wh.config);
+    const { id, outs } = await baselineProvider.create(inputs);
+    expect(await baselineProvider.read!(id, outs)).toEqual({ id, props: inputs });
+    await wh.query("DROP TABLE staging.hub_export_watermark");
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      expect(await baselineProvider.read!(id, outs)).toEqual({ id: "" });
+      expect(String(stderr.mock.calls[0][0])).toMatch(/tables missing in .*: staging\.hub_export_watermark; the next 'pulumi up' applies the baseline again/);
+    } finally {
+      stderr.mockRestore();
+    }
+    await baselineProvider.create(inputs);
+    expect(await tablesIn("staging")).toContain("hub_export_watermark");
+  });
+
+  it("leaves the tables in place on delete, and says so", async () => {
+    const inputs = baselineInputs(wh.connection, wh.config);
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      await baselineProvider.delete!("id", inputs);
+      expect(String(stderr.mock.calls[0][0])).toMatch(/the baseline's tables stay in/);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(await tablesIn("staging")).toContain("hub_intake_job");
+  });
+});

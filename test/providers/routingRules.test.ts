@@ -1,0 +1,142 @@
+/**
+ * The routing-rules provider against the emulator's cfg API: posts on create, does not post an unchanged set, posts a
+ * changed set, replaces for another tenant, leaves the hub's rows on delete, reports errors without secrets.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { startEmulator, type Emulator } from "../../emulator";
+import { freePort } from "../../local/embeddedPostgres";
+import { encodeCredentialsString } from "../../core/credentials";
+import { basicAuthorization, hubApiUrl } from "../../core/hubContract";
+import { canonicalRuleSet, defaultRoutingRules, type RoutingRule } from "../../core/routingRules";
+import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import {
+  canonicalRules,
+  postRoutingRules,
+  routingRulesProvider,
+  routingRulesUrl,
+  ruleSetHash,
+  ROUTING_RULES_PROVIDER_VERSION,
+  type RoutingRuleSetState,
+} from "../../providers/routingRules";
+
+const TENANT = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
+const OTHER = "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b";
+const CREDENTIALS = { clientId: "acme-us-qa-hrsys", clientSecret: "s3cr3t-Ab9" };
+const OTHER_CREDENTIALS = { clientId: "acme-eu-qa-hrsys", clientSecret: "other-S3cret" };
+
+let hub: Emulator;
+
+beforeAll(async () => {
+  hub = await startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS, [OTHER]: OTHER_CREDENTIALS } } });
+});
+afterAll(async () => {
+  await hub?.close();
+});
+beforeEach(() => {
+  hub.reset();
+  hub.setFaults({});
+});
+
+function ruleSet(rules: RoutingRule[] = defaultRoutingRules(), tenantId = TENANT, credentials = CREDENTIALS): RoutingRuleSetState {
+  return { cfgApiUrl: hub.urls.cfg, tenantId, credentialsString: encodeCredentialsString(credentials), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
+}
+
+const hubRules = (tenantId = TENANT) => hub.state().routingRules[tenantId.toLowerCase()];
+
+describe("the provider's cfg API request", () => {
+  it("is the contract of core/hubContract.ts", () => {
+    const rules = defaultRoutingRules();
+    expect(routingRulesUrl("https://hub-ext-qa.example.com/cfg/api/", TENANT)).toBe(hubApiUrl("https://hub-ext-qa.example.com/cfg/api/", "CFG", TENANT));
+    expect(canonicalRules(rules)).toBe(canonicalRuleSet(rules));
+    expect(ruleSetHash(rules)).toBe(routingRulesHash(rules));
+    expect(`Basic ${encodeCredentialsString(CREDENTIALS)}`).toBe(basicAuthorization(encodeCredentialsString(CREDENTIALS)));
+  });
+});
+
+describe("routing rules provider", () => {
+  it("posts the tenant's rule set on create", async () => {
+    const inputs = ruleSet();
+    const created = await routingRulesProvider.create(inputs);
+    expect(created.id).toBe(TENANT);
+    expect(created.outs).toMatchObject({ ...inputs, ruleCount: 8 });
+    expect(Date.parse(created.outs!.postedAt!)).not.toBeNaN();
+    expect(hubRules()).toMatchObject({ posts: 1, rules: defaultRoutingRules() });
+  });
+
+  it("does not post an unchanged set again, and posts a changed set", async () => {
+    const olds = ruleSet();
+    await routingRulesProvider.create(olds);
+    // Same rules, fields in another order: the same canonical set.
+    const same = ruleSet(defaultRoutingRules().map((r) => ({ status: r.status, systemRoleCodeTarget: r.systemRoleCodeTarget, systemRoleCodeSource: r.systemRoleCodeSource, isDataMastered: r.isDataMastered, dataDomainCode: r.dataDomainCode })));
+    expect(await routingRulesProvider.diff!(TENANT, olds, same)).toEqual({ changes: false, replaces: [] });
+
+    const changed = defaultRoutingRules().map((r, i) => (i === 4 ? { ...r, status: 1 as const } : r));
+    const news = ruleSet(changed);
+    expect(await routingRulesProvider.diff!(TENANT, olds, news)).toEqual({ changes: true, replaces: [] });
+    const updated = await routingRulesProvider.update!(TENANT, olds, news);
+    expect(updated.outs).toMatchObject({ rulesHash: routingRulesHash(changed), ruleCount: 8 });
+    expect(hubRules()).toMatchObject({ posts: 2, rules: changed });
+  });
+
+  it("stores new credentials without posting the same set again", async () => {
+    const olds = { ...ruleSet(), postedAt: "2026-01-01T00:00:00.000Z" };
+    await routingRulesProvider.create(olds);
+    const news = { ...ruleSet(), credentialsString: `${olds.credentialsString}x` };
+    expect((await routingRulesProvider.diff!(TENANT, olds, news)).changes).toBe(true);
+    const updated = await routingRulesProvider.update!(TENANT, olds, news);
+    expect(updated.outs).toMatchObject({ credentialsString: news.credentialsString, postedAt: "2026-01-01T00:00:00.000Z" });
+    expect(hubRules().posts).toBe(1);
+  });
+
+  it("replaces the resource for another tenant", async () => {
+    const olds = ruleSet();
+    const news = ruleSet(defaultRoutingRules(), OTHER, OTHER_CREDENTIALS);
+    expect(await routingRulesProvider.diff!(TENANT, olds, news)).toEqual({ changes: true, replaces: ["tenantId"] });
+    expect((await routingRulesProvider.diff!(TENANT, olds, { ...olds, tenantId: TENANT.toUpperCase() })).replaces).toEqual([]);
+  });
+
+  it("leaves the hub's rows in place on delete, and says so", async () => {
+    const inputs = ruleSet();
+    const { id, outs } = await routingRulesProvider.create(inputs);
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      await routingRulesProvider.delete!(id, outs!);
+      const message = String(stderr.mock.calls[0][0]);
+      expect(message).toMatch(new RegExp(`routing rules of tenant ${TENANT} were left in place: the cfg API has no delete`));
+      expect(message).not.toContain(inputs.credentialsString);
+    } finally {
+      stderr.mockRestore();
+    }
+    const stored = await fetch(routingRulesUrl(hub.urls.cfg, TENANT), { headers: { Authorization: basicAuthorization(inputs.credentialsString) } });
+    expect(await stored.json()).toEqual(defaultRoutingRules());
+  });
+
+  it("fails on a refused request with the status and a short excerpt, never the credentials", async () => {
+    const wrong = ruleSet(defaultRoutingRules(), TENANT, { ...CREDENTIALS, clientSecret: "wrong-secret" });
+    const error = (await routingRulesProvider.create(wrong).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(new RegExp(`^cfg API POST routingRules for tenant ${TENANT} failed: HTTP 401 Unauthorized: .{1,203}$`));
+    expect(error.message).not.toContain(wrong.credentialsString);
+    expect(error.message).not.toContain("wrong-secret");
+    expect(hubRules()).toBeUndefined();
+  });
+
+  it("retries 5xx answers and reports the last one", async () => {
+    hub.setFaults("cfg.routingRules:503=1");
+    const error = (await postRoutingRules({ ...ruleSet(), attempts: 2 }).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(/failed after 2 attempts: HTTP 503/);
+    expect(hub.state().faults.stats["cfg.routingRules"]).toMatchObject({ requests: 2 });
+  });
+
+  it("reports an unreachable hub", async () => {
+    const port = await freePort();
+    const error = (await postRoutingRules({ ...ruleSet(), cfgApiUrl: `http://127.0.0.1:${port}/cfg/api/`, attempts: 1 }).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(/^cfg API POST routingRules for tenant .* failed after 1 attempt: network error \(ECONNREFUSED\)$/);
+  });
+
+  it("checks its inputs", async () => {
+    const inputs = ruleSet();
+    expect(await routingRulesProvider.check!(inputs, inputs)).toEqual({ inputs });
+    expect((await routingRulesProvider.check!(inputs, { ...inputs, rulesHash: "0".repeat(64) })).failures).toEqual([{ property: "rulesHash", reason: "is not the hash of the canonical rule set" }]);
+    expect((await routingRulesProvider.check!(inputs, { ...inputs, cfgApiUrl: "https://hub/cfg" })).failures).toEqual([{ property: "cfgApiUrl", reason: "must be an http(s) URL ending in /api/" }]);
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * `pulumi up` serializes each dynamic provider with everything its methods capture and runs the text in the
+ * dynamic-provider host: a plain node process with no TypeScript loader. These tests serialize the providers as
+ * pulumi.dynamic.Resource does, check that no project module or heavy dependency was captured, and run the text the
+ * way the host does: compiled by vitest, and compiled by TypeScript as ts-node does under `pulumi up`.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hubApiConfigRows } from "../../core/rows";
+import { defaultRoutingRules } from "../../core/routingRules";
+import { encodeCredentialsString } from "../../core/credentials";
+import { startEmulator, type Emulator } from "../../emulator";
+import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } from "../../providers/sqlRows";
+import { baselineProvider } from "../../providers/baseline";
+import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleSetState } from "../../providers/routingRules";
+import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+
+const execFileAsync = promisify(execFile);
+const ROOT = path.resolve(__dirname, "../..");
+const FIXTURES = path.join(ROOT, "test/fixtures");
+const TENANT = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
+const CREDENTIALS = { clientId: "acme-us-qa-hrsys", clientSecret: "s3cr3t-Ab9" };
+
+const PROVIDERS = {
+  configRow: ["providers/sqlRows.ts", "configRowProvider"],
+  baseline: ["providers/baseline.ts", "baselineProvider"],
+  routingRules: ["providers/routingRules.ts", "routingRulesProvider"],
+} as const;
+type ProviderName = keyof typeof PROVIDERS;
+
+/** Exactly what pulumi.dynamic.Resource does with its provider. */
+async function serialize(provider: object): Promise<string> {
+  return (await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true })).text;
+}
+
+/** Runs calls on a serialized provider in a plain node process, as the dynamic-provider host does. */
+async function runInHost(providerText: string, calls: { method: string; args: unknown[] }[]): Promise<any[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-host-"));
+  const job = path.join(dir, "job.json");
+  fs.writeFileSync(job, JSON.stringify({ providerText, calls }));
+  try {
+    const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "dynamicProviderHost.cjs"), job], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: "" } });
+    return JSON.parse(stdout);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+let wh: Warehouse;
+let hub: Emulator;
+let texts: Record<"vitest" | "typescript", Record<ProviderName, string>>;
+
+beforeAll(async () => {
+  [wh, hub] = await Promise.all([warehouseWithBaseline("serial"), startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS } } })]);
+  const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "serializeCompiled.cjs"), JSON.stringify(PROVIDERS)], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  texts = {
+    vitest: { configRow: await serialize(configRowProvider), baseline: await serialize(baselineProvider), routingRules: await serialize(routingRulesProvider) },
+    typescript: JSON.parse(stdout),
+  };
+});
+afterAll(async () => {
+  await Promise.all([wh?.drop(), hub?.close()]);
+});
+
+const row = (): ConfigRowState => {
+  const r = hubApiConfigRows(wh.config)[0];
+  return { connection: wh.connection, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
+};
+const ruleSet = (): RoutingRuleSetState => {
+  const rules = defaultRoutingRules();
+  return { cfgApiUrl: hub.urls.cfg, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
+};
+
+for (const compiler of ["vitest", "typescript"] as const) {
+  describe(`providers compiled by ${compiler}`, () => {
+    it("capture no project module, no SDK and no schema library", () => {
+      for (const [name, text] of Object.entries(texts[compiler])) {
+        // Only npm packages and builtins are required, by name, inside the functions.
+        const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
+        expect(new Set(required), name).toEqual(new Set(name === "routingRules" ? ["node:crypto"] : name === "baseline" ? ["pg", "node:crypto"] : ["pg"]));
+        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL"]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
+        expect(text.length, name).toBeLessThan(20_000);
+      }
+    });
+
+    it("run in a plain node process: config rows against PostgreSQL", async () => {
+      const inputs = row();
+      const [checked, created, read, diff] = await runInHost(texts[compiler].configRow, [
+        { method: "check", args: [inputs, inputs] },
+        { method: "create", args: [inputs] },
+        { method: "read", args: [`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`, inputs] },
+        { method: "diff", args: ["id", inputs, { ...inputs, key: { ...inputs.key, hub_api_name: "CFG" } }] },
+      ]);
+      expect(checked).toEqual({ inputs });
+      expect(created.id).toBe(`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`);
+      expect(read.props.values).toEqual(inputs.values);
+      expect(diff).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
+      await runInHost(texts[compiler].configRow, [{ method: "delete", args: [created.id, inputs] }]);
+      expect(await wh.query("SELECT 1 FROM staging.hub_api_config WHERE hub_tenant_id = $1", [inputs.key.hub_tenant_id])).toEqual([]);
+    });
+
+    it("run in a plain node process: the baseline against PostgreSQL", async () => {
+      const inputs = baselineInputs(wh.connection, wh.config);
+      const [checked, created, diff] = await runInHost(texts[compiler].baseline, [
+        { method: "check", args: [inputs, inputs] },
+        { method: "create", args: [inputs] },
+        { method: "diff", args: ["id", inputs, inputs] },
+      ]);
+      expect(checked).toEqual({ inputs });
+      expect(created.outs.sha256).toBe(inputs.sha256);
+      expect(diff).toEqual({ changes: false });
+    });
+
+    it("run in a plain node process: routing rules against the emulator", async () => {
+      hub.reset();
+      const inputs = ruleSet();
+      const [checked, created] = await runInHost(texts[compiler].routingRules, [
+        { method: "check", args: [inputs, inputs] },
+        { method: "create", args: [inputs] },
+      ]);
+      expect(checked).toEqual({ inputs });
+      expect(created.id).toBe(TENANT);
+      expect(hub.state().routingRules[TENANT]).toMatchObject({ posts: 1, rules: defaultRoutingRules() });
+    });
+  });
+}

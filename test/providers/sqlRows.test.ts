@@ -1,0 +1,137 @@
+/**
+ * The config-row provider against embedded PostgreSQL, its methods called the way the engine calls them: create,
+ * diff, update, replace (delete first, then create), read showing drift, delete.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hubApiConfigRows, hubPlatConfigRows } from "../../core/rows";
+import { configRowId, configRowProvider, deleteRow, readRow, upsertRow, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } from "../../providers/sqlRows";
+import { warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+
+let wh: Warehouse;
+
+beforeAll(async () => {
+  wh = await warehouseWithBaseline("rows");
+});
+afterAll(async () => {
+  await wh?.drop();
+});
+
+function apiRow(index = 0): ConfigRowState {
+  const row = hubApiConfigRows(wh.config)[index];
+  return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
+}
+
+const apiRowsInDb = (tenantId: string) =>
+  wh.query<{ hub_api_name: string; hub_api_url: string; hub_region: string }>("SELECT hub_api_name, hub_api_url, hub_region FROM staging.hub_api_config WHERE hub_tenant_id = $1 ORDER BY hub_api_name", [tenantId]);
+
+describe("config row provider", () => {
+  it("creates a row with an upsert and returns its key as id", async () => {
+    const inputs = apiRow(0);
+    const created = await configRowProvider.create(inputs);
+    expect(created.id).toBe(`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`);
+    expect(created.outs).toEqual(inputs);
+    expect(await apiRowsInDb(inputs.key.hub_tenant_id)).toEqual([{ hub_api_name: "ERS", hub_api_url: inputs.values.hub_api_url, hub_region: "US" }]);
+    // Creating it again (a retried create) is harmless.
+    await configRowProvider.create(inputs);
+    expect(await apiRowsInDb(inputs.key.hub_tenant_id)).toHaveLength(1);
+  });
+
+  it("diffs: no change, an update in place for values, a replace (deleted first) for key, table or schema", async () => {
+    const olds = apiRow(0);
+    expect(await configRowProvider.diff!("id", olds, { ...olds })).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    // Key order does not matter.
+    const reordered = { ...olds, key: Object.fromEntries(Object.entries(olds.key).reverse()) };
+    expect((await configRowProvider.diff!("id", olds, reordered)).changes).toBe(false);
+    expect(await configRowProvider.diff!("id", olds, { ...olds, values: { ...olds.values, hub_api_url: "https://hub-ext-qa.hub.example.com/ers2/api/" } })).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    expect(await configRowProvider.diff!("id", olds, { ...olds, version: olds.version + 1 })).toMatchObject({ changes: true, replaces: [] });
+    expect(await configRowProvider.diff!("id", olds, { ...olds, key: { ...olds.key, hub_api_name: "CFG" } })).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
+    expect(await configRowProvider.diff!("id", olds, { ...olds, table: "HUB_PLAT_CONFIG" })).toMatchObject({ replaces: ["table"], deleteBeforeReplace: true });
+    expect(await configRowProvider.diff!("id", olds, { ...olds, schema: "other" })).toMatchObject({ replaces: ["schema"] });
+    // Case only: PostgreSQL folds unquoted names, so HUB_API_CONFIG and hub_api_config are one table.
+    expect((await configRowProvider.diff!("id", olds, { ...olds, table: "hub_api_config" })).changes).toBe(false);
+  });
+
+  it("updates a changed non-key field in place", async () => {
+    const olds = apiRow(0);
+    const news = { ...olds, values: { ...olds.values, hub_api_url: "https://hub-ext-qa.hub.example.com/ers-v2/api/" } };
+    const updated = await configRowProvider.update!("id", olds, news);
+    expect(updated.outs).toEqual(news);
+    expect((await apiRowsInDb(olds.key.hub_tenant_id))[0].hub_api_url).toBe("https://hub-ext-qa.hub.example.com/ers-v2/api/");
+    await configRowProvider.update!("id", news, olds);
+  });
+
+  it("replaces on a key change: the old row is deleted, the new one created", async () => {
+    const olds = apiRow(0);
+    const news = { ...olds, key: { ...olds.key, hub_api_name: "HRSYS" }, values: { ...olds.values, hub_api_url: wh.config.hub.apis.HRSYS } };
+    const diff = await configRowProvider.diff!(configRowId(olds), olds, news);
+    expect(diff.replaces).toEqual(["key"]);
+    // deleteBeforeReplace: the engine deletes the old resource first.
+    await configRowProvider.delete!(configRowId(olds), olds);
+    const created = await configRowProvider.create(news);
+    expect(created.id).toBe(configRowId(news));
+    expect((await apiRowsInDb(olds.key.hub_tenant_id)).map((r) => r.hub_api_name)).toEqual(["HRSYS"]);
+    await configRowProvider.delete!(created.id, news);
+  });
+
+  it("reads the row as it is in the database: drift after a change by hand, gone after a delete by hand", async () => {
+    const inputs = apiRow(1);
+    const { id, outs } = await configRowProvider.create(inputs);
+    expect(await configRowProvider.read!(id, outs)).toEqual({ id, props: inputs, inputs });
+
+    await wh.query("UPDATE staging.HUB_API_CONFIG SET hub_region = 'EU', hub_api_url = 'https://hub-ext-qa.hub.example.com/changed/api/' WHERE hub_tenant_id = $1 AND hub_api_name = 'CFG'", [inputs.key.hub_tenant_id]);
+    const drifted = await configRowProvider.read!(id, outs);
+    expect(drifted.id).toBe(id);
+    expect(drifted.props!.values).toEqual({ ...inputs.values, hub_region: "EU", hub_api_url: "https://hub-ext-qa.hub.example.com/changed/api/" });
+    // The next `up` sees the drift as a change and puts the configured values back.
+    expect((await configRowProvider.diff!(id, drifted.props!, inputs)).changes).toBe(true);
+    await configRowProvider.update!(id, drifted.props!, inputs);
+    expect((await configRowProvider.read!(id, outs)).props!.values).toEqual(inputs.values);
+
+    await wh.query("DELETE FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = 'CFG'", [inputs.key.hub_tenant_id]);
+    expect(await configRowProvider.read!(id, outs)).toEqual({ id: "" });
+  });
+
+  it("deletes the row on destroy, and a second delete finds nothing to do", async () => {
+    const inputs = apiRow(2);
+    const { id } = await configRowProvider.create(inputs);
+    await configRowProvider.delete!(id, inputs);
+    expect(await readRow(wh.connection, { ...inputs, columns: Object.keys(inputs.values) })).toBeUndefined();
+    await configRowProvider.delete!(id, inputs);
+    expect(await deleteRow(wh.connection, inputs)).toBe(false);
+  });
+
+  it("writes HUB_PLAT_CONFIG rows with nulls, through a connection URL as local mode does", async () => {
+    const row = hubPlatConfigRows(wh.config)[0];
+    await upsertRow(wh.url, { schema: "staging", ...row });
+    const [stored] = await wh.query("SELECT * FROM staging.hub_plat_config WHERE hub_tenant_id = $1", [row.key.hub_tenant_id]);
+    expect(stored).toEqual({ ...row.key, ...row.values });
+    expect(stored.secure_view_source).toBeNull();
+    expect(await readRow(wh.url, { schema: "staging", table: row.table, key: row.key, columns: Object.keys(row.values) })).toEqual(row.values);
+  });
+
+  it("passes values as parameters and accepts only plain identifiers", async () => {
+    const inputs = apiRow(0);
+    const tricky = { ...inputs, values: { ...inputs.values, hub_environment_name: "x'); DROP TABLE staging.hub_api_config; --" } };
+    await configRowProvider.create(tricky);
+    expect((await wh.query("SELECT hub_environment_name FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = 'ERS'", [inputs.key.hub_tenant_id]))[0].hub_environment_name).toBe(tricky.values.hub_environment_name);
+
+    const bad = { ...inputs, table: 'hub_api_config"; DROP TABLE x; --' };
+    expect((await configRowProvider.check!(inputs, bad)).failures).toEqual([{ property: "table", reason: "must be a safe SQL identifier" }]);
+    await expect(upsertRow(wh.connection, bad)).rejects.toThrow(/is not a safe SQL identifier/);
+    await expect(upsertRow(wh.connection, { ...inputs, values: { "hub_api_url = 'x'; --": "v" } })).rejects.toThrow(/is not a safe SQL identifier/);
+    expect((await configRowProvider.check!(inputs, { ...inputs, key: {} })).failures).toEqual([{ property: "key", reason: "must name at least one key column" }]);
+    expect((await configRowProvider.check!(inputs, { ...inputs, values: { hub_tenant_id: "x" } })).failures).toEqual([{ property: "values", reason: "column hub_tenant_id appears in both key and values" }]);
+    expect(await configRowProvider.check!(inputs, inputs)).toEqual({ inputs });
+  });
+
+  it("reports a database error with the row, not the password", async () => {
+    const inputs = { ...apiRow(0), values: { ...apiRow(0).values, hub_region: "MARS" } };
+    const error = await configRowProvider.create(inputs).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/^upsert into staging\.HUB_API_CONFIG \(staging\.hub_api_config\/hub_api_name=ERS,.*\) failed: .*check constraint/);
+    expect((error as Error).message).not.toContain(wh.connection.password);
+  });
+});
