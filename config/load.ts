@@ -54,7 +54,8 @@ export function loadStackConfig(options: LoadOptions): StackConfig {
   return validateStackConfig(raw, { source: file, stack, fromFile: !options.override });
 }
 
-function stackNameOf(file: string): string | undefined {
+/** `Pulumi.qa.yaml` → `qa`. */
+export function stackNameOf(file: string): string | undefined {
   return /^Pulumi\.(.+)\.ya?ml$/.exec(path.basename(file))?.[1];
 }
 

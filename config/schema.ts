@@ -38,6 +38,27 @@ const isoLocalDateTime = z.string().refine((v) => {
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
 }, "must be an ISO 8601 date-time without zone, like 1901-01-01T00:00:00");
 
+/** Fargate's valid memory sizes (MiB) per CPU size. */
+const range = (from: number, to: number) => Array.from({ length: (to - from) / 1024 + 1 }, (_, i) => from + i * 1024);
+const FARGATE_MEMORY: Record<number, number[]> = {
+  256: [512, 1024, 2048],
+  512: range(1024, 4096),
+  1024: range(2048, 8192),
+  2048: range(4096, 16384),
+  4096: range(8192, 30720),
+};
+/** The retention periods CloudWatch Logs accepts. */
+const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const positiveInt = z.number().int("must be an integer").positive("must be a positive integer");
 
 /** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
@@ -138,7 +159,7 @@ export function buildStackConfigSchema(source: SecretSource) {
 
   const scheduleSchema = z.strictObject({
     expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
-    timezone: z.string().min(1).default("UTC"),
+    timezone: z.string().refine(isTimeZone, "must be an IANA time zone, like UTC or Europe/Berlin").default("UTC"),
     enabled: z.boolean().default(true),
   });
 
@@ -150,13 +171,18 @@ export function buildStackConfigSchema(source: SecretSource) {
 
   const taskSchema = z
     .strictObject({
-      cpu: z.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), "must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096").default(1024),
+      cpu: z.number().refine((v) => v in FARGATE_MEMORY, `must be a Fargate CPU size: ${Object.keys(FARGATE_MEMORY).join(", ")}`).default(1024),
       memory: positiveInt.default(2048),
-      logRetentionDays: positiveInt.default(30),
+      logRetentionDays: z.number().refine((v) => LOG_RETENTION_DAYS.includes(v), `must be a CloudWatch retention: ${LOG_RETENTION_DAYS.join(", ")}`).default(30),
       /** Run in an existing ECS cluster instead of creating one. */
       clusterArn: z.string().startsWith("arn:").optional(),
     })
-    .default({ cpu: 1024, memory: 2048, logRetentionDays: 30 });
+    .refine((t) => !(t.cpu in FARGATE_MEMORY) || FARGATE_MEMORY[t.cpu].includes(t.memory), {
+      path: ["memory"],
+      message: "is not a Fargate memory size for this cpu (cpu 256: 512-2048; 512: 1024-4096; 1024: 2048-8192; 2048: 4096-16384; 4096: 8192-30720, in steps of 1024)",
+    })
+    // prefault: an absent `task` is parsed, so the inner defaults are the only ones.
+    .prefault({});
 
   const stackConfigSchema = z.strictObject({
     /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
@@ -171,7 +197,12 @@ export function buildStackConfigSchema(source: SecretSource) {
     bucket: bucketSchema,
     database: databaseSchema,
     /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
-    connectionStore: z.strictObject({ prefix: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,256}$/, "must be a Secrets Manager name prefix").transform((p) => p.replace(/\/+$/, "")) }),
+    connectionStore: z.strictObject({
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/, "must be a Secrets Manager name prefix, not starting with /")
+      .transform((p) => p.replace(/\/+$/, "")),
+  }),
     hub: hubSchema,
     queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
     tenants: z.array(tenantSchema).min(1, "must list at least one tenant"),
@@ -187,9 +218,7 @@ export const stackConfigSchema = buildStackConfigSchema("engine");
 /** Config read from a Pulumi.<stack>.yaml file: secrets must be ciphertext. */
 export const stackFileConfigSchema = buildStackConfigSchema("file");
 
-export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;
 export type Tenant = StackConfig["tenants"][number];
-export type QueueConfig = NonNullable<StackConfig["queues"]["US"]>;
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type { HubRegion };

@@ -125,7 +125,7 @@ function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean):
     return allowLoopback ? undefined : "points at loopback: only the embedded default may, with hubExport:hub.allowLoopback: true";
   }
   if (url.protocol !== "https:") return "must use https";
-  if (requireExt && !url.hostname.split(".")[0].includes("-ext-") && !url.hostname.includes("-ext-")) {
+  if (requireExt && !url.hostname.includes("-ext-")) {
     return `host '${url.hostname}' must be the externally reachable form, with an -ext- segment`;
   }
   return undefined;

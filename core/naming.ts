@@ -8,6 +8,8 @@ export const TABLES = {
   intakeJob: "HUB_INTAKE_JOB",
   /** Per tenant/country: where the next incremental extract starts (idl_date on first load). */
   watermark: "HUB_EXPORT_WATERMARK",
+  /** The run of a client that has started and not finished (what the next run resumes). */
+  run: "HUB_EXPORT_RUN",
 } as const;
 
 /** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */
@@ -53,9 +55,6 @@ export const SCRIPT_FILES = {
 /** Secrets Manager name of a connection record: `<prefix>/connection-strings/<System Name>`. */
 export function connectionSecretName(prefix: string, systemName: string): string {
   return `${prefix}/connection-strings/${systemName}`;
-}
-export function connectionSecretPrefix(prefix: string): string {
-  return `${prefix}/connection-strings/`;
 }
 
 /** The SQL an operator runs to find a run (procedure step 10). */

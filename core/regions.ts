@@ -2,10 +2,6 @@
 export const HUB_REGIONS = ["US", "EU", "APAC"] as const;
 export type HubRegion = (typeof HUB_REGIONS)[number];
 
-export function isHubRegion(value: string): value is HubRegion {
-  return (HUB_REGIONS as readonly string[]).includes(value);
-}
-
 /** Regions in the specification's order, so that every list derived from a set of regions is stable. */
 export function sortRegions(regions: Iterable<HubRegion>): HubRegion[] {
   const set = new Set(regions);

@@ -34,7 +34,3 @@ export class Secret {
     return REDACTED;
   }
 }
-
-export function isSecret(value: unknown): value is Secret {
-  return value instanceof Secret;
-}

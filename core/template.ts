@@ -46,6 +46,9 @@ export function renderTemplate(template: PipelineTemplate, config: StackConfig):
   const publish = (doc as { tasks?: { name?: string; steps?: { region?: string }[] }[] }).tasks?.find((t) => t?.name === PUBLISH_TASK_NAME);
   if (!publish || !Array.isArray(publish.steps)) fail([`has no task "${PUBLISH_TASK_NAME}" with steps`]);
   publish!.steps = publish!.steps!.filter((s) => inUse.has(s.region as never));
+  const stepRegions = new Set(publish!.steps.map((s) => s.region));
+  const missing = [...inUse].filter((r) => !stepRegions.has(r));
+  if (missing.length > 0) fail(missing.map((r) => `task "${PUBLISH_TASK_NAME}" has no step for region ${r}, which has tenants`));
 
   const values = new Map(TEMPLATE_TAGS.map((t) => [t.tag, t.value(config)]));
   const rendered = mapStrings(doc, (s) => s.replace(TAG_PATTERN, (tag) => values.get(tag) ?? tag));

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
-import { readStackFile, stackFilePath } from "../config/load";
+import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS } from "../core/naming";
@@ -73,6 +73,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   let emulator: Emulator | undefined;
   try {
     const file = options.file ?? stackFilePath(options.stack ?? "qa");
+    // The stack file as it is first: its problems are reported as for `hub-export validate`.
+    loadStackConfig({ file, stack: options.stack });
     const raw = readStackFile(file);
     const tenants = (raw.tenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
     const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};

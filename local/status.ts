@@ -68,7 +68,7 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
 
 export async function runsInProgress(client: Client, schema: string, jobName: string): Promise<RunInProgress[]> {
   const { rows } = await client.query(
-    `SELECT transaction_id, phase, started_at FROM ${ident(schema)}.HUB_EXPORT_RUN WHERE job_name = $1 ORDER BY started_at`,
+    `SELECT transaction_id, phase, started_at FROM ${ident(schema)}.${TABLES.run} WHERE job_name = $1 ORDER BY started_at`,
     [jobName],
   );
   return rows.map((r) => ({ transactionId: r.transaction_id, phase: r.phase, startedAt: r.started_at }));

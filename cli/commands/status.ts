@@ -1,19 +1,19 @@
 import { Client } from "pg";
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
-import { loadStackConfig } from "../../config/load";
-import { schemaOnly } from "../../core/naming";
+import { schemaOnly, TABLES } from "../../core/naming";
+import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
 import { localPaths } from "../../local/paths";
 import { localDatabaseUrl } from "../../local/database";
 import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
 
 export default defineCommand({
   summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
-  usage: "hub-export status --job-name NAME [--database-url URL] [--stack NAME] [--transaction ID] [--limit N] [--json]",
+  usage: `hub-export status --job-name NAME [--database-url URL] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
+    ...stackOptions,
     "job-name": { type: "string" },
     "database-url": { type: "string" },
-    stack: { type: "string" },
     transaction: { type: "string" },
     limit: { type: "string" },
     json: { type: "boolean" },
@@ -25,7 +25,7 @@ export default defineCommand({
     if (!Number.isInteger(limit) || limit <= 0) throw new UsageError("--limit must be a positive integer");
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
-    const schema = schemaOnly(loadStackConfig({ stack: values.stack ?? "qa" }).stagingSchema);
+    const schema = schemaOnly(loadFromOptions(values).stagingSchema);
     const client = new Client({ connectionString: values["database-url"] ?? localDatabaseUrl(localPaths().connections), connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
@@ -40,7 +40,7 @@ export default defineCommand({
         io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
         return 0;
       }
-      const out: string[] = [`Job ${jobName} (${schema}.HUB_INTAKE_JOB)`];
+      const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
       for (const r of running) out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}`);
       if (jobs.length === 0) out.push("  no finished run yet");
       else {
@@ -66,11 +66,11 @@ export default defineCommand({
 
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
-    `SELECT plat_client_name, status FROM ${schema}.HUB_INTAKE_JOB WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.HUB_EXPORT_RUN WHERE transaction_id = $1 AND job_name = $2`,
+    `SELECT plat_client_name, status FROM ${schema}.${TABLES.intakeJob} WHERE transaction_id = $1 AND job_name = $2
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2`,
     [transactionId, jobName],
   );
-  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.HUB_INTAKE_JOB`);
+  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}`);
   const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
   if (json) {
     stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");

@@ -64,12 +64,27 @@ describe("stack config validation", () => {
     ["tenant ids are unique", (c) => c.tenants.push(rawTenant("US", { hubTenantCode: "OTHER", platRegion: "CA" })), `hubExport:tenants[2].hubTenantId: duplicates tenants[0].hubTenantId '${TENANT_IDS.US}'`],
     ["unknown keys are reported", (c) => (c.tennants = []), "hubExport:tennants: is not a known key"],
     ["required keys are reported", (c) => delete c.jobName, "hubExport:jobName: is required"],
+    ["the connection-store prefix is a Secrets Manager name prefix", (c) => (c.connectionStore.prefix = "/"), "hubExport:connectionStore.prefix: must be a Secrets Manager name prefix, not starting with /"],
+    ["the schedule's time zone is an IANA zone", (c) => (c.schedule.timezone = "Mars/Olympus_Mons"), "hubExport:schedule.timezone: must be an IANA time zone"],
+    ["the schedule expression is an EventBridge Scheduler expression", (c) => (c.schedule.expression = "0 3 * * *"), "hubExport:schedule.expression: must be an EventBridge Scheduler expression"],
+    ["the task's cpu is a Fargate size", (c) => (c.task = { cpu: 300 }), "hubExport:task.cpu: must be a Fargate CPU size"],
+    ["the task's memory fits its cpu", (c) => (c.task = { cpu: 256, memory: 4096 }), "hubExport:task.memory: is not a Fargate memory size for this cpu"],
+    ["the log retention is one CloudWatch accepts", (c) => (c.task = { logRetentionDays: 10 }), "hubExport:task.logRetentionDays: must be a CloudWatch retention"],
     ["secrets must not be empty", (c) => (c.tenants[0].clientSecret = ""), "hubExport:tenants[0].clientSecret: must not be empty"],
     ["secrets are strings or secure values", (c) => (c.tenants[0].clientSecret = 12345), "hubExport:tenants[0].clientSecret: must be a secret"],
   ];
   it.each(cases)("%s", (_name, edit, expected) => {
     const lines = problems(edit);
     expect(lines.some((l) => l.startsWith(expected)), `expected a line starting with\n  ${expected}\ngot\n  ${lines.join("\n  ")}`).toBe(true);
+  });
+
+  it("fills the task's defaults whether or not the task key is given", () => {
+    expect(validateStackConfig(rawConfig(), { source: "test" }).task).toEqual({ cpu: 1024, memory: 2048, logRetentionDays: 30 });
+    const raw = rawConfig();
+    raw.task = { cpu: 2048 };
+    expect(() => validateStackConfig(raw, { source: "test" })).toThrow(/hubExport:task.memory: is not a Fargate memory size/);
+    raw.task = { cpu: 2048, memory: 4096 };
+    expect(validateStackConfig(raw, { source: "test" }).task).toEqual({ cpu: 2048, memory: 4096, logRetentionDays: 30 });
   });
 
   it("forbids allowLoopback in the qa and prod stacks, and allows it elsewhere", () => {

@@ -107,6 +107,13 @@ describe("renderTemplate", () => {
     expect(lines.some((l) => l.startsWith("  $.tasks.3"))).toBe(true);
   });
 
+  it("fails when a region with tenants has no publish step in the template", () => {
+    const doc = JSON.parse(template.text);
+    doc.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps = doc.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.filter((s: { region: string }) => s.region !== "EU");
+    const text = JSON.stringify(doc).replace(/"<HUB_MQ_CONNECTION_FOR_EU_REGION>"/g, '""');
+    expect(renderError({ ...template, text })).toContain('  task "Publish Hub Messages to Queue" has no step for region EU, which has tenants');
+  });
+
   it("fails on a template that is not JSON, or has no publish task", () => {
     expect(renderError({ ...template, text: "{ not json" })[1]).toMatch(/^ {2}not valid JSON/);
     expect(renderError({ ...template, text: template.text.replace("Publish Hub Messages to Queue", "Publish") })).toContain('  has no task "Publish Hub Messages to Queue" with steps');
