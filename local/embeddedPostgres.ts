@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import crypto from "node:crypto";
+import { UserError } from "../core/errors";
 
 export interface EmbeddedServer {
   port: number;
@@ -60,7 +61,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     }
     await pg.start();
   } catch (err) {
-    throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${(err as Error).message}\n${logs.join("\n")}`);
+    const message = (err as Error).message;
+    if (/Permission denied/.test(message)) {
+      throw new UserError(`embedded PostgreSQL cannot use ${options.dataDir}: the postgres user needs to reach it (every parent folder must be searchable by others)`);
+    }
+    throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${message}\n${logs.join("\n")}`);
   }
   return {
     port,

@@ -8,6 +8,8 @@ export interface PhaseUpdate {
   total?: number;
   unit?: string;
   finished?: boolean;
+  /** Seconds since the phase began, as the task measured it (else the display's own clock). */
+  seconds?: number;
 }
 
 export interface ProgressDisplay {
@@ -29,7 +31,7 @@ interface PhaseState {
 }
 
 function describe(update: PhaseUpdate, started: number): string {
-  const seconds = (Date.now() - started) / 1000;
+  const seconds = update.seconds ?? (Date.now() - started) / 1000;
   const rate = seconds > 0.2 ? ` ${Math.round(update.done / seconds).toLocaleString("en-US")}/s` : "";
   const total = update.total !== undefined ? `/${update.total.toLocaleString("en-US")}` : "";
   const status = update.finished ? `done in ${seconds.toFixed(1)}s` : "";

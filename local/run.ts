@@ -66,6 +66,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const paths = localPaths(options.root);
   const progress = createProgress(options.stderr, { quiet: false });
   fs.mkdirSync(paths.logs, { recursive: true });
+  // The server runs as the postgres user, which must be able to reach its data folder.
+  fs.chmodSync(paths.root, 0o755);
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));

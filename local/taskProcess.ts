@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { PROJECT_ROOT } from "../config/load";
-import type { ProgressDisplay } from "./progress";
+import type { PhaseUpdate, ProgressDisplay } from "./progress";
 
 export const TASK_BUNDLE = path.join(PROJECT_ROOT, "dist", "task", "index.js");
 const BUILD_SCRIPT = path.join(PROJECT_ROOT, "scripts", "build-task.js");
@@ -40,6 +40,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
   let transactionId: string | null = null;
   let error: string | null = null;
+  const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
     log.write(line + "\n");
     const event = parseLogLine(line);
@@ -48,9 +49,12 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
       return;
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
-    if (typeof event.level === "number" && event.level >= 50 && typeof event.msg === "string") error = event.msg;
-    const update = progressOf(event);
-    if (update) options.progress.update(update);
+    if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
+    const update = progressOf(event, lastDone);
+    if (update) {
+      lastDone.set(update.phase, update);
+      options.progress.update(update);
+    }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
   return { exitCode: result.code ?? 1, transactionId, error };
@@ -67,19 +71,23 @@ function parseLogLine(line: string): LogEvent | null {
   }
 }
 
-/** A progress or phase-end log event of the task, as a display update. */
-export function progressOf(event: LogEvent): Parameters<ProgressDisplay["update"]>[0] | null {
-  const phase = typeof event.phase === "string" ? event.phase : null;
-  const done = [event.done, event.count].find((v): v is number => typeof v === "number");
-  if (!phase || done === undefined) return null;
-  return {
-    phase,
-    done,
-    total: typeof event.total === "number" ? event.total : undefined,
-    unit: typeof event.unit === "string" ? event.unit : undefined,
-    finished: event.finished === true || event.event === "phase.end",
-  };
+/**
+ * The task's `progress` events ({phase, done}) as display updates; its `<phase>.done` events finish the phase with
+ * the last count seen.
+ */
+export function progressOf(event: LogEvent, lastDone: ReadonlyMap<string, PhaseUpdate>): PhaseUpdate | null {
+  if (event.event === "progress" && typeof event.phase === "string" && typeof event.done === "number") {
+    return { phase: event.phase, done: event.done, unit: UNITS[event.phase], seconds: typeof event.seconds === "number" ? event.seconds : undefined };
+  }
+  const ended = typeof event.event === "string" ? /^(\w+)\.done$/.exec(event.event)?.[1] : undefined;
+  if (ended && ended !== "run") {
+    const last = lastDone.get(ended);
+    return { phase: ended, done: last?.done ?? 0, unit: UNITS[ended], seconds: last?.seconds, finished: true };
+  }
+  return null;
 }
+
+const UNITS: Record<string, string> = { extract: "employees", publish: "messages", ers: "entities" };
 
 function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

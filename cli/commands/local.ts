@@ -1,3 +1,4 @@
+import path from "node:path";
 import { defineCommand, intOption } from "../command";
 import { UsageError } from "../../core/errors";
 import { runLocal } from "../../local/run";
@@ -5,7 +6,7 @@ import { formatSummary } from "../../local/summary";
 
 export default defineCommand({
   summary: "Run the whole system locally: embedded PostgreSQL, the hub emulator, provisioning and one export run",
-  usage: "hub-export local [--stack NAME | --file PATH] [--employees N] [--changes N] [--seed N] [--json] [--keep]",
+  usage: "hub-export local [--stack NAME | --file PATH] [--employees N] [--changes N] [--seed N] [--dir PATH] [--json] [--keep]",
   options: {
     stack: { type: "string" },
     file: { type: "string" },
@@ -14,6 +15,8 @@ export default defineCommand({
     seed: { type: "string" },
     json: { type: "boolean" },
     keep: { type: "boolean" },
+    /** Where the local state lives (default .local/ in the project). */
+    dir: { type: "string" },
   },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
@@ -25,6 +28,7 @@ export default defineCommand({
       seed: intOption("seed", values.seed, 1),
       json: values.json ?? false,
       keep: values.keep ?? false,
+      root: values.dir ? path.resolve(values.dir) : undefined,
       stdout: io.stdout,
       stderr: io.stderr,
     });

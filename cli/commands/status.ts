@@ -1,4 +1,7 @@
+import fs from "node:fs";
+import path from "node:path";
 import { Client } from "pg";
+import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
@@ -9,11 +12,13 @@ import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/st
 
 export default defineCommand({
   summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
-  usage: `hub-export status --job-name NAME [--database-url URL] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
+  usage: `hub-export status --job-name NAME [--database-url URL | --dir PATH] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
     ...stackOptions,
     "job-name": { type: "string" },
     "database-url": { type: "string" },
+    /** The embedded default's state folder (default .local/), used without --database-url. */
+    dir: { type: "string" },
     transaction: { type: "string" },
     limit: { type: "string" },
     json: { type: "boolean" },
@@ -26,10 +31,22 @@ export default defineCommand({
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);
-    const client = new Client({ connectionString: values["database-url"] ?? localDatabaseUrl(localPaths().connections), connectionTimeoutMillis: 10_000 });
+    // Without --database-url: the embedded default's database, started for the query when it is not running.
+    let local: EmbeddedServer | undefined;
+    let url = values["database-url"];
+    if (!url) {
+      const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
+      if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
+      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
+        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
+      });
+      url = localDatabaseUrl(paths.connections, local.port);
+    }
+    const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
     } catch (err) {
+      await local?.stop();
       throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
     }
     try {
@@ -60,6 +77,7 @@ export default defineCommand({
       throw err;
     } finally {
       await client.end().catch(() => {});
+      await local?.stop().catch(() => {});
     }
   },
 });

@@ -1,0 +1,78 @@
+/** `npm start` end to end: `hub-export local --json` twice (first and incremental), then `hub-export status`. */
+import { afterAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { runCli } from "../support/cli";
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-local-"));
+const JOB = "HRSYS_EMPL_HUB_ACME_202611_QA";
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("hub-export local", () => {
+  let first: any;
+
+  it("provisions the local platform, seeds employees and runs the task bundle to ExecutionCompleted", async () => {
+    const r = await runCli(["local", "--json", "--employees", "120", "--dir", dir], { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(0);
+    first = JSON.parse(r.stdout);
+    expect(first).toMatchObject({ jobName: JOB, status: "ExecutionCompleted", exitCode: 0, firstRun: true, seeded: 120 });
+    expect(first.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.intakeJob.counts).toEqual({ extracted: 120, messages: 120, published: 120, failed: 0, ersEntities: 120 });
+    expect(first.intakeJob.statusCounts).toEqual({ PUBLISHED: 120 });
+    // Every employee reached its tenant's region, once.
+    expect(first.regions.US.messages + first.regions.EU.messages).toBe(120);
+    expect(first.regions.US.messages).toBeGreaterThan(0);
+    expect(first.regions.EU.messages).toBeGreaterThan(0);
+    expect(first.regions.US.duplicates + first.regions.EU.duplicates).toBe(0);
+    expect(Object.values(first.routingRules)).toEqual([8, 8]);
+    // The files of the procedure are where the summary says.
+    expect(JSON.parse(fs.readFileSync(first.files.definition, "utf8")).parameters.job_name).toBe(JOB);
+    expect(fs.readFileSync(path.join(first.files.scripts, "credentials.ini"), "utf8")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
+    expect(fs.statSync(path.join(first.files.scripts, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(first.files.connections).sort()).toEqual(["HUB_MQ_EU_QA.json", "HUB_MQ_US_QA.json", "PLAT_S3_QA.json", "PLAT_WAREHOUSE_QA.json"]);
+    // The database URL in the summary carries no password.
+    expect(first.database.url).toMatch(/:\*\*\*\*@/);
+    // The plain progress lines went to stderr.
+    expect(r.stderr).toMatch(/» running the export task: HRSYS_EMPL_HUB_ACME_202611_QA/);
+    expect(r.stderr).toMatch(/extract\s+120 employees/);
+  });
+
+  it("a second start reuses the data and exports only the employees that changed", async () => {
+    const r = await runCli(["local", "--json", "--changes", "7", "--dir", dir], { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const second = JSON.parse(r.stdout);
+    expect(second).toMatchObject({ status: "ExecutionCompleted", firstRun: false, seeded: 0, changed: 7 });
+    expect(second.transactionId).not.toBe(first.transactionId);
+    expect(second.intakeJob.counts).toMatchObject({ extracted: 7, messages: 7, published: 7, failed: 0 });
+  });
+
+  it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
+    const r = await runCli(["status", "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
+    const runs = lines.filter((l) => /ExecutionCompleted/.test(l));
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toContain(first.transactionId);
+    expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+120\s+PUBLISHED 120$/);
+    expect(runs[0]).toMatch(/PUBLISHED 7$/);
+
+    const one = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toEqual({ jobName: JOB, transactionId: first.transactionId, status: "ExecutionCompleted", failedMessages: [] });
+
+    const unknown = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
+  });
+
+  it("refuses a bad stack file with the validation lines, before starting anything", async () => {
+    const file = path.join(dir, "Pulumi.bad.yaml");
+    fs.writeFileSync(file, "config:\n  hubExport:tenants: nope\n");
+    const r = await runCli(["local", "--file", file, "--dir", path.join(dir, "other")], { timeoutMs: 120_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("hubExport:tenants: Invalid input: expected array, received string");
+    expect(r.stderr).not.toMatch(/internal error/);
+  });
+});
