@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
   UNIQUE (plat_client_name, plat_region)
 );
 
+-- ---------------------------------------------------------------------------------------------------------------
+-- Run tables: written by the export task (task/README.md describes a run). Statuses of _STATUS: PUBLISHED, FAILED;
+-- a message without a _STATUS row has not been attempted yet.
+
 -- One row per finished job (procedure step 10): found by job_name, identified by transaction_id.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   job_name         text NOT NULL,
@@ -43,6 +47,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   published_count  integer NOT NULL DEFAULT 0,
   failed_count     integer NOT NULL DEFAULT 0,
   ers_entity_count integer NOT NULL DEFAULT 0,
+  -- Messages of earlier runs that had failed and were published by this one.
+  retried_count    integer NOT NULL DEFAULT 0,
   error            text NULL
 );
 CREATE INDEX IF NOT EXISTS hub_intake_job_job_name_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (job_name, finished_at DESC);
@@ -58,19 +64,31 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_WATERMARK (
   PRIMARY KEY (plat_client_name, hub_tenant_id, country_code)
 );
 
--- Runs that have started and not finished: the next run resumes the transaction found here.
+-- The run of a client that has started and not finished: the next run resumes the transaction found here.
+-- phase: EXTRACT, PUBLISH, ERS, then REPORT once finished in the database (only the HRSYS report is left).
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
   transaction_id   uuid NOT NULL PRIMARY KEY,
   job_name         text NOT NULL,
   plat_client_name text NOT NULL,
-  phase            text NOT NULL,
+  phase            text NOT NULL CHECK (phase IN ('EXTRACT', 'PUBLISH', 'ERS', 'REPORT')),
   build_number     text NOT NULL,
+  -- Runs that worked on this transaction (1 + resumes).
+  attempts         integer NOT NULL DEFAULT 1,
+  started_reported boolean NOT NULL DEFAULT false,
+  -- Changes up to this database time belong to the run; the watermarks of the tenants/countries scanned advance to it.
+  upper_bound      timestamp NOT NULL,
+  -- Per transaction whose messages go to ERS in this run: the seq through which entities were sent.
+  ers_progress     jsonb NOT NULL DEFAULT '{}',
+  -- Set when finished in the database: the intake job's status and counts, still to be reported to HRSYS.
+  final_status     text NULL CHECK (final_status IN ('ExecutionCompleted', 'ExecutionFailed')),
+  final_counts     jsonb NULL,
   started_at       timestamptz NOT NULL DEFAULT now(),
   updated_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX IF NOT EXISTS hub_export_run_one_per_client ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (plat_client_name);
 
--- The messages of the run in progress; moved to _ARCHIVE when the run finishes.
+-- The messages not yet archived: those of the run in progress, and failed ones that the next run retries.
+-- message_id is derived from (transaction_id, seq) and never changes: retries and resumed runs reuse it.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES (
   message_id      uuid NOT NULL PRIMARY KEY,
   transaction_id  uuid NOT NULL,
@@ -98,11 +116,13 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   changed_through timestamp NOT NULL,
   body            text NOT NULL,
   created_at      timestamptz NOT NULL,
+  -- The run that published and archived the message (differs from transaction_id for a retried message).
+  archived_by     uuid NULL,
   archived_at     timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_archive_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (transaction_id);
 
--- The outcome of publishing each message to the hub queue.
+-- The outcome of publishing each message to the hub queue: PUBLISHED, or FAILED with the reason; attempts over all runs.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (
   message_id      uuid NOT NULL PRIMARY KEY,
   transaction_id  uuid NOT NULL,
@@ -114,3 +134,21 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
+
+-- The extract of the run in progress, in parts (employee id ranges) mapped side by side; each part resumes at its
+-- cursor. seq of a part's messages starts at part * 10^12.
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART (
+  transaction_id uuid NOT NULL REFERENCES <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN ON DELETE CASCADE,
+  part           integer NOT NULL,
+  -- Employee ids after first_after, up to and including last_id (NULL: to the end).
+  first_after    text NOT NULL,
+  last_id        text NULL,
+  cursor_id      text NOT NULL,
+  next_seq       bigint NOT NULL,
+  messages       integer NOT NULL DEFAULT 0,
+  employees      integer NOT NULL DEFAULT 0,
+  -- [tenant id, country code] pairs scanned: their watermarks advance when the run finishes.
+  pairs          jsonb NOT NULL DEFAULT '[]',
+  done           boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (transaction_id, part)
+);

@@ -1,0 +1,150 @@
+/**
+ * `npm run bench -- --employees N`: N sample employees (default 100,000) through embedded PostgreSQL and the hub
+ * emulator (a child process on loopback), exported by the bundled task run with node as a child process, as the
+ * image runs it. Prints seconds per phase, messages/s, the task's peak RSS, and the floor: the time PostgreSQL alone
+ * takes to map every employee to message bodies (the extraction query, nothing written), and total/floor.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { Client, Pool } from "pg";
+import { startEmbeddedPostgres } from "../local/embeddedPostgres";
+import { emulatorConfig, provisionPlatform, type HubUrls } from "../test/support/platform";
+import { seedSampleEmployees } from "../task/model/sampleData";
+import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
+import { UsageError } from "../core/errors";
+
+interface Options {
+  employees: number;
+  seed: number;
+}
+
+function parse(argv: string[]): Options {
+  const out: Options = { employees: 100_000, seed: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const [key, inline] = argv[i].split("=", 2);
+    const value = inline ?? argv[++i];
+    if (key === "--employees" || key === "--seed") {
+      if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
+      out[key === "--employees" ? "employees" : "seed"] = Number(value);
+    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N and --seed N)`);
+  }
+  return out;
+}
+
+const ROOT = path.resolve(__dirname, "..");
+const secs = (ms: number) => Math.round(ms / 10) / 100;
+
+export async function main(argv: string[]): Promise<void> {
+  const options = parse(argv);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
+  const say = (line: string) => process.stdout.write(line + "\n");
+  let emulator: ChildProcess | undefined;
+  // Its own top-level temporary folder: the server runs as the postgres user, who cannot enter `work`.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
+  const server = await startEmbeddedPostgres({ dataDir, persistent: false });
+  try {
+    const admin = new Client({ connectionString: server.adminUrl });
+    await admin.connect();
+    await admin.query("CREATE DATABASE bench");
+    await admin.end();
+    const url = new URL(server.adminUrl);
+    url.pathname = "/bench";
+
+    const configFile = path.join(work, "emulator.json");
+    fs.writeFileSync(configFile, JSON.stringify(emulatorConfig({ retainBodies: false })), { mode: 0o600 });
+    const started = await startEmulatorProcess(configFile);
+    emulator = started.child;
+    const platform = await provisionPlatform({ databaseUrl: url.toString(), hub: started.urls, dir: path.join(work, "platform") });
+
+    const pool = new Pool({ connectionString: url.toString(), max: 2 });
+    let t = Date.now();
+    const seeded = await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed });
+    const seedSeconds = secs(Date.now() - t);
+    const { rows: scope } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU')`);
+    await pool.query("CHECKPOINT");
+
+    // The floor: the extraction query over every employee at once, bodies built, nothing written or sent.
+    t = Date.now();
+    const floorSql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
+    const p = platform.config.parameters;
+    const floor = await pool.query<{ messages: number; chars: string }>(`SET work_mem = '256MB'; SET random_page_cost = 1.1;`).then(() =>
+      pool.query<{ messages: number; chars: string }>(
+        floorSql,
+        extractChunkValues({
+          transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platform.config.tenants.map((x) => x.hubTenantId),
+          destinations: platform.config.tenants.map((x) => platform.config.queues[x.hubRegion]!.connectionName), platRegions: platform.config.tenants.map((x) => x.platRegion),
+          idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
+        }),
+      ),
+    );
+    const floorSeconds = secs(Date.now() - t);
+    await pool.end();
+
+    // The task, bundled and run with node.
+    const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
+    const { outfile } = await buildTask({ outdir: path.join(work, "task") });
+    t = Date.now();
+    const task = await runAndWatch(outfile, platform.args);
+    const totalSeconds = secs(Date.now() - t);
+    const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
+    if (!done || task.code !== 0) throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
+    const published = Number(done.published);
+
+    say(`Export benchmark: ${options.employees} employees (${scope[0].n} in the tenants' scope), seed ${options.seed}, ${os.cpus().length} CPUs`);
+    say(`  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`);
+    say(`  floor (PostgreSQL)  ${floorSeconds} s: the extraction query alone, ${floor.rows[0].messages} bodies, ${(Number(floor.rows[0].chars) / 1e6).toFixed(0)} MB`);
+    say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
+    for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
+    say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
+    say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
+    say(`  total / floor       ${(totalSeconds / floorSeconds).toFixed(2)}`);
+  } finally {
+    emulator?.kill("SIGTERM");
+    await server.stop().catch(() => {});
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function startEmulatorProcess(configFile: string): Promise<{ child: ChildProcess; urls: HubUrls }> {
+  const child = spawn(process.execPath, [path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json"], { stdio: ["ignore", "pipe", "inherit"] });
+  const first = await new Promise<string>((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout! });
+    rl.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its URLs`)));
+  });
+  return { child, urls: (JSON.parse(first) as { urls: HubUrls }).urls };
+}
+
+async function runAndWatch(file: string, args: string[]): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number }> {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const debug = process.env.BENCH_TASK_LOG ? fs.createWriteStream(process.env.BENCH_TASK_LOG) : undefined;
+  child.stdout!.on("data", (c: Buffer) => debug?.write(c));
+  const events: Record<string, unknown>[] = [];
+  let stderr = "";
+  let peakKb = 0;
+  const sample = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // the process is gone
+    }
+  }, 200);
+  readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+    try {
+      const e = JSON.parse(line) as Record<string, unknown>;
+      events.push(e);
+      if (e.event === "progress") process.stderr.write(`  .. ${e.phase} ${e.done} (${e.ratePerSecond}/s)\n`);
+    } catch {
+      // not JSON
+    }
+  });
+  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  clearInterval(sample);
+  return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10 };
+}

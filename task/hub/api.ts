@@ -1,0 +1,54 @@
+/**
+ * The hub's ERS and HRSYS APIs (DESIGN.md section 5): `POST {api url}{path}?tenantId=<uuid>` with
+ * `Authorization: Basic <credentials string>`. 429, 5xx and network errors retry with backoff; any other answer
+ * but 2xx is a HubApiError.
+ */
+import type { Dispatcher } from "undici";
+import { basicAuthorization, hubApiUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
+import { answerText, backoffMs, describeNetworkError, wait, type RetryPolicy } from "../http/retry";
+import { target } from "../queue/broker";
+
+export class HubApiError extends Error {
+  constructor(
+    readonly api: HubApiName,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "HubApiError";
+  }
+}
+
+export interface HubCall {
+  api: HubApiName;
+  apiUrl: string;
+  tenantId: string;
+  /** Secret: goes into the Authorization header only. */
+  credentialsString: string;
+  body: string;
+}
+
+export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: RetryPolicy): Promise<void> {
+  const url = hubApiUrl(call.apiUrl, call.api, call.tenantId);
+  let last = "";
+  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+    let status: number;
+    let text: string;
+    let retryAfter: string | string[] | undefined;
+    try {
+      const res = await dispatcher.request({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body });
+      status = res.statusCode;
+      retryAfter = res.headers["retry-after"];
+      text = await res.body.text();
+    } catch (err) {
+      last = describeNetworkError(err);
+      await wait(backoffMs(attempt, retry));
+      continue;
+    }
+    if (status >= 200 && status < 300) return;
+    last = `HTTP ${status}: ${answerText(text)}`;
+    if (!isTransientStatus(status)) throw new HubApiError(call.api, `${call.api} API refused the request for tenant ${call.tenantId}: ${last}`, status);
+    await wait(backoffMs(attempt, retry, retryAfter));
+  }
+  throw new HubApiError(call.api, `${call.api} API: gave up for tenant ${call.tenantId} after ${retry.attempts} attempts: ${last}`);
+}

@@ -1,0 +1,134 @@
+/**
+ * Step 1 of a run, complete: everything the run needs, loaded and checked before any data is touched. Every problem
+ * found is a UserError (exit 1) naming what to fix; several problems of the configuration tables are reported at once.
+ */
+import type { Pool } from "pg";
+import { taskOf, type PipelineDefinition } from "../../core/definition";
+import { UserError } from "../../core/errors";
+import { databaseOf } from "../../core/naming";
+import type { HubRegion } from "../../core/regions";
+import type { Logger } from "../log";
+import { loadDefinition } from "./definition";
+import { loadScriptFiles } from "./scriptFiles";
+import { openConnectionStore } from "../connections/store";
+import { databaseSettings, queueEndpoint, type QueueEndpoint } from "../connections/record";
+import { openDatabase } from "../warehouse/database";
+import { runTables, type RunTables } from "../warehouse/tables";
+import { PUBLISH_TABLES } from "../model/schema";
+
+export interface RunInputs {
+  /** A path or s3:// URL of the rendered definition. */
+  definition: string;
+  /** The scripts folder: a path or s3://bucket/prefix/. */
+  scripts: string;
+  /** A folder of connection files, or secretsmanager:PREFIX. */
+  connections: string;
+}
+
+export interface TenantConfig {
+  hubTenantId: string;
+  hubTenantCode: string;
+  platRegion: string;
+  /** The queue connection's System Name (HUB_PLAT_CONFIG.hub_destination). */
+  hubDestination: string;
+  region: HubRegion;
+  queue: QueueEndpoint;
+  /** For the Basic header of the ERS and HRSYS APIs. Secret. */
+  credentialsString: string;
+  apis: { ERS: string; HRSYS: string };
+}
+
+export interface RunConfiguration {
+  definition: PipelineDefinition;
+  tables: RunTables;
+  tenants: TenantConfig[];
+  pool: Pool;
+}
+
+export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Promise<RunConfiguration> {
+  const definition = await loadDefinition(inputs.definition);
+  const scripts = await loadScriptFiles(inputs.scripts);
+  const store = openConnectionStore(inputs.connections);
+  try {
+    if (scripts.warehouseConnection !== definition.connections.database) {
+      log.warn({ event: "config.warning", warehouseConnection: scripts.warehouseConnection, definitionDatabase: definition.connections.database }, "credentials.ini names another database connection than the definition; credentials.ini wins");
+    }
+    const record = await store.get(scripts.warehouseConnection);
+    if (!record) throw new UserError(`unknown connection '${scripts.warehouseConnection}' (credentials.ini warehouse_connection): not in ${store.describe}`);
+    const settings = databaseSettings(record);
+    const wanted = databaseOf(definition.parameters.publish_schema);
+    if (wanted.toLowerCase() !== settings.database.toLowerCase()) {
+      throw new UserError(`publish_schema ${definition.parameters.publish_schema} names database '${wanted}', but connection ${record.systemName} points to '${settings.database}'`);
+    }
+    const tables = runTables(definition);
+    const pool = await openDatabase(record.systemName, settings);
+    try {
+      await checkTables(pool, tables, definition.buildNumber);
+      const tenants = await loadTenants(pool, definition, tables, scripts.tenantCredentials, store);
+      return { definition, tables, tenants, pool };
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+  } finally {
+    store.close();
+  }
+}
+
+async function checkTables(pool: Pool, t: RunTables, buildNumber: string): Promise<void> {
+  const staging = [t.apiConfig, t.platConfig, t.messages, t.watermark, t.status, t.archive, t.intakeJob, t.run, t.runPart];
+  const publish = Object.values(PUBLISH_TABLES).map((name) => `${t.publishSchema}.${name}`);
+  const { rows } = await pool.query<{ name: string; found: boolean }>("SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name", [[...staging, ...publish]]);
+  const missing = new Set(rows.filter((r) => !r.found).map((r) => r.name));
+  const lines: string[] = [];
+  const stagingMissing = staging.filter((n) => missing.has(n));
+  if (stagingMissing.length) lines.push(`staging tables missing: ${stagingMissing.join(", ")} (apply the common-schema baseline Hub_Plat_Common_Schema_Baseline_${buildNumber})`);
+  const publishMissing = publish.filter((n) => missing.has(n));
+  if (publishMissing.length) lines.push(`publish schema tables missing: ${publishMissing.join(", ")} (see task/model/README.md)`);
+  if (lines.length) throw new UserError(lines);
+}
+
+async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, credentials: Map<string, string>, store: ReturnType<typeof openConnectionStore>): Promise<TenantConfig[]> {
+  const client = def.parameters.client_name;
+  const { rows } = await pool.query<{ hub_tenant_id: string; hub_tenant_code: string; plat_region: string; hub_destination: string }>(
+    `SELECT hub_tenant_id, hub_tenant_code, plat_region, hub_destination FROM ${t.platConfig} WHERE plat_client_name = $1 ORDER BY hub_tenant_id`,
+    [client],
+  );
+  if (rows.length === 0) throw new UserError(`${t.platConfig} has no row for client_name ${client}: insert one per tenant (procedure step 5.3)`);
+  const apiRows = await pool.query<{ hub_tenant_id: string; hub_api_name: string; hub_api_url: string }>(
+    `SELECT lower(hub_tenant_id) AS hub_tenant_id, hub_api_name, hub_api_url FROM ${t.apiConfig} WHERE lower(hub_tenant_id) = ANY($1::text[])`,
+    [rows.map((r) => r.hub_tenant_id.toLowerCase())],
+  );
+  const steps = taskOf(def, "PublishMessages").steps;
+  const problems: string[] = [];
+  const tenants: TenantConfig[] = [];
+  for (const row of rows) {
+    const id = row.hub_tenant_id.toLowerCase();
+    const label = `tenant ${row.hub_tenant_id} (${row.hub_tenant_code})`;
+    const credentialsString = credentials.get(id);
+    if (!credentialsString) problems.push(`${label}: no credentials string in tenant_credentials.txt`);
+    const step = steps.find((s) => s.connection === row.hub_destination);
+    if (!step) problems.push(`${label}: hub_destination ${row.hub_destination} has no publish step in the definition (steps: ${steps.map((s) => s.connection).join(", ")})`);
+    const urls = new Map(apiRows.rows.filter((a) => a.hub_tenant_id === id).map((a) => [a.hub_api_name, a.hub_api_url]));
+    const missingApis = (["ERS", "HRSYS"] as const).filter((api) => !urls.get(api));
+    if (missingApis.length) problems.push(`${label}: ${t.apiConfig} has no row for ${missingApis.join(", ")} (procedure step 5.2)`);
+    let queue: QueueEndpoint | undefined;
+    if (step) {
+      const record = await store.get(row.hub_destination);
+      if (!record) problems.push(`${label}: unknown connection '${row.hub_destination}' (hub_destination): not in ${store.describe}`);
+      else {
+        try {
+          queue = queueEndpoint(record);
+        } catch (err) {
+          if (!(err instanceof UserError)) throw err;
+          problems.push(...err.lines.map((l) => `${label}: ${l.trim()}`));
+        }
+      }
+    }
+    if (credentialsString && step && queue && !missingApis.length) {
+      tenants.push({ hubTenantId: row.hub_tenant_id, hubTenantCode: row.hub_tenant_code, platRegion: row.plat_region, hubDestination: row.hub_destination, region: step.region, queue, credentialsString, apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")! } });
+    }
+  }
+  if (problems.length) throw new UserError([`configuration of client ${client} is incomplete (${problems.length} problem${problems.length === 1 ? "" : "s"}):`, ...problems.map((p) => `  ${p}`)]);
+  return tenants;
+}

@@ -1,0 +1,42 @@
+/**
+ * The task's log: one JSON line per event on stdout (pino). Secrets never reach it: no event carries a credential,
+ * and the redact paths below are a second line of defence for fields that might one day hold one.
+ */
+import pino, { type Logger } from "pino";
+
+export type { Logger };
+
+const REDACT = ["password", "clientSecret", "client_secret", "credentialsString", "authorization", "token", "access_token", "*.password", "*.clientSecret", "*.authorization", "*.token", "headers.authorization"];
+
+export function createLogger(destination: NodeJS.WritableStream | number = 1, level = process.env.HUB_EXPORT_LOG_LEVEL ?? "info"): Logger {
+  const stream = typeof destination === "number" ? pino.destination({ fd: destination, sync: true }) : destination;
+  return pino({ base: { task: "hub-export" }, level, redact: { paths: REDACT, censor: "[secret]" }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, stream);
+}
+
+/** Progress of a long phase: a line every `everyMs` with counts and the rate since the phase began. */
+export class Progress {
+  private started = Date.now();
+  private last = 0;
+  constructor(
+    private readonly log: Logger,
+    private readonly phase: string,
+    private readonly everyMs = 5000,
+  ) {}
+
+  /** Logs when the interval has passed (or `force`); `done` is the count the rate is computed on. */
+  tick(done: number, fields: Record<string, unknown> = {}, force = false): void {
+    const now = Date.now();
+    if (!force && now - this.last < this.everyMs) return;
+    this.last = now;
+    const seconds = (now - this.started) / 1000;
+    this.log.info({ event: "progress", phase: this.phase, done, ...fields, seconds: round(seconds), ratePerSecond: round(seconds > 0 ? done / seconds : 0) }, `${this.phase}: ${done} done`);
+  }
+
+  elapsedSeconds(): number {
+    return round((Date.now() - this.started) / 1000);
+  }
+}
+
+export function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,177 @@
+/**
+ * The extract statement: one chunk of employees (by employee_id) from the publish schema to hub messages in
+ * HUB_<CLIENT>_MESSAGES, set-based in one INSERT ... SELECT. The task runs it chunk after chunk, each in its own
+ * database transaction with the run's progress, so that a killed run resumes at the next chunk and the publisher can
+ * start on the first chunks while the later ones are mapped.
+ *
+ * An employee is extracted when it or any sub-entity changed after its tenant/country watermark (idl_date when
+ * none) and no later than the run's upper bound (the database time when the run opened): changes after that bound
+ * belong to the next run, so the watermark can advance to the bound.
+ */
+import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
+import { PUBLISH_TABLES } from "../model/schema";
+import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
+
+export interface ExtractTables {
+  publishSchema: string;
+  messages: string;
+  watermark: string;
+}
+
+/** Parameters, in order. */
+export interface ExtractChunkParams {
+  transactionId: string;
+  clientName: string;
+  tenantIds: string[];
+  destinations: string[];
+  platRegions: string[];
+  idlDate: string;
+  upperBound: string;
+  /** The chunk: employees with an id after `after` ("" for the first chunk), up to and including `through`. */
+  after: string;
+  through: string;
+  /** seq of the last message written so far. */
+  seqOffset: number;
+  systemCode: string;
+  empTypeDefault: string;
+  empGenderDefault: string;
+  createdAt: string;
+}
+
+export function extractChunkValues(p: ExtractChunkParams): unknown[] {
+  return [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt];
+}
+
+/** A message written by the chunk, as the publisher takes it. */
+export interface ExtractedMessage {
+  seq: string;
+  message_id: string;
+  hub_tenant_id: string;
+  hub_destination: string;
+  record_count: number;
+  body: string;
+}
+
+/** [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). */
+export function chunkPairsSql(t: ExtractTables): string {
+  return `SELECT DISTINCT t.hub_tenant_id, e.country_code
+      FROM ${t.publishSchema}.${PUBLISH_TABLES.employee} e
+      JOIN unnest($1::text[], $2::text[]) AS t(hub_tenant_id, plat_region) ON t.plat_region = e.plat_region
+     WHERE e.employee_id > $3 AND e.employee_id <= $4`;
+}
+
+/**
+ * A message's id, derived from its transaction and seq, so a resumed run finds the same id: the transaction's md5
+ * with the seq in its last 12 hex digits. Ids of one transaction ascend with seq, so the primary key index grows at
+ * its right edge instead of splitting pages all over.
+ */
+export function messageIdSql(transactionId: string, seq: string): string {
+  return `overlay(md5(${transactionId}::text) placing lpad(to_hex(${seq}), 12, '0') from 21)::uuid`;
+}
+
+/**
+ * The end of the next chunk: the id of the `$2`-th employee after `$1` (any region), or the last one, but not past
+ * the part's last id `$3` (null: no limit); null when no employee is left. A statement of its own, so that the chunk
+ * statement is planned for its real id range.
+ */
+export function chunkEndSql(t: ExtractTables): string {
+  const employee = `${t.publishSchema}.${PUBLISH_TABLES.employee}`;
+  return `SELECT least(coalesce(
+      (SELECT employee_id FROM ${employee} WHERE employee_id > $1 ORDER BY employee_id OFFSET $2::int - 1 LIMIT 1),
+      (SELECT max(employee_id) FROM ${employee} WHERE employee_id > $1)), $3::text) AS through`;
+}
+
+/**
+ * The statement for records_per_hub_message `perMessage`. Messages group the employees of one tenant and country
+ * within a chunk, in employee_id order; with one record per message no grouping is needed.
+ */
+export function extractChunkSql(t: ExtractTables, perMessage: number, options: { insert?: boolean } = {}): string {
+  const pub = (table: string) => `${t.publishSchema}.${table}`;
+  const inChunk = "x.employee_id > $8 AND x.employee_id <= $9";
+  // Whether some employee of the chunk did not change itself: only then are sub-entity changes looked up.
+  const needSubChanges = "(SELECT look FROM mode)";
+
+  const subChanged = SUB_ENTITIES.map(
+    (s) => `SELECT x.employee_id FROM ${pub(s.table)} x WHERE ${needSubChanges} AND ${inChunk} AND x.changed_at > (SELECT since FROM mode)`,
+  ).join("\n      UNION ");
+
+  const aggregates = SUB_ENTITIES.map(
+    (s, i) => `s${i} AS (
+    SELECT x.employee_id, json_agg(r ORDER BY x.${s.key}) AS items, max(x.changed_at) AS changed_at
+      FROM ${pub(s.table)} x CROSS JOIN LATERAL (SELECT ${selectFields(s.fields)}) r
+     WHERE ${inChunk} AND x.employee_id IN (SELECT employee_id FROM cand)
+     GROUP BY x.employee_id
+  )`,
+  ).join(",\n  ");
+
+  const user = selectFields([...userFields("$12", "$13"), ...SUB_ENTITIES.map((s, i) => [s.name, `coalesce(s${i}.items, '[]'::json)`] as const)]);
+  const joins = SUB_ENTITIES.map((_, i) => `LEFT JOIN s${i} ON s${i}.employee_id = e.employee_id`).join("\n      ");
+  const rollup = `greatest(e.changed_at, ${SUB_ENTITIES.map((_, i) => `s${i}.changed_at`).join(", ")})`;
+
+  const header = (count: string) =>
+    `json_build_object('transactionId', $1::text, 'tenantId', hub_tenant_id, 'systemCode', $11::text, 'dataDomainCode', '${DATA_DOMAIN_CODE}', 'entityName', '${ENTITY_NAME}', 'recordCount', ${count}, 'createdAt', $14::text)::text`;
+  // The body's layout is fixed (see messageBody.ts): the ERS phase cuts the entities back out of it.
+  const body = (count: string, entities: string) => `'{"header":' || ${header(count)} || ',"entities":[' || ${entities} || ']}'`;
+
+  const messages =
+    perMessage === 1
+      ? `msgs AS (
+    SELECT hub_tenant_id, hub_destination, country_code, 1 AS n, ARRAY[employee_id] AS ids, changed_at AS changed_through, entity AS entities,
+           $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, employee_id) AS seq
+      FROM users
+  )`
+      : `grouped AS (
+    SELECT u.*, (row_number() OVER (PARTITION BY hub_tenant_id, country_code ORDER BY employee_id) - 1) / ${perMessage} AS grp FROM users u
+  ),
+  groups AS (
+    SELECT hub_tenant_id, hub_destination, country_code, grp, count(*)::int AS n, array_agg(employee_id ORDER BY employee_id) AS ids,
+           max(changed_at) AS changed_through, string_agg(entity, ',' ORDER BY employee_id) AS entities
+      FROM grouped GROUP BY hub_tenant_id, hub_destination, country_code, grp
+  ),
+  msgs AS (
+    SELECT g.*, $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, grp) AS seq FROM groups g
+  )`;
+
+  return `WITH tenant AS (
+    SELECT * FROM unnest($3::text[], $4::text[], $5::text[]) AS t(hub_tenant_id, hub_destination, plat_region)
+  ),
+  chunk AS MATERIALIZED (
+    SELECT e.* FROM ${pub(PUBLISH_TABLES.employee)} e
+     WHERE e.employee_id > $8 AND e.employee_id <= $9 AND e.plat_region = ANY($5::text[])
+  ),
+  scope AS MATERIALIZED (
+    SELECT c.*, t.hub_tenant_id, t.hub_destination, coalesce(w.changed_through, $6::timestamp) AS since
+      FROM chunk c
+      JOIN tenant t ON t.plat_region = c.plat_region
+      LEFT JOIN ${t.watermark} w ON w.plat_client_name = $2 AND w.hub_tenant_id = t.hub_tenant_id AND w.country_code = c.country_code
+  ),
+  mode AS (SELECT NOT coalesce(bool_and(changed_at > since), true) AS look, min(since) AS since FROM scope),
+  sub_changed AS (
+      ${subChanged}
+  ),
+  cand AS MATERIALIZED (
+    SELECT s.* FROM scope s LEFT JOIN sub_changed sc ON sc.employee_id = s.employee_id
+     WHERE s.changed_at > s.since OR sc.employee_id IS NOT NULL
+  ),
+  ${aggregates},
+  users AS (
+    SELECT e.hub_tenant_id, e.hub_destination, e.country_code, e.employee_id, r.changed_at, row_to_json(u)::text AS entity
+      FROM cand e
+      ${joins}
+      CROSS JOIN LATERAL (SELECT ${rollup} AS changed_at) r
+      CROSS JOIN LATERAL (SELECT ${user}) u
+     WHERE r.changed_at > e.since AND r.changed_at <= $7::timestamp
+  ),
+  ${messages},
+  ins AS (
+    INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body)
+    SELECT ${messageIdSql("$1", "seq")}, $1::uuid, seq, hub_tenant_id, hub_destination, country_code, n, ids, changed_through, ${body("n", "entities")}
+      FROM msgs
+    RETURNING seq, message_id, hub_tenant_id, hub_destination, record_count, body
+  )
+  SELECT * FROM ins ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
+}
+
+/** The benchmark's floor: the same mapping, bodies built, nothing written: one row of totals. */
+const FLOOR_TAIL = (body: string) => `  bodies AS (SELECT ${body} AS body FROM msgs)
+  SELECT count(*)::int AS messages, coalesce(sum(length(body)), 0)::bigint AS chars FROM bodies`;

@@ -1,0 +1,194 @@
+/**
+ * Realistic sample employees for tests, the benchmark and the embedded default. Generated inside PostgreSQL with
+ * generate_series and a seeded hash (hashint8extended), so a million employees load in seconds, and the same seed
+ * gives the same data on any server.
+ */
+import type { ClientBase, Pool, PoolClient } from "pg";
+import { PUBLISH_TABLES, publishSchemaSql, sqlIdentifier } from "./schema";
+
+/** Countries per platform region, used when the caller gives none. */
+export const DEFAULT_COUNTRIES: Record<string, string[]> = {
+  US: ["US", "CA", "MX"],
+  EU: ["DE", "FR", "GB", "NL", "ES"],
+  APAC: ["JP", "AU", "SG", "IN"],
+};
+
+export interface SeedOptions {
+  schema: string;
+  count: number;
+  seed?: number;
+  /** Platform regions employees are spread over (default US, EU, APAC). */
+  platRegions?: string[];
+  /** Countries per platform region (default DEFAULT_COUNTRIES; a region without an entry uses its own name). */
+  countries?: Record<string, string[]>;
+  /** Number of the first employee (E000000001 is 1): seeding again with a higher start adds employees. */
+  firstEmployee?: number;
+}
+
+export interface SeedResult {
+  employees: number;
+  subEntities: Record<Exclude<keyof typeof PUBLISH_TABLES, "employee">, number>;
+  seconds: number;
+}
+
+const FIRST_NAMES = ["Anna", "Ben", "Chloe", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam", "Mei", "Noah", "Olga", "Pedro", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wei", "Xavier", "Yara", "Zoe"];
+const LAST_NAMES = ["Smith", "Müller", "Dubois", "García", "Rossi", "Tanaka", "Kim", "Nguyen", "Okafor", "Silva", "Novak", "Jensen", "Kowalski", "O'Brien", "Patel", "Singh", "Cohen", "Larsen", "Moreau", "Schmidt"];
+const JOB_FAMILIES = ["Sales", "Engineering", "Finance", "Operations", "Marketing", "Support", "Legal", "HR"];
+const JOB_PROFILES = ["SALES_REP", "ACCOUNT_MGR", "SW_ENGINEER", "SR_SW_ENGINEER", "ACCOUNTANT", "OPS_ANALYST", "MARKETING_SPEC", "SUPPORT_AGENT", "COUNSEL", "HR_PARTNER"];
+const GENDERS = ["Male", "Female", "Non_Binary"];
+/** ACTV for most; the other worker statuses of the CLS table for the rest. */
+const INACTIVE_STATUSES = ["RETIRED", "TERM", "TERM_INV", "REG_TERM", "HIRE_RESC", "NOT_RETURN", "RETURN_UNK"];
+const ADDRESS_USAGES = ["HOME", "WORK", "MAILING"];
+const COMMUNICATION_TYPES = ["EMAIL", "MOBILE", "PHONE", "INST_MESS", "WEB_ADDR"];
+const RELATIONSHIPS = ["SPOUSE", "CHILD", "PARENT", "SIBLING", "PARTNER", "FRIEND"];
+const CITIES = ["Springfield", "Riverton", "Lakeside", "Hillview", "Fairhaven", "Oakridge", "Maplewood", "Brookfield"];
+const INSTITUTIONS = ["State University", "Technical Institute", "City College", "National University", "Business School"];
+const DEGREES = ["BSc", "BA", "MSc", "MBA", "PhD", "Diploma"];
+const FIELDS = ["Computer Science", "Economics", "Law", "Marketing", "Mechanical Engineering", "Psychology"];
+
+/** A SQL text[] literal. */
+function arr(values: readonly string[]): string {
+  return `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(",")}]::text[]`;
+}
+/** An element of a literal array picked by a hash expression. */
+function pick(values: readonly string[], hash: string): string {
+  return `(${arr(values)})[1 + (${hash}) % ${values.length}]`;
+}
+
+/** Pseudo-random non-negative bigint for employee number `g` and stream `k` (0..63), from the seed ($1). */
+const h = (k: number, g = "g") => `abs(hashint8extended(${g}::bigint * 64 + ${k}, $1::bigint))`;
+/** The same for the n-th sub-entity of an employee (stream k, item n). */
+const hs = (k: number) => `abs(hashint8extended((g::bigint * 64 + ${k}) * 8 + n, $1::bigint))`;
+
+/** Sample timestamps lie in 2023-2024, before any real run: a run's touch (now) is always later. */
+const changedAt = (hash: string) => `(timestamp '2023-01-01' + ((${hash}) % 63072000) * interval '1 second')`;
+const EMPLOYEE_ID = "('E' || lpad(g::text, 9, '0'))";
+
+/** Employee g's country: its region (stream 4), then a country of that region (stream 5); the same for its sub-entities. */
+function countryExpression(regions: string[], countries: Record<string, string[]>): string {
+  const arms = regions.map((r, i) => `WHEN ${i} THEN ${pick(countries[r] ?? [r], h(5))}`).join(" ");
+  return `(CASE ${h(4)} % ${regions.length} ${arms} END)`;
+}
+
+/** A client, or a pool: with a pool, the tables load in two sessions at once (the machines here have two cores). */
+export type SeedDatabase = ClientBase | Pool;
+
+/** Creates the publish schema's tables (if absent) and loads `count` employees with their sub-entities. */
+export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions): Promise<SeedResult> {
+  const started = Date.now();
+  const s = sqlIdentifier(options.schema, "publish schema");
+  const first = options.firstEmployee ?? 1;
+  const params = [options.seed ?? 1, first, first + options.count - 1];
+  const regions = options.platRegions ?? ["US", "EU", "APAC"];
+  const country = countryExpression(regions, options.countries ?? DEFAULT_COUNTRIES);
+  const regionRows = regions.map((r, i) => `(${i}, '${r.replace(/'/g, "''")}')`).join(", ");
+  const range = "generate_series($2::bigint, $3::bigint) AS g";
+  const ddl = publishSchemaSql(s);
+
+  const employees = `INSERT INTO ${s}.${PUBLISH_TABLES.employee}
+    SELECT ${EMPLOYEE_ID}, fn, ln, CASE WHEN ${h(3)} % 10 = 0 THEN left(fn, 3) END,
+           lower(fn || '.' || replace(ln, '''', '') || g || '@example.com'),
+           ${country}, rg.plat_region,
+           CASE WHEN ${h(6)} % 20 <> 0 THEN ${pick(JOB_FAMILIES, h(7))} END,
+           CASE WHEN ${h(8)} % 20 <> 0 THEN ${pick(GENDERS, h(9))} END,
+           ws, ${pick(JOB_PROFILES, h(10))}, hire,
+           CASE WHEN ws <> 'ACTV' THEN hire + (${h(11)} % 3000)::int END,
+           ws = 'ACTV', ${changedAt(h(12))}
+      FROM ${range}
+      CROSS JOIN LATERAL (SELECT ${pick(FIRST_NAMES, h(1))} AS fn, ${pick(LAST_NAMES, h(2))} AS ln,
+                                 CASE WHEN ${h(13)} % 10 < 8 THEN 'ACTV' ELSE ${pick(INACTIVE_STATUSES, h(14))} END AS ws,
+                                 date '2000-01-01' + (${h(15)} % 9000)::int AS hire) v
+      JOIN (VALUES ${regionRows}) AS rg(idx, plat_region) ON rg.idx = ${h(4)} % ${regions.length}`;
+
+  // Sub-entities: the n-th item (at most 3) of employee g; how many varies per employee. Country follows the employee's.
+  type Sub = keyof SeedResult["subEntities"];
+  const sub = (table: Sub, items: string, columns: string): [Sub, string] => [
+    table,
+    `INSERT INTO ${s}.${PUBLISH_TABLES[table]} SELECT ${columns} FROM ${range} CROSS JOIN (VALUES (1), (2), (3)) AS k(n) WHERE n <= ${items}`,
+  ];
+  const subs = [
+    sub("address", `1 + ${h(20)} % 2`,
+      `${EMPLOYEE_ID} || '-A' || n, ${EMPLOYEE_ID}, (${arr(ADDRESS_USAGES)})[n], (1 + ${hs(21)} % 999) || ' ' || ${pick(CITIES, hs(22))} || ' Street',
+       CASE WHEN ${hs(23)} % 4 = 0 THEN 'Apt ' || (1 + ${hs(24)} % 50) END, ${pick(CITIES, hs(25))}, NULL, lpad((${hs(26)} % 99999)::text, 5, '0'),
+       ${country}, n = 1 OR ${hs(27)} % 3 <> 0, ${changedAt(hs(28))}`),
+    sub("communication", `1 + ${h(30)} % 3`,
+      `${EMPLOYEE_ID} || '-C' || n, ${EMPLOYEE_ID}, (${arr(COMMUNICATION_TYPES)})[1 + (${h(31)} + n) % ${COMMUNICATION_TYPES.length}],
+       'c' || g || '-' || n || '@example.com', n = 1, ${hs(32)} % 10 <> 0, ${changedAt(hs(33))}`),
+    sub("education", `${h(40)} % 3`,
+      `${EMPLOYEE_ID} || '-E' || n, ${EMPLOYEE_ID}, ${pick(INSTITUTIONS, hs(41))}, ${pick(DEGREES, hs(42))}, ${pick(FIELDS, hs(43))},
+       ${country}, date '1990-06-30' + (${hs(44)} % 10000)::int, true, ${changedAt(hs(45))}`),
+    sub("dependent", `(${h(50)} % 3) * (${h(51)} % 2)`,
+      `${EMPLOYEE_ID} || '-D' || n, ${EMPLOYEE_ID}, ${pick(FIRST_NAMES, hs(52))}, ${pick(LAST_NAMES, hs(53))},
+       CASE WHEN ${hs(54)} % 10 <> 0 THEN ${pick(GENDERS, hs(55))} END, ${pick(RELATIONSHIPS.slice(0, 4), hs(56))},
+       date '1960-01-01' + (${hs(57)} % 20000)::int, ${country}, ${hs(58)} % 12 <> 0, ${changedAt(hs(59))}`),
+    sub("contact", `(${h(60)} % 5 <> 0)::int`,
+      `${EMPLOYEE_ID} || '-K' || n, ${EMPLOYEE_ID}, ${pick(FIRST_NAMES, hs(61))}, ${pick(LAST_NAMES, hs(62))}, ${pick(RELATIONSHIPS, hs(63))},
+       '+1-555-' || lpad((${hs(0)} % 10000)::text, 4, '0'), NULL, ${country}, true, ${changedAt(hs(1))}`),
+  ];
+  const indexes = ddl.indexes.split(/;\s*\n/).map((x) => x.trim()).filter((x) => x.startsWith("CREATE"));
+
+  const counts = {} as SeedResult["subEntities"];
+  await withSessions(db, async (sessions) => {
+    await sessions[0].query(ddl.tables);
+    await sessions[0].query(employees, params);
+    // Each statement commits on its own: sample data needs no atomicity, and the sessions share the work.
+    const subQueue = [...subs];
+    await Promise.all(sessions.map(async (c) => {
+      for (let next = subQueue.shift(); next; next = subQueue.shift()) counts[next[0]] = (await c.query(next[1], params)).rowCount ?? 0;
+    }));
+    const indexQueue = [...indexes];
+    await Promise.all(sessions.map(async (c) => {
+      for (let next = indexQueue.shift(); next; next = indexQueue.shift()) await c.query(next);
+    }));
+    await sessions[0].query(`ANALYZE ${Object.values(PUBLISH_TABLES).map((t) => `${s}.${t}`).join(", ")}`);
+  });
+  return { employees: options.count, subEntities: counts, seconds: (Date.now() - started) / 1000 };
+}
+
+/** Runs `work` in one session for a client, two for a pool; the sessions do not wait for WAL flushes. */
+async function withSessions(db: SeedDatabase, work: (sessions: ClientBase[]) => Promise<void>): Promise<void> {
+  const pool = typeof (db as Pool).totalCount === "number" ? (db as Pool) : undefined;
+  const leased: PoolClient[] = pool ? await Promise.all([pool.connect(), pool.connect()]) : [];
+  const sessions: ClientBase[] = pool ? leased : [db as ClientBase];
+  try {
+    for (const c of sessions) await c.query("SET synchronous_commit = off; SET maintenance_work_mem = '256MB'");
+    await work(sessions);
+  } finally {
+    for (const c of sessions) await c.query("RESET synchronous_commit; RESET maintenance_work_mem").catch(() => {});
+    for (const c of leased) c.release();
+  }
+}
+
+export interface TouchOptions {
+  schema: string;
+  count: number;
+  seed?: number;
+  /** The new changed_at; default the database's current local time. */
+  at?: Date;
+}
+
+/**
+ * Changes `count` employees picked by the seed: half in the employee row itself (job profile), half only in a
+ * sub-entity (an address), so an incremental run must notice both. Returns the changed employee ids, sorted.
+ */
+export async function touchEmployees(client: ClientBase | Pool, options: TouchOptions): Promise<string[]> {
+  const s = sqlIdentifier(options.schema, "publish schema");
+  const at = options.at ? "$3::timestamp" : "localtimestamp";
+  const params: unknown[] = [options.seed ?? 1, options.count];
+  if (options.at) params.push(options.at.toISOString().replace("Z", ""));
+  const { rows } = await client.query<{ employee_id: string }>(
+    `WITH picked AS (
+       SELECT employee_id, hashint8extended(substr(employee_id, 2)::bigint, $1::bigint) AS h
+         FROM ${s}.${PUBLISH_TABLES.employee} ORDER BY 2 LIMIT $2
+     ), emp AS (
+       UPDATE ${s}.${PUBLISH_TABLES.employee} e SET job_profile = coalesce(e.job_profile, '') || '_X', changed_at = ${at}
+         FROM picked p WHERE p.employee_id = e.employee_id AND p.h % 2 = 0 RETURNING e.employee_id
+     ), addr AS (
+       UPDATE ${s}.${PUBLISH_TABLES.address} a SET line2 = 'Suite ' || (abs(p.h) % 100), changed_at = ${at}
+         FROM picked p WHERE a.address_id = p.employee_id || '-A1' AND p.h % 2 <> 0 RETURNING a.employee_id
+     )
+     SELECT employee_id FROM emp UNION SELECT employee_id FROM addr ORDER BY 1`,
+    params,
+  );
+  return rows.map((r) => r.employee_id);
+}

@@ -1,0 +1,78 @@
+/**
+ * Step 6 of a run, in one database transaction: published messages move to _ARCHIVE (failed ones stay for the next
+ * run to retry), the HUB_INTAKE_JOB row is written, the watermarks of the tenants/countries scanned advance to the
+ * run's upper bound, and the run is left with only its HRSYS report to make.
+ */
+import type { PoolClient } from "pg";
+import type { RunContext } from "../context";
+import { inTransaction } from "../warehouse/database";
+import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
+
+export interface FinishResult {
+  status: IntakeJobStatus;
+  counts: FinalCounts;
+}
+
+const ARCHIVE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at";
+
+export async function finish(ctx: RunContext, client: PoolClient): Promise<FinishResult> {
+  const { tables: t, definition } = ctx.config;
+  const tx = ctx.run.transactionId;
+  return inTransaction(client, async () => {
+    const moved = await client.query<{ hub_tenant_id: string; own: number; retried: number; entities: number }>(
+      `WITH moved AS (
+         DELETE FROM ${t.messages} m USING ${t.status} s
+          WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED'
+         RETURNING m.*
+       ), ins AS (
+         INSERT INTO ${t.archive} (${ARCHIVE_COLUMNS}, archived_by) SELECT ${ARCHIVE_COLUMNS}, $1 FROM moved
+         RETURNING transaction_id, hub_tenant_id, record_count
+       )
+       SELECT hub_tenant_id, count(*) FILTER (WHERE transaction_id = $1)::int AS own, count(*) FILTER (WHERE transaction_id <> $1)::int AS retried,
+              sum(record_count)::int AS entities
+         FROM ins GROUP BY hub_tenant_id`,
+      [tx],
+    );
+    const left = await client.query<{ hub_tenant_id: string; n: number }>(`SELECT hub_tenant_id, count(*)::int AS n FROM ${t.messages} GROUP BY hub_tenant_id`);
+    const parts = await client.query<{ employees: number; messages: number }>(
+      `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
+      [tx],
+    );
+    const tenants: FinalCounts["tenants"] = {};
+    for (const x of ctx.config.tenants) tenants[x.hubTenantId] = { published: 0, failed: 0, entities: 0 };
+    for (const r of moved.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { failed: 0 }), published: r.own + r.retried, entities: r.entities };
+    for (const r of left.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { published: 0, entities: 0 }), failed: r.n };
+    const sum = (f: (r: (typeof moved.rows)[number]) => number) => moved.rows.reduce((n, r) => n + f(r), 0);
+    const counts: FinalCounts = {
+      extracted: parts.rows[0].employees,
+      messages: parts.rows[0].messages,
+      published: sum((r) => r.own + r.retried),
+      failed: left.rows.reduce((n, r) => n + r.n, 0),
+      retried: sum((r) => r.retried),
+      ersEntities: sum((r) => r.entities),
+      tenants,
+    };
+    const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
+    const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
+    await client.query(
+      `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
+                                   extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, error)
+       VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13)`,
+      [definition.parameters.job_name, tx, definition.parameters.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, error],
+    );
+    await client.query(
+      `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
+       SELECT $1, p->>0, p->>1, $3::timestamp, $2
+         FROM (SELECT DISTINCT jsonb_array_elements(pairs) AS p FROM ${t.runPart} WHERE transaction_id = $2) x
+       ON CONFLICT (plat_client_name, hub_tenant_id, country_code)
+       DO UPDATE SET changed_through = greatest(w.changed_through, EXCLUDED.changed_through), transaction_id = EXCLUDED.transaction_id, updated_at = now()`,
+      [definition.parameters.client_name, tx, ctx.run.upperBound],
+    );
+    await client.query(`DELETE FROM ${t.runPart} WHERE transaction_id = $1`, [tx]);
+    await client.query(`UPDATE ${t.run} SET phase = 'REPORT', final_status = $2, final_counts = $3, updated_at = now() WHERE transaction_id = $1`, [tx, status, JSON.stringify(counts)]);
+    ctx.run.phase = "REPORT";
+    ctx.run.finalStatus = status;
+    ctx.run.finalCounts = counts;
+    return { status, counts };
+  });
+}

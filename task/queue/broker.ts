@@ -1,0 +1,179 @@
+/**
+ * The queue broker client of one hub destination (DESIGN.md section 5, Anypoint MQ Broker REST API v1): authorize
+ * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
+ * retries; 429, 5xx and network errors retry with backoff and jitter, with the same messageIds; other 4xx are
+ * permanent for the batch (a batch of several is then retried message by message, to find the bad one).
+ */
+import type { Dispatcher } from "undici";
+import { QUEUE_API, authorizeResponseSchema, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
+import type { QueueEndpoint } from "../connections/record";
+import { answerText, backoffMs, describeNetworkError, wait, type RetryPolicy } from "../http/retry";
+import { z } from "zod";
+
+/** A message ready to send: its JSON text, as the broker takes it. */
+export interface OutgoingMessage {
+  messageId: string;
+  /** `{"properties":...,"headers":{"messageId":...},"body":"..."}` */
+  json: string;
+  bytes: number;
+}
+
+export interface MessageOutcome {
+  messageId: string;
+  published: boolean;
+  /** Why it failed (published false). */
+  reason?: string;
+  /** HTTP attempts made for it in this run. */
+  attempts: number;
+}
+
+interface Session {
+  token: string;
+  orgId: string;
+  envId: string;
+}
+
+const batchAnswerSchema = z.array(publishResultSchema);
+
+export class QueueBroker {
+  private session?: Promise<Session>;
+  /** Set when the broker refused the credentials: every later batch fails at once with this reason. */
+  private refused?: string;
+  /** Re-authorizations after a 401, for the run's log. */
+  reauthorizations = 0;
+
+  constructor(
+    readonly endpoint: QueueEndpoint,
+    private readonly dispatcher: Dispatcher,
+    private readonly retry: RetryPolicy,
+  ) {}
+
+  /** Publishes one batch (1 to 10 messages, within the body limit) and returns every message's outcome. */
+  async publish(batch: OutgoingMessage[]): Promise<MessageOutcome[]> {
+    const outcome = await this.publishBatch(batch);
+    if (outcome.kind === "results") return outcome.results;
+    if (outcome.kind === "rejected" && batch.length > 1) {
+      // A permanent answer for the whole batch: find out which messages it is about.
+      const singles = await Promise.all(batch.map((m) => this.publishBatch([m])));
+      return singles.flatMap((o, i) => (o.kind === "results" ? o.results : [failed(batch[i], o.reason, o.attempts + outcome.attempts)]));
+    }
+    return batch.map((m) => failed(m, outcome.reason, outcome.attempts));
+  }
+
+  private async publishBatch(batch: OutgoingMessage[]): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number }> {
+    const body = batch.length === 1 ? batch[0].json : `[${batch.map((m) => m.json).join(",")}]`;
+    let lastReason = "not attempted";
+    for (let attempt = 1; attempt <= this.retry.attempts; attempt++) {
+      if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt - 1 };
+      let session: Session;
+      try {
+        session = await this.authorize();
+      } catch (err) {
+        if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt };
+        lastReason = `authorize: ${(err as Error).message}`;
+        await wait(backoffMs(attempt, this.retry));
+        continue;
+      }
+      const url = queueMessagesUrl(this.endpoint.organizationsUrl, session.orgId, session.envId, this.endpoint.queueName) + (batch.length === 1 ? `/${encodeURIComponent(batch[0].messageId)}` : "");
+      let status: number;
+      let text: string;
+      let retryAfter: string | string[] | undefined;
+      try {
+        const res = await this.dispatcher.request({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body });
+        status = res.statusCode;
+        retryAfter = res.headers["retry-after"];
+        text = await res.body.text();
+      } catch (err) {
+        lastReason = describeNetworkError(err);
+        await wait(backoffMs(attempt, this.retry));
+        continue;
+      }
+      if (status === 201 || status === 200) {
+        const results = parseResults(text, batch);
+        if (results) return { kind: "results", results: results.map((r) => ({ ...r, attempts: attempt })) };
+        return { kind: "rejected", reason: `unexpected answer to the publish (HTTP ${status}): ${answerText(text)}`, attempts: attempt };
+      }
+      lastReason = `HTTP ${status}: ${answerText(text)}`;
+      if (status === 401) {
+        // The token expired: forget it, authorize again, retry (this attempt counts).
+        this.expire(session);
+        this.reauthorizations++;
+        continue;
+      }
+      if (isTransientStatus(status)) {
+        await wait(backoffMs(attempt, this.retry, retryAfter));
+        continue;
+      }
+      return { kind: "rejected", reason: lastReason, attempts: attempt };
+    }
+    return { kind: "gaveUp", reason: `gave up after ${this.retry.attempts} attempts: ${lastReason}`, attempts: this.retry.attempts };
+  }
+
+  /** The current session, authorizing once for all concurrent callers. */
+  private authorize(): Promise<Session> {
+    this.session ??= this.requestToken().catch((err) => {
+      this.session = undefined;
+      throw err;
+    });
+    return this.session;
+  }
+
+  private expire(used: Session): void {
+    void this.session?.then((s) => {
+      if (s === used) this.session = undefined;
+    });
+  }
+
+  private async requestToken(): Promise<Session> {
+    const form = new URLSearchParams({ client_id: this.endpoint.clientId, client_secret: this.endpoint.clientSecret, grant_type: "client_credentials" }).toString();
+    const res = await this.dispatcher.request({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const text = await res.body.text();
+    if (res.statusCode === 401 || res.statusCode === 403) {
+      this.refused = `queue connection ${this.endpoint.connection}: the broker refused the client credentials (HTTP ${res.statusCode})`;
+      throw new Error(this.refused);
+    }
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${answerText(text)}`);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      throw new Error("the authorize answer is not JSON");
+    }
+    const parsed = authorizeResponseSchema.safeParse(doc);
+    if (!parsed.success) throw new Error("the authorize answer lacks access_token or simple_client");
+    return { token: parsed.data.access_token, orgId: parsed.data.simple_client.orgId, envId: parsed.data.simple_client.envId };
+  }
+}
+
+/** A message over the broker's body limit is never sent. */
+export function tooLarge(message: OutgoingMessage): MessageOutcome | undefined {
+  return message.bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${message.bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0) : undefined;
+}
+
+function failed(m: OutgoingMessage, reason: string, attempts: number): MessageOutcome {
+  return { messageId: m.messageId, published: false, reason, attempts };
+}
+
+/** Per-message results of a batch (an array) or of a single publish (one object); undefined if they do not match. */
+function parseResults(text: string, batch: OutgoingMessage[]): Omit<MessageOutcome, "attempts">[] | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = batchAnswerSchema.safeParse(Array.isArray(doc) ? doc : [doc]);
+  if (!parsed.success) return undefined;
+  const byId = new Map(parsed.data.map((r) => [r.messageId, r]));
+  return batch.map((m) => {
+    const r = byId.get(m.messageId);
+    if (!r) return { messageId: m.messageId, published: false, reason: "the broker's answer does not mention this message" };
+    return r.status === "successful" ? { messageId: m.messageId, published: true } : { messageId: m.messageId, published: false, reason: `broker: ${r.statusMessage}` };
+  });
+}
+
+/** undici wants origin and path apart. */
+export function target(url: string): { origin: string; path: string } {
+  const u = new URL(url);
+  return { origin: u.origin, path: u.pathname + u.search };
+}

@@ -1,0 +1,117 @@
+/**
+ * A run of the export task (DESIGN.md section 6): load and check everything, open or resume the transaction,
+ * extract and publish side by side, send the entities to ERS, finish in one database transaction, report the
+ * intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
+ * 1 refused before touching data, or stopped (the next run resumes the transaction).
+ */
+import { UserError } from "../core/errors";
+import { createLogger, round, type Logger } from "./log";
+import { loadRunConfiguration, type RunInputs } from "./load/configuration";
+import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
+import { createAgent } from "./http/retry";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, type RunState } from "./warehouse/runState";
+import { extract } from "./phases/extract";
+import { Publisher, pendingMessages } from "./phases/publish";
+import { sendEntities } from "./phases/ers";
+import { finish } from "./phases/finish";
+import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
+import { HubApiError } from "./hub/api";
+
+export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
+
+export interface RunOptions {
+  log?: Logger;
+  settings?: Partial<RunSettings>;
+}
+
+export async function runExport(inputs: RunInputs, options: RunOptions = {}): Promise<number> {
+  const log = options.log ?? createLogger();
+  const started = Date.now();
+  const phases: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t = Date.now();
+    try {
+      return await work();
+    } finally {
+      phases[name] = round((phases[name] ?? 0) + (Date.now() - t) / 1000);
+    }
+  };
+
+  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
+  let config;
+  try {
+    config = await timed("load", () => loadRunConfiguration(inputs, log));
+  } catch (err) {
+    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+    throw err;
+  }
+  const settings = { ...settingsFromEnv(), ...options.settings };
+  const dispatcher = createAgent(settings.publishConcurrency + settings.ersConcurrency);
+  const params = config.definition.parameters;
+  const lock = await config.pool.connect();
+  let run: RunState | undefined;
+  try {
+    await lockClient(lock, params.client_name);
+    run = await openRun(lock, config.tables, config.definition);
+    let ctx: RunContext = { config, run, log, dispatcher, settings };
+    if (run.phase === "REPORT") {
+      // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
+      log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
+      await reportIntakeJob(ctx, hrsysStatus(run.finalStatus!), run.finalCounts!);
+      await closeRun(lock, config.tables, run);
+      run = await openRun(lock, config.tables, config.definition);
+      ctx = { ...ctx, run };
+    }
+    log.info(
+      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
+      run.resumed ? "resuming the unfinished transaction" : "opened a new transaction",
+    );
+    if (!run.startedReported) {
+      await timed("report", () => reportIntakeJob(ctx, "STARTED"));
+      await markStartedReported(lock, config.tables, run);
+    }
+
+    if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
+      const publisher = new Publisher(ctx);
+      const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
+      await timed("publishPending", async () => {
+        for await (const page of pendingMessages(ctx, resumeAt)) await publisher.submit(page);
+      });
+      if (run.phase === "EXTRACT") {
+        const totals = await timed("extract", () => extract(ctx, (messages) => publisher.submit(messages)));
+        await setPhase(lock, config.tables, run, "PUBLISH");
+        log.info({ event: "extract.done", ...totals }, "extract done");
+      }
+      await timed("publishDrain", () => publisher.drain());
+      log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
+      await setPhase(lock, config.tables, run, "ERS");
+    }
+    if (run.phase === "ERS") {
+      const entities = await timed("ers", () => sendEntities(ctx));
+      log.info({ event: "ers.done", entities }, "ERS done");
+    }
+    const result = await timed("finish", () => finish(ctx, lock));
+    await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
+    await closeRun(lock, config.tables, run);
+    const { tenants: _perTenant, ...counts } = result.counts;
+    log.info(
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
+      `run ${result.status}`,
+    );
+    return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
+  } catch (err) {
+    const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
+    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
+    if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
+    throw err;
+  } finally {
+    await unlockClient(lock, params.client_name).catch(() => {});
+    lock.release();
+    await Promise.allSettled([config.pool.end(), dispatcher.close()]);
+  }
+}
+
+/** The process's peak resident set (VmHWM), in MB. */
+export function peakRssMb(): number {
+  return round(process.resourceUsage().maxRSS / 1024);
+}

@@ -1,0 +1,68 @@
+/** The warehouse connection: a small pool, opened from the PostgreSQL connection record. */
+import { Pool, type PoolClient } from "pg";
+import { UserError } from "../../core/errors";
+import type { DatabaseSettings } from "../connections/record";
+
+export type { PoolClient };
+
+/** Sessions: the run lock, up to 4 extract parts, the publish reader, the status writer, and spares. */
+const POOL_SIZE = 10;
+
+/** PostgreSQL 14+: a backend notices within a second that a killed task is gone, and stops its query. */
+const CHECK_CLIENT = "-c client_connection_check_interval=1000";
+
+export async function openDatabase(connection: string, settings: DatabaseSettings): Promise<Pool> {
+  try {
+    return await tryOpen(settings, CHECK_CLIENT);
+  } catch (err) {
+    // An older server does not know the setting (42704): go without it.
+    if ((err as { code?: string }).code === "42704") {
+      try {
+        return await tryOpen(settings, undefined);
+      } catch (again) {
+        err = again;
+      }
+    }
+    const e = err as NodeJS.ErrnoException & { code?: string };
+    throw new UserError(`cannot connect to the database of connection ${connection} (${settings.host}:${settings.port}/${settings.database}): ${e.code ? `${e.code}: ` : ""}${e.message}`);
+  }
+}
+
+async function tryOpen(settings: DatabaseSettings, options: string | undefined): Promise<Pool> {
+  const pool = new Pool({
+    host: settings.host,
+    port: settings.port,
+    database: settings.database,
+    user: settings.user,
+    password: settings.password,
+    ssl: settings.ssl,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: 15_000,
+    idleTimeoutMillis: 60_000,
+    application_name: "hub-export",
+    options,
+  });
+  // A dropped idle connection must not crash the process; the query that needs it reports the error.
+  pool.on("error", () => {});
+  try {
+    const client = await pool.connect();
+    client.release();
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+}
+
+/** Runs `work` in one database transaction on `client`. */
+export async function inTransaction<T>(client: PoolClient, work: () => Promise<T>, begin = "BEGIN"): Promise<T> {
+  await client.query(begin);
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}

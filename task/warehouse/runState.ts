@@ -1,0 +1,118 @@
+/**
+ * HUB_EXPORT_RUN: the run of a client that has started and not finished. A run opens a new transaction id, or
+ * resumes the one found here; only one run per client works at a time (a session-level advisory lock, released by
+ * PostgreSQL when the task dies).
+ */
+import crypto from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Pool, PoolClient } from "pg";
+import { UserError } from "../../core/errors";
+import type { PipelineDefinition } from "../../core/definition";
+import type { RunTables } from "./tables";
+
+export type RunPhase = "EXTRACT" | "PUBLISH" | "ERS" | "REPORT";
+export type IntakeJobStatus = "ExecutionCompleted" | "ExecutionFailed";
+
+export interface FinalCounts {
+  extracted: number;
+  messages: number;
+  published: number;
+  failed: number;
+  retried: number;
+  ersEntities: number;
+  /** Per tenant id: what the HRSYS API is told. */
+  tenants: Record<string, { published: number; failed: number; entities: number }>;
+}
+
+export interface RunState {
+  transactionId: string;
+  phase: RunPhase;
+  attempts: number;
+  startedReported: boolean;
+  /** ISO local date-time: changes up to here belong to this run. */
+  upperBound: string;
+  ersProgress: Record<string, number>;
+  finalStatus: IntakeJobStatus | null;
+  finalCounts: FinalCounts | null;
+  startedAt: Date;
+  resumed: boolean;
+}
+
+/** Waits up to `waitMs` for the client's run lock: a killed run's session may take a moment to go away. */
+export async function lockClient(client: PoolClient, clientName: string, waitMs = 30_000): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('hub-export'), hashtext($1)) AS ok", [clientName]);
+    if (rows[0].ok) return;
+    if (Date.now() > deadline) throw new UserError(`another run of client ${clientName} is in progress (its database session holds the run lock)`);
+    await sleep(250);
+  }
+}
+
+export async function unlockClient(client: PoolClient, clientName: string): Promise<void> {
+  await client.query("SELECT pg_advisory_unlock(hashtext('hub-export'), hashtext($1))", [clientName]);
+}
+
+interface RunRow {
+  transaction_id: string;
+  phase: RunPhase;
+  attempts: number;
+  started_reported: boolean;
+  upper_bound: string;
+  ers_progress: Record<string, number>;
+  final_status: IntakeJobStatus | null;
+  final_counts: FinalCounts | null;
+  started_at: Date;
+}
+
+const COLUMNS = "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, ers_progress, final_status, final_counts, started_at";
+
+/** The unfinished run of the client, resumed; or a new one with a new transaction id. */
+export async function openRun(client: PoolClient, t: RunTables, def: PipelineDefinition): Promise<RunState> {
+  const name = def.parameters.client_name;
+  const found = await client.query<RunRow>(
+    `UPDATE ${t.run} SET attempts = attempts + 1, updated_at = now() WHERE plat_client_name = $1 RETURNING ${COLUMNS}`,
+    [name],
+  );
+  if (found.rows[0]) return toState(found.rows[0], true);
+  const created = await client.query<RunRow>(
+    `INSERT INTO ${t.run} (transaction_id, job_name, plat_client_name, phase, build_number, upper_bound)
+     VALUES ($1, $2, $3, 'EXTRACT', $4, localtimestamp) RETURNING ${COLUMNS}`,
+    [crypto.randomUUID(), def.parameters.job_name, name, def.buildNumber],
+  );
+  return toState(created.rows[0], false);
+}
+
+function toState(r: RunRow, resumed: boolean): RunState {
+  return {
+    transactionId: r.transaction_id,
+    phase: r.phase,
+    attempts: r.attempts,
+    startedReported: r.started_reported,
+    upperBound: r.upper_bound,
+    ersProgress: r.ers_progress ?? {},
+    finalStatus: r.final_status,
+    finalCounts: r.final_counts,
+    startedAt: r.started_at,
+    resumed,
+  };
+}
+
+export async function setPhase(client: PoolClient, t: RunTables, run: RunState, phase: RunPhase): Promise<void> {
+  await client.query(`UPDATE ${t.run} SET phase = $2, updated_at = now() WHERE transaction_id = $1`, [run.transactionId, phase]);
+  run.phase = phase;
+}
+
+export async function markStartedReported(client: PoolClient, t: RunTables, run: RunState): Promise<void> {
+  await client.query(`UPDATE ${t.run} SET started_reported = true, updated_at = now() WHERE transaction_id = $1`, [run.transactionId]);
+  run.startedReported = true;
+}
+
+export async function saveErsProgress(client: Pool | PoolClient, t: RunTables, run: RunState): Promise<void> {
+  await client.query(`UPDATE ${t.run} SET ers_progress = $2, updated_at = now() WHERE transaction_id = $1`, [run.transactionId, JSON.stringify(run.ersProgress)]);
+}
+
+/** The run is over: the intake job is in the database and the HRSYS API has been told. */
+export async function closeRun(client: PoolClient, t: RunTables, run: RunState): Promise<void> {
+  await client.query(`DELETE FROM ${t.run} WHERE transaction_id = $1`, [run.transactionId]);
+}

@@ -1,0 +1,36 @@
+/** The tables a run reads and writes, named by the pipeline definition (already checked as `<schema>.<table>`). */
+import { taskOf, type PipelineDefinition } from "../../core/definition";
+import { TABLES, schemaOnly } from "../../core/naming";
+
+export interface RunTables {
+  publishSchema: string;
+  apiConfig: string;
+  platConfig: string;
+  messages: string;
+  watermark: string;
+  status: string;
+  archive: string;
+  intakeJob: string;
+  /** The run in progress and its extract parts (not in the definition: the task's own bookkeeping). */
+  run: string;
+  runPart: string;
+}
+
+export function runTables(def: PipelineDefinition): RunTables {
+  const load = taskOf(def, "LoadConfiguration");
+  const extract = taskOf(def, "ExtractEmployees");
+  const finish = taskOf(def, "FinishJob");
+  const staging = def.parameters.staging_schema_only;
+  return {
+    publishSchema: schemaOnly(def.parameters.publish_schema),
+    apiConfig: load.apiConfigTable,
+    platConfig: load.platConfigTable,
+    messages: extract.messagesTable,
+    watermark: extract.watermarkTable,
+    status: taskOf(def, "PublishMessages").statusTable,
+    archive: finish.archiveTable,
+    intakeJob: finish.intakeJobTable,
+    run: `${staging}.${TABLES.run}`,
+    runPart: `${staging}.${TABLES.run}_PART`,
+  };
+}

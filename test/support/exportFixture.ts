@@ -1,0 +1,69 @@
+/** A database, an emulator and a provisioned test platform for one test file of the export task. */
+import { Client, Pool } from "pg";
+import { createTestDatabase } from "./database";
+import { emulatorConfig, provisionPlatform, type HubUrls, type TestPlatform } from "./platform";
+import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
+import { seedSampleEmployees } from "../../task/model/sampleData";
+import type { StackConfig } from "../../config/schema";
+
+export interface ExportFixture {
+  db: { url: string; drop(): Promise<void> };
+  pool: Pool;
+  emulator: Emulator;
+  platform: TestPlatform;
+  /** Tables, schema-qualified. */
+  t: { messages: string; archive: string; status: string; intakeJob: string; watermark: string; run: string; runPart: string };
+  count(table: string, where?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface FixtureOptions {
+  employees?: number;
+  seed?: number;
+  emulator?: Partial<EmulatorConfigInput>;
+  parameters?: Partial<StackConfig["parameters"]>;
+  /** Puts something (a recording proxy) between the task and the emulator. */
+  hub?: (emulator: Emulator) => Promise<HubUrls>;
+}
+
+export async function exportFixture(options: FixtureOptions = {}): Promise<ExportFixture> {
+  const db = await createTestDatabase("task");
+  const emulator = await startEmulator({ config: emulatorConfig(options.emulator) });
+  const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters });
+  const pool = new Pool({ connectionString: db.url, max: 4 });
+  if (options.employees) {
+    await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed ?? 1, platRegions: ["US", "EU", "APAC"] });
+  }
+  const s = platform.stagingSchema;
+  const t = {
+    messages: `${s}.HUB_ACME_MESSAGES`,
+    archive: `${s}.HUB_ACME_MESSAGES_ARCHIVE`,
+    status: `${s}.HUB_ACME_MESSAGES_STATUS`,
+    intakeJob: `${s}.HUB_INTAKE_JOB`,
+    watermark: `${s}.HUB_EXPORT_WATERMARK`,
+    run: `${s}.HUB_EXPORT_RUN`,
+    runPart: `${s}.HUB_EXPORT_RUN_PART`,
+  };
+  return {
+    db,
+    pool,
+    emulator,
+    platform,
+    t,
+    async count(table, where = "true") {
+      const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`);
+      return rows[0].n;
+    },
+    async close() {
+      await pool.end();
+      await emulator.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Employees of the publish schema in the regions that have a tenant (US, EU). */
+export async function employeesInScope(pool: Pool | Client, schema: string): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.employee WHERE plat_region IN ('US', 'EU')`);
+  return rows[0].n;
+}

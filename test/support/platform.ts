@@ -1,0 +1,148 @@
+/**
+ * A test platform for the export task, provisioned with the project's own planning code: the rendered baseline,
+ * the config rows, connection files, the scripts folder and the rendered definition, all pointing at an embedded
+ * PostgreSQL database and an emulator on loopback.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "pg";
+import { validateStackConfig } from "../../config/validate";
+import type { StackConfig } from "../../config/schema";
+import { planInstallation, type InstallationPlan } from "../../core/plan";
+import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { serializeConnectionRecord } from "../../core/connections";
+import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
+import type { ConfigRow } from "../../core/rows";
+import type { EmulatorConfigInput } from "../../emulator";
+
+export const TENANTS = {
+  US: { hubTenantId: "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c", clientId: "acme-us-test", clientSecret: "tenant-us-S3cr3t!x9" },
+  EU: { hubTenantId: "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b", clientId: "acme-eu-test", clientSecret: "tenant-eu-S3cr3t!y7" },
+} as const;
+export const QUEUES = {
+  US: { clientId: "mq-us-client-test", clientSecret: "mq-us-S3cr3t!q1", orgId: "org-us", envId: "env-us", queueName: "acme-empl-us" },
+  EU: { clientId: "mq-eu-client-test", clientSecret: "mq-eu-S3cr3t!q2", orgId: "org-eu", envId: "env-eu", queueName: "acme-empl-eu" },
+} as const;
+export const CLIENT_NAME = "ACME";
+export const JOB_NAME = "HRSYS_EMPL_HUB_ACME_202611_TEST";
+
+/** The emulator's side of the test platform: the same credentials the platform is configured with. */
+export function emulatorConfig(extra: Partial<EmulatorConfigInput> = {}): EmulatorConfigInput {
+  return {
+    queues: {
+      US: { clientId: QUEUES.US.clientId, clientSecret: QUEUES.US.clientSecret, orgId: QUEUES.US.orgId, envId: QUEUES.US.envId },
+      EU: { clientId: QUEUES.EU.clientId, clientSecret: QUEUES.EU.clientSecret, orgId: QUEUES.EU.orgId, envId: QUEUES.EU.envId },
+    },
+    tenants: Object.fromEntries(Object.values(TENANTS).map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }])),
+    ...extra,
+  };
+}
+
+export interface HubUrls {
+  queues: Record<"US" | "EU" | "APAC", string>;
+  cfg: string;
+  ers: string;
+  hrsys: string;
+}
+
+export interface TestPlatform {
+  dir: string;
+  config: StackConfig;
+  plan: InstallationPlan;
+  definitionFile: string;
+  scriptsDir: string;
+  connectionsDir: string;
+  publishSchema: string;
+  stagingSchema: string;
+  /** `run --definition ... --scripts ... --connections ...` */
+  args: string[];
+  /** Every secret of the platform, for leak checks. */
+  secrets: string[];
+}
+
+export interface PlatformOptions {
+  databaseUrl: string;
+  hub: HubUrls;
+  parameters?: Partial<StackConfig["parameters"]>;
+  dir?: string;
+}
+
+export function stackConfigFor(databaseUrl: string, hub: HubUrls, parameters: Partial<StackConfig["parameters"]> = {}): StackConfig {
+  const db = new URL(databaseUrl);
+  const database = db.pathname.slice(1);
+  const password = decodeURIComponent(db.password);
+  return validateStackConfig(
+    {
+      environment: "TEST",
+      clientName: CLIENT_NAME,
+      jobName: JOB_NAME,
+      publishSchema: `${database}.publish`,
+      stagingSchema: `${database}.staging`,
+      parameters: { records_per_hub_message: 1, records_per_ers_request: 100, idl_date: "1901-01-01T00:00:00", system_code: "HRSYS", EmpTypeDefault: "Sales", EmpGenderDefault: "Not_Declared", ...parameters },
+      bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
+      database: { connectionName: "PLAT_WAREHOUSE_TEST", host: db.hostname, port: Number(db.port), database, sslMode: "disable", admin: { username: decodeURIComponent(db.username), password }, task: { username: decodeURIComponent(db.username), password } },
+      connectionStore: { prefix: "acme/test" },
+      hub: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys }, allowLoopback: true },
+      queues: Object.fromEntries(
+        (["US", "EU"] as const).map((r) => [r, { connectionName: `HUB_MQ_${r}_TEST`, baseUrl: hub.queues[r], queueName: QUEUES[r].queueName, clientAccessId: QUEUES[r].clientId, clientSecret: QUEUES[r].clientSecret }]),
+      ),
+      tenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
+      schedule: { expression: "rate(1 day)" },
+      network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
+    },
+    { source: "test platform", stack: "test" },
+  );
+}
+
+/** Writes the platform's files and applies the baseline and rows to the database. */
+export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
+  const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters);
+  const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+  const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
+  const scriptsDir = path.join(dir, "scripts");
+  const connectionsDir = path.join(dir, "connections");
+  fs.mkdirSync(scriptsDir, { recursive: true });
+  fs.mkdirSync(connectionsDir, { recursive: true, mode: 0o700 });
+  const definitionFile = path.join(dir, plan.template.fileName);
+  fs.writeFileSync(definitionFile, plan.template.text);
+  for (const object of plan.bucketObjects) {
+    if (!object.folder && object.key.startsWith(BUCKET_FOLDERS.scripts)) fs.writeFileSync(path.join(scriptsDir, object.key.slice(BUCKET_FOLDERS.scripts.length)), object.content, { mode: 0o600 });
+  }
+  for (const record of plan.connections) fs.writeFileSync(path.join(connectionsDir, connectionFileName(record.systemName)), serializeConnectionRecord(record), { mode: 0o600 });
+
+  const client = new Client({ connectionString: options.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(plan.baseline.sql);
+    for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig]) await insertRow(client, plan.stagingSchema, row);
+  } finally {
+    await client.end();
+  }
+  const secrets = [
+    ...Object.values(TENANTS).map((t) => t.clientSecret),
+    ...Object.values(QUEUES).map((q) => q.clientSecret),
+    decodeURIComponent(new URL(options.databaseUrl).password),
+    ...plan.routingRules.map((r) => r.credentialsString.reveal()),
+  ];
+  return {
+    dir,
+    config,
+    plan,
+    definitionFile,
+    scriptsDir,
+    connectionsDir,
+    publishSchema: plan.publishSchema,
+    stagingSchema: plan.stagingSchema,
+    args: ["run", "--definition", definitionFile, "--scripts", scriptsDir, "--connections", connectionsDir],
+    secrets,
+  };
+}
+
+async function insertRow(client: Client, schema: string, row: ConfigRow): Promise<void> {
+  const entries = Object.entries({ ...row.key, ...row.values });
+  await client.query(
+    `INSERT INTO ${schema}.${row.table} (${entries.map(([k]) => k).join(", ")}) VALUES (${entries.map((_, i) => `$${i + 1}`).join(", ")})`,
+    entries.map(([, v]) => v),
+  );
+}

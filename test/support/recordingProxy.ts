@@ -1,0 +1,52 @@
+/**
+ * A loopback HTTP proxy in front of the emulator that notes every messageId PUT to a queue, in order. The kill tests
+ * use it to prove that no acknowledged message is ever published again.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { HubUrls } from "./platform";
+
+export interface RecordingProxy {
+  urls: HubUrls;
+  /** messageIds in the order their PUTs arrived (a retried one appears again). */
+  puts: string[];
+  close(): Promise<void>;
+}
+
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const upstream = new URL(target);
+  const puts: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === "PUT" && /\/messages(\/|$)/.test(req.url ?? "")) {
+        try {
+          const doc = JSON.parse(body.toString("utf8")) as { headers?: { messageId?: string } } | { headers?: { messageId?: string } }[];
+          for (const m of Array.isArray(doc) ? doc : [doc]) if (m.headers?.messageId) puts.push(m.headers.messageId);
+        } catch {
+          // not JSON: the emulator answers it
+        }
+      }
+      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forward.on("error", () => res.destroy());
+      forward.end(body);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    urls: { queues: { US: `${base}/mq/us`, EU: `${base}/mq/eu`, APAC: `${base}/mq/apac` }, cfg: `${base}/cfg/api/`, ers: `${base}/ers/api/`, hrsys: `${base}/hrsys/api/` },
+    puts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,85 @@
+/** The bundled export task, built once per test file and run with node, exactly as the image runs it. */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+let bundle: Promise<string> | undefined;
+
+/** Builds dist/task/index.js into a temporary folder (once per test file) and returns its path. */
+export function taskBundle(): Promise<string> {
+  bundle ??= (async () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-task-"));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { buildTask } = require("../../scripts/build-task.js") as { buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }> };
+    return (await buildTask({ outdir, minify: false })).outfile;
+  })();
+  return bundle;
+}
+
+export interface TaskResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout's JSON lines. */
+  events: Record<string, unknown>[];
+}
+
+export interface StartedTask {
+  child: ChildProcess;
+  done: Promise<TaskResult>;
+  /** Resolves when a log line matches (or the task ends). */
+  waitFor(match: (event: Record<string, unknown>) => boolean): Promise<boolean>;
+}
+
+export async function startTask(args: string[], env: Record<string, string> = {}): Promise<StartedTask> {
+  const file = await taskBundle();
+  const child = spawn(process.execPath, [file, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  const events: Record<string, unknown>[] = [];
+  const watchers: { match: (e: Record<string, unknown>) => boolean; resolve: (v: boolean) => void }[] = [];
+  let partial = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    stdout += text;
+    partial += text;
+    let nl: number;
+    while ((nl = partial.indexOf("\n")) >= 0) {
+      const line = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      try {
+        const event = JSON.parse(line) as Record<string, unknown>;
+        events.push(event);
+        for (const w of [...watchers]) {
+          if (w.match(event)) {
+            watchers.splice(watchers.indexOf(w), 1);
+            w.resolve(true);
+          }
+        }
+      } catch {
+        // not a JSON line
+      }
+    }
+  });
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const done = new Promise<TaskResult>((resolve) => {
+    child.on("close", (code, signal) => {
+      for (const w of watchers.splice(0)) w.resolve(false);
+      resolve({ code, signal, stdout, stderr, events });
+    });
+  });
+  return {
+    child,
+    done,
+    waitFor(match) {
+      if (events.some(match)) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => watchers.push({ match, resolve }));
+    },
+  };
+}
+
+export async function runTask(args: string[], env: Record<string, string> = {}): Promise<TaskResult> {
+  return (await startTask(args, env)).done;
+}

@@ -1,0 +1,26 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runTask, taskBundle } from "../support/taskProcess";
+
+describe("the task bundle", () => {
+  it("is one CommonJS file that runs with node alone, as the image runs it", async () => {
+    const file = await taskBundle();
+    expect(fs.existsSync(file)).toBe(true);
+    // No node_modules next to it: everything it needs is inside.
+    expect(fs.existsSync(path.join(path.dirname(file), "node_modules"))).toBe(false);
+    const help = await runTask(["run", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--definition <path\|s3:\/\/bucket\/key>/);
+    const usage = await runTask(["run"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--definition is required/);
+  });
+
+  it("the Dockerfile runs the bundle as the user node", () => {
+    const text = fs.readFileSync(path.join(__dirname, "..", "..", "task", "Dockerfile"), "utf8");
+    expect(text).toMatch(/^FROM node:20\.\d+-bookworm-slim$/m);
+    expect(text).toMatch(/^USER node$/m);
+    expect(text).toMatch(/ENTRYPOINT \["node", .*"\/app\/index\.js", "run"\]/);
+  });
+});

@@ -1,0 +1,97 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportFixture, type ExportFixture } from "../support/exportFixture";
+import { runTask, taskBundle } from "../support/taskProcess";
+import { TENANTS } from "../support/platform";
+
+/** A copy of the platform's files, changed by `edit`, and the run's arguments for it. */
+function variant(f: ExportFixture, name: string, edit: (dir: { definition: string; scripts: string; connections: string }) => void): string[] {
+  const root = path.join(f.platform.dir, `variant-${name}`);
+  const definition = path.join(root, path.basename(f.platform.definitionFile));
+  const scripts = path.join(root, "scripts");
+  const connections = path.join(root, "connections");
+  fs.mkdirSync(root);
+  fs.cpSync(f.platform.definitionFile, definition);
+  fs.cpSync(f.platform.scriptsDir, scripts, { recursive: true });
+  fs.cpSync(f.platform.connectionsDir, connections, { recursive: true });
+  edit({ definition, scripts, connections });
+  return ["run", "--definition", definition, "--scripts", scripts, "--connections", connections];
+}
+
+describe("export task: everything is checked before any data is touched", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 50 }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  async function expectRefused(args: string[], message: RegExp): Promise<void> {
+    const result = await runTask(args);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+    for (const table of [f.t.run, f.t.runPart, f.t.messages, f.t.status, f.t.archive, f.t.intakeJob, f.t.watermark]) expect(await f.count(table)).toBe(0);
+    const state = f.emulator.state();
+    expect(state.intakeJobs).toEqual([]);
+    expect(Object.values(state.queues).flatMap((q) => Object.values(q.destinations)).reduce((n, d) => n + d.count, 0)).toBe(0);
+  }
+
+  it("refuses a definition that is not a valid rendered pipeline", async () => {
+    const args = variant(f, "bad-definition", ({ definition }) => {
+      const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
+      doc.parameters.records_per_hub_message = 0;
+      delete doc.tasks[4];
+      doc.tasks = doc.tasks.filter(Boolean);
+      fs.writeFileSync(definition, JSON.stringify(doc));
+    });
+    await expectRefused(args, /pipeline definition .*: invalid[\s\S]*records_per_hub_message[\s\S]*tasks/);
+    await expectRefused(variant(f, "not-json", ({ definition }) => fs.writeFileSync(definition, "{ nope")), /not valid JSON/);
+  });
+
+  it("refuses a scripts folder without credentials.ini or tenant_credentials.txt", async () => {
+    await expectRefused(variant(f, "no-tenant-credentials", ({ scripts }) => fs.rmSync(path.join(scripts, "tenant_credentials.txt"))), /missing credential file[\s\S]*tenant_credentials\.txt/);
+    await expectRefused(variant(f, "no-credentials-ini", ({ scripts }) => fs.rmSync(path.join(scripts, "credentials.ini"))), /missing credential file[\s\S]*credentials\.ini/);
+  });
+
+  it("refuses an unknown database connection name", async () => {
+    const args = variant(f, "unknown-connection", ({ scripts }) => fs.writeFileSync(path.join(scripts, "credentials.ini"), "[warehouse]\nwarehouse_connection = NO_SUCH_DB\n"));
+    await expectRefused(args, /unknown connection 'NO_SUCH_DB'/);
+  });
+
+  it("refuses an unreachable database", async () => {
+    const args = variant(f, "unreachable", ({ connections }) => {
+      const file = path.join(connections, "PLAT_WAREHOUSE_TEST.json");
+      const record = JSON.parse(fs.readFileSync(file, "utf8"));
+      record.url = record.url.replace(/:\d+\//, ":1/");
+      fs.writeFileSync(file, JSON.stringify(record));
+    });
+    await expectRefused(args, /cannot connect to the database of connection PLAT_WAREHOUSE_TEST \(127\.0\.0\.1:1\//);
+  });
+
+  it("refuses a tenant without credentials, and a tenant whose hub destination has no publish step", async () => {
+    const noCredentials = variant(f, "tenant-no-credentials", ({ scripts }) => {
+      const file = path.join(scripts, "tenant_credentials.txt");
+      const map = JSON.parse(fs.readFileSync(file, "utf8"));
+      delete map[TENANTS.EU.hubTenantId];
+      fs.writeFileSync(file, JSON.stringify(map));
+    });
+    await expectRefused(noCredentials, new RegExp(`tenant ${TENANTS.EU.hubTenantId} \\(ACME_EU_TEST\\): no credentials string in tenant_credentials.txt`));
+    const noStep = variant(f, "no-step", ({ definition }) => {
+      const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
+      doc.tasks[2].steps = doc.tasks[2].steps.filter((s: { region: string }) => s.region !== "EU");
+      fs.writeFileSync(definition, JSON.stringify(doc));
+    });
+    await expectRefused(noStep, /hub_destination HUB_MQ_EU_TEST has no publish step in the definition/);
+  });
+
+  it("refuses missing HUB_API_CONFIG rows", async () => {
+    const { rows } = await f.pool.query(`DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`, [TENANTS.US.hubTenantId]);
+    try {
+      await expectRefused(f.platform.args.slice(), /HUB_API_CONFIG has no row for ERS/);
+    } finally {
+      const r = rows[0];
+      await f.pool.query(`INSERT INTO ${f.platform.stagingSchema}.HUB_API_CONFIG (hub_api_name, hub_api_url, hub_environment_name, hub_region, hub_tenant_id) VALUES ($1, $2, $3, $4, $5)`, [r.hub_api_name, r.hub_api_url, r.hub_environment_name, r.hub_region, r.hub_tenant_id]);
+    }
+  });
+});
