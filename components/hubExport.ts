@@ -7,8 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS } from "../core/naming";
-import { TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, TABLES } from "../core/naming";
 import type { PipelineTemplate } from "../core/template";
 import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
@@ -89,7 +88,6 @@ export interface HubExportOutputs {
 }
 
 export class HubExport extends pulumi.ComponentResource {
-  readonly plan: Omit<InstallationPlan, "config" | "routingRules" | "bucketObjects" | "connections">;
   readonly outputs: HubExportOutputs;
 
   constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -166,13 +164,13 @@ export class HubExport extends pulumi.ComponentResource {
         templatesPrefix: BUCKET_FOLDERS.templates,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
         connectionStorePrefix: config.connectionStore.prefix,
-        connections: connections.connections.map((c) => ({ systemName: c.systemName, secretArn: c.secretArn })),
+        connectionSecretArns: connections.connections.map((c) => c.secretArn),
         kmsKeyArn: key.keyArn,
         aws,
       },
       child,
     );
-    // The first scheduled run needs everything above in place.
+    // The first scheduled run needs everything above in place, the tenants' routing rules included.
     const schedule = new ExportSchedule(
       `${name}-schedule`,
       {
@@ -192,20 +190,10 @@ export class HubExport extends pulumi.ComponentResource {
         assignPublicIp: config.network.assignPublicIp,
         aws,
       },
-      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables] },
+      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing] },
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
-    this.plan = {
-      regions: plan.regions,
-      template: plan.template,
-      baseline: plan.baseline,
-      rows: plan.rows,
-      stagingSchema: plan.stagingSchema,
-      publishSchema: plan.publishSchema,
-      tables: plan.tables,
-      intakeJobQuery: plan.intakeJobQuery,
-    };
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,

@@ -24,7 +24,3 @@ export function physicalName(config: Pick<StackConfig, "clientName" | "environme
   return `${name.slice(0, max - 9).replace(/-+$/, "")}-${hash}`;
 }
 
-/** Environment variable name for a connection record injected into the task: HUB_CONNECTION_<SYSTEM_NAME>. */
-export function connectionEnvName(systemName: string): string {
-  return `HUB_CONNECTION_${systemName.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
-}

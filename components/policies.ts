@@ -62,8 +62,9 @@ export interface TaskRolePolicyInput {
 }
 
 /**
- * The export task at run time: reads the rendered template and the scripts folder, resolves its connection records
- * by name, decrypts them and the SSE-KMS credential files. Nothing else.
+ * The export task at run time: reads the rendered template and the scripts folder, reads its connection records by
+ * name from Secrets Manager (exactly its own), decrypts them and the SSE-KMS credential files with its key. Nothing
+ * else.
  */
 export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
   const prefixes = sorted(input.readPrefixes);
@@ -85,26 +86,18 @@ export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
 export interface ExecutionRolePolicyInput {
   repositoryArn: string;
   logGroupArn: string;
-  connectionSecretArns: readonly string[];
-  kmsKeyArn: string;
-  region: string;
 }
 
-/** The ECS agent starting the task: pulls the image, injects the connection records by ARN, writes the logs. */
+/**
+ * The ECS agent starting the task: pulls the image, writes the logs. Nothing else: the container has no `secrets`,
+ * the task reads its connection records itself with the task role.
+ */
 export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocument {
   return document(
     { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [input.repositoryArn] },
     // GetAuthorizationToken has no resource-level permissions.
     { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
     { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`${input.logGroupArn}:log-stream:*`] },
-    { Sid: "InjectConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: sorted(input.connectionSecretArns) },
-    {
-      Sid: "DecryptConnectionRecords",
-      Effect: "Allow",
-      Action: ["kms:Decrypt"],
-      Resource: [input.kmsKeyArn],
-      Condition: { StringEquals: { "kms:ViaService": [`secretsmanager.${input.region}.amazonaws.com`] } },
-    },
   );
 }
 

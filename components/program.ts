@@ -1,6 +1,6 @@
 /**
  * The Pulumi program: validated stack config in, the HubExport component and the stack outputs out. index.ts exports
- * it for `pulumi up`; components/planner.ts runs the same function under mocks for `hub-export plan`.
+ * it for `pulumi up`; components/planner/index.ts runs the same function under mocks for `hub-export plan`.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { configFromEngine } from "../config/load";

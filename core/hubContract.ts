@@ -22,18 +22,52 @@ export const QUEUE_API = {
   tokenTtlSeconds: 60 * 60,
 } as const;
 
+/** Path segments of the broker's endpoints, under `{queue_base_url}`. */
+export const QUEUE_API_PATHS = {
+  /** `{queue_base_url}/api/v1/` */
+  version: ["api", "v1"],
+  authorize: "authorize",
+  organizations: "organizations",
+  environments: "environments",
+  destinations: "destinations",
+  messages: "messages",
+} as const;
+const QUEUE_API_ROOT = QUEUE_API_PATHS.version.join("/");
+
 /** The connection record's `url`: `{queue_base_url}/api/v1/organizations/`. */
 export function queueOrganizationsUrl(baseUrl: string): string {
-  return `${stripSlash(baseUrl)}/api/v1/organizations/`;
+  return `${stripSlash(baseUrl)}/${QUEUE_API_ROOT}/${QUEUE_API_PATHS.organizations}/`;
 }
 /** The connection record's authUrl: `{queue_base_url}/api/v1/authorize`. */
 export function queueAuthUrl(baseUrl: string): string {
-  return `${stripSlash(baseUrl)}/api/v1/authorize`;
+  return `${stripSlash(baseUrl)}/${QUEUE_API_ROOT}/${QUEUE_API_PATHS.authorize}`;
 }
 /** `PUT` target for a batch; append `/{messageId}` for a single message. */
 export function queueMessagesUrl(organizationsUrl: string, orgId: string, envId: string, queueName: string): string {
   const base = organizationsUrl.endsWith("/") ? organizationsUrl : organizationsUrl + "/";
-  return `${base}${encodeURIComponent(orgId)}/environments/${encodeURIComponent(envId)}/destinations/${encodeURIComponent(queueName)}/messages`;
+  const { environments, destinations, messages } = QUEUE_API_PATHS;
+  return `${base}${encodeURIComponent(orgId)}/${environments}/${encodeURIComponent(envId)}/${destinations}/${encodeURIComponent(queueName)}/${messages}`;
+}
+
+/** A broker endpoint, from the decoded path segments after `{queue_base_url}`. */
+export type QueuePath = { endpoint: "authorize" } | { endpoint: "publish"; orgId: string; envId: string; queueName: string; messageId?: string };
+
+/**
+ * `["api", "v1", "authorize"]` → authorize; `["api", "v1", "organizations", org, "environments", env, "destinations",
+ * queue, "messages"(, messageId)]` → publish (a batch, or one message; an empty messageId, a trailing slash, is
+ * neither). Anything else: undefined.
+ */
+export function parseQueuePath(segments: readonly string[]): QueuePath | undefined {
+  const { version, authorize, organizations, environments, destinations, messages } = QUEUE_API_PATHS;
+  if (segments.length < version.length + 1 || version.some((v, i) => segments[i] !== v)) return undefined;
+  const s = segments.slice(version.length);
+  if (s.length === 1 && s[0] === authorize) return { endpoint: "authorize" };
+  if ((s.length === 7 || s.length === 8) && s[0] === organizations && s[2] === environments && s[4] === destinations && s[6] === messages) {
+    if (s.length === 8 && s[7] === "") return undefined;
+    const path = { endpoint: "publish" as const, orgId: s[1], envId: s[3], queueName: s[5] };
+    return s.length === 8 ? { ...path, messageId: s[7] } : path;
+  }
+  return undefined;
 }
 
 /** `POST authUrl` answer. */

@@ -50,8 +50,15 @@ export function hubPlatConfigRows(config: StackConfig): ConfigRow[] {
   }));
 }
 
-/** A stable name for a row, used as its resource name: `HUB_API_CONFIG/<tenant>/ERS`. */
+/**
+ * A stable name for a row, used as its resource name: `HUB_API_CONFIG/<tenant>/ERS`, `HUB_PLAT_CONFIG/<platRegion>`.
+ * A HUB_PLAT_CONFIG row is named by its business key (plat_client_name, plat_region; unique in the table, and
+ * plat_client_name is the stack's), not by its key: a new hubTenantId for a platform region is then a key change of
+ * the same resource, which the row provider replaces deleting first, instead of a new resource created before the
+ * old one is deleted (which the UNIQUE (plat_client_name, plat_region) constraint refuses).
+ */
 export function rowName(row: ConfigRow): string {
+  if (row.table === TABLES.platConfig) return [row.table, row.values.plat_region].join("/");
   const keys = ROW_KEYS[row.table as keyof typeof ROW_KEYS] ?? Object.keys(row.key);
   return [row.table, ...keys.filter((k) => k !== "plat_client_name").map((k) => row.key[k])].join("/");
 }

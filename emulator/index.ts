@@ -5,6 +5,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { HUB_API_PATHS, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
 import { DEFAULT_SEED, FaultInjector, FaultSpecError, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultsInput } from "./faults";
@@ -120,26 +121,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
   };
 
+  // `/{cfg|ers|hrsys}/api/{the contract's path}`: the API URLs end in `/api/`, like HUB_API_CONFIG.hub_api_url.
   const hubRoutes: Record<string, Record<string, Route>> = {
-    cfg: { routingRules: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), GET: ({ req, query }) => hub.getRoutingRules(req, query) } } },
-    ers: { entities: { endpoint: "ers.entities", methods: { POST: ({ req, query }) => hub.postEntities(req, query) } } },
-    hrsys: { intakeJobs: { endpoint: "hrsys.intakeJobs", methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) } } },
+    cfg: { [HUB_API_PATHS.CFG]: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), GET: ({ req, query }) => hub.getRoutingRules(req, query) } } },
+    ers: { [HUB_API_PATHS.ERS]: { endpoint: "ers.entities", methods: { POST: ({ req, query }) => hub.postEntities(req, query) } } },
+    hrsys: { [HUB_API_PATHS.HRSYS]: { endpoint: "hrsys.intakeJobs", methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) } } },
   };
 
   /** Path segments → route, or undefined for 404. */
   function route(s: string[]): Route | undefined {
     if (s[0] === "mq") {
+      // `/mq/{region}` is a region's queue base URL; the contract parses what follows it.
       const region = regionFromPath(s[1] ?? "");
-      if (!region || s[2] !== "api" || s[3] !== "v1") return undefined;
-      if (s.length === 5 && s[4] === "authorize") {
-        return { endpoint: "queue.authorize", methods: { POST: ({ req }) => broker.authorize(region, req) } };
-      }
-      if ((s.length === 11 || s.length === 12) && s[4] === "organizations" && s[6] === "environments" && s[8] === "destinations" && s[10] === "messages") {
-        if (s.length === 12 && s[11] === "") return undefined;
-        const path = { orgId: s[5], envId: s[7], queueName: s[9], messageId: s[11] };
-        return { endpoint: "queue.publish", methods: { PUT: ({ req, fault }) => broker.publish(region, path, req, fault.kind === "tokenExpiry") } };
-      }
-      return undefined;
+      const path = region && parseQueuePath(s.slice(2));
+      if (!region || !path) return undefined;
+      if (path.endpoint === "authorize") return { endpoint: "queue.authorize", methods: { POST: ({ req }) => broker.authorize(region, req) } };
+      return { endpoint: "queue.publish", methods: { PUT: ({ req, fault }) => broker.publish(region, path, req, fault.kind === "tokenExpiry") } };
     }
     if (s.length === 3 && s[1] === "api") return own(own(hubRoutes, s[0]) ?? {}, s[2]);
     if (s.length === 2 && s[0] === "_emulator") return own(inspection, s[1]);

@@ -5,6 +5,17 @@
  * The baseline SQL is idempotent. The resource carries the build number and the sha256 of the rendered SQL, so a new
  * baseline (or a new client name, which changes the rendered SQL) is applied on the next `up`. Serialization rules
  * as in providers/sqlRows.ts.
+ *
+ * Changing a table that already exists: `CREATE TABLE IF NOT EXISTS` leaves an existing table as it is, so a column
+ * added to a table's CREATE TABLE statement never reaches a database where the table exists. Ship such a change as a
+ * new build-number file (Hub_Plat_Common_Schema_Baseline_<NewBuildNumber>.sql) that keeps the CREATE TABLE (with the
+ * column, for new databases) and adds `ALTER TABLE <schema>.<table> ADD COLUMN IF NOT EXISTS <column> <type> ...;` for
+ * existing ones.
+ *
+ * Drift: read() checks that each baseline table exists and has the baseline's columns (names only). A missing table
+ * makes the next `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next
+ * `up` apply the baseline again. create and update check the columns after applying and fail, naming them, when the
+ * baseline did not add them.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { withPgClient as pgWithClient, inPgTransaction as pgInTransaction, pgTargetLabel as pgLabel, type PgTarget } from "./pg";
@@ -28,6 +39,8 @@ export interface BaselineState {
   /** The rendered SQL. */
   sql: string;
   version: number;
+  /** Output only, set by read(): `schema.table.column` of the baseline missing in the database. */
+  missingColumns?: string[];
 }
 
 export function sha256Hex(text: string): string {
@@ -72,6 +85,131 @@ export async function missingBaselineTables(target: PgTarget, sql: string): Prom
   });
 }
 
+/** Splits SQL text at top-level commas: not inside parentheses, string literals, quoted identifiers or comments. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "-" && text[i + 1] === "-") {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end - 1;
+      continue;
+    }
+    if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+      current += " ";
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      const end = text.indexOf(c, i + 1);
+      const stop = end < 0 ? text.length : end;
+      current += text.slice(i, stop + 1);
+      i = stop;
+      continue;
+    }
+    if (c === "(") depth++;
+    if (c === ")") depth--;
+    if (c === "," && depth === 0) {
+      parts.push(current);
+      current = "";
+      continue;
+    }
+    current += c;
+  }
+  parts.push(current);
+  return parts;
+}
+
+/** The text between the parenthesis at `open` and its match (parentheses in literals and comments skipped). */
+function parenthesized(sql: string, open: number): string | undefined {
+  let depth = 0;
+  for (let i = open; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      if (end < 0) return undefined;
+      i = end;
+    } else if (c === "/" && sql[i + 1] === "*") {
+      const end = sql.indexOf("*/", i + 2);
+      if (end < 0) return undefined;
+      i = end + 1;
+    } else if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      if (end < 0) return undefined;
+      i = end;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return sql.slice(open + 1, i);
+  }
+  return undefined;
+}
+
+/**
+ * Column names of every `CREATE TABLE IF NOT EXISTS schema.table (...)` in the SQL, by `schema.table`: the first word
+ * of each element of the list, lower-cased unless quoted; table constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY,
+ * EXCLUDE, CONSTRAINT, LIKE) are not columns. Names only: types and defaults are not compared.
+ */
+export function baselineColumns(sql: string): Record<string, string[]> {
+  const tables: Record<string, string[]> = {};
+  const pattern = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(/gi;
+  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
+    const body = parenthesized(sql, m.index + m[0].length - 1);
+    if (body === undefined) continue;
+    const columns: string[] = [];
+    for (const element of splitTopLevel(body)) {
+      const text = element.trim();
+      if (text === "" || /^(CONSTRAINT|PRIMARY|UNIQUE|CHECK|FOREIGN|EXCLUDE|LIKE)\b/i.test(text)) continue;
+      const name = /^"((?:[^"]|"")+)"|^([A-Za-z_][A-Za-z0-9_$]*)/.exec(text);
+      if (name) columns.push(name[1] !== undefined ? name[1].replace(/""/g, '"') : name[2].toLowerCase());
+    }
+    tables[`${m[1].toLowerCase()}.${m[2].toLowerCase()}`] = columns;
+  }
+  return tables;
+}
+
+/** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
+export async function missingBaselineColumns(target: PgTarget, sql: string): Promise<string[]> {
+  const tables = baselineColumns(sql);
+  const names = Object.keys(tables);
+  if (names.length === 0) return [];
+  return withPgClient(target, async (client) => {
+    // pg_attribute rather than information_schema.columns, which shows only the columns the user has privileges on.
+    const result = await client.query(
+      `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
+         FROM pg_catalog.pg_attribute a
+         JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])`,
+      [names],
+    );
+    const present = new Map<string, Set<string>>();
+    for (const row of result.rows as { t: string; c: string }[]) {
+      if (!present.has(row.t)) present.set(row.t, new Set());
+      present.get(row.t)!.add(row.c);
+    }
+    const missing: string[] = [];
+    for (const table of names) {
+      const columns = present.get(table);
+      if (!columns) continue;
+      for (const column of tables[table]) if (!columns.has(column)) missing.push(`${table}.${column}`);
+    }
+    return missing;
+  });
+}
+
+/** Fails when the baseline's columns are not all there after applying it: an existing table was changed in place. */
+async function requireBaselineColumns(target: PgTarget, sql: string, name: string): Promise<void> {
+  const missing = await missingBaselineColumns(target, sql);
+  if (missing.length === 0) return;
+  throw new Error(
+    `${name}: applied to ${pgTargetLabel(target)}, but columns of existing tables are still missing: ${missing.join(", ")}. ` +
+      "CREATE TABLE IF NOT EXISTS does not change an existing table: ship the change as a new build-number baseline file " +
+      "with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them",
+  );
+}
+
 function baselineState(inputs: BaselineState): BaselineState {
   return {
     connection: inputs.connection,
@@ -84,9 +222,14 @@ function baselineState(inputs: BaselineState): BaselineState {
   };
 }
 
-/** True when the baseline must run again: other SQL, other provider behaviour, or another database. */
+/** True when the baseline must run again: other SQL, other provider behaviour, another database, or missing columns. */
 function needsApply(olds: BaselineState, news: BaselineState): boolean {
-  return olds.sha256 !== news.sha256 || olds.version !== news.version || pgTargetLabel(olds.connection) !== pgTargetLabel(news.connection);
+  return (
+    olds.sha256 !== news.sha256 ||
+    olds.version !== news.version ||
+    pgTargetLabel(olds.connection) !== pgTargetLabel(news.connection) ||
+    (olds.missingColumns?.length ?? 0) > 0
+  );
 }
 
 export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineState> = {
@@ -113,6 +256,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async create(inputs) {
     await applyBaseline(inputs.connection, inputs.sql, inputs.name);
+    await requireBaselineColumns(inputs.connection, inputs.sql, inputs.name);
     return { id: `${pgTargetLabel(inputs.connection)}#${inputs.name}`, outs: baselineState(inputs) };
   },
 
@@ -124,11 +268,21 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
       process.stderr.write(`${props.name}: tables missing in ${pgTargetLabel(props.connection)}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
       return { id: "" };
     }
+    // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
+    // fail, naming the columns, if the baseline does not add them).
+    const missingColumns = await missingBaselineColumns(props.connection, props.sql);
+    if (missingColumns.length > 0) {
+      process.stderr.write(`${props.name}: columns missing in ${pgTargetLabel(props.connection)}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
+      return { id, props: { ...baselineState(props), missingColumns } };
+    }
     return { id, props: baselineState(props) };
   },
 
   async update(_id, olds, news) {
-    if (needsApply(olds, news)) await applyBaseline(news.connection, news.sql, news.name);
+    if (needsApply(olds, news)) {
+      await applyBaseline(news.connection, news.sql, news.name);
+      await requireBaselineColumns(news.connection, news.sql, news.name);
+    }
     return { outs: baselineState(news) };
   },
 

@@ -6,14 +6,13 @@
  * Isolation: @pulumi/pulumi keeps its runtime state (settings, config, stack resource, monitor) in a store that it
  * looks up through AsyncLocalStorage first. Each run executes inside the SDK's own `withLocalStorage` (what the
  * automation API uses to run inline programs), so runs in one process do not see each other. The two internal
- * modules used here are pinned with @pulumi/pulumi 3.248.0; test/components/planner.test.ts runs two plans in one
+ * modules used here are pinned with @pulumi/pulumi 3.248.0; test/components/secrets.test.ts runs two plans in one
  * process to catch a change.
  */
 import fs from "node:fs";
-import path from "node:path";
 import YAML from "yaml";
 import * as pulumi from "@pulumi/pulumi";
-import { loadStackConfig, stackFilePath } from "../../config/load";
+import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../naming";
 import { hubExportProgram } from "../program";
 import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";
@@ -243,7 +242,7 @@ export interface StackFilePlan extends PlanRun {
 export async function planStackFile(options: { stack?: string; file?: string; program?: () => unknown }): Promise<StackFilePlan> {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   loadStackConfig({ file, stack: options.stack });
-  const stack = options.stack ?? /^Pulumi\.(.+)\.ya?ml$/.exec(path.basename(file))?.[1] ?? "offline";
+  const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigFromStackFile(file);
   const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: options.program });
   return { ...run, file, placeholders: engine.placeholders };

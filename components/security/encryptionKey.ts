@@ -15,20 +15,16 @@ export interface EncryptionKeyArgs {
 
 export class EncryptionKey extends pulumi.ComponentResource {
   readonly keyArn: pulumi.Output<string>;
-  /** True when the key was created by this stack. */
-  readonly created: boolean;
 
   constructor(name: string, args: EncryptionKeyArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:security:EncryptionKey", name, {}, opts);
     if (args.existingKeyArn) {
       this.keyArn = pulumi.output(args.existingKeyArn);
-      this.created = false;
     } else {
       // The default key policy delegates to IAM: the roles below get exactly kms:Decrypt on this key.
       const key = new aws.kms.Key(name, { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30 }, { parent: this });
       new aws.kms.Alias(name, { name: `alias/${args.aliasName}`, targetKeyId: key.keyId }, { parent: this });
       this.keyArn = key.arn;
-      this.created = true;
     }
     this.registerOutputs({ keyArn: this.keyArn });
   }

@@ -1,22 +1,18 @@
 /**
  * The export task (procedure step 9, "Run the pipeline"): an ECS cluster (or `hubExport:task.clusterArn`), a log group
  * with retention, the task and execution roles with least privilege, and the Fargate task definition. The task runs
- * `hub-export run` on the rendered definition in the bucket; connection records reach it by ARN, never by value.
+ * `hub-export run` on the rendered definition in the bucket. The task reads its connection records itself, by name
+ * from Secrets Manager (`--connections secretsmanager:<prefix>`) with the task role: they are not injected into the
+ * container, and the execution role has no access to them.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
-import { connectionEnvName } from "../naming";
 import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
 /** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
 export const STOP_TIMEOUT_SECONDS = 120;
-
-export interface TaskConnection {
-  systemName: string;
-  secretArn: pulumi.Input<string>;
-}
 
 export interface ExportTaskArgs {
   /** Physical name of the cluster, the task family and the log group. */
@@ -37,7 +33,8 @@ export interface ExportTaskArgs {
   scriptsPrefix: string;
   /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
   connectionStorePrefix: string;
-  connections: TaskConnection[];
+  /** ARNs of the connection records: the task role may read exactly these. */
+  connectionSecretArns: pulumi.Input<string>[];
   kmsKeyArn: pulumi.Input<string>;
   aws: AwsContext;
 }
@@ -50,33 +47,32 @@ export interface ContainerDefinitionInput {
   definitionKey: string;
   scriptsPrefix: string;
   connectionStorePrefix: string;
-  connections: { systemName: string; secretArn: string }[];
 }
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
 export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix">): string[] {
-  return ["run", "--definition", `s3://${input.bucketName}/${input.definitionKey}`, "--scripts", `s3://${input.bucketName}/${input.scriptsPrefix}`, "--connections", `secretsmanager:${input.connectionStorePrefix}`];
+  return [
+    "run",
+    "--definition",
+    `s3://${input.bucketName}/${input.definitionKey}`,
+    "--scripts",
+    `s3://${input.bucketName}/${input.scriptsPrefix}`,
+    "--connections",
+    `secretsmanager:${input.connectionStorePrefix}`,
+  ];
 }
 
-/** The one container of the task definition. */
+/**
+ * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); the only
+ * variable is AWS_REGION, for the AWS SDK. No `secrets`: the task reads its connection records with the task role.
+ */
 export function exportContainerDefinition(input: ContainerDefinitionInput) {
-  const definitionUrl = `s3://${input.bucketName}/${input.definitionKey}`;
-  const scriptsUrl = `s3://${input.bucketName}/${input.scriptsPrefix}`;
   return {
     name: CONTAINER_NAME,
     image: input.image,
     essential: true,
     command: exportCommand(input),
-    environment: [
-      { name: "HUB_EXPORT_DEFINITION", value: definitionUrl },
-      { name: "HUB_EXPORT_SCRIPTS", value: scriptsUrl },
-      { name: "HUB_EXPORT_CONNECTIONS", value: `secretsmanager:${input.connectionStorePrefix}` },
-      { name: "AWS_REGION", value: input.region },
-    ],
-    // By ARN: the ECS agent fetches the records with the execution role; their values never enter the definition.
-    secrets: [...input.connections]
-      .sort((a, b) => a.systemName.localeCompare(b.systemName))
-      .map((c) => ({ name: connectionEnvName(c.systemName), valueFrom: c.secretArn })),
+    environment: [{ name: "AWS_REGION", value: input.region }],
     logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": "export" } },
     stopTimeout: STOP_TIMEOUT_SECONDS,
   };
@@ -107,7 +103,7 @@ export class ExportTask extends pulumi.ComponentResource {
     this.logGroupName = logGroup.name;
 
     const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
-    const secretArns = pulumi.all(args.connections.map((c) => c.secretArn));
+    const secretArns = pulumi.all(args.connectionSecretArns);
 
     const taskRole = new aws.iam.Role(`${name}-task-role`, { name: args.roleNames.task, description: `Export task ${args.name}: reads its definition, scripts and connection records`, assumeRolePolicy: trust }, parent);
     new aws.iam.RolePolicy(
@@ -122,22 +118,20 @@ export class ExportTask extends pulumi.ComponentResource {
       parent,
     );
 
-    const executionRole = new aws.iam.Role(`${name}-execution-role`, { name: args.roleNames.execution, description: `Starts export task ${args.name}: image, logs, connection records by ARN`, assumeRolePolicy: trust }, parent);
+    const executionRole = new aws.iam.Role(`${name}-execution-role`, { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: trust }, parent);
     new aws.iam.RolePolicy(
       `${name}-execution-role`,
       {
         name: "export-task-start",
         role: executionRole.id,
-        policy: pulumi.all([args.repositoryArn, logGroup.arn, secretArns, args.kmsKeyArn, region]).apply(([repositoryArn, logGroupArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(executionRolePolicy({ repositoryArn, logGroupArn, connectionSecretArns: arns, kmsKeyArn, region: r })),
-        ),
+        policy: pulumi.all([args.repositoryArn, logGroup.arn]).apply(([repositoryArn, logGroupArn]) => JSON.stringify(executionRolePolicy({ repositoryArn, logGroupArn }))),
       },
       parent,
     );
 
     const containerDefinitions = pulumi
-      .all([args.imageUri, region, logGroup.name, args.bucketName, secretArns])
-      .apply(([image, r, logGroupName, bucketName, arns]) =>
+      .all([args.imageUri, region, logGroup.name, args.bucketName])
+      .apply(([image, r, logGroupName, bucketName]) =>
         JSON.stringify([
           exportContainerDefinition({
             image,
@@ -147,7 +141,6 @@ export class ExportTask extends pulumi.ComponentResource {
             definitionKey: args.definitionKey,
             scriptsPrefix: args.scriptsPrefix,
             connectionStorePrefix: args.connectionStorePrefix,
-            connections: args.connections.map((c, i) => ({ systemName: c.systemName, secretArn: arns[i] })),
           }),
         ]),
       );

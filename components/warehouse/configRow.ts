@@ -10,6 +10,8 @@ export interface ConfigRowArgs {
   table: string;
   key: Record<string, string>;
   values: Record<string, SqlValue>;
+  /** Columns of `values` in the resource's name; see providers/sqlRows.ts. */
+  identityColumns?: string[];
 }
 
 export class ConfigRow extends pulumi.dynamic.Resource {

@@ -37,7 +37,7 @@ const tenantCredentials = (run: PlanRun) => JSON.parse(inputs(byName(run, TENANT
 const tenantResources = (t: TenantFixture) =>
   [
     ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_API_CONFIG/${t.hubTenantId}/${api}`),
-    `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/${t.hubTenantId}`,
+    `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/${t.platRegion}`,
     `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${t.hubTenantId}`,
   ].sort();
 
@@ -69,7 +69,7 @@ describe("onboarding a tenant", () => {
     for (const id of Object.keys(old)) expect(now[id]).toBe(old[id]);
 
     // Its rows point at the region's existing queue connection.
-    const plat = inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.hubTenantId}`));
+    const plat = inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.platRegion}`));
     expect(plat.values.hub_destination).toBe("HUB_MQ_EU_QA");
     expect(plat.values.plat_region).toBe(tenant.platRegion);
     expect(publishRegions(after)).toEqual(publishRegions(before));
@@ -89,22 +89,43 @@ describe("onboarding a tenant", () => {
       ].sort(),
     );
     expect(diff.removed).toEqual([]);
-    // The rendered template gains the APAC publish step; the task's roles and definition gain the new record's ARN.
+    // The rendered template gains the APAC publish step; the task role's policy gains the new record's ARN (the
+    // task reads its records itself: the task definition and the execution role do not change).
     expect(diff.changed).toEqual(
       [
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
-        "aws:iam/rolePolicy:RolePolicy hub-export-task-execution-role",
-        "aws:ecs/taskDefinition:TaskDefinition hub-export-task",
       ].sort(),
     );
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
     const step = templateOf(after).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps[2];
     expect(step).toMatchObject({ region: "APAC", connection: "HUB_MQ_APAC_QA" });
-    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.hubTenantId}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
+    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
     const taskPolicy = JSON.parse(inputs(after.resources.find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role")!).policy);
     expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(5);
+  });
+});
+
+describe("changing a tenant's hubTenantId", () => {
+  it("keeps its HUB_PLAT_CONFIG resource (named by platform region) with a new key, and renames its per-tenant resources", async () => {
+    const qa = repoStack("qa").config;
+    const before = await planOf(qa);
+    const old = getKey<TenantFixture[]>(qa, "tenants")[1];
+    const changed = { ...old, hubTenantId: "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e" };
+    const after = await planOf(editKey<TenantFixture[]>(qa, "tenants", (list) => list.map((t, i) => (i === 1 ? { ...t, hubTenantId: changed.hubTenantId } : t))));
+    const diff = difference(before, after);
+
+    const perTenant = (t: TenantFixture) => tenantResources(t).filter((r) => !r.includes("HUB_PLAT_CONFIG/"));
+    // HUB_API_CONFIG rows and the routing rule set are keyed by tenant: new resources, the old ones deleted (no
+    // unique constraint shared between the two ids).
+    expect(diff.added).toEqual(perTenant(changed));
+    expect(diff.removed).toEqual(perTenant(old));
+    // The HUB_PLAT_CONFIG row is the same resource with a new key: the provider replaces it, deleting first.
+    const platName = `HUB_PLAT_CONFIG/${old.platRegion}`;
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `pulumi-nodejs:dynamic/hubExport:ConfigRow ${platName}`]);
+    expect(inputs(byName(before, platName)).key).toEqual({ plat_client_name: "ACME", hub_tenant_id: old.hubTenantId });
+    expect(inputs(byName(after, platName))).toMatchObject({ key: { plat_client_name: "ACME", hub_tenant_id: changed.hubTenantId }, values: inputs(byName(before, platName)).values, identityColumns: ["plat_region"] });
   });
 });
 
@@ -133,8 +154,6 @@ describe("removing a region", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
-        "aws:iam/rolePolicy:RolePolicy hub-export-task-execution-role",
-        "aws:ecs/taskDefinition:TaskDefinition hub-export-task",
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);

@@ -18,7 +18,7 @@ import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
 import type { PlanRun } from "../../components/planner";
-import { repoStack } from "../fixtures/stacks";
+import { editKey, repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 
 const ACCOUNT = "123456789012";
@@ -230,10 +230,13 @@ for (const stack of ["qa", "prod"] as const) {
           { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [`arn:aws:ecr:${REGION}:${ACCOUNT}:repository/hub-export-${slug}`] },
           { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
           { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/ecs/hub-export-${slug}:log-stream:*`] },
-          { Sid: "InjectConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
-          { Sid: "DecryptConnectionRecords", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`secretsmanager.${REGION}.amazonaws.com`] } } },
         ],
       });
+      // Only the task role reads connection records, exactly the stack's; the execution role touches no secret or key.
+      expect(secretArns).toHaveLength(connectionRecords(config).length);
+      const policies = ofType(run, T.rolePolicy).map((p) => ({ name: inputs(p).name as string, text: inputs(p).policy as string }));
+      expect(policies.map((p) => p.name).sort()).toEqual(["export-task-access", "export-task-start", "run-export-task"]);
+      for (const p of policies) expect(p.text.includes("secretsmanager:") || p.text.includes(keyArn)).toBe(p.name === "export-task-access");
       expect(policy("run-export-task")).toEqual({
         Version: "2012-10-17",
         Statement: [
@@ -256,7 +259,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(trust(`hub-export-${slug}-schedule`).Statement[0].Principal).toEqual({ Service: "scheduler.amazonaws.com" });
     });
 
-    it("defines the Fargate task with connection records by ARN and the definition in the bucket", () => {
+    it("defines the Fargate task: the definition in the bucket on its command line, no container secrets", () => {
       const definition = inputs(one(run, T.taskDefinition));
       expect(definition).toMatchObject({
         family: `hub-export-${slug}`,
@@ -271,18 +274,11 @@ for (const stack of ["qa", "prod"] as const) {
       const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
       expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
       expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
-      expect(container.environment).toEqual([
-        { name: "HUB_EXPORT_DEFINITION", value: `s3://acme-platform-${stack}/${templateKey}` },
-        { name: "HUB_EXPORT_SCRIPTS", value: `s3://acme-platform-${stack}/Tools/hub_python_scripts/` },
-        { name: "HUB_EXPORT_CONNECTIONS", value: `secretsmanager:acme/${stack}` },
-        { name: "AWS_REGION", value: REGION },
-      ]);
-      const arnByName = Object.fromEntries(ofType(run, T.secret).map((s) => [inputs(s).name.split("/").pop(), outputs(s).arn]));
-      expect(container.secrets).toHaveLength(connectionRecords(config).length);
-      for (const s of container.secrets) {
-        expect(s.valueFrom).toMatch(/^arn:aws:secretsmanager:/);
-        expect(s.valueFrom).toBe(arnByName[Object.keys(arnByName).find((n) => s.name === `HUB_CONNECTION_${n}`)!]);
-      }
+      expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
+      // The task reads its connection records itself (task role): nothing is injected, no ARN in the definition.
+      expect(container).not.toHaveProperty("secrets");
+      expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");
+      expect(definition.containerDefinitions).not.toMatch(/arn:aws:secretsmanager:/);
       expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
       expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup")).retentionInDays).toBe(config.task.logRetentionDays);
       // The image is built from the task's sources, by content hash, with the ECR token as a secret.
@@ -314,9 +310,18 @@ for (const stack of ["qa", "prod"] as const) {
           networkConfiguration: { subnets: config.network.subnetIds, securityGroups: config.network.securityGroupIds, assignPublicIp: false },
         },
       });
-      // The first run needs the whole installation: files, connection records, grants and rows come first.
+      // The first run needs the whole installation: files, connection records, grants, rows and routing rules first.
       const waitsFor = one(run, T.schedule).dependsOn;
-      for (const type of [T.object, T.secretVersion, T.row, T.grant, T.baseline]) for (const r of ofType(run, type)) expect(waitsFor).toContain(r.urn);
+      expect(ofType(run, T.rules)).toHaveLength(config.tenants.length);
+      for (const type of [T.object, T.secretVersion, T.row, T.grant, T.baseline, T.rules]) for (const r of ofType(run, type)) expect(waitsFor).toContain(r.urn);
+    });
+
+    it("creates the schedule disabled when schedule.enabled is false", async () => {
+      const disabled = await planOf(
+        editKey<Record<string, unknown>>(repoStack(stack).config, "schedule", (schedule) => ({ ...schedule, enabled: false })),
+        stack,
+      );
+      expect(inputs(one(disabled, T.schedule))).toMatchObject({ name: `hub-export-${slug}`, state: "DISABLED", scheduleExpression: config.schedule.expression });
     });
 
     it("exports what operators look for, nothing secret", () => {

@@ -1,11 +1,11 @@
 /**
  * The baseline provider against embedded PostgreSQL: applied on create, applied again only when its rendered SQL
- * (sha256) changes, all-or-nothing, drift (a dropped table) seen by read, never dropped on delete.
+ * (sha256) changes, all-or-nothing, drift (a dropped table or column) seen by read, never dropped on delete.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { renderBaseline } from "../../core/baseline";
 import { loadSqlBaseline } from "../../templates";
-import { applyBaseline, baselineProvider, baselineTables, missingBaselineTables, sha256Hex } from "../../providers/baseline";
+import { applyBaseline, baselineColumns, baselineProvider, baselineTables, missingBaselineColumns, missingBaselineTables, sha256Hex } from "../../providers/baseline";
 import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 let wh: Warehouse;
@@ -80,6 +80,60 @@ describe("baseline provider", () => {
     }
     await baselineProvider.create(inputs);
     expect(await tablesIn("staging")).toContain("hub_export_watermark");
+  });
+
+  it("reads the column names of each CREATE TABLE, as the database has them", async () => {
+    const sql = renderBaseline(loadSqlBaseline(), wh.config);
+    const columns = baselineColumns(sql);
+    expect(Object.keys(columns).sort()).toEqual(baselineTables(sql).sort());
+    for (const [table, names] of Object.entries(columns)) {
+      const [schema, name] = table.split(".");
+      const inDb = await wh.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position", [schema, name]);
+      expect(names).toEqual(inDb.map((c) => c.column_name));
+    }
+    expect(columns["staging.hub_plat_config"]).toEqual(expect.arrayContaining(["plat_region", "plat_client_name", "hub_tenant_id"]));
+    expect(await missingBaselineColumns(wh.connection, sql)).toEqual([]);
+
+    // Constraints, nested parentheses, literals, quoted names and comments holding commas or parentheses.
+    const tricky = `
+      CREATE TABLE IF NOT EXISTS s.T1 (
+        id integer NOT NULL PRIMARY KEY, -- the id (a comment, with a comma)
+        Amount numeric(10, 2) CHECK (Amount > 0 AND Amount IN (1, 2)),
+        "MixedCase" text DEFAULT 'a, b (c)' , /* block, comment ( */ note text,
+        CONSTRAINT t1_amount CHECK (amount < 100),
+        PRIMARY KEY (id), UNIQUE (note, id), CHECK (note <> ''), FOREIGN KEY (id) REFERENCES s.t0 (id)
+      );
+      CREATE TABLE s.not_idempotent (x integer);
+      create table if not exists s.t2 (only_column text);`;
+    expect(baselineColumns(tricky)).toEqual({ "s.t1": ["id", "amount", "MixedCase", "note"], "s.t2": ["only_column"] });
+  });
+
+  it("reads a missing column as drift: the next `up` applies the baseline again, and fails unless it adds the column", async () => {
+    const inputs = baselineInputs(wh.connection, wh.config);
+    const { id, outs } = await baselineProvider.create(inputs);
+    await wh.query("ALTER TABLE staging.hub_export_watermark DROP COLUMN updated_at");
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    let drifted;
+    try {
+      drifted = await baselineProvider.read!(id, outs);
+      expect(String(stderr.mock.calls[0][0])).toMatch(/columns missing in .*: staging\.hub_export_watermark\.updated_at; the next 'pulumi up' applies the baseline again/);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(drifted).toEqual({ id, props: { ...inputs, missingColumns: ["staging.hub_export_watermark.updated_at"] } });
+    expect(await baselineProvider.diff!(id, drifted.props!, inputs)).toEqual({ changes: true });
+
+    // The same baseline cannot add it (CREATE TABLE IF NOT EXISTS): the update fails and says what to ship.
+    const error = await baselineProvider.update!(id, drifted.props!, inputs).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/columns of existing tables are still missing: staging\.hub_export_watermark\.updated_at\. .*new build-number baseline file with ALTER TABLE \.\.\. ADD COLUMN IF NOT EXISTS/);
+    await expect(baselineProvider.create(inputs)).rejects.toThrow(/still missing: staging\.hub_export_watermark\.updated_at/);
+
+    // A baseline that adds it with ALTER TABLE ... ADD COLUMN IF NOT EXISTS applies, and the drift is gone.
+    const fixed = baselineInputs(wh.connection, wh.config, `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`);
+    const updated = await baselineProvider.update!(id, drifted.props!, fixed);
+    expect(updated.outs).toEqual(fixed);
+    expect(await baselineProvider.read!(id, updated.outs!)).toEqual({ id, props: fixed });
+    expect(await missingBaselineColumns(wh.connection, inputs.sql)).toEqual([]);
   });
 
   it("leaves the tables in place on delete, and says so", async () => {

@@ -135,3 +135,60 @@ describe("config row provider", () => {
     expect((error as Error).message).not.toContain(wh.connection.password);
   });
 });
+
+describe("HUB_PLAT_CONFIG rows, named by platform region (core/rows.ts rowName)", () => {
+  const NEW_TENANT_ID = "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e";
+
+  /** The EU tenant's row as components/warehouse/configTables.ts declares it. */
+  function platRow(): ConfigRowState {
+    const row = hubPlatConfigRows(wh.config)[1];
+    return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION, identityColumns: ["plat_region"] };
+  }
+  const platRowsOf = (platRegion: string) =>
+    wh.query<{ hub_tenant_id: string; plat_region: string; hub_tenant_code: string }>("SELECT hub_tenant_id, plat_region, hub_tenant_code FROM staging.hub_plat_config WHERE plat_region = $1", [platRegion]);
+
+  it("replaces on a new hubTenantId, deleting first: created before the delete, the row would violate UNIQUE (client, region)", async () => {
+    const olds = platRow();
+    const { id } = await configRowProvider.create(olds);
+    const news = { ...olds, key: { ...olds.key, hub_tenant_id: NEW_TENANT_ID } };
+
+    expect(await configRowProvider.diff!(id, olds, news)).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
+    // What a second resource (the old tenant-id naming) did: create the new row while the old one is still there.
+    await expect(configRowProvider.create(news)).rejects.toThrow(/unique constraint/);
+
+    // The engine's replace with deleteBeforeReplace: delete the old row, then create the new one.
+    await configRowProvider.delete!(id, olds);
+    const created = await configRowProvider.create(news);
+    expect(created.id).toBe(configRowId(news));
+    expect(await platRowsOf(olds.values.plat_region!)).toEqual([{ hub_tenant_id: NEW_TENANT_ID, plat_region: olds.values.plat_region, hub_tenant_code: olds.values.hub_tenant_code }]);
+    expect(await wh.query("SELECT 1 FROM staging.hub_plat_config WHERE hub_tenant_id = $1", [olds.key.hub_tenant_id])).toEqual([]);
+    await configRowProvider.delete!(created.id, news);
+    expect(await platRowsOf(olds.values.plat_region!)).toEqual([]);
+  });
+
+  it("keeps the row when a tenant's platRegion changes: the renamed resource upserts it first, the old one's delete leaves it", async () => {
+    const olds = platRow();
+    const { id } = await configRowProvider.create(olds);
+    // A new name (HUB_PLAT_CONFIG/<new region>): a new resource, created before the old one is deleted.
+    const renamed = { ...olds, values: { ...olds.values, plat_region: "EMEA" } };
+    const created = await configRowProvider.create(renamed);
+    expect(created.id).toBe(id); // the same key: the same row
+    await configRowProvider.delete!(id, olds);
+    expect(await platRowsOf("EMEA")).toEqual([{ hub_tenant_id: olds.key.hub_tenant_id, plat_region: "EMEA", hub_tenant_code: olds.values.hub_tenant_code }]);
+    expect(await platRowsOf(olds.values.plat_region!)).toEqual([]);
+
+    // Removing the tenant deletes the row; without identityColumns, delete goes by key alone.
+    await configRowProvider.delete!(created.id, renamed);
+    expect(await platRowsOf("EMEA")).toEqual([]);
+    await configRowProvider.create(olds);
+    expect(await deleteRow(wh.connection, olds)).toBe(true);
+  });
+
+  it("checks identityColumns and diffs a change of them as an update", async () => {
+    const olds = platRow();
+    expect(await configRowProvider.check!(olds, olds)).toEqual({ inputs: olds });
+    expect((await configRowProvider.check!(olds, { ...olds, identityColumns: ["no_such_column"] })).failures).toEqual([{ property: "identityColumns", reason: "must list columns of values" }]);
+    const { identityColumns: _, ...without } = olds;
+    expect(await configRowProvider.diff!("id", without, olds)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+  });
+});
