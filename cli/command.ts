@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { UsageError } from "../core/errors";
+import { UsageError, isUserError } from "../core/errors";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -46,4 +46,29 @@ export function intOption(name: string, value: string | undefined, fallback: num
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) <= 0) throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
   return Number(value);
+}
+
+/**
+ * Runs one command as the CLI does: `--help` prints its usage; a UsageError exits 2 and a UserError 1, each printed
+ * without a stack trace. Anything else is a bug, and is thrown.
+ */
+export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
+  if ((argv.includes("--help") || argv.includes("-h")) && !command.passThrough) {
+    io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
+    return 0;
+  }
+  try {
+    const { values, positionals } = parseCommandArgs(command, argv);
+    return await command.run(values, io, positionals);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`hub-export ${name}: ${err.message}\nUsage: ${command.usage}\n`);
+      return 2;
+    }
+    if (isUserError(err)) {
+      for (const line of err.lines) io.stderr.write(line + "\n");
+      return 1;
+    }
+    throw err;
+  }
 }

@@ -1,7 +1,5 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands. */
-import type { Command, Io } from "./command";
-import { parseCommandArgs } from "./command";
-import { UsageError, isUserError } from "../core/errors";
+import { executeCommand, type Command, type Io } from "./command";
 
 /** Subcommands, loaded on demand so that `validate` does not pay for the Pulumi SDK. */
 const COMMANDS: Record<string, () => Command<any>> = {
@@ -19,13 +17,7 @@ const COMMANDS: Record<string, () => Command<any>> = {
 function help(): string {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];
   for (const [name, load] of Object.entries(COMMANDS)) {
-    let summary: string;
-    try {
-      summary = load().summary;
-    } catch {
-      continue; // a command whose module is absent is not offered
-    }
-    lines.push(`  ${name.padEnd(20)}${summary}`);
+    lines.push(`  ${name.padEnd(20)}${load().summary}`);
   }
   lines.push("", "Run 'hub-export <command> --help' for a command's options.");
   return lines.join("\n") + "\n";
@@ -42,23 +34,5 @@ export async function main(argv: string[], io: Io = process): Promise<number> {
     io.stderr.write(`hub-export: unknown command '${name}'\n\n${help()}`);
     return 2;
   }
-  const command = load();
-  if ((rest.includes("--help") || rest.includes("-h")) && !command.passThrough) {
-    io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
-    return 0;
-  }
-  try {
-    const { values, positionals } = parseCommandArgs(command, rest);
-    return await command.run(values, io, positionals);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`hub-export ${name}: ${err.message}\nUsage: ${command.usage}\n`);
-      return 2;
-    }
-    if (isUserError(err)) {
-      for (const line of err.lines) io.stderr.write(line + "\n");
-      return 1;
-    }
-    throw err;
-  }
+  return executeCommand(name, load(), rest, io);
 }
