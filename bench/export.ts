@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --employees N`: N sample employees (default 100,000) through embedded PostgreSQL and the hub
  * emulator (a child process on loopback), exported by the bundled task run with node as a child process, as the
- * image runs it. Prints seconds per phase, messages/s, the task's peak RSS, and the floor: the time PostgreSQL alone
- * takes to map every employee to message bodies (the extraction query, nothing written), and total/floor.
+ * image runs it (the node flags of task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS,
+ * and the floor: the time PostgreSQL alone takes to map every employee to message bodies (the extraction query,
+ * nothing written), and total/floor.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -35,6 +36,12 @@ function parse(argv: string[]): Options {
 }
 
 const ROOT = path.resolve(__dirname, "..");
+/**
+ * The server's settings beyond the embedded defaults, for the floor and the task alike: a run writes its message
+ * bodies (and their archive) into the WAL, and the default max_wal_size (1 GB) would checkpoint every few seconds,
+ * each checkpoint making the next change of every page write a full page image again.
+ */
+const SERVER_SETTINGS = { max_wal_size: "4GB", checkpoint_timeout: "30min" };
 const secs = (ms: number) => Math.round(ms / 10) / 100;
 
 export async function main(argv: string[]): Promise<void> {
@@ -44,7 +51,9 @@ export async function main(argv: string[]): Promise<void> {
   let emulator: ChildProcess | undefined;
   // Its own top-level temporary folder: the server runs as the postgres user, who cannot enter `work`.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
-  const server = await startEmbeddedPostgres({ dataDir, persistent: false });
+  // BENCH_PG_STATEMENTS=1: the task's statements that took the most time, from pg_stat_statements.
+  const statements = process.env.BENCH_PG_STATEMENTS === "1";
+  const server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: { ...SERVER_SETTINGS, ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}) } });
   try {
     const admin = new Client({ connectionString: server.adminUrl });
     await admin.connect();
@@ -81,19 +90,24 @@ export async function main(argv: string[]): Promise<void> {
       ),
     );
     const floorSeconds = secs(Date.now() - t);
+    if (statements) await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
     await pool.end();
 
     // The task, bundled and run with node.
     const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
     const { outfile } = await buildTask({ outdir: path.join(work, "task") });
+    // The image holds no source map (task/Dockerfile copies index.js alone): --enable-source-maps finds none there.
+    fs.rmSync(`${outfile}.map`, { force: true });
     t = Date.now();
     const task = await runAndWatch(outfile, platform.args);
     const totalSeconds = secs(Date.now() - t);
+    const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
     if (!done || task.code !== 0) throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
 
     say(`Export benchmark: ${options.employees} employees (${scope[0].n} in the tenants' scope), seed ${options.seed}, ${os.cpus().length} CPUs`);
+    say(`  server settings     ${Object.entries(SERVER_SETTINGS).map(([k, v]) => `${k}=${v}`).join(", ")} (embedded PostgreSQL, fsync=off)`);
     say(`  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`);
     say(`  floor (PostgreSQL)  ${floorSeconds} s: the extraction query alone, ${floor.rows[0].messages} bodies, ${(Number(floor.rows[0].chars) / 1e6).toFixed(0)} MB`);
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
@@ -101,11 +115,26 @@ export async function main(argv: string[]): Promise<void> {
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     say(`  total / floor       ${(totalSeconds / floorSeconds).toFixed(2)}`);
+    for (const line of top) say(line);
   } finally {
     emulator?.kill("SIGTERM");
     await server.stop().catch(() => {});
     fs.rmSync(work, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The statements of the task's database user that took the most time (the seeding and the floor are reset). */
+async function topStatements(url: string): Promise<string[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ s: number; calls: string; query: string }>(
+      `SELECT round(total_exec_time / 1000) AS s, calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
+    );
+    return ["  top statements (s, calls):", ...rows.map((r) => `    ${String(r.s).padStart(5)} ${String(r.calls).padStart(7)}  ${r.query.slice(0, 150)}`)];
+  } finally {
+    await client.end();
   }
 }
 
@@ -119,8 +148,18 @@ async function startEmulatorProcess(configFile: string): Promise<{ child: ChildP
   return { child, urls: (JSON.parse(first) as { urls: HubUrls }).urls };
 }
 
+/** The node flags of task/Dockerfile's ENTRYPOINT: `["node", <flags>..., "/app/index.js", "run"]`. */
+function imageNodeFlags(): string[] {
+  const dockerfile = fs.readFileSync(path.join(ROOT, "task", "Dockerfile"), "utf8");
+  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile);
+  if (!entrypoint) throw new Error("task/Dockerfile has no ENTRYPOINT [...] line");
+  return (JSON.parse(entrypoint[1]) as string[]).slice(1).filter((a) => a.startsWith("-"));
+}
+
 async function runAndWatch(file: string, args: string[]): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number }> {
-  const child = spawn(process.execPath, [file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  // The image's node flags, and BENCH_TASK_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
+  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const debug = process.env.BENCH_TASK_LOG ? fs.createWriteStream(process.env.BENCH_TASK_LOG) : undefined;
   child.stdout!.on("data", (c: Buffer) => debug?.write(c));
   const events: Record<string, unknown>[] = [];

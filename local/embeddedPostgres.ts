@@ -19,6 +19,8 @@ export interface EmbeddedOptions {
   port?: number;
   /** Superuser password; a persistent cluster keeps the one it was created with. */
   password?: string;
+  /** Extra server settings (`-c name=value`), e.g. the benchmark's WAL settings. */
+  settings?: Record<string, string>;
 }
 
 export async function freePort(): Promise<number> {
@@ -50,7 +52,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     port,
     persistent: options.persistent,
     createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "fsync=off"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "fsync=off", ...Object.entries(options.settings ?? {}).flatMap(([k, v]) => ["-c", `${k}=${v}`])],
     onLog: (m: unknown) => keepTail(logs, String(m)),
     onError: (m: unknown) => keepTail(logs, String(m)),
   });

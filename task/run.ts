@@ -1,7 +1,7 @@
 /**
  * A run of the export task (DESIGN.md section 6): load and check everything, open or resume the transaction,
- * extract and publish side by side, send the entities to ERS, finish in one database transaction, report the
- * intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
+ * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
+ * still lacks, finish in one database transaction, report the intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
  * 1 refused before touching data, or stopped (the next run resumes the transaction).
  */
 import { UserError } from "../core/errors";
@@ -71,6 +71,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       await markStartedReported(lock, config.tables, run);
     }
 
+    let streamed = 0;
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
@@ -84,11 +85,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       }
       await timed("publishDrain", () => publisher.drain());
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
+      streamed = publisher.ers.sent;
       await setPhase(lock, config.tables, run, "ERS");
     }
     if (run.phase === "ERS") {
+      // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
       const entities = await timed("ers", () => sendEntities(ctx));
-      log.info({ event: "ers.done", entities }, "ERS done");
+      log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
     }
     const result = await timed("finish", () => finish(ctx, lock));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));

@@ -125,7 +125,9 @@ export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions
       `${EMPLOYEE_ID} || '-K' || n, ${EMPLOYEE_ID}, ${pick(FIRST_NAMES, hs(61))}, ${pick(LAST_NAMES, hs(62))}, ${pick(RELATIONSHIPS, hs(63))},
        '+1-555-' || lpad((${hs(0)} % 10000)::text, 4, '0'), NULL, ${country}, true, ${changedAt(hs(1))}`),
   ];
-  const indexes = ddl.indexes.split(/;\s*\n/).map((x) => x.trim()).filter((x) => x.startsWith("CREATE"));
+  // Comments go first: the first statement follows the @indexes comment (dropping it lost employee_pkey, and every
+  // extract chunk then scanned the whole employee table).
+  const indexes = ddl.indexes.replace(/^--.*$/gm, "").split(/;\s*\n/).map((x) => x.trim()).filter((x) => x.startsWith("CREATE"));
 
   const counts = {} as SeedResult["subEntities"];
   await withSessions(db, async (sessions) => {

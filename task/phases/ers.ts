@@ -65,7 +65,7 @@ export async function sendEntities(ctx: RunContext): Promise<number> {
       const entry = { batch, done: false };
       open.push(entry);
       while (inFlight.size >= ctx.settings.ersConcurrency) await Promise.race(inFlight);
-      const body = `{"transactionId":"${tx}","systemCode":${JSON.stringify(definition.parameters.system_code)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[${batch.entities}]}`;
+      const body = ersRequestBody(tx, definition.parameters.system_code, batch.entities);
       const sentAt = Date.now();
       const request = postToHub(ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, ctx.settings.retry)
         .then(async () => {
@@ -127,11 +127,10 @@ export async function* batches(ctx: RunContext, tx: string, after: number, size:
       if (current && (current.tenantId !== row.hub_tenant_id || current.count + row.record_count > size)) yield flush();
       if (row.record_count > size) {
         // Rare (records_per_hub_message > records_per_ers_request): split the message's entities.
-        const entities = (JSON.parse(`[${row.entities}]`) as unknown[]).map((e) => JSON.stringify(e));
-        for (let i = 0; i < entities.length; i += size) {
-          const slice = entities.slice(i, i + size);
+        const slices = splitEntities(row.entities, size);
+        for (const [i, slice] of slices.entries()) {
           // Only the last slice carries the seq: progress never passes a half-sent message.
-          yield { transactionId: tx, tenantId: row.hub_tenant_id, entities: slice.join(","), count: slice.length, lastSeq: i + size >= entities.length ? row.seq : cursorBefore(row.seq) };
+          yield { transactionId: tx, tenantId: row.hub_tenant_id, entities: slice.join(","), count: slice.length, lastSeq: i === slices.length - 1 ? row.seq : cursorBefore(row.seq) };
         }
         continue;
       }
@@ -142,6 +141,19 @@ export async function* batches(ctx: RunContext, tx: string, after: number, size:
     }
   }
   if (current) yield flush();
+}
+
+/** The ERS request of a transaction's entities (their JSON texts, joined by commas). */
+export function ersRequestBody(transactionId: string, systemCode: string, entities: string): string {
+  return `{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[${entities}]}`;
+}
+
+/** Splits one message's entities (JSON texts joined by commas) into slices of at most `size`. */
+export function splitEntities(entities: string, size: number): string[][] {
+  const all = (JSON.parse(`[${entities}]`) as unknown[]).map((e) => JSON.stringify(e));
+  const slices: string[][] = [];
+  for (let i = 0; i < all.length; i += size) slices.push(all.slice(i, i + size));
+  return slices;
 }
 
 function cursorBefore(seq: string): string {

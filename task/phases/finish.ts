@@ -1,36 +1,27 @@
 /**
- * Step 6 of a run, in one database transaction: published messages move to _ARCHIVE (failed ones stay for the next
- * run to retry), the HUB_INTAKE_JOB row is written, the watermarks of the tenants/countries scanned advance to the
- * run's upper bound, and the run is left with only its HRSYS report to make.
+ * Step 6 of a run, in one database transaction: the published messages still in _MESSAGES move to _ARCHIVE (most
+ * moved as they were published and sent to ERS; failed ones stay for the next run to retry), the HUB_INTAKE_JOB row
+ * is written with the counts of everything the run archived, the watermarks of the tenants/countries scanned advance
+ * to the run's upper bound, and the run is left with only its HRSYS report to make.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
+import { archiveSql } from "../warehouse/archive";
 
 export interface FinishResult {
   status: IntakeJobStatus;
   counts: FinalCounts;
 }
 
-const ARCHIVE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at";
-
 export async function finish(ctx: RunContext, client: PoolClient): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
-    const moved = await client.query<{ hub_tenant_id: string; own: number; retried: number; entities: number }>(
-      `WITH moved AS (
-         DELETE FROM ${t.messages} m USING ${t.status} s
-          WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED'
-         RETURNING m.*
-       ), ins AS (
-         INSERT INTO ${t.archive} (${ARCHIVE_COLUMNS}, archived_by) SELECT ${ARCHIVE_COLUMNS}, $1 FROM moved
-         RETURNING transaction_id, hub_tenant_id, record_count
-       )
-       SELECT hub_tenant_id, count(*) FILTER (WHERE transaction_id = $1)::int AS own, count(*) FILTER (WHERE transaction_id <> $1)::int AS retried,
-              sum(record_count)::int AS entities
-         FROM ins GROUP BY hub_tenant_id`,
+    await client.query(archiveSql(t, `DELETE FROM ${t.messages} m USING ${t.status} s WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED' RETURNING m.*`), [tx]);
+    const moved = await client.query<{ hub_tenant_id: string; messages: number; retried: number; entities: number }>(
+      `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
     const left = await client.query<{ hub_tenant_id: string; n: number }>(`SELECT hub_tenant_id, count(*)::int AS n FROM ${t.messages} GROUP BY hub_tenant_id`);
@@ -40,13 +31,13 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
     );
     const tenants: FinalCounts["tenants"] = {};
     for (const x of ctx.config.tenants) tenants[x.hubTenantId] = { published: 0, failed: 0, entities: 0 };
-    for (const r of moved.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { failed: 0 }), published: r.own + r.retried, entities: r.entities };
+    for (const r of moved.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { failed: 0 }), published: r.messages, entities: r.entities };
     for (const r of left.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { published: 0, entities: 0 }), failed: r.n };
     const sum = (f: (r: (typeof moved.rows)[number]) => number) => moved.rows.reduce((n, r) => n + f(r), 0);
     const counts: FinalCounts = {
       extracted: parts.rows[0].employees,
       messages: parts.rows[0].messages,
-      published: sum((r) => r.own + r.retried),
+      published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
       retried: sum((r) => r.retried),
       ersEntities: sum((r) => r.entities),
@@ -69,6 +60,7 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       [definition.parameters.client_name, tx, ctx.run.upperBound],
     );
     await client.query(`DELETE FROM ${t.runPart} WHERE transaction_id = $1`, [tx]);
+    await client.query(`DELETE FROM ${t.runTenant} WHERE transaction_id = $1`, [tx]);
     await client.query(`UPDATE ${t.run} SET phase = 'REPORT', final_status = $2, final_counts = $3, updated_at = now() WHERE transaction_id = $1`, [tx, status, JSON.stringify(counts)]);
     ctx.run.phase = "REPORT";
     ctx.run.finalStatus = status;

@@ -1,11 +1,13 @@
 /**
  * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, with a
- * bounded number of batch PUTs in flight over keep-alive connections. Every outcome goes to _STATUS.
+ * bounded number of batch PUTs in flight over keep-alive connections. Every outcome goes to _STATUS; published
+ * messages go on to ERS first (ersStream.ts), which records them and moves them to _ARCHIVE.
  */
 import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
 import type { RunContext } from "../context";
 import { QueueBroker, tooLarge, type MessageOutcome, type OutgoingMessage } from "../queue/broker";
 import { StatusWriter, type StatusRecord } from "./statusWriter";
+import { ErsStream } from "./ersStream";
 import { Progress } from "../log";
 
 /** A stored message, as read from HUB_<CLIENT>_MESSAGES (or returned by the extract). */
@@ -19,6 +21,9 @@ export interface StoredMessage {
   body: string;
 }
 
+/** Bytes of batch bodies in flight at most (one batch may exceed it): bounds memory when messages are large. */
+const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+
 interface Pending {
   message: StoredMessage;
   out: OutgoingMessage;
@@ -29,18 +34,23 @@ export class Publisher {
   private readonly buffers = new Map<string, Pending[]>();
   private readonly buffered = new Map<string, number>();
   private inFlight = 0;
+  private inFlightBytes = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
   readonly status: StatusWriter;
+  readonly ers: ErsStream;
   submitted = 0;
+  /** Acknowledged by the broker (their status is written once ERS has them too). */
+  acknowledged = 0;
 
   constructor(private readonly ctx: RunContext) {
     const { config, dispatcher, settings } = ctx;
     for (const tenant of config.tenants) {
       if (!this.brokers.has(tenant.hubDestination)) this.brokers.set(tenant.hubDestination, new QueueBroker(tenant.queue, dispatcher, settings.retry));
     }
-    this.status = new StatusWriter(config.pool, config.tables.status);
+    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
+    this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
 
@@ -68,16 +78,17 @@ export class Publisher {
     }
   }
 
-  /** Sends what is buffered, waits for every batch, and writes the last statuses. */
+  /** Sends what is buffered, waits for every batch and its ERS requests, and writes the last statuses. */
   async drain(): Promise<void> {
     for (const destination of [...this.buffers.keys()]) await this.dispatch(destination);
     while (this.running.size > 0) await Promise.all([...this.running]);
+    await this.ers.drain();
     await this.status.flush();
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
   }
 
   counts() {
-    return { published: this.status.published, failed: this.status.failed, inFlight: this.inFlight, reauthorizations: [...this.brokers.values()].reduce((n, b) => n + b.reauthorizations, 0) };
+    return { published: this.status.published, failed: this.status.failed, inFlight: this.inFlight, ersEntities: this.ers.sent, reauthorizations: [...this.brokers.values()].reduce((n, b) => n + b.reauthorizations, 0) };
   }
 
   private async dispatch(destination: string): Promise<void> {
@@ -85,8 +96,12 @@ export class Publisher {
     this.buffers.delete(destination);
     this.buffered.delete(destination);
     if (!batch?.length) return;
-    while (this.inFlight >= this.ctx.settings.publishConcurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const bytes = batch.reduce((n, p) => n + p.out.bytes, 0);
+    while (this.inFlight >= this.ctx.settings.publishConcurrency || (this.inFlight > 0 && this.inFlightBytes + bytes > MAX_IN_FLIGHT_BYTES)) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     this.inFlight++;
+    this.inFlightBytes += bytes;
     const broker = this.brokers.get(destination)!;
     const task = (async () => {
       try {
@@ -94,6 +109,7 @@ export class Publisher {
         await this.record(batch.map((p) => p.message), outcomes);
       } finally {
         this.inFlight--;
+        this.inFlightBytes -= bytes;
         this.waiting.shift()?.();
       }
     })();
@@ -104,11 +120,13 @@ export class Publisher {
 
   private async record(messages: StoredMessage[], outcomes: MessageOutcome[]): Promise<void> {
     const records: StatusRecord[] = outcomes.map((o, i) => ({ ...o, transactionId: messages[i].transactionId, tenantId: messages[i].tenantId, destination: messages[i].destination }));
-    for (const r of records) {
-      if (!r.published) this.ctx.log.warn({ event: "publish.failed", messageId: r.messageId, destination: r.destination, attempts: r.attempts, reason: r.reason }, "message not published");
-    }
-    await this.status.add(records);
-    this.progress.tick(this.status.published + this.status.failed, this.counts());
+    const failed = records.filter((r) => !r.published);
+    for (const r of failed) this.ctx.log.warn({ event: "publish.failed", messageId: r.messageId, destination: r.destination, attempts: r.attempts, reason: r.reason }, "message not published");
+    if (failed.length) await this.status.add(failed);
+    const published = records.flatMap((record, i) => (record.published ? [{ message: messages[i], record }] : []));
+    this.acknowledged += published.length;
+    if (published.length) await this.ers.add(published);
+    this.progress.tick(this.acknowledged + this.status.failed, this.counts());
   }
 }
 

@@ -11,9 +11,10 @@ export interface RunTables {
   status: string;
   archive: string;
   intakeJob: string;
-  /** The run in progress and its extract parts (not in the definition: the task's own bookkeeping). */
+  /** The run in progress, its extract parts and its per-tenant counts (not in the definition: the task's own bookkeeping). */
   run: string;
   runPart: string;
+  runTenant: string;
 }
 
 export function runTables(def: PipelineDefinition): RunTables {
@@ -32,5 +33,6 @@ export function runTables(def: PipelineDefinition): RunTables {
     intakeJob: finish.intakeJobTable,
     run: `${staging}.${TABLES.run}`,
     runPart: `${staging}.${TABLES.run}_PART`,
+    runTenant: `${staging}.${TABLES.run}_TENANT`,
   };
 }

@@ -152,3 +152,15 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART (
   done           boolean NOT NULL DEFAULT false,
   PRIMARY KEY (transaction_id, part)
 );
+
+-- Per tenant, what the run in progress has archived so far: messages move to _ARCHIVE as they are published and sent
+-- to ERS, not all at the end, and these are the counts of its intake job.
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_TENANT (
+  transaction_id uuid NOT NULL REFERENCES <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN ON DELETE CASCADE,
+  hub_tenant_id  text NOT NULL,
+  messages       integer NOT NULL DEFAULT 0,
+  -- Of those, messages of earlier transactions (failed then, published by this run).
+  retried        integer NOT NULL DEFAULT 0,
+  entities       integer NOT NULL DEFAULT 0,
+  PRIMARY KEY (transaction_id, hub_tenant_id)
+);
