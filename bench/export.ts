@@ -96,7 +96,7 @@ export async function main(argv: string[]): Promise<void> {
     // The task, bundled and run with node.
     const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
     const { outfile } = await buildTask({ outdir: path.join(work, "task") });
-    // The image holds no source map (task/Dockerfile copies index.js alone): --enable-source-maps finds none there.
+    // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
     fs.rmSync(`${outfile}.map`, { force: true });
     t = Date.now();
     const task = await runAndWatch(outfile, platform.args);
