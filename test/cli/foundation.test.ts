@@ -65,6 +65,13 @@ describe("hub-export validate / render / credentials-string", () => {
     expect((await runCli([])).code).toBe(2);
   });
 
+  it("writes output larger than a pipe's buffer whole before it exits", async () => {
+    const r = await runCli(["plan", "--stack", "prod", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(65_536);
+    expect(JSON.parse(r.stdout).resourceCount).toBeGreaterThan(50);
+  });
+
   it.each(["validate", "render", "credentials-string"])("%s --help prints its usage", async (cmd) => {
     const r = await runCli([cmd, "--help"]);
     expect(r.code).toBe(0);
