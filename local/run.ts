@@ -24,6 +24,7 @@ import { latestIntakeJobs, type IntakeJobRow } from "./status";
 import { seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
+import { untilStopSignal } from "../cli/signals";
 
 export interface LocalOptions {
   stack?: string;
@@ -122,7 +123,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       options.stderr.write(
         `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${redactUrl(provisioned.databaseUrl)}\n  emulator  ${emulator.urls.state}\n`,
       );
-      await (options.untilStopped ?? waitForSignal)();
+      await (options.untilStopped ?? untilStopSignal)();
     }
     return summary;
   } finally {
@@ -225,16 +226,4 @@ export function redactUrl(url: string): string {
   const u = new URL(url);
   if (u.password) u.password = "****";
   return u.toString();
-}
-
-function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off("SIGINT", done);
-      process.off("SIGTERM", done);
-      resolve();
-    };
-    process.on("SIGINT", done);
-    process.on("SIGTERM", done);
-  });
 }

@@ -6,6 +6,7 @@ import { HUB_REGIONS } from "../../core/regions";
 import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
 import { DEFAULT_SEED, FaultSpecError, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
+import { untilStopSignal } from "../signals";
 
 export default defineCommand({
   summary: "Run the local hub and queue emulator (loopback HTTP, with fault injection)",
@@ -42,15 +43,7 @@ export default defineCommand({
     }
 
     // Listen for the signals before printing: whoever reads the URLs may stop us at once.
-    const stopped = new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        resolve();
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    const stopped = untilStopSignal();
     if (values.json) {
       io.stdout.write(JSON.stringify({ urls: emulator.urls, faults: { seed, spec: formatFaultRules(rules) } }) + "\n");
     } else {
