@@ -1,9 +1,16 @@
 /**
- * `npm run bench -- --employees N`: N sample employees (default 100,000) through embedded PostgreSQL and the hub
- * emulator (a child process on loopback), exported by the bundled task run with node as a child process, as the
- * image runs it (the node flags of task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS,
- * and the floor: the time PostgreSQL alone takes to map every employee to message bodies (the extraction query,
- * nothing written), and total/floor.
+ * `npm run bench -- --employees N [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N]`: N sample
+ * employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
+ * exported by the bundled task run with node as a child process, as the image runs it (the node flags of
+ * task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS, and per link (API and region): requests,
+ * 429s, achieved rates against the limit, and round trips as the task saw them.
+ *
+ * On loopback (no --latency, no --rate-limit) it also measures the floor: the time PostgreSQL alone takes to map every
+ * employee to message bodies (the extraction query, nothing written), and total/floor. With --latency and
+ * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts).
+ *
+ * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_STATEMENTS=1 lists the
+ * statements that took the most time; BENCH_TASK_NODE_ARGS adds node flags (e.g. --cpu-prof).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -12,25 +19,46 @@ import path from "node:path";
 import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, type HubUrls } from "../test/support/platform";
+import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "../test/support/platform";
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
+import { parseLatencySpec, parseRateLimitSpec, type LinkState } from "../emulator/link";
+import { FaultSpecError } from "../emulator/faults";
+import type { LinkStats } from "../task/http/concurrency";
 
 interface Options {
   employees: number;
   seed: number;
+  latency: string;
+  rateLimit: string;
+  retryAfter: boolean;
 }
 
+const USAGE = "bench export takes --employees N, --seed N, --latency SPEC, --rate-limit SPEC and --no-retry-after";
+
 function parse(argv: string[]): Options {
-  const out: Options = { employees: 100_000, seed: 1 };
+  const out: Options = { employees: 100_000, seed: 1, latency: "", rateLimit: "", retryAfter: true };
   for (let i = 0; i < argv.length; i++) {
     const [key, inline] = argv[i].split("=", 2);
-    const value = inline ?? argv[++i];
+    if (key === "--no-retry-after") {
+      out.retryAfter = false;
+      continue;
+    }
+    const value = inline !== undefined ? argv[i].slice(key.length + 1) : argv[++i];
     if (key === "--employees" || key === "--seed") {
       if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
       out[key === "--employees" ? "employees" : "seed"] = Number(value);
-    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N and --seed N)`);
+    } else if (key === "--latency" || key === "--rate-limit") {
+      try {
+        if (key === "--latency") parseLatencySpec(value ?? "");
+        else parseRateLimitSpec(value ?? "");
+      } catch (err) {
+        if (err instanceof FaultSpecError) throw new UsageError(`${key}: ${err.message}`);
+        throw err;
+      }
+      out[key === "--latency" ? "latency" : "rateLimit"] = value;
+    } else throw new UsageError(`unknown option '${argv[i]}' (${USAGE})`);
   }
   return out;
 }
@@ -63,8 +91,17 @@ export async function main(argv: string[]): Promise<void> {
     url.pathname = "/bench";
 
     const configFile = path.join(work, "emulator.json");
-    fs.writeFileSync(configFile, JSON.stringify(emulatorConfig({ retainBodies: false })), { mode: 0o600 });
-    const started = await startEmulatorProcess(configFile);
+    // Each tenant in its region, so that ERS requests meet their region's latency and limit.
+    const emuConfig = emulatorConfig({ retainBodies: false });
+    emuConfig.tenants = { [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" }, [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" } };
+    fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
+    const remote = options.latency !== "" || options.rateLimit !== "";
+    const started = await startEmulatorProcess(configFile, [
+      "--seed", String(options.seed),
+      ...(options.latency ? ["--latency", options.latency] : []),
+      ...(options.rateLimit ? ["--rate-limit", options.rateLimit] : []),
+      ...(options.retryAfter ? [] : ["--no-retry-after"]),
+    ]);
     emulator = started.child;
     const platform = await provisionPlatform({ databaseUrl: url.toString(), hub: started.urls, dir: path.join(work, "platform") });
 
@@ -76,45 +113,42 @@ export async function main(argv: string[]): Promise<void> {
     await pool.query("CHECKPOINT");
 
     // The floor: the extraction query over every employee at once, bodies built, nothing written or sent.
-    t = Date.now();
-    const floorSql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
-    const p = platform.config.parameters;
-    const floor = await pool.query<{ messages: number; chars: string }>(`SET work_mem = '256MB'; SET random_page_cost = 1.1;`).then(() =>
-      pool.query<{ messages: number; chars: string }>(
-        floorSql,
-        extractChunkValues({
-          transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platform.config.tenants.map((x) => x.hubTenantId),
-          destinations: platform.config.tenants.map((x) => platform.config.queues[x.hubRegion]!.connectionName), platRegions: platform.config.tenants.map((x) => x.platRegion),
-          idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
-        }),
-      ),
-    );
-    const floorSeconds = secs(Date.now() - t);
+    const floor = remote ? undefined : await measureFloor(pool, platform);
     if (statements) await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
     await pool.end();
 
-    // The task, bundled and run with node.
-    const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
-    const { outfile } = await buildTask({ outdir: path.join(work, "task") });
-    // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
-    fs.rmSync(`${outfile}.map`, { force: true });
+    // The task, bundled and run with node (or the build named by BENCH_TASK_BUNDLE).
+    let outfile = process.env.BENCH_TASK_BUNDLE;
+    if (!outfile) {
+      const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
+      ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
+      // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
+      fs.rmSync(`${outfile}.map`, { force: true });
+    }
+    const loadBefore = os.loadavg();
     t = Date.now();
     const task = await runAndWatch(outfile, platform.args);
     const totalSeconds = secs(Date.now() - t);
+    const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
     if (!done || task.code !== 0) throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
+    const hub = (await (await fetch(started.urls.state)).json()) as { links: Record<string, LinkState>; ers: Record<string, { entities: number }> };
 
     say(`Export benchmark: ${options.employees} employees (${scope[0].n} in the tenants' scope), seed ${options.seed}, ${os.cpus().length} CPUs`);
+    say(`  load average        ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadAfter.map((n) => n.toFixed(2)).join(" ")} after (1, 5, 15 min)`);
     say(`  server settings     ${Object.entries(SERVER_SETTINGS).map(([k, v]) => `${k}=${v}`).join(", ")} (embedded PostgreSQL, fsync=off)`);
+    say(`  hub                 ${remote ? `latency ${options.latency || "none"}; rate limit ${options.rateLimit || "none"}${options.rateLimit ? `, 429 ${options.retryAfter ? "with" : "without"} Retry-After` : ""}` : "loopback"}`);
+    if (process.env.BENCH_TASK_BUNDLE) say(`  task bundle         ${process.env.BENCH_TASK_BUNDLE}`);
     say(`  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`);
-    say(`  floor (PostgreSQL)  ${floorSeconds} s: the extraction query alone, ${floor.rows[0].messages} bodies, ${(Number(floor.rows[0].chars) / 1e6).toFixed(0)} MB`);
+    if (floor) say(`  floor (PostgreSQL)  ${floor.seconds} s: the extraction query alone, ${floor.messages} bodies, ${(floor.chars / 1e6).toFixed(0)} MB`);
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
     for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
-    say(`  total / floor       ${(totalSeconds / floorSeconds).toFixed(2)}`);
+    if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
+    for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, entitiesPerRegion(hub.ers))) say(line);
     for (const line of top) say(line);
   } finally {
     emulator?.kill("SIGTERM");
@@ -122,6 +156,95 @@ export async function main(argv: string[]): Promise<void> {
     fs.rmSync(work, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The extraction query over every employee at once, bodies built, nothing written or sent. */
+async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof provisionPlatform>>): Promise<{ seconds: number; messages: number; chars: number }> {
+  const t = Date.now();
+  const sql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
+  const p = platform.config.parameters;
+  await pool.query(`SET work_mem = '256MB'; SET random_page_cost = 1.1;`);
+  const { rows } = await pool.query<{ messages: number; chars: string }>(
+    sql,
+    extractChunkValues({
+      transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platform.config.tenants.map((x) => x.hubTenantId),
+      destinations: platform.config.tenants.map((x) => platform.config.queues[x.hubRegion]!.connectionName), platRegions: platform.config.tenants.map((x) => x.platRegion),
+      idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
+    }),
+  );
+  return { seconds: secs(Date.now() - t), messages: rows[0].messages, chars: Number(rows[0].chars) };
+}
+
+/** ERS entities received per region (the bench's tenants: one per region). */
+function entitiesPerRegion(ers: Record<string, { entities: number }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const region of ["US", "EU"] as const) out[region] = ers[TENANTS[region].hubTenantId.toLowerCase()]?.entities ?? 0;
+  return out;
+}
+
+/**
+ * Per link (API.region) and per API: what the hub saw (requests, 429s, rates, the fraction of its limit) and the
+ * round trips the task measured (p50, p99), with the task's window (requests in flight) at the end and its range.
+ */
+function linkTable(hub: Record<string, LinkState>, task: Record<string, LinkStats>, ersEntities: Record<string, number>): string[] {
+  const names = [...new Set([...Object.keys(hub).filter((n) => n.startsWith("queue.") || n.startsWith("ers.")), ...Object.keys(task)])].sort();
+  if (names.length === 0) return [];
+  const head = ["link", "requests", "429", "429 %", "msgs/s", "req/s", "limit", "of limit", "p50 ms", "p99 ms", "window (min-max)"];
+  const rows: string[][] = [];
+  const byApi = new Map<string, { requests: number; throttled: number; accepted: number; seconds: number; units: number; limit: number; limited: boolean }>();
+  for (const name of names) {
+    const h = hub[name];
+    const c = task[name];
+    const [api, region] = name.split(".");
+    // Messages per second: queue messages, or ERS entities.
+    const units = api === "ers" ? (ersEntities[region] ?? 0) : (h?.accepted ?? 0);
+    const msgs = h && h.seconds > 0 ? units / h.seconds : 0;
+    rows.push([
+      name,
+      String(h?.requests ?? c?.requests ?? 0),
+      String(h?.throttled ?? c?.throttled ?? 0),
+      h && h.requests ? ((100 * h.throttled) / h.requests).toFixed(2) : "-",
+      h ? msgs.toFixed(0) : "-",
+      h ? h.requestsPerSecond.toFixed(0) : "-",
+      h?.limit ? `${h.limit.perSecond} ${h.limit.unit}/s` : "none",
+      h?.fractionOfLimit != null ? `${(100 * h.fractionOfLimit).toFixed(1)} %` : "-",
+      c ? String(c.rttMs.p50) : "-",
+      c ? String(c.rttMs.p99) : "-",
+      c ? `${c.window.now} (${c.window.min}-${c.window.max})` : "-",
+    ]);
+    if (h) {
+      const a = byApi.get(api) ?? { requests: 0, throttled: 0, accepted: 0, seconds: 0, units: 0, limit: 0, limited: false };
+      a.requests += h.requests;
+      a.throttled += h.throttled;
+      a.accepted += h.accepted;
+      a.units += units;
+      a.seconds = Math.max(a.seconds, h.seconds);
+      if (h.limit) {
+        a.limit += h.limit.perSecond;
+        a.limited = true;
+      }
+      byApi.set(api, a);
+    }
+  }
+  for (const [api, a] of byApi) {
+    const achieved = a.seconds > 0 ? a.accepted / a.seconds : 0;
+    rows.push([
+      `${api} (all)`,
+      String(a.requests),
+      String(a.throttled),
+      a.requests ? ((100 * a.throttled) / a.requests).toFixed(2) : "-",
+      a.seconds > 0 ? (a.units / a.seconds).toFixed(0) : "-",
+      a.seconds > 0 ? (a.requests / a.seconds).toFixed(0) : "-",
+      a.limited ? String(a.limit) : "none",
+      a.limited ? `${((100 * achieved) / a.limit).toFixed(1)} %` : "-",
+      "",
+      "",
+      "",
+    ]);
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => "    " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return ["  links (hub side: requests, 429s, rates; task side: round trips and window)", line(head), ...rows.map(line)];
 }
 
 /** The statements of the task's database user that took the most time (the seeding and the floor are reset). */
@@ -138,14 +261,14 @@ async function topStatements(url: string): Promise<string[]> {
   }
 }
 
-async function startEmulatorProcess(configFile: string): Promise<{ child: ChildProcess; urls: HubUrls }> {
-  const child = spawn(process.execPath, [path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json"], { stdio: ["ignore", "pipe", "inherit"] });
+async function startEmulatorProcess(configFile: string, extra: string[]): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
+  const child = spawn(process.execPath, [path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout! });
     rl.once("line", resolve);
     child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its URLs`)));
   });
-  return { child, urls: (JSON.parse(first) as { urls: HubUrls }).urls };
+  return { child, urls: (JSON.parse(first) as { urls: HubUrls & { state: string } }).urls };
 }
 
 /** The node flags of task/Dockerfile's ENTRYPOINT: `["node", <flags>..., "/app/index.js", "run"]`. */

@@ -7,6 +7,7 @@ import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
+import { boundsProblems } from "../core/concurrency";
 
 export const CONFIG_NAMESPACE = "hubExport";
 
@@ -96,6 +97,36 @@ export const parametersSchema = z.strictObject({
   EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
   EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
 });
+
+/**
+ * `concurrency`: floors and ceilings of the requests in flight per API (queue publish, ERS) and hub region; the task
+ * adapts between them. The ceiling also bounds the bodies in flight (a queue request holds up to 10 messages, an ERS
+ * request records_per_ers_request entities).
+ */
+export const CONCURRENCY_DEFAULTS = {
+  queue: { floor: 2, ceiling: 64 },
+  ers: { floor: 1, ceiling: 16 },
+  regions: {},
+} as const;
+const MAX_IN_FLIGHT = 256;
+const inFlight = z.number().int("must be an integer").min(1, "must be at least 1").max(MAX_IN_FLIGHT, `must be at most ${MAX_IN_FLIGHT}`);
+const linkBoundsSchema = z.strictObject({ floor: inFlight, ceiling: inFlight });
+const regionBoundsSchema = z.strictObject({ queue: linkBoundsSchema.partial().optional(), ers: linkBoundsSchema.partial().optional() });
+export const concurrencySchema = z
+  .strictObject({
+    queue: linkBoundsSchema.partial().optional(),
+    ers: linkBoundsSchema.partial().optional(),
+    regions: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), regionBoundsSchema).optional(),
+  })
+  .transform((c) => ({
+    queue: { ...CONCURRENCY_DEFAULTS.queue, ...c.queue },
+    ers: { ...CONCURRENCY_DEFAULTS.ers, ...c.ers },
+    regions: c.regions ?? {},
+  }))
+  .superRefine((c, ctx) => {
+    for (const [path, message] of boundsProblems(c)) ctx.addIssue({ code: "custom", path, message });
+  })
+  .prefault({});
 
 const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
 
@@ -209,6 +240,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
+    concurrency: concurrencySchema,
   });
   return stackConfigSchema;
 }

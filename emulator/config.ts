@@ -31,7 +31,12 @@ const queueRegionSchema = z.strictObject({
 });
 export type QueueRegionConfig = z.infer<typeof queueRegionSchema>;
 
-const tenantSchema = z.strictObject({ clientId: nonEmpty, clientSecret: nonEmpty });
+const tenantSchema = z.strictObject({
+  clientId: nonEmpty,
+  clientSecret: nonEmpty,
+  /** The tenant's hub region: its hub API requests take that region's latency and rate limit (emulator/link.ts). */
+  region: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }).optional(),
+});
 export type TenantConfig = z.infer<typeof tenantSchema>;
 
 /** The config file (and `startEmulator({config})`): everything optional, filled from the dev config. */
@@ -68,9 +73,9 @@ export const DEV_QUEUES: Record<HubRegion, QueueRegionConfig> = {
 
 /** One dev tenant per region, in HUB_REGIONS order. */
 export const DEV_TENANTS: Record<string, TenantConfig> = {
-  "11111111-1111-4111-8111-111111111111": { clientId: "dev-tenant-us", clientSecret: "dev-tenant-us-secret" },
-  "22222222-2222-4222-8222-222222222222": { clientId: "dev-tenant-eu", clientSecret: "dev-tenant-eu-secret" },
-  "33333333-3333-4333-8333-333333333333": { clientId: "dev-tenant-apac", clientSecret: "dev-tenant-apac-secret" },
+  "11111111-1111-4111-8111-111111111111": { clientId: "dev-tenant-us", clientSecret: "dev-tenant-us-secret", region: "US" },
+  "22222222-2222-4222-8222-222222222222": { clientId: "dev-tenant-eu", clientSecret: "dev-tenant-eu-secret", region: "EU" },
+  "33333333-3333-4333-8333-333333333333": { clientId: "dev-tenant-apac", clientSecret: "dev-tenant-apac-secret", region: "APAC" },
 };
 
 /** Validates raw config (parsed JSON or an in-process object) and fills it from the dev config. */

@@ -196,7 +196,7 @@ export function mulberry32(seed: number): () => number {
 }
 
 /** FNV-1a of the endpoint name, mixed with the seed, so each endpoint has its own stream. */
-function streamSeed(seed: number, endpoint: string): number {
+export function streamSeed(seed: number, endpoint: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < endpoint.length; i++) h = Math.imul(h ^ endpoint.charCodeAt(i), 0x01000193);
   return (h ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0;

@@ -13,10 +13,12 @@ import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError,
 import { HubApis } from "./hubApis";
 import { QueueBroker, REGION_PATH, regionFromPath } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
+import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput, type LinkRegion } from "./link";
 
 export type { EmulatorConfig, EmulatorConfigInput } from "./config";
 export type { EmulatorState } from "./state";
 export type { FaultConfig, FaultRules, FaultSettings, FaultsInput, FaultEndpoint } from "./faults";
+export type { LinkInput, LinkState } from "./link";
 export { DEV_QUEUES, DEV_TENANTS } from "./config";
 
 export interface EmulatorOptions {
@@ -28,8 +30,10 @@ export interface EmulatorOptions {
   config?: EmulatorConfigInput;
   /** Faults in force from the start: a text spec or rules. */
   faults?: FaultsInput;
-  /** PRNG seed of the fault streams (default 1), unless `faults` carries one. */
+  /** PRNG seed of the fault streams and the latency jitter (default 1), unless `faults` carries one. */
   seed?: number;
+  /** A remote hub: latency and rate limits per API and region (emulator/link.ts). */
+  link?: LinkInput;
   /** Called with one line per request (method, path, status, time, injected fault); never headers or bodies. */
   log?: (line: string) => void;
 }
@@ -60,10 +64,13 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-type Handler = (ctx: { req: IncomingMessage; query: URLSearchParams; fault: FaultDecision }) => Promise<Reply>;
+/** `admit(units)`: takes units from the link's rate limit, or throws its 429. */
+type Handler = (ctx: { req: IncomingMessage; query: URLSearchParams; fault: FaultDecision; admit: (units: number) => void }) => Promise<Reply>;
 interface Route {
   /** Routes with an endpoint are subject to fault injection. */
   endpoint?: FaultEndpoint;
+  /** The link the request travels (latency); `limited`: it also counts against the link's rate limit. */
+  link?: { api: LinkApi; region?: HubRegion; limited: boolean };
   methods: Record<string, Handler>;
 }
 
@@ -75,11 +82,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const broker = new QueueBroker(config, store);
   const hub = new HubApis(config, store);
   const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
+  const links = new LinkEmulator(resolveLinkSettings(options.link), injector.config.seed);
   const log = options.log;
+  const tenantRegions = new Map(Object.entries(config.tenants).map(([id, t]) => [id.toLowerCase(), t.region]));
 
   const snapshot = (messages: boolean): EmulatorState => ({
     ...store.snapshot({ messages }),
     faults: { ...injector.config, stats: injector.statistics() },
+    links: links.snapshot(),
   });
   const setFaults = (input: FaultsInput): FaultConfig => {
     injector.apply(resolveFaults(input, injector.config.seed));
@@ -88,6 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const reset = () => {
     store.reset();
     injector.reseed();
+    links.reset(injector.config.seed);
   };
 
   const inspection: Record<string, Route> = {
@@ -135,10 +146,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const region = regionFromPath(s[1] ?? "");
       const path = region && parseQueuePath(s.slice(2));
       if (!region || !path) return undefined;
-      if (path.endpoint === "authorize") return { endpoint: "queue.authorize", methods: { POST: ({ req }) => broker.authorize(region, req) } };
-      return { endpoint: "queue.publish", methods: { PUT: ({ req, fault }) => broker.publish(region, path, req, fault.kind === "tokenExpiry") } };
+      if (path.endpoint === "authorize") return { endpoint: "queue.authorize", link: { api: "queue", region, limited: false }, methods: { POST: ({ req }) => broker.authorize(region, req) } };
+      return { endpoint: "queue.publish", link: { api: "queue", region, limited: true }, methods: { PUT: ({ req, fault, admit }) => broker.publish(region, path, req, fault.kind === "tokenExpiry", admit) } };
     }
-    if (s.length === 3 && s[1] === "api") return own(own(hubRoutes, s[0]) ?? {}, s[2]);
+    if (s.length === 3 && s[1] === "api") {
+      const r = own(own(hubRoutes, s[0]) ?? {}, s[2]);
+      return r && { ...r, link: { api: s[0] as LinkApi, limited: true } };
+    }
     if (s.length === 2 && s[0] === "_emulator") return own(inspection, s[1]);
     return undefined;
   }
@@ -150,6 +164,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const pathname = q < 0 ? url : url.slice(0, q);
     let fault = NO_FAULT;
     let status = 0;
+    // The way back of the link's round trip: every answer waits for it, errors too.
+    let back = 0;
+    const answer = async (send: () => void) => {
+      if (back > 0) await delay(back);
+      send();
+    };
     try {
       const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
       const r = route(decodeSegments(pathname));
@@ -157,19 +177,31 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const handler = own(r.methods, req.method ?? "");
       if (!handler) throw methodNotAllowed(Object.keys(r.methods));
       if (r.endpoint) fault = injector.decide(r.endpoint);
+      const link = r.link && links.active ? links.link(r.link.api, r.link.region ?? tenantRegion(query)) : undefined;
+      if (link) {
+        const trip = link.roundTripMs();
+        back = trip / 2;
+        if (r.link!.limited) link.arrived();
+        if (trip > 0) await delay(trip / 2);
+      }
       if (fault.latencyMs > 0) await delay(fault.latencyMs);
       if (fault.kind === "reset") {
         req.socket.destroy();
         return;
       }
       if (fault.kind === "status") throw new HttpError(fault.status!, "injected fault");
-      const reply = await handler({ req, query, fault });
+      const admit = (units: number) => {
+        if (link && r.link!.limited) link.admit(units, links.settings.retryAfter);
+      };
+      // The hub APIs count requests, before any body is read; the queues count messages (queueBroker.ts).
+      if (r.link && r.link.api !== "queue") admit(1);
+      const reply = await handler({ req, query, fault, admit });
       if (fault.kind === "resetAfter") {
         req.socket.destroy();
         return;
       }
       status = reply.status;
-      sendJson(res, reply.status, reply.body, reply.headers);
+      await answer(() => sendJson(res, reply.status, reply.body, reply.headers));
     } catch (err) {
       if (fault.kind === "resetAfter") {
         req.socket.destroy();
@@ -177,11 +209,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       }
       if (err instanceof HttpError) {
         status = err.status;
-        sendError(res, err.status, err.message, err.headers);
+        await answer(() => sendError(res, err.status, err.message, err.headers));
       } else {
         status = 500;
         (log ?? ((line: string) => process.stderr.write(line + "\n")))(`emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? err}`);
-        sendError(res, 500, "internal error");
+        await answer(() => sendError(res, 500, "internal error"));
       }
     } finally {
       if (log) {
@@ -189,6 +221,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
       }
     }
+  }
+
+  /** A hub API request's region: its tenant's, when the config names one. */
+  function tenantRegion(query: URLSearchParams): LinkRegion {
+    return tenantRegions.get((query.get("tenantId") ?? "").toLowerCase()) ?? "ANY";
   }
 
   const server = http.createServer((req, res) => void handle(req, res));

@@ -75,6 +75,8 @@ export class QueueBroker {
     path: { orgId: string; envId: string; queueName: string; messageId?: string },
     req: IncomingMessage,
     expireToken: boolean,
+    /** The region's rate limit in messages: takes a batch's count, or throws 429. */
+    admit: (messages: number) => void = () => {},
   ): Promise<Reply> {
     this.authenticate(region, req, expireToken);
     const expected = this.config.queues[region];
@@ -89,6 +91,7 @@ export class QueueBroker {
     if (path.messageId !== undefined) {
       const message = validateMessage(body, "");
       if (message.headers.messageId !== path.messageId) throw new HttpError(400, "headers.messageId must equal the messageId in the path");
+      admit(1);
       const result = this.store1(region, path.queueName, message, reject);
       return { status: reject ? 403 : 201, body: result };
     }
@@ -103,6 +106,7 @@ export class QueueBroker {
       if (seen.has(m.headers.messageId)) throw new HttpError(400, `messageId '${m.headers.messageId}' appears twice in the batch`);
       seen.add(m.headers.messageId);
     }
+    admit(messages.length);
     return { status: 201, body: messages.map((m) => this.store1(region, path.queueName, m, reject)) };
   }
 

@@ -7,6 +7,7 @@ import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import type { RoutingRule } from "../core/routingRules";
 import type { IntakeJobBody } from "../core/hubContract";
 import type { FaultConfig, FaultEndpoint, FaultStats } from "./faults";
+import type { LinkState } from "./link";
 
 export interface StoredMessage {
   /** UTF-8 byte length of the body. */
@@ -66,6 +67,8 @@ export interface EmulatorState {
   intakeJobs: IntakeJobRecord[];
   /** The fault configuration in force, and what it injected since the last (re)seed. */
   faults: FaultConfig & { stats: Record<FaultEndpoint, FaultStats> };
+  /** Per API and region (`queue.EU`, `ers.US`): latency, rate limit, requests, 429s and achieved rates (link.ts). */
+  links: Record<string, LinkState>;
 }
 
 export interface RuleSetResult {
@@ -154,7 +157,7 @@ export class EmulatorStore {
     this.jobs.push(job);
   }
 
-  snapshot(options: { messages?: boolean } = {}): Omit<EmulatorState, "faults"> {
+  snapshot(options: { messages?: boolean } = {}): Omit<EmulatorState, "faults" | "links"> {
     const queues = {} as EmulatorState["queues"];
     for (const region of HUB_REGIONS) {
       const destinations: Record<string, DestinationState> = {};

@@ -1,8 +1,12 @@
 /** What every phase of a run works with. */
 import type { Dispatcher } from "undici";
+import { UserError } from "../core/errors";
+import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig } from "../core/concurrency";
+import { concurrencySchema } from "../config/schema";
 import type { RunConfiguration } from "./load/configuration";
 import type { RunState } from "./warehouse/runState";
 import type { Logger } from "./log";
+import type { Links } from "./http/links";
 import { DEFAULT_RETRY, envInt, type RetryPolicy } from "./http/retry";
 
 export interface RunSettings {
@@ -10,21 +14,49 @@ export interface RunSettings {
   extractWorkers: number;
   /** Employees per extract chunk (one database transaction each). */
   chunkSize: number;
-  /** Batch PUTs in flight to the queues. */
-  publishConcurrency: number;
-  /** ERS requests in flight. */
-  ersConcurrency: number;
+  /** Floors and ceilings of the requests in flight, per API and hub region (stack config `concurrency`). */
+  concurrency: ConcurrencyConfig;
   retry: RetryPolicy;
 }
 
-export function settingsFromEnv(): RunSettings {
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettings {
   return {
     extractWorkers: Math.min(envInt("HUB_EXPORT_EXTRACT_WORKERS", 2), 4),
     chunkSize: envInt("HUB_EXPORT_CHUNK_SIZE", 5_000),
-    publishConcurrency: envInt("HUB_EXPORT_PUBLISH_CONCURRENCY", 24),
-    ersConcurrency: envInt("HUB_EXPORT_ERS_CONCURRENCY", 8),
+    concurrency: concurrencyFromEnv(env),
     retry: DEFAULT_RETRY,
   };
+}
+
+/**
+ * `HUB_EXPORT_CONCURRENCY` (the stack's `concurrency`, as JSON; the defaults without it), then
+ * `HUB_EXPORT_PUBLISH_CONCURRENCY` and `HUB_EXPORT_ERS_CONCURRENCY`: a fixed number of requests in flight per region
+ * (floor = ceiling), for tests and for pinning a run by hand.
+ */
+export function concurrencyFromEnv(env: NodeJS.ProcessEnv): ConcurrencyConfig {
+  let raw: unknown;
+  const text = env[CONCURRENCY_ENV];
+  if (text !== undefined && text.trim() !== "") {
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new UserError(`${CONCURRENCY_ENV} must be JSON (the stack config 'concurrency'), like {"queue":{"floor":2,"ceiling":64}}`);
+    }
+  }
+  const parsed = concurrencySchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new UserError(parsed.error.issues.map((i) => `${CONCURRENCY_ENV}: ${i.path.join(".") || "(value)"}: ${i.message}`));
+  }
+  const config = parsed.data;
+  const fixed = { queue: env.HUB_EXPORT_PUBLISH_CONCURRENCY, ers: env.HUB_EXPORT_ERS_CONCURRENCY };
+  for (const api of LINK_APIS) {
+    const value = fixed[api];
+    if (value === undefined) continue;
+    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UserError(`HUB_EXPORT_${api === "queue" ? "PUBLISH" : "ERS"}_CONCURRENCY must be a positive integer, got '${value}'`);
+    config[api] = { floor: Number(value), ceiling: Number(value) };
+    for (const region of Object.values(config.regions)) delete region?.[api];
+  }
+  return config;
 }
 
 export interface RunContext {
@@ -33,4 +65,6 @@ export interface RunContext {
   log: Logger;
   dispatcher: Dispatcher;
   settings: RunSettings;
+  /** The adaptive concurrency of each bulk API and region. */
+  links: Links;
 }

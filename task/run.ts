@@ -9,6 +9,7 @@ import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent } from "./http/retry";
+import { Links } from "./http/links";
 import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages } from "./phases/publish";
@@ -46,14 +47,15 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     throw err;
   }
   const settings = { ...settingsFromEnv(), ...options.settings };
-  const dispatcher = createAgent(settings.publishConcurrency + settings.ersConcurrency);
+  const links = new Links(settings.concurrency);
+  const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const params = config.definition.parameters;
   const lock = await config.pool.connect();
   let run: RunState | undefined;
   try {
     await lockClient(lock, params.client_name);
     run = await openRun(lock, config.tables, config.definition);
-    let ctx: RunContext = { config, run, log, dispatcher, settings };
+    let ctx: RunContext = { config, run, log, dispatcher, settings, links };
     if (run.phase === "REPORT") {
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
@@ -98,13 +100,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
     const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
-    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
+    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
     throw err;
   } finally {

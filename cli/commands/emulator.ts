@@ -6,16 +6,23 @@ import { HUB_REGIONS } from "../../core/regions";
 import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
 import { DEFAULT_SEED, FaultSpecError, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
+import { formatLinkSettings, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
 import { untilStopSignal } from "../signals";
 
 export default defineCommand({
   summary: "Run the local hub and queue emulator (loopback HTTP, with fault injection)",
-  usage: "hub-export emulator [--port N] [--config PATH] [--faults SPEC] [--seed N] [--json] [--verbose]",
+  usage: "hub-export emulator [--port N] [--config PATH] [--faults SPEC] [--seed N] [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--json] [--verbose]",
   options: {
     port: { type: "string" },
     config: { type: "string" },
     faults: { type: "string" },
     seed: { type: "string" },
+    /** A remote hub: round trips per API and region, e.g. `queue=40ms±10,ers=80ms` (emulator/link.ts). */
+    latency: { type: "string" },
+    /** Token-bucket limits per API and region, e.g. `queue=2000/s,ers=50/s`: over them, 429. */
+    "rate-limit": { type: "string" },
+    /** 429 answers without Retry-After. */
+    "no-retry-after": { type: "boolean" },
     /** One JSON line with the URLs instead of the text banner (for scripts and the benchmark). */
     json: { type: "boolean" },
     /** One line per request on stderr. */
@@ -25,6 +32,11 @@ export default defineCommand({
     const port = parsePort(values.port);
     const seed = values.seed === undefined ? DEFAULT_SEED : asUsage("--seed", () => parseSeed(values.seed!));
     const rules = values.faults === undefined ? {} : asUsage("--faults", () => parseFaultSpec(values.faults!));
+    const link = resolveLinkSettings({
+      latency: asUsage("--latency", () => parseLatencySpec(values.latency ?? "")),
+      rateLimit: asUsage("--rate-limit", () => parseRateLimitSpec(values["rate-limit"] ?? "")),
+      retryAfter: !values["no-retry-after"],
+    });
     const config = values.config !== undefined ? loadConfigFile(values.config) : resolveConfig(undefined);
 
     let emulator: Emulator;
@@ -34,6 +46,7 @@ export default defineCommand({
         config,
         faults: { rules },
         seed,
+        link,
         log: values.verbose ? (line) => io.stderr.write(line + "\n") : undefined,
       });
     } catch (err) {
@@ -45,9 +58,9 @@ export default defineCommand({
     // Listen for the signals before printing: whoever reads the URLs may stop us at once.
     const stopped = untilStopSignal();
     if (values.json) {
-      io.stdout.write(JSON.stringify({ urls: emulator.urls, faults: { seed, spec: formatFaultRules(rules) } }) + "\n");
+      io.stdout.write(JSON.stringify({ urls: emulator.urls, faults: { seed, spec: formatFaultRules(rules) }, link: formatLinkSettings(link) }) + "\n");
     } else {
-      io.stdout.write(banner(emulator, { seed, faults: formatFaultRules(rules), devCredentials: values.config === undefined }));
+      io.stdout.write(banner(emulator, { seed, faults: formatFaultRules(rules), link: formatLinkSettings(link), devCredentials: values.config === undefined }));
     }
 
     await stopped;
@@ -74,7 +87,7 @@ function parsePort(value: string | undefined): number {
 }
 
 /** URLs, ids and, for the built-in dev config only, its credentials (they are dev-only; a config file's never show). */
-function banner(emulator: Emulator, opts: { seed: number; faults: string; devCredentials: boolean }): string {
+function banner(emulator: Emulator, opts: { seed: number; faults: string; link: ReturnType<typeof formatLinkSettings>; devCredentials: boolean }): string {
   const { urls, config } = emulator;
   const width = Math.max(...HUB_REGIONS.map((r) => urls.queues[r].length));
   const lines = [
@@ -88,6 +101,7 @@ function banner(emulator: Emulator, opts: { seed: number; faults: string; devCre
     `  HRSYS ${urls.hrsys}`,
     `State   ${urls.state}  (POST ${urls.base}/_emulator/reset, POST ${urls.base}/_emulator/faults)`,
     `Faults  ${opts.faults} (seed ${opts.seed})`,
+    `Link    latency ${opts.link.latency}; rate limit ${opts.link.rateLimit}${opts.link.rateLimit !== "none" ? `, 429 ${opts.link.retryAfter ? "with" : "without"} Retry-After` : ""}`,
     `Tenants ${Object.keys(config.tenants).join(", ") || "none"}`,
   ];
   if (opts.devCredentials) lines.push("", ...devCredentialLines(config));

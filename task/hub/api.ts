@@ -5,7 +5,8 @@
  */
 import type { Dispatcher } from "undici";
 import { basicAuthorization, hubApiUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
-import { answerText, backoffMs, describeNetworkError, wait, type RetryPolicy } from "../http/retry";
+import { answerText, backoffMs, describeNetworkError, sendThrough, wait, type RetryPolicy } from "../http/retry";
+import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import { target } from "../queue/broker";
 
 export class HubApiError extends Error {
@@ -28,7 +29,8 @@ export interface HubCall {
   body: string;
 }
 
-export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: RetryPolicy): Promise<void> {
+/** `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region). */
+export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: RetryPolicy, gate: RequestGate = UNLIMITED): Promise<void> {
   const url = hubApiUrl(call.apiUrl, call.api, call.tenantId);
   let last = "";
   for (let attempt = 1; attempt <= retry.attempts; attempt++) {
@@ -36,10 +38,7 @@ export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: Re
     let text: string;
     let retryAfter: string | string[] | undefined;
     try {
-      const res = await dispatcher.request({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body });
-      status = res.statusCode;
-      retryAfter = res.headers["retry-after"];
-      text = await res.body.text();
+      ({ status, text, retryAfter } = await sendThrough(gate, dispatcher, { ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }));
     } catch (err) {
       last = describeNetworkError(err);
       await wait(backoffMs(attempt, retry));

@@ -64,10 +64,11 @@ export async function sendEntities(ctx: RunContext): Promise<number> {
       if (!tenant) continue; // a tenant removed from HUB_PLAT_CONFIG: nothing to send it with
       const entry = { batch, done: false };
       open.push(entry);
-      while (inFlight.size >= ctx.settings.ersConcurrency) await Promise.race(inFlight);
+      const link = ctx.links.get("ers", tenant.region);
+      while (inFlight.size >= link.controller.ceiling) await Promise.race(inFlight);
       const body = ersRequestBody(tx, definition.parameters.system_code, batch.entities);
       const sentAt = Date.now();
-      const request = postToHub(ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, ctx.settings.retry)
+      const request = postToHub(ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, ctx.settings.retry, link)
         .then(async () => {
           ctx.log.debug({ event: "ers.batch", ms: Date.now() - sentAt, count: batch.count });
           batch.entities = ""; // sent: the text is no longer needed

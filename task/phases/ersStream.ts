@@ -11,6 +11,7 @@
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";
 import { postToHub } from "../hub/api";
+import type { Link } from "../http/concurrency";
 import { Progress } from "../log";
 import { entitiesText } from "../mapping/messageBody";
 import { ersRequestBody, splitEntities } from "./ers";
@@ -36,6 +37,7 @@ interface Batch {
 export class ErsStream {
   private readonly buffers = new Map<string, Batch>();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly byRegion = new Map<Link, Set<Promise<void>>>();
   private readonly tenants: Map<string, TenantConfig>;
   private readonly size: number;
   private readonly progress: Progress;
@@ -103,23 +105,31 @@ export class ErsStream {
     if (this.sent > 0) this.progress.tick(this.sent, {}, true);
   }
 
+  /** Starts the request once its region has room: at most the ERS link's ceiling in progress per region. */
   private async send(batch: Batch): Promise<void> {
-    while (this.inFlight.size >= this.ctx.settings.ersConcurrency) await Promise.race(this.inFlight);
-    const request = this.post(batch)
+    const link = this.ctx.links.get("ers", batch.tenant.region);
+    let region = this.byRegion.get(link);
+    if (!region) this.byRegion.set(link, (region = new Set()));
+    while (region.size >= link.controller.ceiling) await Promise.race(region);
+    const request = this.post(batch, link)
       // A failing status write surfaces through StatusWriter.add on the next records and in its flush.
       .catch(() => {})
-      .finally(() => this.inFlight.delete(request));
+      .finally(() => {
+        this.inFlight.delete(request);
+        region.delete(request);
+      });
     this.inFlight.add(request);
+    region.add(request);
   }
 
-  private async post(batch: Batch): Promise<void> {
+  private async post(batch: Batch, link: Link): Promise<void> {
     const { tenant } = batch;
     let sent = !this.failure;
     if (sent) {
       try {
         const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities.join(","));
         batch.entities = []; // the request holds the text now
-        await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry);
+        await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry, link);
         this.sent += batch.count;
         this.progress.tick(this.sent);
       } catch (err) {

@@ -1,6 +1,7 @@
 /**
- * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, with a
- * bounded number of batch PUTs in flight over keep-alive connections. Every outcome goes to _STATUS; published
+ * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, over
+ * keep-alive connections. Each destination has its own lane: a bounded read-ahead of messages, and batch PUTs in
+ * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome goes to _STATUS; published
  * messages go on to ERS first (ersStream.ts), which records them and moves them to _ARCHIVE.
  */
 import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
@@ -23,19 +24,52 @@ export interface StoredMessage {
 
 /** Bytes of batch bodies in flight at most (one batch may exceed it): bounds memory when messages are large. */
 const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+/**
+ * Characters of message bodies waiting per destination (the read-ahead): enough for a region's share of an extract
+ * chunk or two, so that one region waiting for its queue never leaves another region's queue idle.
+ */
+const READ_AHEAD_CHARS = 4 * 1024 * 1024;
 
 interface Pending {
   message: StoredMessage;
   out: OutgoingMessage;
 }
 
+/** One hub destination: its broker, the messages waiting for a batch, and its batches in progress. */
+class Lane {
+  readonly waiting: StoredMessage[] = [];
+  /** Index of the first waiting message (the array is compacted now and then, not shifted). */
+  head = 0;
+  waitingChars = 0;
+  batches = 0;
+  readonly room: (() => void)[] = [];
+  constructor(
+    readonly broker: QueueBroker,
+    /** Batches in progress at most: as many as the link may ever have in flight. */
+    readonly maxBatches: number,
+  ) {}
+
+  get size(): number {
+    return this.waiting.length - this.head;
+  }
+
+  take(): StoredMessage {
+    const m = this.waiting[this.head];
+    this.waiting[this.head++] = undefined as unknown as StoredMessage;
+    this.waitingChars -= m.body.length;
+    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting.splice(0, this.head);
+      this.head = 0;
+    }
+    return m;
+  }
+}
+
 export class Publisher {
-  private readonly brokers = new Map<string, QueueBroker>();
-  private readonly buffers = new Map<string, Pending[]>();
-  private readonly buffered = new Map<string, number>();
+  private readonly lanes = new Map<string, Lane>();
   private inFlight = 0;
   private inFlightBytes = 0;
-  private readonly waiting: (() => void)[] = [];
+  private draining = false;
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
   readonly status: StatusWriter;
@@ -45,74 +79,119 @@ export class Publisher {
   acknowledged = 0;
 
   constructor(private readonly ctx: RunContext) {
-    const { config, dispatcher, settings } = ctx;
+    const { config, dispatcher, settings, links } = ctx;
     for (const tenant of config.tenants) {
-      if (!this.brokers.has(tenant.hubDestination)) this.brokers.set(tenant.hubDestination, new QueueBroker(tenant.queue, dispatcher, settings.retry));
+      if (this.lanes.has(tenant.hubDestination)) continue;
+      const link = links.get("queue", tenant.region);
+      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link.controller.ceiling));
     }
     this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
     this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
 
-  /** Queues messages for publishing; resolves when there is room for more (backpressure). */
+  /**
+   * Queues messages for publishing, each destination apart; resolves when every destination has room for them
+   * (backpressure: the read-ahead of a destination is bounded).
+   */
   async submit(messages: StoredMessage[]): Promise<void> {
+    const byLane = new Map<Lane, StoredMessage[]>();
     for (const message of messages) {
       this.submitted++;
-      const out = outgoing(message, this.ctx.config.definition.parameters.system_code);
-      const early = tooLarge(out) ?? (this.brokers.has(message.destination) ? undefined : { messageId: message.messageId, published: false, reason: `no queue connection for hub destination ${message.destination}`, attempts: 0 });
-      if (early) {
-        await this.record([message], [early]);
+      const lane = this.lanes.get(message.destination);
+      if (!lane) {
+        await this.record([message], [{ messageId: message.messageId, published: false, reason: `no queue connection for hub destination ${message.destination}`, attempts: 0 }]);
         continue;
       }
-      const buffer = this.buffers.get(message.destination) ?? [];
-      const bytes = this.buffered.get(message.destination) ?? 2;
-      // A batch holds up to 10 messages and its body stays under the broker's limit.
-      if (buffer.length > 0 && (buffer.length >= QUEUE_API.maxBatchSize || bytes + out.bytes + 1 > QUEUE_API.maxBodyBytes)) {
-        await this.dispatch(message.destination);
-      }
-      const next = this.buffers.get(message.destination) ?? [];
-      next.push({ message, out });
-      this.buffers.set(message.destination, next);
-      this.buffered.set(message.destination, (this.buffered.get(message.destination) ?? 2) + out.bytes + 1);
-      if (next.length >= QUEUE_API.maxBatchSize) await this.dispatch(message.destination);
+      const list = byLane.get(lane);
+      if (list) list.push(message);
+      else byLane.set(lane, [message]);
     }
+    await Promise.all([...byLane].map(([lane, list]) => this.enqueue(lane, list)));
   }
 
-  /** Sends what is buffered, waits for every batch and its ERS requests, and writes the last statuses. */
+  /** Sends what is waiting, waits for every batch and its ERS requests, and writes the last statuses. */
   async drain(): Promise<void> {
-    for (const destination of [...this.buffers.keys()]) await this.dispatch(destination);
-    while (this.running.size > 0) await Promise.all([...this.running]);
+    this.draining = true;
+    for (;;) {
+      for (const lane of this.lanes.values()) this.pump(lane);
+      if (this.running.size === 0) break;
+      await Promise.all([...this.running]);
+    }
     await this.ers.drain();
     await this.status.flush();
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
   }
 
   counts() {
-    return { published: this.status.published, failed: this.status.failed, inFlight: this.inFlight, ersEntities: this.ers.sent, reauthorizations: [...this.brokers.values()].reduce((n, b) => n + b.reauthorizations, 0) };
+    return {
+      published: this.status.published,
+      failed: this.status.failed,
+      inFlight: this.inFlight,
+      ersEntities: this.ers.sent,
+      reauthorizations: [...this.lanes.values()].reduce((n, l) => n + l.broker.reauthorizations, 0),
+    };
   }
 
-  private async dispatch(destination: string): Promise<void> {
-    const batch = this.buffers.get(destination);
-    this.buffers.delete(destination);
-    this.buffered.delete(destination);
-    if (!batch?.length) return;
-    const bytes = batch.reduce((n, p) => n + p.out.bytes, 0);
-    while (this.inFlight >= this.ctx.settings.publishConcurrency || (this.inFlight > 0 && this.inFlightBytes + bytes > MAX_IN_FLIGHT_BYTES)) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+  private async enqueue(lane: Lane, messages: StoredMessage[]): Promise<void> {
+    for (const message of messages) {
+      while (lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
+      lane.waiting.push(message);
+      lane.waitingChars += message.body.length;
+      this.pump(lane);
     }
+  }
+
+  /**
+   * Starts the lane's batches while it has room: full batches of 10 (the last, smaller one when draining), within the
+   * broker's body limit and the bytes in flight.
+   */
+  private pump(lane: Lane): void {
+    const systemCode = this.ctx.config.definition.parameters.system_code;
+    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
+      if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
+      const batch: Pending[] = [];
+      let bytes = 2;
+      while (lane.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
+        const next = lane.waiting[lane.head];
+        const out = outgoing(next, systemCode);
+        const early = tooLarge(out);
+        if (early) {
+          lane.take();
+          this.track(this.record([next], [early]));
+          continue;
+        }
+        // A batch's body stays under the broker's limit.
+        if (batch.length > 0 && bytes + out.bytes + 1 > QUEUE_API.maxBodyBytes) break;
+        lane.take();
+        batch.push({ message: next, out });
+        bytes += out.bytes + 1;
+      }
+      while (lane.room.length && lane.waitingChars < READ_AHEAD_CHARS) lane.room.shift()!();
+      if (batch.length) this.send(lane, batch, bytes);
+    }
+  }
+
+  private send(lane: Lane, batch: Pending[], bytes: number): void {
+    lane.batches++;
     this.inFlight++;
     this.inFlightBytes += bytes;
-    const broker = this.brokers.get(destination)!;
-    const task = (async () => {
-      try {
-        const outcomes = await broker.publish(batch.map((p) => p.out));
-        await this.record(batch.map((p) => p.message), outcomes);
-      } finally {
-        this.inFlight--;
-        this.inFlightBytes -= bytes;
-        this.waiting.shift()?.();
-      }
-    })();
+    this.track(
+      (async () => {
+        try {
+          const outcomes = await lane.broker.publish(batch.map((p) => p.out));
+          await this.record(batch.map((p) => p.message), outcomes);
+        } finally {
+          lane.batches--;
+          this.inFlight--;
+          this.inFlightBytes -= bytes;
+          for (const l of this.lanes.values()) this.pump(l);
+        }
+      })(),
+    );
+  }
+
+  private track(task: Promise<void>): void {
     this.running.add(task);
     // A failing status write surfaces through StatusWriter.add on the next batch and in drain().
     void task.catch(() => {}).finally(() => this.running.delete(task));

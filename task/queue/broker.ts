@@ -7,7 +7,8 @@
 import type { Dispatcher } from "undici";
 import { QUEUE_API, authorizeResponseSchema, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
 import type { QueueEndpoint } from "../connections/record";
-import { answerText, backoffMs, describeNetworkError, wait, type RetryPolicy } from "../http/retry";
+import { answerText, backoffMs, describeNetworkError, sendThrough, wait, type RetryPolicy } from "../http/retry";
+import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import { z } from "zod";
 
 /** A message ready to send: its JSON text, as the broker takes it. */
@@ -46,6 +47,8 @@ export class QueueBroker {
     readonly endpoint: QueueEndpoint,
     private readonly dispatcher: Dispatcher,
     private readonly retry: RetryPolicy,
+    /** Every publish request passes it: the adaptive concurrency of the region's queue link. */
+    private readonly gate: RequestGate = UNLIMITED,
   ) {}
 
   /** Publishes one batch (1 to 10 messages, within the body limit) and returns every message's outcome. */
@@ -79,10 +82,7 @@ export class QueueBroker {
       let text: string;
       let retryAfter: string | string[] | undefined;
       try {
-        const res = await this.dispatcher.request({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body });
-        status = res.statusCode;
-        retryAfter = res.headers["retry-after"];
-        text = await res.body.text();
+        ({ status, text, retryAfter } = await sendThrough(this.gate, this.dispatcher, { ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }));
       } catch (err) {
         lastReason = describeNetworkError(err);
         await wait(backoffMs(attempt, this.retry));
