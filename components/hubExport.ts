@@ -166,6 +166,7 @@ export class HubExport extends pulumi.ComponentResource {
         connectionStorePrefix: config.connectionStore.prefix,
         connectionSecretArns: connections.connections.map((c) => c.secretArn),
         kmsKeyArn: key.keyArn,
+        concurrency: config.concurrency,
         aws,
       },
       child,

@@ -20,6 +20,7 @@ import { localOverrides } from "./overrides";
 import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
+import { CONCURRENCY_ENV } from "../core/concurrency";
 import { latestIntakeJobs, type IntakeJobRow } from "./status";
 import { seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
@@ -115,7 +116,9 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 
     progress.step(`running the export task: ${config.jobName}`);
-    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections], logFile: taskLog, progress });
+    // The stack's concurrency reaches the task as it does in the container (components/task/exportTask.ts).
+    const env = { [CONCURRENCY_ENV]: JSON.stringify(config.concurrency) };
+    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections], logFile: taskLog, progress, env });
     progress.close();
 
     const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, run, firstRun, seeded, changed, definition, scripts, taskLog, started });

@@ -8,6 +8,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
+import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency";
 import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
@@ -36,6 +37,8 @@ export interface ExportTaskArgs {
   /** ARNs of the connection records: the task role may read exactly these. */
   connectionSecretArns: pulumi.Input<string>[];
   kmsKeyArn: pulumi.Input<string>;
+  /** `hubExport:concurrency`: the floors and ceilings of the task's adaptive concurrency. */
+  concurrency: ConcurrencyConfig;
   aws: AwsContext;
 }
 
@@ -47,6 +50,7 @@ export interface ContainerDefinitionInput {
   definitionKey: string;
   scriptsPrefix: string;
   connectionStorePrefix: string;
+  concurrency: ConcurrencyConfig;
 }
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
@@ -63,8 +67,9 @@ export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName"
 }
 
 /**
- * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); the only
- * variable is AWS_REGION, for the AWS SDK. No `secrets`: the task reads its connection records with the task role.
+ * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); its
+ * variables are AWS_REGION, for the AWS SDK, and the stack's `concurrency` as JSON. No `secrets`: the task reads its
+ * connection records with the task role.
  */
 export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
@@ -72,7 +77,10 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
     image: input.image,
     essential: true,
     command: exportCommand(input),
-    environment: [{ name: "AWS_REGION", value: input.region }],
+    environment: [
+      { name: "AWS_REGION", value: input.region },
+      { name: CONCURRENCY_ENV, value: JSON.stringify(input.concurrency) },
+    ],
     logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": "export" } },
     stopTimeout: STOP_TIMEOUT_SECONDS,
   };
@@ -141,6 +149,7 @@ export class ExportTask extends pulumi.ComponentResource {
             definitionKey: args.definitionKey,
             scriptsPrefix: args.scriptsPrefix,
             connectionStorePrefix: args.connectionStorePrefix,
+            concurrency: args.concurrency,
           }),
         ]),
       );

@@ -274,7 +274,10 @@ for (const stack of ["qa", "prod"] as const) {
       const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
       expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
       expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
-      expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
+      expect(container.environment).toEqual([
+        { name: "AWS_REGION", value: REGION },
+        { name: "HUB_EXPORT_CONCURRENCY", value: JSON.stringify(config.concurrency) },
+      ]);
       // The task reads its connection records itself (task role): nothing is injected, no ARN in the definition.
       expect(container).not.toHaveProperty("secrets");
       expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");
