@@ -2,7 +2,7 @@
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
 import { emulatorConfig, provisionPlatform, type HubUrls, type TestPlatform } from "./platform";
-import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
+import { startEmulator, type Emulator, type EmulatorConfigInput, type LinkInput } from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
 
@@ -21,6 +21,8 @@ export interface FixtureOptions {
   employees?: number;
   seed?: number;
   emulator?: Partial<EmulatorConfigInput>;
+  /** The emulator plays a remote hub: latency and rate limits (emulator/link.ts). */
+  link?: LinkInput;
   parameters?: Partial<StackConfig["parameters"]>;
   /** Puts something (a recording proxy) between the task and the emulator. */
   hub?: (emulator: Emulator) => Promise<HubUrls>;
@@ -28,7 +30,7 @@ export interface FixtureOptions {
 
 export async function exportFixture(options: FixtureOptions = {}): Promise<ExportFixture> {
   const db = await createTestDatabase("task");
-  const emulator = await startEmulator({ config: emulatorConfig(options.emulator) });
+  const emulator = await startEmulator({ config: emulatorConfig(options.emulator), link: options.link });
   const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters });
   const pool = new Pool({ connectionString: db.url, max: 4 });
   if (options.employees) {
