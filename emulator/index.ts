@@ -177,7 +177,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const handler = own(r.methods, req.method ?? "");
       if (!handler) throw methodNotAllowed(Object.keys(r.methods));
       if (r.endpoint) fault = injector.decide(r.endpoint);
-      const link = r.link && links.active ? links.link(r.link.api, r.link.region ?? tenantRegion(query)) : undefined;
+      // Counted always (the state's `links`); the latency and the limit only when configured.
+      const link = r.link ? links.link(r.link.api, r.link.region ?? tenantRegion(query)) : undefined;
       if (link) {
         const trip = link.roundTripMs();
         back = trip / 2;

@@ -236,11 +236,6 @@ export class LinkEmulator {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Whether any latency or rate limit is configured (otherwise requests skip the link entirely). */
-  get active(): boolean {
-    return Object.keys(this.settings.latency).length > 0 || Object.keys(this.settings.rateLimit).length > 0;
-  }
-
   link(api: LinkApi, region: LinkRegion): LinkModel {
     const name = `${api}.${region}`;
     let link = this.links.get(name);

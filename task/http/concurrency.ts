@@ -6,7 +6,9 @@
  * congestion control, with:
  * - slow start: until the first sign of congestion the window grows by one per successful request (it doubles every
  *   round trip), so a fast link is filled within a few round trips;
- * - congestion avoidance afterwards: the window grows by `increase` per round trip of successes;
+ * - congestion avoidance afterwards: the window grows per round trip of successes by `increase` after a 429 (slowly,
+ *   so that a rate limit is met with few 429s) or by `latencyIncrease` after a latency cut (latency is a noisy signal:
+ *   the window must not stay down after a spike);
  * - two congestion signals, each cutting the window to `decrease` times itself (`slowStartDecrease` when leaving slow
  *   start), at most once per round trip (answers to requests sent before the last cut are not counted again):
  *   a 429, and a Vegas-style latency check (the smoothed round trip above the baseline, the lowest recent round trip,
@@ -35,8 +37,10 @@ export interface Tuning {
   decrease: number;
   /** Multiplicative decrease on the first congestion, which ends slow start (it overshot by up to a factor 2). */
   slowStartDecrease: number;
-  /** Additive increase per round trip of successes, in congestion avoidance. */
+  /** Additive increase per round trip of successes, in congestion avoidance after a 429. */
   increase: number;
+  /** The same after a cut for rising latency. */
+  latencyIncrease: number;
   /** Latency is rising when the smoothed round trip exceeds baseline × tolerance + slack. */
   latencyTolerance: number;
   latencySlackMs: number;
@@ -56,6 +60,7 @@ export const DEFAULT_TUNING: Tuning = {
   decrease: 0.9,
   slowStartDecrease: 0.5,
   increase: 0.05,
+  latencyIncrease: 1,
   latencyTolerance: 2,
   latencySlackMs: 50,
   baselineSamples: 200,
@@ -102,6 +107,8 @@ export class ConcurrencyController {
   private readonly tuning: Tuning;
   private window: number;
   private slowStart = true;
+  /** What caused the last cut: it sets the pace of the growth after it. */
+  private lastCut: "throttled" | "latency" = "throttled";
   private flying = 0;
   private nextSeq = 0;
   /** Requests started before this seq were sent before the last cut. */
@@ -182,7 +189,7 @@ export class ConcurrencyController {
       this.stats.throttled++;
       if (fresh && this.window > this.floor) {
         this.stats.cutsThrottled++;
-        this.cut();
+        this.cut("throttled");
       }
       // At the floor the window cannot slow the link down any more: the pause does.
       if (this.window <= this.floor) this.pause(now, outcome.retryAfterMs);
@@ -192,11 +199,12 @@ export class ConcurrencyController {
     this.pauseMs = 0;
     if (fresh && this.latencyRising()) {
       this.stats.cutsLatency++;
-      this.cut();
+      this.cut("latency");
       return;
     }
     if (!ticket.busy || this.window >= this.ceiling) return;
-    this.window = Math.min(this.ceiling, this.window + (this.slowStart ? 1 : this.tuning.increase / this.window));
+    const increase = this.lastCut === "throttled" ? this.tuning.increase : this.tuning.latencyIncrease;
+    this.window = Math.min(this.ceiling, this.window + (this.slowStart ? 1 : increase / this.window));
     this.note();
   }
 
@@ -215,7 +223,8 @@ export class ConcurrencyController {
     };
   }
 
-  private cut(): void {
+  private cut(cause: "throttled" | "latency"): void {
+    this.lastCut = cause;
     const factor = this.slowStart ? this.tuning.slowStartDecrease : this.tuning.decrease;
     this.slowStart = false;
     this.window = Math.max(this.floor, this.window * factor);
