@@ -36,8 +36,8 @@ describe("hub-export validate / render / credentials-string", () => {
   it("bad config exits 1 with one line per problem and no stack trace", async () => {
     const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
     doc.config["hubExport:clientName"] = "acme";
-    doc.config["hubExport:tenants"][0].hubTenantId = "nope";
-    doc.config["hubExport:tenants"][1].clientSecret = "plain-text-secret-value";
+    doc.config["hubExport:hubTenants"][0].hubTenantId = "nope";
+    doc.config["hubExport:hubTenants"][1].clientSecret = "plain-text-secret-value";
     const file = path.join(tmp(), "Pulumi.qa.yaml");
     fs.writeFileSync(file, YAML.stringify(doc));
     const r = await runCli(["validate", "--file", file]);
@@ -46,8 +46,8 @@ describe("hub-export validate / render / credentials-string", () => {
     expect(r.stderr.trimEnd().split("\n")).toEqual([
       `${file}: invalid configuration (3 problems)`,
       expect.stringMatching(/^hubExport:clientName: must be uppercase/),
-      expect.stringMatching(/^hubExport:tenants\[0\]\.hubTenantId: must be a UUID/),
-      "hubExport:tenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+      expect.stringMatching(/^hubExport:hubTenants\[0\]\.hubTenantId: must be a UUID/),
+      "hubExport:hubTenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
     ]);
     expect(r.stderr).not.toContain("plain-text-secret-value");
     expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
