@@ -53,6 +53,27 @@ describe("hub-export validate / render / credentials-string", () => {
     expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   });
 
+  it("validate warns about values of another environment, and fails on them with --strict", async () => {
+    const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+    doc.config["hubExport:jobName"] = "HRSYS_EMPL_HUB_ACME_202611_PROD";
+    doc.config["hubExport:hub"].regions.EU.apis.ERS = "https://hub-ext-prod-eu.hub.example.com/ers/api/";
+    const file = path.join(tmp(), "Pulumi.qa.yaml");
+    fs.writeFileSync(file, YAML.stringify(doc));
+    const lines = [
+      "hubExport:jobName: 'HRSYS_EMPL_HUB_ACME_202611_PROD' does not end in the environment suffix _QA (hubExport:environment is QA)",
+      "hubExport:hub.regions.EU.apis.ERS: https://hub-ext-prod-eu.hub.example.com/ers/api/ points at a PROD host, but this stack is QA",
+    ];
+    const lax = await runCli(["validate", "--file", file]);
+    expect(lax.code).toBe(0);
+    expect(lax.stderr.trimEnd().split("\n")).toEqual(lines.map((l) => `warning: ${l}`));
+    expect(lax.stdout).toMatch(/, 2 environment warning\(s\)\n$/);
+    const strict = await runCli(["validate", "--strict", "--file", file]);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toBe("");
+    expect(strict.stderr.trimEnd().split("\n")).toEqual([`${file} (--strict, environment QA): invalid configuration (2 problems)`, ...lines]);
+    for (const stack of ["qa", "prod"]) expect((await runCli(["validate", "--strict", "--stack", stack])).code).toBe(0);
+  });
+
   it("a missing stack file exits 1, usage errors exit 2", async () => {
     const missing = await runCli(["validate", "--stack", "nosuchstack"]);
     expect(missing.code).toBe(1);
