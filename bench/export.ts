@@ -23,6 +23,7 @@ import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "../tes
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
+import { platTenantsWithHub } from "../core/tenants";
 import { parseLatencySpec, parseRateLimitSpec, type LinkState } from "../emulator/link";
 import { FaultSpecError } from "../emulator/faults";
 import type { LinkStats } from "../task/http/concurrency";
@@ -167,8 +168,8 @@ async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof prov
   const { rows } = await pool.query<{ messages: number; chars: string }>(
     sql,
     extractChunkValues({
-      transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platform.config.tenants.map((x) => x.hubTenantId),
-      destinations: platform.config.tenants.map((x) => platform.config.queues[x.hubRegion]!.connectionName), platRegions: platform.config.tenants.map((x) => x.platRegion),
+      transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platTenantsWithHub(platform.config).map((x) => x.hub.hubTenantId),
+      destinations: platTenantsWithHub(platform.config).map((x) => platform.config.queues[x.hub.hubRegion]!.connectionName), platRegions: platform.config.platTenants.map((x) => x.platRegion),
       idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
     }),
   );
