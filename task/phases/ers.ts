@@ -35,8 +35,11 @@ export async function sendEntities(ctx: RunContext): Promise<number> {
   const size = definition.parameters.records_per_ers_request;
   const tenantById = new Map(tenants.map((x) => [x.hubTenantId, x]));
   const progress = new Progress(ctx.log, "ers");
+  // Driven by what is left in _MESSAGES, each message's status looked up by its key: never a scan of _STATUS, which
+  // keeps every message of every run.
   const { rows: transactions } = await pool.query<{ transaction_id: string }>(
-    `SELECT m.transaction_id FROM ${t.messages} m JOIN ${t.status} s ON s.message_id = m.message_id AND s.status = 'PUBLISHED'
+    `SELECT m.transaction_id FROM ${t.messages} m
+       CROSS JOIN LATERAL (SELECT 1 FROM ${t.status} s WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED' LIMIT 1) st
       GROUP BY m.transaction_id ORDER BY min(m.created_at)`,
   );
   let sent = 0;
