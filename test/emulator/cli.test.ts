@@ -87,9 +87,13 @@ describe("hub-export emulator", () => {
       queues: { US: { clientId: "file-client", clientSecret: secret, orgId: "org-1", envId: "env-1" } },
       tenants: { [TENANT_US]: { clientId: "tenant-client", clientSecret: secret } },
     });
-    const { child, output, exit } = await startUntil(["--port", "0", "--json", "--config", config, "--faults", "queue.publish:503=0.1", "--seed", "9"], /\n/);
-    const line = JSON.parse(output().split("\n")[0]) as { urls: { queues: Record<string, string>; state: string }; faults: unknown };
+    const { child, output, exit } = await startUntil(
+      ["--port", "0", "--json", "--config", config, "--faults", "queue.publish:503=0.1", "--seed", "9", "--latency", "queue=5ms±2", "--rate-limit", "ers=10/s", "--no-retry-after"],
+      /\n/,
+    );
+    const line = JSON.parse(output().split("\n")[0]) as { urls: { queues: Record<string, string>; state: string }; faults: unknown; link: unknown };
     expect(line.faults).toEqual({ seed: 9, spec: "queue.publish:503=0.1" });
+    expect(line.link).toEqual({ latency: "queue=5ms±2", rateLimit: "ers=10/s@10", retryAfter: false });
     const state = (await (await fetch(line.urls.state)).json()) as { faults: { seed: number; rules: unknown } };
     expect(state.faults).toMatchObject({ seed: 9, rules: { "queue.publish": { 503: 0.1 } } });
     const auth = await fetch(`${line.urls.queues.US}/api/v1/authorize`, {
@@ -112,6 +116,8 @@ describe("hub-export emulator", () => {
     [["--faults", "queue.publish:503=2"], /--faults: .*503 must be a rate between 0 and 1/],
     [["--faults", "queue.nope:503=0.1"], /--faults: .*unknown endpoint 'queue.nope'/],
     [["--seed", "1.5"], /--seed: seed must be an integer/],
+    [["--latency", "queue=40ms±50"], /--latency: rule 1 \('queue=40ms±50'\): the jitter \(50\) must not exceed the fixed latency \(40\)/],
+    [["--rate-limit", "queue=fast"], /--rate-limit: rule 1 \('queue=fast'\): expected a rate like 2000\/s/],
     [["--port", "70000"], /--port must be an integer from 0 to 65535/],
     [["--bogus"], /Unknown option '--bogus'/],
   ])("exits 2 on bad usage %j", async (args, message) => {

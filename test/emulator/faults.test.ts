@@ -237,7 +237,7 @@ describe("inspection API", () => {
       const res = await fetch(em.urls.state);
       expect(res.status).toBe(200);
       const state = (await res.json()) as any;
-      expect(Object.keys(state).sort()).toEqual(["ers", "faults", "intakeJobs", "queues", "routingRules"]);
+      expect(Object.keys(state).sort()).toEqual(["ers", "faults", "intakeJobs", "links", "queues", "routingRules"]);
       expect(Object.keys(state.queues)).toEqual(["US", "EU", "APAC"]);
       expect(state.queues.US.destinations["q-us"]).toEqual({ count: 2, duplicates: 1, rejected: 0, bytes: 3 + "body of b".length });
       expect(state.queues.EU.destinations).toEqual({});

@@ -86,17 +86,18 @@ describe("emulator as a remote hub", () => {
     expect((await put(messagesUrl(em, "q", "EU"), token, batch("eu", 2))).status).toBe(201);
     expect(performance.now() - t).toBeGreaterThanOrEqual(115);
     const usToken = await authorize(em, "US");
-    t = performance.now();
     expect((await put(messagesUrl(em, "q", "US"), usToken, batch("us", 2))).status).toBe(201);
-    expect(performance.now() - t).toBeLessThan(100);
 
     t = performance.now();
     expect((await hubCall(em, "ERS", { tenantId: TENANT_US, body: ersBody() })).status).toBe(200);
     expect(performance.now() - t).toBeGreaterThanOrEqual(145);
-    t = performance.now();
     expect((await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody() })).status).toBe(200);
-    expect(performance.now() - t).toBeLessThan(100);
-    expect(em.state().links["queue.EU"].latency).toEqual({ fixedMs: 120, jitterMs: 0 });
+    // The other links have no latency of their own.
+    const links = em.state().links;
+    expect(links["queue.EU"].latency).toEqual({ fixedMs: 120, jitterMs: 0 });
+    expect(links["ers.US"].latency).toEqual({ fixedMs: 150, jitterMs: 0 });
+    expect(links["queue.US"].latency).toBeNull();
+    expect(links["ers.EU"].latency).toBeNull();
   });
 
   it("over a queue's limit in messages/s: 429 with Retry-After, nothing stored; the state reports requests, 429s and rates", async () => {
