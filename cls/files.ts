@@ -9,7 +9,8 @@ import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "./table";
 import { businessObjectOfFile, ExportError, readCodeList, type CodeList, type ExportMapping, type SheetRow } from "./exports";
 import { buildLoadSheet, missingBusinessObjects, type LoadSheet } from "./loadSheet";
 import { loadSheetXlsx, parseXlsxRows } from "./xlsx";
-import { loadSheetCsv, parseCsvRows } from "./csv";
+import { loadSheetCsv, parseCsvRows, parseLoadSheetCsv } from "./csv";
+import { stringify } from "csv-stringify/sync";
 
 export const EXPORT_EXTENSIONS = [".csv", ".xlsx"] as const;
 
@@ -95,4 +96,23 @@ export async function writeLoadSheet(file: string, sheet: LoadSheet): Promise<vo
   const data = await loadSheetFile(file, sheet);
   fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   fs.writeFileSync(file, data);
+}
+
+/** A load sheet file (.csv or .xlsx, as `cls build` writes it), checked row by row. */
+export async function readLoadSheetFile(file: string): Promise<LoadSheet> {
+  let data: Buffer;
+  try {
+    data = fs.readFileSync(file);
+  } catch (err) {
+    throw new UserError(`${file}: cannot read the CLS load sheet (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (!file.toLowerCase().endsWith(".xlsx")) return parseLoadSheetCsv(file, data.toString("utf8"));
+  let rows: SheetRow[];
+  try {
+    rows = await parseXlsxRows(file, data);
+  } catch (err) {
+    if (err instanceof ExportError) throw new UserError(err.message);
+    throw err;
+  }
+  return parseLoadSheetCsv(file, stringify(rows.map((r) => r.cells)));
 }
