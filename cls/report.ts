@@ -4,6 +4,10 @@
  * run history (`detail.unknownCodes`) and `hub-export status` / `cls check`.
  */
 
+import { CLS_TABLE, fieldName } from "./table";
+
+const TABLE_ORDER = CLS_TABLE.map(fieldName);
+
 export interface UnknownCodeRow {
   field: string;
   code: string;
@@ -48,7 +52,12 @@ export class UnknownCodes {
 
   report(): UnknownCodesReport {
     const out: UnknownCodesReport = {};
-    for (const field of [...this.fields.keys()].sort()) {
+    // In the CLS table's order; fields that are not in it (none expected) last.
+    const order = (f: string) => {
+      const i = TABLE_ORDER.indexOf(f);
+      return i < 0 ? TABLE_ORDER.length : i;
+    };
+    for (const field of [...this.fields.keys()].sort((a, b) => order(a) - order(b) || (a < b ? -1 : 1))) {
       const f = this.fields.get(field)!;
       const examples = [...f.codes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, EXAMPLES).map(([code, occurrences]) => ({ code, occurrences }));
       out[field] = { codes: f.codes.size + f.extraCodes, occurrences: f.occurrences, employees: f.employees, examples };
