@@ -3,7 +3,6 @@
  * employees): the stack's sheet, or one given with --sheet.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

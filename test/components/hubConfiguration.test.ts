@@ -31,7 +31,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     const built = await buildStackSheets(config.cls!);
     const objects = objectsUnder(run, "hub-configuration/");
     const component = one(run, "hubExport:hub:HubConfiguration");
-    for (const o of Object.values(objects)) expect(o.parent).toBe(component.urn);
+    for (const o of Object.values(objects)) expect((o as { parent?: string }).parent).toBe(component.urn);
     expect(component.dependsOn).toEqual(expect.arrayContaining([one(run, "aws:s3/bucket:Bucket").urn]));
     const csv = inputs(objects["hub-configuration/cls/CLS_LOAD_SHEET.csv"]);
     expect(csv).toMatchObject({ bucket: "acme-platform-qa", contentType: "text/csv; charset=utf-8", content: built.csv });

@@ -10,6 +10,8 @@ import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
 const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
 const TENANT_CREDENTIALS = "hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
+/** The hub checklist lists every tenant: it changes with them. */
+const CHECKLIST = ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HUB_CHECKLIST.${ext}`);
 
 interface Difference {
   added: string[];
@@ -60,7 +62,7 @@ describe("onboarding a tenant", () => {
     const diff = difference(before, after);
     expect(diff.added).toEqual(tenantResources(tenant));
     expect(diff.removed).toEqual([]);
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`]);
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, ...CHECKLIST].sort());
 
     // tenant_credentials.txt changes only by the new entry.
     const old = tenantCredentials(before);
@@ -96,6 +98,7 @@ describe("onboarding a tenant", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
       ].sort(),
     );
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
@@ -123,7 +126,7 @@ describe("changing a tenant's hubTenantId", () => {
     expect(diff.removed).toEqual(perTenant(old));
     // The HUB_PLAT_CONFIG row is the same resource with a new key: the provider replaces it, deleting first.
     const platName = `HUB_PLAT_CONFIG/${old.platRegion}`;
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `pulumi-nodejs:dynamic/hubExport:ConfigRow ${platName}`]);
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, ...CHECKLIST, `pulumi-nodejs:dynamic/hubExport:ConfigRow ${platName}`].sort());
     expect(inputs(byName(before, platName)).key).toEqual({ plat_client_name: "ACME", hub_tenant_id: old.hubTenantId });
     expect(inputs(byName(after, platName))).toMatchObject({ key: { plat_client_name: "ACME", hub_tenant_id: changed.hubTenantId }, values: inputs(byName(before, platName)).values, identityColumns: ["plat_region"] });
   });
@@ -154,6 +157,7 @@ describe("removing a region", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);
