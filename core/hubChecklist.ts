@@ -7,6 +7,7 @@ import type { StackConfig } from "../config/schema";
 import { DATA_DOMAIN_CODE } from "./hubContract";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES } from "./naming";
 import { routingRulesFor } from "./routingRules";
+import { sortRegions, type HubRegion } from "./regions";
 import { CLS_TABLE, BUSINESS_OBJECTS } from "../cls/table";
 
 /** The hub version that introduced system code HRSYS. */
@@ -29,7 +30,8 @@ export interface HubChecklist {
   stack: string;
   clientName: string;
   environment: string;
-  hubEnvironment: string;
+  /** The hub environment of each hub region in use. */
+  hubEnvironments: Partial<Record<HubRegion, string>>;
   items: ChecklistItem[];
 }
 
@@ -45,18 +47,23 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
   const bucket = `s3://${config.bucket.name}/`;
   const hubConfig = bucket + BUCKET_FOLDERS.hubConfiguration;
   const targets = TARGET_SYSTEMS.join(" and ");
+  const regions = sortRegions([...new Set(config.hubTenants.map((t) => t.hubRegion))]);
+  const hubEnvironments = Object.fromEntries(regions.map((r) => [r, config.hub.environments[r]?.environmentName ?? "(no environment)"])) as Partial<Record<HubRegion, string>>;
+  const environmentList = regions.map((r) => `${hubEnvironments[r]} (${r})`).join(", ");
+  const hubTenantCodes = config.hubTenants.map((t) => t.hubTenantCode).join(", ");
   const items: ChecklistItem[] = [
     {
       id: "hub-version",
       title: `Hub version ${MIN_HUB_VERSION} or later for system code ${systemCode}`,
       automated: [`Every message, ERS request and intake-job report carries systemCode ${systemCode} (pipeline parameter system_code).`],
-      manual: [`Confirm that hub environment ${config.hub.environmentName} runs ${MIN_HUB_VERSION} or later: system code ${systemCode} exists only from ${MIN_HUB_VERSION} on.`],
+      manual: [`Confirm that hub environment${regions.length === 1 ? "" : "s"} ${environmentList} run${regions.length === 1 ? "s" : ""} ${MIN_HUB_VERSION} or later: system code ${systemCode} exists only from ${MIN_HUB_VERSION} on.`],
     },
-    ...config.tenants.map((t) => ({
+    ...config.hubTenants.map((t) => ({
       id: `tenant-${t.hubTenantCode}`,
       title: `Hub tenant ${t.hubTenantCode} (${t.hubTenantId}, region ${t.hubRegion}): ${DATA_DOMAIN_CODE} with source ${systemCode}, targets ${targets}`,
       automated: [
-        `HUB_API_CONFIG rows (ERS, CFG, HRSYS) and the HUB_PLAT_CONFIG row for platform region ${t.platRegion}, hub destination ${config.queues[t.hubRegion]?.connectionName ?? "(no queue connection)"}.`,
+        // Platform tenants are not named: adding one changes only its HUB_PLAT_CONFIG row, not what the hub team does.
+        `HUB_API_CONFIG rows (ERS, CFG, HRSYS) for hub environment ${hubEnvironments[t.hubRegion]}; the HUB_PLAT_CONFIG rows of the platform tenants feeding it, hub destination ${config.queues[t.hubRegion]?.connectionName ?? "(no queue connection)"}.`,
         `The tenant's credentials string in ${SCRIPT_FILES.tenantCredentials}.`,
       ],
       manual: [`Configure tenant ${t.hubTenantCode} for data domain ${DATA_DOMAIN_CODE}: source system ${systemCode}; target systems ${targets}.`],
@@ -65,13 +72,13 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
       id: "cfg-wrapper-data",
       title: `cfg wrapper data for ${CFG_WRAPPER_TYPES.join(", ")}`,
       automated: ["Nothing: the cfg API has no call for wrapper data that this project knows of."],
-      manual: [`Load the cfg wrapper data of wrapper types ${CFG_WRAPPER_TYPES.join(", ")} for ${config.tenants.map((t) => t.hubTenantCode).join(", ")}.`],
+      manual: [`Load the cfg wrapper data of wrapper types ${CFG_WRAPPER_TYPES.join(", ")} for ${hubTenantCodes}.`],
     },
     clsItem(config, hubConfig, cls),
     {
       id: "routing-rules",
       title: "Routing rules posted (cfg_routing_rule)",
-      automated: config.tenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): ${routingRulesFor(t).length} rules posted with POST routingRules; ${t.routingRules ? "custom rule set from the stack config" : "the specification's rule set"}.`),
+      automated: config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): ${routingRulesFor(t).length} rules posted with POST routingRules to the CFG API of ${hubEnvironments[t.hubRegion]}; ${t.routingRules ? "custom rule set from the stack config" : "the specification's rule set"}.`),
       manual: [`Check in the hub's cfg_routing_rule table that each tenant has these rules; the ${DATA_DOMAIN_CODE} rules of hub versions up to V8 stay as they are.`],
     },
     {
@@ -92,10 +99,11 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
       manual: ["Confirm this format with the service provider; `hub-export credentials-string` prints one for a check."],
     },
   ];
-  return { stack, clientName: config.clientName, environment: config.environment, hubEnvironment: config.hub.environmentName, items };
+  return { stack, clientName: config.clientName, environment: config.environment, hubEnvironments, items };
 }
 
 function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): ChecklistItem {
+  const hubTenantCodes = config.hubTenants.map((t) => t.hubTenantCode).join(", ");
   const csv = hubConfig + HUB_CONFIGURATION_FILES.clsCsv;
   const xlsx = hubConfig + HUB_CONFIGURATION_FILES.clsXlsx;
   const title = `CLS code lists (${CLS_TABLE.length} code fields, SYSTEM EXTERNAL)`;
@@ -118,14 +126,14 @@ function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): Che
       `Every run compares the codes it sends with ${csv} before publishing; unknown codes are ${config.cls.strict ? "reported and the affected employees' messages held back (status HELD_BACK) until the sheet has them" : "reported and the run goes on"}.`,
     ],
     manual: [
-      `Load ${xlsx} (or the CSV) into the CLS table of ${config.tenants.map((t) => t.hubTenantCode).join(", ")}; load it again after each update of the exports.`,
+      `Load ${xlsx} (or the CSV) into the CLS table of ${hubTenantCodes}; load it again after each update of the exports.`,
     ],
   };
 }
 
 export function checklistMarkdown(list: HubChecklist): string {
   const lines = [
-    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub environment ${list.hubEnvironment})`,
+    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${Object.entries(list.hubEnvironments).map(([r, e]) => `${e} (${r})`).join(", ")})`,
     "",
     "Each item says what this project does automatically and what a person must do on the hub side.",
   ];

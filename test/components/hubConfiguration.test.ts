@@ -47,7 +47,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(out.clsLoadSheets).toEqual(["s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.xlsx"]);
     expect(out.hubChecklist.items.map((i: { id: string }) => i.id)).toEqual([
       "hub-version",
-      ...config.tenants.map((t) => `tenant-${t.hubTenantCode}`),
+      ...config.hubTenants.map((t) => `tenant-${t.hubTenantCode}`),
       "cfg-wrapper-data",
       "cls-code-lists",
       "routing-rules",
@@ -56,7 +56,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     ]);
     const text = JSON.stringify(out.hubChecklist);
     for (const p of placeholders) expect(text).not.toContain(p);
-    for (const t of config.tenants) expect(text).not.toContain(t.clientId);
+    for (const t of config.hubTenants) expect(text).not.toContain(t.clientId);
   });
 
   it("says per item what is automated and what a person must do", () => {
@@ -66,13 +66,17 @@ describe("stack qa: CLS sheets from cls/samples", () => {
       expect(i.automated.length).toBeGreaterThan(0);
       expect(i.manual.length).toBeGreaterThan(0);
     }
-    expect(item("hub-version").manual[0]).toBe("Confirm that hub environment hub-qa runs V9 or later: system code HRSYS exists only from V9 on.");
-    const us = config.tenants[0];
+    const envs = config.hubTenants.map((t) => `${config.hub.environments[t.hubRegion]!.environmentName} (${t.hubRegion})`).join(", ");
+    expect(item("hub-version").manual[0]).toBe(`Confirm that hub environments ${envs} run V9 or later: system code HRSYS exists only from V9 on.`);
+    const us = config.hubTenants[0];
     expect(item(`tenant-${us.hubTenantCode}`).title).toBe(`Hub tenant ${us.hubTenantCode} (${us.hubTenantId}, region US): EMPL with source HRSYS, targets HUBSYNC and HUBOPT`);
+    expect(item(`tenant-${us.hubTenantCode}`).automated[0]).toBe(`HUB_API_CONFIG rows (ERS, CFG, HRSYS) for hub environment ${config.hub.environments.US!.environmentName}; the HUB_PLAT_CONFIG rows of the platform tenants feeding it, hub destination HUB_MQ_US_QA.`);
     expect(item("cfg-wrapper-data").title).toBe("cfg wrapper data for sysInt, CLS, ERS");
     expect(item("cls-code-lists").automated[0]).toBe("Load sheet built from the HR system's exports in cls/samples (126 rows), uploaded to s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv and s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.xlsx.");
     expect(item("cls-code-lists").automated[1]).toContain("unknown codes are reported and the run goes on");
-    expect(item("routing-rules").automated).toEqual(config.tenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): 8 rules posted with POST routingRules; the specification's rule set.`));
+    expect(item("routing-rules").automated).toEqual(
+      config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): 8 rules posted with POST routingRules to the CFG API of ${config.hub.environments[t.hubRegion]!.environmentName}; the specification's rule set.`),
+    );
     expect(item("service-provider-credentials-format").automated[0]).toContain("{'clientId': '<id>', 'clientSecret': '<secret>'}, Base64-encoded with == appended");
     expect(checklistMarkdown(list)).toContain(`## 2. Hub tenant ${us.hubTenantCode}`);
     expect(checklistMarkdown(list).match(/^- \[ \] /gm)!.length).toBe(list.items.reduce((n, i) => n + i.manual.length, 0));
