@@ -10,6 +10,7 @@ import { QueueBroker, tooLarge, type MessageOutcome, type OutgoingMessage } from
 import { StatusWriter, type StatusRecord } from "./statusWriter";
 import { ErsStream } from "./ersStream";
 import { Progress } from "../log";
+import type { Link } from "../http/concurrency";
 
 /** A stored message, as read from HUB_<CLIENT>_MESSAGES (or returned by the extract). */
 export interface StoredMessage {
@@ -28,7 +29,7 @@ const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
  * Characters of message bodies waiting per destination (the read-ahead): enough for a region's share of an extract
  * chunk or two, so that one region waiting for its queue never leaves another region's queue idle.
  */
-const READ_AHEAD_CHARS = 4 * 1024 * 1024;
+const READ_AHEAD_CHARS = 2 * 1024 * 1024;
 
 interface Pending {
   message: StoredMessage;
@@ -45,9 +46,13 @@ class Lane {
   readonly room: (() => void)[] = [];
   constructor(
     readonly broker: QueueBroker,
-    /** Batches in progress at most: as many as the link may ever have in flight. */
-    readonly maxBatches: number,
+    readonly link: Link,
   ) {}
+
+  /** Batches in progress at most: what the link lets fly now, and a few more ready to go (their JSON is built). */
+  get maxBatches(): number {
+    return Math.min(this.link.controller.ceiling, this.link.controller.maxInFlight + 4);
+  }
 
   get size(): number {
     return this.waiting.length - this.head;
@@ -83,7 +88,7 @@ export class Publisher {
     for (const tenant of config.tenants) {
       if (this.lanes.has(tenant.hubDestination)) continue;
       const link = links.get("queue", tenant.region);
-      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link.controller.ceiling));
+      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
     }
     this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
     this.ers = new ErsStream(ctx, this.status);
