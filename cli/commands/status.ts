@@ -8,10 +8,10 @@ import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
 import { localPaths } from "../../local/paths";
 import { localDatabaseUrl } from "../../local/database";
-import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
+import { failedMessages, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 
 export default defineCommand({
-  summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
+  summary: "Show a job's completed runs (HUB_INTAKE_JOB), its run history (every outcome) and publish statuses; --transaction lists a run's failed messages",
   usage: `hub-export status --job-name NAME [--database-url URL | --dir PATH] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
     ...stackOptions,
@@ -53,8 +53,9 @@ export default defineCommand({
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
+      const history = await runHistory(client, schema, jobName, limit);
       if (values.json) {
-        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
+        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }, null, 2) + "\n");
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
@@ -70,6 +71,9 @@ export default defineCommand({
           if (j.error) out.push(`      error: ${j.error}`);
         }
       }
+      out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
+      if (history.length === 0) out.push("  none yet");
+      for (const h of history) out.push(`  ${formatHistory(h)}`);
       io.stdout.write(out.join("\n") + "\n");
       return 0;
     } catch (err) {
@@ -82,13 +86,30 @@ export default defineCommand({
   },
 });
 
+/** `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>` */
+function formatHistory(h: HistoryRow): string {
+  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string };
+  const counts = ["extracted", "published", "failed"].filter((k) => typeof (d as Record<string, unknown>)[k] === "number").map((k) => `${k} ${(d as Record<string, number>)[k]}`);
+  return [
+    h.recordedAt.toISOString().padEnd(24),
+    (h.transactionId ?? "-").padEnd(36),
+    h.event.padEnd(18),
+    h.actor ? `by ${h.actor}` : "",
+    counts.join(", "),
+    d.error ? `: ${d.error}` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
+}
+
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${schema}.${TABLES.intakeJob} WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2`,
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2
+     UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1 AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
     [transactionId, jobName],
   );
-  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}`);
+  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
   const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
   if (json) {
     stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");

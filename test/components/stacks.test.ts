@@ -143,10 +143,14 @@ for (const stack of ["qa", "prod"] as const) {
       expect(isSecretInput(baseline, "connection", "password")).toBe(true);
       expect(baseline.options.additionalSecretOutputs).toEqual(["connection"]);
 
-      const grants = ofType(run, T.grant).map((g) => {
-        const { objectType, schema, objects, privileges, role } = inputs(g);
-        return { objectType, schema, objects, privileges, role };
-      });
+      // Sorted by kind: the mocks register resources as their inputs resolve, not in declaration order.
+      const kinds = ["database", "schema", "table", "sequence"];
+      const grants = ofType(run, T.grant)
+        .map((g) => {
+          const { objectType, schema, objects, privileges, role } = inputs(g);
+          return { objectType, schema, objects, privileges, role };
+        })
+        .sort((a, b) => kinds.indexOf(a.objectType) - kinds.indexOf(b.objectType) || String(a.schema).localeCompare(String(b.schema)) || (a.objects?.length ?? 0) - (b.objects?.length ?? 0));
       const role = `hub_export_${stack}`;
       // The run tables are the baseline's other staging tables; the known ones must be among them.
       const runTables = baselineTables(sql)
@@ -157,8 +161,8 @@ for (const stack of ["qa", "prod"] as const) {
       expect(grants).toEqual([
         { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
-        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
+        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "table", schema: "staging", objects: ["hub_api_config", "hub_plat_config"], privileges: ["SELECT"], role },
         {
           objectType: "table",
@@ -167,6 +171,7 @@ for (const stack of ["qa", "prod"] as const) {
           privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"],
           role,
         },
+        { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
       ]);
       // Staging grants wait for the baseline's tables.
       for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging")) expect(g.dependsOn).toContain(baseline.urn);
