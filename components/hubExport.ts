@@ -74,7 +74,10 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
 /** The values operators look for after `pulumi up`; nothing secret. */
 export interface HubExportOutputs {
   bucket: pulumi.Output<string>;
+  /** The tagged template, byte for byte (procedure step 1). */
   templateKey: string;
+  /** This job's rendered pipeline: what the task runs. */
+  definitionKey: string;
   jobName: string;
   intakeJobQuery: string;
   scheduleName: pulumi.Output<string>;
@@ -111,7 +114,7 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType })),
+        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
       },
       child,
     );
@@ -160,8 +163,7 @@ export class HubExport extends pulumi.ComponentResource {
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
         bucketArn: bucket.bucketArn,
-        definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
-        templatesPrefix: BUCKET_FOLDERS.templates,
+        definitionKey: plan.definitionKey,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
         connectionStorePrefix: config.connectionStore.prefix,
         connectionSecretArns: connections.connections.map((c) => c.secretArn),
@@ -197,6 +199,7 @@ export class HubExport extends pulumi.ComponentResource {
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+      definitionKey: plan.definitionKey,
       jobName: config.jobName,
       intakeJobQuery: plan.intakeJobQuery,
       scheduleName: schedule.scheduleName,

@@ -32,6 +32,7 @@ export function hubExportProgram(overrides: Omit<HubExportArgs, "config"> = {}):
   return {
     bucket: o.bucket,
     templateKey: o.templateKey,
+    definitionKey: o.definitionKey,
     jobName: o.jobName,
     intakeJobQuery: o.intakeJobQuery,
     scheduleName: o.scheduleName,

@@ -28,8 +28,8 @@ export interface ExportTaskArgs {
   bucketName: pulumi.Input<string>;
   bucketArn: pulumi.Input<string>;
   /** Key of the rendered template: templates/hub_hrsys_export/<file>. */
+  /** This job's rendered pipeline (pipelines/hub_hrsys_export/<JOB_NAME>.Json): the task reads it and no other. */
   definitionKey: string;
-  templatesPrefix: string;
   scriptsPrefix: string;
   /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
   connectionStorePrefix: string;
@@ -112,7 +112,7 @@ export class ExportTask extends pulumi.ComponentResource {
         name: "export-task-access",
         role: taskRole.id,
         policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.templatesPrefix, args.scriptsPrefix], connectionSecretArns: arns, kmsKeyArn, region: r })),
+          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.definitionKey, args.scriptsPrefix], connectionSecretArns: arns, kmsKeyArn, region: r })),
         ),
       },
       parent,

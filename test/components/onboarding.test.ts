@@ -9,7 +9,7 @@ import type { PlanRun, PlannedResource } from "../../components/planner";
 import { editKey, getKey, repoStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
-const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
+const TEMPLATE = /^hub-export-bucket\/pipelines\/hub_hrsys_export\/HRSYS_/;
 const TENANT_CREDENTIALS = "hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
 
 interface Difference {

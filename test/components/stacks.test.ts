@@ -13,7 +13,9 @@ import { connectionRecords, serializeConnectionRecord } from "../../core/connect
 import { tenantCredentialsTxt, credentialsIni } from "../../core/credentialFiles";
 import { encodeCredentialsString } from "../../core/credentials";
 import { intakeJobQuery } from "../../core/naming";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import fs from "node:fs";
+import path from "node:path";
+import { loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
 import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
@@ -73,21 +75,31 @@ for (const stack of ["qa", "prod"] as const) {
       for (const r of run.resources) if (r.type !== "pulumi:pulumi:Stack") expect(r.parent).toBeDefined();
     });
 
-    it("uploads the rendered template exactly as the renderer renders it, and the scripts folder", () => {
-      const rendered = renderTemplate(loadPipelineTemplate(), config);
+    it("uploads the tagged template byte for byte, this job's rendered pipeline, and the scripts folder", () => {
+      const source = loadPipelineTemplate();
+      const rendered = renderTemplate(source, config);
       const objects = Object.fromEntries(ofType(run, T.object).map((r) => [inputs(r).key, r]));
+      const definitionKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(Object.keys(objects).sort()).toEqual([
         "Tools/hub_python_scripts/",
         "Tools/hub_python_scripts/credentials.ini",
         "Tools/hub_python_scripts/credentials_template.ini",
         "Tools/hub_python_scripts/tenant_credentials.txt",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
+        "pipelines/hub_hrsys_export/",
+        definitionKey,
         "templates/hub_hrsys_export/",
-        `templates/hub_hrsys_export/${rendered.fileName}`,
+        `templates/hub_hrsys_export/${source.fileName}`,
       ]);
-      const template = inputs(objects[`templates/hub_hrsys_export/${rendered.fileName}`]);
+      // Step 1's download source is the file in this repository, byte for byte, tags and all.
+      const onDisk = fs.readFileSync(path.join(TEMPLATES_DIR, "hub_hrsys_export", source.fileName));
+      expect(Buffer.from(inputs(objects[`templates/hub_hrsys_export/${source.fileName}`]).content, "utf8").equals(onDisk)).toBe(true);
+      const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
+      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go.
+      const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
+      expect(retained).toEqual(["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`]);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
@@ -223,8 +235,8 @@ for (const stack of ["qa", "prod"] as const) {
       expect(policy("export-task-access")).toEqual({
         Version: "2012-10-17",
         Statement: [
-          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: [`${bucketArn}/Tools/hub_python_scripts/*`, `${bucketArn}/templates/hub_hrsys_export/*`] },
-          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": ["Tools/hub_python_scripts/*", "templates/hub_hrsys_export/*"] } } },
+          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: [`${bucketArn}/Tools/hub_python_scripts/*`, `${bucketArn}/pipelines/hub_hrsys_export/${config.jobName}.Json*`] },
+          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": ["Tools/hub_python_scripts/*", `pipelines/hub_hrsys_export/${config.jobName}.Json*`] } } },
           { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
           { Sid: "DecryptThroughS3AndSecretsManager", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`s3.${REGION}.amazonaws.com`, `secretsmanager.${REGION}.amazonaws.com`] } } },
         ],
@@ -276,7 +288,7 @@ for (const stack of ["qa", "prod"] as const) {
         executionRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-execution`,
       });
       const [container] = JSON.parse(definition.containerDefinitions);
-      const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
+      const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
       expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
       expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
@@ -334,6 +346,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(out).toMatchObject({
         bucket: `acme-platform-${stack}`,
         templateKey: `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`,
+        definitionKey: `pipelines/hub_hrsys_export/${config.jobName}.Json`,
         jobName: config.jobName,
         intakeJobQuery: intakeJobQuery(config),
         scheduleName: `hub-export-${slug}`,

@@ -94,17 +94,33 @@ describe("planInstallation", () => {
     expect(decodeCredentialsString(map[TENANT_IDS.EU])).toEqual({ clientId: "acme-eu", clientSecret: "secret-eu-Zx9" });
   });
 
-  it("lists the bucket objects: folders, the rendered template and the scripts folder", () => {
+  it("lists the bucket objects: folders, the tagged template, this job's rendered pipeline and the scripts folder", () => {
     expect(p.bucketObjects.map((o) => o.key)).toEqual([
       "templates/hub_hrsys_export/",
+      "pipelines/hub_hrsys_export/",
       "Tools/hub_python_scripts/",
       `templates/hub_hrsys_export/${sources.template.fileName}`,
+      "pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json",
       "Tools/hub_python_scripts/credentials_template.ini",
       "Tools/hub_python_scripts/tenant_credentials_template.txt",
       "Tools/hub_python_scripts/credentials.ini",
       "Tools/hub_python_scripts/tenant_credentials.txt",
     ]);
-    expect(p.bucketObjects[2].content).toBe(p.template.text);
+    expect(p.bucketObjects[3].content).toBe(sources.template.text);
+    expect(p.bucketObjects[4].content).toBe(p.template.text);
+    expect(p.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json");
+    // Another client's job has its own rendered pipeline; the template object is the same file.
+    const other = plan((c) => ((c.clientName = "GLOBEX"), (c.jobName = "HRSYS_EMPL_HUB_GLOBEX_202611_QA")));
+    expect(other.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_GLOBEX_202611_QA.Json");
+    expect(other.bucketObjects[3]).toEqual(p.bucketObjects[3]);
+    expect(p.bucketObjects.filter((o) => o.shared).map((o) => o.key)).toEqual([
+      "templates/hub_hrsys_export/",
+      "pipelines/hub_hrsys_export/",
+      "Tools/hub_python_scripts/",
+      `templates/hub_hrsys_export/${sources.template.fileName}`,
+      "Tools/hub_python_scripts/credentials_template.ini",
+      "Tools/hub_python_scripts/tenant_credentials_template.txt",
+    ]);
     expect(p.bucketObjects.filter((o) => o.secret).map((o) => o.key)).toEqual(["Tools/hub_python_scripts/tenant_credentials.txt"]);
   });
 
