@@ -10,7 +10,7 @@ import { renderBaseline } from "../../core/baseline";
 import { hubApiConfigRows, hubPlatConfigRows, rowName } from "../../core/rows";
 import { routingRulesFor, defaultRoutingRules } from "../../core/routingRules";
 import { connectionRecords, serializeConnectionRecord } from "../../core/connections";
-import { tenantCredentialsTxt, credentialsIni } from "../../core/credentialFiles";
+import { scriptFileEntries } from "../../core/credentialFiles";
 import { encodeCredentialsString } from "../../core/credentials";
 import { intakeJobQuery } from "../../core/naming";
 import fs from "node:fs";
@@ -40,6 +40,7 @@ const T = {
   schedule: "aws:scheduler/schedule:Schedule",
   key: "aws:kms/key:Key",
   grant: "postgresql:index/grant:Grant",
+  scriptFiles: "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries",
 };
 
 for (const stack of ["qa", "prod"] as const) {
@@ -82,9 +83,7 @@ for (const stack of ["qa", "prod"] as const) {
       const definitionKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(Object.keys(objects).sort()).toEqual([
         "Tools/hub_python_scripts/",
-        "Tools/hub_python_scripts/credentials.ini",
         "Tools/hub_python_scripts/credentials_template.ini",
-        "Tools/hub_python_scripts/tenant_credentials.txt",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
         "pipelines/hub_hrsys_export/",
         definitionKey,
@@ -103,15 +102,20 @@ for (const stack of ["qa", "prod"] as const) {
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
-      // The credential files: SSE-KMS under the stack's key; tenant_credentials.txt secret.
+      // The shared credential files: this stack's entries merged in (SSE-KMS under the stack's key), secret, after
+      // the templates they are created from.
       const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
-      const ini = objects["Tools/hub_python_scripts/credentials.ini"];
-      const tenants = objects["Tools/hub_python_scripts/tenant_credentials.txt"];
-      for (const file of [ini, tenants]) expect(inputs(file)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn });
-      expect(inputs(ini).content).toBe(credentialsIni(config));
-      expect(inputs(tenants).content).toBe(tenantCredentialsTxt(config));
-      expect(isSecretInput(tenants, "content")).toBe(true);
-      expect(isSecretInput(ini, "content")).toBe(false);
+      const entries = one(run, T.scriptFiles);
+      const expected = scriptFileEntries(config);
+      expect(inputs(entries)).toMatchObject({
+        location: { kind: "s3", bucket: config.bucket.name, prefix: "Tools/hub_python_scripts/", region: "us-east-1", kmsKeyArn: keyArn },
+        warehouseConnection: config.database.connectionName,
+        entries: JSON.parse(expected.tenantCredentials.reveal()),
+        version: 1,
+      });
+      expect(isSecretInput(entries, "entries")).toBe(true);
+      expect(entries.options.additionalSecretOutputs).toEqual(["entries"]);
+      for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(objects[key].urn);
     });
 
     it("creates or adopts the bucket as configured", () => {
