@@ -5,7 +5,7 @@
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
-import { baselineTables } from "../../providers/baseline";
+import { baselineSequences, baselineTables } from "../../providers/baseline";
 import type { PgConnectionInput } from "./connection";
 import { SqlBaseline } from "./sqlBaseline";
 
@@ -26,7 +26,7 @@ export interface WarehouseArgs {
 export interface StagingGrants {
   readOnly: string[];
   readWrite: string[];
-  /** Sequences of the run tables' serial columns (HUB_EXPORT_RUN_HISTORY.history_id): inserting needs USAGE. */
+  /** Sequences of the run tables' serial columns: USAGE, so that the task can insert. */
   sequences: string[];
 }
 
@@ -37,22 +37,11 @@ export function stagingGrants(sql: string, stagingSchema: string, configTables: 
   const tables = baselineTables(sql)
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1));
-  const readWrite = new Set(tables.filter((t) => !config.has(t)));
-  const sequences = Object.entries(baselineSerialColumns(sql))
-    .filter(([qualified]) => qualified.startsWith(`${schema}.`) && readWrite.has(qualified.slice(schema.length + 1)))
-    .flatMap(([qualified, columns]) => columns.map((c) => `${qualified.slice(schema.length + 1)}_${c}_seq`));
-  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: [...readWrite].sort(), sequences: sequences.sort() };
-}
-
-/** `schema.table` → its serial/bigserial columns, whose sequences PostgreSQL names `<table>_<column>_seq`. */
-function baselineSerialColumns(sql: string): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  const pattern = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*?)\n\);/gi;
-  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
-    const columns = [...m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:big|small)?serial\b/gim)].map((c) => c[1].toLowerCase());
-    if (columns.length) out[`${m[1].toLowerCase()}.${m[2].toLowerCase()}`] = columns;
-  }
-  return out;
+  const sequences = baselineSequences(sql)
+    .filter((qualified) => qualified.startsWith(`${schema}.`))
+    .map((qualified) => qualified.slice(schema.length + 1))
+    .sort();
+  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort(), sequences };
 }
 
 export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
@@ -104,9 +93,7 @@ export class Warehouse extends pulumi.ComponentResource {
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
     grant("staging-config-tables", { objectType: "table", schema: staging.name, objects: this.grants.readOnly, privileges: ["SELECT"] }, [this.baseline]);
     grant("staging-run-tables", { objectType: "table", schema: staging.name, objects: this.grants.readWrite, privileges: RUN_TABLE_PRIVILEGES }, [this.baseline]);
-    if (this.grants.sequences.length) {
-      grant("staging-run-sequences", { objectType: "sequence", schema: staging.name, objects: this.grants.sequences, privileges: ["USAGE"] }, [this.baseline]);
-    }
+    if (this.grants.sequences.length) grant("staging-run-sequences", { objectType: "sequence", schema: staging.name, objects: this.grants.sequences, privileges: ["USAGE"] }, [this.baseline]);
 
     this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, grants: this.grants });
   }

@@ -11,6 +11,7 @@ import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 import { archiveSql, archiveUnpublishedSql } from "../warehouse/archive";
+import { recordRunHistory } from "../warehouse/runHistory";
 
 /** The actor of the history rows a run writes itself. */
 export const HISTORY_ACTOR = "export-task";
@@ -20,7 +21,8 @@ export interface FinishResult {
   counts: FinalCounts;
 }
 
-export async function finish(ctx: RunContext, client: PoolClient): Promise<FinishResult> {
+/** `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes). */
+export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
@@ -29,7 +31,8 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
-    const left = await client.query<{ hub_tenant_id: string; n: number }>(archiveUnpublishedSql(t), [tx]);
+    // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check (not a failure).
+    const left = await client.query<{ hub_tenant_id: string; n: number; held: number }>(archiveUnpublishedSql(t), [tx]);
     const parts = await client.query<{ employees: number; messages: number }>(
       `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
       [tx],
@@ -44,6 +47,7 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       messages: parts.rows[0].messages,
       published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
+      heldBack: left.rows.reduce((n, r) => n + r.held, 0),
       retried: sum((r) => r.retried),
       ersEntities: sum((r) => r.entities),
       tenants,
@@ -51,23 +55,24 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
     const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
     const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
     const p = definition.parameters;
+    // HUB_INTAKE_JOB: completed runs only, as step 10 finds them; every outcome goes to the run history.
     if (status === "ExecutionCompleted") {
       await client.query(
         `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
-                                     extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, error)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, NULL)`,
-        [p.job_name, tx, p.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried],
+                                     extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, held_back_count, error)
+         VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13, NULL)`,
+        [p.job_name, tx, p.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, counts.heldBack],
       );
     }
-    const detail = { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, ...counts, ...(error ? { error } : {}) };
-    await client.query(`INSERT INTO ${t.history} (plat_client_name, job_name, transaction_id, event, actor, detail) VALUES ($1, $2, $3, $4, $5, $6)`, [
-      p.client_name,
-      p.job_name,
-      tx,
-      status,
-      HISTORY_ACTOR,
-      JSON.stringify(detail),
-    ]);
+    const { tenants: _perTenant, ...totals } = counts;
+    await recordRunHistory(client, t, {
+      clientName: p.client_name,
+      jobName: p.job_name,
+      transactionId: tx,
+      event: status,
+      actor: HISTORY_ACTOR,
+      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, ...totals, ...(error ? { error } : {}), ...detail },
+    });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
        SELECT $1, p->>0, p->>1, $3::timestamp, $2

@@ -8,6 +8,7 @@
  * message_id) instead of adding a second.
  */
 import type { RunTables } from "./tables";
+import { HELD_BACK } from "../cls/codeCheck";
 
 const ARCHIVE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at";
 
@@ -37,27 +38,29 @@ export function archiveByIdSql(t: RunTables): string {
 }
 
 /**
- * The end of a run: every message still in _MESSAGES (those not published: their _STATUS rows say FAILED) moves to
- * _ARCHIVE, archived by the run $1, without counting as archived (published) by it. Returns the per-tenant counts.
+ * The end of a run: every message still in _MESSAGES (not published: FAILED, or HELD_BACK by the strict CLS check)
+ * moves to _ARCHIVE, archived by the run $1, without counting as archived (published) by it. Returns per tenant the
+ * failed (`n`) and held-back (`held`) counts.
  */
 export function archiveUnpublishedSql(t: RunTables): string {
   return `WITH moved AS (DELETE FROM ${t.messages} m RETURNING m.*),
      ins AS (
        INSERT INTO ${t.archive} (${ARCHIVE_COLUMNS}, archived_by) SELECT ${ARCHIVE_COLUMNS}, $1::uuid FROM moved
        ${ON_ARCHIVED_AGAIN}
-       RETURNING hub_tenant_id
+       RETURNING message_id, hub_tenant_id
      )
-     SELECT hub_tenant_id, count(*)::int AS n FROM ins GROUP BY hub_tenant_id`;
+     SELECT i.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
+       FROM ins i LEFT JOIN ${t.status} s ON s.message_id = i.message_id GROUP BY i.hub_tenant_id`;
 }
 
 /**
- * The start of a run: the FAILED messages of _ARCHIVE go back into _MESSAGES, the run's work queue, to be published
- * again under their messageIds. Idempotent (a resumed run finds them there already).
+ * The start of a run: the FAILED and HELD_BACK messages of _ARCHIVE go back into _MESSAGES, the run's work queue, to
+ * be published (or released) again under their messageIds. Idempotent (a resumed run finds them there already).
  */
 export function requeueFailedSql(t: RunTables): string {
   return `INSERT INTO ${t.messages} (${ARCHIVE_COLUMNS})
      SELECT ${ARCHIVE_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
-      WHERE s.status = 'FAILED'
+      WHERE s.status IN ('FAILED', '${HELD_BACK}')
      ON CONFLICT (message_id) DO NOTHING`;
 }

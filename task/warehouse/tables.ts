@@ -16,7 +16,7 @@ export interface RunTables {
   runPart: string;
   runTenant: string;
   /** HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. */
-  history: string;
+  runHistory: string;
 }
 
 export function runTables(def: PipelineDefinition): RunTables {
@@ -36,6 +36,6 @@ export function runTables(def: PipelineDefinition): RunTables {
     run: `${staging}.${TABLES.run}`,
     runPart: `${staging}.${TABLES.run}_PART`,
     runTenant: `${staging}.${TABLES.run}_TENANT`,
-    history: `${staging}.${TABLES.runHistory}`,
+    runHistory: `${staging}.${TABLES.runHistory}`,
   };
 }

@@ -23,7 +23,7 @@ describe("export task: faults and a permanently rejecting destination", () => {
     expect(failed.code).toBe(3);
     // HUB_INTAKE_JOB holds completed runs only (step 10 never finds a failed one); the outcome is in the history.
     expect(await f.count(f.t.intakeJob)).toBe(0);
-    const { rows: history } = await f.pool.query(`SELECT transaction_id, event, actor, detail FROM ${f.t.history}`);
+    const { rows: history } = await f.pool.query(`SELECT transaction_id, event, actor, detail FROM ${f.t.runHistory}`);
     expect(history).toHaveLength(1);
     expect(history[0]).toMatchObject({ event: "ExecutionFailed", actor: "export-task", detail: { failed: eu, published: inScope - eu, extracted: inScope } });
     expect(history[0].detail.error).toMatch(/not published/);
@@ -52,7 +52,7 @@ describe("export task: faults and a permanently rejecting destination", () => {
     expect(await f.count(f.t.archive)).toBe(inScope);
     expect(await f.count(f.t.archive, `archived_by = '${last[0].transaction_id}'`)).toBe(eu);
     expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope);
-    const { rows: events } = await f.pool.query(`SELECT event FROM ${f.t.history} ORDER BY history_id`);
+    const { rows: events } = await f.pool.query(`SELECT event FROM ${f.t.runHistory} ORDER BY history_id`);
     expect(events.map((e) => e.event)).toEqual(["ExecutionFailed", "ExecutionCompleted"]);
     const stored = (f.emulator.state({ messages: true }).queues.EU.destinations[QUEUES.EU.queueName].messages ?? []).map((m) => m.messageId).sort();
     expect(stored).toEqual(failedIds.map((r) => r.message_id));
