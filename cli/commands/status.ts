@@ -37,9 +37,8 @@ export default defineCommand({
     if (!url) {
       const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
       if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
-      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
-        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
-      });
+      // A running `npm start -- --keep` is joined: its server answers the query.
+      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, join: true, owner: "hub-export status" });
       url = localDatabaseUrl(paths.connections, local.port);
     }
     const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
