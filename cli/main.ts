@@ -1,5 +1,6 @@
-/** The `hub-export` command: a table of subcommands, each in its own module under cli/commands. */
+/** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
 import { executeCommand, type Command, type Io } from "./command";
+import { EXIT, exitCodeLines } from "./exitCodes";
 
 /** Subcommands, loaded on demand so that `validate` does not pay for the Pulumi SDK. */
 const COMMANDS: Record<string, () => Command<any>> = {
@@ -19,7 +20,8 @@ function help(): string {
   for (const [name, load] of Object.entries(COMMANDS)) {
     lines.push(`  ${name.padEnd(20)}${load().summary}`);
   }
-  lines.push("", "Run 'hub-export <command> --help' for a command's options.");
+  lines.push("", "Run 'hub-export <command> --help' for a command's options, their defaults and examples.");
+  lines.push("", "Exit codes:", ...exitCodeLines({ 3: "the export run ended ExecutionFailed (run)" }).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
 
@@ -27,12 +29,12 @@ export async function main(argv: string[], io: Io = process): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     (name ? io.stdout : io.stderr).write(help());
-    return name ? 0 : 2;
+    return name ? EXIT.ok : EXIT.usage;
   }
   const load = COMMANDS[name];
   if (!load) {
-    io.stderr.write(`hub-export: unknown command '${name}'\n\n${help()}`);
-    return 2;
+    io.stderr.write(`hub-export: unknown command '${name}': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')\n`);
+    return EXIT.usage;
   }
   return executeCommand(name, load(), rest, io);
 }

@@ -67,8 +67,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const paths = localPaths(options.root);
   const progress = createProgress(options.stderr, { quiet: false });
   // The stack file first: a bad --stack or --file is reported before anything starts.
+  loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
-  loadStackConfig({ file, stack: options.stack });
   const raw = readStackFile(file);
   const tenants = (raw.tenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
   const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};

@@ -2,38 +2,46 @@ import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
-import { defineCommand } from "../command";
+import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadFromOptions, stackOptions } from "../stackOptions";
 import { localPaths } from "../../local/paths";
 import { localDatabaseUrl } from "../../local/database";
 import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
 
 export default defineCommand({
   summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
-  usage: `hub-export status --job-name NAME [--database-url URL | --dir PATH] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
+    "job-name": { type: "string", value: "NAME", required: true, description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
-    "job-name": { type: "string" },
-    "database-url": { type: "string" },
-    /** The embedded default's state folder (default .local/), used without --database-url. */
-    dir: { type: "string" },
-    transaction: { type: "string" },
-    limit: { type: "string" },
-    json: { type: "boolean" },
+    "database-url": {
+      type: "string",
+      value: "URL",
+      description: "The warehouse to query, as postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+      defaultText: "the embedded default's database in --dir (started for the query, or joined while 'npm start -- --keep' runs)",
+      example: "--database-url postgres://hub_export@db.example.com:5432/PLATDB",
+    },
+    dir: { type: "string", value: "PATH", description: "The embedded default's state folder, used without --database-url", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
+    transaction: { type: "string", value: "ID", description: "Show this run's failed messages with their reasons instead of the latest runs", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
+    limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
+    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
+  details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
+  examples: [
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA", does: "the latest runs of the embedded default's job, with per-status message counts" },
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "that run's failed messages and why" },
+  ],
   async run(values, io) {
     const jobName = values["job-name"];
     if (!jobName) throw new UsageError("--job-name is required");
-    const limit = values.limit === undefined ? 10 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit <= 0) throw new UsageError("--limit must be a positive integer");
+    const limit = intOption("limit", values.limit);
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);
     // Without --database-url: the embedded default's database, started for the query when it is not running.
     let local: EmbeddedServer | undefined;
-    let url = values["database-url"];
+    let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
     if (!url) {
       const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
       if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
@@ -46,7 +54,8 @@ export default defineCommand({
       await client.connect();
     } catch (err) {
       await local?.stop();
-      throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
+      const target = new URL(url);
+      throw new UserError(`cannot connect to the database at ${target.host}${target.pathname}: ${(err as Error).message} (check --database-url, and that the database accepts connections from here)`);
     }
     try {
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
@@ -80,6 +89,19 @@ export default defineCommand({
     }
   },
 });
+
+/** A PostgreSQL URL, checked before connecting (the value is never echoed: it may hold a password). */
+function databaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError("--database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
+  if (!url.hostname || url.pathname.length <= 1) throw new UsageError("--database-url must name a host and a database: postgres://USER@HOST:5432/DATABASE");
+  return value;
+}
 
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(

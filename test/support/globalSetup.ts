@@ -3,6 +3,8 @@
  * git), which every test process uses as its system temporary folder (TMPDIR), so that nothing a test, a child
  * process or a tool (tsx's cache) writes ends up in the system's; and one embedded PostgreSQL on a free port with its
  * data in that folder. Teardown removes the folder; a run that was killed has its folder removed by the next run.
+ * tsx's transpile cache (`<tmpdir>/tsx-<uid>`, used by every `hub-export` child process) is a link to `.tmp/tsx-cache`,
+ * so that it outlives the run as it would in the system temporary folder.
  */
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
@@ -19,6 +21,9 @@ export async function setup(project: TestProject): Promise<void> {
   removeStaleRuns();
   runDir = path.join(TEST_TMP_ROOT, `test-${process.pid}`);
   fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  const tsxCache = path.join(TEST_TMP_ROOT, "tsx-cache");
+  fs.mkdirSync(tsxCache, { recursive: true, mode: 0o700 });
+  fs.symlinkSync(tsxCache, path.join(runDir, `tsx-${process.geteuid?.() ?? "user"}`));
   // Read by os.tmpdir() in this process and in every worker and child process started from now on.
   process.env.TMPDIR = runDir;
   server = await startEmbeddedPostgres({ dataDir: path.join(runDir, "postgres"), persistent: false, owner: "npm test" });
