@@ -48,7 +48,7 @@ export interface Command<O extends Options = Options> {
   /** Exit codes beyond 0, 1, 2 and 70 (which every command has), or other meanings for them. */
   exitCodes?: Record<number, string>;
   /** Replaces the generated help (the bench command lists its benchmarks' own options). */
-  help?(): string;
+  help?(): Promise<string>;
   run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
@@ -168,7 +168,7 @@ export function usageLine(name: string, command: Command<any>): string {
 }
 
 /** The full `--help` text, from the declaration. */
-export function helpText(name: string, command: Command<any>): string {
+export async function helpText(name: string, command: Command<any>): Promise<string> {
   if (command.help) return command.help();
   const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
   if (command.positionals) lines.push("", `${command.positionals.name}: ${command.positionals.description}`);
@@ -203,7 +203,7 @@ export function optionLines(options: Options): string[] {
 export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
   const help = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));
   if ((help.includes("--help") || help.includes("-h")) && (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)) {
-    io.stdout.write(helpText(name, command));
+    io.stdout.write(await helpText(name, command));
     return EXIT.ok;
   }
   try {

@@ -18,7 +18,7 @@ const BENCH_DIR = path.join(__dirname, "..", "..", "bench");
 const BENCHMARKS = ["export", "emulator", "plan"] as const;
 const NPM_SCRIPTS: Record<string, string> = { export: "npm run bench --", emulator: "npm run bench:emulator --", plan: "npm run bench:plan --" };
 
-function load(name: string | undefined): Benchmark {
+async function load(name: string | undefined): Promise<Benchmark> {
   const file = name && path.join(BENCH_DIR, `${name}.ts`);
   if (!file || !(BENCHMARKS as readonly string[]).includes(name) || !fs.existsSync(file)) {
     throw new UsageError(`${name ? `unknown benchmark '${name}'` : "name a benchmark"}: one of ${BENCHMARKS.join(", ")}`);
@@ -26,11 +26,11 @@ function load(name: string | undefined): Benchmark {
   return require(file) as Benchmark;
 }
 
-function benchHelp(names: readonly string[]): string {
+async function benchHelp(names: readonly string[]): Promise<string> {
   const lines = ["Run a benchmark and print its figures (it never fails on timing)", "", "Usage: hub-export bench <benchmark> [options]", "", "Benchmarks:"];
   for (const name of names) {
-    const bench = load(name);
-    lines.push("", `${name}: ${bench.summary}`, `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`, ...optionLines(bench.options).map((l) => `  ${l}`));
+    const bench = await load(name);
+    lines.push("", `${name}: ${bench.summary}`, `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`, ...optionLines(bench.options));
   }
   lines.push("", "Examples:", "  npm run bench -- --employees 1000000", "      the export of a million employees, with the peak RSS of the task");
   lines.push("", "Exit codes:", ...exitCodeLines().map((l) => `  ${l}`));
@@ -45,9 +45,9 @@ export default defineCommand({
   help: () => benchHelp(BENCHMARKS),
   async run(_values, io, positionals) {
     const [name, ...rest] = positionals;
-    const bench = load(name);
+    const bench = await load(name);
     if (rest.includes("--help") || rest.includes("-h")) {
-      io.stdout.write(benchHelp([name]));
+      io.stdout.write(await benchHelp([name]));
       return 0;
     }
     await bench.main(rest);

@@ -37,14 +37,18 @@ export function locatePostgresBinaries(): PostgresBinaries {
     throw new UserError(`embedded PostgreSQL: ${packageName} is not installed (no binaries for ${os.platform()}-${os.arch()}, or optional dependencies were omitted): run 'npm ci' with optional dependencies`);
   }
   const nativeDir = path.join(path.dirname(entry), "..", "native");
-  const binaries = { packageName, nativeDir, initdb: path.join(nativeDir, "bin", "initdb"), postgres: path.join(nativeDir, "bin", "postgres") };
+  checkLinks(packageName, nativeDir);
+  return { packageName, nativeDir, initdb: path.join(nativeDir, "bin", "initdb"), postgres: path.join(nativeDir, "bin", "postgres") };
+}
+
+/** Fails, in one line with the fix, when the package's library links were never made. */
+export function checkLinks(packageName: string, nativeDir: string): void {
   const missing = missingLinks(nativeDir);
   if (missing.length > 0) {
     throw new UserError(
       `embedded PostgreSQL: the binaries of ${packageName} are incomplete (${missing.length} library links missing, e.g. ${path.basename(missing[0])}; its install script did not run): run '${rebuildCommand(packageName)}'`,
     );
   }
-  return binaries;
 }
 
 /** The links of `native/pg-symlinks.json` that do not exist. */

@@ -20,7 +20,9 @@ let runDir: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   removeStaleRuns();
   runDir = path.join(TEST_TMP_ROOT, `test-${process.pid}`);
-  fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  // Searchable, not listable: a server running as the postgres user must reach its data folder in it.
+  fs.mkdirSync(runDir, { recursive: true, mode: 0o711 });
+  fs.chmodSync(runDir, 0o711);
   const tsxCache = path.join(TEST_TMP_ROOT, "tsx-cache");
   fs.mkdirSync(tsxCache, { recursive: true, mode: 0o700 });
   fs.symlinkSync(tsxCache, path.join(runDir, `tsx-${process.geteuid?.() ?? "user"}`));
