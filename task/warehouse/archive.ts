@@ -1,6 +1,6 @@
 /**
  * Moving messages from HUB_<CLIENT>_MESSAGES to _ARCHIVE, counted per tenant in HUB_EXPORT_RUN_TENANT: the status
- * writer moves each message once it is published and sent to ERS, the finish the few left (DESIGN.md section 6).
+ * writer moves each message once it is published and sent to ERS, the finish the few left (task/README.md, "A run").
  */
 import type { RunTables } from "./tables";
 
