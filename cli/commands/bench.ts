@@ -32,7 +32,7 @@ async function benchHelp(names: readonly string[]): Promise<string> {
     const bench = await load(name);
     lines.push("", `${name}: ${bench.summary}`, `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`, ...optionLines(bench.options));
   }
-  lines.push("", "Examples:", "  npm run bench -- --employees 1000000", "      the export of a million employees, with the peak RSS of the task");
+  if (names.includes("export")) lines.push("", "Examples:", "  npm run bench -- --employees 1000000", "      the export of a million employees, with the peak RSS of the task");
   lines.push("", "Exit codes:", ...exitCodeLines().map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
