@@ -2,19 +2,37 @@ import { defineCommand } from "../command";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
+import { environmentIssues } from "../../config/environment";
+import { ConfigError, formatIssue } from "../../config/validate";
 
 export default defineCommand({
-  summary: "Validate a stack's configuration (and that its template renders)",
-  options: stackOptions,
+  summary: "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors)",
+  options: {
+    ...stackOptions,
+    strict: {
+      type: "boolean",
+      description: "Treat values that do not belong to the stack's environment (job name suffix, connection and hub environment names, hosts) as errors, not warnings",
+      example: "--strict",
+    },
+  },
   examples: [
     { command: "hub-export validate --stack prod", does: "checks Pulumi.prod.yaml: every problem at once, one '<key path>: <message>' line each" },
+    { command: "hub-export validate --stack qa --strict", does: "as CI runs it: environment mismatches fail too" },
     { command: "hub-export validate --file ./Pulumi.staging.yaml", does: "checks a stack file that is not in the project" },
   ],
-  exitCodes: { 0: "the config is valid and its template renders", 1: "the config has problems (listed on stderr)" },
+  exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
   async run(values, io) {
     const config = loadFromOptions(values);
     renderTemplate(loadPipelineTemplate(), config);
-    io.stdout.write(`ok: ${values.file ?? `stack ${values.stack ?? "qa"}`}: client ${config.clientName}, ${config.tenants.length} tenant(s) in ${[...new Set(config.tenants.map((t) => t.hubRegion))].join(", ")}\n`);
+    const source = values.file ?? `stack ${values.stack ?? "qa"}`;
+    const mismatches = environmentIssues(config);
+    if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
+    for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
+    io.stdout.write(
+      `ok: ${source}: client ${config.clientName}, ${config.hubTenants.length} hub tenant(s) in ${[...new Set(config.hubTenants.map((t) => t.hubRegion))].join(", ")}, ${config.platTenants.length} platform tenant(s)` +
+        (mismatches.length ? `, ${mismatches.length} environment warning(s)` : "") +
+        "\n",
+    );
     return 0;
   },
 });
