@@ -145,11 +145,11 @@ describe("stack config validation", () => {
 
   it("reports the rules across keys together with plain-text secrets in a stack file", () => {
     const lines = problems((c) => {
-      c.tenants[1].clientSecret = "plain-text-Zx9";
-      c.hub.apis.ERS = "http://127.0.0.1:9/ers/api/";
+      c.hubTenants[1].clientSecret = "plain-text-Zx9";
+      c.hub.regions.EU.apis.ERS = "http://127.0.0.1:9/ers/api/";
     }, "qa", true);
-    expect(lines).toContain("hubExport:tenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext");
-    expect(lines).toContain("hubExport:hub.apis.ERS: points at loopback: only the embedded default may, with hubExport:hub.allowLoopback: true");
+    expect(lines).toContain("hubExport:hubTenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext");
+    expect(lines.filter((l) => l.startsWith("hubExport:hub.regions.EU.apis.ERS: points at loopback"))).toHaveLength(1);
     expect(lines.join("\n")).not.toContain("plain-text-Zx9");
   });
 
