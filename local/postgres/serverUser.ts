@@ -35,14 +35,18 @@ export function passwdEntry(name: string, passwd = "/etc/passwd"): PasswdEntry |
   return undefined;
 }
 
-/** Can `uid`/`gid` enter every folder from `/` down to `dir` (mode bits; root's own check would always pass)? */
-export function canEnter(dir: string, uid: number, gid: number): string | undefined {
+/**
+ * The first folder from `within` (default `/`) down to `dir` that `uid`/`gid` cannot enter, by its mode bits (root's
+ * own access check would always pass), or undefined.
+ */
+export function canEnter(dir: string, uid: number, gid: number, within = path.parse(path.resolve(dir)).root): string | undefined {
   let current = path.resolve(dir);
+  const top = path.resolve(within);
   const chain: string[] = [];
   while (true) {
     chain.unshift(current);
     const parent = path.dirname(current);
-    if (parent === current) break;
+    if (current === top || parent === current) break;
     current = parent;
   }
   for (const folder of chain) {

@@ -155,10 +155,11 @@ describe("embedded PostgreSQL", () => {
     fs.mkdirSync(inner, { recursive: true });
     fs.chmodSync(outer, 0o700);
     const stranger = { uid: 54321, gid: 54321 };
-    expect(canEnter(inner, stranger.uid, stranger.gid)).toBe(outer);
+    // From `work` down (the checkout itself may sit in a private folder).
+    expect(canEnter(inner, stranger.uid, stranger.gid, work)).toBe(outer);
     fs.chmodSync(outer, 0o711);
-    expect(canEnter(inner, stranger.uid, stranger.gid)).toBeUndefined();
+    expect(canEnter(inner, stranger.uid, stranger.gid, work)).toBeUndefined();
     // Not created yet: created later with permissions that fit.
-    expect(canEnter(path.join(inner, "c", "d"), stranger.uid, stranger.gid)).toBeUndefined();
+    expect(canEnter(path.join(inner, "c", "d"), stranger.uid, stranger.gid, work)).toBeUndefined();
   });
 });
