@@ -128,10 +128,10 @@ async function initialise(initdb: string, dataDir: string, password: string, use
     }
     const child = spawnAs(user, initdb, [`--pgdata=${dataDir}`, "--username=postgres", `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C"], logs);
     const code = await new Promise<number | null>((resolve, reject) => {
-      child.on("error", reject);
+      child.on("error", (err) => reject(spawnFailure(initdb, err)));
       child.on("close", resolve);
     });
-    if (code !== 0) throw new Error(`embedded PostgreSQL: initdb failed (exit ${code}) in ${dataDir}:\n${logs.join("\n")}`);
+    if (code !== 0) throw serverFailure(`initdb failed (exit ${code}) in ${dataDir}`, dataDir, logs);
   } finally {
     fs.rmSync(secretDir, { recursive: true, force: true });
   }
@@ -168,11 +168,11 @@ function spawnAs(user: ServerUser, binary: string, args: string[], logs: string[
 function waitUntilReady(child: ChildProcess, dataDir: string, logs: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const fail = (why: string) => {
+    const fail = (why: string | UserError) => {
       clearInterval(timer);
-      reject(new Error(`embedded PostgreSQL did not start in ${dataDir}: ${why}\n${logs.join("\n")}`));
+      reject(typeof why === "string" ? serverFailure(`the server did not start in ${dataDir} (${why})`, dataDir, logs) : why);
     };
-    child.once("error", (err) => fail(err.message));
+    child.once("error", (err) => fail(spawnFailure(child.spawnfile, err)));
     child.once("exit", (code, signal) => fail(`the server exited (${signal ?? `exit ${code}`})`));
     const timer = setInterval(() => {
       const server = runningServer(dataDir);
@@ -215,6 +215,16 @@ function installExitHooks(): void {
     };
     process.on(signal, handler);
   }
+}
+
+/** A binary that could not be run at all (the checks before should make this rare): one line with its reason. */
+function spawnFailure(binary: string, err: NodeJS.ErrnoException): UserError {
+  return new UserError(`embedded PostgreSQL: cannot run ${binary} (${err.code ?? err.message}): check that it exists and that the user the server runs as may execute it; 'npm ci' reinstalls it`);
+}
+
+/** The server or initdb ended with an error: the line to act on, then the server's own last log lines. */
+function serverFailure(what: string, dataDir: string, logs: string[]): UserError {
+  return new UserError([`embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`, ...logs.slice(-15).map((l) => `  ${l}`)]);
 }
 
 function once<T>(fn: () => Promise<T>): () => Promise<T> {

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import net from "node:net";
 import { spawn } from "node:child_process";
 import { Client } from "pg";
 import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
@@ -125,6 +126,22 @@ describe("embedded PostgreSQL", () => {
       expect((await query(first.adminUrl, "SELECT 2 AS two")).two).toBe(2);
     } finally {
       await first.stop();
+    }
+  });
+
+  it("a server that cannot start is a problem to fix (exit 1) with its log, not an internal error", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const dataDir = path.join(fs.mkdtempSync(path.join(work, "port-")), "postgres");
+    try {
+      const error = await startEmbeddedPostgres({ dataDir, persistent: false, port }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UserError);
+      const lines = (error as UserError).lines;
+      expect(lines[0]).toBe(`embedded PostgreSQL: the server did not start in ${dataDir} (the server exited (exit 1)): its last log lines follow; removing ${dataDir} starts over`);
+      expect(lines.join("\n")).toMatch(/could not (bind|create listen socket)/);
+    } finally {
+      taken.close();
     }
   });
 
