@@ -13,6 +13,8 @@ export const COMMANDS: Record<string, string> = {
   run: "commands/run",
   local: "commands/local",
   status: "commands/status",
+  cls: "commands/cls",
+  hub: "commands/hub",
   bench: "commands/bench",
 };
 

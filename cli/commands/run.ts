@@ -26,8 +26,24 @@ export default defineCommand({
       description: "The connection-strings entity collection: a folder of JSON records, or a Secrets Manager prefix (env HUB_EXPORT_CONNECTIONS)",
       example: "--connections secretsmanager:acme/qa",
     },
+    cls: {
+      type: "string",
+      value: "PATH|s3://BUCKET/KEY",
+      description: "The CLS load sheet (CSV): the codes of every message are compared with it before publishing (env HUB_EXPORT_CLS)",
+      defaultText: "no check",
+      example: "--cls s3://acme-platform-qa/Tools/hub_python_scripts/cls_load_sheet.csv",
+    },
+    "cls-mode": {
+      type: "string",
+      value: "report|strict",
+      description: "report: unknown codes are reported and the run goes on; strict: the affected employees' messages are held back (status HELD_BACK) (env HUB_EXPORT_CLS_MODE)",
+      defaultText: "report",
+      example: "--cls-mode strict",
+    },
   },
-  details: ["Each option may come from the environment instead (HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS): that is how the container is started."],
+  details: [
+    "Each option may come from the environment instead (HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS, HUB_EXPORT_CLS, HUB_EXPORT_CLS_MODE): that is how the container is started.",
+  ],
   exitCodes: {
     0: "the run ended ExecutionCompleted",
     1: "the run was refused (bad definition, scripts or connections) or stopped; the next run resumes it",
@@ -40,8 +56,12 @@ export default defineCommand({
     if (!definition) throw new UsageError("--definition is required");
     if (!scripts) throw new UsageError("--scripts is required");
     if (!connections) throw new UsageError("--connections is required (a folder of connection files, or secretsmanager:PREFIX)");
+    const cls = values.cls ?? process.env.HUB_EXPORT_CLS;
+    const mode = values["cls-mode"] ?? process.env.HUB_EXPORT_CLS_MODE ?? "report";
+    if (mode !== "report" && mode !== "strict") throw new UsageError(`--cls-mode must be report or strict, got '${mode}'`);
+    if (values["cls-mode"] !== undefined && !cls) throw new UsageError("--cls-mode needs --cls (the CLS load sheet to check against)");
     // Loaded here so that `hub-export --help` does not pay for the task's modules.
     const { runExport } = require("../../task/run") as typeof import("../../task/run");
-    return runExport({ definition, scripts, connections });
+    return runExport({ definition, scripts, connections }, cls ? { cls: { sheet: cls, mode } } : {});
   },
 });
