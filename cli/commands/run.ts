@@ -35,8 +35,8 @@ export default defineCommand({
     },
     "cls-mode": {
       type: "string",
-      value: "report|strict",
-      description: "report: unknown codes are reported and the run goes on; strict: the affected employees' messages are held back (status HELD_BACK) (env HUB_EXPORT_CLS_MODE)",
+      value: "MODE",
+      description: "report (unknown codes are reported and the run goes on) or strict (the affected employees' messages are held back, status HELD_BACK) (env HUB_EXPORT_CLS_MODE)",
       defaultText: "report",
       example: "--cls-mode strict",
     },

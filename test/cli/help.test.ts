@@ -110,7 +110,7 @@ describe("user mistakes get one line naming the problem and the fix", () => {
     [["local", "--keep=yes"], "hub-export local: --keep takes no value (see 'hub-export local --help')"],
     [["status", "--job-name", "J", "--database-url", "notaurl"], "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')"],
     [["status", "--job-name", "J", "--database-url", "https://db.example.com/x"], "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')"],
-    [["frobnicate"], "hub-export: unknown command 'frobnicate': one of validate, render, credentials-string, emulator, plan, run, local, status, bench (see 'hub-export --help')"],
+    [["frobnicate"], `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
   ])("%j", async (argv, message) => {
     const r = await cli(...argv);
     expect(r.code).toBe(2);
