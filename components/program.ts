@@ -36,6 +36,7 @@ export async function hubExportProgram(overrides: Omit<HubExportArgs, "config"> 
   return {
     bucket: o.bucket,
     templateKey: o.templateKey,
+    definitionKey: o.definitionKey,
     jobName: o.jobName,
     intakeJobQuery: o.intakeJobQuery,
     scheduleName: o.scheduleName,

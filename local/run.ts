@@ -120,7 +120,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
-    const definition = path.join(paths.bucket, BUCKET_FOLDERS.templates, plan.template.fileName);
+    const definition = path.join(paths.bucket, plan.definitionKey);
     const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 

@@ -16,6 +16,7 @@ import { sendEntities } from "./phases/ers";
 import { finish } from "./phases/finish";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
+import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 
 export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
@@ -81,6 +82,8 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
+      const requeued = await config.pool.query(requeueFailedSql(config.tables));
+      if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
       await check?.releaseHeld();

@@ -66,8 +66,14 @@ describe("hub-export local", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
-    const runs = lines.filter((l) => /ExecutionCompleted/.test(l));
+    const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
+    expect(historyAt).toBeGreaterThan(0);
+    const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(2);
+    const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
+    expect(history).toHaveLength(2);
+    expect(history[1]).toContain(first.transactionId);
+    expect(history[1]).toMatch(/ExecutionCompleted\s+by export-task\s+extracted 120, published 120, failed 0$/);
     expect(runs[1]).toContain(first.transactionId);
     expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[0]).toMatch(/PUBLISHED 7$/);
