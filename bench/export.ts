@@ -27,8 +27,19 @@ import { platTenantsWithHub } from "../core/tenants";
 import { parseLatencySpec, parseRateLimitSpec, type LinkState } from "../emulator/link";
 import { FaultSpecError } from "../emulator/faults";
 import type { LinkStats } from "../task/http/concurrency";
+import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 
-interface Options {
+export const summary =
+  "N sample employees exported by the bundled task through embedded PostgreSQL and the emulator, on loopback or as a remote, rate-limited hub: seconds per phase, messages/s, peak RSS, per link requests, 429s, rates and round trips, and the floor";
+export const options = {
+  employees: { type: "string", value: "N", description: "Sample employees seeded and exported", default: "100000", example: "--employees 1000000" },
+  seed: { type: "string", value: "N", description: "Seed of the sample data generator and of the emulator's latency jitter", default: "1", example: "--seed 42" },
+  latency: { type: "string", value: "SPEC", description: "The emulator's round trips per API and region, as `hub-export emulator --latency`", defaultText: "none (loopback)", example: "--latency 'queue=40ms±10,ers=80ms'" },
+  "rate-limit": { type: "string", value: "SPEC", description: "The emulator's token-bucket limits per API and region, as `hub-export emulator --rate-limit`", defaultText: "none", example: "--rate-limit queue=2000/s" },
+  "no-retry-after": { type: "boolean", description: "The rate limit's 429s come without Retry-After", example: "--no-retry-after" },
+} satisfies CommandOptions;
+
+interface BenchOptions {
   employees: number;
   seed: number;
   latency: string;
@@ -36,32 +47,24 @@ interface Options {
   retryAfter: boolean;
 }
 
-const USAGE = "bench export takes --employees N, --seed N, --latency SPEC, --rate-limit SPEC and --no-retry-after";
-
-function parse(argv: string[]): Options {
-  const out: Options = { employees: 100_000, seed: 1, latency: "", rateLimit: "", retryAfter: true };
-  for (let i = 0; i < argv.length; i++) {
-    const [key, inline] = argv[i].split("=", 2);
-    if (key === "--no-retry-after") {
-      out.retryAfter = false;
-      continue;
+function parse(argv: string[]): BenchOptions {
+  const { values } = parseCommandArgs({ options }, argv, "bench export");
+  const spec = (option: string, value: string | undefined, check: (v: string) => unknown) => {
+    try {
+      check(value ?? "");
+    } catch (err) {
+      if (err instanceof FaultSpecError) throw new UsageError(`--${option}: ${err.message}`);
+      throw err;
     }
-    const value = inline !== undefined ? argv[i].slice(key.length + 1) : argv[++i];
-    if (key === "--employees" || key === "--seed") {
-      if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
-      out[key === "--employees" ? "employees" : "seed"] = Number(value);
-    } else if (key === "--latency" || key === "--rate-limit") {
-      try {
-        if (key === "--latency") parseLatencySpec(value ?? "");
-        else parseRateLimitSpec(value ?? "");
-      } catch (err) {
-        if (err instanceof FaultSpecError) throw new UsageError(`${key}: ${err.message}`);
-        throw err;
-      }
-      out[key === "--latency" ? "latency" : "rateLimit"] = value;
-    } else throw new UsageError(`unknown option '${argv[i]}' (${USAGE})`);
-  }
-  return out;
+    return value ?? "";
+  };
+  return {
+    employees: intOption("employees", values.employees),
+    seed: intOption("seed", values.seed),
+    latency: spec("latency", values.latency, parseLatencySpec),
+    rateLimit: spec("rate-limit", values["rate-limit"], parseRateLimitSpec),
+    retryAfter: !values["no-retry-after"],
+  };
 }
 
 const ROOT = path.resolve(__dirname, "..");

@@ -119,12 +119,14 @@ describe("hub-export emulator", () => {
     [["--latency", "queue=40ms±50"], /--latency: rule 1 \('queue=40ms±50'\): the jitter \(50\) must not exceed the fixed latency \(40\)/],
     [["--rate-limit", "queue=fast"], /--rate-limit: rule 1 \('queue=fast'\): expected a rate like 2000\/s/],
     [["--port", "70000"], /--port must be an integer from 0 to 65535/],
-    [["--bogus"], /Unknown option '--bogus'/],
+    [["--bogus"], /unknown option --bogus/],
+    [["--port", "-1"], /--port must be an integer from 0 to 65535, got '-1'/],
   ])("exits 2 on bad usage %j", async (args, message) => {
     const r = await runToExit(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(r.stderr).toContain("Usage: hub-export emulator");
+    expect(r.stderr).toContain("(see 'hub-export emulator --help')");
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(r.stdout).toBe("");
   });
 
