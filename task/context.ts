@@ -1,7 +1,7 @@
 /** What every phase of a run works with. */
 import type { Dispatcher } from "undici";
 import { UserError } from "../core/errors";
-import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig } from "../core/concurrency";
+import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig, type LinkApi } from "../core/concurrency";
 import { concurrencySchema } from "../config/schema";
 import type { RunConfiguration } from "./load/configuration";
 import type { RunState } from "./warehouse/runState";
@@ -16,6 +16,11 @@ export interface RunSettings {
   chunkSize: number;
   /** Floors and ceilings of the requests in flight, per API and hub region (stack config `concurrency`). */
   concurrency: ConcurrencyConfig;
+  /**
+   * Requests in flight in all regions together, pinned by HUB_EXPORT_PUBLISH_CONCURRENCY (queue batches) and
+   * HUB_EXPORT_ERS_CONCURRENCY: for tests that bound what a kill leaves in flight, and for pinning a run by hand.
+   */
+  pinned: Partial<Record<LinkApi, number>>;
   retry: RetryPolicy;
 }
 
@@ -24,14 +29,15 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
     extractWorkers: Math.min(envInt("HUB_EXPORT_EXTRACT_WORKERS", 2), 4),
     chunkSize: envInt("HUB_EXPORT_CHUNK_SIZE", 5_000),
     concurrency: concurrencyFromEnv(env),
+    pinned: pinnedFromEnv(env),
     retry: DEFAULT_RETRY,
   };
 }
 
 /**
  * `HUB_EXPORT_CONCURRENCY` (the stack's `concurrency`, as JSON; the defaults without it), then
- * `HUB_EXPORT_PUBLISH_CONCURRENCY` and `HUB_EXPORT_ERS_CONCURRENCY`: a fixed number of requests in flight per region
- * (floor = ceiling), for tests and for pinning a run by hand.
+ * `HUB_EXPORT_PUBLISH_CONCURRENCY` and `HUB_EXPORT_ERS_CONCURRENCY`: a fixed number of requests in flight (floor =
+ * ceiling per region, and at most that many in all: `pinned`).
  */
 export function concurrencyFromEnv(env: NodeJS.ProcessEnv): ConcurrencyConfig {
   let raw: unknown;
@@ -48,15 +54,24 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv): ConcurrencyConfig {
     throw new UserError(parsed.error.issues.map((i) => `${CONCURRENCY_ENV}: ${i.path.join(".") || "(value)"}: ${i.message}`));
   }
   const config = parsed.data;
+  for (const [api, n] of Object.entries(pinnedFromEnv(env)) as [LinkApi, number][]) {
+    config[api] = { floor: n, ceiling: n };
+    for (const region of Object.values(config.regions)) delete region?.[api];
+  }
+  return config;
+}
+
+/** HUB_EXPORT_PUBLISH_CONCURRENCY and HUB_EXPORT_ERS_CONCURRENCY, when set. */
+export function pinnedFromEnv(env: NodeJS.ProcessEnv): Partial<Record<LinkApi, number>> {
+  const pinned: Partial<Record<LinkApi, number>> = {};
   const fixed = { queue: env.HUB_EXPORT_PUBLISH_CONCURRENCY, ers: env.HUB_EXPORT_ERS_CONCURRENCY };
   for (const api of LINK_APIS) {
     const value = fixed[api];
     if (value === undefined) continue;
     if (!/^\d+$/.test(value) || Number(value) < 1) throw new UserError(`HUB_EXPORT_${api === "queue" ? "PUBLISH" : "ERS"}_CONCURRENCY must be a positive integer, got '${value}'`);
-    config[api] = { floor: Number(value), ceiling: Number(value) };
-    for (const region of Object.values(config.regions)) delete region?.[api];
+    pinned[api] = Number(value);
   }
-  return config;
+  return pinned;
 }
 
 export interface RunContext {

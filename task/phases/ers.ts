@@ -68,7 +68,7 @@ export async function sendEntities(ctx: RunContext): Promise<number> {
       const entry = { batch, done: false };
       open.push(entry);
       const link = ctx.links.get("ers", tenant.region);
-      while (inFlight.size >= link.controller.ceiling) await Promise.race(inFlight);
+      while (inFlight.size >= Math.min(link.controller.ceiling, ctx.settings.pinned.ers ?? Infinity)) await Promise.race(inFlight);
       const body = ersRequestBody(tx, definition.parameters.system_code, batch.entities);
       const sentAt = Date.now();
       const request = postToHub(ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, ctx.settings.retry, link)

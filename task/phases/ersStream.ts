@@ -105,12 +105,13 @@ export class ErsStream {
     if (this.sent > 0) this.progress.tick(this.sent, {}, true);
   }
 
-  /** Starts the request once its region has room: at most the ERS link's ceiling in progress per region. */
+  /** Starts the request once its region has room: at most the ERS link's ceiling in progress per region (and the pinned number in all). */
   private async send(batch: Batch): Promise<void> {
     const link = this.ctx.links.get("ers", batch.tenant.region);
     let region = this.byRegion.get(link);
     if (!region) this.byRegion.set(link, (region = new Set()));
-    while (region.size >= link.controller.ceiling) await Promise.race(region);
+    const total = this.ctx.settings.pinned.ers ?? Infinity;
+    while (region.size >= link.controller.ceiling || this.inFlight.size >= total) await Promise.race(this.inFlight.size >= total ? this.inFlight : region);
     const request = this.post(batch, link)
       // A failing status write surfaces through StatusWriter.add on the next records and in its flush.
       .catch(() => {})

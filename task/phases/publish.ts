@@ -155,6 +155,7 @@ export class Publisher {
     const systemCode = this.ctx.config.definition.parameters.system_code;
     while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
+      if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
       const batch: Pending[] = [];
       let bytes = 2;
       while (lane.size > 0 && batch.length < QUEUE_API.maxBatchSize) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConcurrencyController, LatencyHistogram, Link, outcomeOf, type Outcome, type Ticket } from "../../task/http/concurrency";
 import { parseRetryAfter } from "../../task/http/retry";
-import { concurrencyFromEnv } from "../../task/context";
+import { concurrencyFromEnv, pinnedFromEnv } from "../../task/context";
 import { UserError } from "../../core/errors";
 
 /** A controller on a hand-driven clock. */
@@ -334,6 +334,7 @@ describe("concurrency settings from the environment", () => {
     expect(c.queue).toEqual({ floor: 4, ceiling: 4 });
     expect(c.ers).toEqual({ floor: 2, ceiling: 2 });
     expect(c.regions.EU?.queue).toBeUndefined();
+    expect(pinnedFromEnv({ HUB_EXPORT_PUBLISH_CONCURRENCY: "4" })).toEqual({ queue: 4 });
   });
 
   it("refuses bad values with a line naming the variable and the key", () => {
