@@ -134,6 +134,9 @@ export function basicAuthorization(credentialsString: string): string {
 
 export const routingRulesBodySchema = z.array(routingRuleSchema).min(1);
 
+/** ASSUMED: the field that identifies an entity (the User's employee id); the emulator uses it to count re-sends. */
+export const ERS_ENTITY_KEY = "UserId";
+
 export const ersEntitiesBodySchema = z.strictObject({
   transactionId: z.string().min(1),
   systemCode: z.string().min(1),
