@@ -72,6 +72,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
 
     let streamed = 0;
+    let ersFailed = 0;
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
@@ -86,19 +87,21 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       await timed("publishDrain", () => publisher.drain());
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
       streamed = publisher.ers.sent;
+      ersFailed = publisher.ers.failedEntities;
       await setPhase(lock, config.tables, run, "ERS");
     }
     if (run.phase === "ERS") {
       // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
-      const entities = await timed("ers", () => sendEntities(ctx));
-      log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
+      const ers = await timed("ers", () => sendEntities(ctx));
+      ersFailed += ers.failed;
+      log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     const result = await timed("finish", () => finish(ctx, lock));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;

@@ -1,6 +1,7 @@
 /**
- * A loopback HTTP proxy in front of the emulator that notes every messageId PUT to a queue, in order. The kill tests
- * use it to prove that no acknowledged message is ever published again.
+ * A loopback HTTP proxy in front of the emulator that notes every messageId PUT to a queue, in order, and may hold
+ * each answer back a while after the emulator processed the request. The kill test uses that: a task killed then has
+ * requests the hub processed and never answered, as with a real hub, whatever the task was doing.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,7 +14,7 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+export async function startRecordingProxy(target: string, options: { answerDelayMs?: number } = {}): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const puts: string[] = [];
   const server = http.createServer((req, res) => {
@@ -30,8 +31,12 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         }
       }
       const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const reply = () => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        };
+        if (options.answerDelayMs) setTimeout(reply, options.answerDelayMs);
+        else reply();
       });
       forward.on("error", () => res.destroy());
       forward.end(body);
