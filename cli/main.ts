@@ -9,6 +9,7 @@ const COMMANDS: Record<string, () => Command<any>> = {
   emulator: () => require("./commands/emulator").default,
   plan: () => require("./commands/plan").default,
   run: () => require("./commands/run").default,
+  probe: () => require("./commands/probe").default,
   local: () => require("./commands/local").default,
   status: () => require("./commands/status").default,
   bench: () => require("./commands/bench").default,

@@ -7,19 +7,30 @@ export default defineCommand({
   usage:
     "hub-export run --definition <path|s3://bucket/key> --scripts <dir|s3://bucket/prefix/> [--connections <dir|secretsmanager:PREFIX>]\n" +
     "  (each option may come from the environment instead: HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS)\n" +
-    "  exit 0: ExecutionCompleted; 3: ExecutionFailed (failed messages are retried by the next run); 1: refused or stopped",
+    "  exit 0: ExecutionCompleted; 3: ExecutionFailed (failed messages are retried by the next run); 1: refused or stopped\n" +
+    "  --probe [--write] [--json]: load as a run does (read-only), check the hub the task would call, print a table; exit 0 iff every required check passed",
   options: {
     definition: { type: "string" },
     scripts: { type: "string" },
     connections: { type: "string" },
+    probe: { type: "boolean" },
+    write: { type: "boolean" },
+    json: { type: "boolean" },
   },
-  async run(values) {
+  async run(values, io) {
     const definition = values.definition ?? process.env.HUB_EXPORT_DEFINITION;
     const scripts = values.scripts ?? process.env.HUB_EXPORT_SCRIPTS;
     const connections = values.connections ?? process.env.HUB_EXPORT_CONNECTIONS;
     if (!definition) throw new UsageError("--definition is required");
     if (!scripts) throw new UsageError("--scripts is required");
     if (!connections) throw new UsageError("--connections is required (a folder of connection files, or secretsmanager:PREFIX)");
+    if (!values.probe && (values.write || values.json)) throw new UsageError("--write and --json go with --probe");
+    if (values.probe) {
+      const { probeFromRunInputs, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
+      const report = await probeFromRunInputs({ definition, scripts, connections }, { write: values.write ?? false });
+      io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
+      return report.passed ? 0 : 1;
+    }
     // Loaded here so that `hub-export --help` does not pay for the task's modules.
     const { runExport } = require("../../task/run") as typeof import("../../task/run");
     return runExport({ definition, scripts, connections });

@@ -40,7 +40,10 @@ export class Publisher {
   private readonly waiting: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
+  /** PUBLISHED and FAILED rows: a batch's slot waits for its commit. */
   readonly status: StatusWriter;
+  /** Moves to _ARCHIVE: an ERS request's slot waits for its commit. */
+  private readonly archive: StatusWriter;
   readonly ers: ErsStream;
   submitted = 0;
   /** Acknowledged by the broker, their PUBLISHED status committed. */
@@ -53,8 +56,9 @@ export class Publisher {
     for (const tenant of config.tenants) {
       if (!this.brokers.has(tenant.hubDestination)) this.brokers.set(tenant.hubDestination, new QueueBroker(tenant.queue, dispatcher, settings.retry));
     }
-    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
-    this.ers = new ErsStream(ctx, this.status);
+    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
+    this.ers = new ErsStream(ctx, this.archive);
     this.progress = new Progress(ctx.log, "publish");
   }
 
@@ -88,7 +92,7 @@ export class Publisher {
     for (const destination of [...this.buffers.keys()]) await this.dispatch(destination);
     while (this.running.size > 0) await Promise.all([...this.running]);
     await this.ers.drain();
-    await this.status.flush();
+    await Promise.all([this.status.flush(), this.archive.flush()]);
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
     if (this.failure) throw this.failure;
   }

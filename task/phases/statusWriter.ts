@@ -32,10 +32,10 @@ const FLUSH_MS = 250;
 
 export class StatusWriter {
   private buffer: Pending = empty();
-  /** The write in progress (or the last one), never rejecting: failures go to `error`. */
-  private writing: Promise<void> = Promise.resolve();
-  /** The next write, queued behind `writing`; records committed together join it (group commit). */
+  /** The next write, waiting for a lane; records committed meanwhile join it (group commit). */
   private next?: Promise<void>;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
   private timer?: NodeJS.Timeout;
   private error?: unknown;
   published = 0;
@@ -47,9 +47,14 @@ export class StatusWriter {
     private readonly tables: RunTables,
     /** The run's transaction: archived_by of what it archives. */
     private readonly runTransactionId: string,
+    /**
+     * Writes at a time. Status rows of distinct messages never conflict, so the publisher's writer uses 2; archive
+     * writes share the per-tenant count rows and stay one at a time (no lock-order deadlock).
+     */
+    private readonly lanes = 1,
   ) {}
 
-  /** Buffers outcomes that need not be durable at once (failures); resolves once the buffer is small again. */
+  /** Buffers outcomes that need not be durable at once; resolves once the buffer is small again. */
   async add(records: StatusRecord[]): Promise<void> {
     if (this.error) throw this.error;
     this.push(records, []);
@@ -68,18 +73,40 @@ export class StatusWriter {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.next ??= this.writing.then(async () => {
-      this.next = undefined;
-      const pending = this.buffer;
-      this.buffer = empty();
+    if (!this.next) {
+      const next = this.lane().then(() => this.writeBuffered());
+      this.next = next;
+      next.catch((err) => {
+        this.error ??= err;
+      });
+    }
+    return this.next;
+  }
+
+  private async writeBuffered(): Promise<void> {
+    this.next = undefined;
+    const pending = this.buffer;
+    this.buffer = empty();
+    try {
       if (this.error) throw this.error;
       if (pending.statuses.length || pending.archive.length) await this.write(pending);
-    });
-    const next = this.next;
-    this.writing = next.catch((err) => {
-      this.error ??= err;
-    });
-    return next;
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private lane(): Promise<void> {
+    if (this.active < this.lanes) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.active++;
+        resolve();
+      }),
+    );
   }
 
   private push(records: StatusRecord[], archive: string[]): void {
@@ -101,6 +128,9 @@ export class StatusWriter {
     let failure: Error | undefined;
     try {
       await inTransaction(client, async () => {
+        // Visible to the next run as soon as it commits, which is all a killed task needs; waiting for the WAL flush
+        // too would only guard against a database crash, after which a few acknowledgements are re-sent (same ids).
+        await client.query("SET LOCAL synchronous_commit TO off");
         if (statuses.length) {
           await client.query(
             `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
