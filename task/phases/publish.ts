@@ -57,7 +57,7 @@ export class Publisher {
       if (!this.brokers.has(tenant.hubDestination)) this.brokers.set(tenant.hubDestination, new QueueBroker(tenant.queue, dispatcher, settings.retry));
     }
     this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
-    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
+    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
     this.ers = new ErsStream(ctx, this.archive);
     this.progress = new Progress(ctx.log, "publish");
   }

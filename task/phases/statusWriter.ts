@@ -48,8 +48,8 @@ export class StatusWriter {
     /** The run's transaction: archived_by of what it archives. */
     private readonly runTransactionId: string,
     /**
-     * Writes at a time. Status rows of distinct messages never conflict, so the publisher's writer uses 2; archive
-     * writes share the per-tenant count rows and stay one at a time (no lock-order deadlock).
+     * Writes at a time. Status rows of distinct messages never conflict; archive writes share the per-tenant count
+     * rows, which they lock in tenant order (archiveSql), so concurrent writes cannot deadlock.
      */
     private readonly lanes = 1,
   ) {}
@@ -132,12 +132,14 @@ export class StatusWriter {
         // too would only guard against a database crash, after which a few acknowledgements are re-sent (same ids).
         await client.query("SET LOCAL synchronous_commit TO off");
         if (statuses.length) {
-          await client.query(
-            `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
+          // Named: planned once per session, as these statements run once per batch or two in flight.
+          await client.query({
+            name: "hub-export-status-upsert",
+            text: `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
              SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
                FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
              ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()`,
-            [
+            values: [
               statuses.map((r) => r.messageId),
               statuses.map((r) => r.transactionId),
               statuses.map((r) => r.tenantId),
@@ -146,9 +148,9 @@ export class StatusWriter {
               statuses.map((r) => r.attempts),
               statuses.map((r) => (r.published ? null : (r.reason ?? "failed"))),
             ],
-          );
+          });
         }
-        if (archive.length) await client.query(archiveByIdSql(this.tables), [this.runTransactionId, archive]);
+        if (archive.length) await client.query({ name: "hub-export-archive-by-id", text: archiveByIdSql(this.tables), values: [this.runTransactionId, archive] });
       });
     } catch (err) {
       failure = err as Error;
