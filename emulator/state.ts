@@ -49,8 +49,8 @@ export interface TenantEntities {
   /** Entities whose key (transaction and ERS_ENTITY_KEY) arrived before: re-sent entities. */
   duplicates: number;
   transactions: Map<string, number>;
-  /** Entity keys received, when bodies are retained. */
-  keys?: Set<string>;
+  /** Entity key (`<transactionId> <key>`) → times received, when bodies are retained. */
+  keys?: Map<string, number>;
 }
 
 export interface IntakeJobRecord extends IntakeJobBody {
@@ -76,7 +76,7 @@ export interface DestinationState {
 export interface EmulatorState {
   queues: Record<HubRegion, { destinations: Record<string, DestinationState> }>;
   routingRules: Record<string, { rules: RoutingRule[]; posts: number; changes: number }>;
-  ers: Record<string, { requests: number; entities: number; duplicates: number; transactions: Record<string, number> }>;
+  ers: Record<string, { requests: number; entities: number; duplicates: number; transactions: Record<string, number>; received?: Record<string, number> }>;
   intakeJobs: IntakeJobRecord[];
   /** The fault configuration in force, and what it injected since the last (re)seed. */
   faults: FaultConfig & { stats: Record<FaultEndpoint, FaultStats> };
@@ -167,14 +167,15 @@ export class EmulatorStore {
   /** Counts a request's entities; `keys` (their ERS_ENTITY_KEY values) find re-sent ones when bodies are retained. */
   recordEntities(tenantId: string, transactionId: string, count: number, keys: readonly string[] = []): void {
     let tenant = this.entities.get(tenantId);
-    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, duplicates: 0, transactions: new Map(), keys: this.retainBodies ? new Set() : undefined }));
+    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, duplicates: 0, transactions: new Map(), keys: this.retainBodies ? new Map() : undefined }));
     tenant.requests++;
     tenant.entities += count;
     tenant.transactions.set(transactionId, (tenant.transactions.get(transactionId) ?? 0) + count);
     for (const key of tenant.keys ? keys : []) {
       const k = `${transactionId} ${key}`;
-      if (tenant.keys!.has(k)) tenant.duplicates++;
-      else tenant.keys!.add(k);
+      const seen = tenant.keys!.get(k) ?? 0;
+      if (seen > 0) tenant.duplicates++;
+      tenant.keys!.set(k, seen + 1);
     }
   }
 
@@ -196,7 +197,10 @@ export class EmulatorStore {
     const routingRules: EmulatorState["routingRules"] = {};
     for (const [tenantId, t] of this.rules) routingRules[tenantId] = { rules: this.rulesOf(tenantId), posts: t.posts, changes: t.changes };
     const ers: EmulatorState["ers"] = {};
-    for (const [tenantId, t] of this.entities) ers[tenantId] = { requests: t.requests, entities: t.entities, duplicates: t.duplicates, transactions: Object.fromEntries(t.transactions) };
+    for (const [tenantId, t] of this.entities) {
+      ers[tenantId] = { requests: t.requests, entities: t.entities, duplicates: t.duplicates, transactions: Object.fromEntries(t.transactions) };
+      if (options.messages && t.keys) ers[tenantId].received = Object.fromEntries(t.keys);
+    }
     return { queues, routingRules, ers, intakeJobs: this.jobs.map((j) => ({ ...j })) };
   }
 }
