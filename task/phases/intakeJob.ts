@@ -5,6 +5,7 @@
  */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
+import { distinctHubTenants } from "../load/configuration";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
 export type IntakeReport = "STARTED" | "COMPLETED" | "FAILED";
@@ -17,8 +18,9 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
     return false;
   }
   const p = ctx.config.definition.parameters;
+  const hubTenants = distinctHubTenants(ctx.config.tenants);
   const results = await Promise.allSettled(
-    ctx.config.tenants.map((tenant) => {
+    hubTenants.map((tenant) => {
       const c = counts?.tenants[tenant.hubTenantId];
       const body = {
         jobName: p.job_name,
@@ -31,9 +33,9 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
       return postToHub(ctx.dispatcher, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, ctx.settings.retry);
     }),
   );
-  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: ctx.config.tenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
+  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
   if (failures.length === 0) {
-    ctx.log.info({ event: "intakeJob.reported", status, tenants: ctx.config.tenants.length }, `HRSYS intake job ${status}`);
+    ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
     return true;
   }
   if (contract.onFailure === "stop") throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;

@@ -5,9 +5,9 @@
  * database and shows what the next `pulumi up` would configure.
  */
 import type { StackConfig } from "../../config/schema";
-import { hubApiConfigRows, hubPlatConfigRows } from "../../core/rows";
+import { hubApiConfigRows } from "../../core/rows";
 import { HUB_REGIONS } from "../../core/regions";
-import type { RunConfiguration } from "../load/configuration";
+import { distinctHubTenants, type RunConfiguration } from "../load/configuration";
 import { loadScriptFiles } from "../load/scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { queueEndpoint } from "../connections/record";
@@ -20,7 +20,7 @@ export function targetsFromRun(config: RunConfiguration): ProbeTargets {
   return {
     contract: config.definition.hubContract,
     queues: [...queues.values()],
-    tenants: config.tenants.map((t) => ({ hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, apis: t.apis, credentialsString: t.credentialsString })),
+    tenants: distinctHubTenants(config.tenants).map((t) => ({ hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, apis: t.apis, credentialsString: t.credentialsString })),
     systemCode: p.system_code,
     jobName: p.job_name,
   };
@@ -46,9 +46,9 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
   const credentials = (await loadScriptFiles(inputs.scripts)).tenantCredentials;
   const apiRows = hubApiConfigRows(config);
   const tenants: ProbeTargets["tenants"] = [];
-  for (const row of hubPlatConfigRows(config)) {
-    const id = row.key.hub_tenant_id;
-    const code = String(row.values.hub_tenant_code);
+  for (const hub of config.hubTenants) {
+    const id = hub.hubTenantId;
+    const code = hub.hubTenantCode;
     const credentialsString = credentials.get(id.toLowerCase());
     if (!credentialsString) {
       fail(`tenant ${code}`, "credentials string", `no entry for ${id} in tenant_credentials.txt of ${inputs.scripts}`);
