@@ -42,12 +42,12 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
   beforeAll(async () => {
     [f] = await Promise.all([
       exportFixture({
-        employees: 1500,
+        employees: 1000,
         seed: 11,
         parameters: { records_per_ers_request: ERS_BATCH },
         emulator: { deduplicate: false },
-        // Answers arrive 6 ms after the hub processed the request: kills find requests stored and not yet answered.
-        hub: async (emulator) => (proxy = await startRecordingProxy(emulator.urls.base, { answerDelayMs: 6 })).urls,
+        // Answers arrive 5 ms after the hub processed the request: kills find requests stored and not yet answered.
+        hub: async (emulator) => (proxy = await startRecordingProxy(emulator.urls.base, { answerDelayMs: 5 })).urls,
       }),
       taskBundle(),
     ]);
@@ -106,7 +106,7 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
         // It finished before the kill: it must end with its final line, and the next transaction gets new work.
         expect(FINAL_EVENTS).toContain(finalEvent(result));
         expect(result.stderr).toBe("");
-        const touched = await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE employee_id IN (SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') ORDER BY md5(employee_id || $1) LIMIT 500)`, [String(i)]);
+        const touched = await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE employee_id IN (SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') ORDER BY md5(employee_id || $1) LIMIT 300)`, [String(i)]);
         exported += touched.rowCount!;
       }
     }
