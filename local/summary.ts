@@ -6,7 +6,8 @@ import type { IntakeJobRow } from "./status";
 
 /** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
 export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent">, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
-  if (run.finalEvent === "run.done" && intakeJob) return intakeJob.status;
+  // HUB_INTAKE_JOB holds completed runs only: a failed one ends run.done with exit 3.
+  if (run.finalEvent === "run.done") return intakeJob?.status ?? (run.exitCode === 0 ? "ExecutionCompleted" : "ExecutionFailed");
   if (run.finalEvent === "run.refused") return "Refused (nothing was touched; fix the problem and run again)";
   if (run.signal) return `Stopped (killed by ${run.signal}; resumable: the next run resumes the transaction)`;
   if (run.finalEvent === "run.stopped" || run.exitCode === 1) return "Stopped (resumable: the next run resumes the transaction)";
@@ -30,11 +31,15 @@ export function formatSummary(s: LocalSummary): string {
       "",
       "Counts per phase",
       `  extract        ${n(j.counts.extracted)} employees in ${n(j.counts.messages)} messages`,
-      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed`,
+      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed, ${n(j.counts.heldBack)} held back`,
       `  ERS            ${n(j.counts.ersEntities)} entities`,
       `  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`,
     );
     if (j.error) lines.push(`  error          ${j.error}`);
+    if (j.unknownCodes) {
+      const fields = Object.entries(j.unknownCodes.fields);
+      lines.push(`  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`);
+    }
   }
   lines.push("", "Per region (what the hub queue holds in total)");
   for (const [region, r] of Object.entries(s.regions)) {
@@ -47,6 +52,7 @@ export function formatSummary(s: LocalSummary): string {
     `  bucket         ${rel(s.files.bucket)}/`,
     `  definition     ${rel(s.files.definition)}`,
     `  scripts        ${rel(s.files.scripts)}`,
+    `  CLS sheet      ${rel(s.files.clsSheet)} (and .xlsx; the hub checklist beside it)`,
     `  connections    ${rel(s.files.connections)}/`,
     `  database       ${rel(s.files.postgres)}/`,
     `  task log       ${rel(s.files.taskLog)}`,

@@ -4,7 +4,7 @@ import { runStatus } from "../../local/summary";
 describe("the local summary's run status", () => {
   it.each([
     ["a finished run: its intake job's status", { exitCode: 0, signal: null, finalEvent: "run.done" }, { status: "ExecutionCompleted" }, "ExecutionCompleted"],
-    ["a finished run with failed messages", { exitCode: 3, signal: null, finalEvent: "run.done" }, { status: "ExecutionFailed" }, "ExecutionFailed"],
+    ["a finished run with failed messages (no HUB_INTAKE_JOB row)", { exitCode: 3, signal: null, finalEvent: "run.done" }, null, "ExecutionFailed"],
     ["a stopped run: resumable, not ExecutionFailed", { exitCode: 1, signal: null, finalEvent: "run.stopped" }, null, "Stopped (resumable: the next run resumes the transaction)"],
     ["a killed run: resumable", { exitCode: 1, signal: "SIGKILL" as const, finalEvent: "progress" }, null, "Stopped (killed by SIGKILL; resumable: the next run resumes the transaction)"],
     ["a refused run", { exitCode: 1, signal: null, finalEvent: "run.refused" }, null, "Refused (nothing was touched; fix the problem and run again)"],
