@@ -1,5 +1,5 @@
 /**
- * The HRSYS intake job reports (an assumed call, DESIGN.md section 5): STARTED when a run starts, COMPLETED or FAILED
+ * The HRSYS intake job reports (an assumed call, docs/hub-contract.md): STARTED when a run starts, COMPLETED or FAILED
  * once finished. The hub contract (hubContract.intakeReport) may turn them off, or make them best-effort: a failure is
  * then recorded in the log and the run goes on, so a hub without the endpoint never keeps a run from exporting.
  */
