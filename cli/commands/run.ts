@@ -45,8 +45,8 @@ export default defineCommand({
       description: "Do not run: load what a run loads (read-only) and check the hub the task would call, from the task's network (docs/hub-contract.md)",
       example: "--probe",
     },
-    write: { type: "boolean", description: "With --probe: also publish one marked test message and send one marked ERS entity and intake report", example: "--probe --write" },
-    json: { type: "boolean", description: "With --probe: print the checks as one JSON object instead of a table", example: "--probe --json" },
+    write: { type: "boolean", description: "With --probe: also publish one marked test message and send one marked ERS entity and intake report", example: "--write" },
+    json: { type: "boolean", description: "With --probe: print the checks as one JSON object instead of a table", example: "--json" },
   },
   details: [
     "Each option may come from the environment instead (HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS, HUB_EXPORT_CLS, HUB_EXPORT_CLS_MODE): that is how the container is started.",
