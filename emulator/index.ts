@@ -78,7 +78,7 @@ const NO_FAULT: FaultDecision = { latencyMs: 0 };
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const config = resolveConfig(options.config);
-  const store = new EmulatorStore(config.retainBodies);
+  const store = new EmulatorStore(config.retainBodies, config.deduplicate);
   const broker = new QueueBroker(config, store);
   const hub = new HubApis(config, store);
   const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
@@ -151,7 +151,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     if (s.length === 3 && s[1] === "api") {
       const r = own(own(hubRoutes, s[0]) ?? {}, s[2]);
-      return r && { ...r, link: { api: s[0] as LinkApi, limited: true } };
+      // A hub without this endpoint: 404, as for any path it does not serve.
+      if (!r || (r.endpoint && (config.missingEndpoints as string[]).includes(r.endpoint))) return undefined;
+      return { ...r, link: { api: s[0] as LinkApi, limited: true } };
     }
     if (s.length === 2 && s[0] === "_emulator") return own(inspection, s[1]);
     return undefined;

@@ -1,16 +1,19 @@
 /**
  * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, over
  * keep-alive connections. Each destination has its own lane: a bounded read-ahead of messages, and batch PUTs in
- * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome goes to _STATUS; published
- * messages go on to ERS first (ersStream.ts), which records them and moves them to _ARCHIVE.
+ * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome
+ * goes to _STATUS; a batch holds its slot until its PUBLISHED rows are committed, so after a kill at most the batches
+ * in flight (the links' windows x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts),
+ * which moves them to _ARCHIVE.
  */
-import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
+import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, contractProperties, type QueueMessageContract } from "../../core/hubContract";
 import type { RunContext } from "../context";
 import { QueueBroker, tooLarge, type MessageOutcome, type OutgoingMessage } from "../queue/broker";
 import { StatusWriter, type StatusRecord } from "./statusWriter";
 import { ErsStream } from "./ersStream";
 import { Progress } from "../log";
 import type { Link } from "../http/concurrency";
+import { HubApiError } from "../hub/api";
 
 /** A stored message, as read from HUB_<CLIENT>_MESSAGES (or returned by the extract). */
 export interface StoredMessage {
@@ -77,11 +80,16 @@ export class Publisher {
   private draining = false;
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
+  /** PUBLISHED and FAILED rows: a batch's slot waits for its commit. */
   readonly status: StatusWriter;
+  /** Moves to _ARCHIVE: an ERS request's slot waits for its commit. */
+  private readonly archive: StatusWriter;
   readonly ers: ErsStream;
   submitted = 0;
-  /** Acknowledged by the broker (their status is written once ERS has them too). */
+  /** Acknowledged by the broker, their PUBLISHED status committed. */
   acknowledged = 0;
+  /** Set when a message was refused and the hub contract says stop (queueMessage.onFailure). */
+  private failure?: Error;
 
   constructor(private readonly ctx: RunContext) {
     const { config, dispatcher, settings, links } = ctx;
@@ -90,8 +98,9 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
     }
-    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
-    this.ers = new ErsStream(ctx, this.status);
+    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.ers = new ErsStream(ctx, this.archive);
     this.progress = new Progress(ctx.log, "publish");
   }
 
@@ -102,6 +111,7 @@ export class Publisher {
   async submit(messages: StoredMessage[]): Promise<void> {
     const byLane = new Map<Lane, StoredMessage[]>();
     for (const message of messages) {
+      if (this.failure) throw this.failure;
       this.submitted++;
       const lane = this.lanes.get(message.destination);
       if (!lane) {
@@ -124,8 +134,9 @@ export class Publisher {
       await Promise.all([...this.running]);
     }
     await this.ers.drain();
-    await this.status.flush();
+    await Promise.all([this.status.flush(), this.archive.flush()]);
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
+    if (this.failure) throw this.failure;
   }
 
   counts() {
@@ -153,6 +164,7 @@ export class Publisher {
    */
   private pump(lane: Lane): void {
     const systemCode = this.ctx.config.definition.parameters.system_code;
+    const contract = this.ctx.config.definition.hubContract.queueMessage;
     while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
@@ -160,7 +172,7 @@ export class Publisher {
       let bytes = 2;
       while (lane.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
         const next = lane.waiting[lane.head];
-        const out = outgoing(next, systemCode);
+        const out = outgoing(next, systemCode, contract);
         const early = tooLarge(out);
         if (early) {
           lane.take();
@@ -207,17 +219,21 @@ export class Publisher {
     const records: StatusRecord[] = outcomes.map((o, i) => ({ ...o, transactionId: messages[i].transactionId, tenantId: messages[i].tenantId, destination: messages[i].destination }));
     const failed = records.filter((r) => !r.published);
     for (const r of failed) this.ctx.log.warn({ event: "publish.failed", messageId: r.messageId, destination: r.destination, attempts: r.attempts, reason: r.reason }, "message not published");
-    if (failed.length) await this.status.add(failed);
-    const published = records.flatMap((record, i) => (record.published ? [{ message: messages[i], record }] : []));
+    if (failed.length && this.ctx.config.definition.hubContract.queueMessage.onFailure === "stop") {
+      this.failure ??= new HubApiError("QUEUE", `the broker refused message ${failed[0].messageId} for ${failed[0].destination} and hubContract.queueMessage.onFailure is stop: ${failed[0].reason}`);
+    }
+    const published = records.filter((r) => r.published);
+    // Acknowledged only once committed: the slot of this batch is held until then.
+    await this.status.commit(records);
     this.acknowledged += published.length;
-    if (published.length) await this.ers.add(published);
+    if (published.length) await this.ers.add(messages.filter((_, i) => records[i].published));
     this.progress.tick(this.acknowledged + this.status.failed, this.counts());
   }
 }
 
-/** The broker's message: properties, headers.messageId, and the body as a JSON string. */
-export function outgoing(m: StoredMessage, systemCode: string): OutgoingMessage {
-  const properties = { transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) };
+/** The broker's message: properties (as the hub contract names them), headers.messageId, and the body as a JSON string. */
+export function outgoing(m: StoredMessage, systemCode: string, contract: QueueMessageContract): OutgoingMessage {
+  const properties = contractProperties({ transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) }, contract);
   const json = `{"properties":${JSON.stringify(properties)},"headers":{"messageId":"${m.messageId}"},"body":${JSON.stringify(m.body)}}`;
   return { messageId: m.messageId, json, bytes: Buffer.byteLength(json) };
 }
