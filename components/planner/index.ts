@@ -87,7 +87,7 @@ export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun
   const project = options.project ?? PROJECT_NAME;
   const region = options.config["aws:region"];
   const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
-  const program = options.program ?? (() => hubExportProgram());
+  const program = options.program ?? (() => hubExportProgram({ offline: true }));
 
   const keepStackTraces = options.keepStackTraces ?? process.env.HUB_EXPORT_PLAN_STACK_TRACES === "1";
   const stackTraceLimit = Error.stackTraceLimit;
