@@ -39,7 +39,7 @@ export interface InstallationPlan {
 
 export function planInstallation(
   config: StackConfig,
-  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string } },
+  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string }; databaseCaPem?: string },
 ): InstallationPlan {
   const template = renderTemplate(sources.template, config);
   return {
@@ -48,7 +48,7 @@ export function planInstallation(
     template,
     baseline: { name: sources.baseline.name, buildNumber: sources.baseline.buildNumber, sha256: sources.baseline.sha256, sql: renderBaseline(sources.baseline, config) },
     bucketObjects: bucketObjects(config, template),
-    connections: connectionRecords(config),
+    connections: connectionRecords(config, sources.databaseCaPem),
     rows: { apiConfig: hubApiConfigRows(config), platConfig: hubPlatConfigRows(config) },
     routingRules: config.tenants.map((tenant) => ({
       tenant,

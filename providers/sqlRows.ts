@@ -8,15 +8,25 @@
  * packages required inside function bodies.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { withPgClient as pgWithClient, inPgTransaction as pgInTransaction, quoteIdent as pgQuoteIdent, type PgTarget } from "./pg";
+import {
+  withPgClient as pgWithClient,
+  inPgTransaction as pgInTransaction,
+  quoteIdent as pgQuoteIdent,
+  configuredLogin as pgConfiguredLogin,
+  loginFor as pgLoginFor,
+  type ConfiguredLogin,
+  type PgTarget,
+} from "./pg";
 
 // Local aliases: the serializer captures these function values, not the ./pg module object.
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const quoteIdent = pgQuoteIdent;
+const configuredLogin = pgConfiguredLogin;
+const loginFor = pgLoginFor;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
-export const CONFIG_ROW_PROVIDER_VERSION = 1;
+export const CONFIG_ROW_PROVIDER_VERSION = 2;
 
 export type SqlValue = string | null;
 
@@ -30,7 +40,8 @@ export interface ConfigRowSpec {
 
 /** The dynamic resource's inputs and outputs. */
 export interface ConfigRowState extends ConfigRowSpec {
-  connection: PgTarget;
+  /** The database, `host:port/database` (providers/pg.ts databaseLabel): a label, never a login. */
+  target: string;
   version: number;
   /**
    * Columns of `values` that name the resource besides its key (core/rows.ts rowName: HUB_PLAT_CONFIG/<platRegion>).
@@ -139,7 +150,7 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
       problems.push({ property: "identityColumns", reason: "must list columns of values" });
     }
   }
-  if (inputs.connection === undefined || inputs.connection === null) problems.push({ property: "connection", reason: "is required" });
+  if (typeof inputs.target !== "string" || inputs.target === "") problems.push({ property: "target", reason: "must be the database's host:port/database" });
   if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
   return problems;
 }
@@ -157,18 +168,26 @@ function stableJson(value: unknown): string {
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  const state: ConfigRowState = { connection: inputs.connection, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
+  const state: ConfigRowState = { target: inputs.target, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
   if (inputs.identityColumns !== undefined) state.identityColumns = inputs.identityColumns;
   return state;
 }
 
+/** A SQL provider keeps the login `configure` read from the stack config; it is never in a resource's state. */
+export type SqlResourceProvider<S> = dynamic.ResourceProvider<S, S> & { configured?: ConfiguredLogin };
+
 /**
- * The dynamic provider. A change of schema, table or key replaces the row, deleting the old one first
+ * The dynamic provider. A change of schema, table, key or target replaces the row, deleting the old one first
  * (`deleteBeforeReplace`): HUB_PLAT_CONFIG is also unique by (plat_client_name, plat_region), so a platform region's
  * row with a new hub_tenant_id cannot be inserted while the old one is there. Any other change updates the row in
- * place with an upsert.
+ * place with an upsert. Every method logs in with the stack's current admin login (configure), so a rotated password
+ * needs no change of state, and a delete in the same `up` uses the new password.
  */
-export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
+export const configRowProvider: SqlResourceProvider<ConfigRowState> = {
+  async configure(req) {
+    this.configured = configuredLogin(req.config, process.cwd());
+  },
+
   async check(_olds, news) {
     const failures = configRowProblems(news);
     return failures.length ? { failures } : { inputs: news };
@@ -176,6 +195,7 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
 
   async diff(_id, olds, news) {
     const replaces: string[] = [];
+    if (String(olds.target) !== String(news.target)) replaces.push("target");
     if (String(olds.schema).toLowerCase() !== String(news.schema).toLowerCase()) replaces.push("schema");
     if (String(olds.table).toLowerCase() !== String(news.table).toLowerCase()) replaces.push("table");
     if (stableJson(olds.key) !== stableJson(news.key)) replaces.push("key");
@@ -183,19 +203,18 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
       replaces.length > 0 ||
       stableJson(olds.values) !== stableJson(news.values) ||
       olds.version !== news.version ||
-      stableJson(olds.identityColumns) !== stableJson(news.identityColumns) ||
-      stableJson(olds.connection) !== stableJson(news.connection);
+      stableJson(olds.identityColumns) !== stableJson(news.identityColumns);
     return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
   },
 
   async create(inputs) {
-    await upsertRow(inputs.connection, inputs);
+    await upsertRow(loginFor(this.configured, inputs.target, configRowId(inputs)), inputs);
     return { id: configRowId(inputs), outs: rowState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const current = await readRow(props.connection, { ...props, columns: Object.keys(props.values ?? {}) });
+    const current = await readRow(loginFor(this.configured, props.target, configRowId(props)), { ...props, columns: Object.keys(props.values ?? {}) });
     // An empty id tells the engine the row is gone: `pulumi refresh` drops it and the next `up` creates it again.
     if (!current) return { id: "" };
     const state = { ...rowState(props), values: current };
@@ -203,13 +222,13 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
   },
 
   async update(_id, _olds, news) {
-    await upsertRow(news.connection, news);
+    await upsertRow(loginFor(this.configured, news.target, configRowId(news)), news);
     return { outs: rowState(news) };
   },
 
   async delete(_id, props) {
     const match: Record<string, SqlValue> = {};
     for (const column of props.identityColumns ?? []) match[column] = props.values?.[column] ?? null;
-    await deleteRow(props.connection, props, match);
+    await deleteRow(loginFor(this.configured, props.target, configRowId(props)), props, match);
   },
 };

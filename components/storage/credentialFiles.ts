@@ -1,16 +1,15 @@
 /**
  * The scripts folder's configuration files (procedure steps 7.2 to 7.4): credentials.ini (the database connection
- * name) and tenant_credentials.txt (each hub tenant's credentials string, secret). Both are encrypted with SSE-KMS
- * under the stack's key, whatever the bucket's default.
+ * name) and tenant_credentials.txt (each hub tenant's credentials string, secret). Written like every object of the
+ * stack (components/storage/platformBucket.ts writeObjects): SSE-KMS under the stack's key, guarded and retained in
+ * an adopted bucket.
  */
-import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import type { BucketFile } from "./platformBucket";
+import { writeObjects, type BucketFile, type ObjectPlacement } from "./platformBucket";
 import { childOptions } from "../options";
 
 export interface CredentialFilesArgs {
-  bucketName: pulumi.Input<string>;
-  kmsKeyArn: pulumi.Input<string>;
+  placement: ObjectPlacement;
   /** Content that holds secrets must be a Pulumi secret (see components/secrets.ts). */
   files: BucketFile[];
 }
@@ -20,13 +19,7 @@ export class CredentialFiles extends pulumi.ComponentResource {
 
   constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:storage:CredentialFiles", name, {}, opts);
-    for (const file of args.files) {
-      new aws.s3.BucketObjectv2(
-        `${name}/${file.key}`,
-        { bucket: args.bucketName, key: file.key, content: file.content, contentType: file.contentType, serverSideEncryption: "aws:kms", kmsKeyId: args.kmsKeyArn },
-        childOptions(this, opts),
-      );
-    }
+    writeObjects(this, name, args.placement, args.files, childOptions(this, opts));
     this.fileKeys = args.files.map((f) => f.key);
     this.registerOutputs({ fileKeys: this.fileKeys });
   }

@@ -13,7 +13,6 @@ import * as pulumi from "@pulumi/pulumi";
 import { rowName, type ConfigRow as ConfigRowData } from "../../core/rows";
 import { TABLES } from "../../core/naming";
 import { ConfigRow } from "./configRow";
-import type { PgConnectionInput } from "./connection";
 import { childOptions } from "../options";
 
 /** Columns of `values` in a table's row names (rowName): see providers/sqlRows.ts identityColumns. */
@@ -27,7 +26,8 @@ function rowOptions(parent: pulumi.ComponentResource, row: ConfigRowData, opts?:
 }
 
 export interface ConfigTablesArgs {
-  connection: PgConnectionInput;
+  /** The database's label: the rows' state holds it, never the login. */
+  target: string;
   /** The staging schema, name only. */
   schema: string;
   rows: ConfigRowData[];
@@ -42,7 +42,7 @@ export class ConfigTables extends pulumi.ComponentResource {
       const identityColumns = IDENTITY_COLUMNS[row.table];
       return new ConfigRow(
         rowName(row),
-        { connection: args.connection, schema: args.schema, table: row.table, key: row.key, values: row.values, ...(identityColumns ? { identityColumns } : {}) },
+        { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values, ...(identityColumns ? { identityColumns } : {}) },
         rowOptions(this, row, opts),
       );
     });
