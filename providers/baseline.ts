@@ -24,7 +24,8 @@ import {
   pgTargetLabel as pgLabel,
   configuredLogin as pgConfiguredLogin,
   loginFor as pgLoginFor,
-  type ConfiguredLogin,
+  rememberLogin as pgRememberLogin,
+  rememberedLogin as pgRememberedLogin,
   type PgTarget,
 } from "./pg";
 
@@ -32,7 +33,11 @@ const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const pgTargetLabel = pgLabel;
 const configuredLogin = pgConfiguredLogin;
-const loginFor = pgLoginFor;
+const rememberLogin = pgRememberLogin;
+const rememberedLogin = pgRememberedLogin;
+const checkedLogin = pgLoginFor;
+/** The login `configure` read from the stack config, for a resource of database `target`. */
+const loginFor = (target: string, what: string) => checkedLogin(rememberedLogin(), target, what);
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
 export const BASELINE_PROVIDER_VERSION = 2;
@@ -243,10 +248,10 @@ function needsApply(olds: BaselineState, news: BaselineState): boolean {
   );
 }
 
-/** The baseline provider keeps the login `configure` read from the stack config; it is never in the state. */
-export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineState> & { configured?: ConfiguredLogin } = {
+/** The login comes from the stack config (configure), never from the state. */
+export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineState> = {
   async configure(req) {
-    this.configured = configuredLogin(req.config, process.cwd());
+    rememberLogin(configuredLogin(req.config, process.cwd()));
   },
 
   async check(_olds, news) {
@@ -266,7 +271,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   },
 
   async create(inputs) {
-    const login = loginFor(this.configured, inputs.target, inputs.name);
+    const login = loginFor(inputs.target, inputs.name);
     await applyBaseline(login, inputs.sql, inputs.name);
     await requireBaselineColumns(login, inputs.sql, inputs.name);
     return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
@@ -274,7 +279,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async read(id, props) {
     if (!props) return { id };
-    const login = loginFor(this.configured, props.target, props.name);
+    const login = loginFor(props.target, props.name);
     // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
     const missing = await missingBaselineTables(login, props.sql);
     if (missing.length > 0) {
@@ -293,7 +298,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
-      const login = loginFor(this.configured, news.target, news.name);
+      const login = loginFor(news.target, news.name);
       await applyBaseline(login, news.sql, news.name);
       await requireBaselineColumns(login, news.sql, news.name);
     }

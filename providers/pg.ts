@@ -120,6 +120,18 @@ export interface ConfiguredLogin {
   login: PgConnection;
 }
 
+/**
+ * Where `configure` keeps the login: on the process's global object, not on the provider, so that serializing a
+ * provider (which captures the provider object) can never capture a login too.
+ */
+export function rememberLogin(configured: ConfiguredLogin | undefined): void {
+  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = configured;
+}
+
+export function rememberedLogin(): ConfiguredLogin | undefined {
+  return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as ConfiguredLogin | undefined;
+}
+
 /** Reads `hubExport:database` from a dynamic provider's ConfigureRequest; the program's own checks came first. */
 export function configuredLogin(config: { get(key: string): string | undefined }, root: string): ConfiguredLogin | undefined {
   const text = config.get("hubExport:database");

@@ -14,7 +14,8 @@ import {
   quoteIdent as pgQuoteIdent,
   configuredLogin as pgConfiguredLogin,
   loginFor as pgLoginFor,
-  type ConfiguredLogin,
+  rememberLogin as pgRememberLogin,
+  rememberedLogin as pgRememberedLogin,
   type PgTarget,
 } from "./pg";
 
@@ -23,7 +24,11 @@ const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const quoteIdent = pgQuoteIdent;
 const configuredLogin = pgConfiguredLogin;
-const loginFor = pgLoginFor;
+const rememberLogin = pgRememberLogin;
+const rememberedLogin = pgRememberedLogin;
+const checkedLogin = pgLoginFor;
+/** The login `configure` read from the stack config, for a resource of database `target`. */
+const loginFor = (target: string, what: string) => checkedLogin(rememberedLogin(), target, what);
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
 export const CONFIG_ROW_PROVIDER_VERSION = 2;
@@ -173,8 +178,6 @@ function rowState(inputs: ConfigRowState): ConfigRowState {
   return state;
 }
 
-/** A SQL provider keeps the login `configure` read from the stack config; it is never in a resource's state. */
-export type SqlResourceProvider<S> = dynamic.ResourceProvider<S, S> & { configured?: ConfiguredLogin };
 
 /**
  * The dynamic provider. A change of schema, table, key or target replaces the row, deleting the old one first
@@ -183,9 +186,9 @@ export type SqlResourceProvider<S> = dynamic.ResourceProvider<S, S> & { configur
  * place with an upsert. Every method logs in with the stack's current admin login (configure), so a rotated password
  * needs no change of state, and a delete in the same `up` uses the new password.
  */
-export const configRowProvider: SqlResourceProvider<ConfigRowState> = {
+export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async configure(req) {
-    this.configured = configuredLogin(req.config, process.cwd());
+    rememberLogin(configuredLogin(req.config, process.cwd()));
   },
 
   async check(_olds, news) {
@@ -208,13 +211,13 @@ export const configRowProvider: SqlResourceProvider<ConfigRowState> = {
   },
 
   async create(inputs) {
-    await upsertRow(loginFor(this.configured, inputs.target, configRowId(inputs)), inputs);
+    await upsertRow(loginFor(inputs.target, configRowId(inputs)), inputs);
     return { id: configRowId(inputs), outs: rowState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const current = await readRow(loginFor(this.configured, props.target, configRowId(props)), { ...props, columns: Object.keys(props.values ?? {}) });
+    const current = await readRow(loginFor(props.target, configRowId(props)), { ...props, columns: Object.keys(props.values ?? {}) });
     // An empty id tells the engine the row is gone: `pulumi refresh` drops it and the next `up` creates it again.
     if (!current) return { id: "" };
     const state = { ...rowState(props), values: current };
@@ -222,13 +225,13 @@ export const configRowProvider: SqlResourceProvider<ConfigRowState> = {
   },
 
   async update(_id, _olds, news) {
-    await upsertRow(loginFor(this.configured, news.target, configRowId(news)), news);
+    await upsertRow(loginFor(news.target, configRowId(news)), news);
     return { outs: rowState(news) };
   },
 
   async delete(_id, props) {
     const match: Record<string, SqlValue> = {};
     for (const column of props.identityColumns ?? []) match[column] = props.values?.[column] ?? null;
-    await deleteRow(loginFor(this.configured, props.target, configRowId(props)), props, match);
+    await deleteRow(loginFor(props.target, configRowId(props)), props, match);
   },
 };

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 function apiRow(index = 0): ConfigRowState {
   const row = hubApiConfigRows(wh.config)[index];
-  return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
+  return { target: wh.target, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
 }
 
 const apiRowsInDb = (tenantId: string) =>
@@ -142,7 +142,7 @@ describe("HUB_PLAT_CONFIG rows, named by platform region (core/rows.ts rowName)"
   /** The EU tenant's row as components/warehouse/configTables.ts declares it. */
   function platRow(): ConfigRowState {
     const row = hubPlatConfigRows(wh.config)[1];
-    return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION, identityColumns: ["plat_region"] };
+    return { target: wh.target, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION, identityColumns: ["plat_region"] };
   }
   const platRowsOf = (platRegion: string) =>
     wh.query<{ hub_tenant_id: string; plat_region: string; hub_tenant_code: string }>("SELECT hub_tenant_id, plat_region, hub_tenant_code FROM staging.hub_plat_config WHERE plat_region = $1", [platRegion]);
