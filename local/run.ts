@@ -8,6 +8,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
+import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS } from "../core/naming";
 import { HUB_REGIONS } from "../core/regions";
@@ -78,7 +79,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const file = options.file ?? stackFilePath(options.stack ?? "qa");
     // The stack file as it is first: its problems are reported as for `hub-export validate`.
     loadStackConfig({ file, stack: options.stack });
-    const raw = readStackFile(file);
+    // Local mode runs on the stack file's examples: the PLACEHOLDER: values stand for what the embedded default provides.
+    const raw = stripPlaceholders(readStackFile(file)).value;
     const tenants = (raw.tenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
     const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
     const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
