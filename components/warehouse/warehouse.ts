@@ -7,7 +7,8 @@
  * change, and deleting one runs REVOKE: replaced create-first (the engine's default), the old one's REVOKE would
  * take back what the new one had just granted. So every grant is replaced delete-first, and the staging grants are
  * one resource per table: a new baseline table adds a grant and replaces none, a table that leaves the baseline
- * (a client rename) loses only its own.
+ * (a client rename) loses only its own. A task-role rename makes a new role first, then replaces every grant
+ * (REVOKE from the old role, GRANT to the new one), then drops the old role.
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
@@ -85,10 +86,12 @@ export class Warehouse extends pulumi.ComponentResource {
       { parent: this, dependsOn: [staging], retainOnDelete: true, ...(args.protect ? { protect: true } : {}) },
     );
 
+    // A new name makes a new role (created first), not a rename in place: the grants of the old name are then
+    // revoked (delete-first) while that role still exists, before it is dropped.
     const role = new postgresql.Role(
       `${name}/task-role`,
       { name: args.task.username, login: true, password: args.task.password, superuser: false, createDatabase: false, createRole: false, inherit: true, replication: false },
-      pg,
+      { ...pg, replaceOnChanges: ["name"] },
     );
     this.taskRoleName = role.name;
 

@@ -97,7 +97,7 @@ for (const stack of ["qa", "prod"] as const) {
       // Every object: SSE-KMS under the stack's key explicitly, tagged as this stack's; in the adopted (prod) bucket
       // retained on delete. tenant_credentials.txt is secret.
       const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
-      for (const object of Object.values(objects)) {
+      for (const object of ofType(run, T.object)) {
         expect(inputs(object)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn, tags: { "hub-export:stack": `hub-export/${stack}` } });
         expect(object.options.retainOnDelete ?? false).toBe(stack === "prod");
       }
