@@ -2,22 +2,32 @@ import { defineCommand } from "../command";
 import { stackOptions, STACK_USAGE, stackSelection } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
+import { environmentIssues } from "../../config/environment";
+import { ConfigError, formatIssue } from "../../config/validate";
 import { inspectStackFile, readStackFileConfig, stackFilePath } from "../../config/load";
 import { ALLOWED_ACCOUNTS_KEY, preflightItems } from "../../config/preflight";
 
 export default defineCommand({
-  summary: "Validate a stack's configuration (and that its template renders); list what is left to set before 'pulumi up'",
-  usage: `hub-export validate ${STACK_USAGE}`,
-  options: stackOptions,
+  summary:
+    "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors); list what is left to set before 'pulumi up'",
+  usage: `hub-export validate ${STACK_USAGE} [--strict]`,
+  options: { ...stackOptions, strict: { type: "boolean" } },
   async run(values, io) {
     const selection = stackSelection(values);
     const { config, placeholders, missingSecrets } = inspectStackFile(selection);
     renderTemplate(loadPipelineTemplate(), config);
-    const where = values.file ?? `stack ${selection.stack}`;
-    io.stdout.write(`ok: ${where}: client ${config.clientName}, ${config.tenants.length} tenant(s) in ${[...new Set(config.tenants.map((t) => t.hubRegion))].join(", ")}\n`);
+    const source = values.file ?? `stack ${selection.stack}`;
+    const mismatches = environmentIssues(config);
+    if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
+    for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
+    io.stdout.write(
+      `ok: ${source}: client ${config.clientName}, ${config.hubTenants.length} hub tenant(s) in ${[...new Set(config.hubTenants.map((t) => t.hubRegion))].join(", ")}, ${config.platTenants.length} platform tenant(s)` +
+        (mismatches.length ? `, ${mismatches.length} environment warning(s)` : "") +
+        "\n",
+    );
+    // What a real `pulumi preview` or `up` would stop on (config/preflight.ts): secrets not set, placeholders left.
     const accounts = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))[ALLOWED_ACCOUNTS_KEY];
-    const stack = selection.stack ?? "<stack>";
-    const todo = preflightItems({ stack, placeholders, missingSecrets, allowedAccountIds: accounts === undefined ? undefined : JSON.stringify(accounts) });
+    const todo = preflightItems({ stack: selection.stack ?? "<stack>", placeholders, missingSecrets, allowedAccountIds: accounts === undefined ? undefined : JSON.stringify(accounts) });
     if (todo.length > 0) {
       io.stdout.write(`before 'pulumi up': ${todo.length} value${todo.length === 1 ? "" : "s"} to set (pulumi preview and up stop on them):\n`);
       for (const item of todo) io.stdout.write(`  ${item.key}: ${item.problem}: ${item.command}\n`);

@@ -14,7 +14,7 @@ import { configRowProvider } from "../../providers/sqlRows";
 import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { loadSqlBaseline } from "../../templates";
-import { editKey, getKey, repoStack, tenantFixture, type EngineConfigMap, type TenantFixture } from "../fixtures/stacks";
+import { editKey, getKey, hubTenantFixture, platTenantFixture, repoStack, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, planOf } from "../fixtures/plan";
 
 type Step = "add" | "remove" | "update" | "replace";
@@ -121,21 +121,24 @@ describe("the second up", () => {
     expect(ops["pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline"]).toEqual({ step: "update" });
     // HUB_PLAT_CONFIG is keyed by the client: replaced, deleting the old client's row first.
     const platRows = Object.keys(ops).filter((k) => k.startsWith(`${ROW}HUB_PLAT_CONFIG/`));
-    expect(platRows).toHaveLength(2);
+    expect(platRows).toHaveLength(getKey<PlatTenantFixture[]>(qa, "platTenants").length);
     for (const k of platRows) expect(ops[k]).toEqual({ step: "replace", deleteFirst: true });
   });
 
   it("a password rotation with a tenant removal: the tenant's resources go, no SQL resource of the others changes, the provider gets the new password", async () => {
-    const removed = getKey<TenantFixture[]>(qa, "tenants")[1];
+    const removed = getKey<HubTenantFixture[]>(qa, "hubTenants")[1];
+    const removedPlats = getKey<PlatTenantFixture[]>(qa, "platTenants").filter((p) => p.hubTenantCode === removed.hubTenantCode);
     let config = editKey<any>(qa, "database", (db) => ({ ...db, admin: { ...db.admin, password: "rotated-Admin-Pw9" } }));
-    config = editKey<TenantFixture[]>(config, "tenants", (tenants) => tenants.filter((t) => t.hubTenantId !== removed.hubTenantId));
+    config = editKey<HubTenantFixture[]>(config, "hubTenants", (tenants) => tenants.filter((t) => t.hubTenantId !== removed.hubTenantId));
+    config = editKey<PlatTenantFixture[]>(config, "platTenants", (plats) => plats.filter((p) => p.hubTenantCode !== removed.hubTenantCode));
     config = editKey<Record<string, unknown>>(config, "queues", ({ EU: _eu, ...rest }) => rest);
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: Object.fromEntries(Object.entries(h.regions).filter(([r]) => r !== "EU")) }));
     const after = await planOf(config);
     const ops = await secondUp(before, after);
     expect(only(ops, "remove")).toEqual(
       expect.arrayContaining([
         ...["ERS", "CFG", "HRSYS"].map((api) => `${ROW}HUB_API_CONFIG/${removed.hubTenantId}/${api}`),
-        `${ROW}HUB_PLAT_CONFIG/${removed.platRegion}`,
+        ...removedPlats.map((p) => `${ROW}HUB_PLAT_CONFIG/${p.platRegion}`),
         `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${removed.hubTenantId}`,
       ]),
     );
@@ -147,15 +150,19 @@ describe("the second up", () => {
   });
 
   it("a tenant in a new region: its rows, rules and queue connection are added, nothing is replaced, the SQL resources already there stay", async () => {
-    const tenant = tenantFixture(44, "APAC");
+    const tenant = hubTenantFixture(44, "APAC");
+    const plat = platTenantFixture(44, tenant);
     const apac = { connectionName: "HUB_MQ_APAC_QA", baseUrl: "https://mq-ap-southeast-1.anypoint.example.com", queueName: "acme-empl-apac-qa", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f", clientSecret: "apac-queue-Pw1" };
-    let config = editKey<TenantFixture[]>(qa, "tenants", (tenants) => [...tenants, tenant]);
+    const apacHub = { environmentName: "hub-qa-apac", apis: { ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/", CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/", HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/" } };
+    let config = editKey<HubTenantFixture[]>(qa, "hubTenants", (tenants) => [...tenants, tenant]);
+    config = editKey<PlatTenantFixture[]>(config, "platTenants", (plats) => [...plats, plat]);
     config = editKey<Record<string, unknown>>(config, "queues", (queues) => ({ ...queues, APAC: apac }));
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: { ...h.regions, APAC: apacHub } }));
     const ops = await secondUp(before, await planOf(config));
     expect(only(ops, "add")).toEqual(
       [
         ...["ERS", "CFG", "HRSYS"].map((api) => `${ROW}HUB_API_CONFIG/${tenant.hubTenantId}/${api}`),
-        `${ROW}HUB_PLAT_CONFIG/${tenant.platRegion}`,
+        `${ROW}HUB_PLAT_CONFIG/${plat.platRegion}`,
         `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${tenant.hubTenantId}`,
         "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_QA",
         "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_QA",

@@ -37,9 +37,9 @@ afterAll(async () => {
 const adminConfig = (password: string) => databaseConfigOf({ ...wh.connection, user: ADMIN, password });
 
 function rowsOf(tenant: number): ConfigRowState[] {
-  const id = wh.config.tenants[tenant].hubTenantId;
+  const id = wh.config.hubTenants[tenant].hubTenantId;
   return [...hubApiConfigRows(wh.config), ...hubPlatConfigRows(wh.config)]
-    .filter((r) => r.key.hub_tenant_id === id)
+    .filter((r) => (r.key.hub_tenant_id ?? r.values.hub_tenant_id) === id)
     .map((r) => ({ target: wh.target, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION }));
 }
 
@@ -50,10 +50,11 @@ describe("the admin login outside the resources' state", () => {
   it("survives a password rotation together with a tenant removal in one up, and refresh after it", async () => {
     // First `up`: two tenants' rows, with the first password.
     await configureSqlProviders(adminConfig("first-Pw1"));
-    const created = [];
+    const created: { id: string; outs?: ConfigRowState; inputs: ConfigRowState }[] = [];
     for (const row of [...rowsOf(0), ...rowsOf(1)]) created.push({ ...(await configRowProvider.create(row)), inputs: row });
-    const [us, eu] = wh.config.tenants.map((t) => t.hubTenantId);
-    expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([4, 4]);
+    const [us, eu] = wh.config.hubTenants.map((t) => t.hubTenantId);
+    // US: three HUB_API_CONFIG rows and the platform tenants US and CA; EU: three and EU.
+    expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([5, 4]);
     // The state holds the label, no login.
     for (const c of created) {
       expect(c.outs!.target).toBe(wh.target);
@@ -65,17 +66,18 @@ describe("the admin login outside the resources' state", () => {
     // Second `up`, a new provider process: it reads the current login. The EU tenant was removed from the config:
     // its rows are deleted with their old state, which never held the first password.
     await configureSqlProviders(adminConfig("second-Pw2"));
-    for (const c of created.filter((c) => c.inputs.key.hub_tenant_id === eu)) await configRowProvider.delete!(c.id, c.outs!);
-    expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([4, 0]);
+    const of = (c: { inputs: ConfigRowState }) => c.inputs.key.hub_tenant_id ?? c.inputs.values.hub_tenant_id;
+    for (const c of created.filter((c) => of(c) === eu)) await configRowProvider.delete!(c.id, c.outs!);
+    expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([5, 0]);
     // `pulumi refresh` reads the remaining rows with the new login.
-    for (const c of created.filter((c) => c.inputs.key.hub_tenant_id === us)) {
+    for (const c of created.filter((c) => of(c) === us)) {
       const read = await configRowProvider.read!(c.id, c.outs!);
       expect(read.id).toBe(c.id);
       expect(read.props!.values).toEqual(c.inputs.values);
     }
     // The old password is gone indeed: anything still holding it would have failed.
     await expect(readRow({ ...wh.connection, user: ADMIN, password: "first-Pw1" }, { ...rowsOf(0)[0], columns: [] })).rejects.toThrow(/password authentication failed/);
-    for (const c of created.filter((c) => c.inputs.key.hub_tenant_id === us)) await configRowProvider.delete!(c.id, c.outs!);
+    for (const c of created.filter((c) => of(c) === us)) await configRowProvider.delete!(c.id, c.outs!);
   });
 
   it("provisions through a tunnel (provisioning endpoint) while the state names the task endpoint", async () => {
