@@ -135,7 +135,7 @@ describe("the program", () => {
       (e: unknown) => e,
     );
     expect(pulumi.RunError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/^stack 'qa' is not ready: \d+ values to set first \(nothing was registered\)\n/);
+    expect((error as Error).message).toMatch(/^stack 'qa' is not ready: \d+ values? to set first \(nothing was registered\)\n/);
   });
 
   it("runs twice in one process with the same result (isolated runtime state)", async () => {
