@@ -48,6 +48,7 @@ export function stackConfigFromEngine(options: { offline?: boolean } = {}): Stac
       missingSecrets: inspected.missingSecrets,
       allowedAccountIds: pulumi.runtime.allConfig()[ALLOWED_ACCOUNTS_KEY],
       missingFiles: missingCaBundle(inspected.config, PROJECT_ROOT),
+      projectNamespaceKeys: Object.keys(pulumi.runtime.allConfig()).filter((key) => key.startsWith(`${PROJECT_NAME}:`)),
     });
     return inspected.config;
   } catch (err) {

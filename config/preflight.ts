@@ -20,6 +20,8 @@ export interface PreflightInput {
   allowedAccountIds?: string;
   /** Files the config names that are not on this machine. */
   missingFiles?: { path: KeyPath; file: string; fix: string }[];
+  /** Keys set in the project's namespace (`hub-export:x`, from `pulumi config set x` without one): never read. */
+  projectNamespaceKeys?: string[];
 }
 
 export interface PreflightItem {
@@ -44,6 +46,10 @@ export function preflightItems(input: PreflightInput): PreflightItem[] {
   for (const p of input.placeholders) {
     const key = keyPathText(CONFIG_NAMESPACE, p.path);
     items.push({ key, problem: `placeholder (example: ${p.example})`, command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>` });
+  }
+  for (const key of input.projectNamespaceKeys ?? []) {
+    const name = key.slice(key.indexOf(":") + 1);
+    items.push({ key, problem: `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`, command: `pulumi config rm ${stack} ${shellQuote(key)} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` });
   }
   for (const f of input.missingFiles ?? []) items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
   items.push(...accountItems(input.allowedAccountIds, stack));

@@ -92,6 +92,11 @@ describe("the preflight of a real preview or up", () => {
     ]);
     const { error: malformed } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["2109876543"]' });
     expect(malformed!.message).toContain("aws:allowedAccountIds[0]: must be a 12-digit AWS account id");
+    // A key set without the namespace lands in the project's (hub-export:), where the program would never read it.
+    const { error: misplaced } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["210987654321"]', "hub-export:schedule": '{"enabled":false}' });
+    expect(misplaced!.message.split("\n")[1]).toBe(
+      "  hub-export:schedule: not read: the program's keys are in namespace hubExport: pulumi config rm --stack prod 'hub-export:schedule' and set 'hubExport:schedule' instead",
+    );
   });
 
   it("refuses a stack whose hubExport:environment is not the stack it runs in", async () => {
