@@ -22,22 +22,17 @@ import {
   withPgClient as pgWithClient,
   inPgTransaction as pgInTransaction,
   pgTargetLabel as pgLabel,
-  configuredLogin as pgConfiguredLogin,
-  loginFor as pgLoginFor,
-  rememberLogin as pgRememberLogin,
-  rememberedLogin as pgRememberedLogin,
+  configureLogin as pgConfigureLogin,
+  currentLogin as pgCurrentLogin,
   type PgTarget,
 } from "./pg";
 
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const pgTargetLabel = pgLabel;
-const configuredLogin = pgConfiguredLogin;
-const rememberLogin = pgRememberLogin;
-const rememberedLogin = pgRememberedLogin;
-const checkedLogin = pgLoginFor;
+const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
-const loginFor = (target: string, what: string) => checkedLogin(rememberedLogin(), target, what);
+const loginFor = pgCurrentLogin;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
 export const BASELINE_PROVIDER_VERSION = 2;
@@ -251,7 +246,7 @@ function needsApply(olds: BaselineState, news: BaselineState): boolean {
 /** The login comes from the stack config (configure), never from the state. */
 export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineState> = {
   async configure(req) {
-    rememberLogin(configuredLogin(req.config, process.cwd()));
+    configureLogin(req.config);
   },
 
   async check(_olds, news) {

@@ -186,3 +186,13 @@ export function pgTargetLabel(target: PgTarget): string {
     return "(unparsable connection string)";
   }
 }
+
+/** A SQL provider's `configure`: keeps the stack's current admin login for this process. */
+export function configureLogin(config: { get(key: string): string | undefined }): void {
+  rememberLogin(configuredLogin(config, process.cwd()));
+}
+
+/** The login `configure` kept, for a resource of database `target` (its label); `what` names it in errors. */
+export function currentLogin(target: string, what: string): PgConnection {
+  return loginFor(rememberedLogin(), target, what);
+}

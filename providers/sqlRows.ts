@@ -12,10 +12,8 @@ import {
   withPgClient as pgWithClient,
   inPgTransaction as pgInTransaction,
   quoteIdent as pgQuoteIdent,
-  configuredLogin as pgConfiguredLogin,
-  loginFor as pgLoginFor,
-  rememberLogin as pgRememberLogin,
-  rememberedLogin as pgRememberedLogin,
+  configureLogin as pgConfigureLogin,
+  currentLogin as pgCurrentLogin,
   type PgTarget,
 } from "./pg";
 
@@ -23,12 +21,9 @@ import {
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const quoteIdent = pgQuoteIdent;
-const configuredLogin = pgConfiguredLogin;
-const rememberLogin = pgRememberLogin;
-const rememberedLogin = pgRememberedLogin;
-const checkedLogin = pgLoginFor;
+const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
-const loginFor = (target: string, what: string) => checkedLogin(rememberedLogin(), target, what);
+const loginFor = pgCurrentLogin;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
 export const CONFIG_ROW_PROVIDER_VERSION = 2;
@@ -169,7 +164,7 @@ function rowState(inputs: ConfigRowState): ConfigRowState {
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async configure(req) {
-    rememberLogin(configuredLogin(req.config, process.cwd()));
+    configureLogin(req.config);
   },
 
   async check(_olds, news) {
