@@ -11,6 +11,8 @@ const COMMANDS: Record<string, () => Command<any>> = {
   run: () => require("./commands/run").default,
   local: () => require("./commands/local").default,
   status: () => require("./commands/status").default,
+  cls: () => require("./commands/cls").default,
+  hub: () => require("./commands/hub").default,
   bench: () => require("./commands/bench").default,
 };
 

@@ -9,8 +9,11 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
 import { PROJECT_ROOT } from "../config/load";
+import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
+import { hubConfigurationFiles } from "../core/hubConfiguration";
+import type { ClsSheetFiles } from "../cls/stack";
 import type { PipelineTemplate } from "../core/template";
 import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
@@ -24,6 +27,7 @@ import { Warehouse } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
+import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
 import { ExportTask, runTaskCommand } from "./task/exportTask";
@@ -37,6 +41,10 @@ export interface HubExportArgs {
   baseline?: SqlBaseline;
   /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
   taskSourceHash?: string;
+  /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
+  cls?: ClsSheetFiles;
+  /** The stack's name, for the hub checklist. */
+  stack?: string;
   /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
   databaseCaPem?: string;
 }
@@ -94,6 +102,10 @@ export interface HubExportOutputs {
   connectionNames: { storage: string; database: string; queues: Record<string, string> };
   connectionSecretNames: Record<string, string>;
   routingRuleCounts: Record<string, number>;
+  /** The hub team's checklist (core/hubChecklist.ts), also in the bucket's hub-configuration folder. */
+  hubChecklist: HubChecklist;
+  /** s3:// URLs of the CLS load sheets; empty when the stack has no `cls` config. */
+  clsLoadSheets: string[];
   cluster: pulumi.Output<string>;
   taskDefinition: pulumi.Output<string>;
   logGroup: pulumi.Output<string>;
@@ -126,6 +138,7 @@ export class HubExport extends pulumi.ComponentResource {
       baseline: args.baseline ?? loadSqlBaseline(),
       databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
     });
+    if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
     const secrets = secretInputs(plan);
     const aws = awsContext(this);
     const child = { parent: this };
@@ -191,6 +204,16 @@ export class HubExport extends pulumi.ComponentResource {
     // Hub side: the routing rules of every tenant.
     const routing = new HubRoutingRules(`${name}-hub-routing-rules`, { tenants: secrets.routingRules }, child);
 
+    // Hub side without an API: the CLS load sheets and the checklist, in the bucket for the hub team.
+    const cls = config.cls ? args.cls : undefined;
+    const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
+    const hubConfiguration = new HubConfiguration(
+      `${name}-hub-configuration`,
+      { placement: bucket.placement, files: hubConfigurationFiles({ checklist, cls }) },
+      child,
+    );
+    const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
+
     // Step 9: the image, the task and its schedule.
     const image = new TaskImage(
       `${name}-image`,
@@ -214,6 +237,7 @@ export class HubExport extends pulumi.ComponentResource {
         definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
         templatesPrefix: BUCKET_FOLDERS.templates,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
+        cls: clsSheetKey ? { sheetKey: clsSheetKey, strict: config.cls!.strict } : undefined,
         connectionStorePrefix: config.connectionStore.prefix,
         connectionSecretArns: connections.connections.map((c) => c.secretArn),
         kmsKeyArn: key.keyArn,
@@ -241,7 +265,7 @@ export class HubExport extends pulumi.ComponentResource {
         assignPublicIp: config.network.assignPublicIp,
         aws,
       },
-      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing] },
+      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, hubConfiguration] },
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
@@ -258,6 +282,8 @@ export class HubExport extends pulumi.ComponentResource {
       },
       connectionSecretNames: Object.fromEntries(connections.connections.map((c) => [c.systemName, c.secretName])),
       routingRuleCounts: routing.ruleCounts,
+      hubChecklist: checklist,
+      clsLoadSheets: cls ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map((f) => `s3://${config.bucket.name}/${BUCKET_FOLDERS.hubConfiguration}${f}`) : [],
       cluster: task.clusterArn,
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,

@@ -10,6 +10,7 @@ import { ALLOWED_ACCOUNTS_KEY, missingCaBundle, preflight } from "../config/pref
 import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
+import { buildStackSheets } from "../cls/stack";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -57,12 +58,15 @@ export function stackConfigFromEngine(options: { offline?: boolean } = {}): Stac
   }
 }
 
-export function hubExportProgram(options: ProgramOptions = {}): Record<string, unknown> {
+export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
   const { offline, ...overrides } = options;
   const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides });
+    // The CLS load sheets are read from the exports folder before any resource is declared.
+    const cls = overrides.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined);
+    for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
+    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls });
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;

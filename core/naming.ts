@@ -10,6 +10,8 @@ export const TABLES = {
   watermark: "HUB_EXPORT_WATERMARK",
   /** The run of a client that has started and not finished (what the next run resumes). */
   run: "HUB_EXPORT_RUN",
+  /** One row per run outcome or operator action, with counts and details (e.g. unknown codes) in `detail`. */
+  runHistory: "HUB_EXPORT_RUN_HISTORY",
 } as const;
 
 /** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */
@@ -31,6 +33,16 @@ export function databaseOf(qualified: string): string {
 export const BUCKET_FOLDERS = {
   templates: "templates/hub_hrsys_export/",
   scripts: "Tools/hub_python_scripts/",
+  /** What the hub team loads or works through: the CLS load sheets and the hub checklist (our own folder). */
+  hubConfiguration: "hub-configuration/",
+} as const;
+
+/** Files of the hub-configuration folder. The run's unknown-code check reads the CSV sheet. */
+export const HUB_CONFIGURATION_FILES = {
+  clsCsv: "cls/CLS_LOAD_SHEET.csv",
+  clsXlsx: "cls/CLS_LOAD_SHEET.xlsx",
+  checklistMarkdown: "HUB_CHECKLIST.md",
+  checklistJson: "HUB_CHECKLIST.json",
 } as const;
 
 export const TEMPLATE_FILE_PREFIX = "HRSYS_Employee_HUB_Pipeline_Baseline_";

@@ -10,7 +10,11 @@ import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
 import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
-import { BUCKET_FOLDERS } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "../core/naming";
+import { hubChecklist } from "../core/hubChecklist";
+import { hubConfigurationFiles } from "../core/hubConfiguration";
+import { sheetsFromValues } from "../cls/stack";
+import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlBaseline } from "../templates";
 import { startEmulator, type Emulator } from "../emulator";
@@ -22,7 +26,7 @@ import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { latestIntakeJobs, type IntakeJobRow } from "./status";
-import { seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
@@ -56,7 +60,7 @@ export interface LocalSummary {
   regions: Record<string, { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }>;
   ers: Record<string, { requests: number; entities: number }>;
   routingRules: Record<string, number>;
-  files: { root: string; bucket: string; definition: string; scripts: string; connections: string; postgres: string; taskLog: string };
+  files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
   database: { url: string; stagingSchema: string };
   hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
   queries: { intakeJob: string; statuses: string; statusCommand: string };
@@ -105,6 +109,11 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
     const provisioned = await provisionLocal(plan, paths, adminUrl);
+    // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
+    const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
+    writeHubConfiguration(paths.bucket, hubConfigurationFiles({ checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));
+    const clsSheet = path.join(paths.bucket, BUCKET_FOLDERS.hubConfiguration, HUB_CONFIGURATION_FILES.clsCsv);
+    const clsMode = config.cls?.strict ? "strict" : "report";
 
     const { seeded, changed } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
     // Tables the seed created after the grants: grant again (idempotent).
@@ -117,10 +126,10 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 
     progress.step(`running the export task: ${config.jobName}`);
-    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections], logFile: taskLog, progress });
+    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, run, firstRun, seeded, changed, definition, scripts, taskLog, started });
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, run, firstRun, seeded, changed, definition, scripts, clsSheet, taskLog, started });
     if (options.keep) {
       options.stderr.write(
         `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${redactUrl(provisioned.databaseUrl)}\n  emulator  ${emulator.urls.state}\n`,
@@ -167,6 +176,7 @@ async function summarize(input: {
   changed: number;
   definition: string;
   scripts: string;
+  clsSheet: string;
   taskLog: string;
   started: number;
 }): Promise<LocalSummary> {
@@ -208,6 +218,7 @@ async function summarize(input: {
       bucket: input.paths.bucket,
       definition: input.definition,
       scripts: input.scripts,
+      clsSheet: input.clsSheet,
       connections: input.paths.connections,
       postgres: input.paths.postgres,
       taskLog: input.taskLog,

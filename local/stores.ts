@@ -4,6 +4,7 @@ import path from "node:path";
 import type { BucketObject } from "../core/bucketObjects";
 import { serializeConnectionRecord, type ConnectionRecord } from "../core/connections";
 import { connectionFileName } from "../core/naming";
+import type { HubConfigurationFile } from "../core/hubConfiguration";
 
 /** Writes each object under `dir` by its key; secret files are readable by the owner only. */
 export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
@@ -21,6 +22,16 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
   return written;
 }
 
+/** The hub-configuration folder: the CLS load sheets and the hub checklist (binary-safe). */
+export function writeHubConfiguration(dir: string, files: HubConfigurationFile[]): string[] {
+  return files.map((file) => {
+    const target = path.join(dir, file.key);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    writeAtomic(target, file.body, 0o644);
+    return target;
+  });
+}
+
 export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): string[] {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return records.map((record) => {
@@ -31,7 +42,7 @@ export function writeConnectionRecords(dir: string, records: ConnectionRecord[])
 }
 
 /** Write-then-rename, so a killed process never leaves half a file behind. */
-function writeAtomic(file: string, content: string, mode: number): void {
+function writeAtomic(file: string, content: string | Buffer, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, content, { mode });
   fs.chmodSync(tmp, mode);

@@ -1,24 +1,19 @@
-import fs from "node:fs";
-import path from "node:path";
-import { Client } from "pg";
-import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
+import type { Client } from "pg";
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { localPaths } from "../../local/paths";
-import { localDatabaseUrl } from "../../local/database";
+import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
 import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
+import { reportLines } from "../../cls/report";
 
 export default defineCommand({
-  summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
-  usage: `hub-export status --job-name NAME [--database-url URL | --dir PATH] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
+  summary: "Show a job's latest runs (HUB_INTAKE_JOB), their publish statuses and unknown CLS codes; --transaction lists a run's failed and held-back messages",
+  usage: `hub-export status --job-name NAME ${DATABASE_USAGE} ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
     ...stackOptions,
+    ...DATABASE_OPTIONS,
     "job-name": { type: "string" },
-    "database-url": { type: "string" },
-    /** The embedded default's state folder (default .local/), used without --database-url. */
-    dir: { type: "string" },
     transaction: { type: "string" },
     limit: { type: "string" },
     json: { type: "boolean" },
@@ -32,23 +27,8 @@ export default defineCommand({
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);
     // Without --database-url: the embedded default's database, started for the query when it is not running.
-    let local: EmbeddedServer | undefined;
-    let url = values["database-url"];
-    if (!url) {
-      const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
-      if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
-      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
-        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
-      });
-      url = localDatabaseUrl(paths.connections, local.port);
-    }
-    const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-    try {
-      await client.connect();
-    } catch (err) {
-      await local?.stop();
-      throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
-    }
+    const db = await openCommandDatabase(values);
+    const client = db.client;
     try {
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
@@ -61,13 +41,17 @@ export default defineCommand({
       for (const r of running) out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}`);
       if (jobs.length === 0) out.push("  no finished run yet");
       else {
-        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  ers   publish statuses`);
+        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
         for (const j of jobs) {
           const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
           out.push(
-            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
+            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.heldBack).padStart(4)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
           );
           if (j.error) out.push(`      error: ${j.error}`);
+          if (j.unknownCodes && Object.keys(j.unknownCodes.fields).length) {
+            out.push(`      unknown CLS codes (${j.unknownCodes.mode} mode, sheet ${j.unknownCodes.sheet}):`);
+            for (const line of reportLines(j.unknownCodes.fields)) out.push(`        ${line}`);
+          }
         }
       }
       io.stdout.write(out.join("\n") + "\n");
@@ -76,8 +60,7 @@ export default defineCommand({
       if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`);
       throw err;
     } finally {
-      await client.end().catch(() => {});
-      await local?.stop().catch(() => {});
+      await db.close();
     }
   },
 });
@@ -94,8 +77,9 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
     stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");
     return 0;
   }
-  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length} failed message(s)`];
-  for (const m of failed) out.push(`  ${m.messageId}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
+  const held = failed.filter((m) => m.status !== "FAILED").length;
+  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length - held} failed message(s), ${held} held back`];
+  for (const m of failed) out.push(`  ${m.messageId}  ${m.status.padEnd(9)}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
   stdout.write(out.join("\n") + "\n");
   return 0;
 }

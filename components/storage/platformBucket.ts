@@ -15,7 +15,9 @@ import { guardedBucketName, OWNER_TAG, ownerTagValue } from "./objectGuard";
 
 export interface BucketFile {
   key: string;
-  content: pulumi.Input<string>;
+  /** Text content; `contentBase64` for binary files instead. */
+  content?: pulumi.Input<string>;
+  contentBase64?: string;
   contentType: string;
 }
 
@@ -108,7 +110,15 @@ export function writeObjects(parent: pulumi.Resource, name: string, placement: O
   for (const file of files) {
     new aws.s3.BucketObjectv2(
       `${name}/${file.key}`,
-      { bucket, key: file.key, content: file.content, contentType: file.contentType, serverSideEncryption: "aws:kms", kmsKeyId: placement.kmsKeyArn, tags: placement.tags },
+      {
+        bucket,
+        key: file.key,
+        ...(file.contentBase64 !== undefined ? { contentBase64: file.contentBase64 } : { content: file.content ?? "" }),
+        contentType: file.contentType,
+        serverSideEncryption: "aws:kms",
+        kmsKeyId: placement.kmsKeyArn,
+        tags: placement.tags,
+      },
       { ...opts, parent, dependsOn: [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn], ...(placement.retainOnDelete ? { retainOnDelete: true } : {}) },
     );
   }

@@ -12,7 +12,7 @@
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
-import { baselineTables } from "../../providers/baseline";
+import { baselineSequences, baselineTables } from "../../providers/baseline";
 import type { WarehouseLogin } from "./connection";
 import { SqlBaseline } from "./sqlBaseline";
 
@@ -35,6 +35,8 @@ export interface WarehouseArgs {
 export interface StagingGrants {
   readOnly: string[];
   readWrite: string[];
+  /** Sequences of the run tables' serial columns: USAGE, so that the task can insert. */
+  sequences: string[];
 }
 
 /** Splits the baseline's staging tables into read-only config tables and the run tables the task writes. */
@@ -44,7 +46,11 @@ export function stagingGrants(sql: string, stagingSchema: string, configTables: 
   const tables = baselineTables(sql)
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1));
-  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort() };
+  const sequences = baselineSequences(sql)
+    .filter((qualified) => qualified.startsWith(`${schema}.`))
+    .map((qualified) => qualified.slice(schema.length + 1))
+    .sort();
+  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort(), sequences };
 }
 
 export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
@@ -114,6 +120,7 @@ export class Warehouse extends pulumi.ComponentResource {
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
     for (const table of this.grants.readOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] }, [this.baseline]);
     for (const table of this.grants.readWrite) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES }, [this.baseline]);
+    for (const sequence of this.grants.sequences) grant(`staging-sequence/${sequence}`, { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] }, [this.baseline]);
 
     this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, grants: this.grants });
   }

@@ -9,13 +9,16 @@ import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 import { archiveSql } from "../warehouse/archive";
+import { recordRunHistory } from "../warehouse/runHistory";
+import { HELD_BACK } from "../cls/codeCheck";
 
 export interface FinishResult {
   status: IntakeJobStatus;
   counts: FinalCounts;
 }
 
-export async function finish(ctx: RunContext, client: PoolClient): Promise<FinishResult> {
+/** `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes). */
+export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
@@ -24,7 +27,11 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
-    const left = await client.query<{ hub_tenant_id: string; n: number }>(`SELECT hub_tenant_id, count(*)::int AS n FROM ${t.messages} GROUP BY hub_tenant_id`);
+    // Messages left unpublished: failed ones, and those held back by the strict CLS check (not a failure).
+    const left = await client.query<{ hub_tenant_id: string; n: number; held: number }>(
+      `SELECT m.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
+         FROM ${t.messages} m LEFT JOIN ${t.status} s ON s.message_id = m.message_id GROUP BY m.hub_tenant_id`,
+    );
     const parts = await client.query<{ employees: number; messages: number }>(
       `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
       [tx],
@@ -39,6 +46,7 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       messages: parts.rows[0].messages,
       published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
+      heldBack: left.rows.reduce((n, r) => n + r.held, 0),
       retried: sum((r) => r.retried),
       ersEntities: sum((r) => r.entities),
       tenants,
@@ -47,10 +55,12 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
     const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
     await client.query(
       `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
-                                   extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, error)
-       VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13)`,
-      [definition.parameters.job_name, tx, definition.parameters.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, error],
+                                   extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, held_back_count, error)
+       VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [definition.parameters.job_name, tx, definition.parameters.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, counts.heldBack, error],
     );
+    const { tenants: _perTenant, ...totals } = counts;
+    await recordRunHistory(client, t, { clientName: definition.parameters.client_name, jobName: definition.parameters.job_name, transactionId: tx, event: status, detail: { ...totals, ...detail } });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
        SELECT $1, p->>0, p->>1, $3::timestamp, $2

@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
 );
 
 -- ---------------------------------------------------------------------------------------------------------------
--- Run tables: written by the export task (task/README.md describes a run). Statuses of _STATUS: PUBLISHED, FAILED;
+-- Run tables: written by the export task (task/README.md describes a run). Statuses of _STATUS: PUBLISHED, FAILED,
+-- HELD_BACK (held by the strict CLS check: codes the CLS load sheet lacks), PENDING (released for the next attempt);
 -- a message without a _STATUS row has not been attempted yet.
 
 -- One row per finished job (procedure step 10): found by job_name, identified by transaction_id.
@@ -49,6 +50,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   ers_entity_count integer NOT NULL DEFAULT 0,
   -- Messages of earlier runs that had failed and were published by this one.
   retried_count    integer NOT NULL DEFAULT 0,
+  -- Messages held back by the strict CLS check (codes unknown to the CLS load sheet); not failed, retried later.
+  held_back_count  integer NOT NULL DEFAULT 0,
   error            text NULL
 );
 CREATE INDEX IF NOT EXISTS hub_intake_job_job_name_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (job_name, finished_at DESC);
@@ -142,12 +145,14 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   transaction_id  uuid NOT NULL,
   hub_tenant_id   text NOT NULL,
   hub_destination text NOT NULL,
-  status          text NOT NULL CHECK (status IN ('PENDING', 'PUBLISHED', 'FAILED')),
+  status          text NOT NULL CHECK (status IN ('PENDING', 'PUBLISHED', 'FAILED', 'HELD_BACK')),
   attempts        integer NOT NULL DEFAULT 0,
   reason          text NULL,
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
+-- The held-back messages, found without scanning every status (the strict CLS check looks them up per batch).
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_held_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'HELD_BACK';
 
 -- The extract of the run in progress, in parts (employee id ranges) mapped side by side; each part resumes at its
 -- cursor. seq of a part's messages starts at part * 10^12.

@@ -11,6 +11,8 @@ import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
 const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
 const TENANT_CREDENTIALS = "hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
+/** The hub checklist lists every tenant: it changes with them. */
+const CHECKLIST = ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HUB_CHECKLIST.${ext}`);
 
 interface Difference {
   added: string[];
@@ -64,7 +66,7 @@ describe("onboarding", () => {
     const diff = difference(before, after);
     expect(diff.added).toEqual([...hubTenantResources(hub), platTenantResource(plat)].sort());
     expect(diff.removed).toEqual([]);
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`]);
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, ...CHECKLIST].sort());
 
     // tenant_credentials.txt changes only by the new entry.
     const old = tenantCredentials(before);
@@ -119,6 +121,7 @@ describe("onboarding", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
       ].sort(),
     );
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
@@ -166,7 +169,8 @@ describe("changing a hub tenant's hubTenantId", () => {
     const diff = difference(before, after);
     expect(diff.added).toEqual(hubTenantResources(changed));
     expect(diff.removed).toEqual(hubTenantResources(old));
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `${PLAT_ROW}EU`]);
+    // The hub checklist names the hub tenant by its id.
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, ...CHECKLIST, `${PLAT_ROW}EU`].sort());
     expect(inputs(byName(after, "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
   });
 });
@@ -199,6 +203,7 @@ describe("removing a region", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);

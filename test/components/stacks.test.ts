@@ -62,6 +62,7 @@ for (const stack of ["qa", "prod"] as const) {
       const components = run.resources.filter((r) => r.parent === root.urn).map((r) => r.type).sort();
       expect(components).toEqual([
         "hubExport:connections:ConnectionStore",
+        "hubExport:hub:HubConfiguration",
         "hubExport:hub:HubRoutingRules",
         "hubExport:security:EncryptionKey",
         "hubExport:storage:CredentialFiles",
@@ -85,6 +86,11 @@ for (const stack of ["qa", "prod"] as const) {
         "Tools/hub_python_scripts/credentials_template.ini",
         "Tools/hub_python_scripts/tenant_credentials.txt",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
+        "hub-configuration/",
+        "hub-configuration/HUB_CHECKLIST.json",
+        "hub-configuration/HUB_CHECKLIST.md",
+        // The CLS load sheets only where the stack has hubExport:cls (qa).
+        ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv", "hub-configuration/cls/CLS_LOAD_SHEET.xlsx"] : []),
         "templates/hub_hrsys_export/",
         `templates/hub_hrsys_export/${rendered.fileName}`,
       ]);
@@ -196,6 +202,8 @@ for (const stack of ["qa", "prod"] as const) {
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
         { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
+        // The run history's serial id: inserting needs its sequence.
+        { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
         { objectType: "table", schema: "staging", objects: ["hub_api_config"], privileges: ["SELECT"], role },
         { objectType: "table", schema: "staging", objects: ["hub_plat_config"], privileges: ["SELECT"], role },
         ...runTables.map((t) => ({ objectType: "table", schema: "staging", objects: [t], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role })),
@@ -252,11 +260,13 @@ for (const stack of ["qa", "prod"] as const) {
       const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
       const roleArn = (suffix: string) => `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-${suffix}`;
 
+      // With hubExport:cls (qa) the task also reads the CLS load sheet, and nothing else of hub-configuration/.
+      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv"] : []), "templates/hub_hrsys_export/"];
       expect(policy("export-task-access")).toEqual({
         Version: "2012-10-17",
         Statement: [
-          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: [`${bucketArn}/Tools/hub_python_scripts/*`, `${bucketArn}/templates/hub_hrsys_export/*`] },
-          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": ["Tools/hub_python_scripts/*", "templates/hub_hrsys_export/*"] } } },
+          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: readable.map((p) => `${bucketArn}/${p}*`) },
+          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": readable.map((p) => `${p}*`) } } },
           { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
           { Sid: "DecryptThroughS3AndSecretsManager", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`s3.${REGION}.amazonaws.com`, `secretsmanager.${REGION}.amazonaws.com`] } } },
         ],
@@ -315,7 +325,8 @@ for (const stack of ["qa", "prod"] as const) {
       expect(container.image).toMatch(/@sha256:[0-9a-f]{64}$/);
       // Never root, whatever the image says.
       expect(container.user).toBe("1000:1000");
-      expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
+      const clsCheck = stack === "qa" ? ["--cls", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "report"] : [];
+      expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`, ...clsCheck]);
       expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
       // The task reads its connection records itself (task role): nothing is injected, no ARN in the definition.
       expect(container).not.toHaveProperty("secrets");
