@@ -41,7 +41,7 @@ function readNamespace(): Record<string, unknown> {
 export function stackConfigFromEngine(options: { offline?: boolean } = {}): StackConfig {
   try {
     const stack = pulumi.getStack();
-    const inspected = inspectEngineConfig(readNamespace(), stack);
+    const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline });
     if (options.offline) return withOfflineSecrets(inspected.config);
     preflight({
       stack,

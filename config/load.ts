@@ -61,8 +61,9 @@ export function inspectStackFile(options: LoadOptions): InspectedConfig {
   const stack = options.stack ?? stackNameOf(file);
   let raw = readStackFile(file);
   if (options.override) raw = options.override(raw);
-  // Local mode's overrides change the environment to LOCAL: the stack-name check is for real stacks.
-  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override });
+  // The stack-name check is for a stack named with --stack: a --file's name is only a guess, and local mode's
+  // overrides change the environment to LOCAL.
+  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override && options.stack !== undefined });
 }
 
 /** `Pulumi.qa.yaml` → `qa`. */
@@ -83,9 +84,12 @@ export function configFromEngine(all: Record<string, string>, stack: string): St
   return inspectEngineConfig(raw, stack).config;
 }
 
-/** Config values as the program reads them (namespace stripped, objects parsed), validated for stack `stack`. */
-export function inspectEngineConfig(raw: Record<string, unknown>, stack: string): InspectedConfig {
-  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: true });
+/**
+ * Config values as the program reads them (namespace stripped, objects parsed), validated for stack `stack`. A real
+ * run also checks that the environment is the stack's; the offline plan may run a file under any name.
+ */
+export function inspectEngineConfig(raw: Record<string, unknown>, stack: string, options: { checkEnvironment?: boolean } = {}): InspectedConfig {
+  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: options.checkEnvironment ?? true });
 }
 
 /** The keys of the namespace that the engine holds, for reading each with pulumi.Config. */
