@@ -20,7 +20,7 @@ import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
-import { PlatformBucket, type BucketFile, type RetentionOptions } from "./storage/platformBucket";
+import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse } from "./warehouse/warehouse";
@@ -62,8 +62,8 @@ export interface SecretInputs {
   adminPassword: pulumi.Output<string>;
   taskPassword: pulumi.Output<string>;
   connectionRecords: ConnectionRecordArgs[];
-  /** credentials.ini and tenant_credentials.txt; content secret where the file holds secrets. */
-  credentialFiles: BucketFile[];
+  /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
+  tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
   routingRules: TenantRuleSet[];
 }
@@ -80,9 +80,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       description: record.description,
       secretString: secretText(serializeConnectionRecord(record)),
     })),
-    credentialFiles: plan.bucketObjects
-      .filter((o) => o.kms)
-      .map((o) => ({ key: o.key, contentType: o.contentType, content: o.secret ? secretText(o.content) : o.content })),
+    tenantCredentials: pulumi.secret(JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>),
     routingRules: plan.routingRules.map((r) => ({
       tenantId: r.tenant.hubTenantId,
       cfgApiUrl: r.cfgApiUrl,
@@ -95,7 +93,10 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
 /** The values operators look for after `pulumi up`; nothing secret. */
 export interface HubExportOutputs {
   bucket: pulumi.Output<string>;
+  /** The tagged template, byte for byte (procedure step 1). */
   templateKey: string;
+  /** This job's rendered pipeline: what the task runs. */
+  definitionKey: string;
   jobName: string;
   intakeJobQuery: string;
   scheduleName: pulumi.Output<string>;
@@ -167,13 +168,17 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType })),
+        files: plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
       },
       child,
     );
-    // Steps 7.2 to 7.4: credentials.ini and tenant_credentials.txt.
-    const credentialFiles = new CredentialFiles(`${name}-credential-files`, { placement: bucket.placement, files: secrets.credentialFiles }, child);
+    // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
+    const credentialFiles = new CredentialFiles(
+      `${name}-credential-files`,
+      { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
+      { parent: this, dependsOn: [bucket] },
+    );
 
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
@@ -234,8 +239,7 @@ export class HubExport extends pulumi.ComponentResource {
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
         bucketArn: bucket.bucketArn,
-        definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
-        templatesPrefix: BUCKET_FOLDERS.templates,
+        definitionKey: plan.definitionKey,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
         cls: clsSheetKey ? { sheetKey: clsSheetKey, strict: config.cls!.strict } : undefined,
         connectionStorePrefix: config.connectionStore.prefix,
@@ -272,6 +276,7 @@ export class HubExport extends pulumi.ComponentResource {
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+      definitionKey: plan.definitionKey,
       jobName: config.jobName,
       intakeJobQuery: plan.intakeJobQuery,
       scheduleName: schedule.scheduleName,

@@ -69,7 +69,13 @@ export interface InspectedConfig {
 export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
   const { value, placeholders } = stripPlaceholders(raw);
   const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(value);
-  if (!parsed.success) throw new ConfigError(options.source, parsed.error.issues.flatMap((i) => fromZod(i, value)));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.flatMap((i) => fromZod(i, value));
+    // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
+    const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
+    if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));
+    throw new ConfigError(options.source, issues);
+  }
   const issues = crossFieldIssues(parsed.data, options);
   if (issues.length > 0) throw new ConfigError(options.source, issues);
   return { config: parsed.data, placeholders, missingSecrets: missingSecretPaths(parsed.data) };

@@ -1,5 +1,5 @@
 /**
- * A run of the export task (DESIGN.md section 6): load and check everything, open or resume the transaction,
+ * A run of the export task (task/README.md, "A run"): load and check everything, open or resume the transaction,
  * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
  * still lacks, finish in one database transaction, report the intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
  * 1 refused before touching data, or stopped (the next run resumes the transaction).
@@ -16,6 +16,7 @@ import { sendEntities } from "./phases/ers";
 import { finish } from "./phases/finish";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
+import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 
 export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
@@ -81,6 +82,8 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
+      const requeued = await config.pool.query(requeueFailedSql(config.tables));
+      if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
       await check?.releaseHeld();

@@ -2,7 +2,9 @@
  * The platform bucket (procedure steps 1 and 7): created with versioning, a public access block, default SSE-KMS
  * encryption and a TLS-only policy, or adopted by name (read, never created or deleted). It holds the folder markers
  * /templates/hub_hrsys_export and /Tools/hub_python_scripts, the rendered pipeline template and the scripts-folder
- * templates. The credential files are components/storage/credentialFiles.ts.
+ * templates, and this job's rendered pipeline under pipelines/hub_hrsys_export/. Objects every hub pipeline of the
+ * platform environment shares (folder markers, the template, the scripts templates) are retained when the stack is
+ * removed. The credential files are components/storage/credentialFiles.ts.
  *
  * Data outlives mistakes: every object is encrypted with the stack's key explicitly, whatever the bucket's default.
  * In an adopted bucket, objects of others are never overwritten (objectGuard.ts) and the stack's own are retained on
@@ -19,6 +21,8 @@ export interface BucketFile {
   content?: pulumi.Input<string>;
   contentBase64?: string;
   contentType: string;
+  /** Shared with the platform environment's other pipelines: left in the bucket when this stack removes it. */
+  shared?: boolean;
 }
 
 /** What the stack may do to its data: prod protects, qa may be destroyed without leftovers. */
@@ -105,7 +109,9 @@ export class PlatformBucket extends pulumi.ComponentResource {
 /** One BucketObjectv2 per file: SSE-KMS with the stack's key, tagged as the stack's, guarded in an adopted bucket. */
 export function writeObjects(parent: pulumi.Resource, name: string, placement: ObjectPlacement, files: BucketFile[], opts: pulumi.CustomResourceOptions): void {
   if (files.length === 0) return;
-  const bucket = placement.bucket(files.map((f) => f.key));
+  // Shared objects (the same content from every pipeline of the platform environment) are not guarded: each stack
+  // writes them alike. The guard covers the keys that are this stack's alone.
+  const bucket = placement.bucket(files.filter((f) => !f.shared).map((f) => f.key));
   const deps = Array.isArray(opts.dependsOn) ? opts.dependsOn : opts.dependsOn ? [opts.dependsOn] : [];
   for (const file of files) {
     new aws.s3.BucketObjectv2(
@@ -119,7 +125,7 @@ export function writeObjects(parent: pulumi.Resource, name: string, placement: O
         kmsKeyId: placement.kmsKeyArn,
         tags: placement.tags,
       },
-      { ...opts, parent, dependsOn: [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn], ...(placement.retainOnDelete ? { retainOnDelete: true } : {}) },
+      { ...opts, parent, dependsOn: [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn], ...(placement.retainOnDelete || file.shared ? { retainOnDelete: true } : {}) },
     );
   }
 }

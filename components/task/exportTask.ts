@@ -29,9 +29,8 @@ export interface ExportTaskArgs {
   repositoryArn: pulumi.Input<string>;
   bucketName: pulumi.Input<string>;
   bucketArn: pulumi.Input<string>;
-  /** Key of the rendered template: templates/hub_hrsys_export/<file>. */
+  /** This job's rendered pipeline (pipelines/hub_hrsys_export/<JOB_NAME>.Json): the task reads it and no other. */
   definitionKey: string;
-  templatesPrefix: string;
   scriptsPrefix: string;
   /** The CLS load sheet the run checks its codes against (hub-configuration/cls/...), and whether it holds back. */
   cls?: ClsCheckArgs;
@@ -128,7 +127,7 @@ export class ExportTask extends pulumi.ComponentResource {
         name: "export-task-access",
         role: taskRole.id,
         policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.templatesPrefix, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
+          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
         ),
       },
       parent,

@@ -10,10 +10,12 @@ import { renderBaseline } from "../../core/baseline";
 import { hubApiConfigRows, hubPlatConfigRows, rowName } from "../../core/rows";
 import { routingRulesFor, defaultRoutingRules } from "../../core/routingRules";
 import { connectionRecords, serializeConnectionRecord } from "../../core/connections";
-import { tenantCredentialsTxt, credentialsIni } from "../../core/credentialFiles";
+import { scriptFileEntries } from "../../core/credentialFiles";
 import { encodeCredentialsString } from "../../core/credentials";
 import { intakeJobQuery } from "../../core/naming";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import fs from "node:fs";
+import path from "node:path";
+import { loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
 import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
@@ -22,7 +24,6 @@ import { editKey, repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 import { containsSecret } from "../../components/planner/values";
 import { PROJECT_ROOT } from "../../config/load";
-import path from "node:path";
 
 const ACCOUNT = "123456789012";
 const REGION = "us-east-1";
@@ -41,6 +42,7 @@ const T = {
   schedule: "aws:scheduler/schedule:Schedule",
   key: "aws:kms/key:Key",
   grant: "postgresql:index/grant:Grant",
+  scriptFiles: "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries",
 };
 
 for (const stack of ["qa", "prod"] as const) {
@@ -77,42 +79,57 @@ for (const stack of ["qa", "prod"] as const) {
       for (const r of run.resources) if (r.type !== "pulumi:pulumi:Stack") expect(r.parent).toBeDefined();
     });
 
-    it("uploads the rendered template exactly as the renderer renders it, and the scripts folder", () => {
-      const rendered = renderTemplate(loadPipelineTemplate(), config);
+    it("uploads the tagged template byte for byte, this job's rendered pipeline, and the scripts folder", () => {
+      const source = loadPipelineTemplate();
+      const rendered = renderTemplate(source, config);
       const objects = Object.fromEntries(ofType(run, T.object).map((r) => [inputs(r).key, r]));
+      const definitionKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(Object.keys(objects).sort()).toEqual([
         "Tools/hub_python_scripts/",
-        "Tools/hub_python_scripts/credentials.ini",
         "Tools/hub_python_scripts/credentials_template.ini",
-        "Tools/hub_python_scripts/tenant_credentials.txt",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
         "hub-configuration/",
         "hub-configuration/HUB_CHECKLIST.json",
         "hub-configuration/HUB_CHECKLIST.md",
         // The CLS load sheets only where the stack has hubExport:cls (qa).
         ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv", "hub-configuration/cls/CLS_LOAD_SHEET.xlsx"] : []),
+        "pipelines/hub_hrsys_export/",
+        definitionKey,
         "templates/hub_hrsys_export/",
-        `templates/hub_hrsys_export/${rendered.fileName}`,
+        `templates/hub_hrsys_export/${source.fileName}`,
       ]);
-      const template = inputs(objects[`templates/hub_hrsys_export/${rendered.fileName}`]);
+      // Step 1's download source is the file in this repository, byte for byte, tags and all.
+      const onDisk = fs.readFileSync(path.join(TEMPLATES_DIR, "hub_hrsys_export", source.fileName));
+      expect(Buffer.from(inputs(objects[`templates/hub_hrsys_export/${source.fileName}`]).content, "utf8").equals(onDisk)).toBe(true);
+      const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
+      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go.
+      const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
+      expect(retained).toEqual(["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`]);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
-      // Every object: SSE-KMS under the stack's key explicitly, tagged as this stack's; in the adopted (prod) bucket
-      // retained on delete. tenant_credentials.txt is secret.
+      // The shared credential files: this stack's entries merged in (SSE-KMS under the stack's key), secret, after
+      // the templates they are created from.
       const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const entries = one(run, T.scriptFiles);
+      const expected = scriptFileEntries(config);
+      expect(inputs(entries)).toMatchObject({
+        location: { kind: "s3", bucket: config.bucket.name, prefix: "Tools/hub_python_scripts/", region: "us-east-1", kmsKeyArn: keyArn },
+        warehouseConnection: config.database.connectionName,
+        entries: JSON.parse(expected.tenantCredentials.reveal()),
+        version: 1,
+      });
+      expect(isSecretInput(entries, "entries")).toBe(true);
+      expect(entries.options.additionalSecretOutputs).toEqual(["entries"]);
+      for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(objects[key].urn);
+      // Every object the stack writes itself: SSE-KMS under the stack's key explicitly, tagged as this stack's; in the
+      // adopted (prod) bucket, and when shared with the environment's other pipelines, retained on delete.
       for (const object of ofType(run, T.object)) {
         expect(inputs(object)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn, tags: { "hub-export:stack": `hub-export/${stack}` } });
-        expect(object.options.retainOnDelete ?? false).toBe(stack === "prod");
+        if (stack === "prod") expect(object.options.retainOnDelete, object.name).toBe(true);
       }
-      const ini = objects["Tools/hub_python_scripts/credentials.ini"];
-      const tenants = objects["Tools/hub_python_scripts/tenant_credentials.txt"];
-      expect(inputs(ini).content).toBe(credentialsIni(config));
-      expect(inputs(tenants).content).toBe(tenantCredentialsTxt(config));
-      expect(isSecretInput(tenants, "content")).toBe(true);
-      expect(isSecretInput(ini, "content")).toBe(false);
     });
 
     it("creates or adopts the bucket as configured", () => {
@@ -183,10 +200,14 @@ for (const stack of ["qa", "prod"] as const) {
       expect(inputs(baseline)).not.toHaveProperty("connection");
       expect(baseline.options).toEqual({ retainOnDelete: true, ...(stack === "prod" ? { protect: true } : {}) });
 
-      const grants = ofType(run, T.grant).map((g) => {
-        const { objectType, schema, objects, privileges, role } = inputs(g);
-        return { objectType, schema, objects, privileges, role };
-      });
+      // Sorted by kind: the mocks register resources as their inputs resolve, not in declaration order.
+      const kinds = ["database", "schema", "table", "sequence"];
+      const grants = ofType(run, T.grant)
+        .map((g) => {
+          const { objectType, schema, objects, privileges, role } = inputs(g);
+          return { objectType, schema, objects, privileges, role };
+        })
+        .sort((a, b) => kinds.indexOf(a.objectType) - kinds.indexOf(b.objectType) || String(a.schema).localeCompare(String(b.schema)) || (a.objects?.length ?? 0) - (b.objects?.length ?? 0));
       const role = `hub_export_${stack}`;
       // The run tables are the baseline's other staging tables; the known ones must be among them.
       const runTables = baselineTables(sql)
@@ -200,7 +221,6 @@ for (const stack of ["qa", "prod"] as const) {
       expect(grants.map(key).sort()).toEqual([
         { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
-        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
         // The run history's serial id: inserting needs its sequence.
         { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
@@ -261,7 +281,7 @@ for (const stack of ["qa", "prod"] as const) {
       const roleArn = (suffix: string) => `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-${suffix}`;
 
       // With hubExport:cls (qa) the task also reads the CLS load sheet, and nothing else of hub-configuration/.
-      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv"] : []), "templates/hub_hrsys_export/"];
+      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv"] : []), `pipelines/hub_hrsys_export/${config.jobName}.Json`];
       expect(policy("export-task-access")).toEqual({
         Version: "2012-10-17",
         Statement: [
@@ -318,7 +338,7 @@ for (const stack of ["qa", "prod"] as const) {
         executionRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-execution`,
       });
       const [container] = JSON.parse(definition.containerDefinitions);
-      const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
+      const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       // Pinned by digest: the one the build printed after its push.
       const build = one(run, "command:local:Command");
       expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(build).stdout.trim()}`);
@@ -390,6 +410,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(out).toMatchObject({
         bucket: `acme-platform-${stack}`,
         templateKey: `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`,
+        definitionKey: `pipelines/hub_hrsys_export/${config.jobName}.Json`,
         jobName: config.jobName,
         intakeJobQuery: intakeJobQuery(config),
         scheduleName: `hub-export-${slug}`,
