@@ -13,6 +13,8 @@ import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
 const BUCKET = "acme-platform-prod";
 const SCRIPTS = `${BUCKET}/Tools/hub_python_scripts`;
 const OWN = { [OWNER_TAG]: "hub-export/prod" };
+/** This job's rendered pipeline: an object of this stack alone (the templates are shared by every pipeline). */
+const PIPELINE = "pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_PROD.Json";
 
 /** The guard's check alone, under mocks with these objects in the bucket: the message that would stop the run, or the bucket. */
 async function guard(existingObjects: MockAccount["existingObjects"], keys: string[]): Promise<string> {
@@ -53,16 +55,16 @@ describe("an adopted bucket", () => {
     const run = await runProgramUnderMocks({
       stack: "prod",
       config: repoStack("prod").config,
-      account: { existingObjects: { [`${SCRIPTS}/credentials_template.ini`]: OWN }, invokes },
+      account: { existingObjects: { [`${BUCKET}/${PIPELINE}`]: OWN }, invokes },
       program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH }),
     });
     const objects = ofType(run, "aws:s3/bucketObjectv2:BucketObjectv2");
-    // The template and scripts folders' seven objects, and the hub-configuration folder's.
-    expect(objects.length).toBeGreaterThan(7);
-    expect(objects.map((o) => inputs(o).key)).toEqual(expect.arrayContaining(["Tools/hub_python_scripts/tenant_credentials.txt", "hub-configuration/HUB_CHECKLIST.md"]));
+    expect(objects.map((o) => inputs(o).key)).toEqual(expect.arrayContaining([PIPELINE, "Tools/hub_python_scripts/credentials_template.ini", "hub-configuration/HUB_CHECKLIST.md"]));
+    // Every key that is this stack's alone is checked; the shared ones (same content from every pipeline) are not.
     const listed = invokes.filter((i) => i.token === "aws:s3/getObjects:getObjects").map((i) => i.inputs.prefix);
-    expect(listed.sort()).toEqual(objects.map((o) => inputs(o).key).sort());
-    expect(invokes.filter((i) => i.token === "aws:s3/getObject:getObject").map((i) => i.inputs.key)).toEqual(["Tools/hub_python_scripts/credentials_template.ini"]);
+    expect(listed).toEqual(expect.arrayContaining([PIPELINE, "hub-configuration/HUB_CHECKLIST.md"]));
+    expect(listed).not.toContain("Tools/hub_python_scripts/credentials_template.ini");
+    expect(invokes.filter((i) => i.token === "aws:s3/getObject:getObject").map((i) => i.inputs.key)).toEqual([PIPELINE]);
     for (const o of objects) {
       expect(o.options.retainOnDelete).toBe(true);
       expect(inputs(o).tags).toEqual(OWN);

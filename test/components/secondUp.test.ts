@@ -69,7 +69,7 @@ const only = (ops: Record<string, Operation>, step: Step) =>
     .sort();
 const GRANT = "postgresql:index/grant:Grant hub-export-warehouse/grant/";
 const ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow ";
-const TENANT_CREDENTIALS = "aws:s3/bucketObjectv2:BucketObjectv2 hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
+const TENANT_CREDENTIALS = "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries hub-export-credential-files/Tools/hub_python_scripts/";
 
 let qa: EngineConfigMap;
 let before: PlanRun;

@@ -78,7 +78,6 @@ describe("secrets", () => {
         "postgresql:index/role:Role.password",
         "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet.credentialsString",
         "aws:secretsmanager/secretVersion:SecretVersion.secretString",
-        "aws:s3/bucketObjectv2:BucketObjectv2.content",
         "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries.entries",
       ]),
     );

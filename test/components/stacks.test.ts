@@ -104,9 +104,11 @@ for (const stack of ["qa", "prod"] as const) {
       const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
-      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go.
+      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go,
+      // except in an adopted bucket (prod), where every object the stack wrote stays.
       const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
-      expect(retained).toEqual(["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`]);
+      const shared = ["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`];
+      expect(retained).toEqual(stack === "prod" ? Object.keys(objects).sort() : shared);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
@@ -221,6 +223,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(grants.map(key).sort()).toEqual([
         { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
+        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
         // The run history's serial id: inserting needs its sequence.
         { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
