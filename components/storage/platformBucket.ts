@@ -12,7 +12,9 @@ import { denyInsecureTransportPolicy } from "../policies";
 
 export interface BucketFile {
   key: string;
-  content: pulumi.Input<string>;
+  /** Text content; or binary content as base64 (a scripts release's files). */
+  content?: pulumi.Input<string>;
+  contentBase64?: string;
   contentType: string;
   /** Shared with the platform environment's other pipelines: left in the bucket when this stack removes it. */
   shared?: boolean;
@@ -67,7 +69,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
     for (const file of args.files) {
       new aws.s3.BucketObjectv2(
         `${name}/${file.key}`,
-        { bucket: this.bucketName, key: file.key, content: file.content, contentType: file.contentType },
+        { bucket: this.bucketName, key: file.key, ...(file.contentBase64 !== undefined ? { contentBase64: file.contentBase64 } : { content: file.content }), contentType: file.contentType },
         { parent: this, dependsOn: this.ready, retainOnDelete: file.shared === true },
       );
     }
