@@ -78,6 +78,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
 
     let streamed = 0;
+    let ersFailed = 0;
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -99,19 +100,21 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
       check?.logSummary();
       streamed = publisher.ers.sent;
+      ersFailed = publisher.ers.failedEntities;
       await setPhase(lock, config.tables, run, "ERS");
     }
     if (run.phase === "ERS") {
       // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
-      const entities = await timed("ers", () => sendEntities(ctx));
-      log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
+      const ers = await timed("ers", () => sendEntities(ctx));
+      ersFailed += ers.failed;
+      log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     const result = await timed("finish", () => finish(ctx, lock, check ? { unknownCodes: check.summary() } : {}));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;

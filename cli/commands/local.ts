@@ -40,6 +40,7 @@ export default defineCommand({
       stderr: io.stderr,
     });
     io.stdout.write(values.json ? JSON.stringify(summary, null, 2) + "\n" : formatSummary(summary));
-    return summary.exitCode === 0 ? 0 : 1;
+    // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
+    return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },
 });
