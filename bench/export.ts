@@ -3,7 +3,8 @@
  * emulator (a child process on loopback), exported by the bundled task run with node as a child process, as the
  * image runs it (the node flags of task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS,
  * and the floor: the time PostgreSQL alone takes to map every employee to message bodies (the extraction query,
- * nothing written), and total/floor.
+ * nothing written), and total/floor. `--cls report|strict` adds the unknown-code check against the sample data's
+ * CLS load sheet (every code known), to measure what the check costs.
  */
 import { platTenantsWithHub } from "../core/tenants";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -14,13 +15,16 @@ import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { emulatorConfig, provisionPlatform, type HubUrls } from "../test/support/platform";
-import { seedSampleEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../task/model/sampleData";
+import { buildLoadSheet } from "../cls/loadSheet";
+import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
 
 interface Options {
   employees: number;
   seed: number;
+  cls?: "report" | "strict";
 }
 
 function parse(argv: string[]): Options {
@@ -31,7 +35,10 @@ function parse(argv: string[]): Options {
     if (key === "--employees" || key === "--seed") {
       if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
       out[key === "--employees" ? "employees" : "seed"] = Number(value);
-    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N and --seed N)`);
+    } else if (key === "--cls") {
+      if (value !== "report" && value !== "strict") throw new UsageError("--cls must be report or strict");
+      out.cls = value;
+    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N, --seed N and --cls report|strict)`);
   }
   return out;
 }
@@ -99,8 +106,14 @@ export async function main(argv: string[]): Promise<void> {
     const { outfile } = await buildTask({ outdir: path.join(work, "task") });
     // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
     fs.rmSync(`${outfile}.map`, { force: true });
+    const clsArgs: string[] = [];
+    if (options.cls) {
+      const sheet = path.join(work, "CLS_LOAD_SHEET.csv");
+      fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
+      clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
+    }
     t = Date.now();
-    const task = await runAndWatch(outfile, platform.args);
+    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs]);
     const totalSeconds = secs(Date.now() - t);
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
@@ -114,6 +127,8 @@ export async function main(argv: string[]): Promise<void> {
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
     for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
+    const cls = task.events.find((e) => e.event === "cls.done");
+    if (cls) say(`  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     say(`  total / floor       ${(totalSeconds / floorSeconds).toFixed(2)}`);
     for (const line of top) say(line);
