@@ -19,28 +19,27 @@ import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../task/model/samp
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
+import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { UsageError } from "../core/errors";
 
-interface Options {
+export const summary = "N sample employees exported by the bundled task through embedded PostgreSQL and the emulator: seconds per phase, messages/s, peak RSS, and the floor";
+export const options = {
+  employees: { type: "string", value: "N", description: "Sample employees seeded and exported", default: "100000", example: "--employees 1000000" },
+  seed: { type: "string", value: "N", description: "Seed of the sample data generator", default: "1", example: "--seed 42" },
+  cls: { type: "string", value: "MODE", description: "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost", example: "--cls report" },
+} satisfies CommandOptions;
+
+interface BenchOptions {
   employees: number;
   seed: number;
   cls?: "report" | "strict";
 }
 
-function parse(argv: string[]): Options {
-  const out: Options = { employees: 100_000, seed: 1 };
-  for (let i = 0; i < argv.length; i++) {
-    const [key, inline] = argv[i].split("=", 2);
-    const value = inline ?? argv[++i];
-    if (key === "--employees" || key === "--seed") {
-      if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
-      out[key === "--employees" ? "employees" : "seed"] = Number(value);
-    } else if (key === "--cls") {
-      if (value !== "report" && value !== "strict") throw new UsageError("--cls must be report or strict");
-      out.cls = value;
-    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N, --seed N and --cls report|strict)`);
-  }
-  return out;
+function parse(argv: string[]): BenchOptions {
+  const { values } = parseCommandArgs({ options }, argv, "bench export");
+  const cls = values.cls;
+  if (cls !== undefined && cls !== "report" && cls !== "strict") throw new UsageError(`--cls must be report or strict, got '${cls}'`);
+  return { employees: intOption("employees", values.employees), seed: intOption("seed", values.seed), cls };
 }
 
 const ROOT = path.resolve(__dirname, "..");

@@ -3,11 +3,14 @@
  * core/plan.ts (pure) and hands each part to its component. Secrets leave the core Secret wrapper only here, straight
  * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
  */
+import fs from "node:fs";
+import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
+import { PROJECT_ROOT } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
@@ -17,17 +20,17 @@ import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
-import { PlatformBucket, type BucketFile } from "./storage/platformBucket";
+import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
-import type { PgConnectionInput } from "./warehouse/connection";
+import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
-import { ExportTask } from "./task/exportTask";
+import { ExportTask, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
 
 export interface HubExportArgs {
@@ -42,6 +45,16 @@ export interface HubExportArgs {
   cls?: ClsSheetFiles;
   /** The stack's name, for the hub checklist. */
   stack?: string;
+  /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
+  databaseCaPem?: string;
+}
+
+/** database.caBundle's content, or undefined when none is configured or the file is not on this machine. */
+export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): string | undefined {
+  const file = config.database.caBundle;
+  if (!file) return undefined;
+  const absolute = path.resolve(root, file);
+  return fs.existsSync(absolute) ? fs.readFileSync(absolute, "utf8") : undefined;
 }
 
 /** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
@@ -49,8 +62,8 @@ export interface SecretInputs {
   adminPassword: pulumi.Output<string>;
   taskPassword: pulumi.Output<string>;
   connectionRecords: ConnectionRecordArgs[];
-  /** credentials.ini and tenant_credentials.txt; content secret where the file holds secrets. */
-  credentialFiles: BucketFile[];
+  /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
+  tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
   routingRules: TenantRuleSet[];
 }
@@ -67,9 +80,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       description: record.description,
       secretString: secretText(serializeConnectionRecord(record)),
     })),
-    credentialFiles: plan.bucketObjects
-      .filter((o) => o.kms)
-      .map((o) => ({ key: o.key, contentType: o.contentType, content: o.secret ? secretText(o.content) : o.content })),
+    tenantCredentials: pulumi.secret(JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>),
     routingRules: plan.routingRules.map((r) => ({
       tenantId: r.tenant.hubTenantId,
       cfgApiUrl: r.cfgApiUrl,
@@ -82,7 +93,10 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
 /** The values operators look for after `pulumi up`; nothing secret. */
 export interface HubExportOutputs {
   bucket: pulumi.Output<string>;
+  /** The tagged template, byte for byte (procedure step 1). */
   templateKey: string;
+  /** This job's rendered pipeline: what the task runs. */
+  definitionKey: string;
   jobName: string;
   intakeJobQuery: string;
   scheduleName: pulumi.Output<string>;
@@ -96,7 +110,22 @@ export interface HubExportOutputs {
   cluster: pulumi.Output<string>;
   taskDefinition: pulumi.Output<string>;
   logGroup: pulumi.Output<string>;
+  /** The image by digest, as the task definition runs it. */
   image: pulumi.Output<string>;
+  repositoryUrl: pulumi.Output<string>;
+  taskRoleArn: pulumi.Output<string>;
+  /** The export task's database role. */
+  databaseRole: string;
+  subnetIds: string[];
+  securityGroupIds: string[];
+  /** A ready `aws ecs run-task ...`: one run now. */
+  runTaskCommand: pulumi.Output<string>;
+}
+
+/** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
+export function retentionOf(config: Pick<StackConfig, "environment">): RetentionOptions {
+  const prod = config.environment === "PROD";
+  return { protect: prod, destroyable: !prod };
 }
 
 export class HubExport extends pulumi.ComponentResource {
@@ -105,15 +134,30 @@ export class HubExport extends pulumi.ComponentResource {
   constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:index:HubExport", name, {}, opts);
     const { config } = args;
-    const plan = planInstallation(config, { template: args.template ?? loadPipelineTemplate(), baseline: args.baseline ?? loadSqlBaseline() });
+    const plan = planInstallation(config, {
+      template: args.template ?? loadPipelineTemplate(),
+      baseline: args.baseline ?? loadSqlBaseline(),
+      databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
+    });
     if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
     const secrets = secretInputs(plan);
     const aws = awsContext(this);
     const child = { parent: this };
 
+    const retention = retentionOf(config);
+    const taskName = physicalName(config, "", 200);
+    const logGroupName = `/ecs/${taskName}`;
+
     const key = new EncryptionKey(
       `${name}-key`,
-      { existingKeyArn: config.bucket.kmsKeyArn, aliasName: physicalName(config, "", 250), description: `HRSYS export to the hub, ${config.clientName} ${config.environment}: bucket, credential files, connection records` },
+      {
+        existingKeyArn: config.bucket.kmsKeyArn,
+        aliasName: physicalName(config, "", 250),
+        description: `HRSYS export to the hub, ${config.clientName} ${config.environment}: bucket objects, connection records, task logs`,
+        logGroupName,
+        protect: retention.protect,
+        aws,
+      },
       child,
     );
 
@@ -124,34 +168,41 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType })),
+        files: plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
+        retention,
       },
       child,
     );
-    // Steps 7.2 to 7.4: credentials.ini and tenant_credentials.txt.
-    const credentialFiles = new CredentialFiles(`${name}-credential-files`, { bucketName: bucket.bucketName, kmsKeyArn: key.keyArn, files: secrets.credentialFiles }, { parent: this, dependsOn: bucket.ready });
+    // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
+    const credentialFiles = new CredentialFiles(
+      `${name}-credential-files`,
+      { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
+      { parent: this, dependsOn: [bucket] },
+    );
 
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
-    // Step 5: schemas, baseline, the task's role, then the config rows.
+    // Step 5: schemas, baseline, the task's role, then the config rows. The SQL resources keep only the database's
+    // label; they read the admin login from the stack config when they run.
     const db = config.database;
-    const admin: PgConnectionInput = { host: db.host, port: db.port, database: db.database, user: db.admin.username, password: secrets.adminPassword, sslMode: db.sslMode };
+    const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
     const warehouse = new Warehouse(
       `${name}-warehouse`,
       {
-        connection: admin,
+        login,
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
         baseline: { name: plan.baseline.name, buildNumber: plan.baseline.buildNumber, templateSha256: plan.baseline.sha256, sql: plan.baseline.sql },
         configTables: [TABLES.apiConfig, TABLES.platConfig],
+        protect: retention.protect,
       },
       child,
     );
     const configTables = new ConfigTables(
       `${name}-config-tables`,
-      { connection: admin, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
+      { target: login.label, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
       { parent: this, dependsOn: [warehouse.baseline] },
     );
 
@@ -163,17 +214,22 @@ export class HubExport extends pulumi.ComponentResource {
     const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
     const hubConfiguration = new HubConfiguration(
       `${name}-hub-configuration`,
-      { bucketName: bucket.bucketName, files: hubConfigurationFiles({ checklist, cls }) },
-      { parent: this, dependsOn: bucket.ready },
+      { placement: bucket.placement, files: hubConfigurationFiles({ checklist, cls }) },
+      child,
     );
     const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
 
     // Step 9: the image, the task and its schedule.
-    const image = new TaskImage(`${name}-image`, { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash() }, child);
+    const image = new TaskImage(
+      `${name}-image`,
+      { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash(), forceDelete: retention.destroyable },
+      child,
+    );
     const task = new ExportTask(
       `${name}-task`,
       {
-        name: physicalName(config, "", 200),
+        name: taskName,
+        logGroupName,
         roleNames: { task: physicalName(config, "task"), execution: physicalName(config, "execution") },
         existingClusterArn: config.task.clusterArn,
         cpu: config.task.cpu,
@@ -183,8 +239,7 @@ export class HubExport extends pulumi.ComponentResource {
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
         bucketArn: bucket.bucketArn,
-        definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
-        templatesPrefix: BUCKET_FOLDERS.templates,
+        definitionKey: plan.definitionKey,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
         cls: clsSheetKey ? { sheetKey: clsSheetKey, strict: config.cls!.strict } : undefined,
         connectionStorePrefix: config.connectionStore.prefix,
@@ -221,6 +276,7 @@ export class HubExport extends pulumi.ComponentResource {
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+      definitionKey: plan.definitionKey,
       jobName: config.jobName,
       intakeJobQuery: plan.intakeJobQuery,
       scheduleName: schedule.scheduleName,
@@ -237,6 +293,16 @@ export class HubExport extends pulumi.ComponentResource {
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,
       image: image.imageUri,
+      repositoryUrl: image.repositoryUrl,
+      taskRoleArn: task.taskRoleArn,
+      databaseRole: db.task.username,
+      subnetIds: config.network.subnetIds,
+      securityGroupIds: config.network.securityGroupIds,
+      runTaskCommand: pulumi
+        .all([aws.region, task.clusterArn, task.taskDefinitionArn])
+        .apply(([region, clusterArn, taskDefinitionArn]) =>
+          runTaskCommand({ region, clusterArn, taskDefinitionArn, subnetIds: config.network.subnetIds, securityGroupIds: config.network.securityGroupIds, assignPublicIp: config.network.assignPublicIp }),
+        ),
     };
     this.registerOutputs({ ...this.outputs });
   }

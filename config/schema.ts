@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
-import { HUB_API_NAMES } from "../core/hubContract";
+import { FAILURE_MODES, HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, TENANT_ID_PLACEHOLDER, type HubContract } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
 import { BUSINESS_OBJECTS } from "../cls/table";
@@ -67,7 +67,9 @@ const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must
 
 /**
  * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
- * and in local mode it is the decrypted string.
+ * and in local mode it is the decrypted string. Absent, it is `Secret.missing()`: the committed stack files hold no
+ * secret at all, `hub-export validate` and `plan` work without them, and `pulumi up` stops on each with the command
+ * that sets it (config/preflight.ts).
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource) {
@@ -77,11 +79,13 @@ function secretSchema(source: SecretSource) {
     return z
       .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
       .refine((v) => typeof v !== "string", "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext")
-      .transform(() => Secret.encrypted());
+      .optional()
+      .transform((v) => (v === undefined ? Secret.missing() : Secret.encrypted()));
   }
   return z
     .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
-    .transform((v) => (typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+    .optional()
+    .transform((v) => (v === undefined ? Secret.missing() : typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
 }
 
 /** `<DatabaseName>.<schema>`, as the specification writes publish_schema and staging_schema. */
@@ -96,6 +100,61 @@ export const parametersSchema = z.strictObject({
   system_code: z.string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code").default(PARAMETER_DEFAULTS.system_code),
   EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
   EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+});
+
+/**
+ * `hubExport:hubContract`: the assumed hub calls (ERS entities, HRSYS intake report, queue message properties), each
+ * with today's behaviour as its default (core/hubContract.ts HUB_CONTRACT_DEFAULTS; docs/hub-contract.md). A setting
+ * for a call that is turned off contradicts it and is refused, like two properties under one name.
+ */
+const failureMode = z.enum(FAILURE_MODES, { error: `must be one of ${FAILURE_MODES.join(", ")}` });
+const pathTemplate = z
+  .string()
+  .min(1, "must not be empty")
+  .refine((v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v), "must be relative to the API URL (which ends in /api/): no leading / and no scheme")
+  .refine((v) => !/\s/.test(v), "must not contain spaces")
+  .refine((v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER), `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`);
+const assumedCallSchema = (name: "ers" | "intakeReport") =>
+  z
+    .strictObject({ enabled: z.boolean().optional(), path: pathTemplate.optional(), onFailure: failureMode.optional() })
+    .superRefine((v, ctx) => {
+      if (v.enabled !== false) return;
+      for (const key of ["path", "onFailure"] as const) {
+        if (v[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: `contradicts enabled: false (the call is never made); remove it or enable the call` });
+      }
+    })
+    .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS[name], ...v }));
+const propertyName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must be a property name: a letter, then letters, digits, _ . - (at most 128)");
+const queueMessageContractSchema = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName.optional()])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], z.ZodOptional<typeof propertyName>>).optional(),
+    onFailure: failureMode.optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.enabled === false && v.names !== undefined) ctx.addIssue({ code: "custom", path: ["names"], message: "contradicts enabled: false (no properties are sent); remove it or enable the properties" });
+    const names = { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names };
+    const seen = new Map<string, string>();
+    for (const key of MESSAGE_PROPERTY_KEYS) {
+      const other = seen.get(names[key]);
+      if (other) ctx.addIssue({ code: "custom", path: ["names", key], message: `'${names[key]}' is already the name of ${other}: two properties cannot share a name` });
+      seen.set(names[key], key);
+    }
+  })
+  .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS.queueMessage, ...v, names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names } }));
+export const hubContractSchema = z
+  .strictObject({ ers: assumedCallSchema("ers").optional(), intakeReport: assumedCallSchema("intakeReport").optional(), queueMessage: queueMessageContractSchema.optional() })
+  .transform((v): HubContract => ({ ers: v.ers ?? HUB_CONTRACT_DEFAULTS.ers, intakeReport: v.intakeReport ?? HUB_CONTRACT_DEFAULTS.intakeReport, queueMessage: v.queueMessage ?? HUB_CONTRACT_DEFAULTS.queueMessage }));
+
+/** The contract as resolved (every field present), as it travels in the rendered pipeline definition. */
+export const resolvedHubContractSchema = z.strictObject({
+  ers: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  intakeReport: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  queueMessage: z.strictObject({
+    enabled: z.boolean(),
+    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], typeof propertyName>),
+    onFailure: failureMode,
+  }),
 });
 
 const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
@@ -168,13 +227,27 @@ export function buildStackConfigSchema(source: SecretSource) {
     hubTenantCode: z.string().min(1),
   });
 
+  const endpoint = {
+    host: z.string().regex(/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/, "must be a host name or IP address"),
+    port: z.number().int().min(1).max(65535).default(5432),
+  };
   const databaseSchema = z.strictObject({
     /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
     connectionName,
-    host: z.string().min(1),
-    port: z.number().int().min(1).max(65535).default(5432),
+    /**
+     * The endpoint the export task connects to (the private RDS endpoint). `host:port/database` also names the
+     * database in the state of the SQL resources (their target label).
+     */
+    ...endpoint,
     database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
     sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
+    /**
+     * PEM file of the CA certificates that sign the server's certificate (for RDS, the region's bundle), relative to
+     * the project folder: `pulumi up` verifies the server with it, and the task gets it in its connection record.
+     */
+    caBundle: z.string().regex(/^[^\0]{1,1024}\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)").optional(),
+    /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
+    provisioning: z.strictObject(endpoint).optional(),
     /** Owner used by `pulumi up` for schemas, grants and the baseline. */
     admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
     /** The export task's least-privilege role. */
@@ -244,6 +317,8 @@ export function buildStackConfigSchema(source: SecretSource) {
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
     parameters: parametersSchema.default(PARAMETER_DEFAULTS),
+    /** The assumed hub calls; absent: today's behaviour (HUB_CONTRACT_DEFAULTS). */
+    hubContract: hubContractSchema.prefault({}),
     bucket: bucketSchema,
     database: databaseSchema,
     /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */

@@ -33,6 +33,8 @@ export function databaseOf(qualified: string): string {
 export const BUCKET_FOLDERS = {
   templates: "templates/hub_hrsys_export/",
   scripts: "Tools/hub_python_scripts/",
+  /** The rendered pipelines (procedure steps 3 and 4), one per job name: what the task runs. */
+  pipelines: "pipelines/hub_hrsys_export/",
   /** What the hub team loads or works through: the CLS load sheets and the hub checklist (our own folder). */
   hubConfiguration: "hub-configuration/",
 } as const;
@@ -44,6 +46,11 @@ export const HUB_CONFIGURATION_FILES = {
   checklistMarkdown: "HUB_CHECKLIST.md",
   checklistJson: "HUB_CHECKLIST.json",
 } as const;
+
+/** The rendered pipeline of a job: `pipelines/hub_hrsys_export/<JOB_NAME>.Json`, so one client's never overwrites another's. */
+export function renderedPipelineKey(jobName: string): string {
+  return `${BUCKET_FOLDERS.pipelines}${jobName}${TEMPLATE_FILE_EXTENSION}`;
+}
 
 export const TEMPLATE_FILE_PREFIX = "HRSYS_Employee_HUB_Pipeline_Baseline_";
 export const TEMPLATE_FILE_EXTENSION = ".Json";

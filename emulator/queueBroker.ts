@@ -1,5 +1,5 @@
 /**
- * The regional queue brokers (DESIGN.md section 5, Anypoint MQ Broker REST API v1 shape). All regions share the
+ * The regional queue brokers (docs/hub-contract.md, Anypoint MQ Broker REST API v1 shape). All regions share the
  * emulator's port; each has its own base URL `/mq/{us|eu|apac}`, so a connection record's url is
  * `{base}/api/v1/organizations/` and its authUrl `{base}/api/v1/authorize`.
  */
@@ -110,7 +110,8 @@ export class QueueBroker {
     const { messageId } = message.headers;
     const outcome = this.store.publish(region, queueName, messageId, message.properties, message.body, reject);
     if (outcome === "rejected") return { messageId, status: "failed", statusMessage: "destination rejects messages" };
-    return { messageId, status: "successful", statusMessage: outcome === "duplicate" ? "duplicate messageId; already stored" : "queued" };
+    // A standard queue answers a republish like any publish; only a deduplicating one says it kept the first.
+    return { messageId, status: "successful", statusMessage: outcome === "duplicate" && this.config.deduplicate ? "duplicate messageId; already stored" : "queued" };
   }
 
   /** Checks `Authorization: bearer <token>`; a valid token's lifetime is extended on every use. */

@@ -8,6 +8,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
+import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
@@ -25,6 +26,7 @@ import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { latestIntakeJobs, type IntakeJobRow } from "./status";
+import { runStatus } from "./summary";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
@@ -70,21 +72,23 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const started = Date.now();
   const paths = localPaths(options.root);
   const progress = createProgress(options.stderr, { quiet: false });
+  // The stack file first: a bad --stack or --file is reported before anything starts.
+  loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
+  const file = options.file ?? stackFilePath(options.stack ?? "qa");
+  // Local mode runs on the stack file's examples: the PLACEHOLDER: values stand for what the embedded default provides.
+  const raw = stripPlaceholders(readStackFile(file)).value;
+  const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
+  const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
+
   fs.mkdirSync(paths.logs, { recursive: true });
-  // The server runs as the postgres user, which must be able to reach its data folder.
+  // When the server runs as the postgres user, that user must be able to enter the state folder.
   fs.chmodSync(paths.root, 0o755);
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
-  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true });
+  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, owner: `hub-export local${options.keep ? " --keep" : ""}` });
   let emulator: Emulator | undefined;
   try {
-    const file = options.file ?? stackFilePath(options.stack ?? "qa");
-    // The stack file as it is first: its problems are reported as for `hub-export validate`.
-    loadStackConfig({ file, stack: options.stack });
-    const raw = readStackFile(file);
-    const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
-    const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
     const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
 
     progress.step("hub and queue emulator");
@@ -119,7 +123,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
-    const definition = path.join(paths.bucket, BUCKET_FOLDERS.templates, plan.template.fileName);
+    const definition = path.join(paths.bucket, plan.definitionKey);
     const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 
@@ -202,7 +206,7 @@ async function summarize(input: {
   return {
     jobName: config.jobName,
     transactionId: transaction,
-    status: intakeJob?.status ?? (input.run.exitCode === 0 ? "unknown" : "ExecutionFailed"),
+    status: runStatus(input.run, intakeJob),
     exitCode: input.run.exitCode,
     firstRun: input.firstRun,
     seeded: input.seeded,

@@ -1,4 +1,7 @@
-/** What a run did, read back from the staging schema: HUB_INTAKE_JOB rows and per-status counts of _STATUS. */
+/**
+ * What a run did, read back from the staging schema: HUB_INTAKE_JOB rows (completed runs), HUB_EXPORT_RUN_HISTORY
+ * rows (every outcome and operator action) and per-status counts of _STATUS.
+ */
 import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
 import { HELD_BACK, type CodeCheckSummary } from "../task/cls/codeCheck";
@@ -95,4 +98,24 @@ export async function failedMessages(client: Client, schema: string, clientName:
     [transactionId, limit],
   );
   return rows.map((r) => ({ messageId: r.message_id, status: r.status, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
+}
+
+export interface HistoryRow {
+  historyId: string;
+  transactionId: string | null;
+  clientName: string;
+  event: string;
+  recordedAt: Date;
+  actor: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** The job's latest HUB_EXPORT_RUN_HISTORY rows, newest first. */
+export async function runHistory(client: Client, schema: string, jobName: string, limit = 10): Promise<HistoryRow[]> {
+  const { rows } = await client.query(
+    `SELECT history_id, transaction_id, plat_client_name, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
+      WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
+    [jobName, limit],
+  );
+  return rows.map((r) => ({ historyId: String(r.history_id), transactionId: r.transaction_id, clientName: r.plat_client_name, event: r.event, recordedAt: r.recorded_at, actor: r.actor, detail: r.detail ?? {} }));
 }

@@ -6,7 +6,7 @@ import { serializeConnectionRecord, type ConnectionRecord } from "../core/connec
 import { connectionFileName } from "../core/naming";
 import type { HubConfigurationFile } from "../core/hubConfiguration";
 
-/** Writes each object under `dir` by its key; secret files are readable by the owner only. */
+/** Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts). */
 export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
   const written: string[] = [];
   for (const object of objects) {
@@ -16,7 +16,7 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
       continue;
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    writeAtomic(target, object.content, object.secret || object.kms ? 0o600 : 0o644);
+    writeAtomic(target, object.content, 0o644);
     written.push(target);
   }
   return written;

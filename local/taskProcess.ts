@@ -30,9 +30,13 @@ export async function ensureTaskBundle(): Promise<string> {
 
 export interface TaskRunResult {
   exitCode: number;
+  /** The signal that ended the task (it was killed), if any. */
+  signal: NodeJS.Signals | null;
   transactionId: string | null;
   /** The task's own last error line, when it failed. */
   error: string | null;
+  /** The event of its last log line: run.done, run.stopped or run.refused when it ended by itself. */
+  finalEvent: string | null;
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
@@ -40,6 +44,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
   let transactionId: string | null = null;
   let error: string | null = null;
+  let finalEvent: string | null = null;
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
     log.write(line + "\n");
@@ -49,6 +54,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
       return;
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
+    if (typeof event.event === "string") finalEvent = event.event;
     if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
     const update = progressOf(event, lastDone);
     if (update) {
@@ -57,7 +63,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, transactionId, error };
+  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent };
 }
 
 type LogEvent = Record<string, unknown>;
@@ -73,23 +79,33 @@ function parseLogLine(line: string): LogEvent | null {
 
 /**
  * The task's `progress` events ({phase, done}) as display updates; its `<phase>.done` events finish the phase with
- * the last count seen.
+ * the total they carry (the summary's figure), else the last count seen. A phase's count never goes backwards: ERS
+ * entities are counted while publishing, then by a second counter for what was left (usually nothing).
  */
 export function progressOf(event: LogEvent, lastDone: ReadonlyMap<string, PhaseUpdate>): PhaseUpdate | null {
   if (event.event === "progress" && typeof event.phase === "string" && typeof event.done === "number") {
+    const last = lastDone.get(event.phase);
+    if (last && event.done < last.done) return null;
     return { phase: event.phase, done: event.done, unit: UNITS[event.phase], seconds: typeof event.seconds === "number" ? event.seconds : undefined };
   }
   const ended = typeof event.event === "string" ? /^(\w+)\.done$/.exec(event.event)?.[1] : undefined;
   if (ended && ended !== "run") {
     const last = lastDone.get(ended);
-    return { phase: ended, done: last?.done ?? 0, unit: UNITS[ended], seconds: last?.seconds, finished: true };
+    const total = DONE_TOTALS[ended]?.(event);
+    return { phase: ended, done: typeof total === "number" && !Number.isNaN(total) ? total : (last?.done ?? 0), unit: UNITS[ended], seconds: last?.seconds, finished: true };
   }
   return null;
 }
 
 const UNITS: Record<string, string> = { extract: "employees", publish: "messages", ers: "entities" };
+/** The count each `<phase>.done` event carries, in the phase's unit. */
+const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
+  extract: (e) => e.employees as number | undefined,
+  publish: (e) => (typeof e.published === "number" && typeof e.failed === "number" ? e.published + e.failed : undefined),
+  ers: (e) => e.entities as number | undefined,
+};
 
-function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -110,6 +126,6 @@ function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.Pr
     lines(child.stdout);
     lines(child.stderr);
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
+    child.on("close", (code, signal) => resolve({ code, signal, output }));
   });
 }

@@ -1,5 +1,5 @@
 /**
- * A run of the export task (DESIGN.md section 6): load and check everything, open or resume the transaction,
+ * A run of the export task (task/README.md, "A run"): load and check everything, open or resume the transaction,
  * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
  * still lacks, finish in one database transaction, report the intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
  * 1 refused before touching data, or stopped (the next run resumes the transaction).
@@ -16,6 +16,7 @@ import { sendEntities } from "./phases/ers";
 import { finish } from "./phases/finish";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
+import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 
 export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
@@ -77,10 +78,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
 
     let streamed = 0;
+    let ersFailed = 0;
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
+      const requeued = await config.pool.query(requeueFailedSql(config.tables));
+      if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
       await check?.releaseHeld();
@@ -96,19 +100,21 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
       check?.logSummary();
       streamed = publisher.ers.sent;
+      ersFailed = publisher.ers.failedEntities;
       await setPhase(lock, config.tables, run, "ERS");
     }
     if (run.phase === "ERS") {
       // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
-      const entities = await timed("ers", () => sendEntities(ctx));
-      log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
+      const ers = await timed("ers", () => sendEntities(ctx));
+      ersFailed += ers.failed;
+      log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     const result = await timed("finish", () => finish(ctx, lock, check ? { unknownCodes: check.summary() } : {}));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;

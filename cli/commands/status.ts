@@ -1,28 +1,31 @@
 import type { Client } from "pg";
-import { defineCommand } from "../command";
+import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
-import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
+import { loadFromOptions, stackOptions } from "../stackOptions";
+import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
+import { failedMessages, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 import { reportLines } from "../../cls/report";
 
 export default defineCommand({
-  summary: "Show a job's latest runs (HUB_INTAKE_JOB), their publish statuses and unknown CLS codes; --transaction lists a run's failed and held-back messages",
-  usage: `hub-export status --job-name NAME ${DATABASE_USAGE} ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
+  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses and unknown CLS codes, and its run history (every outcome); --transaction lists a run's failed and held-back messages",
   options: {
+    "job-name": { type: "string", value: "NAME", required: true, description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    "job-name": { type: "string" },
-    transaction: { type: "string" },
-    limit: { type: "string" },
-    json: { type: "boolean" },
+    transaction: { type: "string", value: "ID", description: "Show this run's failed and held-back messages with their reasons instead of the latest runs", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
+    limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
+    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
+  details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
+  examples: [
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA", does: "the latest runs of the embedded default's job, with per-status message counts" },
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "that run's failed and held-back messages and why" },
+  ],
   async run(values, io) {
     const jobName = values["job-name"];
     if (!jobName) throw new UsageError("--job-name is required");
-    const limit = values.limit === undefined ? 10 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit <= 0) throw new UsageError("--limit must be a positive integer");
+    const limit = intOption("limit", values.limit);
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);
@@ -33,8 +36,9 @@ export default defineCommand({
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
+      const history = await runHistory(client, schema, jobName, limit);
       if (values.json) {
-        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
+        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }, null, 2) + "\n");
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
@@ -54,6 +58,9 @@ export default defineCommand({
           }
         }
       }
+      out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
+      if (history.length === 0) out.push("  none yet");
+      for (const h of history) out.push(`  ${formatHistory(h)}`);
       io.stdout.write(out.join("\n") + "\n");
       return 0;
     } catch (err) {
@@ -65,13 +72,30 @@ export default defineCommand({
   },
 });
 
+/** `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>` */
+function formatHistory(h: HistoryRow): string {
+  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string };
+  const counts = ["extracted", "published", "failed"].filter((k) => typeof (d as Record<string, unknown>)[k] === "number").map((k) => `${k} ${(d as Record<string, number>)[k]}`);
+  return [
+    h.recordedAt.toISOString().padEnd(24),
+    (h.transactionId ?? "-").padEnd(36),
+    h.event.padEnd(18),
+    h.actor ? `by ${h.actor}` : "",
+    counts.join(", "),
+    d.error ? `: ${d.error}` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
+}
+
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${schema}.${TABLES.intakeJob} WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2`,
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2
+     UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1 AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
     [transactionId, jobName],
   );
-  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}`);
+  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
   const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
   if (json) {
     stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");

@@ -15,8 +15,10 @@ export const CONTAINER_NAME = "hub-export";
 export const STOP_TIMEOUT_SECONDS = 120;
 
 export interface ExportTaskArgs {
-  /** Physical name of the cluster, the task family and the log group. */
+  /** Physical name of the cluster and the task family. */
   name: string;
+  /** `/ecs/<name>`: encrypted with the stack's key (whose policy lets CloudWatch Logs use it for this group). */
+  logGroupName: string;
   roleNames: { task: string; execution: string };
   /** Run in this cluster instead of creating one. */
   existingClusterArn?: string;
@@ -27,9 +29,8 @@ export interface ExportTaskArgs {
   repositoryArn: pulumi.Input<string>;
   bucketName: pulumi.Input<string>;
   bucketArn: pulumi.Input<string>;
-  /** Key of the rendered template: templates/hub_hrsys_export/<file>. */
+  /** This job's rendered pipeline (pipelines/hub_hrsys_export/<JOB_NAME>.Json): the task reads it and no other. */
   definitionKey: string;
-  templatesPrefix: string;
   scriptsPrefix: string;
   /** The CLS load sheet the run checks its codes against (hub-configuration/cls/...), and whether it holds back. */
   cls?: ClsCheckArgs;
@@ -72,6 +73,9 @@ export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName"
   ];
 }
 
+/** The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root. */
+export const CONTAINER_USER = "1000:1000";
+
 /**
  * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); the only
  * variable is AWS_REGION, for the AWS SDK. No `secrets`: the task reads its connection records with the task role.
@@ -80,6 +84,7 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
     name: CONTAINER_NAME,
     image: input.image,
+    user: CONTAINER_USER,
     essential: true,
     command: exportCommand(input),
     environment: [{ name: "AWS_REGION", value: input.region }],
@@ -109,7 +114,7 @@ export class ExportTask extends pulumi.ComponentResource {
       this.clusterArn = cluster.arn;
     }
 
-    const logGroup = new aws.cloudwatch.LogGroup(name, { name: `/ecs/${args.name}`, retentionInDays: args.logRetentionDays }, parent);
+    const logGroup = new aws.cloudwatch.LogGroup(name, { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn }, parent);
     this.logGroupName = logGroup.name;
 
     const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
@@ -122,7 +127,7 @@ export class ExportTask extends pulumi.ComponentResource {
         name: "export-task-access",
         role: taskRole.id,
         policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.templatesPrefix, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
+          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
         ),
       },
       parent,
@@ -184,4 +189,27 @@ export class ExportTask extends pulumi.ComponentResource {
       logGroupName: this.logGroupName,
     });
   }
+}
+
+export interface RunTaskCommandInput {
+  region: string;
+  clusterArn: string;
+  taskDefinitionArn: string;
+  subnetIds: string[];
+  securityGroupIds: string[];
+  assignPublicIp: boolean;
+}
+
+/** A ready `aws ecs run-task ...` for an operator: one run now, on the schedule's exact task and network. */
+export function runTaskCommand(input: RunTaskCommandInput): string {
+  const network = `awsvpcConfiguration={subnets=[${input.subnetIds.join(",")}],securityGroups=[${input.securityGroupIds.join(",")}],assignPublicIp=${input.assignPublicIp ? "ENABLED" : "DISABLED"}}`;
+  return [
+    "aws ecs run-task",
+    `--region ${input.region}`,
+    `--cluster ${input.clusterArn}`,
+    `--task-definition ${input.taskDefinitionArn}`,
+    "--launch-type FARGATE",
+    `--network-configuration '${network}'`,
+    `--started-by hub-export-operator`,
+  ].join(" ");
 }

@@ -2,8 +2,9 @@
  * The unknown-code check of a run (cls/README.md): before a message is published, the codes of its CLS code fields
  * are compared with the current CLS load sheet, set-based in PostgreSQL over each batch of stored messages. Unknown
  * codes are reported per field (log, run history, `hub-export status`). In report mode the messages go on; in strict
- * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, kept in
- * _MESSAGES, and released by the first run whose sheet knows their codes.
+ * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, archived at
+ * the end of the run and requeued into _MESSAGES by the next (task/warehouse/archive.ts), released by the first run
+ * whose sheet knows their codes.
  */
 import { UserError } from "../../core/errors";
 import { parseLoadSheetCsv } from "../../cls/csv";

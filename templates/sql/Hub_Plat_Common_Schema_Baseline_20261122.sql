@@ -34,12 +34,13 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
 -- HELD_BACK (held by the strict CLS check: codes the CLS load sheet lacks), PENDING (released for the next attempt);
 -- a message without a _STATUS row has not been attempted yet.
 
--- One row per finished job (procedure step 10): found by job_name, identified by transaction_id.
+-- One row per job that reached ExecutionCompleted (procedure step 10): found by job_name, identified by
+-- transaction_id. Runs with other outcomes are in HUB_EXPORT_RUN_HISTORY only.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   job_name         text NOT NULL,
   transaction_id   uuid NOT NULL PRIMARY KEY,
   plat_client_name text NOT NULL,
-  status           text NOT NULL CHECK (status IN ('ExecutionCompleted', 'ExecutionFailed')),
+  status           text NOT NULL CHECK (status = 'ExecutionCompleted'),
   build_number     text NOT NULL,
   started_at       timestamptz NOT NULL,
   finished_at      timestamptz NOT NULL,
@@ -94,8 +95,6 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
   started_reported boolean NOT NULL DEFAULT false,
   -- Changes up to this database time belong to the run; the watermarks of the tenants/countries scanned advance to it.
   upper_bound      timestamp NOT NULL,
-  -- Per transaction whose messages go to ERS in this run: the seq through which entities were sent.
-  ers_progress     jsonb NOT NULL DEFAULT '{}',
   -- Set when finished in the database: the intake job's status and counts, still to be reported to HRSYS.
   final_status     text NULL CHECK (final_status IN ('ExecutionCompleted', 'ExecutionFailed')),
   final_counts     jsonb NULL,
@@ -104,7 +103,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS hub_export_run_one_per_client ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (plat_client_name);
 
--- The messages not yet archived: those of the run in progress, and failed ones that the next run retries.
+-- The run's work queue: the messages of the run in progress, and the failed ones it retries (copied back from
+-- _ARCHIVE when it starts). Empty when no run is in progress.
 -- message_id is derived from (transaction_id, seq) and never changes: retries and resumed runs reuse it.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES (
   message_id      uuid NOT NULL PRIMARY KEY,
@@ -121,6 +121,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   UNIQUE (transaction_id, seq)
 );
 
+-- Every message extracted, moved here by the end of the run that extracted it (published or not: _STATUS says).
+-- One row per message: a failed message published by a later run keeps its row, archived_by then names that run.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (
   message_id      uuid NOT NULL PRIMARY KEY,
   transaction_id  uuid NOT NULL,
@@ -133,7 +135,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   changed_through timestamp NOT NULL,
   body            text NOT NULL,
   created_at      timestamptz NOT NULL,
-  -- The run that published and archived the message (differs from transaction_id for a retried message).
+  -- The run that archived the message last: the one that published it (differs from transaction_id for a retried
+  -- message), or, while it is FAILED, the last run that tried.
   archived_by     uuid NULL,
   archived_at     timestamptz NOT NULL DEFAULT now()
 );
@@ -151,7 +154,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
--- The held-back messages, found without scanning every status (the strict CLS check looks them up per batch).
+-- The failed and held-back messages the next run retries (the strict CLS check also looks the held ones up per batch).
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_failed_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'FAILED';
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_held_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'HELD_BACK';
 
 -- The extract of the run in progress, in parts (employee id ranges) mapped side by side; each part resumes at its

@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { runCli } from "../support/cli";
+import { spawn } from "node:child_process";
+import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-local-"));
 const JOB = "HRSYS_EMPL_HUB_ACME_202611_QA";
@@ -40,6 +41,9 @@ describe("hub-export local", () => {
     // The plain progress lines went to stderr.
     expect(r.stderr).toMatch(/» running the export task: HRSYS_EMPL_HUB_ACME_202611_QA/);
     expect(r.stderr).toMatch(/extract\s+120 employees/);
+    // The progress display ends each phase with the summary's figure.
+    expect(r.stderr).toMatch(/ers\s+120 entities.* done in/);
+    expect(r.stderr).toMatch(/publish\s+120 messages.* done in/);
   });
 
   it("a second start reuses the data and exports only the employees that changed", async () => {
@@ -62,8 +66,14 @@ describe("hub-export local", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
-    const runs = lines.filter((l) => /ExecutionCompleted/.test(l));
+    const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
+    expect(historyAt).toBeGreaterThan(0);
+    const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(2);
+    const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
+    expect(history).toHaveLength(2);
+    expect(history[1]).toContain(first.transactionId);
+    expect(history[1]).toMatch(/ExecutionCompleted\s+by export-task\s+extracted 120, published 120, failed 0$/);
     expect(runs[1]).toContain(first.transactionId);
     expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[0]).toMatch(/PUBLISHED 7$/);
@@ -75,6 +85,34 @@ describe("hub-export local", () => {
     const unknown = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
+  });
+
+  it("while one runs with --keep, a second local is refused with how to stop it, and status joins its database", async () => {
+    const keep = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        keep.stderr!.on("data", (d) => {
+          stderr += d;
+          if (stderr.includes("until Ctrl-C")) resolve();
+        });
+        keep.stdout!.resume();
+        keep.on("close", (code) => reject(new Error(`local --keep ended (${code}): ${stderr}`)));
+      });
+      const second = await runCli(["local", "--dir", dir], { timeoutMs: 120_000 });
+      expect(second.code).toBe(1);
+      expect(second.stderr.trimEnd().split("\n").pop()).toBe(
+        `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
+      );
+      expect(second.stderr).not.toMatch(/internal error/);
+      const status = await runCli(["status", "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(3);
+    } finally {
+      keep.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
   });
 
   it("refuses a bad stack file with the validation lines, before starting anything", async () => {

@@ -19,7 +19,9 @@ import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } f
 import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleSetState } from "../../providers/routingRules";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
-import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
+import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
+import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../..");
@@ -31,6 +33,7 @@ const PROVIDERS = {
   configRow: ["providers/sqlRows.ts", "configRowProvider"],
   baseline: ["providers/baseline.ts", "baselineProvider"],
   routingRules: ["providers/routingRules.ts", "routingRulesProvider"],
+  scriptFiles: ["providers/scriptFiles.ts", "scriptFilesProvider"],
 } as const;
 type ProviderName = keyof typeof PROVIDERS;
 
@@ -40,7 +43,7 @@ async function serialize(provider: object): Promise<string> {
 }
 
 /** Runs calls on a serialized provider in a plain node process, as the dynamic-provider host does. */
-async function runInHost(providerText: string, calls: { method: string; args: unknown[] }[]): Promise<any[]> {
+async function runInHost(providerText: string, calls: ({ method: string; args: unknown[] } | { method: "configure"; config: Record<string, string> })[]): Promise<any[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-host-"));
   const job = path.join(dir, "job.json");
   fs.writeFileSync(job, JSON.stringify({ providerText, calls }));
@@ -60,7 +63,12 @@ beforeAll(async () => {
   [wh, hub] = await Promise.all([warehouseWithBaseline("serial"), startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS } } })]);
   const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "serializeCompiled.cjs"), JSON.stringify(PROVIDERS)], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
   texts = {
-    vitest: { configRow: await serialize(configRowProvider), baseline: await serialize(baselineProvider), routingRules: await serialize(routingRulesProvider) },
+    vitest: {
+      configRow: await serialize(configRowProvider),
+      baseline: await serialize(baselineProvider),
+      routingRules: await serialize(routingRulesProvider),
+      scriptFiles: await serialize(scriptFilesProvider),
+    },
     typescript: JSON.parse(stdout),
   };
 });
@@ -70,8 +78,10 @@ afterAll(async () => {
 
 const row = (): ConfigRowState => {
   const r = hubApiConfigRows(wh.config)[0];
-  return { connection: wh.connection, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
+  return { target: wh.target, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
 };
+/** The stack config as the engine hands it to a dynamic provider's configure: the login is only there. */
+const configure = () => ({ method: "configure" as const, config: { "hubExport:database": JSON.stringify(databaseConfigOf(wh.connection)), "hubExport:environment": "QA" } });
 const ruleSet = (): RoutingRuleSetState => {
   const rules = defaultRoutingRules();
   return { cfgApiUrl: hub.urls.cfg, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
@@ -83,15 +93,18 @@ for (const compiler of ["vitest", "typescript"] as const) {
       for (const [name, text] of Object.entries(texts[compiler])) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
-        expect(new Set(required), name).toEqual(new Set(name === "routingRules" ? ["node:crypto"] : name === "baseline" ? ["pg", "node:crypto"] : ["pg"]));
-        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL"]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
-        expect(text.length, name).toBeLessThan(20_000);
+        const sql = ["pg", "node:tls", "node:fs", "node:path"];
+        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        expect(new Set(required), name).toEqual(new Set(expected));
+        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
+        expect(text.length, name).toBeLessThan(24_000);
       }
     });
 
     it("run in a plain node process: config rows against PostgreSQL", async () => {
       const inputs = row();
-      const [checked, created, read, diff] = await runInHost(texts[compiler].configRow, [
+      const [, checked, created, read, diff] = await runInHost(texts[compiler].configRow, [
+        configure(),
         { method: "check", args: [inputs, inputs] },
         { method: "create", args: [inputs] },
         { method: "read", args: [`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`, inputs] },
@@ -101,13 +114,16 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(created.id).toBe(`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`);
       expect(read.props.values).toEqual(inputs.values);
       expect(diff).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
-      await runInHost(texts[compiler].configRow, [{ method: "delete", args: [created.id, inputs] }]);
+      // The state holds no login: a delete (a later `up`, another process) gets it from the stack config again.
+      expect(JSON.stringify(created.outs)).not.toContain(wh.connection.password);
+      await runInHost(texts[compiler].configRow, [configure(), { method: "delete", args: [created.id, inputs] }]);
       expect(await wh.query("SELECT 1 FROM staging.hub_api_config WHERE hub_tenant_id = $1", [inputs.key.hub_tenant_id])).toEqual([]);
     });
 
     it("run in a plain node process: the baseline against PostgreSQL", async () => {
-      const inputs = baselineInputs(wh.connection, wh.config);
-      const [checked, created, diff] = await runInHost(texts[compiler].baseline, [
+      const inputs = baselineInputs(wh.target, wh.config);
+      const [, checked, created, diff] = await runInHost(texts[compiler].baseline, [
+        configure(),
         { method: "check", args: [inputs, inputs] },
         { method: "create", args: [inputs] },
         { method: "diff", args: ["id", inputs, inputs] },
@@ -115,6 +131,11 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(checked).toEqual({ inputs });
       expect(created.outs.sha256).toBe(inputs.sha256);
       expect(diff).toEqual({ changes: false });
+    });
+
+    it("run in a plain node process: without the stack's database config, a SQL resource stops with a clear error", async () => {
+      const error = await runInHost(texts[compiler].configRow, [{ method: "create", args: [row()] }]).catch((e: Error) => e);
+      expect((error as Error).message).toMatch(/no database login: the provider was not configured with the stack's hubExport:database/);
     });
 
     it("run in a plain node process: routing rules against the emulator", async () => {
@@ -127,6 +148,26 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(checked).toEqual({ inputs });
       expect(created.id).toBe(TENANT);
       expect(hub.state().routingRules[TENANT]).toMatchObject({ posts: 1, rules: defaultRoutingRules() });
+    });
+
+    it("run in a plain node process: the shared credential files in a folder", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-scripts-"));
+      try {
+        fs.writeFileSync(path.join(dir, "credentials_template.ini"), CREDENTIALS_INI_TEMPLATE);
+        fs.writeFileSync(path.join(dir, "tenant_credentials_template.txt"), TENANT_CREDENTIALS_TEMPLATE);
+        const inputs = { location: { kind: "folder", dir }, warehouseConnection: "PLAT_WAREHOUSE_QA", entries: { [TENANT]: "cred==" }, version: SCRIPT_FILES_PROVIDER_VERSION };
+        const [checked, created] = await runInHost(texts[compiler].scriptFiles, [
+          { method: "check", args: [inputs, inputs] },
+          { method: "create", args: [inputs] },
+        ]);
+        expect(checked).toEqual({ inputs });
+        expect(created.id).toBe(dir);
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({ [TENANT]: "cred==" });
+        await runInHost(texts[compiler].scriptFiles, [{ method: "delete", args: [created.id, inputs] }]);
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({});
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 }

@@ -1,4 +1,5 @@
 /** A database, an emulator and a provisioned test platform for one test file of the export task. */
+import fs from "node:fs";
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
 import { emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
@@ -12,7 +13,7 @@ export interface ExportFixture {
   emulator: Emulator;
   platform: TestPlatform;
   /** Tables, schema-qualified. */
-  t: { messages: string; archive: string; status: string; intakeJob: string; watermark: string; run: string; runPart: string };
+  t: { messages: string; archive: string; status: string; intakeJob: string; runHistory: string; watermark: string; run: string; runPart: string };
   count(table: string, where?: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -44,6 +45,7 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
     archive: `${s}.HUB_ACME_MESSAGES_ARCHIVE`,
     status: `${s}.HUB_ACME_MESSAGES_STATUS`,
     intakeJob: `${s}.HUB_INTAKE_JOB`,
+    runHistory: `${s}.HUB_EXPORT_RUN_HISTORY`,
     watermark: `${s}.HUB_EXPORT_WATERMARK`,
     run: `${s}.HUB_EXPORT_RUN`,
     runPart: `${s}.HUB_EXPORT_RUN_PART`,
@@ -62,6 +64,7 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
       await pool.end();
       await emulator.close();
       await db.drop();
+      fs.rmSync(platform.dir, { recursive: true, force: true });
     },
   };
 }

@@ -10,6 +10,7 @@ let bundle: Promise<string> | undefined;
 export function taskBundle(): Promise<string> {
   bundle ??= (async () => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-task-"));
+    process.once("exit", () => fs.rmSync(outdir, { recursive: true, force: true }));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { buildTask } = require("../../scripts/build-task.js") as { buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }> };
     return (await buildTask({ outdir, minify: false })).outfile;
@@ -78,6 +79,14 @@ export async function startTask(args: string[], env: Record<string, string> = {}
       return new Promise<boolean>((resolve) => watchers.push({ match, resolve }));
     },
   };
+}
+
+/** The events a run that was not killed always ends its log with (run.done, run.stopped, run.refused). */
+export const FINAL_EVENTS = ["run.done", "run.stopped", "run.refused"];
+
+/** The last log event's name: a run that ended by itself must end with one of FINAL_EVENTS. */
+export function finalEvent(result: TaskResult): string | undefined {
+  return result.events.at(-1)?.event as string | undefined;
 }
 
 export async function runTask(args: string[], env: Record<string, string> = {}): Promise<TaskResult> {
