@@ -1,13 +1,14 @@
 /**
- * `npm run bench -- --employees N [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N]`: N sample
- * employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
+ * `npm run bench -- --employees N [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N] [--cls MODE]`: N
+ * sample employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
  * exported by the bundled task run with node as a child process, as the image runs it (the node flags of
  * task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS, and per link (API and region): requests,
  * 429s, achieved rates against the limit, and round trips as the task saw them.
  *
  * On loopback (no --latency, no --rate-limit) it also measures the floor: the time PostgreSQL alone takes to map every
  * employee to message bodies (the extraction query, nothing written), and total/floor. With --latency and
- * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts).
+ * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts). `--cls report|strict` adds the
+ * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
  *
  * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_STATEMENTS=1 lists the
  * statements that took the most time; BENCH_TASK_NODE_ARGS adds node flags (e.g. --cpu-prof).
@@ -20,7 +21,9 @@ import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "../test/support/platform";
-import { seedSampleEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../task/model/sampleData";
+import { buildLoadSheet } from "../cls/loadSheet";
+import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
 import { platTenantsWithHub } from "../core/tenants";
@@ -37,6 +40,7 @@ export const options = {
   latency: { type: "string", value: "SPEC", description: "The emulator's round trips per API and region, as `hub-export emulator --latency`", defaultText: "none (loopback)", example: "--latency 'queue=40ms±10,ers=80ms'" },
   "rate-limit": { type: "string", value: "SPEC", description: "The emulator's token-bucket limits per API and region, as `hub-export emulator --rate-limit`", defaultText: "none", example: "--rate-limit queue=2000/s" },
   "no-retry-after": { type: "boolean", description: "The rate limit's 429s come without Retry-After", example: "--no-retry-after" },
+  cls: { type: "string", value: "MODE", description: "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost", example: "--cls report" },
 } satisfies CommandOptions;
 
 interface BenchOptions {
@@ -45,6 +49,7 @@ interface BenchOptions {
   latency: string;
   rateLimit: string;
   retryAfter: boolean;
+  cls?: "report" | "strict";
 }
 
 function parse(argv: string[]): BenchOptions {
@@ -58,12 +63,15 @@ function parse(argv: string[]): BenchOptions {
     }
     return value ?? "";
   };
+  const cls = values.cls;
+  if (cls !== undefined && cls !== "report" && cls !== "strict") throw new UsageError(`--cls must be report or strict, got '${cls}'`);
   return {
     employees: intOption("employees", values.employees),
     seed: intOption("seed", values.seed),
     latency: spec("latency", values.latency, parseLatencySpec),
     rateLimit: spec("rate-limit", values["rate-limit"], parseRateLimitSpec),
     retryAfter: !values["no-retry-after"],
+    cls,
   };
 }
 
@@ -129,9 +137,15 @@ export async function main(argv: string[]): Promise<void> {
       // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
       fs.rmSync(`${outfile}.map`, { force: true });
     }
+    const clsArgs: string[] = [];
+    if (options.cls) {
+      const sheet = path.join(work, "CLS_LOAD_SHEET.csv");
+      fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
+      clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
+    }
     const loadBefore = os.loadavg();
     t = Date.now();
-    const task = await runAndWatch(outfile, platform.args);
+    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs]);
     const totalSeconds = secs(Date.now() - t);
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
@@ -150,6 +164,8 @@ export async function main(argv: string[]): Promise<void> {
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
     for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
+    const cls = task.events.find((e) => e.event === "cls.done");
+    if (cls) say(`  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
     for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, entitiesPerRegion(hub.ers))) say(line);
