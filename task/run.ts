@@ -9,13 +9,14 @@ import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent } from "./http/retry";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, type RunState } from "./warehouse/runState";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
 import { finish } from "./phases/finish";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
+import { countsPerRegion, emitRunMetrics } from "./metrics";
 
 export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
 
@@ -97,14 +98,16 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
-    log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() },
-      `run ${result.status}`,
-    );
+    const seconds = round((Date.now() - started) / 1000);
+    log.info({ event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds, phases, peakRssMb: peakRssMb() }, `run ${result.status}`);
+    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts) });
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
     const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
-    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
+    const seconds = round((Date.now() - started) / 1000);
+    if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
+    else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
+    emitRunMetrics(log, { jobName: params.job_name, outcome: err instanceof RunLockHeld ? "Refused" : "Stopped", seconds });
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
     throw err;
   } finally {
