@@ -7,6 +7,7 @@ import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
+import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
 
 export const CONFIG_NAMESPACE = "hubExport";
 
@@ -69,8 +70,8 @@ const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must
  * and in local mode it is the decrypted string.
  */
 export type SecretSource = "engine" | "file";
-function secretSchema(source: SecretSource) {
-  const plain = z.string().min(1, "must not be empty");
+function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
+  const plain = plainCheck ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message) : z.string().min(1, "must not be empty");
   const secure = z.strictObject({ secure: z.string().min(1) });
   if (source === "file") {
     return z
@@ -184,6 +185,17 @@ export function buildStackConfigSchema(source: SecretSource) {
     // prefault: an absent `task` is parsed, so the inner defaults are the only ones.
     .prefault({});
 
+  /** Where failures are reported (SNS subscriptions) and when silence is a failure too. */
+  const alertsSchema = z
+    .strictObject({
+      email: z.array(z.string().regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address")).default([]),
+      /** Webhook URLs usually carry a token: each is a secret. */
+      https: z.array(secretSchema(source, { test: (v) => /^https:\/\/[^\s/]+/.test(v), message: "must be an https:// URL" })).default([]),
+      /** The "no completed run within N hours" alarm; default: the schedule's longest gap plus a quarter (at least 2 h). */
+      noCompletedRunWithinHours: z.number().int("must be a whole number of hours").min(1, "must be at least 1").max(168, "must be at most 168: CloudWatch evaluates an alarm over 7 days at most").optional(),
+    })
+    .prefault({});
+
   const stackConfigSchema = z.strictObject({
     /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
     environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
@@ -209,7 +221,25 @@ export function buildStackConfigSchema(source: SecretSource) {
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
-  });
+    alerts: alertsSchema,
+  })
+    .transform((config, ctx) => {
+      if (config.alerts.noCompletedRunWithinHours !== undefined || config.schedule.expression.startsWith("at(")) return config;
+      const period = schedulePeriodHours(config.schedule.expression);
+      const hours = period === undefined ? undefined : defaultNoCompletedRunHours(period);
+      if (hours === undefined || hours > 168) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["alerts", "noCompletedRunWithinHours"],
+          message:
+            hours === undefined
+              ? `is required: the period of schedule ${config.schedule.expression} cannot be derived (L, W, # or a fixed year)`
+              : `is required: schedule ${config.schedule.expression} runs ${Math.round(period!)} hours apart, and the alarm looks back 168 hours at most`,
+        });
+        return z.NEVER;
+      }
+      return { ...config, alerts: { ...config.alerts, noCompletedRunWithinHours: hours } };
+    });
   return stackConfigSchema;
 }
 
@@ -220,5 +250,6 @@ export const stackFileConfigSchema = buildStackConfigSchema("file");
 
 export type StackConfig = z.output<typeof stackConfigSchema>;
 export type Tenant = StackConfig["tenants"][number];
+export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type { HubRegion };
