@@ -42,5 +42,7 @@ export function hubExportProgram(overrides: Omit<HubExportArgs, "config"> = {}):
     taskDefinition: o.taskDefinition,
     logGroup: o.logGroup,
     image: o.image,
+    alerts: o.alerts,
+    runTask: o.runTask,
   };
 }

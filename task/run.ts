@@ -5,6 +5,7 @@
  * 1 refused before touching data, or stopped (the next run resumes the transaction).
  */
 import { UserError } from "../core/errors";
+import { EXIT_CODES } from "../core/exitCodes";
 import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
@@ -18,7 +19,7 @@ import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
 
-export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
+export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
 
 export interface RunOptions {
   log?: Logger;

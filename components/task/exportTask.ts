@@ -11,6 +11,8 @@ import type { AwsContext } from "../awsContext";
 import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
+/** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
+export const LOG_STREAM_PREFIX = "export";
 /** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
 export const STOP_TIMEOUT_SECONDS = 120;
 
@@ -73,7 +75,7 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
     essential: true,
     command: exportCommand(input),
     environment: [{ name: "AWS_REGION", value: input.region }],
-    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": "export" } },
+    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": LOG_STREAM_PREFIX } },
     stopTimeout: STOP_TIMEOUT_SECONDS,
   };
 }

@@ -90,12 +90,15 @@ describe("onboarding a tenant", () => {
     );
     expect(diff.removed).toEqual([]);
     // The rendered template gains the APAC publish step; the task role's policy gains the new record's ARN (the
-    // task reads its records itself: the task definition and the execution role do not change).
+    // task reads its records itself: the task definition and the execution role do not change); the dashboard
+    // shows APAC.
     expect(diff.changed).toEqual(
       [
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        // The dashboard's per-region lines follow the hub regions in use.
+        "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),
     );
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
@@ -154,6 +157,8 @@ describe("removing a region", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        // The dashboard's per-region lines follow the hub regions in use.
+        "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);

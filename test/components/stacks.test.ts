@@ -60,6 +60,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(components).toEqual([
         "hubExport:connections:ConnectionStore",
         "hubExport:hub:HubRoutingRules",
+        "hubExport:monitoring:ExportMonitoring",
         "hubExport:security:EncryptionKey",
         "hubExport:storage:CredentialFiles",
         "hubExport:storage:PlatformBucket",
@@ -92,7 +93,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
       // The credential files: SSE-KMS under the stack's key; tenant_credentials.txt secret.
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
       const ini = objects["Tools/hub_python_scripts/credentials.ini"];
       const tenants = objects["Tools/hub_python_scripts/tenant_credentials.txt"];
       for (const file of [ini, tenants]) expect(inputs(file)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn });
@@ -110,13 +111,13 @@ for (const stack of ["qa", "prod"] as const) {
         expect(inputs(bucket)).toEqual({ bucket: "acme-platform-qa", forceDestroy: false });
         expect(settings.map((r) => r.type.split(":")[2]).sort()).toEqual(["BucketPolicy", "BucketPublicAccessBlock", "BucketServerSideEncryptionConfiguration", "BucketVersioning"]);
         const sse = inputs(settings.find((r) => r.type.endsWith("BucketServerSideEncryptionConfiguration"))!);
-        expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key)).arn }, bucketKeyEnabled: true }]);
+        expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key, "hub-export-key")).arn }, bucketKeyEnabled: true }]);
       } else {
         // Adopted: read by name, never created or deleted, its settings left alone; the configured key is used.
         expect(bucket.read).toBe(true);
         expect(bucket.id).toBe("acme-platform-prod");
         expect(settings).toEqual([]);
-        expect(ofType(run, T.key)).toEqual([]);
+        expect(ofType(run, T.key).map((k) => k.name)).toEqual(["hub-export-monitoring-key"]);
       }
     });
 
@@ -129,7 +130,7 @@ for (const stack of ["qa", "prod"] as const) {
       const versions = ofType(run, T.secretVersion);
       expect(secrets.map((s) => inputs(s).name)).toEqual(records.map((r) => `acme/${stack}/connection-strings/${r.systemName}`));
       for (const [i, record] of records.entries()) {
-        expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn);
+        expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn);
         expect(inputs(versions[i]).secretId).toBe(outputs(secrets[i]).arn);
         expect(inputs(versions[i]).secretString).toBe(serializeConnectionRecord(record));
         expect(isSecretInput(versions[i], "secretString")).toBe(true);
@@ -209,7 +210,7 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("grants the task, execution and schedule roles exactly what they need", () => {
       const bucketArn = `arn:aws:s3:::acme-platform-${stack}`;
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn! : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn! : outputs(one(run, T.key, "hub-export-key")).arn;
       const secretArns = ofType(run, T.secret).map((s) => outputs(s).arn as string).sort();
       const policy = (name: string) => JSON.parse(inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === name)!).policy);
       const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
@@ -242,6 +243,7 @@ for (const stack of ["qa", "prod"] as const) {
         Statement: [
           { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${family}:*`], Condition: { ArnEquals: { "ecs:cluster": `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug}` } } },
           { Sid: "PassExportTaskRoles", Effect: "Allow", Action: ["iam:PassRole"], Resource: [roleArn("execution"), roleArn("task")], Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } } },
+          { Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [`arn:aws:sqs:${REGION}:${ACCOUNT}:hub-export-${slug}-schedule-dlq`] },
         ],
       });
       const trust = (name: string) => JSON.parse(inputs(ofType(run, T.role).find((r) => inputs(r).name === name)!).assumeRolePolicy);
