@@ -10,6 +10,8 @@ export const TABLES = {
   watermark: "HUB_EXPORT_WATERMARK",
   /** The run of a client that has started and not finished (what the next run resumes). */
   run: "HUB_EXPORT_RUN",
+  /** One row per run outcome or operator action. */
+  runHistory: "HUB_EXPORT_RUN_HISTORY",
 } as const;
 
 /** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */

@@ -81,6 +81,7 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
     await client.query(`GRANT USAGE ON SCHEMA ${staging} TO ${role}`);
     for (const t of grants.readOnly) await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
     for (const t of grants.readWrite) await client.query(`GRANT ${RUN_TABLE_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+    for (const s of grants.sequences) await client.query(`GRANT USAGE ON SEQUENCE ${staging}.${quoteIdent(s, "sequence")} TO ${role}`);
   });
 }
 

@@ -164,3 +164,15 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_TENANT (
   entities       integer NOT NULL DEFAULT 0,
   PRIMARY KEY (transaction_id, hub_tenant_id)
 );
+
+-- One row per run outcome or operator action (hub-export reload records Reload here, with who and why).
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (
+  history_id bigserial PRIMARY KEY,
+  plat_client_name text NOT NULL,
+  job_name text NOT NULL,
+  transaction_id uuid,
+  event text NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  actor text,
+  detail jsonb NOT NULL DEFAULT '{}'::jsonb
+);
