@@ -11,6 +11,8 @@ const COMMANDS: Record<string, () => Command<any>> = {
   run: () => require("./commands/run").default,
   local: () => require("./commands/local").default,
   status: () => require("./commands/status").default,
+  "run-now": () => require("./commands/runNow").default,
+  reload: () => require("./commands/reload").default,
   bench: () => require("./commands/bench").default,
 };
 

@@ -1,0 +1,111 @@
+/**
+ * `hub-export reload`: the next run exports a tenant (or one of its countries) in full from idl_date again. The
+ * database: --database-url; else the stack's own (--stack or --file: its host, port, database and TLS mode, as the
+ * task's login unless --user, the password from PGPASSWORD or ~/.pgpass); else the embedded default's (`npm start`).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client, type ClientConfig } from "pg";
+import { defineCommand } from "../command";
+import { UserError, UsageError } from "../../core/errors";
+import { schemaOnly } from "../../core/naming";
+import { loadFromOptions, stackOptions } from "../stackOptions";
+import type { StackConfig } from "../../config/schema";
+import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
+import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
+import { localPaths } from "../../local/paths";
+import { localDatabaseUrl } from "../../local/database";
+
+/** --tenant: a hub tenant id or code of the stack. */
+export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
+  const found = config.tenants.filter((t) => t.hubTenantId.toLowerCase() === wanted.toLowerCase() || t.hubTenantCode === wanted);
+  if (found.length === 0) {
+    const known = config.tenants.map((t) => `${t.hubTenantId} (${t.hubTenantCode}, ${t.hubRegion}, platform region ${t.platRegion})`);
+    throw new UserError([`--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`, ...known.map((k) => `  ${k}`)]);
+  }
+  const t = found[0];
+  return { hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, platRegions: found.map((x) => x.platRegion) };
+}
+
+export default defineCommand({
+  summary: "Reset a tenant's export watermark (or one country's) so that the next run exports it in full from idl_date",
+  usage:
+    "hub-export reload --tenant ID|CODE [--country CC] [--stack NAME | --file PATH] [--database-url URL | --dir PATH] [--user NAME] [--reason TEXT] [--actor NAME] [--json]\n" +
+    "  --tenant        the hub tenant's id (UUID) or code, as in the stack config\n" +
+    "  --country       only this country (ISO 3166 alpha-2) of the tenant\n" +
+    "  the database:   --database-url URL; else with --stack/--file the stack's database as the task's login (or --user),\n" +
+    "                  password from PGPASSWORD or ~/.pgpass; else the embedded default's (npm start, --dir)\n" +
+    "  refuses while a run holds the client's run lock, or while a stopped run waits to be resumed",
+  options: {
+    ...stackOptions,
+    tenant: { type: "string" },
+    country: { type: "string" },
+    "database-url": { type: "string" },
+    dir: { type: "string" },
+    user: { type: "string" },
+    reason: { type: "string" },
+    actor: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run(values, io) {
+    if (!values.tenant) throw new UsageError("--tenant is required: a hub tenant id or code");
+    const country = values.country?.toUpperCase();
+    if (country !== undefined && !/^[A-Z]{2}$/.test(country)) throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${values.country}'`);
+    if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
+    const config = loadFromOptions(values);
+    const tenant = resolveTenant(config, values.tenant);
+    const actor = values.actor ?? `${os.userInfo().username}@${os.hostname()}`;
+
+    let local: EmbeddedServer | undefined;
+    let connection: ClientConfig;
+    let startNow = `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait`;
+    if (values["database-url"]) {
+      connection = { connectionString: values["database-url"] };
+    } else if (values.stack || values.file) {
+      const db = config.database;
+      const ssl = db.sslMode === "disable" ? false : { rejectUnauthorized: db.sslMode === "verify-full" };
+      // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
+      connection = { host: db.host, port: db.port, database: db.database, user: values.user ?? db.task.username, ssl };
+      if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
+        throw new UserError(`no password for ${connection.user}@${db.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
+      }
+    } else {
+      const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
+      if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --stack or --database-url`);
+      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
+        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
+      });
+      connection = { connectionString: localDatabaseUrl(paths.connections, local.port) };
+      startNow = "npm start";
+    }
+    const client = new Client({ ...connection, application_name: "hub-export-reload", connectionTimeoutMillis: 15_000 });
+    try {
+      try {
+        await client.connect();
+      } catch (err) {
+        throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
+      }
+      const result = await reloadTenant(client, {
+        stagingSchema: schemaOnly(config.stagingSchema),
+        publishSchema: schemaOnly(config.publishSchema),
+        clientName: config.clientName,
+        jobName: config.jobName,
+        idlDate: config.parameters.idl_date,
+        tenant,
+        country,
+        actor,
+        reason: values.reason,
+      }).catch((err: Error & { code?: string }) => {
+        // A database refusal (permissions, a missing column): its message, without a stack trace.
+        if (typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code)) throw new UserError(`the database refused the reload: ${err.message}`);
+        throw err;
+      });
+      io.stdout.write(values.json ? JSON.stringify(result, null, 2) + "\n" : formatReload(result, startNow));
+      return 0;
+    } finally {
+      await client.end().catch(() => {});
+      await local?.stop().catch(() => {});
+    }
+  },
+});
