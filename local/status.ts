@@ -82,3 +82,14 @@ export async function failedMessages(client: Client, schema: string, clientName:
   );
   return rows.map((r) => ({ messageId: r.message_id, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
 }
+
+/** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
+export async function knownJobs(client: Client, schema: string): Promise<string[]> {
+  const s = ident(schema);
+  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [`${s}.${TABLES.runHistory}`]);
+  const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
+  const { rows } = await client.query<{ job_name: string }>(
+    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
+  );
+  return rows.map((r) => r.job_name);
+}

@@ -4,6 +4,7 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { PROJECT_ROOT } from "../config/load";
 import type { PhaseUpdate, ProgressDisplay } from "./progress";
+import { isEmfRecord, type EmfRecord } from "../core/metrics";
 
 export const TASK_BUNDLE = path.join(PROJECT_ROOT, "dist", "task", "index.js");
 const BUILD_SCRIPT = path.join(PROJECT_ROOT, "scripts", "build-task.js");
@@ -33,6 +34,8 @@ export interface TaskRunResult {
   transactionId: string | null;
   /** The task's own last error line, when it failed. */
   error: string | null;
+  /** Its CloudWatch metrics: the embedded-metric-format lines of its log. */
+  metrics: EmfRecord[];
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
@@ -40,6 +43,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
   let transactionId: string | null = null;
   let error: string | null = null;
+  const metrics: EmfRecord[] = [];
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
     log.write(line + "\n");
@@ -49,6 +53,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
       return;
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
+    if (isEmfRecord(event)) metrics.push(event);
     if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
     const update = progressOf(event, lastDone);
     if (update) {
@@ -57,7 +62,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, transactionId, error };
+  return { exitCode: result.code ?? 1, transactionId, error, metrics };
 }
 
 type LogEvent = Record<string, unknown>;

@@ -20,6 +20,7 @@ export default defineCommand({
   },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
+    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
     const summary = await runLocal({
       stack: values.stack,
       file: values.file,
@@ -31,8 +32,10 @@ export default defineCommand({
       root: values.dir ? path.resolve(values.dir) : undefined,
       stdout: io.stdout,
       stderr: io.stderr,
+      // --keep shows the summary while the platform runs; otherwise it comes once everything has stopped.
+      onSummary: print,
     });
-    io.stdout.write(values.json ? JSON.stringify(summary, null, 2) + "\n" : formatSummary(summary));
+    if (!values.keep) print(summary);
     return summary.exitCode === 0 ? 0 : 1;
   },
 });

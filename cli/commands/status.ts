@@ -8,7 +8,7 @@ import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
 import { localPaths } from "../../local/paths";
 import { localDatabaseUrl } from "../../local/database";
-import { failedMessages, latestIntakeJobs, runsInProgress } from "../../local/status";
+import { failedMessages, knownJobs, latestIntakeJobs, runsInProgress } from "../../local/status";
 
 export default defineCommand({
   summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
@@ -53,6 +53,13 @@ export default defineCommand({
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
+      if (jobs.length === 0 && running.length === 0) {
+        // A mistyped job name must not look like a job that never ran.
+        const known = await knownJobs(client, schema);
+        if (!known.includes(jobName)) {
+          throw new UserError(known.length ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)] : [`no job ${jobName} in ${schema}: no job has run there yet`]);
+        }
+      }
       if (values.json) {
         io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
         return 0;
