@@ -13,6 +13,9 @@ import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { runCli, PROJECT_ROOT } from "../support/cli";
 import { TENANTS } from "../support/platform";
+import { Writable } from "node:stream";
+import { executeCommand } from "../../cli/command";
+import reloadCommand from "../../cli/commands/reload";
 
 const US = TENANTS.US.hubTenantId;
 const EU = TENANTS.EU.hubTenantId;
@@ -137,10 +140,12 @@ describe("hub-export reload", () => {
     ["no --tenant", [], /--tenant is required/, 2],
     ["an unknown tenant, listing the known ones", ["--tenant", "ACME_APAC"], /^--tenant ACME_APAC: no such hub tenant in the stack config; its tenants are:\n {2}3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c \(ACME_US_QA, US, platform region US\)\n {2}7a2d4f6b/, 1],
     ["a bad country", ["--tenant", "ACME_US_QA", "--country", "Germany"], /--country must be an ISO 3166 alpha-2 country code/, 2],
-  ])("rejects %s", async (_what, args, message, code) => {
-    const r = await reload(...args);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(r.code).toBe(code);
+  ])("rejects %s, before connecting", async (_what, args, message, code) => {
+    let stderr = "";
+    const sink = (into: (t: string) => void) => new Writable({ write: (chunk, _enc, done) => (into(String(chunk)), done()) });
+    const result = await executeCommand("reload", reloadCommand, ["--stack", "qa", "--database-url", "postgres://nobody@127.0.0.1:1/none", ...args], { stdout: sink(() => {}), stderr: sink((t) => (stderr += t)), stdin: process.stdin });
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(result).toBe(code);
   });
 });

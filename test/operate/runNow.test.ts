@@ -6,7 +6,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Writable } from "node:stream";
 import { runCli } from "../support/cli";
+import { executeCommand } from "../../cli/command";
+import runNowCommand from "../../cli/commands/runNow";
 import { startAwsStandIn, type AwsStandIn } from "../support/awsStandIn";
 
 const ACCOUNT = "123456789012";
@@ -122,6 +125,7 @@ describe("hub-export run-now", () => {
     expect(r.stderr).toBe("AWS: ClusterNotFoundException: Cluster not found.\n");
   });
 
+  // In-process (the CLI's own command runner): bad input is refused before any AWS call.
   it.each<[string, string[], (dir: string) => void, RegExp, number]>([
     ["neither --stack nor --outputs", [], () => {}, /give --stack NAME or --outputs FILE/, 2],
     ["both", ["--stack", "qa", "--outputs", "x.json"], () => {}, /give --stack or --outputs, not both/, 2],
@@ -132,9 +136,18 @@ describe("hub-export run-now", () => {
     ["a bad --poll", ["--outputs", "x.json", "--poll", "soon"], () => {}, /--poll must be a positive number of seconds/, 2],
   ])("rejects %s with a clear message", async (_what, args, setup, message, code) => {
     setup(dir);
-    const r = await runCli(["run-now", ...args], { env: { ...env, PATH: path.dirname(process.execPath) }, cwd: dir });
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(r.code).toBe(code);
+    const absolute = args.map((a, i) => (args[i - 1] === "--outputs" && !path.isAbsolute(a) ? path.join(dir, a) : a));
+    let stderr = "";
+    const sink = (into: (t: string) => void) => new Writable({ write: (chunk, _enc, done) => (into(String(chunk)), done()) });
+    const savedPath = process.env.PATH;
+    process.env.PATH = path.join(dir, "no-bin");
+    try {
+      const result = await executeCommand("run-now", runNowCommand, absolute, { stdout: sink(() => {}), stderr: sink((t) => (stderr += t)), stdin: process.stdin });
+      expect(stderr).toMatch(message);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(result).toBe(code);
+    } finally {
+      process.env.PATH = savedPath;
+    }
   });
 });
