@@ -13,9 +13,8 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
-import { localPaths } from "../../local/paths";
-import { localDatabaseUrl } from "../../local/database";
+import type { EmbeddedServer } from "../../local/embeddedPostgres";
+import { startLocalDatabase } from "../../local/database";
 
 /** --tenant: a hub tenant id or code of the stack. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -71,12 +70,9 @@ export default defineCommand({
         throw new UserError(`no password for ${connection.user}@${db.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
       }
     } else {
-      const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
-      if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --stack or --database-url`);
-      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
-        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
-      });
-      connection = { connectionString: localDatabaseUrl(paths.connections, local.port) };
+      const started = await startLocalDatabase(values.dir);
+      local = started.server;
+      connection = { connectionString: started.url };
       startNow = "npm start";
     }
     const client = new Client({ ...connection, application_name: "hub-export-reload", connectionTimeoutMillis: 15_000 });

@@ -1,13 +1,10 @@
-import fs from "node:fs";
-import path from "node:path";
 import { Client } from "pg";
-import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
+import type { EmbeddedServer } from "../../local/embeddedPostgres";
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { localPaths } from "../../local/paths";
-import { localDatabaseUrl } from "../../local/database";
+import { startLocalDatabase } from "../../local/database";
 import { failedMessages, knownJobs, latestIntakeJobs, runsInProgress } from "../../local/status";
 
 export default defineCommand({
@@ -34,14 +31,7 @@ export default defineCommand({
     // Without --database-url: the embedded default's database, started for the query when it is not running.
     let local: EmbeddedServer | undefined;
     let url = values["database-url"];
-    if (!url) {
-      const paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
-      if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
-      local = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true }).catch((err: Error) => {
-        throw new UserError(`cannot start the local database in ${paths.postgres} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
-      });
-      url = localDatabaseUrl(paths.connections, local.port);
-    }
+    if (!url) ({ url, server: local } = await startLocalDatabase(values.dir));
     const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
