@@ -5,6 +5,7 @@
  * and the floor: the time PostgreSQL alone takes to map every employee to message bodies (the extraction query,
  * nothing written), and total/floor.
  */
+import { platTenantsWithHub } from "../core/tenants";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -83,8 +84,8 @@ export async function main(argv: string[]): Promise<void> {
       pool.query<{ messages: number; chars: string }>(
         floorSql,
         extractChunkValues({
-          transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platform.config.tenants.map((x) => x.hubTenantId),
-          destinations: platform.config.tenants.map((x) => platform.config.queues[x.hubRegion]!.connectionName), platRegions: platform.config.tenants.map((x) => x.platRegion),
+          transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platTenantsWithHub(platform.config).map((x) => x.hub.hubTenantId),
+          destinations: platTenantsWithHub(platform.config).map((x) => platform.config.queues[x.hub.hubRegion]!.connectionName), platRegions: platform.config.platTenants.map((x) => x.platRegion),
           idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
         }),
       ),

@@ -100,15 +100,41 @@ export const parametersSchema = z.strictObject({
 
 const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
 
+/** A hub region's environment: its name and its ERS, CFG and HRSYS base URLs. */
+export interface HubEnvironment {
+  environmentName: string;
+  apis: Record<(typeof HUB_API_NAMES)[number], string>;
+}
+type HubEnvironmentPart = { environmentName?: string; apis?: Partial<Record<(typeof HUB_API_NAMES)[number], string | undefined>> };
+
+/** Each region's environment, its own values over `hub.default`'s; a region is left out while incomplete. */
+function resolveHubEnvironments(hub: { default?: HubEnvironmentPart; regions: Partial<Record<HubRegion, HubEnvironmentPart>> }): Partial<Record<HubRegion, HubEnvironment>> {
+  const out: Partial<Record<HubRegion, HubEnvironment>> = {};
+  for (const region of HUB_REGIONS) {
+    const own = hub.regions[region];
+    const environmentName = own?.environmentName ?? hub.default?.environmentName;
+    const apis = Object.fromEntries(HUB_API_NAMES.map((n) => [n, own?.apis?.[n] ?? hub.default?.apis?.[n]]));
+    if (environmentName && HUB_API_NAMES.every((n) => apis[n])) out[region] = { environmentName, apis: apis as HubEnvironment["apis"] };
+  }
+  return out;
+}
+
 /** The schema of the whole stack config; `source` says how secrets arrive (see secretSchema). */
 export function buildStackConfigSchema(source: SecretSource) {
   const secret = secretSchema(source);
-  const hubSchema = z.strictObject({
-    environmentName: z.string().min(1),
-    apis: z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl])) as Record<(typeof HUB_API_NAMES)[number], typeof apiUrl>),
-    /** Only the embedded default may point the hub at loopback, and it must say so here. */
-    allowLoopback: z.boolean().default(false),
-  });
+  // A hub environment's values: its name and the ERS, CFG and HRSYS base URLs. `hub.default` holds values shared by
+  // the regions (for brevity); each region's own keys win. Completeness is checked for the regions in use.
+  const apis = z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl.optional()])) as Record<(typeof HUB_API_NAMES)[number], z.ZodOptional<typeof apiUrl>>);
+  const hubEnvironmentPart = z.strictObject({ environmentName: z.string().min(1).optional(), apis: apis.optional() });
+  const hubSchema = z
+    .strictObject({
+      default: hubEnvironmentPart.optional(),
+      /** Per hub region (US, EU, APAC): its own environment name and API base URLs. */
+      regions: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), hubEnvironmentPart).default({}),
+      /** Only the embedded default may point the hub at loopback, and it must say so here. */
+      allowLoopback: z.boolean().default(false),
+    })
+    .transform((hub) => ({ ...hub, environments: resolveHubEnvironments(hub) }));
 
   const queueSchema = z.strictObject({
     connectionName,
@@ -120,19 +146,26 @@ export function buildStackConfigSchema(source: SecretSource) {
     description: z.string().optional(),
   });
 
-  const tenantSchema = z.strictObject({
+  /** A hub tenant: where the messages go (its region's queue and hub environment) and how it authenticates. */
+  const hubTenantSchema = z.strictObject({
     hubTenantId: uuid,
     hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
     hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
+    clientId: z.string().min(1),
+    clientSecret: secret,
+    /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
+    routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
+  });
+
+  /** A platform tenant of the client (one HUB_PLAT_CONFIG row): a platform region whose employees feed a hub tenant. */
+  const platTenantSchema = z.strictObject({
     platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
     codebase: z.string().min(1),
     gblOrUs: z.string().min(1),
     secureViewSource: z.string().min(1).nullable().default(null),
     connectorId: z.string().min(1).nullable().default(null),
-    clientId: z.string().min(1),
-    clientSecret: secret,
-    /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
-    routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
+    /** The hubTenantCode of the hub tenant it feeds (an entry of hubExport:hubTenants). */
+    hubTenantCode: z.string().min(1),
   });
 
   const databaseSchema = z.strictObject({
@@ -217,7 +250,8 @@ export function buildStackConfigSchema(source: SecretSource) {
   }),
     hub: hubSchema,
     queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
-    tenants: z.array(tenantSchema).min(1, "must list at least one tenant"),
+    hubTenants: z.array(hubTenantSchema).min(1, "must list at least one hub tenant"),
+    platTenants: z.array(platTenantSchema).min(1, "must list at least one platform tenant"),
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
@@ -249,7 +283,8 @@ export const stackConfigSchema = buildStackConfigSchema("engine");
 export const stackFileConfigSchema = buildStackConfigSchema("file");
 
 export type StackConfig = z.output<typeof stackConfigSchema>;
-export type Tenant = StackConfig["tenants"][number];
+export type HubTenant = StackConfig["hubTenants"][number];
+export type PlatTenant = StackConfig["platTenants"][number];
 export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type { HubRegion };

@@ -21,12 +21,33 @@ export class ConfigError extends UserError {
   }
 }
 
-/** `hubExport:tenants[1].hubTenantId: must be a UUID ...` */
+/** `hubExport:hubTenants[1].hubTenantId: must be a UUID ...` */
 export function formatIssue(issue: ConfigIssue): string {
-  const [head, ...rest] = issue.path;
+  return `${keyPath(issue.path)}: ${issue.message}`;
+}
+
+/** `hubExport:hubTenants[1].hubTenantId` */
+export function keyPath(path: (string | number)[]): string {
+  const [head, ...rest] = path;
   let key = head === undefined ? CONFIG_NAMESPACE : `${CONFIG_NAMESPACE}:${String(head)}`;
   for (const part of rest) key += typeof part === "number" ? `[${part}]` : `.${part}`;
-  return `${key}: ${issue.message}`;
+  return key;
+}
+
+/** Every hub API URL of the config with its key path: hub.default's and each region's. */
+export function hubUrls(config: StackConfig): { path: (string | number)[]; url: string; region?: string }[] {
+  const out: { path: (string | number)[]; url: string; region?: string }[] = [];
+  for (const api of HUB_API_NAMES) {
+    const url = config.hub.default?.apis?.[api];
+    if (url) out.push({ path: ["hub", "default", "apis", api], url });
+  }
+  for (const region of sortRegions(Object.keys(config.hub.regions) as never)) {
+    for (const api of HUB_API_NAMES) {
+      const url = config.hub.regions[region]?.apis?.[api];
+      if (url) out.push({ path: ["hub", "regions", region, "apis", api], url, region });
+    }
+  }
+  return out;
 }
 
 export interface ValidateOptions {
@@ -58,13 +79,24 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   const issues: ConfigIssue[] = [];
   const add = (path: (string | number)[], message: string) => issues.push({ path, message });
 
-  // Queue connections: one for every region with a tenant, none unused.
-  const tenantRegions = new Set(config.tenants.map((t) => t.hubRegion));
-  config.tenants.forEach((t, i) => {
-    if (!config.queues[t.hubRegion]) add(["tenants", i, "hubRegion"], `region ${t.hubRegion} has no queue connection: add hubExport:queues.${t.hubRegion}`);
+  // Queue connections: one for every region with a hub tenant, none unused.
+  const tenantRegions = new Set(config.hubTenants.map((t) => t.hubRegion));
+  config.hubTenants.forEach((t, i) => {
+    if (!config.queues[t.hubRegion]) add(["hubTenants", i, "hubRegion"], `region ${t.hubRegion} has no queue connection: add hubExport:queues.${t.hubRegion}`);
   });
   for (const region of sortRegions(Object.keys(config.queues) as never)) {
-    if (!tenantRegions.has(region)) add(["queues", region], `queue connection for region ${region} is unused: no tenant is in ${region}`);
+    if (!tenantRegions.has(region)) add(["queues", region], `queue connection for region ${region} is unused: no hub tenant is in ${region}`);
+  }
+
+  // Hub environments: complete for every region with a hub tenant (its own values over hub.default's).
+  for (const region of sortRegions(tenantRegions)) {
+    if (config.hub.environments[region]) continue;
+    const own = config.hub.regions[region];
+    const missing = [
+      ...(own?.environmentName ?? config.hub.default?.environmentName ? [] : ["environmentName"]),
+      ...HUB_API_NAMES.filter((api) => !(own?.apis?.[api] ?? config.hub.default?.apis?.[api])).map((api) => `apis.${api}`),
+    ];
+    add(["hub", "regions", region], `hub region ${region} has hub tenants but no ${missing.join(", ")} (set it here or in hubExport:hub.default)`);
   }
 
   // Connection names are unique across the connection-strings entity collection.
@@ -72,30 +104,42 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   const claim = (name: string, path: (string | number)[]) => {
     const previous = names.get(name.toLowerCase());
     if (previous) add(path, `connection name '${name}' is already used by ${previous}`);
-    else names.set(name.toLowerCase(), formatIssue({ path, message: "" }).slice(0, -2));
+    else names.set(name.toLowerCase(), keyPath(path));
   };
   claim(config.bucket.connectionName, ["bucket", "connectionName"]);
   claim(config.database.connectionName, ["database", "connectionName"]);
   for (const region of sortRegions(Object.keys(config.queues) as never)) claim(config.queues[region]!.connectionName, ["queues", region, "connectionName"]);
 
-  // Tenants are unique by id, code and platform region (the employees' scope).
-  for (const key of ["hubTenantId", "hubTenantCode", "platRegion"] as const) {
+  // Hub tenants are unique by id and code; platform tenants by platform region (HUB_PLAT_CONFIG: one row per
+  // plat_client_name and plat_region), each pointing at a hub tenant; every hub tenant is fed by one at least.
+  const unique = <T>(list: T[], listKey: string, key: keyof T & string, norm: (v: string) => string = (v) => v) => {
     const seen = new Map<string, number>();
-    config.tenants.forEach((t, i) => {
-      const value = key === "hubTenantId" ? t[key].toLowerCase() : t[key];
-      if (seen.has(value)) add(["tenants", i, key], `duplicates tenants[${seen.get(value)}].${key} '${t[key]}'`);
+    list.forEach((item, i) => {
+      const value = norm(String(item[key]));
+      if (seen.has(value)) add([listKey, i, key], `duplicates ${listKey}[${seen.get(value)}].${key} '${String(item[key])}'`);
       else seen.set(value, i);
     });
-  }
+  };
+  unique(config.hubTenants, "hubTenants", "hubTenantId", (v) => v.toLowerCase());
+  unique(config.hubTenants, "hubTenants", "hubTenantCode");
+  unique(config.platTenants, "platTenants", "platRegion");
+  const codes = new Set(config.hubTenants.map((t) => t.hubTenantCode));
+  config.platTenants.forEach((p, i) => {
+    if (!codes.has(p.hubTenantCode)) add(["platTenants", i, "hubTenantCode"], `names no hub tenant: '${p.hubTenantCode}' is not a hubTenantCode of hubExport:hubTenants (${[...codes].join(", ")})`);
+  });
+  const fed = new Set(config.platTenants.map((p) => p.hubTenantCode));
+  config.hubTenants.forEach((t, i) => {
+    if (!fed.has(t.hubTenantCode)) add(["hubTenants", i], `hub tenant ${t.hubTenantCode} is fed by no platform tenant: add a hubExport:platTenants entry with hubTenantCode ${t.hubTenantCode}, or remove it`);
+  });
 
   // Hub URLs: the externally reachable host (-ext-), https; loopback only for the embedded default, explicitly.
   const stack = options.stack?.toLowerCase();
   if (config.hub.allowLoopback && stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
     add(["hub", "allowLoopback"], `must not be true in stack '${options.stack}': only the embedded default may point at loopback`);
   }
-  for (const api of HUB_API_NAMES) {
-    const problem = urlProblem(config.hub.apis[api], config.hub.allowLoopback, true);
-    if (problem) add(["hub", "apis", api], problem);
+  for (const { path, url } of hubUrls(config)) {
+    const problem = urlProblem(url, config.hub.allowLoopback, true);
+    if (problem) add(path, problem);
   }
   for (const region of sortRegions(Object.keys(config.queues) as never)) {
     const problem = urlProblem(config.queues[region]!.baseUrl, config.hub.allowLoopback, false);

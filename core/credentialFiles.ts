@@ -8,9 +8,9 @@ export function credentialsIni(config: Pick<StackConfig, "database">): string {
 }
 
 /** tenant_credentials.txt: {"<tenant id>": "<credentials string>", ...}. Its content is secret. */
-export function tenantCredentialsTxt(config: Pick<StackConfig, "tenants">): string {
+export function tenantCredentialsTxt(config: Pick<StackConfig, "hubTenants">): string {
   const map: Record<string, string> = {};
-  for (const t of config.tenants) {
+  for (const t of config.hubTenants) {
     map[t.hubTenantId] = encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal(`tenant ${t.hubTenantId} clientSecret`) });
   }
   return JSON.stringify(map, null, 2) + "\n";

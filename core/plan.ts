@@ -2,7 +2,7 @@
  * Everything the installation procedure creates for a stack, computed from validated config with no I/O. The Pulumi
  * components and local mode both provision from this plan.
  */
-import type { StackConfig, Tenant } from "../config/schema";
+import type { StackConfig, HubTenant } from "../config/schema";
 import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
 import { renderBaseline, type BaselineSource } from "./baseline";
 import { hubApiConfigRows, hubPlatConfigRows, type ConfigRow } from "./rows";
@@ -13,9 +13,10 @@ import { encodeCredentialsString } from "./credentials";
 import { Secret } from "./secret";
 import { intakeJobQuery, schemaOnly, clientTables, TABLES } from "./naming";
 import type { HubRegion } from "./regions";
+import { hubEnvironment } from "./tenants";
 
 export interface TenantRoutingRules {
-  tenant: Tenant;
+  tenant: HubTenant;
   cfgApiUrl: string;
   rules: RoutingRule[];
   /** The tenant's credentials string, for the Basic header. */
@@ -50,9 +51,10 @@ export function planInstallation(
     bucketObjects: bucketObjects(config, template),
     connections: connectionRecords(config),
     rows: { apiConfig: hubApiConfigRows(config), platConfig: hubPlatConfigRows(config) },
-    routingRules: config.tenants.map((tenant) => ({
+    // Each hub tenant's rules go to its own region's CFG API.
+    routingRules: config.hubTenants.map((tenant) => ({
       tenant,
-      cfgApiUrl: config.hub.apis.CFG,
+      cfgApiUrl: hubEnvironment(config, tenant.hubRegion).apis.CFG,
       rules: routingRulesFor(tenant),
       credentialsString: Secret.plain(encodeCredentialsString({ clientId: tenant.clientId, clientSecret: tenant.clientSecret.reveal(`tenant ${tenant.hubTenantId} clientSecret`) })),
     })),

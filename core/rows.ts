@@ -2,6 +2,7 @@
 import type { StackConfig } from "../config/schema";
 import { HUB_API_NAMES } from "./hubContract";
 import { TABLES } from "./naming";
+import { hubEnvironment, platTenantsWithHub } from "./tenants";
 
 export type SqlValue = string | null;
 
@@ -15,50 +16,50 @@ export interface ConfigRow {
 /** Key columns per table: a key change replaces the row, any other change updates it in place. */
 export const ROW_KEYS = {
   [TABLES.apiConfig]: ["hub_tenant_id", "hub_api_name"],
-  [TABLES.platConfig]: ["plat_client_name", "hub_tenant_id"],
+  [TABLES.platConfig]: ["plat_client_name", "plat_region"],
 } as const;
 
-/** One record per hub API per tenant. */
+/** One record per hub API per hub tenant, with the values of the tenant's own hub region. */
 export function hubApiConfigRows(config: StackConfig): ConfigRow[] {
-  return config.tenants.flatMap((tenant) =>
-    HUB_API_NAMES.map((api) => ({
+  return config.hubTenants.flatMap((tenant) => {
+    const env = hubEnvironment(config, tenant.hubRegion);
+    return HUB_API_NAMES.map((api) => ({
       table: TABLES.apiConfig,
       key: { hub_tenant_id: tenant.hubTenantId, hub_api_name: api },
       values: {
-        hub_api_url: config.hub.apis[api],
-        hub_environment_name: config.hub.environmentName,
+        hub_api_url: env.apis[api],
+        hub_environment_name: env.environmentName,
         hub_region: tenant.hubRegion,
       },
-    })),
-  );
+    }));
+  });
 }
 
-/** One record per tenant of the client; hub_destination is its region's queue connection. */
+/**
+ * One record per platform tenant of the client (unique per plat_client_name and plat_region), carrying the hub tenant
+ * it feeds; hub_destination is the hub tenant's region's queue connection.
+ */
 export function hubPlatConfigRows(config: StackConfig): ConfigRow[] {
-  return config.tenants.map((tenant) => ({
+  return platTenantsWithHub(config).map(({ plat, hub }) => ({
     table: TABLES.platConfig,
-    key: { plat_client_name: config.clientName, hub_tenant_id: tenant.hubTenantId },
+    key: { plat_client_name: config.clientName, plat_region: plat.platRegion },
     values: {
-      plat_region: tenant.platRegion,
-      codebase: tenant.codebase,
-      gbl_or_us: tenant.gblOrUs,
-      secure_view_source: tenant.secureViewSource,
-      connector_id: tenant.connectorId,
-      hub_destination: config.queues[tenant.hubRegion]!.connectionName,
-      hub_tenant_code: tenant.hubTenantCode,
+      codebase: plat.codebase,
+      gbl_or_us: plat.gblOrUs,
+      secure_view_source: plat.secureViewSource,
+      connector_id: plat.connectorId,
+      hub_destination: config.queues[hub.hubRegion]!.connectionName,
+      hub_tenant_code: hub.hubTenantCode,
+      hub_tenant_id: hub.hubTenantId,
     },
   }));
 }
 
 /**
- * A stable name for a row, used as its resource name: `HUB_API_CONFIG/<tenant>/ERS`, `HUB_PLAT_CONFIG/<platRegion>`.
- * A HUB_PLAT_CONFIG row is named by its business key (plat_client_name, plat_region; unique in the table, and
- * plat_client_name is the stack's), not by its key: a new hubTenantId for a platform region is then a key change of
- * the same resource, which the row provider replaces deleting first, instead of a new resource created before the
- * old one is deleted (which the UNIQUE (plat_client_name, plat_region) constraint refuses).
+ * A stable name for a row, used as its resource name: `HUB_API_CONFIG/<tenant>/ERS`, `HUB_PLAT_CONFIG/<platRegion>`
+ * (plat_client_name is the stack's). Re-pointing a platform tenant at another hub tenant is an update in place.
  */
 export function rowName(row: ConfigRow): string {
-  if (row.table === TABLES.platConfig) return [row.table, row.values.plat_region].join("/");
   const keys = ROW_KEYS[row.table as keyof typeof ROW_KEYS] ?? Object.keys(row.key);
   return [row.table, ...keys.filter((k) => k !== "plat_client_name").map((k) => row.key[k])].join("/");
 }

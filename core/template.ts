@@ -21,9 +21,9 @@ export interface RenderedTemplate {
   definition: PipelineDefinition;
 }
 
-/** Regions that have at least one tenant, in the specification's order. */
-export function regionsInUse(config: StackConfig) {
-  return sortRegions(config.tenants.map((t) => t.hubRegion));
+/** Regions that have at least one hub tenant, in the specification's order. */
+export function regionsInUse(config: Pick<StackConfig, "hubTenants">) {
+  return sortRegions(config.hubTenants.map((t) => t.hubRegion));
 }
 
 export function renderTemplate(template: PipelineTemplate, config: StackConfig): RenderedTemplate {

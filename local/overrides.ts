@@ -29,8 +29,14 @@ export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: Loc
       admin: { username: "postgres", password: endpoints.database.adminPassword },
       task: { ...raw.database?.task, password: secrets.taskPassword },
     },
-    hub: { ...raw.hub, apis: endpoints.hubApis, allowLoopback: true },
+    // Every hub region's APIs are the emulator's; the regions keep their environment names.
+    hub: {
+      ...raw.hub,
+      default: { ...raw.hub?.default, apis: endpoints.hubApis },
+      regions: Object.fromEntries(Object.entries<Raw>(raw.hub?.regions ?? {}).map(([region, env]) => [region, { ...env, apis: endpoints.hubApis }])),
+      allowLoopback: true,
+    },
     queues,
-    tenants: (raw.tenants ?? []).map((t: Raw) => ({ ...t, clientSecret: secrets.tenants[t.hubTenantId] })),
+    hubTenants: (raw.hubTenants ?? []).map((t: Raw) => ({ ...t, clientSecret: secrets.tenants[t.hubTenantId] })),
   };
 }

@@ -87,7 +87,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     // The stack file as it is first: its problems are reported as for `hub-export validate`.
     loadStackConfig({ file, stack: options.stack });
     const raw = readStackFile(file);
-    const tenants = (raw.tenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
+    const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
     const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
     const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
 
@@ -149,7 +149,7 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
     const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
     const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [`${plan.publishSchema}.${PUBLISH_TABLES.employee}`]);
     const count = rows[0].present ? Number((await client.query(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n) : 0;
-    const platRegions = plan.config.tenants.map((t) => t.platRegion);
+    const platRegions = plan.config.platTenants.map((t) => t.platRegion);
     if (count === 0) {
       progress.step(`seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`);
       const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions });

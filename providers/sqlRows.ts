@@ -32,12 +32,6 @@ export interface ConfigRowSpec {
 export interface ConfigRowState extends ConfigRowSpec {
   connection: PgTarget;
   version: number;
-  /**
-   * Columns of `values` that name the resource besides its key (core/rows.ts rowName: HUB_PLAT_CONFIG/<platRegion>).
-   * Delete removes the row only while they still hold this resource's values: when they changed, the resource
-   * under the new name has already taken the row over with its upsert (same key), and deleting it would lose it.
-   */
-  identityColumns?: string[];
 }
 
 /** `staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=...`: schema, table and key, stable under key order. */
@@ -92,16 +86,12 @@ export async function readRow(
   });
 }
 
-/** Deletes the row, only if the columns of `match` also hold those values; true when it was there. */
-export async function deleteRow(target: PgTarget, row: Pick<ConfigRowSpec, "schema" | "table" | "key">, match: Record<string, SqlValue> = {}): Promise<boolean> {
+/** Deletes the row by its key; true when it was there. */
+export async function deleteRow(target: PgTarget, row: Pick<ConfigRowSpec, "schema" | "table" | "key">): Promise<boolean> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
   const keyColumns = Object.keys(row.key);
-  const matchColumns = Object.keys(match);
-  const where = [
-    ...keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`),
-    ...matchColumns.map((c, i) => `${quoteIdent(c, "column")}::text IS NOT DISTINCT FROM $${keyColumns.length + i + 1}`),
-  ].join(" AND ");
-  const params = [...keyColumns.map((c) => row.key[c]), ...matchColumns.map((c) => match[c])];
+  const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
+  const params = keyColumns.map((c) => row.key[c]);
   return withPgClient(target, async (client) =>
     inPgTransaction(client, async () => {
       const result = await client.query(`DELETE FROM ${table} WHERE ${where}`, params);
@@ -133,12 +123,6 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
       if (!(typeof value === "string" || (allowsNull && value === null))) problems.push({ property, reason: `column ${column} must be a string${allowsNull ? " or null" : ""}` });
     }
   }
-  if (inputs.identityColumns !== undefined) {
-    const values = inputs.values && typeof inputs.values === "object" ? inputs.values : {};
-    if (!Array.isArray(inputs.identityColumns) || inputs.identityColumns.some((c) => typeof c !== "string" || !Object.hasOwn(values, c))) {
-      problems.push({ property: "identityColumns", reason: "must list columns of values" });
-    }
-  }
   if (inputs.connection === undefined || inputs.connection === null) problems.push({ property: "connection", reason: "is required" });
   if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
   return problems;
@@ -157,16 +141,13 @@ function stableJson(value: unknown): string {
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  const state: ConfigRowState = { connection: inputs.connection, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
-  if (inputs.identityColumns !== undefined) state.identityColumns = inputs.identityColumns;
-  return state;
+  return { connection: inputs.connection, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
 }
 
 /**
  * The dynamic provider. A change of schema, table or key replaces the row, deleting the old one first
- * (`deleteBeforeReplace`): HUB_PLAT_CONFIG is also unique by (plat_client_name, plat_region), so a platform region's
- * row with a new hub_tenant_id cannot be inserted while the old one is there. Any other change updates the row in
- * place with an upsert.
+ * (`deleteBeforeReplace`): a row with the new key may collide with the old one's other unique columns. Any other
+ * change updates the row in place with an upsert.
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async check(_olds, news) {
@@ -183,7 +164,6 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
       replaces.length > 0 ||
       stableJson(olds.values) !== stableJson(news.values) ||
       olds.version !== news.version ||
-      stableJson(olds.identityColumns) !== stableJson(news.identityColumns) ||
       stableJson(olds.connection) !== stableJson(news.connection);
     return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
   },
@@ -208,8 +188,6 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
   },
 
   async delete(_id, props) {
-    const match: Record<string, SqlValue> = {};
-    for (const column of props.identityColumns ?? []) match[column] = props.values?.[column] ?? null;
-    await deleteRow(props.connection, props, match);
+    await deleteRow(props.connection, props);
   },
 };

@@ -16,15 +16,18 @@ import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/rel
 import type { EmbeddedServer } from "../../local/embeddedPostgres";
 import { startLocalDatabase } from "../../local/database";
 
-/** --tenant: a hub tenant id or code of the stack. */
+/** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
-  const found = config.tenants.filter((t) => t.hubTenantId.toLowerCase() === wanted.toLowerCase() || t.hubTenantCode === wanted);
-  if (found.length === 0) {
-    const known = config.tenants.map((t) => `${t.hubTenantId} (${t.hubTenantCode}, ${t.hubRegion}, platform region ${t.platRegion})`);
+  const t = config.hubTenants.find((h) => h.hubTenantId.toLowerCase() === wanted.toLowerCase() || h.hubTenantCode === wanted);
+  if (!t) {
+    const known = config.hubTenants.map((h) => `${h.hubTenantId} (${h.hubTenantCode}, ${h.hubRegion}, platform region ${platRegionsOf(config, h.hubTenantCode).join(", ") || "none"})`);
     throw new UserError([`--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`, ...known.map((k) => `  ${k}`)]);
   }
-  const t = found[0];
-  return { hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, platRegions: found.map((x) => x.platRegion) };
+  return { hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, platRegions: platRegionsOf(config, t.hubTenantCode) };
+}
+
+function platRegionsOf(config: StackConfig, hubTenantCode: string): string[] {
+  return config.platTenants.filter((p) => p.hubTenantCode === hubTenantCode).map((p) => p.platRegion);
 }
 
 export default defineCommand({

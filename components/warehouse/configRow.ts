@@ -10,8 +10,6 @@ export interface ConfigRowArgs {
   table: string;
   key: Record<string, string>;
   values: Record<string, SqlValue>;
-  /** Columns of `values` in the resource's name; see providers/sqlRows.ts. */
-  identityColumns?: string[];
 }
 
 export class ConfigRow extends pulumi.dynamic.Resource {

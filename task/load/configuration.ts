@@ -25,6 +25,7 @@ export interface RunInputs {
   connections: string;
 }
 
+/** A platform tenant of the client (one HUB_PLAT_CONFIG row) with the hub tenant it feeds. */
 export interface TenantConfig {
   hubTenantId: string;
   hubTenantCode: string;
@@ -75,6 +76,13 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
   }
 }
 
+/** The hub tenants fed by the platform tenants, each once: what the HRSYS API is told about. */
+export function distinctHubTenants(tenants: TenantConfig[]): TenantConfig[] {
+  const seen = new Map<string, TenantConfig>();
+  for (const t of tenants) if (!seen.has(t.hubTenantId.toLowerCase())) seen.set(t.hubTenantId.toLowerCase(), t);
+  return [...seen.values()];
+}
+
 async function checkTables(pool: Pool, t: RunTables, buildNumber: string): Promise<void> {
   const staging = [t.apiConfig, t.platConfig, t.messages, t.watermark, t.status, t.archive, t.intakeJob, t.run, t.runPart];
   const publish = Object.values(PUBLISH_TABLES).map((name) => `${t.publishSchema}.${name}`);
@@ -91,7 +99,7 @@ async function checkTables(pool: Pool, t: RunTables, buildNumber: string): Promi
 async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, credentials: Map<string, string>, store: ReturnType<typeof openConnectionStore>): Promise<TenantConfig[]> {
   const client = def.parameters.client_name;
   const { rows } = await pool.query<{ hub_tenant_id: string; hub_tenant_code: string; plat_region: string; hub_destination: string }>(
-    `SELECT hub_tenant_id, hub_tenant_code, plat_region, hub_destination FROM ${t.platConfig} WHERE plat_client_name = $1 ORDER BY hub_tenant_id`,
+    `SELECT hub_tenant_id, hub_tenant_code, plat_region, hub_destination FROM ${t.platConfig} WHERE plat_client_name = $1 ORDER BY plat_region`,
     [client],
   );
   if (rows.length === 0) throw new UserError(`${t.platConfig} has no row for client_name ${client}: insert one per tenant (procedure step 5.3)`);
@@ -104,7 +112,7 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
   const tenants: TenantConfig[] = [];
   for (const row of rows) {
     const id = row.hub_tenant_id.toLowerCase();
-    const label = `tenant ${row.hub_tenant_id} (${row.hub_tenant_code})`;
+    const label = `platform region ${row.plat_region} → hub tenant ${row.hub_tenant_id} (${row.hub_tenant_code})`;
     const credentialsString = credentials.get(id);
     if (!credentialsString) problems.push(`${label}: no credentials string in tenant_credentials.txt`);
     const step = steps.find((s) => s.connection === row.hub_destination);

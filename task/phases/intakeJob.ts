@@ -1,12 +1,14 @@
 /** The HRSYS intake job reports (DESIGN.md section 5): STARTED when a run starts, COMPLETED or FAILED once finished. */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
+import { distinctHubTenants } from "../load/configuration";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
 export async function reportIntakeJob(ctx: RunContext, status: "STARTED" | "COMPLETED" | "FAILED", counts?: FinalCounts): Promise<void> {
   const p = ctx.config.definition.parameters;
+  const hubTenants = distinctHubTenants(ctx.config.tenants);
   await Promise.all(
-    ctx.config.tenants.map((tenant) => {
+    hubTenants.map((tenant) => {
       const c = counts?.tenants[tenant.hubTenantId];
       const body = {
         jobName: p.job_name,
@@ -19,7 +21,7 @@ export async function reportIntakeJob(ctx: RunContext, status: "STARTED" | "COMP
       return postToHub(ctx.dispatcher, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, ctx.settings.retry);
     }),
   );
-  ctx.log.info({ event: "intakeJob.reported", status, tenants: ctx.config.tenants.length }, `HRSYS intake job ${status}`);
+  ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
 }
 
 export function hrsysStatus(status: IntakeJobStatus): "COMPLETED" | "FAILED" {

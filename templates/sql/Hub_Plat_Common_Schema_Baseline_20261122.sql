@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_API_CONFIG (
   PRIMARY KEY (hub_tenant_id, hub_api_name)
 );
 
--- Platform tenants of a client and their hub tenants (procedure step 5.3).
+-- Platform tenants of a client and their hub tenants (procedure step 5.3): one row per platform region of the client;
+-- several platform tenants may feed one hub tenant.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
   plat_region        text NOT NULL,
   plat_client_name   text NOT NULL CHECK (plat_client_name = upper(plat_client_name)),
@@ -25,8 +26,7 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
   hub_destination    text NOT NULL,
   hub_tenant_code    text NOT NULL,
   hub_tenant_id      text NOT NULL CHECK (hub_tenant_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'),
-  PRIMARY KEY (plat_client_name, hub_tenant_id),
-  UNIQUE (plat_client_name, plat_region)
+  PRIMARY KEY (plat_client_name, plat_region)
 );
 
 -- ---------------------------------------------------------------------------------------------------------------
@@ -52,6 +52,20 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   error            text NULL
 );
 CREATE INDEX IF NOT EXISTS hub_intake_job_job_name_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (job_name, finished_at DESC);
+
+-- Our own history of run outcomes and operator actions (ExecutionCompleted, ExecutionFailed, Stopped, Refused,
+-- Reload), one row each: HUB_INTAKE_JOB holds only completed runs, as the specification states.
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (
+  history_id bigserial PRIMARY KEY,
+  plat_client_name text NOT NULL,
+  job_name text NOT NULL,
+  transaction_id uuid,
+  event text NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  actor text,
+  detail jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+CREATE INDEX IF NOT EXISTS hub_export_run_history_job_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (job_name, recorded_at DESC);
 
 -- Where the next incremental extract of a tenant/country starts; idl_date when there is no row yet.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_WATERMARK (
@@ -163,16 +177,4 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_TENANT (
   retried        integer NOT NULL DEFAULT 0,
   entities       integer NOT NULL DEFAULT 0,
   PRIMARY KEY (transaction_id, hub_tenant_id)
-);
-
--- One row per run outcome or operator action (hub-export reload records Reload here, with who and why).
-CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (
-  history_id bigserial PRIMARY KEY,
-  plat_client_name text NOT NULL,
-  job_name text NOT NULL,
-  transaction_id uuid,
-  event text NOT NULL,
-  recorded_at timestamptz NOT NULL DEFAULT now(),
-  actor text,
-  detail jsonb NOT NULL DEFAULT '{}'::jsonb
 );

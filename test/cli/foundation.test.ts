@@ -36,8 +36,8 @@ describe("hub-export validate / render / credentials-string", () => {
   it("bad config exits 1 with one line per problem and no stack trace", async () => {
     const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
     doc.config["hubExport:clientName"] = "acme";
-    doc.config["hubExport:tenants"][0].hubTenantId = "nope";
-    doc.config["hubExport:tenants"][1].clientSecret = "plain-text-secret-value";
+    doc.config["hubExport:hubTenants"][0].hubTenantId = "nope";
+    doc.config["hubExport:hubTenants"][1].clientSecret = "plain-text-secret-value";
     const file = path.join(tmp(), "Pulumi.qa.yaml");
     fs.writeFileSync(file, YAML.stringify(doc));
     const r = await runCli(["validate", "--file", file]);
@@ -46,11 +46,32 @@ describe("hub-export validate / render / credentials-string", () => {
     expect(r.stderr.trimEnd().split("\n")).toEqual([
       `${file}: invalid configuration (3 problems)`,
       expect.stringMatching(/^hubExport:clientName: must be uppercase/),
-      expect.stringMatching(/^hubExport:tenants\[0\]\.hubTenantId: must be a UUID/),
-      "hubExport:tenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+      expect.stringMatching(/^hubExport:hubTenants\[0\]\.hubTenantId: must be a UUID/),
+      "hubExport:hubTenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
     ]);
     expect(r.stderr).not.toContain("plain-text-secret-value");
     expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+  });
+
+  it("validate warns about values of another environment, and fails on them with --strict", async () => {
+    const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+    doc.config["hubExport:jobName"] = "HRSYS_EMPL_HUB_ACME_202611_PROD";
+    doc.config["hubExport:hub"].regions.EU.apis.ERS = "https://hub-ext-prod-eu.hub.example.com/ers/api/";
+    const file = path.join(tmp(), "Pulumi.qa.yaml");
+    fs.writeFileSync(file, YAML.stringify(doc));
+    const lines = [
+      "hubExport:jobName: 'HRSYS_EMPL_HUB_ACME_202611_PROD' does not end in the environment suffix _QA (hubExport:environment is QA)",
+      "hubExport:hub.regions.EU.apis.ERS: https://hub-ext-prod-eu.hub.example.com/ers/api/ points at a PROD host, but this stack is QA",
+    ];
+    const lax = await runCli(["validate", "--file", file]);
+    expect(lax.code).toBe(0);
+    expect(lax.stderr.trimEnd().split("\n")).toEqual(lines.map((l) => `warning: ${l}`));
+    expect(lax.stdout).toMatch(/, 2 environment warning\(s\)\n$/);
+    const strict = await runCli(["validate", "--strict", "--file", file]);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toBe("");
+    expect(strict.stderr.trimEnd().split("\n")).toEqual([`${file} (--strict, environment QA): invalid configuration (2 problems)`, ...lines]);
+    for (const stack of ["qa", "prod"]) expect((await runCli(["validate", "--strict", "--stack", stack])).code).toBe(0);
   });
 
   it("a missing stack file exits 1, usage errors exit 2", async () => {

@@ -1,11 +1,12 @@
 /**
- * Onboarding a tenant is an edit of the stack config. Compared with the plan before the edit, the plan after it adds
- * exactly the tenant's rows, its credential entry and its routing rules; a queue connection and a publish step only
- * when its region is new; and changes nothing else. Removing a region removes its publish step and its connection.
+ * Onboarding a hub tenant or a platform tenant is one edit of the stack config. Compared with the plan before the
+ * edit, the plan after it adds exactly the tenant's rows, its credential entry and its routing rules; a queue
+ * connection and a publish step only when its region is new; and changes nothing else. Re-pointing a platform tenant
+ * updates its one row; removing one removes its row; removing a region removes its publish step and its connection.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PlanRun, PlannedResource } from "../../components/planner";
-import { editKey, getKey, repoStack, tenantFixture, type EngineConfigMap, type TenantFixture } from "../fixtures/stacks";
+import { editKey, getKey, repoStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
 const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
@@ -34,18 +35,20 @@ const templateOf = (run: PlanRun) => JSON.parse(inputs(run.resources.find((r) =>
 const publishRegions = (run: PlanRun) => templateOf(run).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
 const tenantCredentials = (run: PlanRun) => JSON.parse(inputs(byName(run, TENANT_CREDENTIALS)).content) as Record<string, string>;
 
-const tenantResources = (t: TenantFixture) =>
+const PLAT_ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/";
+const hubTenantResources = (t: HubTenantFixture) =>
   [
     ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_API_CONFIG/${t.hubTenantId}/${api}`),
-    `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/${t.platRegion}`,
     `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${t.hubTenantId}`,
   ].sort();
+const platTenantResource = (p: PlatTenantFixture) => `${PLAT_ROW}${p.platRegion}`;
 
-function withTenant(config: EngineConfigMap, tenant: TenantFixture): EngineConfigMap {
-  return editKey<TenantFixture[]>(config, "tenants", (tenants) => [...tenants, tenant]);
+function withTenants(config: EngineConfigMap, hubs: HubTenantFixture[], plats: PlatTenantFixture[]): EngineConfigMap {
+  const withHubs = editKey<HubTenantFixture[]>(config, "hubTenants", (list) => [...list, ...hubs]);
+  return editKey<PlatTenantFixture[]>(withHubs, "platTenants", (list) => [...list, ...plats]);
 }
 
-describe("onboarding a tenant", () => {
+describe("onboarding", () => {
   let qa: EngineConfigMap;
   let before: PlanRun;
 
@@ -54,36 +57,56 @@ describe("onboarding a tenant", () => {
     before = await planOf(qa);
   });
 
-  it("in a region already in use adds its rows, routing rules and credential entry, and nothing else", async () => {
-    const tenant = tenantFixture(42, "EU");
-    const after = await planOf(withTenant(qa, tenant));
+  it("a hub tenant in a region already in use adds its rows, routing rules and credential entry, and nothing else", async () => {
+    const hub = hubTenantFixture(42, "EU");
+    const plat = platTenantFixture(42, hub);
+    const after = await planOf(withTenants(qa, [hub], [plat]));
     const diff = difference(before, after);
-    expect(diff.added).toEqual(tenantResources(tenant));
+    expect(diff.added).toEqual([...hubTenantResources(hub), platTenantResource(plat)].sort());
     expect(diff.removed).toEqual([]);
     expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`]);
 
     // tenant_credentials.txt changes only by the new entry.
     const old = tenantCredentials(before);
     const now = tenantCredentials(after);
-    expect(Object.keys(now).sort()).toEqual([...Object.keys(old), tenant.hubTenantId].sort());
+    expect(Object.keys(now).sort()).toEqual([...Object.keys(old), hub.hubTenantId].sort());
     for (const id of Object.keys(old)) expect(now[id]).toBe(old[id]);
 
-    // Its rows point at the region's existing queue connection.
-    const plat = inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.platRegion}`));
-    expect(plat.values.hub_destination).toBe("HUB_MQ_EU_QA");
-    expect(plat.values.plat_region).toBe(tenant.platRegion);
+    // Its rows point at the region's existing queue connection and carry the region's hub environment.
+    const row = inputs(byName(after, `HUB_PLAT_CONFIG/${plat.platRegion}`));
+    expect(row.key).toEqual({ plat_client_name: "ACME", plat_region: plat.platRegion });
+    expect(row.values).toMatchObject({ hub_destination: "HUB_MQ_EU_QA", hub_tenant_id: hub.hubTenantId, hub_tenant_code: hub.hubTenantCode });
+    expect(inputs(byName(after, `HUB_API_CONFIG/${hub.hubTenantId}/CFG`)).values).toEqual({
+      hub_api_url: "https://hub-ext-qa-eu.hub.example.com/cfg/api/",
+      hub_environment_name: "hub-qa-eu",
+      hub_region: "EU",
+    });
+    expect(inputs(byName(after, `routingRules/${hub.hubTenantId}`)).cfgApiUrl).toBe("https://hub-ext-qa-eu.hub.example.com/cfg/api/");
     expect(publishRegions(after)).toEqual(publishRegions(before));
   });
 
-  it("in a new region also adds the region's queue connection and publish step", async () => {
+  it("a platform tenant feeding an existing hub tenant adds exactly its HUB_PLAT_CONFIG row", async () => {
+    const us = getKey<HubTenantFixture[]>(qa, "hubTenants")[0];
+    const plat = { platRegion: "MX", codebase: "US", gblOrUs: "US", hubTenantCode: us.hubTenantCode };
+    const after = await planOf(withTenants(qa, [], [plat]));
+    const diff = difference(before, after);
+    expect(diff).toEqual({ added: [platTenantResource(plat)], removed: [], changed: [] });
+    expect(inputs(byName(after, "HUB_PLAT_CONFIG/MX")).values).toMatchObject({ hub_tenant_id: us.hubTenantId, hub_destination: "HUB_MQ_US_QA" });
+  });
+
+  it("a hub tenant in a new region also adds the region's queue connection and publish step", async () => {
     const apac = { connectionName: "HUB_MQ_APAC_QA", baseUrl: "https://mq-ap-southeast-1.anypoint.example.com", queueName: "acme-empl-apac-qa", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f", clientSecret: "apac-queue-secret" };
-    const tenant = tenantFixture(43, "APAC");
-    const config = editKey<Record<string, unknown>>(withTenant(qa, tenant), "queues", (queues) => ({ ...queues, APAC: apac }));
+    const hub = hubTenantFixture(43, "APAC");
+    const plat = platTenantFixture(43, hub);
+    let config = editKey<Record<string, unknown>>(withTenants(qa, [hub], [plat]), "queues", (queues) => ({ ...queues, APAC: apac }));
+    const apacHub = { environmentName: "hub-qa-apac", apis: { ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/", CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/", HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/" } };
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: { ...h.regions, APAC: apacHub } }));
     const after = await planOf(config);
     const diff = difference(before, after);
     expect(diff.added).toEqual(
       [
-        ...tenantResources(tenant),
+        ...hubTenantResources(hub),
+        platTenantResource(plat),
         "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_QA",
         "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_QA",
       ].sort(),
@@ -104,31 +127,50 @@ describe("onboarding a tenant", () => {
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
     const step = templateOf(after).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps[2];
     expect(step).toMatchObject({ region: "APAC", connection: "HUB_MQ_APAC_QA" });
-    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${tenant.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
+    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${plat.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
+    expect(inputs(byName(after, `HUB_API_CONFIG/${hub.hubTenantId}/ERS`)).values).toEqual({ hub_api_url: apacHub.apis.ERS, hub_environment_name: "hub-qa-apac", hub_region: "APAC" });
     const taskPolicy = JSON.parse(inputs(after.resources.find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role")!).policy);
     expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(5);
   });
 });
 
-describe("changing a tenant's hubTenantId", () => {
-  it("keeps its HUB_PLAT_CONFIG resource (named by platform region) with a new key, and renames its per-tenant resources", async () => {
+describe("re-pointing and removing platform tenants", () => {
+  it("re-pointing a platform tenant at another hub tenant updates its one row in place", async () => {
     const qa = repoStack("qa").config;
     const before = await planOf(qa);
-    const old = getKey<TenantFixture[]>(qa, "tenants")[1];
-    const changed = { ...old, hubTenantId: "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e" };
-    const after = await planOf(editKey<TenantFixture[]>(qa, "tenants", (list) => list.map((t, i) => (i === 1 ? { ...t, hubTenantId: changed.hubTenantId } : t))));
+    const [us, eu] = getKey<HubTenantFixture[]>(qa, "hubTenants");
+    const plats = getKey<PlatTenantFixture[]>(qa, "platTenants");
+    const ca = plats.find((p) => p.platRegion === "CA")!;
+    expect(ca.hubTenantCode).toBe(us.hubTenantCode);
+    const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.map((p) => (p.platRegion === "CA" ? { ...p, hubTenantCode: eu.hubTenantCode } : p))));
     const diff = difference(before, after);
+    expect(diff).toEqual({ added: [], removed: [], changed: [platTenantResource(ca)] });
+    expect(inputs(byName(after, "HUB_PLAT_CONFIG/CA"))).toMatchObject({
+      key: { plat_client_name: "ACME", plat_region: "CA" },
+      values: { hub_tenant_id: eu.hubTenantId, hub_tenant_code: eu.hubTenantCode, hub_destination: "HUB_MQ_EU_QA" },
+    });
+  });
 
-    const perTenant = (t: TenantFixture) => tenantResources(t).filter((r) => !r.includes("HUB_PLAT_CONFIG/"));
-    // HUB_API_CONFIG rows and the routing rule set are keyed by tenant: new resources, the old ones deleted (no
-    // unique constraint shared between the two ids).
-    expect(diff.added).toEqual(perTenant(changed));
-    expect(diff.removed).toEqual(perTenant(old));
-    // The HUB_PLAT_CONFIG row is the same resource with a new key: the provider replaces it, deleting first.
-    const platName = `HUB_PLAT_CONFIG/${old.platRegion}`;
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `pulumi-nodejs:dynamic/hubExport:ConfigRow ${platName}`]);
-    expect(inputs(byName(before, platName)).key).toEqual({ plat_client_name: "ACME", hub_tenant_id: old.hubTenantId });
-    expect(inputs(byName(after, platName))).toMatchObject({ key: { plat_client_name: "ACME", hub_tenant_id: changed.hubTenantId }, values: inputs(byName(before, platName)).values, identityColumns: ["plat_region"] });
+  it("removing a platform tenant removes exactly its row; its hub tenant stays while another platform tenant feeds it", async () => {
+    const qa = repoStack("qa").config;
+    const before = await planOf(qa);
+    const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.filter((p) => p.platRegion !== "CA")));
+    expect(difference(before, after)).toEqual({ added: [], removed: [`${PLAT_ROW}CA`], changed: [] });
+  });
+});
+
+describe("changing a hub tenant's hubTenantId", () => {
+  it("renames its per-tenant resources and updates the HUB_PLAT_CONFIG rows that point at it in place", async () => {
+    const qa = repoStack("qa").config;
+    const before = await planOf(qa);
+    const old = getKey<HubTenantFixture[]>(qa, "hubTenants")[1];
+    const changed = { ...old, hubTenantId: "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e" };
+    const after = await planOf(editKey<HubTenantFixture[]>(qa, "hubTenants", (list) => list.map((t, i) => (i === 1 ? changed : t))));
+    const diff = difference(before, after);
+    expect(diff.added).toEqual(hubTenantResources(changed));
+    expect(diff.removed).toEqual(hubTenantResources(old));
+    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `${PLAT_ROW}EU`]);
+    expect(inputs(byName(after, "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
   });
 });
 
@@ -136,8 +178,10 @@ describe("removing a region", () => {
   it("removes its publish step, its connection and its tenants, and keeps the other regions as they were", async () => {
     const prod = repoStack("prod").config;
     const before = await planOf(prod, "prod");
-    const apacTenant = getKey<TenantFixture[]>(prod, "tenants").find((t) => t.hubRegion === "APAC")!;
-    let config = editKey<TenantFixture[]>(prod, "tenants", (tenants) => tenants.filter((t) => t.hubRegion !== "APAC"));
+    const apacTenant = getKey<HubTenantFixture[]>(prod, "hubTenants").find((t) => t.hubRegion === "APAC")!;
+    const apacPlats = getKey<PlatTenantFixture[]>(prod, "platTenants").filter((p) => p.hubTenantCode === apacTenant.hubTenantCode);
+    let config = editKey<HubTenantFixture[]>(prod, "hubTenants", (tenants) => tenants.filter((t) => t.hubRegion !== "APAC"));
+    config = editKey<PlatTenantFixture[]>(config, "platTenants", (list) => list.filter((p) => p.hubTenantCode !== apacTenant.hubTenantCode));
     config = editKey<Record<string, unknown>>(config, "queues", ({ APAC: _apac, ...rest }) => rest);
     const after = await planOf(config, "prod");
     const diff = difference(before, after);
@@ -147,7 +191,8 @@ describe("removing a region", () => {
     expect(diff.added).toEqual([]);
     expect(diff.removed).toEqual(
       [
-        ...tenantResources(apacTenant),
+        ...hubTenantResources(apacTenant),
+        ...apacPlats.map(platTenantResource),
         "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_PROD",
         "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_PROD",
       ].sort(),

@@ -32,8 +32,8 @@ function secretTexts(config: StackConfig): string[] {
     config.database.admin.password.reveal(),
     config.database.task.password.reveal(),
     ...Object.values(config.queues).map((q) => q!.clientSecret.reveal()),
-    ...config.tenants.map((t) => t.clientSecret.reveal()),
-    ...config.tenants.map((t) => encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() })),
+    ...config.hubTenants.map((t) => t.clientSecret.reveal()),
+    ...config.hubTenants.map((t) => encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() })),
     ...plan.connections.filter((c) => c.password).map(serializeConnectionRecord),
     tenantCredentialsTxt(config),
   ];

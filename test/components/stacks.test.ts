@@ -191,17 +191,17 @@ for (const stack of ["qa", "prod"] as const) {
         expect(isSecretInput(rows[i], "connection", "password")).toBe(true);
         expect(rows[i].dependsOn).toContain(baseline.urn);
       }
-      expect(rows).toHaveLength(config.tenants.length * 4);
+      expect(rows).toHaveLength(config.hubTenants.length * 3 + config.platTenants.length);
     });
 
-    it("posts each tenant's routing rules with its credentials string as a secret", () => {
+    it("posts each hub tenant's routing rules to its own region's CFG API, with its credentials string as a secret", () => {
       const sets = ofType(run, T.rules);
-      expect(sets.map((s) => s.name)).toEqual(config.tenants.map((t) => `routingRules/${t.hubTenantId}`));
-      for (const [i, tenant] of config.tenants.entries()) {
+      expect(sets.map((s) => s.name)).toEqual(config.hubTenants.map((t) => `routingRules/${t.hubTenantId}`));
+      for (const [i, tenant] of config.hubTenants.entries()) {
         const rules = routingRulesFor(tenant);
         expect(rules).toEqual(defaultRoutingRules());
         expect(inputs(sets[i])).toMatchObject({
-          cfgApiUrl: config.hub.apis.CFG,
+          cfgApiUrl: config.hub.environments[tenant.hubRegion]!.apis.CFG,
           tenantId: tenant.hubTenantId,
           rules,
           rulesHash: routingRulesHash(rules),
@@ -318,7 +318,7 @@ for (const stack of ["qa", "prod"] as const) {
       });
       // The first run needs the whole installation: files, connection records, grants, rows and routing rules first.
       const waitsFor = one(run, T.schedule).dependsOn;
-      expect(ofType(run, T.rules)).toHaveLength(config.tenants.length);
+      expect(ofType(run, T.rules)).toHaveLength(config.hubTenants.length);
       for (const type of [T.object, T.secretVersion, T.row, T.grant, T.baseline, T.rules]) for (const r of ofType(run, type)) expect(waitsFor).toContain(r.urn);
     });
 
@@ -338,7 +338,7 @@ for (const stack of ["qa", "prod"] as const) {
         jobName: config.jobName,
         intakeJobQuery: intakeJobQuery(config),
         scheduleName: `hub-export-${slug}`,
-        routingRuleCounts: Object.fromEntries(config.tenants.map((t) => [t.hubTenantId, 8])),
+        routingRuleCounts: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, 8])),
       });
       expect((out.connectionNames as { queues: object }).queues).toEqual(Object.fromEntries(Object.entries(config.queues).map(([r, q]) => [r, q!.connectionName])));
       const text = JSON.stringify(run.outputs);

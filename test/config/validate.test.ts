@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { validateStackConfig, ConfigError } from "../../config/validate";
+import { validateStackConfig, ConfigError, formatIssue } from "../../config/validate";
+import { environmentIssues } from "../../config/environment";
+import { loadStackConfig } from "../../config/load";
 import { PARAMETER_DEFAULTS } from "../../config/schema";
-import { rawConfig, rawTenant, rawQueue, TENANT_IDS } from "../support/rawConfig";
+import { rawConfig, rawHubTenant, rawPlatTenant, rawHubEnvironment, rawQueue, TENANT_IDS } from "../support/rawConfig";
 
 type Raw = ReturnType<typeof rawConfig>;
 
@@ -30,38 +32,47 @@ describe("stack config validation", () => {
       EmpTypeDefault: "Sales",
       EmpGenderDefault: "Not_Declared",
     });
-    expect(config.tenants[0].secureViewSource).toBeNull();
+    expect(config.platTenants[0].secureViewSource).toBeNull();
     expect(config.schedule.enabled).toBe(true);
   });
 
   const cases: [string, (c: Raw) => void, string][] = [
     ["client_name is uppercase", (c) => (c.clientName = "Acme"), "hubExport:clientName: must be uppercase"],
     ["client_name is a safe SQL identifier", (c) => (c.clientName = "ACME;DROP"), "hubExport:clientName: must be uppercase"],
-    ["tenant ids are UUIDs", (c) => (c.tenants[0].hubTenantId = "tenant-1"), "hubExport:tenants[0].hubTenantId: must be a UUID"],
-    ["regions are US, EU or APAC", (c) => (c.tenants[1].hubRegion = "LATAM"), "hubExport:tenants[1].hubRegion: must be one of US, EU, APAC"],
+    ["tenant ids are UUIDs", (c) => (c.hubTenants[0].hubTenantId = "tenant-1"), "hubExport:hubTenants[0].hubTenantId: must be a UUID"],
+    ["regions are US, EU or APAC", (c) => (c.hubTenants[1].hubRegion = "LATAM"), "hubExport:hubTenants[1].hubRegion: must be one of US, EU, APAC"],
     ["queue regions are US, EU or APAC", (c) => (c.queues.LATAM = rawQueue("US")), "hubExport:queues.LATAM: is not a known key"],
-    ["every region with a tenant has a queue connection", (c) => c.tenants.push(rawTenant("APAC")), "hubExport:tenants[2].hubRegion: region APAC has no queue connection"],
+    ["every region with a hub tenant has a queue connection", (c) => (c.hubTenants.push(rawHubTenant("APAC")), c.platTenants.push(rawPlatTenant("APAC")), (c.hub.regions.APAC = rawHubEnvironment("APAC"))), "hubExport:hubTenants[2].hubRegion: region APAC has no queue connection"],
+    ["every region with a hub tenant has a hub environment", (c) => (c.hubTenants.push(rawHubTenant("APAC")), c.platTenants.push(rawPlatTenant("APAC")), (c.queues.APAC = rawQueue("APAC"))), "hubExport:hub.regions.APAC: hub region APAC has hub tenants but no environmentName, apis.ERS, apis.CFG, apis.HRSYS (set it here or in hubExport:hub.default)"],
+    ["a region's environment is complete with hub.default's values", (c) => (delete c.hub.regions.EU.apis.CFG, (c.hub.default = { environmentName: "hub-qa" })), "hubExport:hub.regions.EU: hub region EU has hub tenants but no apis.CFG"],
+    ["hub regions are US, EU or APAC", (c) => (c.hub.regions.LATAM = rawHubEnvironment("US")), "hubExport:hub.regions.LATAM: is not a known key"],
+    ["platform tenants name a hub tenant", (c) => (c.platTenants[1].hubTenantCode = "ACME_APAC"), "hubExport:platTenants[1].hubTenantCode: names no hub tenant: 'ACME_APAC' is not a hubTenantCode of hubExport:hubTenants (ACME_US, ACME_EU)"],
+    ["every hub tenant is fed by a platform tenant", (c) => c.platTenants.pop(), "hubExport:hubTenants[1]: hub tenant ACME_EU is fed by no platform tenant"],
+    ["platform regions are unique (one HUB_PLAT_CONFIG row per client and region)", (c) => c.platTenants.push(rawPlatTenant("EU", { hubTenantCode: "ACME_US" })), "hubExport:platTenants[2].platRegion: duplicates platTenants[1].platRegion 'EU'"],
+    ["hub tenant codes are unique", (c) => c.hubTenants.push(rawHubTenant("US", { hubTenantId: TENANT_IDS.APAC })), "hubExport:hubTenants[2].hubTenantCode: duplicates hubTenants[0].hubTenantCode 'ACME_US'"],
+    ["the -ext- rule applies to hub.default's URLs too", (c) => (c.hub.default = { apis: { ERS: "https://hub-qa.example.com/ers/api/" } }), "hubExport:hub.default.apis.ERS: host 'hub-qa.example.com' must be the externally reachable form"],
+    ["the /api/ rule applies to hub.default's URLs too", (c) => (c.hub.default = { apis: { CFG: "https://hub-ext-qa.example.com/cfg/" } }), "hubExport:hub.default.apis.CFG: must end in /api/"],
     ["no queue connection is unused", (c) => (c.queues.APAC = rawQueue("APAC")), "hubExport:queues.APAC: queue connection for region APAC is unused"],
     ["queue connection names are unique", (c) => (c.queues.EU.connectionName = "HUB_MQ_US"), "hubExport:queues.EU.connectionName: connection name 'HUB_MQ_US' is already used by hubExport:queues.US.connectionName"],
     ["connection names are unique across kinds", (c) => (c.database.connectionName = "PLAT_S3"), "hubExport:database.connectionName: connection name 'PLAT_S3' is already used by hubExport:bucket.connectionName"],
-    ["hub API URLs end in /api/", (c) => (c.hub.apis.ERS = "https://hub-ext-qa.example.com/ers/"), "hubExport:hub.apis.ERS: must end in /api/"],
-    ["hub API hosts have an -ext- segment", (c) => (c.hub.apis.CFG = "https://hub-qa.example.com/cfg/api/"), "hubExport:hub.apis.CFG: host 'hub-qa.example.com' must be the externally reachable form, with an -ext- segment"],
-    ["hub API URLs use https", (c) => (c.hub.apis.HRSYS = "http://hub-ext-qa.example.com/hrsys/api/"), "hubExport:hub.apis.HRSYS: must use https"],
-    ["loopback needs an explicit allowLoopback", (c) => (c.hub.apis.ERS = "http://127.0.0.1:8080/ers/api/"), "hubExport:hub.apis.ERS: points at loopback"],
+    ["hub API URLs end in /api/", (c) => (c.hub.regions.US.apis.ERS = "https://hub-ext-qa.example.com/ers/"), "hubExport:hub.regions.US.apis.ERS: must end in /api/"],
+    ["hub API hosts have an -ext- segment", (c) => (c.hub.regions.EU.apis.CFG = "https://hub-qa.example.com/cfg/api/"), "hubExport:hub.regions.EU.apis.CFG: host 'hub-qa.example.com' must be the externally reachable form, with an -ext- segment"],
+    ["hub API URLs use https", (c) => (c.hub.regions.US.apis.HRSYS = "http://hub-ext-qa.example.com/hrsys/api/"), "hubExport:hub.regions.US.apis.HRSYS: must use https"],
+    ["loopback needs an explicit allowLoopback", (c) => (c.hub.regions.US.apis.ERS = "http://127.0.0.1:8080/ers/api/"), "hubExport:hub.regions.US.apis.ERS: points at loopback"],
     ["queue base URLs at loopback need allowLoopback", (c) => (c.queues.US.baseUrl = "http://localhost:9000"), "hubExport:queues.US.baseUrl: points at loopback"],
     ["idl_date is an ISO 8601 date-time without zone", (c) => (c.parameters = { idl_date: "1901-01-01T00:00:00Z" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
     ["idl_date is a real date", (c) => (c.parameters = { idl_date: "2026-02-30T00:00:00" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
     ["publish schema is <DatabaseName>.<schema>", (c) => (c.publishSchema = "publish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>"],
     ["staging schema is <DatabaseName>.<schema>", (c) => (c.stagingSchema = "PLATDB.staging;drop"), "hubExport:stagingSchema: must have the form <DatabaseName>.<schema>"],
     ["the schema's database is the connection's", (c) => (c.stagingSchema = "OTHERDB.staging"), "hubExport:stagingSchema: database 'OTHERDB' is not the database of the connection"],
-    ["routing-rule fields take only allowed values", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "CRM", systemRoleCodeTarget: "ALL", status: 1 }]), 'hubExport:tenants[0].routingRules[0].systemRoleCodeSource: must be one of "OM", "ALL", "RDPR", "MDM"'],
-    ["routing-rule status is -1 or 1", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL", status: 0 }]), "hubExport:tenants[0].routingRules[0].status: must be one of -1, 1"],
-    ["routing rules carry all five fields", (c) => (c.tenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL" }]), "hubExport:tenants[0].routingRules[0].status"],
+    ["routing-rule fields take only allowed values", (c) => (c.hubTenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "CRM", systemRoleCodeTarget: "ALL", status: 1 }]), 'hubExport:hubTenants[0].routingRules[0].systemRoleCodeSource: must be one of "OM", "ALL", "RDPR", "MDM"'],
+    ["routing-rule status is -1 or 1", (c) => (c.hubTenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL", status: 0 }]), "hubExport:hubTenants[0].routingRules[0].status: must be one of -1, 1"],
+    ["routing rules carry all five fields", (c) => (c.hubTenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL" }]), "hubExport:hubTenants[0].routingRules[0].status"],
     ["records_per_hub_message is a positive integer", (c) => (c.parameters = { records_per_hub_message: 0 }), "hubExport:parameters.records_per_hub_message: must be a positive integer"],
     ["records_per_ers_request is an integer", (c) => (c.parameters = { records_per_ers_request: 2.5 }), "hubExport:parameters.records_per_ers_request: must be an integer"],
     ["schema names are safe SQL identifiers", (c) => (c.publishSchema = "PLATDB.pub-lish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>, each a safe SQL identifier"],
     ["database role names are safe SQL identifiers", (c) => (c.database.task.username = "hub export"), "hubExport:database.task.username: username must be a safe SQL identifier"],
-    ["tenant ids are unique", (c) => c.tenants.push(rawTenant("US", { hubTenantCode: "OTHER", platRegion: "CA" })), `hubExport:tenants[2].hubTenantId: duplicates tenants[0].hubTenantId '${TENANT_IDS.US}'`],
+    ["tenant ids are unique", (c) => (c.hubTenants.push(rawHubTenant("US", { hubTenantCode: "OTHER" })), c.platTenants.push(rawPlatTenant("US", { platRegion: "CA", hubTenantCode: "OTHER" }))), `hubExport:hubTenants[2].hubTenantId: duplicates hubTenants[0].hubTenantId '${TENANT_IDS.US}'`],
     ["unknown keys are reported", (c) => (c.tennants = []), "hubExport:tennants: is not a known key"],
     ["required keys are reported", (c) => delete c.jobName, "hubExport:jobName: is required"],
     ["the connection-store prefix is a Secrets Manager name prefix", (c) => (c.connectionStore.prefix = "/"), "hubExport:connectionStore.prefix: must be a Secrets Manager name prefix, not starting with /"],
@@ -70,8 +81,8 @@ describe("stack config validation", () => {
     ["the task's cpu is a Fargate size", (c) => (c.task = { cpu: 300 }), "hubExport:task.cpu: must be a Fargate CPU size"],
     ["the task's memory fits its cpu", (c) => (c.task = { cpu: 256, memory: 4096 }), "hubExport:task.memory: is not a Fargate memory size for this cpu"],
     ["the log retention is one CloudWatch accepts", (c) => (c.task = { logRetentionDays: 10 }), "hubExport:task.logRetentionDays: must be a CloudWatch retention"],
-    ["secrets must not be empty", (c) => (c.tenants[0].clientSecret = ""), "hubExport:tenants[0].clientSecret: must not be empty"],
-    ["secrets are strings or secure values", (c) => (c.tenants[0].clientSecret = 12345), "hubExport:tenants[0].clientSecret: must be a secret"],
+    ["secrets must not be empty", (c) => (c.hubTenants[0].clientSecret = ""), "hubExport:hubTenants[0].clientSecret: must not be empty"],
+    ["secrets are strings or secure values", (c) => (c.hubTenants[0].clientSecret = 12345), "hubExport:hubTenants[0].clientSecret: must be a secret"],
   ];
   it.each(cases)("%s", (_name, edit, expected) => {
     const lines = problems(edit);
@@ -90,7 +101,7 @@ describe("stack config validation", () => {
   it("forbids allowLoopback in the qa and prod stacks, and allows it elsewhere", () => {
     const loopback = (c: Raw) => {
       c.hub.allowLoopback = true;
-      c.hub.apis.ERS = "http://127.0.0.1:8080/ers/api/";
+      c.hub.regions.US.apis.ERS = "http://127.0.0.1:8080/ers/api/";
     };
     expect(problems(loopback, "qa")).toContain("hubExport:hub.allowLoopback: must not be true in stack 'qa': only the embedded default may point at loopback");
     expect(problems(loopback, "prod")[0]).toMatch(/^hubExport:hub\.allowLoopback: must not be true in stack 'prod'/);
@@ -100,9 +111,9 @@ describe("stack config validation", () => {
   it("reports every problem at once, one line each, without values of secrets", () => {
     const raw = rawConfig();
     raw.clientName = "acme";
-    raw.tenants[0].hubTenantId = "x";
-    raw.hub.apis.CFG = "https://hub.example.com/cfg";
-    raw.tenants[1].clientSecret = 98765;
+    raw.hubTenants[0].hubTenantId = "x";
+    raw.hub.regions.US.apis.CFG = "https://hub.example.com/cfg";
+    raw.hubTenants[1].clientSecret = 98765;
     let error: ConfigError | undefined;
     try {
       validateStackConfig(raw, { source: "Pulumi.qa.yaml" });
@@ -112,30 +123,79 @@ describe("stack config validation", () => {
     expect(error?.lines[0]).toBe("Pulumi.qa.yaml: invalid configuration (4 problems)");
     expect(error?.lines.slice(1).map((l) => l.split(":").slice(0, 2).join(":"))).toEqual([
       "hubExport:clientName",
-      "hubExport:hub.apis.CFG",
-      "hubExport:tenants[0].hubTenantId",
-      "hubExport:tenants[1].clientSecret",
+      "hubExport:hub.regions.US.apis.CFG",
+      "hubExport:hubTenants[0].hubTenantId",
+      "hubExport:hubTenants[1].clientSecret",
     ]);
     expect(error?.message).not.toContain("98765");
   });
 
   it("requires secrets in a stack file to be ciphertext, not plain text", () => {
     expect(problems(() => {}, "qa", true)).toContain(
-      "hubExport:tenants[0].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+      "hubExport:hubTenants[0].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
     );
     const encrypted = problems((c) => {
       const secure = { secure: "v1:abc:def" };
       c.database.admin.password = c.database.task.password = secure;
       for (const q of Object.values(c.queues) as { clientSecret: unknown }[]) q.clientSecret = secure;
-      for (const t of c.tenants) t.clientSecret = secure;
+      for (const t of c.hubTenants) t.clientSecret = secure;
     }, "qa", true);
     expect(encrypted).toEqual([]);
   });
 
   it("keeps secrets out of JSON and string forms of the validated config", () => {
     const config = validateStackConfig(rawConfig(), { source: "test" });
-    const text = JSON.stringify(config) + String(config.tenants[0].clientSecret) + require("node:util").inspect(config, { depth: 10 });
+    const text = JSON.stringify(config) + String(config.hubTenants[0].clientSecret) + require("node:util").inspect(config, { depth: 10 });
     for (const s of ["secret-us-Zx9", "admin-pw", "task-pw", "mq-us-secret"]) expect(text).not.toContain(s);
-    expect(config.tenants[0].clientSecret.reveal()).toBe("secret-us-Zx9");
+    expect(config.hubTenants[0].clientSecret.reveal()).toBe("secret-us-Zx9");
+  });
+
+  it("resolves each region's hub environment: its own values over the shared default", () => {
+    const raw = rawConfig(["US", "EU"]);
+    raw.hub = {
+      default: { environmentName: "hub-qa", apis: rawHubEnvironment("US").apis },
+      regions: { EU: { environmentName: "hub-qa-eu", apis: { ERS: "https://hub-ext-qa-eu.example.com/ers/api/" } } },
+    };
+    const config = validateStackConfig(raw, { source: "test" });
+    expect(config.hub.environments.US).toEqual({ environmentName: "hub-qa", apis: rawHubEnvironment("US").apis });
+    expect(config.hub.environments.EU).toEqual({ environmentName: "hub-qa-eu", apis: { ...rawHubEnvironment("US").apis, ERS: "https://hub-ext-qa-eu.example.com/ers/api/" } });
+    // APAC has no hub tenant; with the default it resolves too, without it it is simply absent.
+    expect(config.hub.environments.APAC?.environmentName).toBe("hub-qa");
+  });
+
+  it("lets several platform tenants feed one hub tenant", () => {
+    const raw = rawConfig(["US", "EU"]);
+    raw.platTenants.push(rawPlatTenant("US", { platRegion: "CA" }));
+    const config = validateStackConfig(raw, { source: "test" });
+    expect(config.platTenants.map((p) => `${p.platRegion}->${p.hubTenantCode}`)).toEqual(["US->ACME_US", "EU->ACME_EU", "CA->ACME_US"]);
+  });
+});
+
+describe("environment checks (procedure step 4)", () => {
+  const issuesOf = (edit: (c: Raw) => void) => {
+    const raw = rawConfig();
+    raw.bucket.connectionName = "PLAT_S3_QA";
+    raw.database.connectionName = "PLAT_WAREHOUSE_QA";
+    for (const q of Object.values(raw.queues) as { connectionName: string }[]) q.connectionName += "_QA";
+    edit(raw);
+    return environmentIssues(validateStackConfig(raw, { source: "test" })).map(formatIssue);
+  };
+
+  it("finds nothing in a consistent QA stack, nor in the repository's stacks", () => {
+    expect(issuesOf(() => {})).toEqual([]);
+    for (const stack of ["qa", "prod"]) expect(environmentIssues(loadStackConfig({ stack }))).toEqual([]);
+  });
+
+  it("names each mismatch with its key path", () => {
+    expect(issuesOf((c) => (c.jobName = "HRSYS_EMPL_HUB_ACME_202611_PROD"))).toEqual(["hubExport:jobName: 'HRSYS_EMPL_HUB_ACME_202611_PROD' does not end in the environment suffix _QA (hubExport:environment is QA)"]);
+    expect(issuesOf((c) => (c.queues.EU.connectionName = "HUB_MQ_EU_PROD"))).toEqual(["hubExport:queues.EU.connectionName: 'HUB_MQ_EU_PROD' names environment PROD, not QA"]);
+    expect(issuesOf((c) => (c.database.connectionName = "PLAT_WAREHOUSE"))).toEqual([
+      "hubExport:database.connectionName: 'PLAT_WAREHOUSE' does not name environment QA, unlike a connection name of this stack should (e.g. a _QA suffix)",
+    ]);
+    expect(issuesOf((c) => (c.hub.regions.EU.environmentName = "hub-prod-eu"))).toEqual(["hubExport:hub.regions.EU.environmentName: hub environment 'hub-prod-eu' is a PROD environment, not QA"]);
+    expect(issuesOf((c) => (c.hub.regions.US.apis.ERS = "https://hub-ext-prod-us.example.com/ers/api/"))).toEqual([
+      "hubExport:hub.regions.US.apis.ERS: https://hub-ext-prod-us.example.com/ers/api/ points at a PROD host, but this stack is QA",
+    ]);
+    expect(issuesOf((c) => (c.queues.US.baseUrl = "https://mq-prd.example.com"))).toEqual(["hubExport:queues.US.baseUrl: https://mq-prd.example.com points at a PROD host, but this stack is QA"]);
   });
 });

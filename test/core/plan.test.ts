@@ -18,12 +18,17 @@ const plan = (edit: (c: any) => void = () => {}, regions: ("US" | "EU" | "APAC")
 describe("planInstallation", () => {
   const p = plan();
 
-  it("has one HUB_API_CONFIG row per API per tenant", () => {
+  it("has one HUB_API_CONFIG row per API per hub tenant, with its own region's environment", () => {
     expect(p.rows.apiConfig).toHaveLength(6);
     expect(p.rows.apiConfig[0]).toEqual({
       table: "HUB_API_CONFIG",
       key: { hub_tenant_id: TENANT_IDS.US, hub_api_name: "ERS" },
-      values: { hub_api_url: "https://hub-ext-qa.example.com/ers/api/", hub_environment_name: "hub-qa", hub_region: "US" },
+      values: { hub_api_url: "https://hub-ext-qa-us.example.com/ers/api/", hub_environment_name: "hub-qa-us", hub_region: "US" },
+    });
+    expect(p.rows.apiConfig[5]).toEqual({
+      table: "HUB_API_CONFIG",
+      key: { hub_tenant_id: TENANT_IDS.EU, hub_api_name: "HRSYS" },
+      values: { hub_api_url: "https://hub-ext-qa-eu.example.com/hrsys/api/", hub_environment_name: "hub-qa-eu", hub_region: "EU" },
     });
     expect(p.rows.apiConfig.map(rowName)).toEqual([
       `HUB_API_CONFIG/${TENANT_IDS.US}/ERS`, `HUB_API_CONFIG/${TENANT_IDS.US}/CFG`, `HUB_API_CONFIG/${TENANT_IDS.US}/HRSYS`,
@@ -31,19 +36,33 @@ describe("planInstallation", () => {
     ]);
   });
 
-  it("has one HUB_PLAT_CONFIG row per tenant, with its region's queue as hub_destination", () => {
-    expect(p.rows.platConfig).toEqual([
+  it("has one HUB_PLAT_CONFIG row per platform tenant, keyed by (plat_client_name, plat_region), with its hub tenant's queue as hub_destination", () => {
+    const q = plan((c) => c.platTenants.push({ platRegion: "CA", codebase: "US", gblOrUs: "US", hubTenantCode: "ACME_US", connectorId: "conn-7" }));
+    expect(q.rows.platConfig).toEqual([
       {
         table: "HUB_PLAT_CONFIG",
-        key: { plat_client_name: "ACME", hub_tenant_id: TENANT_IDS.US },
-        values: { plat_region: "US", codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US" },
+        key: { plat_client_name: "ACME", plat_region: "US" },
+        values: { codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US", hub_tenant_id: TENANT_IDS.US },
       },
       {
         table: "HUB_PLAT_CONFIG",
-        key: { plat_client_name: "ACME", hub_tenant_id: TENANT_IDS.EU },
-        values: { plat_region: "EU", codebase: "GBL", gbl_or_us: "GBL", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_EU", hub_tenant_code: "ACME_EU" },
+        key: { plat_client_name: "ACME", plat_region: "EU" },
+        values: { codebase: "GBL", gbl_or_us: "GBL", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_EU", hub_tenant_code: "ACME_EU", hub_tenant_id: TENANT_IDS.EU },
+      },
+      {
+        table: "HUB_PLAT_CONFIG",
+        key: { plat_client_name: "ACME", plat_region: "CA" },
+        values: { codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: "conn-7", hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US", hub_tenant_id: TENANT_IDS.US },
       },
     ]);
+    expect(q.rows.platConfig.map(rowName)).toEqual(["HUB_PLAT_CONFIG/US", "HUB_PLAT_CONFIG/EU", "HUB_PLAT_CONFIG/CA"]);
+    // One hub tenant fed by two platform tenants: one set of API rows, one routing rule set, one credential entry.
+    expect(q.rows.apiConfig).toHaveLength(6);
+    expect(q.routingRules.map((r) => r.tenant.hubTenantCode)).toEqual(["ACME_US", "ACME_EU"]);
+  });
+
+  it("posts each hub tenant's routing rules to its own region's CFG API", () => {
+    expect(p.routingRules.map((r) => r.cfgApiUrl)).toEqual(["https://hub-ext-qa-us.example.com/cfg/api/", "https://hub-ext-qa-eu.example.com/cfg/api/"]);
   });
 
   it("has a queue connection record per region in use, as the specification lays it out", () => {
@@ -94,7 +113,7 @@ describe("planInstallation", () => {
     expect(defaultRoutingRules()).toHaveLength(8);
     expect(defaultRoutingRules()[5]).toEqual({ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "RDPR", systemRoleCodeTarget: "MDM", status: 1 });
     const custom = [{ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "MDM", systemRoleCodeTarget: "ALL", status: 1 }];
-    const q = plan((c) => (c.tenants[1].routingRules = custom));
+    const q = plan((c) => (c.hubTenants[1].routingRules = custom));
     expect(q.routingRules[1].rules).toEqual(custom);
     expect(canonicalRuleSet(q.routingRules[0].rules)).toBe(canonicalRuleSet(defaultRoutingRules()));
     expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({ clientId: "acme-us", clientSecret: "secret-us-Zx9" });

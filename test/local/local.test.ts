@@ -119,10 +119,10 @@ describe("hub-export local", () => {
 
   it("refuses a bad stack file with the validation lines, before starting anything", async () => {
     const file = path.join(dir, "Pulumi.bad.yaml");
-    fs.writeFileSync(file, "config:\n  hubExport:tenants: nope\n");
+    fs.writeFileSync(file, "config:\n  hubExport:hubTenants: nope\n");
     const r = await runCli(["local", "--file", file, "--dir", path.join(dir, "other")], { timeoutMs: 120_000 });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("hubExport:tenants: Invalid input: expected array, received string");
+    expect(r.stderr).toContain("hubExport:hubTenants: Invalid input: expected array, received string");
     expect(r.stderr).not.toMatch(/internal error/);
   });
 });

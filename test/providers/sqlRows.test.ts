@@ -66,7 +66,7 @@ describe("config row provider", () => {
 
   it("replaces on a key change: the old row is deleted, the new one created", async () => {
     const olds = apiRow(0);
-    const news = { ...olds, key: { ...olds.key, hub_api_name: "HRSYS" }, values: { ...olds.values, hub_api_url: wh.config.hub.apis.HRSYS } };
+    const news = { ...olds, key: { ...olds.key, hub_api_name: "HRSYS" }, values: { ...olds.values, hub_api_url: wh.config.hub.environments.US!.apis.HRSYS } };
     const diff = await configRowProvider.diff!(configRowId(olds), olds, news);
     expect(diff.replaces).toEqual(["key"]);
     // deleteBeforeReplace: the engine deletes the old resource first.
@@ -107,7 +107,7 @@ describe("config row provider", () => {
   it("writes HUB_PLAT_CONFIG rows with nulls, through a connection URL as local mode does", async () => {
     const row = hubPlatConfigRows(wh.config)[0];
     await upsertRow(wh.url, { schema: "staging", ...row });
-    const [stored] = await wh.query("SELECT * FROM staging.hub_plat_config WHERE hub_tenant_id = $1", [row.key.hub_tenant_id]);
+    const [stored] = await wh.query("SELECT * FROM staging.hub_plat_config WHERE plat_client_name = $1 AND plat_region = $2", [row.key.plat_client_name, row.key.plat_region]);
     expect(stored).toEqual({ ...row.key, ...row.values });
     expect(stored.secure_view_source).toBeNull();
     expect(await readRow(wh.url, { schema: "staging", table: row.table, key: row.key, columns: Object.keys(row.values) })).toEqual(row.values);
@@ -136,59 +136,46 @@ describe("config row provider", () => {
   });
 });
 
-describe("HUB_PLAT_CONFIG rows, named by platform region (core/rows.ts rowName)", () => {
-  const NEW_TENANT_ID = "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e";
-
-  /** The EU tenant's row as components/warehouse/configTables.ts declares it. */
-  function platRow(): ConfigRowState {
-    const row = hubPlatConfigRows(wh.config)[1];
-    return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION, identityColumns: ["plat_region"] };
+describe("HUB_PLAT_CONFIG rows: one per (plat_client_name, plat_region)", () => {
+  /** The row of platform tenant `index` as components/warehouse/configTables.ts declares it. */
+  function platRow(index: number, clientName = "ACME"): ConfigRowState {
+    const row = hubPlatConfigRows({ ...wh.config, clientName })[index];
+    return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
   }
-  const platRowsOf = (platRegion: string) =>
-    wh.query<{ hub_tenant_id: string; plat_region: string; hub_tenant_code: string }>("SELECT hub_tenant_id, plat_region, hub_tenant_code FROM staging.hub_plat_config WHERE plat_region = $1", [platRegion]);
+  const platRows = () =>
+    wh.query<{ plat_client_name: string; plat_region: string; hub_tenant_id: string; hub_destination: string }>(
+      "SELECT plat_client_name, plat_region, hub_tenant_id, hub_destination FROM staging.hub_plat_config ORDER BY 1, 2",
+    );
 
-  it("replaces on a new hubTenantId, deleting first: created before the delete, the row would violate UNIQUE (client, region)", async () => {
-    const olds = platRow();
-    const { id } = await configRowProvider.create(olds);
-    const news = { ...olds, key: { ...olds.key, hub_tenant_id: NEW_TENANT_ID } };
+  it("lets several platform tenants feed one hub tenant, and another client use the same platform region", async () => {
+    // qa: US and CA feed the US hub tenant, EU the EU one.
+    const acme = [0, 1, 2].map((i) => platRow(i));
+    const other = platRow(0, "GLOBEX");
+    for (const row of [...acme, other]) await configRowProvider.create(row);
+    const us = wh.config.hubTenants[0].hubTenantId;
+    const eu = wh.config.hubTenants[1].hubTenantId;
+    expect(await platRows()).toEqual([
+      { plat_client_name: "ACME", plat_region: "CA", hub_tenant_id: us, hub_destination: "HUB_MQ_US_QA" },
+      { plat_client_name: "ACME", plat_region: "EU", hub_tenant_id: eu, hub_destination: "HUB_MQ_EU_QA" },
+      { plat_client_name: "ACME", plat_region: "US", hub_tenant_id: us, hub_destination: "HUB_MQ_US_QA" },
+      { plat_client_name: "GLOBEX", plat_region: "US", hub_tenant_id: us, hub_destination: "HUB_MQ_US_QA" },
+    ]);
 
-    expect(await configRowProvider.diff!(id, olds, news)).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
-    // What a second resource (the old tenant-id naming) did: create the new row while the old one is still there.
-    await expect(configRowProvider.create(news)).rejects.toThrow(/unique constraint/);
-
-    // The engine's replace with deleteBeforeReplace: delete the old row, then create the new one.
-    await configRowProvider.delete!(id, olds);
-    const created = await configRowProvider.create(news);
-    expect(created.id).toBe(configRowId(news));
-    expect(await platRowsOf(olds.values.plat_region!)).toEqual([{ hub_tenant_id: NEW_TENANT_ID, plat_region: olds.values.plat_region, hub_tenant_code: olds.values.hub_tenant_code }]);
-    expect(await wh.query("SELECT 1 FROM staging.hub_plat_config WHERE hub_tenant_id = $1", [olds.key.hub_tenant_id])).toEqual([]);
-    await configRowProvider.delete!(created.id, news);
-    expect(await platRowsOf(olds.values.plat_region!)).toEqual([]);
+    // Removing one client's platform tenant touches no other row.
+    await configRowProvider.delete!(configRowId(acme[0]), acme[0]);
+    expect((await platRows()).map((r) => `${r.plat_client_name}/${r.plat_region}`)).toEqual(["ACME/CA", "ACME/EU", "GLOBEX/US"]);
+    for (const row of [...acme.slice(1), other]) await configRowProvider.delete!(configRowId(row), row);
+    expect(await platRows()).toEqual([]);
   });
 
-  it("keeps the row when a tenant's platRegion changes: the renamed resource upserts it first, the old one's delete leaves it", async () => {
-    const olds = platRow();
-    const { id } = await configRowProvider.create(olds);
-    // A new name (HUB_PLAT_CONFIG/<new region>): a new resource, created before the old one is deleted.
-    const renamed = { ...olds, values: { ...olds.values, plat_region: "EMEA" } };
-    const created = await configRowProvider.create(renamed);
-    expect(created.id).toBe(id); // the same key: the same row
-    await configRowProvider.delete!(id, olds);
-    expect(await platRowsOf("EMEA")).toEqual([{ hub_tenant_id: olds.key.hub_tenant_id, plat_region: "EMEA", hub_tenant_code: olds.values.hub_tenant_code }]);
-    expect(await platRowsOf(olds.values.plat_region!)).toEqual([]);
-
-    // Removing the tenant deletes the row; without identityColumns, delete goes by key alone.
-    await configRowProvider.delete!(created.id, renamed);
-    expect(await platRowsOf("EMEA")).toEqual([]);
+  it("re-points a platform tenant at another hub tenant with an update in place", async () => {
+    const olds = platRow(1); // CA → the US hub tenant
     await configRowProvider.create(olds);
-    expect(await deleteRow(wh.connection, olds)).toBe(true);
-  });
-
-  it("checks identityColumns and diffs a change of them as an update", async () => {
-    const olds = platRow();
-    expect(await configRowProvider.check!(olds, olds)).toEqual({ inputs: olds });
-    expect((await configRowProvider.check!(olds, { ...olds, identityColumns: ["no_such_column"] })).failures).toEqual([{ property: "identityColumns", reason: "must list columns of values" }]);
-    const { identityColumns: _, ...without } = olds;
-    expect(await configRowProvider.diff!("id", without, olds)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    const eu = wh.config.hubTenants[1];
+    const news = { ...olds, values: { ...olds.values, hub_tenant_id: eu.hubTenantId, hub_tenant_code: eu.hubTenantCode, hub_destination: "HUB_MQ_EU_QA" } };
+    expect(await configRowProvider.diff!(configRowId(olds), olds, news)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    await configRowProvider.update!(configRowId(olds), olds, news);
+    expect(await platRows()).toEqual([{ plat_client_name: "ACME", plat_region: "CA", hub_tenant_id: eu.hubTenantId, hub_destination: "HUB_MQ_EU_QA" }]);
+    await configRowProvider.delete!(configRowId(news), news);
   });
 });

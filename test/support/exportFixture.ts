@@ -1,7 +1,7 @@
 /** A database, an emulator and a provisioned test platform for one test file of the export task. */
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
-import { emulatorConfig, provisionPlatform, type HubUrls, type TestPlatform } from "./platform";
+import { emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
 import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
@@ -24,15 +24,19 @@ export interface FixtureOptions {
   parameters?: Partial<StackConfig["parameters"]>;
   /** Puts something (a recording proxy) between the task and the emulator. */
   hub?: (emulator: Emulator) => Promise<HubUrls>;
+  /** Regional hub environments and extra platform tenants of the platform. */
+  platform?: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions">;
+  /** Platform regions of the seeded employees (default US, EU, APAC). */
+  platRegions?: string[];
 }
 
 export async function exportFixture(options: FixtureOptions = {}): Promise<ExportFixture> {
   const db = await createTestDatabase("task");
   const emulator = await startEmulator({ config: emulatorConfig(options.emulator) });
-  const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters });
+  const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters, ...options.platform });
   const pool = new Pool({ connectionString: db.url, max: 4 });
   if (options.employees) {
-    await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed ?? 1, platRegions: ["US", "EU", "APAC"] });
+    await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed ?? 1, platRegions: options.platRegions ?? ["US", "EU", "APAC"] });
   }
   const s = platform.stagingSchema;
   const t = {

@@ -64,11 +64,20 @@ export interface TestPlatform {
 export interface PlatformOptions {
   databaseUrl: string;
   hub: HubUrls;
+  /** A hub region's own ERS, CFG and HRSYS URLs (another emulator), instead of `hub`'s. */
+  regionalHubs?: Partial<Record<"US" | "EU", Pick<HubUrls, "cfg" | "ers" | "hrsys">>>;
+  /** Extra platform tenants: platform region → the hub region whose hub tenant they feed. */
+  extraPlatRegions?: Record<string, "US" | "EU">;
   parameters?: Partial<StackConfig["parameters"]>;
   dir?: string;
 }
 
-export function stackConfigFor(databaseUrl: string, hub: HubUrls, parameters: Partial<StackConfig["parameters"]> = {}): StackConfig {
+export function stackConfigFor(
+  databaseUrl: string,
+  hub: HubUrls,
+  parameters: Partial<StackConfig["parameters"]> = {},
+  options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
+): StackConfig {
   const db = new URL(databaseUrl);
   const database = db.pathname.slice(1);
   const password = decodeURIComponent(db.password);
@@ -83,11 +92,21 @@ export function stackConfigFor(databaseUrl: string, hub: HubUrls, parameters: Pa
       bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
       database: { connectionName: "PLAT_WAREHOUSE_TEST", host: db.hostname, port: Number(db.port), database, sslMode: "disable", admin: { username: decodeURIComponent(db.username), password }, task: { username: decodeURIComponent(db.username), password } },
       connectionStore: { prefix: "acme/test" },
-      hub: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys }, allowLoopback: true },
+      hub: {
+        default: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys } },
+        regions: Object.fromEntries(
+          Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [r, { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } }]),
+        ),
+        allowLoopback: true,
+      },
       queues: Object.fromEntries(
         (["US", "EU"] as const).map((r) => [r, { connectionName: `HUB_MQ_${r}_TEST`, baseUrl: hub.queues[r], queueName: QUEUES[r].queueName, clientAccessId: QUEUES[r].clientId, clientSecret: QUEUES[r].clientSecret }]),
       ),
-      tenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
+      hubTenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
+      platTenants: [
+        ...(["US", "EU"] as const).map((r) => ({ platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
+        ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({ platRegion, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
+      ],
       schedule: { expression: "rate(1 day)" },
       network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
     },
@@ -97,7 +116,7 @@ export function stackConfigFor(databaseUrl: string, hub: HubUrls, parameters: Pa
 
 /** Writes the platform's files and applies the baseline and rows to the database. */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
-  const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters);
+  const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters, options);
   const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const scriptsDir = path.join(dir, "scripts");

@@ -7,17 +7,34 @@ export const TENANT_IDS: Record<HubRegion, string> = {
   APAC: "33333333-3333-4333-8333-333333333333",
 };
 
-export function rawTenant(region: HubRegion, overrides: Record<string, unknown> = {}) {
+export function rawHubTenant(region: HubRegion, overrides: Record<string, unknown> = {}) {
   return {
     hubTenantId: TENANT_IDS[region],
     hubTenantCode: `ACME_${region}`,
     hubRegion: region,
-    platRegion: region === "APAC" ? "AP" : region,
-    codebase: region === "US" ? "US" : "GBL",
-    gblOrUs: region === "US" ? "US" : "GBL",
     clientId: `acme-${region.toLowerCase()}`,
     clientSecret: `secret-${region.toLowerCase()}-Zx9`,
     ...overrides,
+  };
+}
+
+/** The platform tenant of a hub region's hub tenant (platform region AP for APAC). */
+export function rawPlatTenant(region: HubRegion, overrides: Record<string, unknown> = {}) {
+  return {
+    platRegion: region === "APAC" ? "AP" : region,
+    codebase: region === "US" ? "US" : "GBL",
+    gblOrUs: region === "US" ? "US" : "GBL",
+    hubTenantCode: `ACME_${region}`,
+    ...overrides,
+  };
+}
+
+/** A hub region's environment: its name and API base URLs. */
+export function rawHubEnvironment(region: HubRegion) {
+  const host = `hub-ext-qa-${region.toLowerCase()}.example.com`;
+  return {
+    environmentName: `hub-qa-${region.toLowerCase()}`,
+    apis: { ERS: `https://${host}/ers/api/`, CFG: `https://${host}/cfg/api/`, HRSYS: `https://${host}/hrsys/api/` },
   };
 }
 
@@ -49,16 +66,10 @@ export function rawConfig(regions: HubRegion[] = ["US", "EU"]): Record<string, a
       task: { username: "hub_export", password: "task-pw" },
     },
     connectionStore: { prefix: "acme/qa" },
-    hub: {
-      environmentName: "hub-qa",
-      apis: {
-        ERS: "https://hub-ext-qa.example.com/ers/api/",
-        CFG: "https://hub-ext-qa.example.com/cfg/api/",
-        HRSYS: "https://hub-ext-qa.example.com/hrsys/api/",
-      },
-    },
+    hub: { regions: Object.fromEntries(regions.map((r) => [r, rawHubEnvironment(r)])) },
     queues: Object.fromEntries(regions.map((r) => [r, rawQueue(r)])),
-    tenants: regions.map((r) => rawTenant(r)),
+    hubTenants: regions.map((r) => rawHubTenant(r)),
+    platTenants: regions.map((r) => rawPlatTenant(r)),
     schedule: { expression: "cron(0 3 * * ? *)" },
     network: { subnetIds: ["subnet-0123"], securityGroupIds: ["sg-0123"] },
   };

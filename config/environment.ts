@@ -1,0 +1,91 @@
+/**
+ * Procedure step 4, checked: a stack's values belong to its environment (hubExport:environment). Each mismatch is an
+ * issue with its key path: a warning from `hub-export validate`, an error under `--strict` (what CI runs).
+ *
+ * Names are compared by tokens: the pieces of a name split at `_ - .` (and host names at their dots), case-insensitive.
+ */
+import type { StackConfig } from "./schema";
+import { hubUrls, type ConfigIssue } from "./validate";
+import { sortRegions } from "../core/regions";
+
+/** Environment labels a platform uses, with their spellings; a value naming another environment is a mismatch. */
+export const ENVIRONMENT_ALIASES: Record<string, string[]> = {
+  DEV: ["dev", "develop", "development"],
+  TEST: ["test", "tst"],
+  QA: ["qa"],
+  UAT: ["uat"],
+  STAGE: ["stage", "stg", "staging"],
+  PROD: ["prod", "prd", "production"],
+};
+
+function tokens(value: string): string[] {
+  return value.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+/** The spellings of an environment label (itself when it is not a known one). */
+function spellings(label: string): string[] {
+  return ENVIRONMENT_ALIASES[label.toUpperCase()] ?? [label.toLowerCase()];
+}
+
+/** Known environments other than `label` named by `value`'s tokens. */
+function otherEnvironments(value: string, label: string): string[] {
+  const own = new Set(spellings(label));
+  const found = new Set<string>();
+  for (const token of tokens(value)) {
+    if (own.has(token)) continue;
+    for (const [env, names] of Object.entries(ENVIRONMENT_ALIASES)) if (names.includes(token)) found.add(env);
+  }
+  return [...found];
+}
+
+function names(value: string, label: string): boolean {
+  const own = new Set(spellings(label));
+  return tokens(value).some((t) => own.has(t));
+}
+
+export function environmentIssues(config: StackConfig): ConfigIssue[] {
+  const env = config.environment;
+  const issues: ConfigIssue[] = [];
+  const add = (path: (string | number)[], message: string) => issues.push({ path, message });
+  const label = spellings(env)[0].toUpperCase();
+
+  // The job name carries the environment suffix (HRSYS_EMPL_HUB_ACME_202611_QA).
+  const last = tokens(config.jobName).at(-1) ?? "";
+  if (!spellings(env).includes(last)) add(["jobName"], `'${config.jobName}' does not end in the environment suffix _${label} (hubExport:environment is ${env})`);
+
+  // Connection names are consistent: each names this environment and no other.
+  const connections: { path: (string | number)[]; name: string }[] = [
+    { path: ["bucket", "connectionName"], name: config.bucket.connectionName },
+    { path: ["database", "connectionName"], name: config.database.connectionName },
+    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({ path: ["queues", r, "connectionName"], name: config.queues[r]!.connectionName })),
+  ];
+  for (const c of connections) {
+    const others = otherEnvironments(c.name, env);
+    if (others.length) add(c.path, `'${c.name}' names environment ${others.join(", ")}, not ${env}`);
+    else if (!names(c.name, env)) add(c.path, `'${c.name}' does not name environment ${env}, unlike a connection name of this stack should (e.g. a _${label} suffix)`);
+  }
+
+  // Hub environment names match the stack's environment.
+  const envNames: { path: (string | number)[]; name: string }[] = [];
+  if (config.hub.default?.environmentName) envNames.push({ path: ["hub", "default", "environmentName"], name: config.hub.default.environmentName });
+  for (const r of sortRegions(Object.keys(config.hub.regions) as never)) {
+    const name = config.hub.regions[r]?.environmentName;
+    if (name) envNames.push({ path: ["hub", "regions", r, "environmentName"], name });
+  }
+  for (const e of envNames) {
+    const others = otherEnvironments(e.name, env);
+    if (others.length) add(e.path, `hub environment '${e.name}' is a ${others.join(", ")} environment, not ${env}`);
+    else if (!names(e.name, env)) add(e.path, `hub environment '${e.name}' does not name environment ${env}`);
+  }
+
+  // URLs never point at another environment's hosts (a QA stack at prod URLs, or the reverse).
+  const urls = [
+    ...hubUrls(config).map((u) => ({ path: u.path, url: u.url })),
+    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({ path: ["queues", r, "baseUrl"], url: config.queues[r]!.baseUrl })),
+  ];
+  for (const u of urls) {
+    const others = otherEnvironments(new URL(u.url).hostname, env);
+    if (others.length) add(u.path, `${u.url} points at a ${others.join(", ")} host, but this stack is ${env}`);
+  }
+  return issues;
+}
