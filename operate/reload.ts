@@ -143,7 +143,8 @@ async function lockHolder(client: Client, clientName: string): Promise<string> {
 
 /** What the operator reads: what was done, and what the next run will do. */
 export function formatReload(r: ReloadResult, startNow = "npx hub-export run-now --stack <stack> --wait"): string {
-  const what = `tenant ${r.tenant.hubTenantId} (${r.tenant.hubTenantCode}, platform region ${r.tenant.platRegions.join(", ")})${r.country ? `, country ${r.country}` : ", all countries"}`;
+  const regions = `platform region${r.tenant.platRegions.length === 1 ? "" : "s"} ${r.tenant.platRegions.join(", ") || "none"}`;
+  const what = `tenant ${r.tenant.hubTenantId} (${r.tenant.hubTenantCode}, ${regions})${r.country ? `, country ${r.country}` : ", all countries"}`;
   const lines = [
     `Reload recorded in HUB_EXPORT_RUN_HISTORY (id ${r.historyId}) at ${r.recordedAt.toISOString()} by ${r.actor}:`,
     `  ${what}`,

@@ -20,7 +20,10 @@ import { startLocalDatabase } from "../../local/database";
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
   const t = config.hubTenants.find((h) => h.hubTenantId.toLowerCase() === wanted.toLowerCase() || h.hubTenantCode === wanted);
   if (!t) {
-    const known = config.hubTenants.map((h) => `${h.hubTenantId} (${h.hubTenantCode}, ${h.hubRegion}, platform region ${platRegionsOf(config, h.hubTenantCode).join(", ") || "none"})`);
+    const known = config.hubTenants.map((h) => {
+      const regions = platRegionsOf(config, h.hubTenantCode);
+      return `${h.hubTenantId} (${h.hubTenantCode}, ${h.hubRegion}, platform region${regions.length === 1 ? "" : "s"} ${regions.join(", ") || "none"})`;
+    });
     throw new UserError([`--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`, ...known.map((k) => `  ${k}`)]);
   }
   return { hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, platRegions: platRegionsOf(config, t.hubTenantCode) };

@@ -29,7 +29,8 @@ describe("hub-export reload", () => {
   const reload = (...args: string[]) => runCli(["reload", "--stack", "qa", "--database-url", f.db.url, ...args]);
 
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 300 }), taskBundle()]);
+    // As in Pulumi.qa.yaml: the US hub tenant is fed by platform regions US and CA.
+    [f] = await Promise.all([exportFixture({ employees: 300, platform: { extraPlatRegions: { CA: "US" } }, platRegions: ["US", "CA", "EU", "APAC"] }), taskBundle()]);
     history = `${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY`;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-reload-"));
     const first = await runTask(f.platform.args);
@@ -44,13 +45,13 @@ describe("hub-export reload", () => {
     const usCountries = await watermarks(US);
     const euBefore = await watermarks(EU);
     expect(usCountries.length).toBeGreaterThan(0);
-    const { rows: inScope } = await f.pool.query(`SELECT count(*)::int AS n FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US'`);
+    const { rows: inScope } = await f.pool.query(`SELECT count(*)::int AS n FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'CA')`);
 
     const r = await reload("--tenant", "ACME_US_QA", "--actor", "alice@ops", "--reason", "hub lost the tenant's users");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Reload recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice@ops:\n/);
-    expect(r.stdout).toContain(`tenant ${US} (ACME_US_QA, platform region US), all countries`);
+    expect(r.stdout).toContain(`tenant ${US} (ACME_US_QA, platform regions US, CA), all countries`);
     expect(r.stdout).toContain(`watermarks removed: ${usCountries[0]} (was through `);
     expect(r.stdout).toContain(`The next run of HRSYS_EMPL_HUB_ACME_202611_QA exports ${inScope[0].n} employee(s) of this tenant in full, from idl_date 1901-01-01T00:00:00;`);
     expect(await watermarks(US)).toEqual([]);
@@ -63,7 +64,7 @@ describe("hub-export reload", () => {
     expect(rows[0].detail.watermarksReset.map((w: { country: string }) => w.country)).toEqual(usCountries);
     expect(Date.now() - rows[0].recorded_at.getTime()).toBeLessThan(60_000);
 
-    // The next run: every US employee again, no EU employee (nothing changed there).
+    // The next run: every employee of the US hub tenant again (US and CA), no EU employee (nothing changed there).
     const next = await runTask(f.platform.args);
     expect(next.code).toBe(0);
     const { rows: job } = await f.pool.query(`SELECT transaction_id, extracted_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
@@ -138,7 +139,7 @@ describe("hub-export reload", () => {
 
   it.each<[string, string[], RegExp, number]>([
     ["no --tenant", [], /--tenant is required/, 2],
-    ["an unknown tenant, listing the known ones", ["--tenant", "ACME_APAC"], /^--tenant ACME_APAC: no such hub tenant in the stack config; its tenants are:\n {2}3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c \(ACME_US_QA, US, platform region US\)\n {2}7a2d4f6b/, 1],
+    ["an unknown tenant, listing the known ones", ["--tenant", "ACME_APAC"], /^--tenant ACME_APAC: no such hub tenant in the stack config; its tenants are:\n {2}3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c \(ACME_US_QA, US, platform regions US, CA\)\n {2}7a2d4f6b/, 1],
     ["a bad country", ["--tenant", "ACME_US_QA", "--country", "Germany"], /--country must be an ISO 3166 alpha-2 country code/, 2],
   ])("rejects %s, before connecting", async (_what, args, message, code) => {
     let stderr = "";
