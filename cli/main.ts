@@ -13,6 +13,8 @@ const COMMANDS: Record<string, () => Command<any>> = {
   status: () => require("./commands/status").default,
   "run-now": () => require("./commands/runNow").default,
   reload: () => require("./commands/reload").default,
+  cls: () => require("./commands/cls").default,
+  hub: () => require("./commands/hub").default,
   bench: () => require("./commands/bench").default,
 };
 

@@ -7,20 +7,24 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
+import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
+import { hubConfigurationFiles } from "../core/hubConfiguration";
+import type { ClsSheetFiles } from "../cls/stack";
 import type { PipelineTemplate } from "../core/template";
 import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
-import { PlatformBucket, type BucketFile } from "./storage/platformBucket";
+import { PlatformBucket } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
 import type { PgConnectionInput } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
+import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX } from "./task/exportTask";
@@ -35,6 +39,10 @@ export interface HubExportArgs {
   baseline?: SqlBaseline;
   /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
   taskSourceHash?: string;
+  /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
+  cls?: ClsSheetFiles;
+  /** The stack's name, for the hub checklist. */
+  stack?: string;
 }
 
 /** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
@@ -42,8 +50,8 @@ export interface SecretInputs {
   adminPassword: pulumi.Output<string>;
   taskPassword: pulumi.Output<string>;
   connectionRecords: ConnectionRecordArgs[];
-  /** credentials.ini and tenant_credentials.txt; content secret where the file holds secrets. */
-  credentialFiles: BucketFile[];
+  /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
+  tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
   routingRules: TenantRuleSet[];
 }
@@ -60,9 +68,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       description: record.description,
       secretString: secretText(serializeConnectionRecord(record)),
     })),
-    credentialFiles: plan.bucketObjects
-      .filter((o) => o.kms)
-      .map((o) => ({ key: o.key, contentType: o.contentType, content: o.secret ? secretText(o.content) : o.content })),
+    tenantCredentials: pulumi.secret(JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>),
     routingRules: plan.routingRules.map((r) => ({
       tenantId: r.tenant.hubTenantId,
       cfgApiUrl: r.cfgApiUrl,
@@ -75,13 +81,20 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
 /** The values operators look for after `pulumi up`; nothing secret. */
 export interface HubExportOutputs {
   bucket: pulumi.Output<string>;
+  /** The tagged template, byte for byte (procedure step 1). */
   templateKey: string;
+  /** This job's rendered pipeline: what the task runs. */
+  definitionKey: string;
   jobName: string;
   intakeJobQuery: string;
   scheduleName: pulumi.Output<string>;
   connectionNames: { storage: string; database: string; queues: Record<string, string> };
   connectionSecretNames: Record<string, string>;
   routingRuleCounts: Record<string, number>;
+  /** The hub team's checklist (core/hubChecklist.ts), also in the bucket's hub-configuration folder. */
+  hubChecklist: HubChecklist;
+  /** s3:// URLs of the CLS load sheets; empty when the stack has no `cls` config. */
+  clsLoadSheets: string[];
   cluster: pulumi.Output<string>;
   taskDefinition: pulumi.Output<string>;
   logGroup: pulumi.Output<string>;
@@ -112,6 +125,7 @@ export class HubExport extends pulumi.ComponentResource {
     super("hubExport:index:HubExport", name, {}, opts);
     const { config } = args;
     const plan = planInstallation(config, { template: args.template ?? loadPipelineTemplate(), baseline: args.baseline ?? loadSqlBaseline() });
+    if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
     const secrets = secretInputs(plan);
     const aws = awsContext(this);
     const child = { parent: this };
@@ -129,12 +143,16 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: plan.bucketObjects.filter((o) => !o.kms).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType })),
+        files: plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
       },
       child,
     );
-    // Steps 7.2 to 7.4: credentials.ini and tenant_credentials.txt.
-    const credentialFiles = new CredentialFiles(`${name}-credential-files`, { bucketName: bucket.bucketName, kmsKeyArn: key.keyArn, files: secrets.credentialFiles }, { parent: this, dependsOn: bucket.ready });
+    // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
+    const credentialFiles = new CredentialFiles(
+      `${name}-credential-files`,
+      { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
+      { parent: this, dependsOn: [bucket] },
+    );
 
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
@@ -163,6 +181,16 @@ export class HubExport extends pulumi.ComponentResource {
     // Hub side: the routing rules of every tenant.
     const routing = new HubRoutingRules(`${name}-hub-routing-rules`, { tenants: secrets.routingRules }, child);
 
+    // Hub side without an API: the CLS load sheets and the checklist, in the bucket for the hub team.
+    const cls = config.cls ? args.cls : undefined;
+    const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
+    const hubConfiguration = new HubConfiguration(
+      `${name}-hub-configuration`,
+      { bucketName: bucket.bucketName, files: hubConfigurationFiles({ checklist, cls }) },
+      { parent: this, dependsOn: bucket.ready },
+    );
+    const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
+
     // Step 9: the image, the task and its schedule.
     const image = new TaskImage(`${name}-image`, { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash() }, child);
     const task = new ExportTask(
@@ -178,9 +206,9 @@ export class HubExport extends pulumi.ComponentResource {
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
         bucketArn: bucket.bucketArn,
-        definitionKey: BUCKET_FOLDERS.templates + plan.template.fileName,
-        templatesPrefix: BUCKET_FOLDERS.templates,
+        definitionKey: plan.definitionKey,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
+        cls: clsSheetKey ? { sheetKey: clsSheetKey, strict: config.cls!.strict } : undefined,
         connectionStorePrefix: config.connectionStore.prefix,
         connectionSecretArns: connections.connections.map((c) => c.secretArn),
         kmsKeyArn: key.keyArn,
@@ -232,13 +260,14 @@ export class HubExport extends pulumi.ComponentResource {
         deadLetterQueueArn: monitoring.deadLetterQueueArn,
         aws,
       },
-      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, monitoring] },
+      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, hubConfiguration, monitoring] },
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
+      definitionKey: plan.definitionKey,
       jobName: config.jobName,
       intakeJobQuery: plan.intakeJobQuery,
       scheduleName: schedule.scheduleName,
@@ -249,6 +278,8 @@ export class HubExport extends pulumi.ComponentResource {
       },
       connectionSecretNames: Object.fromEntries(connections.connections.map((c) => [c.systemName, c.secretName])),
       routingRuleCounts: routing.ruleCounts,
+      hubChecklist: checklist,
+      clsLoadSheets: cls ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map((f) => `s3://${config.bucket.name}/${BUCKET_FOLDERS.hubConfiguration}${f}`) : [],
       cluster: task.clusterArn,
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,

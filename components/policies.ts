@@ -54,7 +54,7 @@ export function schedulerTrustPolicy(scope: Pick<AccountScope, "accountId">): Po
 
 export interface TaskRolePolicyInput {
   bucketArn: string;
-  /** Key prefixes ending in /: the template folder and the scripts folder. */
+  /** Keys or key prefixes ending in /: the job's rendered pipeline and the scripts folder. */
   readPrefixes: readonly string[];
   connectionSecretArns: readonly string[];
   kmsKeyArn: string;

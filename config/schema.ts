@@ -8,6 +8,7 @@ import { HUB_API_NAMES } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
+import { BUSINESS_OBJECTS } from "../cls/table";
 
 export const CONFIG_NAMESPACE = "hubExport";
 
@@ -229,6 +230,22 @@ export function buildStackConfigSchema(source: SecretSource) {
     })
     .prefault({});
 
+  /** The HR system's exports for the CLS load sheet, and the unknown-code check of a run (cls/README.md). */
+  const columnName = z.string().trim().min(1, "must name a column");
+  const clsSchema = z.strictObject({
+    /** Folder of the exports, one CSV or XLSX file per business object; relative to the project folder. */
+    exports: z.string().min(1, "must name the folder of the HR system's exports"),
+    /** Per business object, when its file or its column names cannot be detected. */
+    businessObjects: z
+      .partialRecord(
+        z.enum(BUSINESS_OBJECTS, { error: `must be one of ${BUSINESS_OBJECTS.join(", ")}` }),
+        z.strictObject({ file: z.string().regex(/^[^/\\]+\.(csv|xlsx)$/i, "must be a .csv or .xlsx file name in the exports folder").optional(), code: columnName.optional(), description: columnName.optional() }),
+      )
+      .default({}),
+    /** false: unknown codes are reported and the run goes on; true: the affected employees' messages are held back. */
+    strict: z.boolean().default(false),
+  });
+
   const stackConfigSchema = z.strictObject({
     /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
     environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
@@ -255,6 +272,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
+    cls: clsSchema.optional(),
     alerts: alertsSchema,
   })
     .transform((config, ctx) => {
@@ -287,4 +305,5 @@ export type HubTenant = StackConfig["hubTenants"][number];
 export type PlatTenant = StackConfig["platTenants"][number];
 export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
+export type ClsConfig = NonNullable<StackConfig["cls"]>;
 export type { HubRegion };

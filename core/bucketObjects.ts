@@ -1,32 +1,38 @@
-/** The objects of the bucket (procedure steps 1 and 7): folder markers, the rendered template, the scripts folder. */
+/**
+ * The objects of the bucket (procedure steps 1 and 7): folder markers, the pipeline template (the tagged file, byte
+ * for byte: the download source of step 1), the rendered pipeline of this job, the scripts folder's templates.
+ * credentials.ini and tenant_credentials.txt are shared files, merged into rather than written (core/credentialFiles.ts).
+ *
+ * `shared` objects are the platform environment's, not this stack's: every hub pipeline there has the same ones (the
+ * template of a build is the same file), so removing a stack leaves them.
+ */
 import type { StackConfig } from "../config/schema";
-import { BUCKET_FOLDERS, SCRIPT_FILES } from "./naming";
-import { credentialsIni, tenantCredentialsTxt, CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "./credentialFiles";
-import type { RenderedTemplate } from "./template";
+import { BUCKET_FOLDERS, SCRIPT_FILES, renderedPipelineKey } from "./naming";
+import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "./credentialFiles";
+import type { PipelineTemplate, RenderedTemplate } from "./template";
 
 export interface BucketObject {
   key: string;
   content: string;
   contentType: string;
-  /** Content holds secrets: stored SSE-KMS and kept secret in state and outputs. */
-  secret: boolean;
-  /** Encrypt with the stack's KMS key (the credential files) rather than the bucket default. */
-  kms: boolean;
   /** A folder marker (zero-byte key ending in /). */
   folder: boolean;
+  /** Shared by the platform environment's pipelines: kept when the stack is removed. */
+  shared: boolean;
 }
 
-export function bucketObjects(config: StackConfig, template: RenderedTemplate): BucketObject[] {
-  const folder = (key: string): BucketObject => ({ key, content: "", contentType: "application/x-directory", secret: false, kms: false, folder: true });
-  const file = (key: string, content: string, contentType: string, secret = false, kms = false): BucketObject => ({ key, content, contentType, secret, kms, folder: false });
+export function bucketObjects(config: StackConfig, template: PipelineTemplate, rendered: RenderedTemplate): BucketObject[] {
+  const base = { folder: false, shared: false };
+  const folder = (key: string): BucketObject => ({ ...base, key, content: "", contentType: "application/x-directory", folder: true, shared: true });
+  const shared = (key: string, content: string, contentType: string): BucketObject => ({ ...base, key, content, contentType, shared: true });
   const scripts = BUCKET_FOLDERS.scripts;
   return [
     folder(BUCKET_FOLDERS.templates),
+    folder(BUCKET_FOLDERS.pipelines),
     folder(scripts),
-    file(BUCKET_FOLDERS.templates + template.fileName, template.text, "application/json"),
-    file(scripts + SCRIPT_FILES.credentialsIniTemplate, CREDENTIALS_INI_TEMPLATE, "text/plain"),
-    file(scripts + SCRIPT_FILES.tenantCredentialsTemplate, TENANT_CREDENTIALS_TEMPLATE, "text/plain"),
-    file(scripts + SCRIPT_FILES.credentialsIni, credentialsIni(config), "text/plain", false, true),
-    file(scripts + SCRIPT_FILES.tenantCredentials, tenantCredentialsTxt(config), "application/json", true, true),
+    shared(BUCKET_FOLDERS.templates + template.fileName, template.text, "application/json"),
+    { ...base, key: renderedPipelineKey(config.jobName), content: rendered.text, contentType: "application/json" },
+    shared(scripts + SCRIPT_FILES.credentialsIniTemplate, CREDENTIALS_INI_TEMPLATE, "text/plain"),
+    shared(scripts + SCRIPT_FILES.tenantCredentialsTemplate, TENANT_CREDENTIALS_TEMPLATE, "text/plain"),
   ];
 }

@@ -1,21 +1,28 @@
-/** The scripts folder's configuration files (procedure step 7). */
+/**
+ * The scripts folder's configuration files (procedure step 7). The folder is shared by every hub pipeline of the
+ * platform environment: a stack contributes its database connection name and its hub tenants' entries, merged into
+ * the files by providers/scriptFiles.ts, never the files whole.
+ */
 import type { StackConfig } from "../config/schema";
 import { encodeCredentialsString } from "./credentials";
+import { Secret } from "./secret";
 
-/** credentials.ini: section [warehouse], key warehouse_connection = the database connection name. */
-export function credentialsIni(config: Pick<StackConfig, "database">): string {
-  return `[warehouse]\nwarehouse_connection = ${config.database.connectionName}\n`;
+/** What this stack puts in the shared files. */
+export interface ScriptFileEntries {
+  /** credentials.ini [warehouse] warehouse_connection: the database connection name. */
+  warehouseConnection: string;
+  /** tenant_credentials.txt entries, `{"<hub tenant id>": "<credentials string>"}` as JSON text. Secret. */
+  tenantCredentials: Secret;
 }
 
-/** tenant_credentials.txt: {"<tenant id>": "<credentials string>", ...}. Its content is secret. */
-export function tenantCredentialsTxt(config: Pick<StackConfig, "hubTenants">): string {
+export function scriptFileEntries(config: Pick<StackConfig, "database" | "hubTenants">): ScriptFileEntries {
   const map: Record<string, string> = {};
   for (const t of config.hubTenants) {
-    map[t.hubTenantId] = encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal(`tenant ${t.hubTenantId} clientSecret`) });
+    map[t.hubTenantId] = encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal(`hub tenant ${t.hubTenantId} clientSecret`) });
   }
-  return JSON.stringify(map, null, 2) + "\n";
+  return { warehouseConnection: config.database.connectionName, tenantCredentials: Secret.plain(JSON.stringify(map)) };
 }
 
-/** The shipped templates copied when the real files are absent (procedure step 7.2). */
+/** The shipped templates, uploaded to the folder; the real files are created from them when absent (step 7.2). */
 export const CREDENTIALS_INI_TEMPLATE = "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n";
 export const TENANT_CREDENTIALS_TEMPLATE = '{\n  "<hub tenant id>": "<CREDENTIALS_STRING>"\n}\n';

@@ -3,8 +3,9 @@
  * lines and that CloudWatch Logs turns into metrics, with no client library and no API call. The task writes them,
  * the monitoring component's alarms and dashboard read them, and local mode prints them: the names live here only.
  *
- * One record per hub region with that region's message and entity counts, and one with Region = ALL carrying the
- * run's totals, its duration and its outcome (one of the Runs* metrics is 1). Dimensions: JobName and Region.
+ * One record per hub region with that region's published, failed and ERS counts, and one with Region = ALL carrying the
+ * run's totals (held back too: it is counted per run), its duration and its outcome (one of the Runs* metrics is 1).
+ * Dimensions: JobName and Region.
  */
 
 export const METRIC_NAMESPACE = "HubExport";
@@ -49,6 +50,8 @@ export interface RunMetricsInput {
   seconds: number;
   /** Absent for a stopped or refused run: its counts are not final, so none are reported. */
   regions?: Record<string, MessageCounts>;
+  /** Run totals known better than the regions' sum (held back is counted per run, not per tenant). */
+  totals?: Partial<MessageCounts>;
   /** Milliseconds since the epoch. */
   timestamp: number;
 }
@@ -92,11 +95,12 @@ export function runMetricRecords(input: RunMetricsInput): EmfRecord[] {
   for (const [region, counts] of Object.entries(input.regions ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     const values: Record<string, number> = {};
     for (const [key, name] of COUNTS) {
-      values[name] = counts[key];
       totals[key] += counts[key];
+      if (key !== "heldBack") values[name] = counts[key];
     }
     records.push(record(input, region, values, {}));
   }
+  Object.assign(totals, input.totals ?? {});
   const values: Record<string, number> = {};
   if (input.regions) for (const [key, name] of COUNTS) values[name] = totals[key];
   values[METRICS.duration] = input.seconds;

@@ -10,7 +10,7 @@ export const TABLES = {
   watermark: "HUB_EXPORT_WATERMARK",
   /** The run of a client that has started and not finished (what the next run resumes). */
   run: "HUB_EXPORT_RUN",
-  /** One row per run outcome or operator action. */
+  /** One row per run outcome or operator action, with counts and details (e.g. unknown codes) in `detail`. */
   runHistory: "HUB_EXPORT_RUN_HISTORY",
 } as const;
 
@@ -33,7 +33,24 @@ export function databaseOf(qualified: string): string {
 export const BUCKET_FOLDERS = {
   templates: "templates/hub_hrsys_export/",
   scripts: "Tools/hub_python_scripts/",
+  /** The rendered pipelines (procedure steps 3 and 4), one per job name: what the task runs. */
+  pipelines: "pipelines/hub_hrsys_export/",
+  /** What the hub team loads or works through: the CLS load sheets and the hub checklist (our own folder). */
+  hubConfiguration: "hub-configuration/",
 } as const;
+
+/** Files of the hub-configuration folder. The run's unknown-code check reads the CSV sheet. */
+export const HUB_CONFIGURATION_FILES = {
+  clsCsv: "cls/CLS_LOAD_SHEET.csv",
+  clsXlsx: "cls/CLS_LOAD_SHEET.xlsx",
+  checklistMarkdown: "HUB_CHECKLIST.md",
+  checklistJson: "HUB_CHECKLIST.json",
+} as const;
+
+/** The rendered pipeline of a job: `pipelines/hub_hrsys_export/<JOB_NAME>.Json`, so one client's never overwrites another's. */
+export function renderedPipelineKey(jobName: string): string {
+  return `${BUCKET_FOLDERS.pipelines}${jobName}${TEMPLATE_FILE_EXTENSION}`;
+}
 
 export const TEMPLATE_FILE_PREFIX = "HRSYS_Employee_HUB_Pipeline_Baseline_";
 export const TEMPLATE_FILE_EXTENSION = ".Json";

@@ -10,8 +10,9 @@ import { connectionRecords, type ConnectionRecord } from "./connections";
 import { bucketObjects, type BucketObject } from "./bucketObjects";
 import { routingRulesFor, type RoutingRule } from "./routingRules";
 import { encodeCredentialsString } from "./credentials";
+import { scriptFileEntries, type ScriptFileEntries } from "./credentialFiles";
 import { Secret } from "./secret";
-import { intakeJobQuery, schemaOnly, clientTables, TABLES } from "./naming";
+import { intakeJobQuery, schemaOnly, clientTables, renderedPipelineKey, TABLES } from "./naming";
 import type { HubRegion } from "./regions";
 import { hubEnvironment } from "./tenants";
 
@@ -29,6 +30,10 @@ export interface InstallationPlan {
   template: RenderedTemplate;
   baseline: { name: string; buildNumber: string; sha256: string; sql: string };
   bucketObjects: BucketObject[];
+  /** This stack's part of the shared credentials.ini and tenant_credentials.txt. */
+  scriptFiles: ScriptFileEntries;
+  /** Bucket key of the rendered pipeline the task runs. */
+  definitionKey: string;
   connections: ConnectionRecord[];
   rows: { apiConfig: ConfigRow[]; platConfig: ConfigRow[] };
   routingRules: TenantRoutingRules[];
@@ -48,7 +53,9 @@ export function planInstallation(
     regions: regionsInUse(config),
     template,
     baseline: { name: sources.baseline.name, buildNumber: sources.baseline.buildNumber, sha256: sources.baseline.sha256, sql: renderBaseline(sources.baseline, config) },
-    bucketObjects: bucketObjects(config, template),
+    bucketObjects: bucketObjects(config, sources.template, template),
+    definitionKey: renderedPipelineKey(config.jobName),
+    scriptFiles: scriptFileEntries(config),
     connections: connectionRecords(config),
     rows: { apiConfig: hubApiConfigRows(config), platConfig: hubPlatConfigRows(config) },
     // Each hub tenant's rules go to its own region's CFG API.

@@ -9,7 +9,9 @@ import { upsertRow } from "../providers/sqlRows";
 import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
 import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
-import { TABLES } from "../core/naming";
+import path from "node:path";
+import { BUCKET_FOLDERS, TABLES } from "../core/naming";
+import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "./stores";
 import type { LocalPaths } from "./paths";
 
@@ -35,6 +37,10 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
   const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
+  // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
+  const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
+  await applyScriptFiles({ location: { kind: "folder", dir: scripts }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
+  bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
 
   // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline.

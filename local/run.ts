@@ -9,7 +9,11 @@ import { Client } from "pg";
 import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
 import { planInstallation, type InstallationPlan } from "../core/plan";
-import { BUCKET_FOLDERS } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "../core/naming";
+import { hubChecklist } from "../core/hubChecklist";
+import { hubConfigurationFiles } from "../core/hubConfiguration";
+import { sheetsFromValues } from "../cls/stack";
+import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlBaseline } from "../templates";
 import { startEmulator, type Emulator } from "../emulator";
@@ -21,7 +25,7 @@ import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { latestIntakeJobs, type IntakeJobRow } from "./status";
-import { seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
@@ -60,7 +64,7 @@ export interface LocalSummary {
   regions: Record<string, { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }>;
   ers: Record<string, { requests: number; entities: number }>;
   routingRules: Record<string, number>;
-  files: { root: string; bucket: string; definition: string; scripts: string; connections: string; postgres: string; taskLog: string };
+  files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
   /** `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`. */
   database: { url: string; stagingSchema: string; psqlUrl: string; passwordFile: string; psql: string };
   /** The run's CloudWatch metrics, as its log carried them (embedded metric format). */
@@ -111,6 +115,11 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
     const provisioned = await provisionLocal(plan, paths, adminUrl);
+    // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
+    const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
+    writeHubConfiguration(paths.bucket, hubConfigurationFiles({ checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));
+    const clsSheet = path.join(paths.bucket, BUCKET_FOLDERS.hubConfiguration, HUB_CONFIGURATION_FILES.clsCsv);
+    const clsMode = config.cls?.strict ? "strict" : "report";
 
     const { seeded, changed } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
     // Tables the seed created after the grants: grant again (idempotent).
@@ -118,15 +127,15 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
-    const definition = path.join(paths.bucket, BUCKET_FOLDERS.templates, plan.template.fileName);
+    const definition = path.join(paths.bucket, plan.definitionKey);
     const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 
     progress.step(`running the export task: ${config.jobName}`);
-    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections], logFile: taskLog, progress });
+    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, run, firstRun, seeded, changed, definition, scripts, taskLog, started });
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, run, firstRun, seeded, changed, definition, scripts, clsSheet, taskLog, started });
     if (options.keep) {
       options.onSummary?.(summary);
       options.stderr.write(
@@ -175,6 +184,7 @@ async function summarize(input: {
   changed: number;
   definition: string;
   scripts: string;
+  clsSheet: string;
   taskLog: string;
   started: number;
 }): Promise<LocalSummary> {
@@ -216,6 +226,7 @@ async function summarize(input: {
       bucket: input.paths.bucket,
       definition: input.definition,
       scripts: input.scripts,
+      clsSheet: input.clsSheet,
       connections: input.paths.connections,
       postgres: input.paths.postgres,
       taskLog: input.taskLog,

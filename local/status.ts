@@ -1,6 +1,10 @@
-/** What a run did, read back from the staging schema: HUB_INTAKE_JOB rows and per-status counts of _STATUS. */
+/**
+ * What a run did, read back from the staging schema: HUB_INTAKE_JOB rows (completed runs), HUB_EXPORT_RUN_HISTORY
+ * rows (every outcome and operator action) and per-status counts of _STATUS.
+ */
 import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
+import { HELD_BACK, type CodeCheckSummary } from "../task/cls/codeCheck";
 
 export interface IntakeJobRow {
   transactionId: string;
@@ -9,14 +13,18 @@ export interface IntakeJobRow {
   status: string;
   startedAt: Date;
   finishedAt: Date;
-  counts: { extracted: number; messages: number; published: number; failed: number; ersEntities: number };
+  counts: { extracted: number; messages: number; published: number; failed: number; heldBack: number; ersEntities: number };
   error: string | null;
+  /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
+  unknownCodes: CodeCheckSummary | null;
   /** Per publish status, from HUB_<CLIENT>_MESSAGES_STATUS. */
   statusCounts: Record<string, number>;
 }
 
 export interface FailedMessage {
   messageId: string;
+  /** FAILED, or HELD_BACK by the strict CLS check. */
+  status: string;
   hubTenantId: string;
   hubDestination: string;
   attempts: number;
@@ -38,7 +46,7 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
   const s = ident(schema);
   const { rows } = await client.query(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, ers_entity_count, error
+            published_count, failed_count, held_back_count, ers_entity_count, error
        FROM ${s}.${TABLES.intakeJob} WHERE job_name = $1 ORDER BY finished_at DESC LIMIT $2`,
     [jobName, limit],
   );
@@ -49,10 +57,19 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
     status: r.status,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-    counts: { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, ersEntities: r.ers_entity_count },
+    counts: { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
     error: r.error,
+    unknownCodes: null,
     statusCounts: {},
   }));
+  if (jobs.length) {
+    const { rows: history } = await client.query(
+      `SELECT DISTINCT ON (transaction_id) transaction_id, detail -> 'unknownCodes' AS unknown_codes FROM ${s}.${TABLES.runHistory}
+        WHERE transaction_id = ANY($1::uuid[]) AND detail ? 'unknownCodes' ORDER BY transaction_id, recorded_at DESC`,
+      [jobs.map((j) => j.transactionId)],
+    );
+    for (const h of history) jobs.find((j) => j.transactionId === h.transaction_id)!.unknownCodes = h.unknown_codes;
+  }
   // One grouped query per client's STATUS table for all listed transactions.
   for (const clientName of new Set(jobs.map((j) => j.clientName))) {
     const ids = jobs.filter((j) => j.clientName === clientName).map((j) => j.transactionId);
@@ -76,11 +93,31 @@ export async function runsInProgress(client: Client, schema: string, jobName: st
 
 export async function failedMessages(client: Client, schema: string, clientName: string, transactionId: string, limit = 1000): Promise<FailedMessage[]> {
   const { rows } = await client.query(
-    `SELECT message_id, hub_tenant_id, hub_destination, attempts, reason FROM ${ident(schema)}.${ident(clientTables(clientName).status)}
-      WHERE transaction_id = $1 AND status = 'FAILED' ORDER BY message_id LIMIT $2`,
+    `SELECT message_id, status, hub_tenant_id, hub_destination, attempts, reason FROM ${ident(schema)}.${ident(clientTables(clientName).status)}
+      WHERE transaction_id = $1 AND status IN ('FAILED', '${HELD_BACK}') ORDER BY status, message_id LIMIT $2`,
     [transactionId, limit],
   );
-  return rows.map((r) => ({ messageId: r.message_id, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
+  return rows.map((r) => ({ messageId: r.message_id, status: r.status, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
+}
+
+export interface HistoryRow {
+  historyId: string;
+  transactionId: string | null;
+  clientName: string;
+  event: string;
+  recordedAt: Date;
+  actor: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** The job's latest HUB_EXPORT_RUN_HISTORY rows, newest first. */
+export async function runHistory(client: Client, schema: string, jobName: string, limit = 10): Promise<HistoryRow[]> {
+  const { rows } = await client.query(
+    `SELECT history_id, transaction_id, plat_client_name, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
+      WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
+    [jobName, limit],
+  );
+  return rows.map((r) => ({ historyId: String(r.history_id), transactionId: r.transaction_id, clientName: r.plat_client_name, event: r.event, recordedAt: r.recorded_at, actor: r.actor, detail: r.detail ?? {} }));
 }
 
 /** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */

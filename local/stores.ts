@@ -4,8 +4,9 @@ import path from "node:path";
 import type { BucketObject } from "../core/bucketObjects";
 import { serializeConnectionRecord, type ConnectionRecord } from "../core/connections";
 import { connectionFileName } from "../core/naming";
+import type { HubConfigurationFile } from "../core/hubConfiguration";
 
-/** Writes each object under `dir` by its key; secret files are readable by the owner only. */
+/** Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts). */
 export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
   const written: string[] = [];
   for (const object of objects) {
@@ -15,10 +16,20 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
       continue;
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    writeAtomic(target, object.content, object.secret || object.kms ? 0o600 : 0o644);
+    writeAtomic(target, object.content, 0o644);
     written.push(target);
   }
   return written;
+}
+
+/** The hub-configuration folder: the CLS load sheets and the hub checklist (binary-safe). */
+export function writeHubConfiguration(dir: string, files: HubConfigurationFile[]): string[] {
+  return files.map((file) => {
+    const target = path.join(dir, file.key);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    writeAtomic(target, file.body, 0o644);
+    return target;
+  });
 }
 
 export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): string[] {
@@ -31,7 +42,7 @@ export function writeConnectionRecords(dir: string, records: ConnectionRecord[])
 }
 
 /** Write-then-rename, so a killed process never leaves half a file behind. */
-function writeAtomic(file: string, content: string, mode: number): void {
+function writeAtomic(file: string, content: string | Buffer, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, content, { mode });
   fs.chmodSync(tmp, mode);

@@ -19,11 +19,15 @@ export function formatSummary(s: LocalSummary): string {
       "",
       "Counts per phase",
       `  extract        ${n(j.counts.extracted)} employees in ${n(j.counts.messages)} messages`,
-      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed`,
+      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed, ${n(j.counts.heldBack)} held back`,
       `  ERS            ${n(j.counts.ersEntities)} entities`,
       `  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`,
     );
     if (j.error) lines.push(`  error          ${j.error}`);
+    if (j.unknownCodes) {
+      const fields = Object.entries(j.unknownCodes.fields);
+      lines.push(`  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`);
+    }
   }
   lines.push("", "Per region (what the hub queue holds in total)");
   for (const [region, r] of Object.entries(s.regions)) {
@@ -39,6 +43,7 @@ export function formatSummary(s: LocalSummary): string {
     `  bucket         ${rel(s.files.bucket)}/`,
     `  definition     ${rel(s.files.definition)}`,
     `  scripts        ${rel(s.files.scripts)}`,
+    `  CLS sheet      ${rel(s.files.clsSheet)} (and .xlsx; the hub checklist beside it)`,
     `  connections    ${rel(s.files.connections)}/`,
     `  database       ${rel(s.files.postgres)}/`,
     `  task log       ${rel(s.files.taskLog)}`,

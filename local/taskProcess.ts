@@ -9,7 +9,7 @@ import { isEmfRecord, type EmfRecord } from "../core/metrics";
 export const TASK_BUNDLE = path.join(PROJECT_ROOT, "dist", "task", "index.js");
 const BUILD_SCRIPT = path.join(PROJECT_ROOT, "scripts", "build-task.js");
 /** The bundle is stale when any of these changed after it was built. */
-const SOURCE_DIRS = ["task", "core", "config"].map((d) => path.join(PROJECT_ROOT, d));
+const SOURCE_DIRS = ["task", "core", "config", "cls", "cli"].map((d) => path.join(PROJECT_ROOT, d));
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -75,6 +75,18 @@ export function baselineTables(sql: string): string[] {
   return [...tables];
 }
 
+/** Sequences of the baseline's serial columns (`<schema>.<table>_<column>_seq`): inserting needs USAGE on them. */
+export function baselineSequences(sql: string): string[] {
+  const sequences: string[] = [];
+  const table = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*)\);/gi;
+  for (let m = table.exec(sql); m; m = table.exec(sql)) {
+    for (const column of m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:big|small)?serial\b/gim)) {
+      sequences.push(`${m[1].toLowerCase()}.${m[2].toLowerCase()}_${column[1].toLowerCase()}_seq`);
+    }
+  }
+  return sequences;
+}
+
 /** The baseline's tables that do not exist in the database. */
 export async function missingBaselineTables(target: PgTarget, sql: string): Promise<string[]> {
   const tables = baselineTables(sql);

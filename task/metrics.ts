@@ -17,12 +17,11 @@ export function countsPerRegion(tenants: readonly Pick<TenantConfig, "hubTenantI
     const r = regions[region];
     r.published += c.published;
     r.failed += c.failed;
-    r.heldBack += (c as { heldBack?: number }).heldBack ?? 0;
     r.ersEntities += c.entities;
   }
   return regions;
 }
 
-export function emitRunMetrics(log: Logger, input: { jobName: string; outcome: RunOutcome; seconds: number; regions?: Record<string, MessageCounts> }): void {
+export function emitRunMetrics(log: Logger, input: { jobName: string; outcome: RunOutcome; seconds: number; regions?: Record<string, MessageCounts>; totals?: Partial<MessageCounts> }): void {
   for (const record of runMetricRecords({ ...input, timestamp: Date.now() })) log.info({ event: "run.metrics", ...record }, `metrics ${String(record.Region)}`);
 }

@@ -12,18 +12,22 @@ import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent } from "./http/retry";
 import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
-import { Publisher, pendingMessages } from "./phases/publish";
+import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
 import { finish } from "./phases/finish";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
+import { requeueFailedSql } from "./warehouse/archive";
+import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 
 export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
 
 export interface RunOptions {
   log?: Logger;
   settings?: Partial<RunSettings>;
+  /** The unknown-code check: the current CLS load sheet and the mode (none: no check). */
+  cls?: ClsInputs;
 }
 
 export async function runExport(inputs: RunInputs, options: RunOptions = {}): Promise<number> {
@@ -41,7 +45,9 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
 
   log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
   let config;
+  let sheet: CurrentSheet | undefined;
   try {
+    sheet = options.cls ? await timed("load", () => loadCurrentSheet(options.cls!.sheet)) : undefined;
     config = await timed("load", () => loadRunConfiguration(inputs, log));
   } catch (err) {
     if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
@@ -74,19 +80,26 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
 
     let streamed = 0;
+    // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
+    const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
+    const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
+      const requeued = await config.pool.query(requeueFailedSql(config.tables));
+      if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
       const publisher = new Publisher(ctx);
       const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
+      await check?.releaseHeld();
       await timed("publishPending", async () => {
-        for await (const page of pendingMessages(ctx, resumeAt)) await publisher.submit(page);
+        for await (const page of pendingMessages(ctx, resumeAt)) await publisher.submit(await screened(page));
       });
       if (run.phase === "EXTRACT") {
-        const totals = await timed("extract", () => extract(ctx, (messages) => publisher.submit(messages)));
+        const totals = await timed("extract", () => extract(ctx, async (messages) => publisher.submit(await screened(messages))));
         await setPhase(lock, config.tables, run, "PUBLISH");
         log.info({ event: "extract.done", ...totals }, "extract done");
       }
       await timed("publishDrain", () => publisher.drain());
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
+      check?.logSummary();
       streamed = publisher.ers.sent;
       await setPhase(lock, config.tables, run, "ERS");
     }
@@ -95,13 +108,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       const entities = await timed("ers", () => sendEntities(ctx));
       log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
     }
-    const result = await timed("finish", () => finish(ctx, lock));
+    const result = await timed("finish", () => finish(ctx, lock, check ? { unknownCodes: check.summary() } : {}));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     log.info({ event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds, phases, peakRssMb: peakRssMb() }, `run ${result.status}`);
-    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts) });
+    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack } });
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
     const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);

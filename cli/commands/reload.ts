@@ -13,8 +13,7 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import type { EmbeddedServer } from "../../local/embeddedPostgres";
-import { startLocalDatabase } from "../../local/database";
+import { openCommandDatabase } from "../database";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -62,32 +61,30 @@ export default defineCommand({
     const tenant = resolveTenant(config, values.tenant);
     const actor = values.actor ?? `${os.userInfo().username}@${os.hostname()}`;
 
-    let local: EmbeddedServer | undefined;
-    let connection: ClientConfig;
     let startNow = `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait`;
-    if (values["database-url"]) {
-      connection = { connectionString: values["database-url"] };
-    } else if (values.stack || values.file) {
-      const db = config.database;
-      const ssl = db.sslMode === "disable" ? false : { rejectUnauthorized: db.sslMode === "verify-full" };
-      // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
-      connection = { host: db.host, port: db.port, database: db.database, user: values.user ?? db.task.username, ssl };
-      if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
-        throw new UserError(`no password for ${connection.user}@${db.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
-      }
+    let db: { client: Client; close(): Promise<void> };
+    if (values["database-url"] || !(values.stack || values.file)) {
+      // --database-url, or the embedded default's database (started for the command when it is not running).
+      db = await openCommandDatabase(values);
+      if (!values["database-url"]) startNow = "npm start";
     } else {
-      const started = await startLocalDatabase(values.dir);
-      local = started.server;
-      connection = { connectionString: started.url };
-      startNow = "npm start";
-    }
-    const client = new Client({ ...connection, application_name: "hub-export-reload", connectionTimeoutMillis: 15_000 });
-    try {
+      const d = config.database;
+      const ssl = d.sslMode === "disable" ? false : { rejectUnauthorized: d.sslMode === "verify-full" };
+      // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
+      const connection: ClientConfig = { host: d.host, port: d.port, database: d.database, user: values.user ?? d.task.username, ssl, application_name: "hub-export-reload", connectionTimeoutMillis: 15_000 };
+      if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
+        throw new UserError(`no password for ${connection.user}@${d.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
+      }
+      const client = new Client(connection);
       try {
         await client.connect();
       } catch (err) {
         throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
       }
+      db = { client, close: () => client.end().catch(() => {}) };
+    }
+    const client = db.client;
+    try {
       const result = await reloadTenant(client, {
         stagingSchema: schemaOnly(config.stagingSchema),
         publishSchema: schemaOnly(config.publishSchema),
@@ -106,8 +103,7 @@ export default defineCommand({
       io.stdout.write(values.json ? JSON.stringify(result, null, 2) + "\n" : formatReload(result, startNow));
       return 0;
     } finally {
-      await client.end().catch(() => {});
-      await local?.stop().catch(() => {});
+      await db.close();
     }
   },
 });

@@ -1,21 +1,19 @@
-import { Client } from "pg";
-import type { EmbeddedServer } from "../../local/embeddedPostgres";
+import type { Client } from "pg";
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { startLocalDatabase } from "../../local/database";
-import { failedMessages, knownJobs, latestIntakeJobs, runsInProgress } from "../../local/status";
+import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
+import { failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
+import { reportLines } from "../../cls/report";
 
 export default defineCommand({
-  summary: "Show a job's latest runs (HUB_INTAKE_JOB) and their publish statuses; --transaction lists a run's failed messages",
-  usage: `hub-export status --job-name NAME [--database-url URL | --dir PATH] ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
+  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses and unknown CLS codes, and its run history (every outcome); --transaction lists a run's failed and held-back messages",
+  usage: `hub-export status --job-name NAME ${DATABASE_USAGE} ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
     ...stackOptions,
+    ...DATABASE_OPTIONS,
     "job-name": { type: "string" },
-    "database-url": { type: "string" },
-    /** The embedded default's state folder (default .local/), used without --database-url. */
-    dir: { type: "string" },
     transaction: { type: "string" },
     limit: { type: "string" },
     json: { type: "boolean" },
@@ -29,21 +27,14 @@ export default defineCommand({
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);
     // Without --database-url: the embedded default's database, started for the query when it is not running.
-    let local: EmbeddedServer | undefined;
-    let url = values["database-url"];
-    if (!url) ({ url, server: local } = await startLocalDatabase(values.dir));
-    const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-    try {
-      await client.connect();
-    } catch (err) {
-      await local?.stop();
-      throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
-    }
+    const db = await openCommandDatabase(values);
+    const client = db.client;
     try {
       if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
-      if (jobs.length === 0 && running.length === 0) {
+      const history = await runHistory(client, schema, jobName, limit);
+      if (jobs.length === 0 && running.length === 0 && history.length === 0) {
         // A mistyped job name must not look like a job that never ran.
         const known = await knownJobs(client, schema);
         if (!known.includes(jobName)) {
@@ -51,48 +42,72 @@ export default defineCommand({
         }
       }
       if (values.json) {
-        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs }, null, 2) + "\n");
+        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }, null, 2) + "\n");
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
       for (const r of running) out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}`);
       if (jobs.length === 0) out.push("  no finished run yet");
       else {
-        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  ers   publish statuses`);
+        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
         for (const j of jobs) {
           const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
           out.push(
-            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
+            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.heldBack).padStart(4)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
           );
           if (j.error) out.push(`      error: ${j.error}`);
+          if (j.unknownCodes && Object.keys(j.unknownCodes.fields).length) {
+            out.push(`      unknown CLS codes (${j.unknownCodes.mode} mode, sheet ${j.unknownCodes.sheet}):`);
+            for (const line of reportLines(j.unknownCodes.fields)) out.push(`        ${line}`);
+          }
         }
       }
+      out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
+      if (history.length === 0) out.push("  none yet");
+      for (const h of history) out.push(`  ${formatHistory(h)}`);
       io.stdout.write(out.join("\n") + "\n");
       return 0;
     } catch (err) {
       if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`);
       throw err;
     } finally {
-      await client.end().catch(() => {});
-      await local?.stop().catch(() => {});
+      await db.close();
     }
   },
 });
 
+/** `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>` */
+function formatHistory(h: HistoryRow): string {
+  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string };
+  const counts = ["extracted", "published", "failed"].filter((k) => typeof (d as Record<string, unknown>)[k] === "number").map((k) => `${k} ${(d as Record<string, number>)[k]}`);
+  return [
+    h.recordedAt.toISOString().padEnd(24),
+    (h.transactionId ?? "-").padEnd(36),
+    h.event.padEnd(18),
+    h.actor ? `by ${h.actor}` : "",
+    counts.join(", "),
+    d.error ? `: ${d.error}` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
+}
+
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${schema}.${TABLES.intakeJob} WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2`,
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2
+     UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1 AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
     [transactionId, jobName],
   );
-  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}`);
+  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
   const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
   if (json) {
     stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");
     return 0;
   }
-  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length} failed message(s)`];
-  for (const m of failed) out.push(`  ${m.messageId}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
+  const held = failed.filter((m) => m.status !== "FAILED").length;
+  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length - held} failed message(s), ${held} held back`];
+  for (const m of failed) out.push(`  ${m.messageId}  ${m.status.padEnd(9)}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
   stdout.write(out.join("\n") + "\n");
   return 0;
 }

@@ -1,33 +1,39 @@
 /**
- * The scripts folder's configuration files (procedure steps 7.2 to 7.4): credentials.ini (the database connection
- * name) and tenant_credentials.txt (each hub tenant's credentials string, secret). Both are encrypted with SSE-KMS
- * under the stack's key, whatever the bucket's default.
+ * The scripts folder's configuration files (procedure steps 7.2 to 7.4), shared by every hub pipeline of the platform
+ * environment: this stack's database connection name in credentials.ini and its hub tenants' entries in
+ * tenant_credentials.txt, merged in with conditional writes (providers/scriptFiles.ts), both files created from their
+ * templates when absent, encrypted with SSE-KMS under the stack's key. Removing the stack removes only its entries.
  */
-import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import type { BucketFile } from "./platformBucket";
+import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { childOptions } from "../options";
 
 export interface CredentialFilesArgs {
   bucketName: pulumi.Input<string>;
+  /** The scripts folder, e.g. Tools/hub_python_scripts/. */
+  prefix: string;
+  region: pulumi.Input<string>;
   kmsKeyArn: pulumi.Input<string>;
-  /** Content that holds secrets must be a Pulumi secret (see components/secrets.ts). */
-  files: BucketFile[];
+  warehouseConnection: string;
+  /** Hub tenant id → credentials string: a Pulumi secret. */
+  tenantCredentials: pulumi.Output<Record<string, string>>;
+}
+
+/** The dynamic resource: this stack's entries in the shared files. */
+export class ScriptFileEntries extends pulumi.dynamic.Resource {
+  constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.CustomResourceOptions) {
+    const location = pulumi.all([args.bucketName, args.region, args.kmsKeyArn]).apply(([bucket, region, kmsKeyArn]) => ({ kind: "s3" as const, bucket, prefix: args.prefix, region, kmsKeyArn }));
+    const inputs = { location, warehouseConnection: args.warehouseConnection, entries: args.tenantCredentials, version: SCRIPT_FILES_PROVIDER_VERSION };
+    super(scriptFilesProvider, name, inputs, { ...opts, additionalSecretOutputs: ["entries"] }, "hubExport", "ScriptFileEntries");
+  }
 }
 
 export class CredentialFiles extends pulumi.ComponentResource {
-  readonly fileKeys: string[];
+  readonly entries: ScriptFileEntries;
 
   constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:storage:CredentialFiles", name, {}, opts);
-    for (const file of args.files) {
-      new aws.s3.BucketObjectv2(
-        `${name}/${file.key}`,
-        { bucket: args.bucketName, key: file.key, content: file.content, contentType: file.contentType, serverSideEncryption: "aws:kms", kmsKeyId: args.kmsKeyArn },
-        childOptions(this, opts),
-      );
-    }
-    this.fileKeys = args.files.map((f) => f.key);
-    this.registerOutputs({ fileKeys: this.fileKeys });
+    this.entries = new ScriptFileEntries(`${name}/${args.prefix}`, args, childOptions(this, opts));
+    this.registerOutputs({});
   }
 }

@@ -2,7 +2,9 @@
  * The platform bucket (procedure steps 1 and 7): created with versioning, a public access block, default SSE-KMS
  * encryption and a TLS-only policy, or adopted by name (read, never created or deleted). It holds the folder markers
  * /templates/hub_hrsys_export and /Tools/hub_python_scripts, the rendered pipeline template and the scripts-folder
- * templates. The credential files are components/storage/credentialFiles.ts.
+ * templates, and this job's rendered pipeline under pipelines/hub_hrsys_export/. Objects every hub pipeline of the
+ * platform environment shares (folder markers, the template, the scripts templates) are retained when the stack is
+ * removed. The credential files are components/storage/credentialFiles.ts.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
@@ -12,6 +14,8 @@ export interface BucketFile {
   key: string;
   content: pulumi.Input<string>;
   contentType: string;
+  /** Shared with the platform environment's other pipelines: left in the bucket when this stack removes it. */
+  shared?: boolean;
 }
 
 export interface PlatformBucketArgs {
@@ -64,7 +68,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
       new aws.s3.BucketObjectv2(
         `${name}/${file.key}`,
         { bucket: this.bucketName, key: file.key, content: file.content, contentType: file.contentType },
-        { parent: this, dependsOn: this.ready },
+        { parent: this, dependsOn: this.ready, retainOnDelete: file.shared === true },
       );
     }
     this.fileKeys = args.files.map((f) => f.key);

@@ -29,16 +29,22 @@ export interface ExportTaskArgs {
   repositoryArn: pulumi.Input<string>;
   bucketName: pulumi.Input<string>;
   bucketArn: pulumi.Input<string>;
-  /** Key of the rendered template: templates/hub_hrsys_export/<file>. */
+  /** This job's rendered pipeline (pipelines/hub_hrsys_export/<JOB_NAME>.Json): the task reads it and no other. */
   definitionKey: string;
-  templatesPrefix: string;
   scriptsPrefix: string;
+  /** The CLS load sheet the run checks its codes against (hub-configuration/cls/...), and whether it holds back. */
+  cls?: ClsCheckArgs;
   /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
   connectionStorePrefix: string;
   /** ARNs of the connection records: the task role may read exactly these. */
   connectionSecretArns: pulumi.Input<string>[];
   kmsKeyArn: pulumi.Input<string>;
   aws: AwsContext;
+}
+
+export interface ClsCheckArgs {
+  sheetKey: string;
+  strict: boolean;
 }
 
 export interface ContainerDefinitionInput {
@@ -49,10 +55,12 @@ export interface ContainerDefinitionInput {
   definitionKey: string;
   scriptsPrefix: string;
   connectionStorePrefix: string;
+  cls?: ClsCheckArgs;
 }
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
-export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix">): string[] {
+export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "cls">): string[] {
+  const cls = input.cls ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"] : [];
   return [
     "run",
     "--definition",
@@ -61,6 +69,7 @@ export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName"
     `s3://${input.bucketName}/${input.scriptsPrefix}`,
     "--connections",
     `secretsmanager:${input.connectionStorePrefix}`,
+    ...cls,
   ];
 }
 
@@ -114,7 +123,7 @@ export class ExportTask extends pulumi.ComponentResource {
         name: "export-task-access",
         role: taskRole.id,
         policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.templatesPrefix, args.scriptsPrefix], connectionSecretArns: arns, kmsKeyArn, region: r })),
+          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
         ),
       },
       parent,
@@ -143,6 +152,7 @@ export class ExportTask extends pulumi.ComponentResource {
             definitionKey: args.definitionKey,
             scriptsPrefix: args.scriptsPrefix,
             connectionStorePrefix: args.connectionStorePrefix,
+            cls: args.cls,
           }),
         ]),
       );

@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from "../../config/load";
  * What the image is built from: the task (with its Dockerfile), the project modules it bundles, the bundle script
  * and the lock file that pins what gets bundled.
  */
-export const TASK_IMAGE_SOURCES = ["task", "core", "config", "scripts/build-task.js", "package-lock.json"] as const;
+export const TASK_IMAGE_SOURCES = ["task", "core", "config", "cls", "cli/command.ts", "cli/commands/run.ts", "scripts/build-task.js", "package-lock.json"] as const;
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", "dist", ".local", "coverage", ".git"]);
 const SKIPPED_FILE = /\.(test|spec)\.[cm]?[jt]s$|(^|\/)\.DS_Store$/;

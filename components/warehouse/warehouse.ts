@@ -5,7 +5,7 @@
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
-import { baselineTables } from "../../providers/baseline";
+import { baselineSequences, baselineTables } from "../../providers/baseline";
 import type { PgConnectionInput } from "./connection";
 import { SqlBaseline } from "./sqlBaseline";
 
@@ -26,19 +26,8 @@ export interface WarehouseArgs {
 export interface StagingGrants {
   readOnly: string[];
   readWrite: string[];
-  /** Sequences of the run tables' serial columns: INSERT needs USAGE on them. */
+  /** Sequences of the run tables' serial columns: USAGE, so that the task can insert. */
   sequences: string[];
-}
-
-/** `<table>_<column>_seq` of every serial column of the baseline's tables in `schema` (PostgreSQL's own naming). */
-export function serialSequences(sql: string, schema: string): string[] {
-  const sequences: string[] = [];
-  const table = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([\s\S]*?)\n\);/gi;
-  for (let m = table.exec(sql); m; m = table.exec(sql)) {
-    if (m[1].toLowerCase() !== schema.toLowerCase()) continue;
-    for (const c of m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:small|big)?serial\b/gim)) sequences.push(`${m[2]}_${c[1]}_seq`.toLowerCase());
-  }
-  return sequences.sort();
 }
 
 /** Splits the baseline's staging tables into read-only config tables and the run tables the task writes. */
@@ -48,7 +37,11 @@ export function stagingGrants(sql: string, stagingSchema: string, configTables: 
   const tables = baselineTables(sql)
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1));
-  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort(), sequences: serialSequences(sql, stagingSchema) };
+  const sequences = baselineSequences(sql)
+    .filter((qualified) => qualified.startsWith(`${schema}.`))
+    .map((qualified) => qualified.slice(schema.length + 1))
+    .sort();
+  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort(), sequences };
 }
 
 export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
@@ -100,7 +93,6 @@ export class Warehouse extends pulumi.ComponentResource {
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
     grant("staging-config-tables", { objectType: "table", schema: staging.name, objects: this.grants.readOnly, privileges: ["SELECT"] }, [this.baseline]);
     grant("staging-run-tables", { objectType: "table", schema: staging.name, objects: this.grants.readWrite, privileges: RUN_TABLE_PRIVILEGES }, [this.baseline]);
-    // An empty list would mean every sequence of the schema.
     if (this.grants.sequences.length) grant("staging-run-sequences", { objectType: "sequence", schema: staging.name, objects: this.grants.sequences, privileges: ["USAGE"] }, [this.baseline]);
 
     this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, grants: this.grants });

@@ -84,7 +84,7 @@ export function distinctHubTenants(tenants: TenantConfig[]): TenantConfig[] {
 }
 
 async function checkTables(pool: Pool, t: RunTables, buildNumber: string): Promise<void> {
-  const staging = [t.apiConfig, t.platConfig, t.messages, t.watermark, t.status, t.archive, t.intakeJob, t.run, t.runPart];
+  const staging = [t.apiConfig, t.platConfig, t.messages, t.watermark, t.status, t.archive, t.intakeJob, t.run, t.runPart, t.runHistory];
   const publish = Object.values(PUBLISH_TABLES).map((name) => `${t.publishSchema}.${name}`);
   const { rows } = await pool.query<{ name: string; found: boolean }>("SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name", [[...staging, ...publish]]);
   const missing = new Set(rows.filter((r) => !r.found).map((r) => r.name));

@@ -5,6 +5,8 @@
  */
 import type { ClientBase, Pool, PoolClient } from "pg";
 import { PUBLISH_TABLES, publishSchemaSql, sqlIdentifier } from "./schema";
+import type { BusinessObject, CodeValue } from "../../cls/table";
+import { PARAMETER_DEFAULTS } from "../../config/schema";
 
 /** Countries per platform region, used when the caller gives none. */
 export const DEFAULT_COUNTRIES: Record<string, string[]> = {
@@ -12,6 +14,22 @@ export const DEFAULT_COUNTRIES: Record<string, string[]> = {
   EU: ["DE", "FR", "GB", "NL", "ES"],
   APAC: ["JP", "AU", "SG", "IN"],
 };
+
+const values = (pairs: Record<string, string>): CodeValue[] => Object.entries(pairs).map(([code, description]) => ({ code, description }));
+
+/**
+ * The HR system's business objects as the sample data uses them: local mode builds its CLS load sheet from these,
+ * and cls/samples/ holds them as exports. Gender includes EmpGenderDefault, which the export sends when the gender is null.
+ */
+export const SAMPLE_BUSINESS_OBJECTS: Record<BusinessObject, CodeValue[]> = {
+  Country: values({ US: "United States of America", CA: "Canada", MX: "Mexico", DE: "Germany", FR: "France", GB: "United Kingdom", NL: "Netherlands", ES: "Spain", JP: "Japan", AU: "Australia", SG: "Singapore", IN: "India" }),
+  "Job Family": values({ Sales: "Sales", Engineering: "Engineering", Finance: "Finance", Operations: "Operations", Marketing: "Marketing", Support: "Customer Support", Legal: "Legal", HR: "Human Resources" }),
+  Gender: values({ Male: "Male", Female: "Female", Non_Binary: "Non-binary", [PARAMETER_DEFAULTS.EmpGenderDefault]: "Not declared" }),
+  "Job Profile": values({ SALES_REP: "Sales Representative", ACCOUNT_MGR: "Account Manager", SW_ENGINEER: "Software Engineer", SR_SW_ENGINEER: "Senior Software Engineer", ACCOUNTANT: "Accountant", OPS_ANALYST: "Operations Analyst", MARKETING_SPEC: "Marketing Specialist", SUPPORT_AGENT: "Support Agent", COUNSEL: "Legal Counsel", HR_PARTNER: "HR Business Partner" }),
+  "Communication Usage Type": values({ HOME: "Home", WORK: "Work", MAILING: "Mailing" }),
+  "Related Person Relationship": values({ SPOUSE: "Spouse", CHILD: "Child", PARENT: "Parent", SIBLING: "Sibling", PARTNER: "Domestic Partner", FRIEND: "Friend" }),
+};
+const codes = (b: BusinessObject) => SAMPLE_BUSINESS_OBJECTS[b].map((v) => v.code);
 
 export interface SeedOptions {
   schema: string;
@@ -33,14 +51,14 @@ export interface SeedResult {
 
 const FIRST_NAMES = ["Anna", "Ben", "Chloe", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam", "Mei", "Noah", "Olga", "Pedro", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wei", "Xavier", "Yara", "Zoe"];
 const LAST_NAMES = ["Smith", "Müller", "Dubois", "García", "Rossi", "Tanaka", "Kim", "Nguyen", "Okafor", "Silva", "Novak", "Jensen", "Kowalski", "O'Brien", "Patel", "Singh", "Cohen", "Larsen", "Moreau", "Schmidt"];
-const JOB_FAMILIES = ["Sales", "Engineering", "Finance", "Operations", "Marketing", "Support", "Legal", "HR"];
-const JOB_PROFILES = ["SALES_REP", "ACCOUNT_MGR", "SW_ENGINEER", "SR_SW_ENGINEER", "ACCOUNTANT", "OPS_ANALYST", "MARKETING_SPEC", "SUPPORT_AGENT", "COUNSEL", "HR_PARTNER"];
-const GENDERS = ["Male", "Female", "Non_Binary"];
+const JOB_FAMILIES = codes("Job Family");
+const JOB_PROFILES = codes("Job Profile");
+const GENDERS = codes("Gender").filter((g) => g !== PARAMETER_DEFAULTS.EmpGenderDefault);
 /** ACTV for most; the other worker statuses of the CLS table for the rest. */
 const INACTIVE_STATUSES = ["RETIRED", "TERM", "TERM_INV", "REG_TERM", "HIRE_RESC", "NOT_RETURN", "RETURN_UNK"];
-const ADDRESS_USAGES = ["HOME", "WORK", "MAILING"];
+const ADDRESS_USAGES = codes("Communication Usage Type");
 const COMMUNICATION_TYPES = ["EMAIL", "MOBILE", "PHONE", "INST_MESS", "WEB_ADDR"];
-const RELATIONSHIPS = ["SPOUSE", "CHILD", "PARENT", "SIBLING", "PARTNER", "FRIEND"];
+const RELATIONSHIPS = codes("Related Person Relationship");
 const CITIES = ["Springfield", "Riverton", "Lakeside", "Hillview", "Fairhaven", "Oakridge", "Maplewood", "Brookfield"];
 const INSTITUTIONS = ["State University", "Technical Institute", "City College", "National University", "Business School"];
 const DEGREES = ["BSc", "BA", "MSc", "MBA", "PhD", "Diploma"];

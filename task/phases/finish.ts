@@ -1,21 +1,28 @@
 /**
  * Step 6 of a run, in one database transaction: the published messages still in _MESSAGES move to _ARCHIVE (most
- * moved as they were published and sent to ERS; failed ones stay for the next run to retry), the HUB_INTAKE_JOB row
- * is written with the counts of everything the run archived, the watermarks of the tenants/countries scanned advance
- * to the run's upper bound, and the run is left with only its HRSYS report to make.
+ * moved as they were published and sent to ERS), then the failed ones too (their _STATUS rows say FAILED; the next run
+ * retries them), so that _MESSAGES is empty. A run that reached ExecutionCompleted gets its HUB_INTAKE_JOB row (the
+ * specification's step 10 finds only completed runs there); every outcome gets a HUB_EXPORT_RUN_HISTORY row with the
+ * counts. The watermarks of the tenants/countries scanned advance to the run's upper bound, and the run is left with
+ * only its HRSYS report to make.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
-import { archiveSql } from "../warehouse/archive";
+import { archiveSql, archiveUnpublishedSql } from "../warehouse/archive";
+import { recordRunHistory } from "../warehouse/runHistory";
+
+/** The actor of the history rows a run writes itself. */
+export const HISTORY_ACTOR = "export-task";
 
 export interface FinishResult {
   status: IntakeJobStatus;
   counts: FinalCounts;
 }
 
-export async function finish(ctx: RunContext, client: PoolClient): Promise<FinishResult> {
+/** `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes). */
+export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
@@ -24,7 +31,8 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
-    const left = await client.query<{ hub_tenant_id: string; n: number }>(`SELECT hub_tenant_id, count(*)::int AS n FROM ${t.messages} GROUP BY hub_tenant_id`);
+    // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check (not a failure).
+    const left = await client.query<{ hub_tenant_id: string; n: number; held: number }>(archiveUnpublishedSql(t), [tx]);
     const parts = await client.query<{ employees: number; messages: number }>(
       `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
       [tx],
@@ -39,18 +47,32 @@ export async function finish(ctx: RunContext, client: PoolClient): Promise<Finis
       messages: parts.rows[0].messages,
       published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
+      heldBack: left.rows.reduce((n, r) => n + r.held, 0),
       retried: sum((r) => r.retried),
       ersEntities: sum((r) => r.entities),
       tenants,
     };
     const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
     const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
-    await client.query(
-      `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
-                                   extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, error)
-       VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13)`,
-      [definition.parameters.job_name, tx, definition.parameters.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, error],
-    );
+    const p = definition.parameters;
+    // HUB_INTAKE_JOB: completed runs only, as step 10 finds them; every outcome goes to the run history.
+    if (status === "ExecutionCompleted") {
+      await client.query(
+        `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
+                                     extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, held_back_count, error)
+         VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13, NULL)`,
+        [p.job_name, tx, p.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, counts.heldBack],
+      );
+    }
+    const { tenants: _perTenant, ...totals } = counts;
+    await recordRunHistory(client, t, {
+      clientName: p.client_name,
+      jobName: p.job_name,
+      transactionId: tx,
+      event: status,
+      actor: HISTORY_ACTOR,
+      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, ...totals, ...(error ? { error } : {}), ...detail },
+    });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
        SELECT $1, p->>0, p->>1, $3::timestamp, $2

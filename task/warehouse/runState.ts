@@ -18,6 +18,8 @@ export interface FinalCounts {
   messages: number;
   published: number;
   failed: number;
+  /** Held back by the strict CLS check (status HELD_BACK): not failed, retried once the load sheet has their codes. */
+  heldBack: number;
   retried: number;
   ersEntities: number;
   /** Per tenant id: what the HRSYS API is told. */

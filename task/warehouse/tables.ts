@@ -15,6 +15,8 @@ export interface RunTables {
   run: string;
   runPart: string;
   runTenant: string;
+  /** HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. */
+  runHistory: string;
 }
 
 export function runTables(def: PipelineDefinition): RunTables {
@@ -34,5 +36,6 @@ export function runTables(def: PipelineDefinition): RunTables {
     run: `${staging}.${TABLES.run}`,
     runPart: `${staging}.${TABLES.run}_PART`,
     runTenant: `${staging}.${TABLES.run}_TENANT`,
+    runHistory: `${staging}.${TABLES.runHistory}`,
   };
 }

@@ -30,15 +30,17 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
 );
 
 -- ---------------------------------------------------------------------------------------------------------------
--- Run tables: written by the export task (task/README.md describes a run). Statuses of _STATUS: PUBLISHED, FAILED;
+-- Run tables: written by the export task (task/README.md describes a run). Statuses of _STATUS: PUBLISHED, FAILED,
+-- HELD_BACK (held by the strict CLS check: codes the CLS load sheet lacks), PENDING (released for the next attempt);
 -- a message without a _STATUS row has not been attempted yet.
 
--- One row per finished job (procedure step 10): found by job_name, identified by transaction_id.
+-- One row per job that reached ExecutionCompleted (procedure step 10): found by job_name, identified by
+-- transaction_id. Runs with other outcomes are in HUB_EXPORT_RUN_HISTORY only.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   job_name         text NOT NULL,
   transaction_id   uuid NOT NULL PRIMARY KEY,
   plat_client_name text NOT NULL,
-  status           text NOT NULL CHECK (status IN ('ExecutionCompleted', 'ExecutionFailed')),
+  status           text NOT NULL CHECK (status = 'ExecutionCompleted'),
   build_number     text NOT NULL,
   started_at       timestamptz NOT NULL,
   finished_at      timestamptz NOT NULL,
@@ -49,6 +51,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
   ers_entity_count integer NOT NULL DEFAULT 0,
   -- Messages of earlier runs that had failed and were published by this one.
   retried_count    integer NOT NULL DEFAULT 0,
+  -- Messages held back by the strict CLS check (codes unknown to the CLS load sheet); not failed, retried later.
+  held_back_count  integer NOT NULL DEFAULT 0,
   error            text NULL
 );
 CREATE INDEX IF NOT EXISTS hub_intake_job_job_name_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (job_name, finished_at DESC);
@@ -101,7 +105,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS hub_export_run_one_per_client ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (plat_client_name);
 
--- The messages not yet archived: those of the run in progress, and failed ones that the next run retries.
+-- The run's work queue: the messages of the run in progress, and the failed ones it retries (copied back from
+-- _ARCHIVE when it starts). Empty when no run is in progress.
 -- message_id is derived from (transaction_id, seq) and never changes: retries and resumed runs reuse it.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES (
   message_id      uuid NOT NULL PRIMARY KEY,
@@ -118,6 +123,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   UNIQUE (transaction_id, seq)
 );
 
+-- Every message extracted, moved here by the end of the run that extracted it (published or not: _STATUS says).
+-- One row per message: a failed message published by a later run keeps its row, archived_by then names that run.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (
   message_id      uuid NOT NULL PRIMARY KEY,
   transaction_id  uuid NOT NULL,
@@ -130,7 +137,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   changed_through timestamp NOT NULL,
   body            text NOT NULL,
   created_at      timestamptz NOT NULL,
-  -- The run that published and archived the message (differs from transaction_id for a retried message).
+  -- The run that archived the message last: the one that published it (differs from transaction_id for a retried
+  -- message), or, while it is FAILED, the last run that tried.
   archived_by     uuid NULL,
   archived_at     timestamptz NOT NULL DEFAULT now()
 );
@@ -142,12 +150,15 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   transaction_id  uuid NOT NULL,
   hub_tenant_id   text NOT NULL,
   hub_destination text NOT NULL,
-  status          text NOT NULL CHECK (status IN ('PENDING', 'PUBLISHED', 'FAILED')),
+  status          text NOT NULL CHECK (status IN ('PENDING', 'PUBLISHED', 'FAILED', 'HELD_BACK')),
   attempts        integer NOT NULL DEFAULT 0,
   reason          text NULL,
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
+-- The failed and held-back messages the next run retries (the strict CLS check also looks the held ones up per batch).
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_failed_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'FAILED';
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_held_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'HELD_BACK';
 
 -- The extract of the run in progress, in parts (employee id ranges) mapped side by side; each part resumes at its
 -- cursor. seq of a part's messages starts at part * 10^12.

@@ -9,8 +9,12 @@ import type { PlanRun, PlannedResource } from "../../components/planner";
 import { editKey, getKey, repoStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
-const TEMPLATE = /^hub-export-bucket\/templates\/hub_hrsys_export\/HRSYS_/;
-const TENANT_CREDENTIALS = "hub-export-credential-files/Tools/hub_python_scripts/tenant_credentials.txt";
+const TEMPLATE = /^hub-export-bucket\/pipelines\/hub_hrsys_export\/HRSYS_/;
+const CREDENTIAL_ENTRIES = "hub-export-credential-files/Tools/hub_python_scripts/";
+/** This stack's entries in the shared tenant_credentials.txt (providers/scriptFiles.ts). */
+const CREDENTIALS_CHANGED = `pulumi-nodejs:dynamic/hubExport:ScriptFileEntries ${CREDENTIAL_ENTRIES}`;
+/** The hub checklist lists every tenant: it changes with them. */
+const CHECKLIST = ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HUB_CHECKLIST.${ext}`);
 
 interface Difference {
   added: string[];
@@ -33,7 +37,7 @@ function difference(before: PlanRun, after: PlanRun): Difference {
 const byName = (run: PlanRun, name: string) => run.resources.find((r) => r.name === name)!;
 const templateOf = (run: PlanRun) => JSON.parse(inputs(run.resources.find((r) => TEMPLATE.test(r.name))!).content);
 const publishRegions = (run: PlanRun) => templateOf(run).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
-const tenantCredentials = (run: PlanRun) => JSON.parse(inputs(byName(run, TENANT_CREDENTIALS)).content) as Record<string, string>;
+const tenantCredentials = (run: PlanRun) => inputs(byName(run, CREDENTIAL_ENTRIES)).entries as Record<string, string>;
 
 const PLAT_ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/";
 const hubTenantResources = (t: HubTenantFixture) =>
@@ -64,7 +68,7 @@ describe("onboarding", () => {
     const diff = difference(before, after);
     expect(diff.added).toEqual([...hubTenantResources(hub), platTenantResource(plat)].sort());
     expect(diff.removed).toEqual([]);
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`]);
+    expect(diff.changed).toEqual([CREDENTIALS_CHANGED, ...CHECKLIST].sort());
 
     // tenant_credentials.txt changes only by the new entry.
     const old = tenantCredentials(before);
@@ -117,9 +121,10 @@ describe("onboarding", () => {
     // shows APAC.
     expect(diff.changed).toEqual(
       [
-        `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
+        CREDENTIALS_CHANGED,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
         // The dashboard's per-region lines follow the hub regions in use.
         "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),
@@ -169,7 +174,8 @@ describe("changing a hub tenant's hubTenantId", () => {
     const diff = difference(before, after);
     expect(diff.added).toEqual(hubTenantResources(changed));
     expect(diff.removed).toEqual(hubTenantResources(old));
-    expect(diff.changed).toEqual([`aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`, `${PLAT_ROW}EU`]);
+    // The hub checklist names the hub tenant by its id.
+    expect(diff.changed).toEqual([CREDENTIALS_CHANGED, ...CHECKLIST, `${PLAT_ROW}EU`].sort());
     expect(inputs(byName(after, "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
   });
 });
@@ -199,9 +205,10 @@ describe("removing a region", () => {
     );
     expect(diff.changed).toEqual(
       [
-        `aws:s3/bucketObjectv2:BucketObjectv2 ${TENANT_CREDENTIALS}`,
+        CREDENTIALS_CHANGED,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
+        ...CHECKLIST,
         // The dashboard's per-region lines follow the hub regions in use.
         "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),

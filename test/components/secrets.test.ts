@@ -12,7 +12,7 @@ import type { StackConfig } from "../../config/schema";
 import { planInstallation } from "../../core/plan";
 import { encodeCredentialsString } from "../../core/credentials";
 import { serializeConnectionRecord } from "../../core/connections";
-import { tenantCredentialsTxt } from "../../core/credentialFiles";
+import { scriptFileEntries } from "../../core/credentialFiles";
 import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
 import { secretInputs } from "../../components/hubExport";
 import { planStackFile, runProgramUnderMocks } from "../../components/planner";
@@ -35,7 +35,7 @@ function secretTexts(config: StackConfig): string[] {
     ...config.hubTenants.map((t) => t.clientSecret.reveal()),
     ...config.hubTenants.map((t) => encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() })),
     ...plan.connections.filter((c) => c.password).map(serializeConnectionRecord),
-    tenantCredentialsTxt(config),
+    scriptFileEntries(config).tenantCredentials.reveal(),
   ];
 }
 
@@ -49,16 +49,16 @@ describe("secrets", () => {
   it("are Pulumi secrets wherever the program hands them to a component", async () => {
     const plan = planInstallation(stackConfig, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
     const s = secretInputs(plan);
-    const outputs = [
+    const outputs: pulumi.Output<unknown>[] = [
       s.adminPassword,
       s.taskPassword,
       ...s.connectionRecords.map((r) => r.secretString),
       ...s.routingRules.map((r) => r.credentialsString),
-      ...s.credentialFiles.filter((f) => f.key.endsWith("tenant_credentials.txt")).map((f) => f.content as pulumi.Output<string>),
+      s.tenantCredentials,
     ];
     for (const output of outputs) expect(await pulumi.isSecret(output)).toBe(true);
     // Nothing else in the component arguments holds a secret in plain text.
-    const plainParts = JSON.stringify({ ...s, adminPassword: 0, taskPassword: 0, connectionRecords: s.connectionRecords.map((r) => ({ ...r, secretString: 0 })), routingRules: s.routingRules.map((r) => ({ ...r, credentialsString: 0 })), credentialFiles: s.credentialFiles.map((f) => (pulumi.Output.isInstance(f.content) ? { ...f, content: 0 } : f)) });
+    const plainParts = JSON.stringify({ ...s, adminPassword: 0, taskPassword: 0, connectionRecords: s.connectionRecords.map((r) => ({ ...r, secretString: 0 })), routingRules: s.routingRules.map((r) => ({ ...r, credentialsString: 0 })), tenantCredentials: 0 });
     for (const text of secretTexts(stackConfig)) expect(plainParts).not.toContain(text);
   });
 
@@ -79,7 +79,7 @@ describe("secrets", () => {
         "pulumi-nodejs:dynamic/hubExport:ConfigRow.connection",
         "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet.credentialsString",
         "aws:secretsmanager/secretVersion:SecretVersion.secretString",
-        "aws:s3/bucketObjectv2:BucketObjectv2.content",
+        "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries.entries",
         "command:local:Command.environment",
       ]),
     );

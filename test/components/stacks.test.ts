@@ -10,10 +10,12 @@ import { renderBaseline } from "../../core/baseline";
 import { hubApiConfigRows, hubPlatConfigRows, rowName } from "../../core/rows";
 import { routingRulesFor, defaultRoutingRules } from "../../core/routingRules";
 import { connectionRecords, serializeConnectionRecord } from "../../core/connections";
-import { tenantCredentialsTxt, credentialsIni } from "../../core/credentialFiles";
+import { scriptFileEntries } from "../../core/credentialFiles";
 import { encodeCredentialsString } from "../../core/credentials";
 import { intakeJobQuery } from "../../core/naming";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import fs from "node:fs";
+import path from "node:path";
+import { loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
 import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
@@ -38,6 +40,7 @@ const T = {
   schedule: "aws:scheduler/schedule:Schedule",
   key: "aws:kms/key:Key",
   grant: "postgresql:index/grant:Grant",
+  scriptFiles: "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries",
 };
 
 for (const stack of ["qa", "prod"] as const) {
@@ -59,6 +62,7 @@ for (const stack of ["qa", "prod"] as const) {
       const components = run.resources.filter((r) => r.parent === root.urn).map((r) => r.type).sort();
       expect(components).toEqual([
         "hubExport:connections:ConnectionStore",
+        "hubExport:hub:HubConfiguration",
         "hubExport:hub:HubRoutingRules",
         "hubExport:monitoring:ExportMonitoring",
         "hubExport:security:EncryptionKey",
@@ -74,33 +78,51 @@ for (const stack of ["qa", "prod"] as const) {
       for (const r of run.resources) if (r.type !== "pulumi:pulumi:Stack") expect(r.parent).toBeDefined();
     });
 
-    it("uploads the rendered template exactly as the renderer renders it, and the scripts folder", () => {
-      const rendered = renderTemplate(loadPipelineTemplate(), config);
+    it("uploads the tagged template byte for byte, this job's rendered pipeline, and the scripts folder", () => {
+      const source = loadPipelineTemplate();
+      const rendered = renderTemplate(source, config);
       const objects = Object.fromEntries(ofType(run, T.object).map((r) => [inputs(r).key, r]));
+      const definitionKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(Object.keys(objects).sort()).toEqual([
         "Tools/hub_python_scripts/",
-        "Tools/hub_python_scripts/credentials.ini",
         "Tools/hub_python_scripts/credentials_template.ini",
-        "Tools/hub_python_scripts/tenant_credentials.txt",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
+        "hub-configuration/",
+        "hub-configuration/HUB_CHECKLIST.json",
+        "hub-configuration/HUB_CHECKLIST.md",
+        // The CLS load sheets only where the stack has hubExport:cls (qa).
+        ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv", "hub-configuration/cls/CLS_LOAD_SHEET.xlsx"] : []),
+        "pipelines/hub_hrsys_export/",
+        definitionKey,
         "templates/hub_hrsys_export/",
-        `templates/hub_hrsys_export/${rendered.fileName}`,
+        `templates/hub_hrsys_export/${source.fileName}`,
       ]);
-      const template = inputs(objects[`templates/hub_hrsys_export/${rendered.fileName}`]);
+      // Step 1's download source is the file in this repository, byte for byte, tags and all.
+      const onDisk = fs.readFileSync(path.join(TEMPLATES_DIR, "hub_hrsys_export", source.fileName));
+      expect(Buffer.from(inputs(objects[`templates/hub_hrsys_export/${source.fileName}`]).content, "utf8").equals(onDisk)).toBe(true);
+      const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
+      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go.
+      const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
+      expect(retained).toEqual(["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`]);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
-      // The credential files: SSE-KMS under the stack's key; tenant_credentials.txt secret.
+      // The shared credential files: this stack's entries merged in (SSE-KMS under the stack's key), secret, after
+      // the templates they are created from.
       const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
-      const ini = objects["Tools/hub_python_scripts/credentials.ini"];
-      const tenants = objects["Tools/hub_python_scripts/tenant_credentials.txt"];
-      for (const file of [ini, tenants]) expect(inputs(file)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn });
-      expect(inputs(ini).content).toBe(credentialsIni(config));
-      expect(inputs(tenants).content).toBe(tenantCredentialsTxt(config));
-      expect(isSecretInput(tenants, "content")).toBe(true);
-      expect(isSecretInput(ini, "content")).toBe(false);
+      const entries = one(run, T.scriptFiles);
+      const expected = scriptFileEntries(config);
+      expect(inputs(entries)).toMatchObject({
+        location: { kind: "s3", bucket: config.bucket.name, prefix: "Tools/hub_python_scripts/", region: "us-east-1", kmsKeyArn: keyArn },
+        warehouseConnection: config.database.connectionName,
+        entries: JSON.parse(expected.tenantCredentials.reveal()),
+        version: 1,
+      });
+      expect(isSecretInput(entries, "entries")).toBe(true);
+      expect(entries.options.additionalSecretOutputs).toEqual(["entries"]);
+      for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(objects[key].urn);
     });
 
     it("creates or adopts the bucket as configured", () => {
@@ -144,10 +166,14 @@ for (const stack of ["qa", "prod"] as const) {
       expect(isSecretInput(baseline, "connection", "password")).toBe(true);
       expect(baseline.options.additionalSecretOutputs).toEqual(["connection"]);
 
-      const grants = ofType(run, T.grant).map((g) => {
-        const { objectType, schema, objects, privileges, role } = inputs(g);
-        return { objectType, schema, objects, privileges, role };
-      });
+      // Sorted by kind: the mocks register resources as their inputs resolve, not in declaration order.
+      const kinds = ["database", "schema", "table", "sequence"];
+      const grants = ofType(run, T.grant)
+        .map((g) => {
+          const { objectType, schema, objects, privileges, role } = inputs(g);
+          return { objectType, schema, objects, privileges, role };
+        })
+        .sort((a, b) => kinds.indexOf(a.objectType) - kinds.indexOf(b.objectType) || String(a.schema).localeCompare(String(b.schema)) || (a.objects?.length ?? 0) - (b.objects?.length ?? 0));
       const role = `hub_export_${stack}`;
       // The run tables are the baseline's other staging tables; the known ones must be among them.
       const runTables = baselineTables(sql)
@@ -155,15 +181,11 @@ for (const stack of ["qa", "prod"] as const) {
         .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config")
         .sort();
       expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark", "hub_intake_job"]));
-      // In any order: grants that wait for the same resource register as it resolves.
-      const sortedByJson = (list: unknown[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-      expect(sortedByJson(grants)).toEqual(sortedByJson([
+      expect(grants).toEqual([
         { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
-        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
-        // INSERT into the run history takes its serial id.
-        { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
+        { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
         { objectType: "table", schema: "staging", objects: ["hub_api_config", "hub_plat_config"], privileges: ["SELECT"], role },
         {
           objectType: "table",
@@ -172,7 +194,8 @@ for (const stack of ["qa", "prod"] as const) {
           privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"],
           role,
         },
-      ]));
+        { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
+      ]);
       // Staging grants wait for the baseline's tables.
       for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging")) expect(g.dependsOn).toContain(baseline.urn);
       const taskRole = one(run, "postgresql:index/role:Role");
@@ -220,11 +243,13 @@ for (const stack of ["qa", "prod"] as const) {
       const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
       const roleArn = (suffix: string) => `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-${suffix}`;
 
+      // With hubExport:cls (qa) the task also reads the CLS load sheet, and nothing else of hub-configuration/.
+      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv"] : []), `pipelines/hub_hrsys_export/${config.jobName}.Json`];
       expect(policy("export-task-access")).toEqual({
         Version: "2012-10-17",
         Statement: [
-          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: [`${bucketArn}/Tools/hub_python_scripts/*`, `${bucketArn}/templates/hub_hrsys_export/*`] },
-          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": ["Tools/hub_python_scripts/*", "templates/hub_hrsys_export/*"] } } },
+          { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: readable.map((p) => `${bucketArn}/${p}*`) },
+          { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [bucketArn], Condition: { StringLike: { "s3:prefix": readable.map((p) => `${p}*`) } } },
           { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: secretArns },
           { Sid: "DecryptThroughS3AndSecretsManager", Effect: "Allow", Action: ["kms:Decrypt"], Resource: [keyArn], Condition: { StringEquals: { "kms:ViaService": [`s3.${REGION}.amazonaws.com`, `secretsmanager.${REGION}.amazonaws.com`] } } },
         ],
@@ -277,9 +302,10 @@ for (const stack of ["qa", "prod"] as const) {
         executionRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-execution`,
       });
       const [container] = JSON.parse(definition.containerDefinitions);
-      const templateKey = `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`;
+      const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
       expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
-      expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`]);
+      const clsCheck = stack === "qa" ? ["--cls", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "report"] : [];
+      expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`, ...clsCheck]);
       expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
       // The task reads its connection records itself (task role): nothing is injected, no ARN in the definition.
       expect(container).not.toHaveProperty("secrets");
@@ -335,6 +361,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(out).toMatchObject({
         bucket: `acme-platform-${stack}`,
         templateKey: `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`,
+        definitionKey: `pipelines/hub_hrsys_export/${config.jobName}.Json`,
         jobName: config.jobName,
         intakeJobQuery: intakeJobQuery(config),
         scheduleName: `hub-export-${slug}`,

@@ -83,29 +83,39 @@ describe("planInstallation", () => {
     expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({ systemName: "PLAT_WAREHOUSE", url: "postgres://db.example.com:5432/PLATDB", username: "hub_export", password: "task-pw" });
   });
 
-  it("writes credentials.ini and tenant_credentials.txt", () => {
-    const byKey = new Map(p.bucketObjects.map((o) => [o.key, o]));
-    expect(byKey.get("Tools/hub_python_scripts/credentials.ini")?.content).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE\n");
-    const tenants = byKey.get("Tools/hub_python_scripts/tenant_credentials.txt")!;
-    expect(tenants.secret).toBe(true);
-    expect(tenants.kms).toBe(true);
-    const map = JSON.parse(tenants.content);
+  it("contributes its connection name and its hub tenants' entries to the shared credential files", () => {
+    expect(p.scriptFiles.warehouseConnection).toBe("PLAT_WAREHOUSE");
+    expect(String(p.scriptFiles.tenantCredentials)).toBe("[secret]");
+    const map = JSON.parse(p.scriptFiles.tenantCredentials.reveal());
     expect(Object.keys(map)).toEqual([TENANT_IDS.US, TENANT_IDS.EU]);
     expect(decodeCredentialsString(map[TENANT_IDS.EU])).toEqual({ clientId: "acme-eu", clientSecret: "secret-eu-Zx9" });
   });
 
-  it("lists the bucket objects: folders, the rendered template and the scripts folder", () => {
+  it("lists the bucket objects: folders, the tagged template, this job's rendered pipeline and the scripts folder", () => {
     expect(p.bucketObjects.map((o) => o.key)).toEqual([
       "templates/hub_hrsys_export/",
+      "pipelines/hub_hrsys_export/",
+      "Tools/hub_python_scripts/",
+      `templates/hub_hrsys_export/${sources.template.fileName}`,
+      "pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json",
+      "Tools/hub_python_scripts/credentials_template.ini",
+      "Tools/hub_python_scripts/tenant_credentials_template.txt",
+    ]);
+    expect(p.bucketObjects[3].content).toBe(sources.template.text);
+    expect(p.bucketObjects[4].content).toBe(p.template.text);
+    expect(p.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json");
+    // Another client's job has its own rendered pipeline; the template object is the same file.
+    const other = plan((c) => ((c.clientName = "GLOBEX"), (c.jobName = "HRSYS_EMPL_HUB_GLOBEX_202611_QA")));
+    expect(other.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_GLOBEX_202611_QA.Json");
+    expect(other.bucketObjects[3]).toEqual(p.bucketObjects[3]);
+    expect(p.bucketObjects.filter((o) => o.shared).map((o) => o.key)).toEqual([
+      "templates/hub_hrsys_export/",
+      "pipelines/hub_hrsys_export/",
       "Tools/hub_python_scripts/",
       `templates/hub_hrsys_export/${sources.template.fileName}`,
       "Tools/hub_python_scripts/credentials_template.ini",
       "Tools/hub_python_scripts/tenant_credentials_template.txt",
-      "Tools/hub_python_scripts/credentials.ini",
-      "Tools/hub_python_scripts/tenant_credentials.txt",
     ]);
-    expect(p.bucketObjects[2].content).toBe(p.template.text);
-    expect(p.bucketObjects.filter((o) => o.secret).map((o) => o.key)).toEqual(["Tools/hub_python_scripts/tenant_credentials.txt"]);
   });
 
   it("posts the specification's 8 rules by default, or the tenant's own list", () => {

@@ -20,7 +20,11 @@ describe("hub-export local", () => {
     first = JSON.parse(r.stdout);
     expect(first).toMatchObject({ jobName: JOB, status: "ExecutionCompleted", exitCode: 0, firstRun: true, seeded: 120 });
     expect(first.transactionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(first.intakeJob.counts).toEqual({ extracted: 120, messages: 120, published: 120, failed: 0, ersEntities: 120 });
+    expect(first.intakeJob.counts).toEqual({ extracted: 120, messages: 120, published: 120, failed: 0, heldBack: 0, ersEntities: 120 });
+    // The CLS load sheet built from the sample data's business objects knows every code the sample employees carry.
+    expect(first.intakeJob.unknownCodes).toMatchObject({ sheet: first.files.clsSheet, mode: "report", checkedMessages: 120, heldBack: 0, fields: {} });
+    expect(fs.readFileSync(first.files.clsSheet, "utf8").split("\n")[0]).toBe("SYSTEM,CLS_ENTITY_NAME,CLS_CODE_FIELD_NAME,CLS_CODE,CLS_DESCRIPTION");
+    for (const f of ["cls/CLS_LOAD_SHEET.xlsx", "HUB_CHECKLIST.md", "HUB_CHECKLIST.json"]) expect(fs.existsSync(path.join(first.files.bucket, "hub-configuration", f))).toBe(true);
     expect(first.intakeJob.statusCounts).toEqual({ PUBLISHED: 120 });
     // Every employee reached its tenant's region, once.
     expect(first.regions.US.messages + first.regions.EU.messages).toBe(120);
@@ -56,6 +60,12 @@ describe("hub-export local", () => {
     expect(second).toMatchObject({ status: "ExecutionCompleted", firstRun: false, seeded: 0, changed: 7 });
     expect(second.transactionId).not.toBe(first.transactionId);
     expect(second.intakeJob.counts).toMatchObject({ extracted: 7, messages: 7, published: 7, failed: 0 });
+    // The sample changes rename job profiles (SALES_REP → SALES_REP_X): codes the sheet lacks, reported, sent (report mode).
+    const fields = second.intakeJob.unknownCodes.fields;
+    for (const [field, report] of Object.entries<any>(fields)) {
+      expect(field).toBe("User.RoleCode");
+      for (const e of report.examples) expect(e.code).toMatch(/_X$/);
+    }
   });
 
   it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
@@ -63,10 +73,16 @@ describe("hub-export local", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
-    const runs = lines.filter((l) => /ExecutionCompleted/.test(l));
+    const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
+    expect(historyAt).toBeGreaterThan(0);
+    const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(2);
+    const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
+    expect(history).toHaveLength(2);
+    expect(history[1]).toContain(first.transactionId);
+    expect(history[1]).toMatch(/ExecutionCompleted\s+by export-task\s+extracted 120, published 120, failed 0$/);
     expect(runs[1]).toContain(first.transactionId);
-    expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+120\s+PUBLISHED 120$/);
+    expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[0]).toMatch(/PUBLISHED 7$/);
 
     const one = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });

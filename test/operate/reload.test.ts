@@ -57,7 +57,8 @@ describe("hub-export reload", () => {
     expect(await watermarks(US)).toEqual([]);
     expect(await watermarks(EU)).toEqual(euBefore);
 
-    const { rows } = await f.pool.query(`SELECT * FROM ${history}`);
+    // The runs write their own rows (ExecutionCompleted); the reload is one more.
+    const { rows } = await f.pool.query(`SELECT * FROM ${history} WHERE event = 'Reload'`);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ plat_client_name: "ACME", job_name: "HRSYS_EMPL_HUB_ACME_202611_QA", event: "Reload", actor: "alice@ops", transaction_id: null });
     expect(rows[0].detail).toMatchObject({ hubTenantId: US, hubTenantCode: "ACME_US_QA", country: null, employeesInScope: inScope[0].n, reason: "hub lost the tenant's users", databaseUser: "postgres" });

@@ -19,6 +19,8 @@ import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } f
 import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleSetState } from "../../providers/routingRules";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
+import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
 import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);
@@ -31,6 +33,7 @@ const PROVIDERS = {
   configRow: ["providers/sqlRows.ts", "configRowProvider"],
   baseline: ["providers/baseline.ts", "baselineProvider"],
   routingRules: ["providers/routingRules.ts", "routingRulesProvider"],
+  scriptFiles: ["providers/scriptFiles.ts", "scriptFilesProvider"],
 } as const;
 type ProviderName = keyof typeof PROVIDERS;
 
@@ -60,7 +63,12 @@ beforeAll(async () => {
   [wh, hub] = await Promise.all([warehouseWithBaseline("serial"), startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS } } })]);
   const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "serializeCompiled.cjs"), JSON.stringify(PROVIDERS)], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
   texts = {
-    vitest: { configRow: await serialize(configRowProvider), baseline: await serialize(baselineProvider), routingRules: await serialize(routingRulesProvider) },
+    vitest: {
+      configRow: await serialize(configRowProvider),
+      baseline: await serialize(baselineProvider),
+      routingRules: await serialize(routingRulesProvider),
+      scriptFiles: await serialize(scriptFilesProvider),
+    },
     typescript: JSON.parse(stdout),
   };
 });
@@ -83,7 +91,8 @@ for (const compiler of ["vitest", "typescript"] as const) {
       for (const [name, text] of Object.entries(texts[compiler])) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
-        expect(new Set(required), name).toEqual(new Set(name === "routingRules" ? ["node:crypto"] : name === "baseline" ? ["pg", "node:crypto"] : ["pg"]));
+        const expected = { routingRules: ["node:crypto"], baseline: ["pg", "node:crypto"], configRow: ["pg"], scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        expect(new Set(required), name).toEqual(new Set(expected));
         for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL"]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
         expect(text.length, name).toBeLessThan(20_000);
       }
@@ -127,6 +136,26 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(checked).toEqual({ inputs });
       expect(created.id).toBe(TENANT);
       expect(hub.state().routingRules[TENANT]).toMatchObject({ posts: 1, rules: defaultRoutingRules() });
+    });
+
+    it("run in a plain node process: the shared credential files in a folder", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-scripts-"));
+      try {
+        fs.writeFileSync(path.join(dir, "credentials_template.ini"), CREDENTIALS_INI_TEMPLATE);
+        fs.writeFileSync(path.join(dir, "tenant_credentials_template.txt"), TENANT_CREDENTIALS_TEMPLATE);
+        const inputs = { location: { kind: "folder", dir }, warehouseConnection: "PLAT_WAREHOUSE_QA", entries: { [TENANT]: "cred==" }, version: SCRIPT_FILES_PROVIDER_VERSION };
+        const [checked, created] = await runInHost(texts[compiler].scriptFiles, [
+          { method: "check", args: [inputs, inputs] },
+          { method: "create", args: [inputs] },
+        ]);
+        expect(checked).toEqual({ inputs });
+        expect(created.id).toBe(dir);
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({ [TENANT]: "cred==" });
+        await runInHost(texts[compiler].scriptFiles, [{ method: "delete", args: [created.id, inputs] }]);
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({});
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 }

@@ -12,7 +12,7 @@ export interface ExportFixture {
   emulator: Emulator;
   platform: TestPlatform;
   /** Tables, schema-qualified. */
-  t: { messages: string; archive: string; status: string; intakeJob: string; watermark: string; run: string; runPart: string };
+  t: { messages: string; archive: string; status: string; intakeJob: string; runHistory: string; watermark: string; run: string; runPart: string };
   count(table: string, where?: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -44,6 +44,7 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
     archive: `${s}.HUB_ACME_MESSAGES_ARCHIVE`,
     status: `${s}.HUB_ACME_MESSAGES_STATUS`,
     intakeJob: `${s}.HUB_INTAKE_JOB`,
+    runHistory: `${s}.HUB_EXPORT_RUN_HISTORY`,
     watermark: `${s}.HUB_EXPORT_WATERMARK`,
     run: `${s}.HUB_EXPORT_RUN`,
     runPart: `${s}.HUB_EXPORT_RUN_PART`,

@@ -15,6 +15,7 @@ import { serializeConnectionRecord } from "../../core/connections";
 import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
 import type { ConfigRow } from "../../core/rows";
 import type { EmulatorConfigInput } from "../../emulator";
+import { applyScriptFiles } from "../../providers/scriptFiles";
 
 export const TENANTS = {
   US: { hubTenantId: "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c", clientId: "acme-us-test", clientSecret: "tenant-us-S3cr3t!x9" },
@@ -128,6 +129,7 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
   for (const object of plan.bucketObjects) {
     if (!object.folder && object.key.startsWith(BUCKET_FOLDERS.scripts)) fs.writeFileSync(path.join(scriptsDir, object.key.slice(BUCKET_FOLDERS.scripts.length)), object.content, { mode: 0o600 });
   }
+  await applyScriptFiles({ location: { kind: "folder", dir: scriptsDir }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
   for (const record of plan.connections) fs.writeFileSync(path.join(connectionsDir, connectionFileName(record.systemName)), serializeConnectionRecord(record), { mode: 0o600 });
 
   const client = new Client({ connectionString: options.databaseUrl });

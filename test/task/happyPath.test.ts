@@ -31,6 +31,8 @@ describe("export task: a full run, then an incremental one", () => {
     expect(state.ers[TENANTS.US.hubTenantId].entities + state.ers[TENANTS.EU.hubTenantId].entities).toBe(inScope);
     expect(state.intakeJobs.map((j) => j.status).sort()).toEqual(["COMPLETED", "COMPLETED", "STARTED", "STARTED"]);
     expect(await f.count(f.t.watermark)).toBeGreaterThan(0);
+    const { rows: history } = await f.pool.query(`SELECT transaction_id, event, detail FROM ${f.t.runHistory}`);
+    expect(history).toEqual([{ transaction_id: jobs[0].transaction_id, event: "ExecutionCompleted", detail: expect.objectContaining({ extracted: inScope, published: inScope, failed: 0, buildNumber: jobs[0].build_number }) }]);
     // Every employee archived exactly once.
     const { rows } = await f.pool.query(`SELECT count(DISTINCT e)::int AS d, count(*)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`);
     expect(rows[0]).toEqual({ d: inScope, n: inScope });

@@ -21,27 +21,39 @@ describe("export task: faults and a permanently rejecting destination", () => {
     const failed = await runTask(f.platform.args, FAST_RETRY);
     outputs.push(failed);
     expect(failed.code).toBe(3);
-    const { rows: jobs } = await f.pool.query(`SELECT * FROM ${f.t.intakeJob}`);
-    expect(jobs[0]).toMatchObject({ status: "ExecutionFailed", failed_count: eu, published_count: inScope - eu, extracted_count: inScope });
-    expect(jobs[0].error).toMatch(/not published/);
-    // Every EU message FAILED with the broker's reason; they stay in _MESSAGES; US ones are archived.
+    // HUB_INTAKE_JOB holds completed runs only (step 10 never finds a failed one); the outcome is in the history.
+    expect(await f.count(f.t.intakeJob)).toBe(0);
+    const { rows: history } = await f.pool.query(`SELECT transaction_id, event, actor, detail FROM ${f.t.runHistory}`);
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({ event: "ExecutionFailed", actor: "export-task", detail: { failed: eu, published: inScope - eu, extracted: inScope } });
+    expect(history[0].detail.error).toMatch(/not published/);
+    const firstTx = history[0].transaction_id;
+    // Every message of the run is archived; _STATUS says which were published: the EU ones FAILED with the reason.
     const { rows: reasons } = await f.pool.query(`SELECT reason, count(*)::int AS n FROM ${f.t.status} WHERE status = 'FAILED' GROUP BY reason`);
     expect(reasons).toEqual([{ reason: "broker: destination rejects messages", n: eu }]);
-    expect(await f.count(f.t.messages)).toBe(eu);
-    expect(await f.count(f.t.archive)).toBe(inScope - eu);
+    expect(await f.count(f.t.messages)).toBe(0);
+    expect(await f.count(f.t.archive)).toBe(inScope);
+    expect(await f.count(f.t.archive, `archived_by = '${firstTx}'`)).toBe(inScope);
     expect(f.emulator.state().intakeJobs.filter((j) => j.status === "FAILED")).toHaveLength(2);
 
     // The destination accepts again (same port, no rejects): the next run publishes the failed messages, same ids.
-    const { rows: failedIds } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.messages} ORDER BY 1`);
+    const { rows: failedIds } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.status} WHERE status = 'FAILED' ORDER BY 1`);
     const port = Number(new URL(f.emulator.urls.base).port);
     await f.emulator.close();
     f.emulator = await startEmulator({ port, config: emulatorConfig() });
     const retried = await runTask(f.platform.args, FAST_RETRY);
     outputs.push(retried);
     expect(retried.code).toBe(0);
-    const { rows: last } = await f.pool.query(`SELECT status, retried_count, published_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
-    expect(last[0]).toEqual({ status: "ExecutionCompleted", retried_count: eu, published_count: eu });
+    expect(retried.events.find((e) => e.event === "run.requeued")).toMatchObject({ messages: eu });
+    const { rows: last } = await f.pool.query(`SELECT transaction_id, status, retried_count, published_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    expect(last[0]).toMatchObject({ status: "ExecutionCompleted", retried_count: eu, published_count: eu });
     expect(await f.count(f.t.messages)).toBe(0);
+    // Not archived twice: one row per message, the retried ones now archived by the run that published them.
+    expect(await f.count(f.t.archive)).toBe(inScope);
+    expect(await f.count(f.t.archive, `archived_by = '${last[0].transaction_id}'`)).toBe(eu);
+    expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope);
+    const { rows: events } = await f.pool.query(`SELECT event FROM ${f.t.runHistory} ORDER BY history_id`);
+    expect(events.map((e) => e.event)).toEqual(["ExecutionFailed", "ExecutionCompleted"]);
     const stored = (f.emulator.state({ messages: true }).queues.EU.destinations[QUEUES.EU.queueName].messages ?? []).map((m) => m.messageId).sort();
     expect(stored).toEqual(failedIds.map((r) => r.message_id));
     const { rows: attempts } = await f.pool.query(`SELECT min(attempts)::int AS min FROM ${f.t.status} WHERE message_id = ANY($1::uuid[])`, [stored]);

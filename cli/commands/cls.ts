@@ -1,0 +1,130 @@
+/**
+ * `hub-export cls build | check`: the CLS load sheet from the HR system's exports, and the unknown-code check on
+ * demand. The work is in cls/.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { defineCommand, type Io } from "../command";
+import { UsageError, UserError } from "../../core/errors";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, schemaOnly } from "../../core/naming";
+import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
+import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
+import { rowCounts, type LoadSheet } from "../../cls/loadSheet";
+import { buildStackSheets, exportsFolder } from "../../cls/stack";
+import { reportLines } from "../../cls/report";
+import { checkDatabase } from "../../cls/databaseCheck";
+import type { StackConfig } from "../../config/schema";
+
+const USAGE = [
+  `hub-export cls build --from DIR --out FILE [--out FILE] [${STACK_USAGE.slice(1, -1)}] [--strict] [--json]`,
+  "    reads the HR system's exports (one CSV or XLSX per business object) and writes the CLS load sheet (.csv or .xlsx);",
+  "    with --stack/--file, column names come from its hubExport:cls.businessObjects (and --from defaults to hubExport:cls.exports);",
+  "    blank and duplicate codes are reported one line each; --strict fails (exit 1) on them",
+  `hub-export cls check ${STACK_USAGE} ${DATABASE_USAGE} [--sheet FILE] [--json]`,
+  "    compares the codes of the client's employees, and its held-back messages, with the CLS load sheet: --sheet FILE, else",
+  "    the embedded default's sheet (without --database-url), else the sheet built from the stack's hubExport:cls.exports;",
+  "    exit 1 when unknown codes are found",
+].join("\n");
+
+export default defineCommand({
+  summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
+  usage: USAGE,
+  positionals: true,
+  options: {
+    ...stackOptions,
+    ...DATABASE_OPTIONS,
+    from: { type: "string" },
+    out: { type: "string", multiple: true },
+    strict: { type: "boolean" },
+    sheet: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run(values, io, positionals) {
+    const [action, ...extra] = positionals;
+    if (extra.length) throw new UsageError(`unexpected argument '${extra[0]}'`);
+    if (action === "build") return build(values, io);
+    if (action === "check") return check(values, io);
+    throw new UsageError(action ? `unknown action '${action}': build or check` : "build or check is required");
+  },
+});
+
+type Values = { stack?: string; file?: string; from?: string; out?: string[]; strict?: boolean; sheet?: string; json?: boolean; "database-url"?: string; dir?: string };
+
+async function build(values: Values, io: Io): Promise<number> {
+  const config = values.stack || values.file ? loadFromOptions(values) : undefined;
+  const from = values.from ?? (config?.cls ? exportsFolder(config.cls) : undefined);
+  if (!from) throw new UsageError("--from is required (or --stack with hubExport:cls.exports)");
+  const outs = values.out ?? [];
+  if (outs.length === 0) throw new UsageError("--out is required: a .csv or .xlsx file (give it twice for both)");
+  for (const out of outs) if (!/\.(csv|xlsx)$/i.test(out)) throw new UsageError(`--out ${out}: must end in .csv or .xlsx`);
+  const built = await buildFromFolder(from, { businessObjects: config?.cls?.businessObjects });
+  for (const p of built.problems) io.stderr.write(`warning: ${p}\n`);
+  if (values.strict && built.problems.length) throw new UserError(`${built.problems.length} blank or duplicate code(s) in the exports (--strict): nothing written`);
+  for (const out of outs) await writeLoadSheet(out, built.sheet);
+  const summary = {
+    from,
+    out: outs,
+    rows: built.sheet.rows.length,
+    fields: rowCounts(built.sheet),
+    exports: built.lists.map((l) => ({ businessObject: l.businessObject, file: path.basename(l.file), codeColumn: l.codeColumn, descriptionColumn: l.descriptionColumn, codes: l.values.length })),
+    problems: built.problems,
+  };
+  if (values.json) {
+    io.stdout.write(JSON.stringify(summary, null, 2) + "\n");
+    return 0;
+  }
+  const lines = [`CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`];
+  for (const e of summary.exports) lines.push(`  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`);
+  if (built.problems.length) lines.push(`  ${built.problems.length} row(s) left out: see the warnings above`);
+  io.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}
+
+/** The sheet to check against, and where it came from. */
+async function sheetFor(values: Values, config: StackConfig, localBucket: string | undefined): Promise<{ sheet: LoadSheet; source: string }> {
+  if (values.sheet) return { sheet: await readLoadSheetFile(values.sheet), source: values.sheet };
+  if (localBucket) {
+    const file = path.join(localBucket, BUCKET_FOLDERS.hubConfiguration, HUB_CONFIGURATION_FILES.clsCsv);
+    if (fs.existsSync(file)) return { sheet: await readLoadSheetFile(file), source: file };
+  }
+  if (!config.cls) throw new UserError("no CLS load sheet to check against: give --sheet FILE, or set hubExport:cls.exports in the stack config");
+  const built = await buildStackSheets(config.cls);
+  return { sheet: built.sheet, source: `built from ${config.cls.exports}` };
+}
+
+async function check(values: Values, io: Io): Promise<number> {
+  const config = loadFromOptions(values);
+  const db = await openCommandDatabase(values);
+  try {
+    const { sheet, source } = await sheetFor(values, config, db.local?.bucket);
+    let result;
+    try {
+      result = await checkDatabase(
+        db.client,
+        { stagingSchema: schemaOnly(config.stagingSchema), publishSchema: schemaOnly(config.publishSchema), clientName: config.clientName, empTypeDefault: config.parameters.EmpTypeDefault, empGenderDefault: config.parameters.EmpGenderDefault },
+        sheet,
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of the staging or publish schema do not exist: is the baseline applied? (${(err as Error).message})`);
+      throw err;
+    }
+    const unknown = Object.keys(result.fields).length > 0;
+    if (values.json) {
+      io.stdout.write(JSON.stringify({ sheet: source, ...result }, null, 2) + "\n");
+      return unknown ? 1 : 0;
+    }
+    const lines = [
+      `CLS check of client ${result.clientName} (platform regions ${result.platRegions.join(", ") || "none"}): ${result.employees} employees against ${result.sheetRows} sheet rows (${source})`,
+    ];
+    if (!unknown) lines.push("  no unknown codes");
+    for (const line of reportLines(result.fields)) lines.push(`  ${line}`);
+    if (result.heldBack.messages) {
+      lines.push(`  held back: ${result.heldBack.messages} message(s); ${result.heldBack.stillUnknown} still carry unknown codes, the next run releases the others`);
+    }
+    io.stdout.write(lines.join("\n") + "\n");
+    return unknown ? 1 : 0;
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The unknown-code comparison as SQL, set-based: the code values of every CLS code field (`codes(message_id,
+ * employee_id, field, code)`) against the current load sheet (`known(field, code)`, from two array parameters). Two
+ * sources of codes: stored hub messages (what a run is about to send, parsed from their bodies once) and the publish
+ * schema (what runs will send, for `hub-export cls check`). Field names are `Entity.Field` (cls/table.ts).
+ */
+import { CLS_TABLE, fieldName, fieldsByEntity, type ClsEntity } from "./table";
+import { SUB_ENTITIES, userFields } from "../task/mapping/userEntity";
+import { PUBLISH_TABLES } from "../task/model/schema";
+
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** `(VALUES ('User.CountryCode', <expr>), ...) AS v(field, code)` for the code fields of one entity. */
+function valuesOf(entity: ClsEntity, expr: (field: string) => string): string {
+  const fields = fieldsByEntity().get(entity) ?? [];
+  return `(VALUES ${fields.map((f) => `(${literal(fieldName({ entity, field: f }))}, ${expr(f)})`).join(", ")}) AS v(field, code)`;
+}
+
+/** The sheet's known codes: `known(field, code)` from two text[] parameters (fields, codes). */
+export function knownCte(fields: string, codes: string): string {
+  return `known AS (SELECT DISTINCT field, code FROM unnest(${fields}::text[], ${codes}::text[]) AS k(field, code))`;
+}
+
+/**
+ * `codes` over the messages of CTE `batch(message_id, body)`: each body is parsed once (users), then every User
+ * and sub-entity array yields its code fields. Nulls are not codes: nothing is sent for them.
+ */
+export function messageCodesCtes(): string {
+  const subs = [...fieldsByEntity().keys()].filter((e) => e !== "User");
+  const parts = [
+    `SELECT u.message_id, u.employee_id, v.field, v.code FROM users u CROSS JOIN LATERAL ${valuesOf("User", (f) => `u.u ->> ${literal(f)}`)} WHERE v.code IS NOT NULL`,
+    ...subs.map(
+      (e) =>
+        `SELECT u.message_id, u.employee_id, v.field, v.code FROM users u CROSS JOIN LATERAL jsonb_array_elements(coalesce(u.u -> ${literal(e)}, '[]'::jsonb)) AS s CROSS JOIN LATERAL ${valuesOf(e, (f) => `s ->> ${literal(f)}`)} WHERE v.code IS NOT NULL`,
+    ),
+  ];
+  return `users AS MATERIALIZED (
+    SELECT b.message_id, x.u, x.u ->> 'UserId' AS employee_id FROM batch b CROSS JOIN LATERAL jsonb_array_elements(b.body::jsonb -> 'entities') AS x(u)
+  ),
+  codes AS (
+    ${parts.join("\n    UNION ALL\n    ")}
+  )`;
+}
+
+/**
+ * `codes` over the publish schema: the employees of platform regions $1 with their sub-entities, mapped with the
+ * export's own field expressions (EmpTypeDefault $4 and EmpGenderDefault $5 included), so that the same codes are
+ * compared as a run would send.
+ */
+export function publishCodesCtes(publishSchema: string): string {
+  // $2 and $3 are the known codes (knownCte).
+  const pub = (t: string) => `${publishSchema}.${t}`;
+  const user = new Map(userFields("$4::text", "$5::text"));
+  const parts = [
+    `SELECT NULL::uuid AS message_id, e.employee_id, v.field, v.code FROM ${pub(PUBLISH_TABLES.employee)} e CROSS JOIN LATERAL ${valuesOf("User", (f) => user.get(f)!)} WHERE e.plat_region = ANY($1::text[]) AND v.code IS NOT NULL`,
+    ...SUB_ENTITIES.filter((s) => fieldsByEntity().has(s.name)).map((s) => {
+      const fields = new Map(s.fields);
+      return `SELECT NULL::uuid, x.employee_id, v.field, v.code FROM ${pub(s.table)} x JOIN ${pub(PUBLISH_TABLES.employee)} e ON e.employee_id = x.employee_id CROSS JOIN LATERAL ${valuesOf(s.name, (f) => fields.get(f)!)} WHERE e.plat_region = ANY($1::text[]) AND v.code IS NOT NULL`;
+    }),
+  ];
+  return `codes AS (
+    ${parts.join("\n    UNION ALL\n    ")}
+  )`;
+}
+
+/** Per unknown (field, code): occurrences and distinct employees. Needs CTEs codes and known. */
+export const UNKNOWN_CTE = `unknown AS (
+    SELECT c.* FROM codes c WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.field = c.field AND k.code = c.code)
+  )`;
+
+export const UNKNOWN_BY_CODE = `SELECT field, code, count(*)::int AS occurrences, count(DISTINCT employee_id)::int AS employees FROM unknown GROUP BY field, code`;
+
+/** Every CLS field has an expression in the export's mapping: checked once, so that a new CLS row cannot go unchecked. */
+export function uncheckedFields(): string[] {
+  const user = new Map(userFields("$4", "$5"));
+  return CLS_TABLE.filter((r) => (r.entity === "User" ? !user.has(r.field) : !SUB_ENTITIES.find((s) => s.name === r.entity)?.fields.some(([f]) => f === r.field))).map(fieldName);
+}

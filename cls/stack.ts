@@ -1,0 +1,38 @@
+/** The CLS load sheet of a stack: built from its `hubExport:cls.exports` folder, in both formats. */
+import path from "node:path";
+import type { ClsConfig } from "../config/schema";
+import { PROJECT_ROOT } from "../config/load";
+import { buildFromFolder } from "./files";
+import { loadSheetXlsx } from "./xlsx";
+import { loadSheetCsv } from "./csv";
+import { buildLoadSheet, type BusinessObjectValues, type LoadSheet } from "./loadSheet";
+
+export interface ClsSheetFiles {
+  sheet: LoadSheet;
+  csv: string;
+  xlsx: Buffer;
+  /** Blank and duplicate codes of the exports, one line each (warnings). */
+  problems: string[];
+  /** Where the exports were read from; "sample data" in local mode. */
+  source: string;
+}
+
+async function files(sheet: LoadSheet, problems: string[], source: string): Promise<ClsSheetFiles> {
+  return { sheet, csv: loadSheetCsv(sheet), xlsx: await loadSheetXlsx(sheet), problems, source };
+}
+
+/** The exports folder of the config, relative to the project folder (where Pulumi.yaml is). */
+export function exportsFolder(cls: ClsConfig, root: string = PROJECT_ROOT): string {
+  return path.resolve(root, cls.exports);
+}
+
+export async function buildStackSheets(cls: ClsConfig, root: string = PROJECT_ROOT): Promise<ClsSheetFiles> {
+  const dir = exportsFolder(cls, root);
+  const built = await buildFromFolder(dir, { businessObjects: cls.businessObjects });
+  return files(built.sheet, built.problems, cls.exports);
+}
+
+/** From code lists in memory (local mode: the sample data's business objects). */
+export async function sheetsFromValues(values: BusinessObjectValues, source: string): Promise<ClsSheetFiles> {
+  return files(buildLoadSheet(values), [], source);
+}

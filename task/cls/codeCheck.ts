@@ -1,0 +1,173 @@
+/**
+ * The unknown-code check of a run (cls/README.md): before a message is published, the codes of its CLS code fields
+ * are compared with the current CLS load sheet, set-based in PostgreSQL over each batch of stored messages. Unknown
+ * codes are reported per field (log, run history, `hub-export status`). In report mode the messages go on; in strict
+ * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, archived at
+ * the end of the run and requeued into _MESSAGES by the next (task/warehouse/archive.ts), released by the first run
+ * whose sheet knows their codes.
+ */
+import { UserError } from "../../core/errors";
+import { parseLoadSheetCsv } from "../../cls/csv";
+import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "../../cls/checkSql";
+import { UnknownCodes, reportLines, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
+import { readLocation } from "../load/location";
+import type { RunContext } from "../context";
+import type { StoredMessage } from "../phases/publish";
+import type { RunTables } from "../warehouse/tables";
+
+export const CLS_MODES = ["report", "strict"] as const;
+export type ClsMode = (typeof CLS_MODES)[number];
+
+/** The status of a held-back message in HUB_<CLIENT>_MESSAGES_STATUS (metrics count it under this name). */
+export const HELD_BACK = "HELD_BACK";
+/** The status of a held-back message released for publishing (its codes are known now). */
+export const RELEASED = "PENDING";
+
+export interface ClsInputs {
+  /** The current load sheet: a path or s3:// URL of the CSV sheet. */
+  sheet: string;
+  mode: ClsMode;
+}
+
+export interface CurrentSheet {
+  location: string;
+  rows: number;
+  fields: string[];
+  codes: string[];
+}
+
+/** Reads the current load sheet; a missing or invalid sheet refuses the run before any data is touched. */
+export async function loadCurrentSheet(location: string): Promise<CurrentSheet> {
+  const text = await readLocation(location);
+  if (text === undefined) throw new UserError(`CLS load sheet not found at ${location} (--cls): run pulumi up to upload it, or leave --cls out to skip the unknown-code check`);
+  const sheet = parseLoadSheetCsv(location, text);
+  return { location, rows: sheet.rows.length, fields: sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`), codes: sheet.rows.map((r) => r.CLS_CODE) };
+}
+
+/** What the check did in this run: the run history's `detail.unknownCodes`. */
+export interface CodeCheckSummary {
+  sheet: string;
+  sheetRows: number;
+  mode: ClsMode;
+  checkedMessages: number;
+  /** Messages held back by this run (strict). */
+  heldBack: number;
+  /** Held-back messages of earlier runs released because the sheet now has their codes. */
+  released: number;
+  fields: UnknownCodesReport;
+}
+
+const MAX_REASON = 1000;
+
+export class CodeCheck {
+  private readonly unknown = new UnknownCodes();
+  private checked = 0;
+  private held = 0;
+  private releasedCount = 0;
+  private readonly sql: { screen: string; affected: string; hold: string; release: string };
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly sheet: CurrentSheet,
+    readonly mode: ClsMode,
+  ) {
+    this.sql = checkStatements(ctx.config.tables);
+  }
+
+  /** Strict: held-back messages whose codes (and whose employees' other held messages) are all known now go back to publishing. */
+  async releaseHeld(): Promise<void> {
+    if (this.mode !== "strict") return;
+    const { rows } = await this.ctx.config.pool.query<{ held: number; released: number }>(this.sql.release, [this.sheet.fields, this.sheet.codes]);
+    this.releasedCount += rows[0].released;
+    if (rows[0].held) this.ctx.log.info({ event: "cls.release", held: rows[0].held, released: rows[0].released, stillHeld: rows[0].held - rows[0].released }, "held-back messages checked against the current CLS load sheet");
+  }
+
+  /** The messages that may be published now; in strict mode the others are marked HELD_BACK. */
+  async screen(messages: StoredMessage[]): Promise<StoredMessage[]> {
+    if (messages.length === 0) return messages;
+    const ids = messages.map((m) => m.messageId);
+    const pool = this.ctx.config.pool;
+    const { rows } = await pool.query<{ by_code: UnknownCodeRow[]; by_message: { message_id: string; codes: string }[] }>(this.sql.screen, [ids, this.sheet.fields, this.sheet.codes]);
+    this.checked += messages.length;
+    const { by_code: byCode, by_message: byMessage } = rows[0];
+    if (byCode.length) {
+      this.unknown.add(byCode);
+      this.ctx.log.warn({ event: "cls.unknown", messages: byMessage.length, codes: byCode.slice(0, 20).map((r) => `${r.field}=${r.code}`) }, `${byMessage.length} message(s) carry codes the CLS load sheet does not have`);
+    }
+    if (this.mode !== "strict") return messages;
+
+    const reasons = new Map(byMessage.map((m) => [m.message_id, `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`]));
+    const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [ids, this.sheet.fields, this.sheet.codes]);
+    for (const a of affected.rows) {
+      if (!reasons.has(a.message_id)) reasons.set(a.message_id, `employee ${a.employees} has a message held back for unknown codes (strict CLS check); released with it`);
+    }
+    if (reasons.size === 0) return messages;
+    const heldIds = [...reasons.keys()];
+    await pool.query(this.sql.hold, [heldIds, heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON))]);
+    this.held += heldIds.length;
+    return messages.filter((m) => !reasons.has(m.messageId));
+  }
+
+  summary(): CodeCheckSummary {
+    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
+  }
+
+  /** One warning per field with unknown codes, or one info line when there were none. */
+  logSummary(): void {
+    const s = this.summary();
+    const { fields, ...counts } = s;
+    if (this.unknown.empty) {
+      this.ctx.log.info({ event: "cls.done", ...counts }, "no unknown codes: every code sent is in the CLS load sheet");
+      return;
+    }
+    for (const line of reportLines(fields)) this.ctx.log.warn({ event: "cls.unknownField", field: line.split(":")[0], ...fields[line.split(":")[0]] }, line);
+    this.ctx.log.warn({ event: "cls.done", ...counts, unknownCodes: fields }, this.mode === "strict" ? `unknown codes: ${s.heldBack} message(s) held back until the CLS load sheet has them` : "unknown codes were sent (report mode): update the CLS load sheet and have the hub team load it");
+  }
+}
+
+/** The statements of a run's tables. $1: message ids; $2, $3: the sheet's fields and codes. */
+export function checkStatements(t: RunTables) {
+  const messages = t.messages;
+  const common = `${messageCodesCtes()},
+  ${knownCte("$2", "$3")},
+  ${UNKNOWN_CTE}`;
+  const screen = `WITH batch AS MATERIALIZED (SELECT message_id, body FROM ${messages} WHERE message_id = ANY($1::uuid[])),
+  ${common}
+  SELECT (SELECT coalesce(json_agg(r), '[]'::json) FROM (${UNKNOWN_BY_CODE}) r) AS by_code,
+         (SELECT coalesce(json_agg(r), '[]'::json) FROM (
+            SELECT message_id, string_agg(DISTINCT field || '=' || code, ', ' ORDER BY field || '=' || code) AS codes FROM unknown GROUP BY message_id
+         ) r) AS by_message`;
+  // The employees affected: those with unknown codes in this batch, and those with a message held back elsewhere.
+  const affected = `WITH batch AS MATERIALIZED (SELECT message_id, body FROM ${messages} WHERE message_id = ANY($1::uuid[])),
+  ${common},
+  affected AS (
+    SELECT employee_id FROM unknown
+    UNION
+    SELECT e FROM ${t.status} s JOIN ${messages} h ON h.message_id = s.message_id CROSS JOIN LATERAL unnest(h.employee_ids) AS e
+     WHERE s.status = '${HELD_BACK}' AND NOT (h.message_id = ANY($1::uuid[]))
+  )
+  SELECT m.message_id, (SELECT string_agg(x, ', ' ORDER BY x) FROM unnest(m.employee_ids) AS x WHERE x IN (SELECT employee_id FROM affected)) AS employees
+    FROM ${messages} m
+   WHERE m.message_id = ANY($1::uuid[]) AND m.employee_ids && (SELECT coalesce(array_agg(employee_id), '{}') FROM affected)`;
+  const hold = `INSERT INTO ${t.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
+    SELECT m.message_id, m.transaction_id, m.hub_tenant_id, m.hub_destination, '${HELD_BACK}', 0, r.reason, now()
+      FROM unnest($1::uuid[], $2::text[]) AS r(id, reason) JOIN ${messages} m ON m.message_id = r.id
+    ON CONFLICT (message_id) DO UPDATE SET status = '${HELD_BACK}', reason = EXCLUDED.reason, updated_at = now()`;
+  const release = `WITH held AS MATERIALIZED (
+    SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${messages} m ON m.message_id = s.message_id WHERE s.status = '${HELD_BACK}'
+  ),
+  batch AS (SELECT message_id, body FROM held),
+  ${messageCodesCtes()},
+  ${knownCte("$1", "$2")},
+  ${UNKNOWN_CTE},
+  still AS (SELECT DISTINCT message_id FROM unknown),
+  still_employees AS (SELECT coalesce(array_agg(DISTINCT e), '{}') AS ids FROM held h CROSS JOIN LATERAL unnest(h.employee_ids) AS e WHERE h.message_id IN (SELECT message_id FROM still)),
+  released AS (
+    UPDATE ${t.status} s SET status = '${RELEASED}', reason = 'released: the CLS load sheet has its codes now', updated_at = now()
+      FROM held h
+     WHERE s.message_id = h.message_id AND h.message_id NOT IN (SELECT message_id FROM still) AND NOT (h.employee_ids && (SELECT ids FROM still_employees))
+    RETURNING s.message_id
+  )
+  SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM released) AS released`;
+  return { screen, affected, hold, release };
+}

@@ -1,0 +1,24 @@
+/**
+ * HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. `event` is ExecutionCompleted,
+ * ExecutionFailed, Stopped, Refused or Reload; `detail` carries the counts and issue-specific keys (unknownCodes, ...).
+ */
+import type { ClientBase } from "pg";
+import type { RunTables } from "./tables";
+
+export type RunHistoryEvent = "ExecutionCompleted" | "ExecutionFailed" | "Stopped" | "Refused" | "Reload";
+
+export interface RunHistoryEntry {
+  clientName: string;
+  jobName: string;
+  transactionId: string | null;
+  event: RunHistoryEvent;
+  actor?: string;
+  detail: Record<string, unknown>;
+}
+
+export async function recordRunHistory(client: ClientBase, t: Pick<RunTables, "runHistory">, entry: RunHistoryEntry): Promise<void> {
+  await client.query(
+    `INSERT INTO ${t.runHistory} (plat_client_name, job_name, transaction_id, event, actor, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [entry.clientName, entry.jobName, entry.transactionId, entry.event, entry.actor ?? null, JSON.stringify(entry.detail)],
+  );
+}

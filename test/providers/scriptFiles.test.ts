@@ -1,0 +1,158 @@
+/**
+ * The shared scripts folder against a real S3 API on loopback (emulator/s3.ts, through the AWS SDK): files created from
+ * their templates when absent, only this stack's entries added, updated and removed, other entries and unknown keys
+ * left alone, and two stacks writing at once losing nothing (conditional writes on the ETag, retried).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { applyScriptFiles, mergeCredentialsIni, mergeTenantCredentials, scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION, type ScriptFilesState } from "../../providers/scriptFiles";
+import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
+
+const BUCKET = "platform-qa";
+const PREFIX = "Tools/hub_python_scripts/";
+const A = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
+const B = "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b";
+const OTHER = "00000000-0000-4000-8000-00000000000f";
+const KMS = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555";
+
+let s3: S3Emulator;
+let delayGets = 0;
+const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+
+beforeAll(async () => {
+  // The SDK signs requests; the emulator does not check signatures.
+  process.env.AWS_ACCESS_KEY_ID = "test";
+  process.env.AWS_SECRET_ACCESS_KEY = "test";
+  s3 = await startS3Emulator({
+    buckets: [BUCKET],
+    beforeAnswer: async ({ method }) => {
+      if (method === "GET" && delayGets) await new Promise((r) => setTimeout(r, delayGets));
+    },
+  });
+});
+afterAll(async () => {
+  await s3?.close();
+  process.env.AWS_ACCESS_KEY_ID = saved.id;
+  process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+  if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+  if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+});
+
+const objects = () => s3.buckets.get(BUCKET)!;
+const text = (name: string) => objects().get(PREFIX + name)?.body.toString("utf8");
+const put = (name: string, body: string) => objects().set(PREFIX + name, { body: Buffer.from(body), etag: `"${name}-${body.length}"`, contentType: "text/plain", lastModified: new Date() });
+
+function resetFolder(): void {
+  objects().clear();
+  put("credentials_template.ini", CREDENTIALS_INI_TEMPLATE);
+  put("tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE);
+}
+
+function stack(entries: Record<string, string>, warehouseConnection = "PLAT_WAREHOUSE_QA"): ScriptFilesState {
+  return { location: { kind: "s3", bucket: BUCKET, prefix: PREFIX, region: "us-east-1", endpoint: s3.url, kmsKeyArn: KMS }, warehouseConnection, entries, version: SCRIPT_FILES_PROVIDER_VERSION };
+}
+
+afterEach(() => {
+  delayGets = 0;
+});
+
+describe("the shared scripts folder on S3", () => {
+  it("creates both files from their templates when absent, placeholders replaced, SSE-KMS under the stack's key", async () => {
+    resetFolder();
+    const created = await scriptFilesProvider.create(stack({ [A]: "cred-a==" }));
+    expect(created.id).toBe(`s3://${BUCKET}/${PREFIX}`);
+    expect(text("credentials.ini")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [A]: "cred-a==" });
+    for (const name of ["credentials.ini", "tenant_credentials.txt"]) expect(objects().get(PREFIX + name)).toMatchObject({ sse: "aws:kms", kmsKeyId: KMS });
+    // The templates stay as they were.
+    expect(text("credentials_template.ini")).toBe(CREDENTIALS_INI_TEMPLATE);
+  });
+
+  it("adds, updates and removes only its own entries; other pipelines' entries and unknown keys stay", async () => {
+    resetFolder();
+    put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==", comment: { note: "kept" } }, null, 2));
+    put("credentials.ini", "; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n");
+    const v1 = stack({ [A]: "cred-a==", [B]: "cred-b==" });
+    await scriptFilesProvider.create(v1);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" }, [A]: "cred-a==", [B]: "cred-b==" });
+    expect(text("credentials.ini")).toBe("; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n");
+
+    // A rotated secret and a removed tenant: an update.
+    const v2 = stack({ [A]: "cred-a-rotated==" });
+    expect((await scriptFilesProvider.diff!("id", v1, v2)).changes).toBe(true);
+    await scriptFilesProvider.update!("id", v1, v2);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" }, [A]: "cred-a-rotated==" });
+
+    // The stack is removed: its entries go, the rest stays; credentials.ini is shared and stays.
+    await scriptFilesProvider.delete!("id", v2);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" } });
+    expect(text("credentials.ini")).toContain("warehouse_connection = PLAT_WAREHOUSE_QA");
+  });
+
+  it("two stacks writing at once lose nothing: the second write fails its condition and is retried", async () => {
+    resetFolder();
+    const before = s3.answers[412] ?? 0;
+    // Both read the folder before either writes.
+    delayGets = 60;
+    await Promise.all([applyScriptFiles(stack({ [A]: "cred-a==" })), applyScriptFiles(stack({ [B]: "cred-b==" }))]);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [A]: "cred-a==", [B]: "cred-b==" });
+    expect((s3.answers[412] ?? 0) - before).toBeGreaterThan(0);
+  });
+
+  it("refuses another pipeline's database connection name in credentials.ini, and a file that is not JSON, writing nothing", async () => {
+    resetFolder();
+    put("credentials.ini", "[warehouse]\nwarehouse_connection = OTHER_WAREHOUSE\n");
+    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(
+      "credentials.ini in the shared scripts folder sets warehouse_connection = OTHER_WAREHOUSE, but this stack's database connection is PLAT_WAREHOUSE_QA",
+    );
+    expect(text("tenant_credentials.txt")).toBeUndefined();
+    resetFolder();
+    put("tenant_credentials.txt", "{ not json");
+    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow("tenant_credentials.txt in the shared scripts folder is not valid JSON");
+    expect(text("tenant_credentials.txt")).toBe("{ not json");
+  });
+
+  it("needs the templates to create an absent file (procedure step 7.2)", async () => {
+    objects().clear();
+    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(`s3://${BUCKET}/${PREFIX}credentials_template.ini is missing`);
+  });
+});
+
+describe("merging", () => {
+  it("keeps entries in place, matches tenant ids whatever their case, drops the template's placeholder", () => {
+    const text = JSON.stringify({ "<hub tenant id>": "<CREDENTIALS_STRING>", [OTHER]: "x", [A.toUpperCase()]: "old" });
+    expect(JSON.parse(mergeTenantCredentials(text, { [A]: "new" }))).toEqual({ [OTHER]: "x", [A]: "new" });
+    expect(Object.keys(JSON.parse(mergeTenantCredentials(text, { [A]: "new", [B]: "b" })))).toEqual([OTHER, A, B]);
+  });
+
+  it("sets warehouse_connection where the template has its placeholder, or adds it", () => {
+    expect(mergeCredentialsIni(CREDENTIALS_INI_TEMPLATE, "DB")).toBe("[warehouse]\nwarehouse_connection = DB\n");
+    expect(mergeCredentialsIni("[other]\nk = v\n", "DB")).toBe("[other]\nk = v\n\n[warehouse]\nwarehouse_connection = DB\n");
+    expect(mergeCredentialsIni("[warehouse]\n# comment\n", "DB")).toBe("[warehouse]\nwarehouse_connection = DB\n# comment\n");
+  });
+});
+
+describe("the same files in a local folder (the embedded default)", () => {
+  it("merges with a lock file, and a held lock makes a writer retry", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-scripts-"));
+    try {
+      fs.writeFileSync(path.join(dir, "credentials_template.ini"), CREDENTIALS_INI_TEMPLATE);
+      fs.writeFileSync(path.join(dir, "tenant_credentials_template.txt"), TENANT_CREDENTIALS_TEMPLATE);
+      fs.writeFileSync(path.join(dir, "tenant_credentials.txt.lock"), "");
+      const location = { kind: "folder" as const, dir };
+      setTimeout(() => fs.rmSync(path.join(dir, "tenant_credentials.txt.lock")), 150);
+      await Promise.all([
+        applyScriptFiles({ location, warehouseConnection: "DB", entries: { [A]: "a==" } }),
+        applyScriptFiles({ location, warehouseConnection: "DB", entries: { [B]: "b==" } }),
+      ]);
+      expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({ [A]: "a==", [B]: "b==" });
+      expect(fs.statSync(path.join(dir, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
+      expect(fs.readdirSync(dir).sort()).toEqual(["credentials.ini", "credentials_template.ini", "tenant_credentials.txt", "tenant_credentials_template.txt"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
