@@ -46,8 +46,11 @@ describe("export task: metrics in the embedded metric format", () => {
       expect(r._aws.Timestamp).toBeGreaterThan(Date.now() - 120_000);
       expect(r._aws.Timestamp).toBeLessThanOrEqual(Date.now());
     }
-    const { rows } = await f.pool.query(`SELECT published_count, failed_count, ers_entity_count FROM ${f.t.intakeJob}`);
-    const job = rows[0];
+    // An ExecutionFailed run has no HUB_INTAKE_JOB row: its counts are in its run history row.
+    const { rows } = await f.pool.query(`SELECT detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'ExecutionFailed'`);
+    expect(rows).toHaveLength(1);
+    const job = { published_count: rows[0].detail.published, failed_count: rows[0].detail.failed, ers_entity_count: rows[0].detail.ersEntities };
+    expect(job.failed_count).toBeGreaterThan(0);
     const { rows: perRegion } = await f.pool.query(`SELECT plat_region, count(*)::int AS n FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') GROUP BY 1`);
     const n = Object.fromEntries(perRegion.map((r) => [r.plat_region, r.n]));
     const key = (metric: string, region: string) => `${metric}{${JOB_NAME},${region}}`;
