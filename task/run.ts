@@ -14,7 +14,8 @@ import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockCli
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
-import { finish } from "./phases/finish";
+import { finish, HISTORY_ACTOR } from "./phases/finish";
+import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
@@ -121,7 +122,17 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     const seconds = round((Date.now() - started) / 1000);
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
     else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
-    emitRunMetrics(log, { jobName: params.job_name, outcome: err instanceof RunLockHeld ? "Refused" : "Stopped", seconds });
+    const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
+    emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
+    // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace).
+    await recordRunHistory(lock, config.tables, {
+      clientName: params.client_name,
+      jobName: params.job_name,
+      transactionId: run?.transactionId ?? null,
+      event: outcome,
+      actor: HISTORY_ACTOR,
+      detail: { phase: run?.phase ?? null, seconds, reason: String((err as Error)?.message ?? err).split("\n")[0] },
+    }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
     throw err;
   } finally {

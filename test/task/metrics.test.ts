@@ -91,6 +91,12 @@ describe("export task: metrics in the embedded metric format", () => {
       expect(values[`${METRICS.completed}{${JOB_NAME},${ALL_REGIONS}}`]).toBe(0);
       expect(Object.keys(values).some((k) => k.startsWith(METRICS.published))).toBe(false);
       expect(records[0].Outcome).toBe("Stopped");
+      // The outcome is in the run history too, with the reason's first line.
+      const { rows } = await f.pool.query(`SELECT transaction_id, actor, detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'Stopped'`);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].actor).toBe("export-task");
+      expect(rows[0].transaction_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(rows[0].detail).toMatchObject({ phase: expect.any(String), reason: expect.stringMatching(/^[^\n]+$/) });
     } finally {
       f.emulator.setFaults({ spec: "", seed: 1 });
     }
