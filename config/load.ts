@@ -24,11 +24,27 @@ export function readStackFile(file: string): Record<string, unknown> {
   try {
     doc = YAML.parse(text);
   } catch (err) {
-    throw new UserError(`${file}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    throw new UserError(yamlProblem(file, err as Error & { linePos?: { line: number; col: number }[] }));
   }
   const config = (doc as { config?: unknown } | null)?.config;
   if (!config || typeof config !== "object") throw new ConfigError(file, [{ path: [], message: "the stack file has no config: block" }]);
   return namespaceValues(config as Record<string, unknown>);
+}
+
+/** `Pulumi.qa.yaml:5:1: not valid YAML: All mapping items must start at the same column` (the parser's frame dropped). */
+function yamlProblem(file: string, err: Error & { linePos?: { line: number; col: number }[] }): string {
+  const reason = err.message.split("\n")[0].replace(/ at line \d+, column \d+:?\s*$/, "");
+  const at = err.linePos?.[0];
+  return `${at ? `${file}:${at.line}:${at.col}` : file}: not valid YAML: ${reason}`;
+}
+
+/** The stacks with a `Pulumi.<stack>.yaml` in the project. */
+export function availableStacks(): string[] {
+  return fs
+    .readdirSync(PROJECT_ROOT)
+    .map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1])
+    .filter((s): s is string => s !== undefined)
+    .sort();
 }
 
 function namespaceValues(config: Record<string, unknown>): Record<string, unknown> {
@@ -48,6 +64,9 @@ export interface LoadOptions {
 /** Loads and validates `--stack NAME` (Pulumi.NAME.yaml) or `--file PATH`. */
 export function loadStackConfig(options: LoadOptions): StackConfig {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
+  if (!options.file && !fs.existsSync(file)) {
+    throw new UserError(`no stack '${options.stack ?? "qa"}': ${path.basename(file)} does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ") || "none"} (or give --file PATH)`);
+  }
   const stack = options.stack ?? stackNameOf(file);
   let raw = readStackFile(file);
   if (options.override) raw = options.override(raw);

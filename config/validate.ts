@@ -61,7 +61,13 @@ export interface ValidateOptions {
 
 export function validateStackConfig(raw: unknown, options: ValidateOptions): StackConfig {
   const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(raw);
-  if (!parsed.success) throw new ConfigError(options.source, parsed.error.issues.flatMap((i) => fromZod(i, raw)));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.flatMap((i) => fromZod(i, raw));
+    // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
+    const lenient = options.fromFile ? stackConfigSchema.safeParse(raw) : undefined;
+    if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));
+    throw new ConfigError(options.source, issues);
+  }
   const issues = crossFieldIssues(parsed.data, options);
   if (issues.length > 0) throw new ConfigError(options.source, issues);
   return parsed.data;

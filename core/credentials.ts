@@ -1,5 +1,5 @@
 /**
- * The hub credentials string (specification, "Authentication"; DESIGN.md section 5).
+ * The hub credentials string (specification, "Authentication"; docs/hub-contract.md).
  *
  * The text `{'clientId': '<id>', 'clientSecret': '<secret>'}` is written the way Python's repr() writes a dict of two
  * strings, Base64-encoded, and `==` is appended, always, even after padding. The decoder removes exactly those two

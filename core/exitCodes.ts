@@ -1,5 +1,5 @@
 /**
- * The exit codes of `hub-export run` (the container's command) and what each means to an operator: the task, the CLI,
+ * The exit codes of `hub-export run` (the container's command) and what each means to an operator: the task, the CLI
  * the failure alerts and `hub-export run-now --wait` all use this table.
  */
 export const EXIT_CODES = {

@@ -1,5 +1,5 @@
 /**
- * The hub and queue contracts (DESIGN.md section 5): the one module that the emulator, the export task and the
+ * The hub and queue contracts (docs/hub-contract.md): the one module that the emulator, the export task and the
  * providers share. Everything marked ASSUMED is not in the specification; change it here when the hub's real
  * documentation arrives.
  */

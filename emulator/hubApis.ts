@@ -1,5 +1,5 @@
 /**
- * The hub's cfg, ERS and HRSYS APIs (DESIGN.md section 5). Each takes `?tenantId=<uuid>` and
+ * The hub's cfg, ERS and HRSYS APIs (docs/hub-contract.md). Each takes `?tenantId=<uuid>` and
  * `Authorization: Basic <credentials string>`, checked against the tenant's configured credentials.
  */
 import type { IncomingMessage } from "node:http";

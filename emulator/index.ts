@@ -1,6 +1,6 @@
 /**
- * The local hub and queue emulator: the regional queue brokers and the cfg, ERS and HRSYS APIs of DESIGN.md
- * section 5 on one loopback HTTP port, with seeded fault injection and an inspection API under `/_emulator/`.
+ * The local hub and queue emulator: the regional queue brokers and the cfg, ERS and HRSYS APIs of
+ * docs/hub-contract.md on one loopback HTTP port, with seeded fault injection and an inspection API under `/_emulator/`.
  * See emulator/README.md for the URL layout and the fault spec.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";

@@ -1,5 +1,5 @@
 /**
- * The regional queue brokers (DESIGN.md section 5, Anypoint MQ Broker REST API v1 shape). All regions share the
+ * The regional queue brokers (docs/hub-contract.md, Anypoint MQ Broker REST API v1 shape). All regions share the
  * emulator's port; each has its own base URL `/mq/{us|eu|apac}`, so a connection record's url is
  * `{base}/api/v1/organizations/` and its authUrl `{base}/api/v1/authorize`.
  */

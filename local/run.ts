@@ -78,21 +78,22 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const started = Date.now();
   const paths = localPaths(options.root);
   const progress = createProgress(options.stderr, { quiet: false });
+  // The stack file first: a bad --stack or --file is reported before anything starts.
+  loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
+  const file = options.file ?? stackFilePath(options.stack ?? "qa");
+  const raw = readStackFile(file);
+  const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
+  const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
+
   fs.mkdirSync(paths.logs, { recursive: true });
-  // The server runs as the postgres user, which must be able to reach its data folder.
+  // When the server runs as the postgres user, that user must be able to enter the state folder.
   fs.chmodSync(paths.root, 0o755);
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
-  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true });
+  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, owner: `hub-export local${options.keep ? " --keep" : ""}` });
   let emulator: Emulator | undefined;
   try {
-    const file = options.file ?? stackFilePath(options.stack ?? "qa");
-    // The stack file as it is first: its problems are reported as for `hub-export validate`.
-    loadStackConfig({ file, stack: options.stack });
-    const raw = readStackFile(file);
-    const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
-    const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
     const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
 
     progress.step("hub and queue emulator");

@@ -78,21 +78,31 @@ function parseLogLine(line: string): LogEvent | null {
 
 /**
  * The task's `progress` events ({phase, done}) as display updates; its `<phase>.done` events finish the phase with
- * the last count seen.
+ * the total they carry (the summary's figure), else the last count seen. A phase's count never goes backwards: ERS
+ * entities are counted while publishing, then by a second counter for what was left (usually nothing).
  */
 export function progressOf(event: LogEvent, lastDone: ReadonlyMap<string, PhaseUpdate>): PhaseUpdate | null {
   if (event.event === "progress" && typeof event.phase === "string" && typeof event.done === "number") {
+    const last = lastDone.get(event.phase);
+    if (last && event.done < last.done) return null;
     return { phase: event.phase, done: event.done, unit: UNITS[event.phase], seconds: typeof event.seconds === "number" ? event.seconds : undefined };
   }
   const ended = typeof event.event === "string" ? /^(\w+)\.done$/.exec(event.event)?.[1] : undefined;
   if (ended && ended !== "run") {
     const last = lastDone.get(ended);
-    return { phase: ended, done: last?.done ?? 0, unit: UNITS[ended], seconds: last?.seconds, finished: true };
+    const total = DONE_TOTALS[ended]?.(event);
+    return { phase: ended, done: typeof total === "number" && !Number.isNaN(total) ? total : (last?.done ?? 0), unit: UNITS[ended], seconds: last?.seconds, finished: true };
   }
   return null;
 }
 
 const UNITS: Record<string, string> = { extract: "employees", publish: "messages", ers: "entities" };
+/** The count each `<phase>.done` event carries, in the phase's unit. */
+const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
+  extract: (e) => e.employees as number | undefined,
+  publish: (e) => (typeof e.published === "number" && typeof e.failed === "number" ? e.published + e.failed : undefined),
+  ers: (e) => e.entities as number | undefined,
+};
 
 function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

@@ -26,8 +26,8 @@ export interface RunNowOptions {
   endpoint?: string;
 }
 
-/** The exit code when `wait` gives up following (as timeout(1) does); the task itself keeps running. */
-export const FOLLOW_TIMEOUT_EXIT = 124;
+import { FOLLOW_TIMEOUT_EXIT } from "./followExit";
+export { FOLLOW_TIMEOUT_EXIT };
 
 /** The family name of a task definition ARN: `.../task-definition/<family>:<revision>`. */
 export function familyOf(taskDefinitionArn: string): string {

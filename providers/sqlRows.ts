@@ -3,7 +3,7 @@
  * operations (upsertRow, readRow, deleteRow), used by local mode too, and the dynamic provider behind
  * components/warehouse/configRow.ts.
  *
- * Serialization rules (DESIGN.md section 7): the provider's methods and everything they reach are serialized with
+ * Serialization rules of dynamic providers: the provider's methods and everything they reach are serialized with
  * their closures. They use only functions of this file, the aliases of providers/pg.ts below, node builtins and npm
  * packages required inside function bodies.
  */

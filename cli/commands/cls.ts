@@ -7,8 +7,8 @@ import path from "node:path";
 import { defineCommand, type Io } from "../command";
 import { UsageError, UserError } from "../../core/errors";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, schemaOnly } from "../../core/naming";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
+import { loadFromOptions, stackOptions } from "../stackOptions";
+import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
 import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
 import { rowCounts, type LoadSheet } from "../../cls/loadSheet";
 import { buildStackSheets, exportsFolder } from "../../cls/stack";
@@ -16,30 +16,39 @@ import { reportLines } from "../../cls/report";
 import { checkDatabase } from "../../cls/databaseCheck";
 import type { StackConfig } from "../../config/schema";
 
-const USAGE = [
-  `hub-export cls build --from DIR --out FILE [--out FILE] [${STACK_USAGE.slice(1, -1)}] [--strict] [--json]`,
-  "    reads the HR system's exports (one CSV or XLSX per business object) and writes the CLS load sheet (.csv or .xlsx);",
-  "    with --stack/--file, column names come from its hubExport:cls.businessObjects (and --from defaults to hubExport:cls.exports);",
-  "    blank and duplicate codes are reported one line each; --strict fails (exit 1) on them",
-  `hub-export cls check ${STACK_USAGE} ${DATABASE_USAGE} [--sheet FILE] [--json]`,
-  "    compares the codes of the client's employees, and its held-back messages, with the CLS load sheet: --sheet FILE, else",
-  "    the embedded default's sheet (without --database-url), else the sheet built from the stack's hubExport:cls.exports;",
-  "    exit 1 when unknown codes are found",
-].join("\n");
-
 export default defineCommand({
   summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
-  usage: USAGE,
-  positionals: true,
+  positionals: { name: "<build|check>", description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check" },
   options: {
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    from: { type: "string" },
-    out: { type: "string", multiple: true },
-    strict: { type: "boolean" },
-    sheet: { type: "string" },
-    json: { type: "boolean" },
+    from: {
+      type: "string",
+      value: "DIR",
+      description: "build: the folder of the HR system's exports (one CSV or XLSX per business object)",
+      defaultText: "the stack's hubExport:cls.exports, with --stack/--file",
+      example: "--from ./exports",
+    },
+    out: { type: "string", value: "FILE", multiple: true, description: "build: the load sheet to write, .csv or .xlsx (give it twice for both)", example: "--out cls.xlsx" },
+    strict: { type: "boolean", description: "build: blank or duplicate codes fail (exit 1) instead of being reported and left out", example: "--strict" },
+    sheet: {
+      type: "string",
+      value: "FILE",
+      description: "check: the load sheet to compare with",
+      defaultText: "the embedded default's sheet (without --database-url), else the one built from the stack's hubExport:cls.exports",
+      example: "--sheet cls.csv",
+    },
+    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
+  details: [
+    "build reads the HR system's exports and writes the CLS load sheet; with --stack/--file, column names come from its hubExport:cls.businessObjects. Blank and duplicate codes are reported one line each.",
+    "check compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found.",
+  ],
+  examples: [
+    { command: "hub-export cls build --from ./exports --out cls.csv --out cls.xlsx", does: "both sheets from a folder of exports" },
+    { command: "hub-export cls check --stack qa", does: "unknown codes in the embedded default's data, against its sheet" },
+  ],
+  exitCodes: { 1: "a problem to fix, or (check) unknown codes found, or (build --strict) blank or duplicate codes" },
   async run(values, io, positionals) {
     const [action, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected argument '${extra[0]}'`);

@@ -10,8 +10,17 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 
 export default defineCommand({
   summary: "Print a tenant's credentials string for tenant_credentials.txt",
-  usage: "hub-export credentials-string --client-id ID --client-secret SECRET|-   (- reads the secret from stdin)",
-  options: { "client-id": { type: "string" }, "client-secret": { type: "string" } },
+  options: {
+    "client-id": { type: "string", value: "ID", required: true, description: "The tenant's hub client id", example: "--client-id acme-us" },
+    "client-secret": {
+      type: "string",
+      value: "SECRET|-",
+      required: true,
+      description: "The tenant's hub client secret; - reads it from stdin (keeps it out of the shell history)",
+      example: "--client-secret -",
+    },
+  },
+  examples: [{ command: "printf %s \"$SECRET\" | hub-export credentials-string --client-id acme-us --client-secret -", does: "prints the string for tenant_credentials.txt" }],
   async run(values, io) {
     const clientId = values["client-id"];
     let clientSecret = values["client-secret"];

@@ -4,26 +4,44 @@ import { UsageError, UserError } from "../../core/errors";
 import { encodeCredentialsString } from "../../core/credentials";
 import { HUB_REGIONS } from "../../core/regions";
 import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
-import { DEFAULT_SEED, FaultSpecError, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
+import { DEFAULT_SEED, FAULT_ENDPOINTS, FaultSpecError, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
 import { untilStopSignal } from "../signals";
 
 export default defineCommand({
   summary: "Run the local hub and queue emulator (loopback HTTP, with fault injection)",
-  usage: "hub-export emulator [--port N] [--config PATH] [--faults SPEC] [--seed N] [--json] [--verbose]",
   options: {
-    port: { type: "string" },
-    config: { type: "string" },
-    faults: { type: "string" },
-    seed: { type: "string" },
-    /** One JSON line with the URLs instead of the text banner (for scripts and the benchmark). */
-    json: { type: "boolean" },
-    /** One line per request on stderr. */
-    verbose: { type: "boolean" },
+    port: { type: "string", value: "N", description: "The loopback port to listen on (0: a free one)", default: "0", example: "--port 8080" },
+    config: {
+      type: "string",
+      value: "PATH",
+      description: "A JSON config: queues (clientId, clientSecret, orgId, envId per region), tenants, limits (emulator/README.md)",
+      defaultText: "the built-in dev config, whose credentials are printed",
+      example: "--config ./emulator.json",
+    },
+    faults: {
+      type: "string",
+      value: "SPEC",
+      description: "Fault injection: rules 'ENDPOINT:KEY=VALUE,...' separated by ';' (see below)",
+      defaultText: "none",
+      example: "--faults 'queue.publish:503=0.1,latency=5;*:reset=0.01'",
+    },
+    seed: { type: "string", value: "N", description: "Seed of the fault decisions: the same seed and requests give the same faults", default: String(DEFAULT_SEED), example: "--seed 7" },
+    json: { type: "boolean", description: "Print one JSON line with the URLs and faults instead of the text banner (for scripts)", example: "--json" },
+    verbose: { type: "boolean", description: "Log one line per request on stderr (method, path, status, time, injected fault; never headers or bodies)", example: "--verbose" },
   },
+  details: [
+    `--faults SPEC: rules separated by ';', each 'ENDPOINT:KEY=VALUE,KEY=VALUE'. ENDPOINT is one of ${FAULT_ENDPOINTS.join(", ")}, or * for all (an endpoint's own rule overrides * key by key). KEY is a status code 400..599 (the rate of that answer), reset (rate of connections destroyed before processing), resetAfter (rate processed, then destroyed before the answer), tokenExpiry (rate of valid tokens treated as expired; queue.publish only), or latency (milliseconds added to every request). Rates are from 0 to 1 and add up to at most 1 per endpoint; 'none' means no faults.`,
+    "It runs until Ctrl-C (SIGINT) or SIGTERM. Faults can be changed while it runs: POST /_emulator/faults.",
+  ],
+  examples: [
+    { command: "hub-export emulator --port 8080", does: "the hub and the three regional brokers on http://127.0.0.1:8080, with dev credentials" },
+    { command: "hub-export emulator --faults 'queue.publish:503=0.2' --seed 3 --verbose", does: "one publish in five answers 503, reproducibly, each request logged" },
+  ],
+  exitCodes: { 1: "a bad --config file, or the port is taken" },
   async run(values, io) {
     const port = parsePort(values.port);
-    const seed = values.seed === undefined ? DEFAULT_SEED : asUsage("--seed", () => parseSeed(values.seed!));
+    const seed = asUsage("--seed", () => parseSeed(values.seed!));
     const rules = values.faults === undefined ? {} : asUsage("--faults", () => parseFaultSpec(values.faults!));
     const config = values.config !== undefined ? loadConfigFile(values.config) : resolveConfig(undefined);
 

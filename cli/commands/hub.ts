@@ -1,15 +1,15 @@
 /** `hub-export hub checklist`: the hub team's checklist of a stack (core/hubChecklist.ts), as Markdown or JSON. */
 import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadFromOptions, stackOptions } from "../stackOptions";
 import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
 import { buildStackSheets } from "../../cls/stack";
 
 export default defineCommand({
   summary: "The hub team's checklist of a stack: per hub-side item, what is automated and what a person must do",
-  usage: `hub-export hub checklist ${STACK_USAGE} [--json]`,
-  positionals: true,
-  options: { ...stackOptions, json: { type: "boolean" } },
+  positionals: { name: "checklist", description: "the action (the only one): the hub team's checklist, as Markdown" },
+  options: { ...stackOptions, json: { type: "boolean", description: "Print the checklist as JSON instead of Markdown", example: "--json" } },
+  examples: [{ command: "hub-export hub checklist --stack prod > hub-checklist-prod.md", does: "the checklist to hand to the hub team for prod" }],
   async run(values, io, positionals) {
     if (positionals[0] !== "checklist" || positionals.length > 1) throw new UsageError(positionals[0] && positionals[0] !== "checklist" ? `unknown action '${positionals[0]}': checklist` : "checklist is required");
     const config = loadFromOptions(values);

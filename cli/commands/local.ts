@@ -1,32 +1,39 @@
 import path from "node:path";
 import { defineCommand, intOption } from "../command";
+import { stackOptions } from "../stackOptions";
 import { UsageError } from "../../core/errors";
 import { runLocal } from "../../local/run";
 import { formatSummary } from "../../local/summary";
 
 export default defineCommand({
   summary: "Run the whole system locally: embedded PostgreSQL, the hub emulator, provisioning and one export run",
-  usage: "hub-export local [--stack NAME | --file PATH] [--employees N] [--changes N] [--seed N] [--dir PATH] [--json] [--keep]",
   options: {
-    stack: { type: "string" },
-    file: { type: "string" },
-    employees: { type: "string" },
-    changes: { type: "string" },
-    seed: { type: "string" },
-    json: { type: "boolean" },
-    keep: { type: "boolean" },
-    /** Where the local state lives (default .local/ in the project). */
-    dir: { type: "string" },
+    ...stackOptions,
+    employees: { type: "string", value: "N", description: "Sample employees seeded on the first start (a later start changes some instead)", default: "1000", example: "--employees 100000" },
+    changes: { type: "string", value: "N", description: "Employees changed before a later start's incremental export", default: "50", example: "--changes 500" },
+    seed: { type: "string", value: "N", description: "Seed of the sample data generator: the same seed gives the same employees", default: "1", example: "--seed 42" },
+    dir: { type: "string", value: "PATH", description: "Where the local state lives (database, bucket, connections, secrets, logs)", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
+    json: { type: "boolean", description: "Print the summary as one JSON object on stdout (progress stays on stderr)", example: "--json" },
+    keep: { type: "boolean", description: "Keep the database and the emulator running after the run, until Ctrl-C", example: "--keep" },
   },
+  details: [
+    "A second start reuses the state folder and exports only what changed. While one runs with --keep, another 'local' on the same folder is refused with how to stop the first; 'status' joins it.",
+  ],
+  examples: [
+    { command: "npm start", does: "the same as 'hub-export local': first start seeds 1,000 employees and exports them" },
+    { command: "npm start -- --keep", does: "leaves PostgreSQL and the emulator running to look around (the summary prints their URLs)" },
+    { command: "rm -rf .local && npm start -- --employees 100000", does: "starts over with a larger sample" },
+  ],
+  exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
     const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
     const summary = await runLocal({
       stack: values.stack,
       file: values.file,
-      employees: intOption("employees", values.employees, 1000),
-      changes: intOption("changes", values.changes, 50),
-      seed: intOption("seed", values.seed, 1),
+      employees: intOption("employees", values.employees),
+      changes: intOption("changes", values.changes),
+      seed: intOption("seed", values.seed),
       json: values.json ?? false,
       keep: values.keep ?? false,
       root: values.dir ? path.resolve(values.dir) : undefined,

@@ -1,5 +1,5 @@
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadFromOptions, stackOptions } from "../stackOptions";
 
 /**
  * `hub-export plan`: every resource `pulumi up` would register for a stack, with type, name, parent and inputs,
@@ -7,8 +7,11 @@ import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
  */
 export default defineCommand({
   summary: "Show every resource 'pulumi up' would register for a stack, offline (secrets masked)",
-  usage: `hub-export plan ${STACK_USAGE} [--json]`,
-  options: { ...stackOptions, json: { type: "boolean" } },
+  options: {
+    ...stackOptions,
+    json: { type: "boolean", description: "Print the plan as one JSON document (resources with type, name, parent and inputs)", example: "--json" },
+  },
+  examples: [{ command: "hub-export plan --stack prod --json > plan.json", does: "every resource and input of prod, secrets masked, for a script or a diff" }],
   async run(values, io) {
     // Validates the stack file first: config problems are reported like `hub-export validate` does.
     loadFromOptions(values);

@@ -13,7 +13,7 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import { openCommandDatabase } from "../database";
+import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -33,25 +33,26 @@ function platRegionsOf(config: StackConfig, hubTenantCode: string): string[] {
 }
 
 export default defineCommand({
-  summary: "Reset a tenant's export watermark (or one country's) so that the next run exports it in full from idl_date",
-  usage:
-    "hub-export reload --tenant ID|CODE [--country CC] [--stack NAME | --file PATH] [--database-url URL | --dir PATH] [--user NAME] [--reason TEXT] [--actor NAME] [--json]\n" +
-    "  --tenant        the hub tenant's id (UUID) or code, as in the stack config\n" +
-    "  --country       only this country (ISO 3166 alpha-2) of the tenant\n" +
-    "  the database:   --database-url URL; else with --stack/--file the stack's database as the task's login (or --user),\n" +
-    "                  password from PGPASSWORD or ~/.pgpass; else the embedded default's (npm start, --dir)\n" +
-    "  refuses while a run holds the client's run lock, or while a stopped run waits to be resumed",
+  summary: "Reset a hub tenant's export watermarks (or one country's) so that the next run exports it in full from idl_date",
   options: {
+    tenant: { type: "string", value: "ID|CODE", required: true, description: "The hub tenant, by its id (UUID) or code in hubExport:hubTenants; every platform tenant feeding it is reloaded", example: "--tenant ACME_US_QA" },
+    country: { type: "string", value: "CC", description: "Only this country (ISO 3166 alpha-2) of the tenant", defaultText: "every country", example: "--country DE" },
     ...stackOptions,
-    tenant: { type: "string" },
-    country: { type: "string" },
-    "database-url": { type: "string" },
-    dir: { type: "string" },
-    user: { type: "string" },
-    reason: { type: "string" },
-    actor: { type: "string" },
-    json: { type: "boolean" },
+    ...DATABASE_OPTIONS,
+    user: { type: "string", value: "NAME", description: "With --stack/--file and no --database-url: the database login", defaultText: "hubExport:database.task.username", example: "--user platform_admin" },
+    reason: { type: "string", value: "TEXT", description: "Why: recorded in the run history's detail", example: "--reason \"hub lost the tenant's users\"" },
+    actor: { type: "string", value: "NAME", description: "Who: the run history's actor", defaultText: "<user>@<host>", example: "--actor alice" },
+    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
+  details: [
+    "The database: --database-url; else, with --stack or --file, the stack's own (hubExport:database host, port, database, TLS mode) as the task's login (or --user), the password from PGPASSWORD or ~/.pgpass as for psql; else the embedded default's (npm start, --dir).",
+    "It runs in one transaction holding the client's run lock: it refuses while a run works, and while a stopped run waits to be resumed (that run's finish would advance the watermarks again). Each reload is a Reload row in HUB_EXPORT_RUN_HISTORY.",
+  ],
+  examples: [
+    { command: "npx hub-export reload --stack qa --tenant ACME_US_QA --reason \"hub lost the tenant's users\"", does: "the next run exports every employee of the US hub tenant again" },
+    { command: "npx hub-export reload --tenant ACME_US_QA --country CA", does: "the same for one country, on the embedded default's database" },
+  ],
+  exitCodes: { 1: "refused (a run holds the lock, or waits to be resumed), an unknown tenant, or a database problem: the message names it" },
   async run(values, io) {
     if (!values.tenant) throw new UsageError("--tenant is required: a hub tenant id or code");
     const country = values.country?.toUpperCase();

@@ -1,14 +1,17 @@
 import fs from "node:fs";
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadFromOptions, stackOptions } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { UserError } from "../../core/errors";
 
 export default defineCommand({
   summary: "Print the rendered pipeline definition of a stack",
-  usage: `hub-export render ${STACK_USAGE} [--out PATH]`,
-  options: { ...stackOptions, out: { type: "string" } },
+  options: {
+    ...stackOptions,
+    out: { type: "string", value: "PATH", description: "Write the definition to this file instead of stdout", defaultText: "stdout", example: "--out ./definition.json" },
+  },
+  examples: [{ command: "hub-export render --stack qa", does: "prints the pipeline definition that `pulumi up` uploads for qa" }],
   async run(values, io) {
     const rendered = renderTemplate(loadPipelineTemplate(), loadFromOptions(values));
     if (!values.out) {

@@ -4,20 +4,50 @@ import { UsageError } from "../../core/errors";
 
 export default defineCommand({
   summary: "Run the export task: the rendered pipeline, from the warehouse to the hub's regional queues",
-  usage:
-    "hub-export run --definition <path|s3://bucket/key> --scripts <dir|s3://bucket/prefix/> [--connections <dir|secretsmanager:PREFIX>]\n" +
-    "    [--cls <path|s3://bucket/key of the CLS load sheet CSV> [--cls-mode report|strict]]\n" +
-    "  (each option may come from the environment instead: HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS,\n" +
-    "   HUB_EXPORT_CLS, HUB_EXPORT_CLS_MODE)\n" +
-    "  --cls: compare the codes of every message with the CLS load sheet before publishing; report mode (default) reports\n" +
-    "  unknown codes and goes on, strict mode holds back the affected employees' messages (status HELD_BACK)\n" +
-    "  exit 0: ExecutionCompleted; 3: ExecutionFailed (failed messages are retried by the next run); 1: refused or stopped",
   options: {
-    definition: { type: "string" },
-    scripts: { type: "string" },
-    connections: { type: "string" },
-    cls: { type: "string" },
-    "cls-mode": { type: "string" },
+    definition: {
+      type: "string",
+      value: "PATH|s3://BUCKET/KEY",
+      required: true,
+      description: "The rendered pipeline definition (env HUB_EXPORT_DEFINITION)",
+      example: "--definition s3://acme-platform-qa/templates/hub_hrsys_export/HRSYS_Employee_HUB_Pipeline_Baseline_20261101.Json",
+    },
+    scripts: {
+      type: "string",
+      value: "DIR|s3://BUCKET/PREFIX/",
+      required: true,
+      description: "The scripts folder holding credentials.ini and tenant_credentials.txt (env HUB_EXPORT_SCRIPTS)",
+      example: "--scripts s3://acme-platform-qa/Tools/hub_python_scripts/",
+    },
+    connections: {
+      type: "string",
+      value: "DIR|secretsmanager:PREFIX",
+      required: true,
+      description: "The connection-strings entity collection: a folder of JSON records, or a Secrets Manager prefix (env HUB_EXPORT_CONNECTIONS)",
+      example: "--connections secretsmanager:acme/qa",
+    },
+    cls: {
+      type: "string",
+      value: "PATH|s3://BUCKET/KEY",
+      description: "The CLS load sheet (CSV): the codes of every message are compared with it before publishing (env HUB_EXPORT_CLS)",
+      defaultText: "no check",
+      example: "--cls s3://acme-platform-qa/Tools/hub_python_scripts/cls_load_sheet.csv",
+    },
+    "cls-mode": {
+      type: "string",
+      value: "MODE",
+      description: "report (unknown codes are reported and the run goes on) or strict (the affected employees' messages are held back, status HELD_BACK) (env HUB_EXPORT_CLS_MODE)",
+      defaultText: "report",
+      example: "--cls-mode strict",
+    },
+  },
+  details: [
+    "Each option may come from the environment instead (HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS, HUB_EXPORT_CLS, HUB_EXPORT_CLS_MODE): that is how the container is started.",
+  ],
+  exitCodes: {
+    0: "the run ended ExecutionCompleted",
+    1: "the run was refused (bad definition, scripts or connections) or stopped; the next run resumes it",
+    3: "the run ended ExecutionFailed: failed messages are retried by the next run under the same messageIds",
   },
   async run(values) {
     const definition = values.definition ?? process.env.HUB_EXPORT_DEFINITION;

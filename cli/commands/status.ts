@@ -1,28 +1,31 @@
 import type { Client } from "pg";
-import { defineCommand } from "../command";
+import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
-import { DATABASE_OPTIONS, DATABASE_USAGE, openCommandDatabase } from "../database";
+import { loadFromOptions, stackOptions } from "../stackOptions";
+import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
 import { failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 import { reportLines } from "../../cls/report";
 
 export default defineCommand({
   summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses and unknown CLS codes, and its run history (every outcome); --transaction lists a run's failed and held-back messages",
-  usage: `hub-export status --job-name NAME ${DATABASE_USAGE} ${STACK_USAGE} [--transaction ID] [--limit N] [--json]`,
   options: {
+    "job-name": { type: "string", value: "NAME", required: true, description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    "job-name": { type: "string" },
-    transaction: { type: "string" },
-    limit: { type: "string" },
-    json: { type: "boolean" },
+    transaction: { type: "string", value: "ID", description: "Show this run's failed and held-back messages with their reasons instead of the latest runs", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
+    limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
+    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
+  details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
+  examples: [
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA", does: "the latest runs of the embedded default's job, with per-status message counts" },
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "that run's failed and held-back messages and why" },
+  ],
   async run(values, io) {
     const jobName = values["job-name"];
     if (!jobName) throw new UsageError("--job-name is required");
-    const limit = values.limit === undefined ? 10 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit <= 0) throw new UsageError("--limit must be a positive integer");
+    const limit = intOption("limit", values.limit);
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const schema = schemaOnly(loadFromOptions(values).stagingSchema);

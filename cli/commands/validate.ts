@@ -1,5 +1,5 @@
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions, STACK_USAGE } from "../stackOptions";
+import { loadFromOptions, stackOptions } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
@@ -7,8 +7,20 @@ import { ConfigError, formatIssue } from "../../config/validate";
 
 export default defineCommand({
   summary: "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors)",
-  usage: `hub-export validate ${STACK_USAGE} [--strict]`,
-  options: { ...stackOptions, strict: { type: "boolean" } },
+  options: {
+    ...stackOptions,
+    strict: {
+      type: "boolean",
+      description: "Treat values that do not belong to the stack's environment (job name suffix, connection and hub environment names, hosts) as errors, not warnings",
+      example: "--strict",
+    },
+  },
+  examples: [
+    { command: "hub-export validate --stack prod", does: "checks Pulumi.prod.yaml: every problem at once, one '<key path>: <message>' line each" },
+    { command: "hub-export validate --stack qa --strict", does: "as CI runs it: environment mismatches fail too" },
+    { command: "hub-export validate --file ./Pulumi.staging.yaml", does: "checks a stack file that is not in the project" },
+  ],
+  exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
   async run(values, io) {
     const config = loadFromOptions(values);
     renderTemplate(loadPipelineTemplate(), config);

@@ -1,5 +1,5 @@
 /**
- * The platform's connection-strings entity collection (procedure step 2, DESIGN.md section 2): one Secrets Manager
+ * The platform's connection-strings entity collection (procedure step 2; README, "Where each step of the procedure is carried out"): one Secrets Manager
  * secret per connection record at `<prefix>/connection-strings/<System Name>`, holding the whole record
  * (serializeConnectionRecord) as its secret string, encrypted with the stack's KMS key. The export task resolves
  * every connection by name from here.

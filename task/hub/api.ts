@@ -1,5 +1,5 @@
 /**
- * The hub's ERS and HRSYS APIs (DESIGN.md section 5): `POST {api url}{path}?tenantId=<uuid>` with
+ * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}?tenantId=<uuid>` with
  * `Authorization: Basic <credentials string>`. 429, 5xx and network errors retry with backoff; any other answer
  * but 2xx is a HubApiError.
  */

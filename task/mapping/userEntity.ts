@@ -1,7 +1,7 @@
 /**
  * The User entity of a hub message, as SQL: one json_build_object per entity, built set-based in PostgreSQL.
  * A User carries its sub-entities UserAddress, UserCommunication, UserEducation, UserDependent and UserContact as
- * arrays (DESIGN.md section 5). Field names are the CLS table's (PascalCase).
+ * arrays (docs/hub-contract.md). Field names are the CLS table's (PascalCase).
  */
 import { PUBLISH_TABLES } from "../model/schema";
 import { STATUS_CODES } from "./codes";

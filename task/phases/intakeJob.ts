@@ -1,4 +1,4 @@
-/** The HRSYS intake job reports (DESIGN.md section 5): STARTED when a run starts, COMPLETED or FAILED once finished. */
+/** The HRSYS intake job reports (docs/hub-contract.md): STARTED when a run starts, COMPLETED or FAILED once finished. */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
 import { distinctHubTenants } from "../load/configuration";

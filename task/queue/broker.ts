@@ -1,5 +1,5 @@
 /**
- * The queue broker client of one hub destination (DESIGN.md section 5, Anypoint MQ Broker REST API v1): authorize
+ * The queue broker client of one hub destination (docs/hub-contract.md, Anypoint MQ Broker REST API v1): authorize
  * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
  * retries; 429, 5xx and network errors retry with backoff and jitter, with the same messageIds; other 4xx are
  * permanent for the batch (a batch of several is then retried message by message, to find the bad one).

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -6,7 +6,14 @@ import YAML from "yaml";
 import { runCli, PROJECT_ROOT } from "../support/cli";
 import { findTags } from "../../core/tags";
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-"));
+const dirs: string[] = [];
+const tmp = () => {
+  dirs.push(fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-")));
+  return dirs[dirs.length - 1];
+};
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe("hub-export validate / render / credentials-string", () => {
   it.each(["qa", "prod"])("validate --stack %s prints ok", async (stack) => {
@@ -77,7 +84,7 @@ describe("hub-export validate / render / credentials-string", () => {
   it("a missing stack file exits 1, usage errors exit 2", async () => {
     const missing = await runCli(["validate", "--stack", "nosuchstack"]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/Pulumi\.nosuchstack\.yaml: cannot read the stack file \(ENOENT\)/);
+    expect(missing.stderr).toBe(`no stack 'nosuchstack': Pulumi.nosuchstack.yaml does not exist in ${PROJECT_ROOT}; the stacks are prod, qa (or give --file PATH)\n`);
     const both = await runCli(["render", "--stack", "qa", "--file", "x.yaml"]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --stack or --file, not both/);

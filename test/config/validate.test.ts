@@ -143,6 +143,16 @@ describe("stack config validation", () => {
     expect(encrypted).toEqual([]);
   });
 
+  it("reports the rules across keys together with plain-text secrets in a stack file", () => {
+    const lines = problems((c) => {
+      c.hubTenants[1].clientSecret = "plain-text-Zx9";
+      c.hub.regions.EU.apis.ERS = "http://127.0.0.1:9/ers/api/";
+    }, "qa", true);
+    expect(lines).toContain("hubExport:hubTenants[1].clientSecret: is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext");
+    expect(lines.filter((l) => l.startsWith("hubExport:hub.regions.EU.apis.ERS: points at loopback"))).toHaveLength(1);
+    expect(lines.join("\n")).not.toContain("plain-text-Zx9");
+  });
+
   it("keeps secrets out of JSON and string forms of the validated config", () => {
     const config = validateStackConfig(rawConfig(), { source: "test" });
     const text = JSON.stringify(config) + String(config.hubTenants[0].clientSecret) + require("node:util").inspect(config, { depth: 10 });

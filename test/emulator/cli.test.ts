@@ -113,12 +113,14 @@ describe("hub-export emulator", () => {
     [["--faults", "queue.nope:503=0.1"], /--faults: .*unknown endpoint 'queue.nope'/],
     [["--seed", "1.5"], /--seed: seed must be an integer/],
     [["--port", "70000"], /--port must be an integer from 0 to 65535/],
-    [["--bogus"], /Unknown option '--bogus'/],
+    [["--bogus"], /unknown option --bogus/],
+    [["--port", "-1"], /--port must be an integer from 0 to 65535, got '-1'/],
   ])("exits 2 on bad usage %j", async (args, message) => {
     const r = await runToExit(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(r.stderr).toContain("Usage: hub-export emulator");
+    expect(r.stderr).toContain("(see 'hub-export emulator --help')");
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(r.stdout).toBe("");
   });
 

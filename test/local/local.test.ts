@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { Client } from "pg";
-import { runCli, BIN, PROJECT_ROOT } from "../support/cli";
+import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-local-"));
 const JOB = "HRSYS_EMPL_HUB_ACME_202611_QA";
@@ -51,6 +51,9 @@ describe("hub-export local", () => {
     // The plain progress lines went to stderr.
     expect(r.stderr).toMatch(/» running the export task: HRSYS_EMPL_HUB_ACME_202611_QA/);
     expect(r.stderr).toMatch(/extract\s+120 employees/);
+    // The progress display ends each phase with the summary's figure.
+    expect(r.stderr).toMatch(/ers\s+120 entities.* done in/);
+    expect(r.stderr).toMatch(/publish\s+120 messages.* done in/);
   });
 
   it("a second start reuses the data and exports only the employees that changed", async () => {
@@ -100,35 +103,46 @@ describe("hub-export local", () => {
     expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
   });
 
-  it("--keep prints the summary with its metrics and a psql-usable database before it waits; Ctrl-C stops it", async () => {
-    const child = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
+  it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
+    const keep = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    let stdout = "";
+    const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
     try {
-      const deadline = Date.now() + 180_000;
-      while (!/psql {6}PGPASSWORD=/.test(stderr)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no --keep banner:\n${stderr}`);
-        await new Promise((res) => setTimeout(res, 200));
-      }
+      await new Promise<void>((resolve, reject) => {
+        keep.stderr!.on("data", (d) => {
+          stderr += d;
+          if (/psql {6}PGPASSWORD=.*\n/.test(stderr)) resolve();
+        });
+        keep.stdout!.on("data", (d) => (stdout += d));
+        keep.on("close", (code) => reject(new Error(`local --keep ended (${code}): ${stderr}`)));
+      });
+      expect(stderr).toContain("until Ctrl-C");
       // The summary came first, with the run's metrics lines.
       expect(stdout).toContain("Status           ExecutionCompleted");
       expect(stdout).toMatch(/Metrics \(CloudWatch namespace HubExport/);
       expect(stdout).toMatch(new RegExp(`MessagesPublished\\{JobName=${JOB},Region=ALL\\} = 3\\n`));
       expect(stdout).toMatch(new RegExp(`RunsCompleted\\{JobName=${JOB},Region=ALL\\} = 1\\n`));
       // The database answers at the printed URL with the password from the printed file, while it waits.
-      const url = /database {2}(\S+) {2}\(password: field "password" of (\S+)\)/.exec(stderr)!;
-      const u = new URL(url[1]);
-      u.password = encodeURIComponent(JSON.parse(fs.readFileSync(url[2], "utf8")).password);
-      const client = new Client({ connectionString: u.toString() });
+      const printed = /database {2}(\S+) {2}\(password: field "password" of (\S+)\)/.exec(stderr)!;
+      const url = new URL(printed[1]);
+      url.password = encodeURIComponent(JSON.parse(fs.readFileSync(printed[2], "utf8")).password);
+      const client = new Client({ connectionString: url.toString() });
       await client.connect();
       const { rows } = await client.query("SELECT count(*)::int AS n FROM staging.hub_intake_job");
       await client.end();
       expect(rows[0].n).toBe(3);
+      const second = await runCli(["local", "--dir", dir], { timeoutMs: 120_000 });
+      expect(second.code).toBe(1);
+      expect(second.stderr.trimEnd().split("\n").pop()).toBe(
+        `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
+      );
+      expect(second.stderr).not.toMatch(/internal error/);
+      const status = await runCli(["status", "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(3);
     } finally {
-      child.kill("SIGINT");
+      keep.kill("SIGINT");
     }
     expect(await exited).toBe(0);
   });

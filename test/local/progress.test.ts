@@ -44,4 +44,14 @@ describe("progressOf", () => {
     expect(progressOf({ event: "run.done" }, last)).toBeNull();
     expect(progressOf({ event: "run.open", transactionId: "x" }, last)).toBeNull();
   });
+
+  it("ends each phase with the total its done event carries, and never counts backwards", () => {
+    const last = new Map<string, PhaseUpdate>();
+    // ERS entities are counted while publishing; the ERS phase then counts what was left (nothing) from 0.
+    last.set("ers", progressOf({ event: "progress", phase: "ers", done: 1000, seconds: 2 }, last)!);
+    expect(progressOf({ event: "progress", phase: "ers", done: 0, seconds: 0 }, last)).toBeNull();
+    expect(progressOf({ event: "ers.done", entities: 1000, streamed: 1000 }, last)).toMatchObject({ phase: "ers", done: 1000, finished: true });
+    expect(progressOf({ event: "extract.done", employees: 120, messages: 120 }, new Map())).toMatchObject({ phase: "extract", done: 120, unit: "employees", finished: true });
+    expect(progressOf({ event: "publish.done", published: 118, failed: 2 }, new Map())).toMatchObject({ phase: "publish", done: 120, finished: true });
+  });
 });

@@ -1,4 +1,5 @@
 /** A database, an emulator and a provisioned test platform for one test file of the export task. */
+import fs from "node:fs";
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
 import { emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
@@ -63,6 +64,7 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
       await pool.end();
       await emulator.close();
       await db.drop();
+      fs.rmSync(platform.dir, { recursive: true, force: true });
     },
   };
 }

@@ -10,6 +10,7 @@ let bundle: Promise<string> | undefined;
 export function taskBundle(): Promise<string> {
   bundle ??= (async () => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-task-"));
+    process.once("exit", () => fs.rmSync(outdir, { recursive: true, force: true }));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { buildTask } = require("../../scripts/build-task.js") as { buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }> };
     return (await buildTask({ outdir, minify: false })).outfile;

@@ -11,7 +11,8 @@ describe("the task bundle", () => {
     expect(fs.existsSync(path.join(path.dirname(file), "node_modules"))).toBe(false);
     const help = await runTask(["run", "--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/--definition <path\|s3:\/\/bucket\/key>/);
+    expect(help.stdout).toContain("Usage: hub-export run --definition PATH|s3://BUCKET/KEY");
+    expect(help.stdout).toMatch(/^ {2}70 {2}internal error/m);
     const usage = await runTask(["run"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--definition is required/);

@@ -1,0 +1,153 @@
+/**
+ * The command line explains itself: every command's --help is derived from its declared options and lists each with
+ * its description, default and example, and the exit codes; user mistakes get one line naming the problem and the
+ * fix. Run in-process (main with captured streams): nothing here starts a server.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { COMMANDS, main, type CommandLoader } from "../../cli/main";
+import type { Command, Options } from "../../cli/command";
+import { PROJECT_ROOT, runCli } from "../support/cli";
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-help-"));
+afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d) => (out += d));
+  stderr.on("data", (d) => (err += d));
+  const code = await main(argv, { stdout, stderr, stdin: new PassThrough() }, load);
+  return { code, stdout: out, stderr: err };
+}
+
+/** The commands as main loads them, through vitest's module loader. */
+const load: CommandLoader = async (name) => ((await import(path.join(PROJECT_ROOT, "cli", `${COMMANDS[name]}.ts`))) as { default: Command<any> }).default;
+
+const BENCHMARKS = ["export", "emulator", "plan"];
+const benchOptions = async (name: string) => ((await import(path.join(PROJECT_ROOT, "bench", `${name}.ts`))) as { options: Options }).options;
+
+function expectOptionsListed(help: string, options: Options): void {
+  for (const [name, o] of Object.entries(options)) {
+    expect(help, `--${name}`).toContain(`--${name}${o.type === "string" ? ` ${o.value}` : ""}\n      ${o.description}`);
+    if (o.default !== undefined) expect(help).toContain(`default: ${o.defaultText ?? o.default}`);
+    if (o.defaultText !== undefined) expect(help).toContain(`default: ${o.defaultText}`);
+    expect(help).toContain(`example: ${o.example}`);
+  }
+}
+
+describe("hub-export --help", () => {
+  it("declares every option of every command and benchmark with a description, a value placeholder and an example", async () => {
+    const all: [string, Options][] = [];
+    for (const name of Object.keys(COMMANDS)) all.push([name, (await load(name)).options]);
+    for (const b of BENCHMARKS) all.push([`bench ${b}`, await benchOptions(b)]);
+    for (const [command, options] of all) {
+      for (const [name, o] of Object.entries(options)) {
+        expect(o.description.length, `${command} --${name}`).toBeGreaterThan(10);
+        expect(o.example, `${command} --${name}`).toMatch(new RegExp(`^--${name}\\b`));
+        if (o.type === "string") expect(o.value, `${command} --${name}`).toMatch(/^[A-Z]/);
+      }
+    }
+  });
+
+  it.each(Object.keys(COMMANDS).filter((c) => c !== "bench"))("%s --help lists each option with description, default and example, and the exit codes", async (name) => {
+    const r = await cli(name, "--help");
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain(`Usage: hub-export ${name}`);
+    expectOptionsListed(r.stdout, (await load(name)).options);
+    const codes = r.stdout.slice(r.stdout.indexOf("Exit codes:")).split("\n").slice(1).filter(Boolean).map((l) => l.trim().split(" ")[0]);
+    expect(codes).toEqual(expect.arrayContaining(["0", "1", "2", "70"]));
+  });
+
+  it("bench --help and bench <name> --help list the benchmarks' own options and exit 0", async () => {
+    // As a user runs them: the bench command loads the benchmark scripts itself.
+    const all = await runCli(["bench", "--help"]);
+    expect(all.code).toBe(0);
+    for (const b of BENCHMARKS) expectOptionsListed(all.stdout, await benchOptions(b));
+    const one = await runCli(["bench", "emulator", "--help"]);
+    expect(one.code).toBe(0);
+    expectOptionsListed(one.stdout, await benchOptions("emulator"));
+    expect(one.stdout).not.toContain("--employees");
+  });
+
+  it("documents the --faults syntax, and the environment variables of run", async () => {
+    const emulator = (await cli("emulator", "--help")).stdout;
+    expect(emulator).toContain("--faults SPEC: rules separated by ';'");
+    expect(emulator).toContain("queue.publish, cfg.routingRules");
+    expect((await cli("run", "--help")).stdout).toContain("HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS");
+  });
+
+  it("the top-level help lists the commands and every exit code, 70 included; the README documents the same codes", async () => {
+    const r = await cli("--help");
+    expect(r.code).toBe(0);
+    for (const name of Object.keys(COMMANDS)) expect(r.stdout).toContain(`  ${name} `);
+    expect(r.stdout).toMatch(/^ {2}70 {2}internal error/m);
+    expect(r.stdout).toMatch(/^ {2}3 {3}the export run ended ExecutionFailed/m);
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+    for (const code of [0, 1, 2, 3, 70]) expect(readme).toMatch(new RegExp(`^\\| \`${code}\` \\|`, "m"));
+  });
+});
+
+describe("user mistakes get one line naming the problem and the fix", () => {
+  const oneLine = (r: { stderr: string }) => {
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect((lines[0].match(/'/g) ?? []).length % 2, lines[0]).toBe(0);
+    return lines[0];
+  };
+
+  it.each([
+    [["validate", "--nope"], "hub-export validate: unknown option --nope (see 'hub-export validate --help')"],
+    [["validate", "--stak", "qa"], "hub-export validate: unknown option --stak (did you mean --stack?) (see 'hub-export validate --help')"],
+    [["emulator", "--port", "-1"], "hub-export emulator: --port must be an integer from 0 to 65535, got '-1' (see 'hub-export emulator --help')"],
+    [["local", "--employees"], "hub-export local: --employees needs a value (N), e.g. --employees 100000 (see 'hub-export local --help')"],
+    [["local", "--keep=yes"], "hub-export local: --keep takes no value (see 'hub-export local --help')"],
+    [["status", "--job-name", "J", "--database-url", "notaurl"], "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')"],
+    [["status", "--job-name", "J", "--database-url", "https://db.example.com/x"], "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')"],
+    [["frobnicate"], `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
+  ])("%j", async (argv, message) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(2);
+    expect(oneLine(r)).toBe(message);
+  });
+
+  it("an unknown benchmark", async () => {
+    const r = await runCli(["bench", "nope"]);
+    expect(r.code).toBe(2);
+    expect(oneLine(r)).toBe("hub-export bench: unknown benchmark 'nope': one of export, emulator, plan (see 'hub-export bench --help')");
+  });
+
+  it("--stack with no such stack lists the stacks there are", async () => {
+    const r = await cli("validate", "--stack", "nope");
+    expect(r.code).toBe(1);
+    expect(oneLine(r)).toBe(`no stack 'nope': Pulumi.nope.yaml does not exist in ${PROJECT_ROOT}; the stacks are prod, qa (or give --file PATH)`);
+  });
+
+  it("malformed YAML is reported at its line and column, without the parser's dangling frame", async () => {
+    const file = path.join(work, "Pulumi.bad.yaml");
+    fs.writeFileSync(file, "config:\n  hubExport:clientName: ACME\n  hubExport:tenants:\n    - a: 1\n    b: 2\n");
+    const r = await cli("validate", "--file", file);
+    expect(r.code).toBe(1);
+    expect(oneLine(r)).toBe(`${file}:5:1: not valid YAML: All mapping items must start at the same column`);
+  });
+
+  it("local reads the stack file before it starts the database", async () => {
+    const dir = path.join(work, "state");
+    const r = await cli("local", "--stack", "nope", "--dir", dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("no stack 'nope'");
+    expect(fs.existsSync(path.join(dir, "postgres"))).toBe(false);
+  });
+});
+
+describe("the test run's temporary folder", () => {
+  it("is the run's own folder in the project, not the system's", () => {
+    expect(path.relative(path.join(PROJECT_ROOT, ".tmp"), os.tmpdir())).toMatch(/^test-\d+$/);
+  });
+});
