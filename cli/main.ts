@@ -11,6 +11,7 @@ export const COMMANDS: Record<string, string> = {
   emulator: "commands/emulator",
   plan: "commands/plan",
   run: "commands/run",
+  probe: "commands/probe",
   local: "commands/local",
   status: "commands/status",
   "run-now": "commands/runNow",

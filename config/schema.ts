@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
-import { HUB_API_NAMES } from "../core/hubContract";
+import { FAILURE_MODES, HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, TENANT_ID_PLACEHOLDER, type HubContract } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
@@ -97,6 +97,61 @@ export const parametersSchema = z.strictObject({
   system_code: z.string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code").default(PARAMETER_DEFAULTS.system_code),
   EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
   EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+});
+
+/**
+ * `hubExport:hubContract`: the assumed hub calls (ERS entities, HRSYS intake report, queue message properties), each
+ * with today's behaviour as its default (core/hubContract.ts HUB_CONTRACT_DEFAULTS; docs/hub-contract.md). A setting
+ * for a call that is turned off contradicts it and is refused, like two properties under one name.
+ */
+const failureMode = z.enum(FAILURE_MODES, { error: `must be one of ${FAILURE_MODES.join(", ")}` });
+const pathTemplate = z
+  .string()
+  .min(1, "must not be empty")
+  .refine((v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v), "must be relative to the API URL (which ends in /api/): no leading / and no scheme")
+  .refine((v) => !/\s/.test(v), "must not contain spaces")
+  .refine((v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER), `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`);
+const assumedCallSchema = (name: "ers" | "intakeReport") =>
+  z
+    .strictObject({ enabled: z.boolean().optional(), path: pathTemplate.optional(), onFailure: failureMode.optional() })
+    .superRefine((v, ctx) => {
+      if (v.enabled !== false) return;
+      for (const key of ["path", "onFailure"] as const) {
+        if (v[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: `contradicts enabled: false (the call is never made); remove it or enable the call` });
+      }
+    })
+    .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS[name], ...v }));
+const propertyName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must be a property name: a letter, then letters, digits, _ . - (at most 128)");
+const queueMessageContractSchema = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName.optional()])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], z.ZodOptional<typeof propertyName>>).optional(),
+    onFailure: failureMode.optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.enabled === false && v.names !== undefined) ctx.addIssue({ code: "custom", path: ["names"], message: "contradicts enabled: false (no properties are sent); remove it or enable the properties" });
+    const names = { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names };
+    const seen = new Map<string, string>();
+    for (const key of MESSAGE_PROPERTY_KEYS) {
+      const other = seen.get(names[key]);
+      if (other) ctx.addIssue({ code: "custom", path: ["names", key], message: `'${names[key]}' is already the name of ${other}: two properties cannot share a name` });
+      seen.set(names[key], key);
+    }
+  })
+  .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS.queueMessage, ...v, names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names } }));
+export const hubContractSchema = z
+  .strictObject({ ers: assumedCallSchema("ers").optional(), intakeReport: assumedCallSchema("intakeReport").optional(), queueMessage: queueMessageContractSchema.optional() })
+  .transform((v): HubContract => ({ ers: v.ers ?? HUB_CONTRACT_DEFAULTS.ers, intakeReport: v.intakeReport ?? HUB_CONTRACT_DEFAULTS.intakeReport, queueMessage: v.queueMessage ?? HUB_CONTRACT_DEFAULTS.queueMessage }));
+
+/** The contract as resolved (every field present), as it travels in the rendered pipeline definition. */
+export const resolvedHubContractSchema = z.strictObject({
+  ers: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  intakeReport: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  queueMessage: z.strictObject({
+    enabled: z.boolean(),
+    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], typeof propertyName>),
+    onFailure: failureMode,
+  }),
 });
 
 const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
@@ -256,6 +311,8 @@ export function buildStackConfigSchema(source: SecretSource) {
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
     parameters: parametersSchema.default(PARAMETER_DEFAULTS),
+    /** The assumed hub calls; absent: today's behaviour (HUB_CONTRACT_DEFAULTS). */
+    hubContract: hubContractSchema.prefault({}),
     bucket: bucketSchema,
     database: databaseSchema,
     /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */

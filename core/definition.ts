@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS } from "./regions";
-import { parametersSchema } from "../config/schema";
+import { parametersSchema, resolvedHubContractSchema } from "../config/schema";
+import { HUB_CONTRACT_DEFAULTS } from "./hubContract";
 
 export const PUBLISH_TASK_NAME = "Publish Hub Messages to Queue";
 
@@ -74,6 +75,8 @@ export const pipelineDefinitionSchema = z
     dataDomainCode: z.literal("EMPL"),
     parameters: definitionParametersSchema,
     connections: z.strictObject({ storage: z.string().min(1), database: z.string().min(1) }),
+    /** The assumed hub calls as the stack configures them (a definition without it gets today's defaults). */
+    hubContract: resolvedHubContractSchema.default(HUB_CONTRACT_DEFAULTS),
     tasks: z.array(taskSchema),
   })
   .superRefine((def, ctx) => {

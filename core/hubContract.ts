@@ -124,7 +124,61 @@ export const HUB_API_PATHS = {
 
 /** `{api url}{path}?tenantId=<uuid>`; API URLs end in `/api/`. */
 export function hubApiUrl(apiUrl: string, api: HubApiName, tenantId: string): string {
-  return `${apiUrl}${HUB_API_PATHS[api]}?tenantId=${encodeURIComponent(tenantId)}`;
+  return hubCallUrl(apiUrl, `${HUB_API_PATHS[api]}?tenantId=${TENANT_ID_PLACEHOLDER}`, tenantId);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The assumed calls as a per-stack contract (stack config `hubExport:hubContract`, validated in config/schema.ts).
+// These defaults are today's behaviour; docs/hub-contract.md lists every assumption with its default.
+
+/** The one placeholder of a path template. */
+export const TENANT_ID_PLACEHOLDER = "{tenantId}";
+
+/** What a failing assumed call does: stop the run (resumable), or only record the failure and go on. */
+export const FAILURE_MODES = ["stop", "record"] as const;
+export type FailureMode = (typeof FAILURE_MODES)[number];
+
+export interface AssumedCall {
+  /** false: the call is never made. */
+  enabled: boolean;
+  /** Relative to the API's URL (which ends in /api/); `{tenantId}` is replaced by the tenant's id. */
+  path: string;
+  onFailure: FailureMode;
+}
+
+/** The queue message's assumed properties: sent or not, under which names, and what a refused message does. */
+export interface QueueMessageContract {
+  /** false: messages carry no properties (`{}`). */
+  enabled: boolean;
+  /** Our property → the name the hub expects. */
+  names: Record<keyof MessageProperties, string>;
+  /** A message the broker refuses for good: `record` it FAILED and go on (ExecutionFailed), or `stop` the run. */
+  onFailure: FailureMode;
+}
+
+export interface HubContract {
+  ers: AssumedCall;
+  intakeReport: AssumedCall;
+  queueMessage: QueueMessageContract;
+}
+
+export const MESSAGE_PROPERTY_KEYS = ["transactionId", "tenantId", "systemCode", "dataDomainCode", "entityName", "recordCount"] as const satisfies readonly (keyof MessageProperties)[];
+
+export const HUB_CONTRACT_DEFAULTS: HubContract = {
+  ers: { enabled: true, path: `${HUB_API_PATHS.ERS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "stop" },
+  intakeReport: { enabled: true, path: `${HUB_API_PATHS.HRSYS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "stop" },
+  queueMessage: { enabled: true, names: Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, k])) as QueueMessageContract["names"], onFailure: "record" },
+};
+
+/** `{api url}` + the path template with the tenant id filled in. */
+export function hubCallUrl(apiUrl: string, pathTemplate: string, tenantId: string): string {
+  return apiUrl + pathTemplate.split(TENANT_ID_PLACEHOLDER).join(encodeURIComponent(tenantId));
+}
+
+/** The message's properties under the contract's names (none when disabled). */
+export function contractProperties(properties: MessageProperties, contract: QueueMessageContract): Record<string, string> {
+  if (!contract.enabled) return {};
+  return Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [contract.names[k], properties[k]]));
 }
 
 /** ASSUMED: the Basic header carries the credentials string as it is. */
@@ -133,6 +187,9 @@ export function basicAuthorization(credentialsString: string): string {
 }
 
 export const routingRulesBodySchema = z.array(routingRuleSchema).min(1);
+
+/** ASSUMED: the field that identifies an entity (the User's employee id); the emulator uses it to count re-sends. */
+export const ERS_ENTITY_KEY = "UserId";
 
 export const ersEntitiesBodySchema = z.strictObject({
   transactionId: z.string().min(1),

@@ -63,6 +63,7 @@ export function renderTemplate(template: PipelineTemplate, config: StackConfig):
   // Environment-independent parameters come from the stack config (their defaults are the specification's).
   const definition = rendered as Record<string, unknown>;
   definition.parameters = { ...(definition.parameters as object), ...config.parameters };
+  definition.hubContract = config.hubContract;
   definition.buildNumber = template.buildNumber;
 
   const checked = pipelineDefinitionSchema.safeParse(definition);

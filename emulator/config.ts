@@ -17,6 +17,10 @@ export const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** orgId and envId are path segments: no slashes, no spaces. */
 const PATH_SEGMENT = /^[A-Za-z0-9_.~-]{1,128}$/;
 
+/** The hub API endpoints (fault endpoint names) that `missingEndpoints` may remove. */
+export const HUB_API_ENDPOINTS = ["cfg.routingRules", "ers.entities", "hrsys.intakeJobs"] as const;
+export type HubApiEndpoint = (typeof HUB_API_ENDPOINTS)[number];
+
 const nonEmpty = z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters");
 const pathSegment = z.string().regex(PATH_SEGMENT, "must hold only letters, digits, _ . ~ - (1 to 128)");
 const queueName = z.string().regex(QUEUE_NAME, "must hold only letters, digits, _ . - (1 to 128)");
@@ -47,6 +51,10 @@ export const emulatorConfigSchema = z.strictObject({
   retainBodies: z.boolean().default(true),
   /** Queue names that reject every message permanently, in every region. */
   rejectDestinations: z.array(queueName).default([]),
+  /** false (default): standard at-least-once queues, a republished messageId is stored again; true: the first publish wins. */
+  deduplicate: z.boolean().default(false),
+  /** Hub API endpoints this hub lacks (404), to play a hub without the assumed ERS or HRSYS paths. */
+  missingEndpoints: z.array(z.enum(HUB_API_ENDPOINTS, { error: `must be one of ${HUB_API_ENDPOINTS.join(", ")}` })).default([]),
 });
 export type EmulatorConfigInput = z.input<typeof emulatorConfigSchema>;
 
@@ -57,7 +65,10 @@ export interface EmulatorConfig {
   ersMaxBatch: number;
   retainBodies: boolean;
   rejectDestinations: string[];
+  deduplicate: boolean;
+  missingEndpoints: HubApiEndpoint[];
 }
+
 
 /** Built-in credentials for local use only; printed by `hub-export emulator` when it runs without --config. */
 export const DEV_QUEUES: Record<HubRegion, QueueRegionConfig> = {
@@ -90,6 +101,8 @@ export function resolveConfig(raw: unknown, source = "emulator config"): Emulato
     ersMaxBatch: input.ersMaxBatch,
     retainBodies: input.retainBodies,
     rejectDestinations: input.rejectDestinations,
+    deduplicate: input.deduplicate,
+    missingEndpoints: input.missingEndpoints,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { decodeCredentialsString } from "../core/credentials";
-import { ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema } from "../core/hubContract";
+import { ERS_ENTITY_KEY, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema } from "../core/hubContract";
 import type { EmulatorConfig, TenantConfig } from "./config";
 import { ruleKey, type EmulatorStore } from "./state";
 import { HttpError, describeIssues, parseJson, readBody, requireMediaType, safeEqual, type Reply } from "./http";
@@ -56,7 +56,8 @@ export class HubApis {
     if (entities.length > this.config.ersMaxBatch) {
       throw new HttpError(413, `entities holds ${entities.length} items; at most ${this.config.ersMaxBatch} are accepted per request`);
     }
-    this.store.recordEntities(tenantId, transactionId, entities.length);
+    const keys = entities.flatMap((e) => (e[ERS_ENTITY_KEY] === undefined || e[ERS_ENTITY_KEY] === null ? [] : [String(e[ERS_ENTITY_KEY])]));
+    this.store.recordEntities(tenantId, transactionId, entities.length, keys);
     return { status: 200, body: { transactionId, accepted: entities.length } };
   }
 

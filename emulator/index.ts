@@ -71,7 +71,7 @@ const NO_FAULT: FaultDecision = { latencyMs: 0 };
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const config = resolveConfig(options.config);
-  const store = new EmulatorStore(config.retainBodies);
+  const store = new EmulatorStore(config.retainBodies, config.deduplicate);
   const broker = new QueueBroker(config, store);
   const hub = new HubApis(config, store);
   const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
@@ -138,7 +138,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (path.endpoint === "authorize") return { endpoint: "queue.authorize", methods: { POST: ({ req }) => broker.authorize(region, req) } };
       return { endpoint: "queue.publish", methods: { PUT: ({ req, fault }) => broker.publish(region, path, req, fault.kind === "tokenExpiry") } };
     }
-    if (s.length === 3 && s[1] === "api") return own(own(hubRoutes, s[0]) ?? {}, s[2]);
+    if (s.length === 3 && s[1] === "api") {
+      const r = own(own(hubRoutes, s[0]) ?? {}, s[2]);
+      // A hub without this endpoint: 404, as for any path it does not serve.
+      return r?.endpoint && (config.missingEndpoints as string[]).includes(r.endpoint) ? undefined : r;
+    }
     if (s.length === 2 && s[0] === "_emulator") return own(inspection, s[1]);
     return undefined;
   }

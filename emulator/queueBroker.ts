@@ -110,7 +110,8 @@ export class QueueBroker {
     const { messageId } = message.headers;
     const outcome = this.store.publish(region, queueName, messageId, message.properties, message.body, reject);
     if (outcome === "rejected") return { messageId, status: "failed", statusMessage: "destination rejects messages" };
-    return { messageId, status: "successful", statusMessage: outcome === "duplicate" ? "duplicate messageId; already stored" : "queued" };
+    // A standard queue answers a republish like any publish; only a deduplicating one says it kept the first.
+    return { messageId, status: "successful", statusMessage: outcome === "duplicate" && this.config.deduplicate ? "duplicate messageId; already stored" : "queued" };
   }
 
   /** Checks `Authorization: bearer <token>`; a valid token's lifetime is extended on every use. */

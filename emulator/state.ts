@@ -11,14 +11,22 @@ import type { FaultConfig, FaultEndpoint, FaultStats } from "./faults";
 export interface StoredMessage {
   /** UTF-8 byte length of the body. */
   bytes: number;
+  /** Times it was stored: more than 1 when a standard queue received it again (a duplicate delivery). */
+  deliveries: number;
   properties?: Record<string, string>;
   body?: string;
 }
 
-/** One queue: messages by messageId (the first publish wins), plus counters of what else arrived. */
+/**
+ * One queue. A standard queue is at-least-once: a re-published messageId is stored again and counted as a duplicate
+ * delivery (its consumer sees it twice). With `deduplicate`, the first publish wins and a republish is only counted.
+ * Messages are kept once per messageId with their delivery count, so the state stays compact.
+ */
 export class Destination {
   readonly messages = new Map<string, StoredMessage>();
-  /** Publishes of a messageId already stored. */
+  /** Messages stored, duplicate deliveries included (what a consumer would receive). */
+  count = 0;
+  /** Publishes of a messageId already received (stored again, or only counted when deduplicating). */
   duplicates = 0;
   /** Messages refused because the destination rejects permanently. */
   rejected = 0;
@@ -38,7 +46,11 @@ export interface TenantRules {
 export interface TenantEntities {
   requests: number;
   entities: number;
+  /** Entities whose key (transaction and ERS_ENTITY_KEY) arrived before: re-sent entities. */
+  duplicates: number;
   transactions: Map<string, number>;
+  /** Entity key (`<transactionId> <key>`) → times received, when bodies are retained. */
+  keys?: Map<string, number>;
 }
 
 export interface IntakeJobRecord extends IntakeJobBody {
@@ -50,19 +62,21 @@ export interface IntakeJobRecord extends IntakeJobBody {
 // The JSON shape of `GET /_emulator/state` and `state()`.
 
 export interface DestinationState {
-  /** Distinct messages stored. */
+  /** Messages stored, duplicate deliveries included. */
   count: number;
+  /** Distinct messageIds. */
+  distinct: number;
   duplicates: number;
   rejected: number;
   bytes: number;
   /** Only with `?messages=1` / `state({messages: true})`, and only the retained parts. */
-  messages?: Array<{ messageId: string; bytes: number; properties?: Record<string, string>; body?: string }>;
+  messages?: Array<{ messageId: string; bytes: number; deliveries: number; properties?: Record<string, string>; body?: string }>;
 }
 
 export interface EmulatorState {
   queues: Record<HubRegion, { destinations: Record<string, DestinationState> }>;
   routingRules: Record<string, { rules: RoutingRule[]; posts: number; changes: number }>;
-  ers: Record<string, { requests: number; entities: number; transactions: Record<string, number> }>;
+  ers: Record<string, { requests: number; entities: number; duplicates: number; transactions: Record<string, number>; received?: Record<string, number> }>;
   intakeJobs: IntakeJobRecord[];
   /** The fault configuration in force, and what it injected since the last (re)seed. */
   faults: FaultConfig & { stats: Record<FaultEndpoint, FaultStats> };
@@ -81,7 +95,11 @@ export class EmulatorStore {
   private entities = new Map<string, TenantEntities>();
   private jobs: IntakeJobRecord[] = [];
 
-  constructor(private readonly retainBodies: boolean) {
+  constructor(
+    private readonly retainBodies: boolean,
+    /** true: a republished messageId is not stored again (a FIFO-like queue); false: a standard queue. */
+    private readonly deduplicate = false,
+  ) {
     this.reset();
   }
 
@@ -99,21 +117,25 @@ export class EmulatorStore {
     return dest;
   }
 
-  /** Stores a message once per messageId; a republish only counts as a duplicate. */
+  /** Stores a message; a republished messageId is a duplicate delivery (stored again unless deduplicating). */
   publish(region: HubRegion, queueName: string, messageId: string, properties: Record<string, string>, body: string, reject: boolean): PublishOutcome {
     const dest = this.destination(region, queueName);
     if (reject) {
       dest.rejected++;
       return "rejected";
     }
-    if (dest.messages.has(messageId)) {
-      dest.duplicates++;
-      return "duplicate";
-    }
     const bytes = Buffer.byteLength(body, "utf8");
-    dest.messages.set(messageId, this.retainBodies ? { bytes, properties, body } : { bytes });
+    const known = dest.messages.get(messageId);
+    if (known) {
+      dest.duplicates++;
+      if (this.deduplicate) return "duplicate";
+      known.deliveries++;
+    } else {
+      dest.messages.set(messageId, this.retainBodies ? { bytes, deliveries: 1, properties, body } : { bytes, deliveries: 1 });
+    }
+    dest.count++;
     dest.bytes += bytes;
-    return "stored";
+    return known ? "duplicate" : "stored";
   }
 
   /** Merges a rule set into the tenant's rows: new keys are inserted, a changed status is updated, equal rows stay. */
@@ -142,12 +164,19 @@ export class EmulatorStore {
     return [...(this.rules.get(tenantId)?.rows.values() ?? [])].map((r) => ({ ...r }));
   }
 
-  recordEntities(tenantId: string, transactionId: string, count: number): void {
+  /** Counts a request's entities; `keys` (their ERS_ENTITY_KEY values) find re-sent ones when bodies are retained. */
+  recordEntities(tenantId: string, transactionId: string, count: number, keys: readonly string[] = []): void {
     let tenant = this.entities.get(tenantId);
-    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, transactions: new Map() }));
+    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, duplicates: 0, transactions: new Map(), keys: this.retainBodies ? new Map() : undefined }));
     tenant.requests++;
     tenant.entities += count;
     tenant.transactions.set(transactionId, (tenant.transactions.get(transactionId) ?? 0) + count);
+    for (const key of tenant.keys ? keys : []) {
+      const k = `${transactionId} ${key}`;
+      const seen = tenant.keys!.get(k) ?? 0;
+      if (seen > 0) tenant.duplicates++;
+      tenant.keys!.set(k, seen + 1);
+    }
   }
 
   recordIntakeJob(job: IntakeJobRecord): void {
@@ -159,7 +188,7 @@ export class EmulatorStore {
     for (const region of HUB_REGIONS) {
       const destinations: Record<string, DestinationState> = {};
       for (const [name, dest] of this.queues.get(region)!) {
-        const state: DestinationState = { count: dest.messages.size, duplicates: dest.duplicates, rejected: dest.rejected, bytes: dest.bytes };
+        const state: DestinationState = { count: dest.count, distinct: dest.messages.size, duplicates: dest.duplicates, rejected: dest.rejected, bytes: dest.bytes };
         if (options.messages) state.messages = [...dest.messages].map(([messageId, m]) => ({ messageId, ...m }));
         destinations[name] = state;
       }
@@ -168,7 +197,10 @@ export class EmulatorStore {
     const routingRules: EmulatorState["routingRules"] = {};
     for (const [tenantId, t] of this.rules) routingRules[tenantId] = { rules: this.rulesOf(tenantId), posts: t.posts, changes: t.changes };
     const ers: EmulatorState["ers"] = {};
-    for (const [tenantId, t] of this.entities) ers[tenantId] = { requests: t.requests, entities: t.entities, transactions: Object.fromEntries(t.transactions) };
+    for (const [tenantId, t] of this.entities) {
+      ers[tenantId] = { requests: t.requests, entities: t.entities, duplicates: t.duplicates, transactions: Object.fromEntries(t.transactions) };
+      if (options.messages && t.keys) ers[tenantId].received = Object.fromEntries(t.keys);
+    }
     return { queues, routingRules, ers, intakeJobs: this.jobs.map((j) => ({ ...j })) };
   }
 }

@@ -25,6 +25,7 @@ import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { latestIntakeJobs, type IntakeJobRow } from "./status";
+import { runStatus } from "./summary";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
@@ -213,7 +214,7 @@ async function summarize(input: {
   return {
     jobName: config.jobName,
     transactionId: transaction,
-    status: intakeJob?.status ?? (input.run.exitCode === 0 ? "unknown" : "ExecutionFailed"),
+    status: runStatus(input.run, intakeJob),
     exitCode: input.run.exitCode,
     firstRun: input.firstRun,
     seeded: input.seeded,

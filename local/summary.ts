@@ -2,6 +2,19 @@
 import path from "node:path";
 import type { LocalSummary } from "./run";
 import { formatEmfRecord, METRIC_NAMESPACE } from "../core/metrics";
+import type { TaskRunResult } from "./taskProcess";
+import type { IntakeJobRow } from "./status";
+
+/** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
+export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent">, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
+  // HUB_INTAKE_JOB holds completed runs only: a failed one ends run.done with exit 3.
+  if (run.finalEvent === "run.done") return intakeJob?.status ?? (run.exitCode === 0 ? "ExecutionCompleted" : "ExecutionFailed");
+  if (run.finalEvent === "run.refused") return "Refused (nothing was touched; fix the problem and run again)";
+  if (run.signal) return `Stopped (killed by ${run.signal}; resumable: the next run resumes the transaction)`;
+  if (run.finalEvent === "run.stopped" || run.exitCode === 1) return "Stopped (resumable: the next run resumes the transaction)";
+  if (run.exitCode === 3) return "ExecutionFailed";
+  return `Stopped (task exit code ${run.exitCode} without its final log line; resumable: the next run resumes the transaction)`;
+}
 
 export function formatSummary(s: LocalSummary): string {
   const rel = (p: string) => path.relative(process.cwd(), p) || p;

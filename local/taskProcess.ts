@@ -31,11 +31,15 @@ export async function ensureTaskBundle(): Promise<string> {
 
 export interface TaskRunResult {
   exitCode: number;
+  /** The signal that ended the task (it was killed), if any. */
+  signal: NodeJS.Signals | null;
   transactionId: string | null;
   /** The task's own last error line, when it failed. */
   error: string | null;
   /** Its CloudWatch metrics: the embedded-metric-format lines of its log. */
   metrics: EmfRecord[];
+  /** The event of its last log line: run.done, run.stopped or run.refused when it ended by itself. */
+  finalEvent: string | null;
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
@@ -44,6 +48,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   let transactionId: string | null = null;
   let error: string | null = null;
   const metrics: EmfRecord[] = [];
+  let finalEvent: string | null = null;
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
     log.write(line + "\n");
@@ -54,6 +59,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
     if (isEmfRecord(event)) metrics.push(event);
+    else if (typeof event.event === "string") finalEvent = event.event;
     if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
     const update = progressOf(event, lastDone);
     if (update) {
@@ -62,7 +68,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, transactionId, error, metrics };
+  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, metrics };
 }
 
 type LogEvent = Record<string, unknown>;
@@ -104,7 +110,7 @@ const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
   ers: (e) => e.entities as number | undefined,
 };
 
-function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -125,6 +131,6 @@ function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.Pr
     lines(child.stdout);
     lines(child.stderr);
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
+    child.on("close", (code, signal) => resolve({ code, signal, output }));
   });
 }

@@ -81,6 +81,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
 
     let streamed = 0;
+    let ersFailed = 0;
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -102,26 +103,30 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
       check?.logSummary();
       streamed = publisher.ers.sent;
+      ersFailed = publisher.ers.failedEntities;
       await setPhase(lock, config.tables, run, "ERS");
     }
     if (run.phase === "ERS") {
       // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
-      const entities = await timed("ers", () => sendEntities(ctx));
-      log.info({ event: "ers.done", entities: streamed + entities, streamed }, "ERS done");
+      const ers = await timed("ers", () => sendEntities(ctx));
+      ersFailed += ers.failed;
+      log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     const result = await timed("finish", () => finish(ctx, lock, check ? { unknownCodes: check.summary() } : {}));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
-    log.info({ event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, seconds, phases, peakRssMb: peakRssMb() }, `run ${result.status}`);
+    // The metrics first: run.done stays the run's last line.
     emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack } });
+    log.info(
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb() },
+      `run ${result.status}`,
+    );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
     const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
     const seconds = round((Date.now() - started) / 1000);
-    if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
-    else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
     // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace).
@@ -133,6 +138,9 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       actor: HISTORY_ACTOR,
       detail: { phase: run?.phase ?? null, seconds, reason: String((err as Error)?.message ?? err).split("\n")[0] },
     }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
+    // The run's last line says how it ended.
+    if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
+    else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb() }, "run stopped; the next run resumes its transaction");
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
     throw err;
   } finally {

@@ -43,6 +43,7 @@ export default defineCommand({
       onSummary: print,
     });
     if (!values.keep) print(summary);
-    return summary.exitCode === 0 ? 0 : 1;
+    // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
+    return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },
 });

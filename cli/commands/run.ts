@@ -40,16 +40,23 @@ export default defineCommand({
       defaultText: "report",
       example: "--cls-mode strict",
     },
+    probe: {
+      type: "boolean",
+      description: "Do not run: load what a run loads (read-only) and check the hub the task would call, from the task's network (docs/hub-contract.md)",
+      example: "--probe",
+    },
+    write: { type: "boolean", description: "With --probe: also publish one marked test message and send one marked ERS entity and intake report", example: "--write" },
+    json: { type: "boolean", description: "With --probe: print the checks as one JSON object instead of a table", example: "--json" },
   },
   details: [
     "Each option may come from the environment instead (HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS, HUB_EXPORT_CLS, HUB_EXPORT_CLS_MODE): that is how the container is started.",
   ],
   exitCodes: {
     0: "the run ended ExecutionCompleted",
-    1: "the run was refused (bad definition, scripts or connections) or stopped; the next run resumes it",
+    1: "the run was refused (bad definition, scripts or connections) or stopped; the next run resumes it; with --probe: a required check failed",
     3: "the run ended ExecutionFailed: failed messages are retried by the next run under the same messageIds",
   },
-  async run(values) {
+  async run(values, io) {
     const definition = values.definition ?? process.env.HUB_EXPORT_DEFINITION;
     const scripts = values.scripts ?? process.env.HUB_EXPORT_SCRIPTS;
     const connections = values.connections ?? process.env.HUB_EXPORT_CONNECTIONS;
@@ -60,6 +67,13 @@ export default defineCommand({
     const mode = values["cls-mode"] ?? process.env.HUB_EXPORT_CLS_MODE ?? "report";
     if (mode !== "report" && mode !== "strict") throw new UsageError(`--cls-mode must be report or strict, got '${mode}'`);
     if (values["cls-mode"] !== undefined && !cls) throw new UsageError("--cls-mode needs --cls (the CLS load sheet to check against)");
+    if (!values.probe && (values.write || values.json)) throw new UsageError("--write and --json go with --probe");
+    if (values.probe) {
+      const { probeFromRunInputs, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
+      const report = await probeFromRunInputs({ definition, scripts, connections }, { write: values.write ?? false });
+      io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
+      return report.passed ? 0 : 1;
+    }
     // Loaded here so that `hub-export --help` does not pay for the task's modules.
     const { runExport } = require("../../task/run") as typeof import("../../task/run");
     return runExport({ definition, scripts, connections }, cls ? { cls: { sheet: cls, mode } } : {});

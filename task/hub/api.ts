@@ -1,16 +1,17 @@
 /**
- * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}?tenantId=<uuid>` with
- * `Authorization: Basic <credentials string>`. 429, 5xx and network errors retry with backoff; any other answer
- * but 2xx is a HubApiError.
+ * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}` (the hub contract's path template, by
+ * default `{name}?tenantId=<uuid>`) with `Authorization: Basic <credentials string>`. 429, 5xx and network errors
+ * retry with backoff; any other answer but 2xx is a HubApiError.
  */
 import type { Dispatcher } from "undici";
-import { basicAuthorization, hubApiUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
+import { basicAuthorization, hubCallUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
 import { answerText, backoffMs, describeNetworkError, wait, type RetryPolicy } from "../http/retry";
 import { target } from "../queue/broker";
 
 export class HubApiError extends Error {
   constructor(
-    readonly api: HubApiName,
+    /** The hub API, or QUEUE for a refused message when the contract says stop. */
+    readonly api: HubApiName | "QUEUE",
     message: string,
     readonly status?: number,
   ) {
@@ -22,6 +23,8 @@ export class HubApiError extends Error {
 export interface HubCall {
   api: HubApiName;
   apiUrl: string;
+  /** The hub contract's path template for the call (relative to apiUrl, `{tenantId}` filled in). */
+  path: string;
   tenantId: string;
   /** Secret: goes into the Authorization header only. */
   credentialsString: string;
@@ -29,7 +32,7 @@ export interface HubCall {
 }
 
 export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: RetryPolicy): Promise<void> {
-  const url = hubApiUrl(call.apiUrl, call.api, call.tenantId);
+  const url = hubCallUrl(call.apiUrl, call.path, call.tenantId);
   let last = "";
   for (let attempt = 1; attempt <= retry.attempts; attempt++) {
     let status: number;

@@ -36,7 +36,8 @@ export interface TenantConfig {
   queue: QueueEndpoint;
   /** For the Basic header of the ERS and HRSYS APIs. Secret. */
   credentialsString: string;
-  apis: { ERS: string; HRSYS: string };
+  /** CFG only for the probe: the run itself never calls it. */
+  apis: { ERS: string; HRSYS: string; CFG?: string };
 }
 
 export interface RunConfiguration {
@@ -134,7 +135,7 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
       }
     }
     if (credentialsString && step && queue && !missingApis.length) {
-      tenants.push({ hubTenantId: row.hub_tenant_id, hubTenantCode: row.hub_tenant_code, platRegion: row.plat_region, hubDestination: row.hub_destination, region: step.region, queue, credentialsString, apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")! } });
+      tenants.push({ hubTenantId: row.hub_tenant_id, hubTenantCode: row.hub_tenant_code, platRegion: row.plat_region, hubDestination: row.hub_destination, region: step.region, queue, credentialsString, apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")!, CFG: urls.get("CFG") } });
     }
   }
   if (problems.length) throw new UserError([`configuration of client ${client} is incomplete (${problems.length} problem${problems.length === 1 ? "" : "s"}):`, ...problems.map((p) => `  ${p}`)]);

@@ -1,12 +1,13 @@
 /**
- * ERS alongside publishing: the entities of each acknowledged message go to its tenant's ERS API straight from the
- * publisher's memory, so the bodies are never read back from the database. Batches hold up to
- * records_per_ers_request entities of one transaction and tenant. Once all of a message's entities are sent, its
- * PUBLISHED status is written and it moves to _ARCHIVE, in one database transaction (statusWriter.ts): a message in
- * _ARCHIVE has reached the queue and ERS.
+ * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of up to
+ * records_per_ers_request entities of one transaction and tenant. Once all of a message's entities are sent, it moves
+ * to _ARCHIVE in a commit the request's slot waits for: a message in _ARCHIVE has reached the queue and ERS, and after
+ * a kill at most the requests in flight (ERS concurrency x records_per_ers_request entities) are sent again.
  *
- * If ERS fails for good, the stream stops sending: the published messages are recorded and stay in _MESSAGES, and
- * the ERS phase (ers.ts, with its saved progress) sends them after the publish, as it does for a resumed run.
+ * The publish feeds it each acknowledged batch (the stream); the ERS phase (ers.ts) feeds it what is still in
+ * _MESSAGES. The hub contract decides what a failing request does: `stop` stops sending (the stream leaves the
+ * messages in _MESSAGES for the ERS phase, which stops the run); `record` logs the failure and archives the messages.
+ * With ERS turned off, messages are archived as they come.
  */
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";
@@ -15,14 +16,14 @@ import { Progress } from "../log";
 import { entitiesText } from "../mapping/messageBody";
 import { ersRequestBody, splitEntities } from "./ers";
 import type { StoredMessage } from "./publish";
-import type { StatusRecord, StatusWriter } from "./statusWriter";
+import type { StatusWriter } from "./statusWriter";
 
 /** A published message waiting for its entities to reach ERS. */
 interface Entry {
-  record: StatusRecord;
+  messageId: string;
   /** Batches holding its entities and not sent yet (more than one only for a split message). */
   pieces: number;
-  written: boolean;
+  done: boolean;
 }
 
 interface Batch {
@@ -39,9 +40,12 @@ export class ErsStream {
   private readonly tenants: Map<string, TenantConfig>;
   private readonly size: number;
   private readonly progress: Progress;
-  private failure?: unknown;
+  /** The first failure under `onFailure: stop`: nothing more is sent. */
+  failure?: unknown;
   /** Entities sent. */
   sent = 0;
+  /** Entities ERS did not take, recorded under `onFailure: record`. */
+  failedEntities = 0;
 
   constructor(
     private readonly ctx: RunContext,
@@ -52,16 +56,22 @@ export class ErsStream {
     this.progress = new Progress(ctx.log, "ers");
   }
 
-  /** Published messages and their status records; resolves when there is room for more (backpressure). */
-  async add(items: { message: StoredMessage; record: StatusRecord }[]): Promise<void> {
-    for (const { message, record } of items) {
+  private get contract() {
+    return this.ctx.config.definition.hubContract.ers;
+  }
+
+  /** Published messages (their PUBLISHED status committed); resolves when there is room for more (backpressure). */
+  async add(messages: StoredMessage[]): Promise<void> {
+    const archiveNow: string[] = [];
+    for (const message of messages) {
+      if (this.failure) continue; // stays in _MESSAGES for the ERS phase
       const tenant = this.tenants.get(message.tenantId);
-      if (this.failure || !tenant) {
-        // A tenant removed from HUB_PLAT_CONFIG has no ERS to send to: archived as it is, like the ERS phase does.
-        await this.status.add([{ ...record, archive: !tenant }]);
+      // ERS turned off, or a tenant removed from HUB_PLAT_CONFIG (no ERS to send to): archived as it is.
+      if (!this.contract.enabled || !tenant) {
+        archiveNow.push(message.messageId);
         continue;
       }
-      const entry: Entry = { record, pieces: 1, written: false };
+      const entry: Entry = { messageId: message.messageId, pieces: 1, done: false };
       const entities = entitiesText(message.body);
       if (message.recordCount > this.size) {
         // Rare (records_per_hub_message > records_per_ers_request): the message's entities split over batches.
@@ -91,9 +101,10 @@ export class ErsStream {
       }
       for (const b of full) await this.send(b);
     }
+    if (archiveNow.length) await this.status.commit([], archiveNow);
   }
 
-  /** Sends what is buffered and waits for every request; the records are with the status writer afterwards. */
+  /** Sends what is buffered and waits for every request and its archive commit. */
   async drain(): Promise<void> {
     for (const [key, batch] of [...this.buffers]) {
       this.buffers.delete(key);
@@ -106,37 +117,40 @@ export class ErsStream {
   private async send(batch: Batch): Promise<void> {
     while (this.inFlight.size >= this.ctx.settings.ersConcurrency) await Promise.race(this.inFlight);
     const request = this.post(batch)
-      // A failing status write surfaces through StatusWriter.add on the next records and in its flush.
+      // A failing archive write surfaces through the status writer on its next commit and in its flush.
       .catch(() => {})
       .finally(() => this.inFlight.delete(request));
     this.inFlight.add(request);
   }
 
+  /** One request; the slot is held until the messages it completes are archived. */
   private async post(batch: Batch): Promise<void> {
+    if (this.failure) return;
     const { tenant } = batch;
-    let sent = !this.failure;
-    if (sent) {
-      try {
-        const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities.join(","));
-        batch.entities = []; // the request holds the text now
-        await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry);
-        this.sent += batch.count;
-        this.progress.tick(this.sent);
-      } catch (err) {
-        sent = false;
+    try {
+      const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities.join(","));
+      batch.entities = []; // the request holds the text now
+      await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry);
+      this.sent += batch.count;
+      this.progress.tick(this.sent);
+    } catch (err) {
+      if (this.contract.onFailure === "stop") {
         if (!this.failure) {
           this.failure = err;
           this.ctx.log.warn({ event: "ers.stream.stopped", tenantId: tenant.hubTenantId, reason: (err as Error).message }, "ERS failed: published messages stay in _MESSAGES for the ERS phase");
         }
+        return;
       }
+      this.failedEntities += batch.count;
+      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason: (err as Error).message }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
     }
-    const records: StatusRecord[] = [];
+    const archive: string[] = [];
     for (const entry of batch.entries) {
-      // A message is written once: archived when its last piece is sent, as it is when a piece fails.
-      if (entry.written || (sent && --entry.pieces > 0)) continue;
-      entry.written = true;
-      records.push({ ...entry.record, archive: sent });
+      // A message is archived once, when its last piece is through.
+      if (entry.done || --entry.pieces > 0) continue;
+      entry.done = true;
+      archive.push(entry.messageId);
     }
-    if (records.length) await this.status.add(records);
+    if (archive.length) await this.status.commit([], archive);
   }
 }

@@ -1,13 +1,25 @@
-/** The HRSYS intake job reports (docs/hub-contract.md): STARTED when a run starts, COMPLETED or FAILED once finished. */
+/**
+ * The HRSYS intake job reports (an assumed call, docs/hub-contract.md): STARTED when a run starts, COMPLETED or FAILED
+ * once finished. The hub contract (hubContract.intakeReport) may turn them off, or make them best-effort: a failure is
+ * then recorded in the log and the run goes on, so a hub without the endpoint never keeps a run from exporting.
+ */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
 import { distinctHubTenants } from "../load/configuration";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
-export async function reportIntakeJob(ctx: RunContext, status: "STARTED" | "COMPLETED" | "FAILED", counts?: FinalCounts): Promise<void> {
+export type IntakeReport = "STARTED" | "COMPLETED" | "FAILED";
+
+/** Reports to every tenant's HRSYS API; true when reported, false when turned off or failed under `record`. */
+export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, counts?: FinalCounts): Promise<boolean> {
+  const contract = ctx.config.definition.hubContract.intakeReport;
+  if (!contract.enabled) {
+    ctx.log.debug({ event: "intakeJob.skipped", status }, "HRSYS intake report turned off (hubContract.intakeReport.enabled: false)");
+    return false;
+  }
   const p = ctx.config.definition.parameters;
   const hubTenants = distinctHubTenants(ctx.config.tenants);
-  await Promise.all(
+  const results = await Promise.allSettled(
     hubTenants.map((tenant) => {
       const c = counts?.tenants[tenant.hubTenantId];
       const body = {
@@ -18,10 +30,19 @@ export async function reportIntakeJob(ctx: RunContext, status: "STARTED" | "COMP
         status,
         counts: c ? { published: c.published, failed: c.failed, entities: c.entities } : {},
       };
-      return postToHub(ctx.dispatcher, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, ctx.settings.retry);
+      return postToHub(ctx.dispatcher, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, ctx.settings.retry);
     }),
   );
-  ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
+  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
+  if (failures.length === 0) {
+    ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
+    return true;
+  }
+  if (contract.onFailure === "stop") throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;
+  for (const f of failures) {
+    ctx.log.warn({ event: "hub.call.failed", api: "HRSYS", onFailure: "record", status, ...f }, "HRSYS intake report failed; recorded, the run goes on (hubContract.intakeReport.onFailure: record)");
+  }
+  return false;
 }
 
 export function hrsysStatus(status: IntakeJobStatus): "COMPLETED" | "FAILED" {

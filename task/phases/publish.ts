@@ -1,14 +1,16 @@
 /**
  * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, with a
- * bounded number of batch PUTs in flight over keep-alive connections. Every outcome goes to _STATUS; published
- * messages go on to ERS first (ersStream.ts), which records them and moves them to _ARCHIVE.
+ * bounded number of batch PUTs in flight over keep-alive connections. Every outcome goes to _STATUS; a batch holds
+ * its slot until its PUBLISHED rows are committed, so after a kill at most the batches in flight (publish concurrency
+ * x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts), which moves them to _ARCHIVE.
  */
-import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
+import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, contractProperties, type QueueMessageContract } from "../../core/hubContract";
 import type { RunContext } from "../context";
 import { QueueBroker, tooLarge, type MessageOutcome, type OutgoingMessage } from "../queue/broker";
 import { StatusWriter, type StatusRecord } from "./statusWriter";
 import { ErsStream } from "./ersStream";
 import { Progress } from "../log";
+import { HubApiError } from "../hub/api";
 
 /** A stored message, as read from HUB_<CLIENT>_MESSAGES (or returned by the extract). */
 export interface StoredMessage {
@@ -38,27 +40,34 @@ export class Publisher {
   private readonly waiting: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
+  /** PUBLISHED and FAILED rows: a batch's slot waits for its commit. */
   readonly status: StatusWriter;
+  /** Moves to _ARCHIVE: an ERS request's slot waits for its commit. */
+  private readonly archive: StatusWriter;
   readonly ers: ErsStream;
   submitted = 0;
-  /** Acknowledged by the broker (their status is written once ERS has them too). */
+  /** Acknowledged by the broker, their PUBLISHED status committed. */
   acknowledged = 0;
+  /** Set when a message was refused and the hub contract says stop (queueMessage.onFailure). */
+  private failure?: Error;
 
   constructor(private readonly ctx: RunContext) {
     const { config, dispatcher, settings } = ctx;
     for (const tenant of config.tenants) {
       if (!this.brokers.has(tenant.hubDestination)) this.brokers.set(tenant.hubDestination, new QueueBroker(tenant.queue, dispatcher, settings.retry));
     }
-    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId);
-    this.ers = new ErsStream(ctx, this.status);
+    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.ers = new ErsStream(ctx, this.archive);
     this.progress = new Progress(ctx.log, "publish");
   }
 
   /** Queues messages for publishing; resolves when there is room for more (backpressure). */
   async submit(messages: StoredMessage[]): Promise<void> {
     for (const message of messages) {
+      if (this.failure) throw this.failure;
       this.submitted++;
-      const out = outgoing(message, this.ctx.config.definition.parameters.system_code);
+      const out = outgoing(message, this.ctx.config.definition.parameters.system_code, this.ctx.config.definition.hubContract.queueMessage);
       const early = tooLarge(out) ?? (this.brokers.has(message.destination) ? undefined : { messageId: message.messageId, published: false, reason: `no queue connection for hub destination ${message.destination}`, attempts: 0 });
       if (early) {
         await this.record([message], [early]);
@@ -83,8 +92,9 @@ export class Publisher {
     for (const destination of [...this.buffers.keys()]) await this.dispatch(destination);
     while (this.running.size > 0) await Promise.all([...this.running]);
     await this.ers.drain();
-    await this.status.flush();
+    await Promise.all([this.status.flush(), this.archive.flush()]);
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
+    if (this.failure) throw this.failure;
   }
 
   counts() {
@@ -122,17 +132,21 @@ export class Publisher {
     const records: StatusRecord[] = outcomes.map((o, i) => ({ ...o, transactionId: messages[i].transactionId, tenantId: messages[i].tenantId, destination: messages[i].destination }));
     const failed = records.filter((r) => !r.published);
     for (const r of failed) this.ctx.log.warn({ event: "publish.failed", messageId: r.messageId, destination: r.destination, attempts: r.attempts, reason: r.reason }, "message not published");
-    if (failed.length) await this.status.add(failed);
-    const published = records.flatMap((record, i) => (record.published ? [{ message: messages[i], record }] : []));
+    if (failed.length && this.ctx.config.definition.hubContract.queueMessage.onFailure === "stop") {
+      this.failure ??= new HubApiError("QUEUE", `the broker refused message ${failed[0].messageId} for ${failed[0].destination} and hubContract.queueMessage.onFailure is stop: ${failed[0].reason}`);
+    }
+    const published = records.filter((r) => r.published);
+    // Acknowledged only once committed: the slot of this batch is held until then.
+    await this.status.commit(records);
     this.acknowledged += published.length;
-    if (published.length) await this.ers.add(published);
+    if (published.length) await this.ers.add(messages.filter((_, i) => records[i].published));
     this.progress.tick(this.acknowledged + this.status.failed, this.counts());
   }
 }
 
-/** The broker's message: properties, headers.messageId, and the body as a JSON string. */
-export function outgoing(m: StoredMessage, systemCode: string): OutgoingMessage {
-  const properties = { transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) };
+/** The broker's message: properties (as the hub contract names them), headers.messageId, and the body as a JSON string. */
+export function outgoing(m: StoredMessage, systemCode: string, contract: QueueMessageContract): OutgoingMessage {
+  const properties = contractProperties({ transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) }, contract);
   const json = `{"properties":${JSON.stringify(properties)},"headers":{"messageId":"${m.messageId}"},"body":${JSON.stringify(m.body)}}`;
   return { messageId: m.messageId, json, bytes: Buffer.byteLength(json) };
 }

@@ -1,8 +1,13 @@
 /**
- * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS in batches (one INSERT ... ON CONFLICT over unnest
- * arrays), one flush at a time. A message is acknowledged once its PUBLISHED row is committed: a run killed before
- * that publishes it again, with the same messageId. Messages whose entities went to ERS as well move to _ARCHIVE in
- * the same database transaction, while their rows are still in PostgreSQL's buffers: the finish has little left.
+ * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS (one INSERT ... ON CONFLICT over unnest arrays) and moves
+ * messages to _ARCHIVE, one write at a time, each in one database transaction.
+ *
+ * At-least-once made tight: a message is acknowledged once its PUBLISHED row is committed, and a run killed before
+ * that publishes it again under the same messageId (a standard queue stores it twice). So `commit()` is a group
+ * commit that resolves only once the records are in the database, and the publisher holds a batch's slot until then:
+ * at any moment, the messages the broker may have stored without our record are at most the batches in flight. The
+ * same holds for ERS: a message leaves _MESSAGES (its entities are in ERS) in a commit the ERS request waits for.
+ * Failed outcomes need no such wait (a message not stored is not a duplicate when retried): `add()` buffers them.
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
@@ -14,73 +19,138 @@ export interface StatusRecord extends MessageOutcome {
   transactionId: string;
   tenantId: string;
   destination: string;
-  /** Published and sent to ERS: the message moves to _ARCHIVE. */
-  archive?: boolean;
+}
+
+/** A write: status rows to upsert, and ids of messages to move to _ARCHIVE. */
+interface Pending {
+  statuses: StatusRecord[];
+  archive: string[];
 }
 
 const FLUSH_SIZE = 2000;
 const FLUSH_MS = 250;
 
 export class StatusWriter {
-  private buffer: StatusRecord[] = [];
-  private flushing: Promise<void> = Promise.resolve();
+  private buffer: Pending = empty();
+  /** The next write, waiting for a lane; records committed meanwhile join it (group commit). */
+  private next?: Promise<void>;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
   private timer?: NodeJS.Timeout;
   private error?: unknown;
   published = 0;
   failed = 0;
+  archived = 0;
 
   constructor(
     private readonly pool: Pool,
     private readonly tables: RunTables,
     /** The run's transaction: archived_by of what it archives. */
     private readonly runTransactionId: string,
+    /**
+     * Writes at a time. Status rows of distinct messages never conflict; archive writes share the per-tenant count
+     * rows, which they lock in tenant order (archiveSql), so concurrent writes cannot deadlock.
+     */
+    private readonly lanes = 1,
   ) {}
 
-  /** Adds outcomes; resolves once the buffer is small again (backpressure for the publisher). */
+  /** Buffers outcomes that need not be durable at once; resolves once the buffer is small again. */
   async add(records: StatusRecord[]): Promise<void> {
     if (this.error) throw this.error;
-    for (const r of records) {
-      this.buffer.push(r);
-      if (r.published) this.published++;
-      else this.failed++;
-    }
-    if (this.buffer.length >= FLUSH_SIZE) await this.flush();
+    this.push(records, []);
+    if (this.size() >= FLUSH_SIZE) await this.flush();
     else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);
   }
 
-  /** Writes what is buffered (after any flush in progress). */
+  /** Writes outcomes and archives messages; resolves once they are committed (with whatever else was buffered). */
+  async commit(records: StatusRecord[], archive: string[] = []): Promise<void> {
+    if (this.error) throw this.error;
+    this.push(records, archive);
+    await this.flush();
+  }
+
+  /** Writes what is buffered; resolves once it is committed, rejects if that write (or an earlier one) failed. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.buffer;
-    this.buffer = [];
-    this.flushing = this.flushing.then(() => (batch.length ? this.write(batch) : undefined));
-    this.flushing.catch((err) => (this.error ??= err));
-    return this.flushing;
+    if (!this.next) {
+      const next = this.lane().then(() => this.writeBuffered());
+      this.next = next;
+      next.catch((err) => {
+        this.error ??= err;
+      });
+    }
+    return this.next;
   }
 
-  private async write(batch: StatusRecord[]): Promise<void> {
+  private async writeBuffered(): Promise<void> {
+    this.next = undefined;
+    const pending = this.buffer;
+    this.buffer = empty();
+    try {
+      if (this.error) throw this.error;
+      if (pending.statuses.length || pending.archive.length) await this.write(pending);
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private lane(): Promise<void> {
+    if (this.active < this.lanes) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.active++;
+        resolve();
+      }),
+    );
+  }
+
+  private push(records: StatusRecord[], archive: string[]): void {
+    for (const r of records) {
+      this.buffer.statuses.push(r);
+      if (r.published) this.published++;
+      else this.failed++;
+    }
+    for (const id of archive) this.buffer.archive.push(id);
+    this.archived += archive.length;
+  }
+
+  private size(): number {
+    return this.buffer.statuses.length + this.buffer.archive.length;
+  }
+
+  private async write({ statuses, archive }: Pending): Promise<void> {
     const client = await this.pool.connect();
     let failure: Error | undefined;
     try {
       await inTransaction(client, async () => {
-        await client.query(
-          `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
-           SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
-             FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
-           ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()`,
-          [
-            batch.map((r) => r.messageId),
-            batch.map((r) => r.transactionId),
-            batch.map((r) => r.tenantId),
-            batch.map((r) => r.destination),
-            batch.map((r) => r.published),
-            batch.map((r) => r.attempts),
-            batch.map((r) => (r.published ? null : (r.reason ?? "failed"))),
-          ],
-        );
-        const archived = batch.filter((r) => r.published && r.archive).map((r) => r.messageId);
-        if (archived.length) await client.query(archiveByIdSql(this.tables), [this.runTransactionId, archived]);
+        // Visible to the next run as soon as it commits, which is all a killed task needs; waiting for the WAL flush
+        // too would only guard against a database crash, after which a few acknowledgements are re-sent (same ids).
+        await client.query("SET LOCAL synchronous_commit TO off");
+        if (statuses.length) {
+          // Named: planned once per session, as these statements run once per batch or two in flight.
+          await client.query({
+            name: "hub-export-status-upsert",
+            text: `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
+             SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
+               FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
+             ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()`,
+            values: [
+              statuses.map((r) => r.messageId),
+              statuses.map((r) => r.transactionId),
+              statuses.map((r) => r.tenantId),
+              statuses.map((r) => r.destination),
+              statuses.map((r) => r.published),
+              statuses.map((r) => r.attempts),
+              statuses.map((r) => (r.published ? null : (r.reason ?? "failed"))),
+            ],
+          });
+        }
+        if (archive.length) await client.query({ name: "hub-export-archive-by-id", text: archiveByIdSql(this.tables), values: [this.runTransactionId, archive] });
       });
     } catch (err) {
       failure = err as Error;
@@ -90,4 +160,8 @@ export class StatusWriter {
       client.release(failure);
     }
   }
+}
+
+function empty(): Pending {
+  return { statuses: [], archive: [] };
 }

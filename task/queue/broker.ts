@@ -36,7 +36,10 @@ interface Session {
 const batchAnswerSchema = z.array(publishResultSchema);
 
 export class QueueBroker {
+  /** The authorization in progress or done, shared by concurrent callers; it never rejects unobserved (see authorize). */
   private session?: Promise<Session>;
+  /** The session it resolved to, so that an expired one is told apart synchronously. */
+  private current?: Session;
   /** Set when the broker refused the credentials: every later batch fails at once with this reason. */
   private refused?: string;
   /** Re-authorizations after a 401, for the run's log. */
@@ -111,17 +114,25 @@ export class QueueBroker {
 
   /** The current session, authorizing once for all concurrent callers. */
   private authorize(): Promise<Session> {
-    this.session ??= this.requestToken().catch((err) => {
-      this.session = undefined;
-      throw err;
-    });
+    this.session ??= this.requestToken().then(
+      (s) => (this.current = s),
+      (err) => {
+        this.session = undefined;
+        throw err;
+      },
+    );
     return this.session;
   }
 
+  /**
+   * Forgets a session the broker called expired, unless another caller already replaced it. Decided synchronously:
+   * a callback on the shared promise would reject unobserved when the re-authorization fails (a 503 at that moment
+   * once ended the process through an unhandled rejection).
+   */
   private expire(used: Session): void {
-    void this.session?.then((s) => {
-      if (s === used) this.session = undefined;
-    });
+    if (this.current !== used) return;
+    this.current = undefined;
+    this.session = undefined;
   }
 
   private async requestToken(): Promise<Session> {

@@ -27,7 +27,7 @@ export function archiveSql(t: RunTables, deleted: string): string {
        RETURNING transaction_id, hub_tenant_id, record_count
      )
      INSERT INTO ${t.runTenant} AS c (transaction_id, hub_tenant_id, messages, retried, entities)
-     SELECT $1::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> $1::uuid), sum(record_count) FROM ins GROUP BY hub_tenant_id
+     SELECT $1::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> $1::uuid), sum(record_count) FROM ins GROUP BY hub_tenant_id ORDER BY hub_tenant_id
      ON CONFLICT (transaction_id, hub_tenant_id)
      DO UPDATE SET messages = c.messages + EXCLUDED.messages, retried = c.retried + EXCLUDED.retried, entities = c.entities + EXCLUDED.entities`;
 }

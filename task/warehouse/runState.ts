@@ -5,7 +5,7 @@
  */
 import crypto from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Pool, PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import { UserError } from "../../core/errors";
 import type { PipelineDefinition } from "../../core/definition";
 import type { RunTables } from "./tables";
@@ -33,7 +33,6 @@ export interface RunState {
   startedReported: boolean;
   /** ISO local date-time: changes up to here belong to this run. */
   upperBound: string;
-  ersProgress: Record<string, number>;
   finalStatus: IntakeJobStatus | null;
   finalCounts: FinalCounts | null;
   startedAt: Date;
@@ -70,13 +69,12 @@ interface RunRow {
   attempts: number;
   started_reported: boolean;
   upper_bound: string;
-  ers_progress: Record<string, number>;
   final_status: IntakeJobStatus | null;
   final_counts: FinalCounts | null;
   started_at: Date;
 }
 
-const COLUMNS = "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, ers_progress, final_status, final_counts, started_at";
+const COLUMNS = "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, final_status, final_counts, started_at";
 
 /** The unfinished run of the client, resumed; or a new one with a new transaction id. */
 export async function openRun(client: PoolClient, t: RunTables, def: PipelineDefinition): Promise<RunState> {
@@ -101,7 +99,6 @@ function toState(r: RunRow, resumed: boolean): RunState {
     attempts: r.attempts,
     startedReported: r.started_reported,
     upperBound: r.upper_bound,
-    ersProgress: r.ers_progress ?? {},
     finalStatus: r.final_status,
     finalCounts: r.final_counts,
     startedAt: r.started_at,
@@ -117,10 +114,6 @@ export async function setPhase(client: PoolClient, t: RunTables, run: RunState, 
 export async function markStartedReported(client: PoolClient, t: RunTables, run: RunState): Promise<void> {
   await client.query(`UPDATE ${t.run} SET started_reported = true, updated_at = now() WHERE transaction_id = $1`, [run.transactionId]);
   run.startedReported = true;
-}
-
-export async function saveErsProgress(client: Pool | PoolClient, t: RunTables, run: RunState): Promise<void> {
-  await client.query(`UPDATE ${t.run} SET ers_progress = $2, updated_at = now() WHERE transaction_id = $1`, [run.transactionId, JSON.stringify(run.ersProgress)]);
 }
 
 /** The run is over: the intake job is in the database and the HRSYS API has been told. */

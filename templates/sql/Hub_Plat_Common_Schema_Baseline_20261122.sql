@@ -95,8 +95,6 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
   started_reported boolean NOT NULL DEFAULT false,
   -- Changes up to this database time belong to the run; the watermarks of the tenants/countries scanned advance to it.
   upper_bound      timestamp NOT NULL,
-  -- Per transaction whose messages go to ERS in this run: the seq through which entities were sent.
-  ers_progress     jsonb NOT NULL DEFAULT '{}',
   -- Set when finished in the database: the intake job's status and counts, still to be reported to HRSYS.
   final_status     text NULL CHECK (final_status IN ('ExecutionCompleted', 'ExecutionFailed')),
   final_counts     jsonb NULL,

@@ -166,7 +166,8 @@ describe("fault injection over HTTP", () => {
     em.setFaults("none");
     const retry = await put(messagesUrl(em, "q"), token, [message("stored-unanswered")]);
     expect(retry.status).toBe(201);
-    expect(em.state().queues.US.destinations.q).toMatchObject({ count: 1, duplicates: 1 });
+    // Stored twice: the broker had it, the client could not know, and a standard queue keeps both deliveries.
+    expect(em.state().queues.US.destinations.q).toMatchObject({ count: 2, distinct: 1, duplicates: 1 });
   });
 
   it("adds latency", async () => {
@@ -239,7 +240,7 @@ describe("inspection API", () => {
       const state = (await res.json()) as any;
       expect(Object.keys(state).sort()).toEqual(["ers", "faults", "intakeJobs", "queues", "routingRules"]);
       expect(Object.keys(state.queues)).toEqual(["US", "EU", "APAC"]);
-      expect(state.queues.US.destinations["q-us"]).toEqual({ count: 2, duplicates: 1, rejected: 0, bytes: 3 + "body of b".length });
+      expect(state.queues.US.destinations["q-us"]).toEqual({ count: 3, distinct: 2, duplicates: 1, rejected: 0, bytes: 3 + "body of b".length + "body of a".length });
       expect(state.queues.EU.destinations).toEqual({});
       expect(state.faults).toMatchObject({ seed: 1, rules: {} });
       expect(Object.keys(state.faults.stats).sort()).toEqual([...FAULT_ENDPOINTS].sort());

@@ -146,8 +146,9 @@ describe("hub APIs", () => {
       await hubCall(em, "ERS", { body: ersBody(3, "tx-b") });
       await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody(2, "tx-e") });
       expect(em.state().ers).toEqual({
-        [TENANT_US]: { requests: 3, entities: 110, transactions: { "tx-a": 107, "tx-b": 3 } },
-        [TENANT_EU]: { requests: 1, entities: 2, transactions: { "tx-e": 2 } },
+        // E0..E6 of tx-a arrived twice: re-sent entities, found by their UserId.
+        [TENANT_US]: { requests: 3, entities: 110, duplicates: 7, transactions: { "tx-a": 107, "tx-b": 3 } },
+        [TENANT_EU]: { requests: 1, entities: 2, duplicates: 0, transactions: { "tx-e": 2 } },
       });
     });
 
@@ -203,5 +204,27 @@ describe("hub APIs", () => {
       expect(a.status).toBe(400);
       expect(em.state().intakeJobs).toEqual([]);
     });
+  });
+});
+
+describe("a hub that lacks the assumed endpoints", () => {
+  it("answers 404 on the missing ERS and HRSYS paths and serves the cfg API", async () => {
+    const em = await startEmulator({ config: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] }, faults: "*:503=1" });
+    try {
+      const ers = await hubCall(em, "ERS", { body: ersBody(1) });
+      const hrsys = await hubCall(em, "HRSYS", { body: intakeJob() });
+      // 404 before any fault is drawn: the path does not exist, like an unknown one.
+      expect([ers.status, hrsys.status]).toEqual([404, 404]);
+      em.setFaults("none");
+      expect((await hubCall(em, "CFG", { body: defaultRoutingRules() })).status).toBe(200);
+      expect(em.state()).toMatchObject({ ers: {}, intakeJobs: [] });
+      expect(em.state().faults.stats["ers.entities"].requests).toBe(0);
+    } finally {
+      await em.close();
+    }
+  });
+
+  it("refuses an unknown endpoint name in its config", async () => {
+    await expect(startEmulator({ config: { missingEndpoints: ["ers.nothing" as never] } })).rejects.toThrow(/missingEndpoints\[0\]: must be one of cfg.routingRules, ers.entities, hrsys.intakeJobs/);
   });
 });

@@ -60,7 +60,7 @@ describe("queue broker", () => {
       expect(publishResultSchema.parse(a.json)).toEqual({ messageId: "m-1", status: "successful", statusMessage: "queued" });
       const dest = stored("q1");
       expect(dest.count).toBe(1);
-      expect(dest.messages).toEqual([{ messageId: "m-1", bytes: 5, properties: message("m-1").properties, body: "hello" }]);
+      expect(dest.messages).toEqual([{ messageId: "m-1", bytes: 5, deliveries: 1, properties: message("m-1").properties, body: "hello" }]);
     });
 
     it("takes a messageId that needs percent-encoding in the path", async () => {
@@ -202,26 +202,31 @@ describe("queue broker", () => {
     });
   });
 
-  describe("duplicates", () => {
-    it("stores a republished messageId once and counts the duplicate, keeping the first body", async () => {
+  describe("duplicates (a standard, at-least-once queue)", () => {
+    it("stores a republished messageId again and counts it as a duplicate delivery", async () => {
       expect((await put(messagesUrl(em, "q1"), token, [message("d-1", "first"), message("d-2")])).status).toBe(201);
-      const again = await put(messagesUrl(em, "q1"), token, [message("d-1", "second"), message("d-3")]);
+      const again = await put(messagesUrl(em, "q1"), token, [message("d-1", "first"), message("d-3")]);
       expect(again.status).toBe(201);
-      expect(again.json.map((r: { status: string }) => r.status)).toEqual(["successful", "successful"]);
-      expect(again.json[0].statusMessage).toMatch(/duplicate/);
+      expect(again.json).toEqual([
+        { messageId: "d-1", status: "successful", statusMessage: "queued" },
+        { messageId: "d-3", status: "successful", statusMessage: "queued" },
+      ]);
       const single = await put(`${messagesUrl(em, "q1")}/d-2`, token, message("d-2"));
       expect(single.status).toBe(201);
       const dest = stored("q1");
-      expect(dest.count).toBe(3);
-      expect(dest.duplicates).toBe(2);
-      expect(dest.messages!.find((m) => m.messageId === "d-1")!.body).toBe("first");
+      expect(dest).toMatchObject({ count: 5, distinct: 3, duplicates: 2 });
+      expect(dest.messages!.map((m) => [m.messageId, m.deliveries])).toEqual([
+        ["d-1", 2],
+        ["d-2", 2],
+        ["d-3", 1],
+      ]);
     });
 
     it("counts per destination: the same messageId in another queue is a new message", async () => {
       await put(messagesUrl(em, "q1"), token, [message("same")]);
       await put(messagesUrl(em, "q2"), token, [message("same")]);
-      expect(stored("q1")).toMatchObject({ count: 1, duplicates: 0 });
-      expect(stored("q2")).toMatchObject({ count: 1, duplicates: 0 });
+      expect(stored("q1")).toMatchObject({ count: 1, distinct: 1, duplicates: 0 });
+      expect(stored("q2")).toMatchObject({ count: 1, distinct: 1, duplicates: 0 });
     });
   });
 
@@ -244,18 +249,35 @@ describe("queue broker", () => {
   });
 });
 
+describe("queue broker with deduplication", () => {
+  it("keeps the first publish of a messageId and only counts the republish", async () => {
+    const em = await startEmulator({ config: { deduplicate: true } });
+    try {
+      const token = await authorize(em);
+      await put(messagesUrl(em, "q"), token, [message("d-1", "first")]);
+      const again = await put(messagesUrl(em, "q"), token, [message("d-1", "second")]);
+      expect(again.json[0]).toEqual({ messageId: "d-1", status: "successful", statusMessage: "duplicate messageId; already stored" });
+      const dest = em.state({ messages: true }).queues.US.destinations.q;
+      expect(dest).toMatchObject({ count: 1, distinct: 1, duplicates: 1 });
+      expect(dest.messages).toMatchObject([{ messageId: "d-1", bytes: 5, deliveries: 1, body: "first" }]);
+    } finally {
+      await em.close();
+    }
+  });
+});
+
 describe("queue broker without retained bodies", () => {
-  it("stores only sizes, still once per messageId", async () => {
+  it("stores only sizes and delivery counts", async () => {
     const em = await startEmulator({ config: { retainBodies: false } });
     try {
       const token = await authorize(em);
       await put(messagesUrl(em, "q"), token, [message("a", "12345"), message("b", "é")]);
       await put(messagesUrl(em, "q"), token, [message("a", "12345")]);
       const dest = em.state({ messages: true }).queues.US.destinations.q;
-      expect(dest).toMatchObject({ count: 2, duplicates: 1, bytes: 7 });
+      expect(dest).toMatchObject({ count: 3, distinct: 2, duplicates: 1, bytes: 12 });
       expect(dest.messages).toEqual([
-        { messageId: "a", bytes: 5 },
-        { messageId: "b", bytes: 2 },
+        { messageId: "a", bytes: 5, deliveries: 2 },
+        { messageId: "b", bytes: 2, deliveries: 1 },
       ]);
     } finally {
       await em.close();

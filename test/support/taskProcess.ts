@@ -81,6 +81,14 @@ export async function startTask(args: string[], env: Record<string, string> = {}
   };
 }
 
+/** The events a run that was not killed always ends its log with (run.done, run.stopped, run.refused). */
+export const FINAL_EVENTS = ["run.done", "run.stopped", "run.refused"];
+
+/** The last log event's name: a run that ended by itself must end with one of FINAL_EVENTS. */
+export function finalEvent(result: TaskResult): string | undefined {
+  return result.events.at(-1)?.event as string | undefined;
+}
+
 export async function runTask(args: string[], env: Record<string, string> = {}): Promise<TaskResult> {
   return (await startTask(args, env)).done;
 }

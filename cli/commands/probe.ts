@@ -1,0 +1,43 @@
+/** `hub-export probe`: checks a stack's hub endpoints before its first run (task/probe/, docs/hub-contract.md). */
+import { defineCommand } from "../command";
+import { loadFromOptions, stackOptions } from "../stackOptions";
+
+export default defineCommand({
+  summary: "Check the hub a stack's task calls: DNS, TLS, reachability, authentication and answer shapes",
+  options: {
+    ...stackOptions,
+    scripts: {
+      type: "string",
+      value: "DIR|s3://BUCKET/PREFIX/",
+      description: "Where tenant_credentials.txt is read",
+      defaultText: "the stack's deployed scripts folder, s3://<bucket>/Tools/hub_python_scripts/",
+      example: "--scripts .local/bucket/Tools/hub_python_scripts",
+    },
+    connections: {
+      type: "string",
+      value: "DIR|secretsmanager:PREFIX",
+      description: "Where the queue connection records are read",
+      defaultText: "the stack's connection store, secretsmanager:<connectionStore.prefix>",
+      example: "--connections .local/connections",
+    },
+    write: { type: "boolean", description: "Also publish one marked test message per queue and send one marked ERS entity and intake report per tenant", example: "--write" },
+    json: { type: "boolean", description: "Print the checks as one JSON object ({passed, counts, checks}) instead of a table", example: "--json" },
+  },
+  details: [
+    "Without --write nothing is created: the broker gets an empty batch and ERS and HRSYS an empty body, which their contracts refuse (a 400 proves path and credentials). The cfg API is only read.",
+    "Run it after 'pulumi up' (the secrets come from the deployed stores). The container runs the same checks with 'hub-export run --probe', from the task's network.",
+  ],
+  examples: [
+    { command: "hub-export probe --stack qa", does: "a table of endpoint, check, result, latency and verdict for the qa stack's hub" },
+    { command: "hub-export probe --stack prod --json", does: "the same as JSON, for a script" },
+  ],
+  exitCodes: { 0: "every required check passed", 1: "a required check failed (or the stack config is invalid)" },
+  async run(values, io) {
+    const config = loadFromOptions(values);
+    const { deployedInputs, probeFromStack, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
+    const deployed = deployedInputs(config);
+    const report = await probeFromStack(config, { scripts: values.scripts ?? deployed.scripts, connections: values.connections ?? deployed.connections }, { write: values.write ?? false });
+    io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
+    return report.passed ? 0 : 1;
+  },
+});

@@ -1,0 +1,40 @@
+/** The probe's two entries: `run --probe` (what the task loads) and `probe --stack` (the stack config and its deployed stores). */
+import type { StackConfig } from "../../config/schema";
+import { BUCKET_FOLDERS } from "../../core/naming";
+import { createAgent } from "../http/retry";
+import { createLogger } from "../log";
+import { loadRunConfiguration, type RunInputs } from "../load/configuration";
+import { probeHub } from "./probe";
+import { probeReport, type ProbeReport } from "./report";
+import { targetsFromRun, targetsFromStack } from "./targets";
+
+export { formatProbeTable, type ProbeReport } from "./report";
+
+/** `run --probe`: loads exactly what a run loads (read-only), then probes the hub it would call. */
+export async function probeFromRunInputs(inputs: RunInputs, options: { write: boolean }): Promise<ProbeReport> {
+  // Warnings of the load go to stderr: stdout carries the table or the JSON.
+  const config = await loadRunConfiguration(inputs, createLogger(2));
+  const dispatcher = createAgent(4);
+  try {
+    const database = { endpoint: `database (${config.definition.connections.database})`, check: "load", result: `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`, latencyMs: null, verdict: "ok" as const, required: true };
+    return probeReport([database, ...(await probeHub(targetsFromRun(config), { write: options.write, dispatcher }))]);
+  } finally {
+    await Promise.allSettled([config.pool.end(), dispatcher.close()]);
+  }
+}
+
+/** Where a stack's task reads its inputs: the bucket's scripts folder and the connection store (as components/task/exportTask.ts). */
+export function deployedInputs(config: StackConfig): { scripts: string; connections: string } {
+  return { scripts: `s3://${config.bucket.name}/${BUCKET_FOLDERS.scripts}`, connections: `secretsmanager:${config.connectionStore.prefix}` };
+}
+
+/** `probe --stack`: the stack config's hub with the secrets of its deployed stores (or the given folders). */
+export async function probeFromStack(config: StackConfig, inputs: { scripts: string; connections: string }, options: { write: boolean }): Promise<ProbeReport> {
+  const { targets, problems } = await targetsFromStack(config, inputs);
+  const dispatcher = createAgent(4);
+  try {
+    return probeReport([...problems, ...(await probeHub(targets, { write: options.write, dispatcher }))]);
+  } finally {
+    await dispatcher.close();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * What the probe checks, from where it runs: `run --probe` takes exactly what a run loads (the definition, the
+ * credential files, the connection records and the configuration tables); `probe --stack` takes the stack config's
+ * tenants and hub URLs with the secrets from the deployed scripts folder and connection store, so it needs no
+ * database and shows what the next `pulumi up` would configure.
+ */
+import type { StackConfig } from "../../config/schema";
+import { hubApiConfigRows } from "../../core/rows";
+import { HUB_REGIONS } from "../../core/regions";
+import { distinctHubTenants, type RunConfiguration } from "../load/configuration";
+import { loadScriptFiles } from "../load/scriptFiles";
+import { openConnectionStore } from "../connections/store";
+import { queueEndpoint } from "../connections/record";
+import type { CheckResult } from "./checks";
+import type { ProbeTargets } from "./probe";
+
+export function targetsFromRun(config: RunConfiguration): ProbeTargets {
+  const queues = new Map(config.tenants.map((t) => [t.hubDestination, { region: t.region, endpoint: t.queue }]));
+  const p = config.definition.parameters;
+  return {
+    contract: config.definition.hubContract,
+    queues: [...queues.values()],
+    tenants: distinctHubTenants(config.tenants).map((t) => ({ hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, apis: t.apis, credentialsString: t.credentialsString })),
+    systemCode: p.system_code,
+    jobName: p.job_name,
+  };
+}
+
+/** The stack's targets; what cannot be found (a record, a credentials string) is a failed check, not an error. */
+export async function targetsFromStack(config: StackConfig, inputs: { scripts: string; connections: string }): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
+  const problems: CheckResult[] = [];
+  const fail = (endpoint: string, check: string, result: string) => problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
+  const store = openConnectionStore(inputs.connections);
+  const queues: ProbeTargets["queues"] = [];
+  try {
+    for (const region of HUB_REGIONS) {
+      const q = config.queues[region];
+      if (!q) continue;
+      const record = await store.get(q.connectionName);
+      if (!record) fail(`queue ${region} (${q.connectionName})`, "connection record", `not in ${store.describe} (pulumi up creates it)`);
+      else queues.push({ region, endpoint: queueEndpoint(record) });
+    }
+  } finally {
+    store.close();
+  }
+  const credentials = (await loadScriptFiles(inputs.scripts)).tenantCredentials;
+  const apiRows = hubApiConfigRows(config);
+  const tenants: ProbeTargets["tenants"] = [];
+  for (const hub of config.hubTenants) {
+    const id = hub.hubTenantId;
+    const code = hub.hubTenantCode;
+    const credentialsString = credentials.get(id.toLowerCase());
+    if (!credentialsString) {
+      fail(`tenant ${code}`, "credentials string", `no entry for ${id} in tenant_credentials.txt of ${inputs.scripts}`);
+      continue;
+    }
+    const apis = Object.fromEntries(apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]));
+    tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
+  }
+  return { targets: { contract: config.hubContract, queues, tenants, systemCode: config.parameters.system_code, jobName: config.jobName }, problems };
+}

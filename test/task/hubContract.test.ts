@@ -1,0 +1,79 @@
+/**
+ * The task against a hub that lacks the assumed ERS and HRSYS endpoints (the emulator answers 404 there): with the
+ * default contract a run stops, resumable, before it touches a record; the stack's hubContract settings make it
+ * export everyone with no code change. Queue message properties follow the contract's names.
+ */
+import fs from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
+import { FINAL_EVENTS, finalEvent, runTask, taskBundle } from "../support/taskProcess";
+import { QUEUES } from "../support/platform";
+import { HUB_CONTRACT_DEFAULTS, type HubContract } from "../../core/hubContract";
+
+const FAST_RETRY = { HUB_EXPORT_RETRY_BASE_MS: "5", HUB_EXPORT_RETRY_MAX_MS: "20", HUB_EXPORT_RETRY_ATTEMPTS: "3" };
+
+describe("export task: a hub without the assumed ERS and HRSYS endpoints", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 300, emulator: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] } }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  /** The stack's hubContract, as `pulumi up` would render it into the definition the task reads. */
+  const useContract = (contract: HubContract) => {
+    const def = JSON.parse(fs.readFileSync(f.platform.definitionFile, "utf8"));
+    fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...def, hubContract: contract }, null, 2));
+  };
+  const stored = () => {
+    const s = f.emulator.state({ messages: true });
+    return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
+  };
+
+  it("with the default contract, stops (resumable, exit 1) at the STARTED report, before exporting anything", async () => {
+    const r = await runTask(f.platform.args, FAST_RETRY);
+    expect(r.code).toBe(1);
+    expect(finalEvent(r)).toBe("run.stopped");
+    expect(r.stderr).toMatch(/HRSYS API refused the request .*HTTP 404/);
+    expect(r.stderr).toMatch(/the next run resumes the transaction/);
+    expect(stored()).toEqual([]);
+  });
+
+  it("with the report turned off and ERS failures only recorded, exports everyone and completes", async () => {
+    useContract({ ...HUB_CONTRACT_DEFAULTS, intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, enabled: false }, ers: { ...HUB_CONTRACT_DEFAULTS.ers, onFailure: "record" } });
+    const r = await runTask(f.platform.args, FAST_RETRY);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(finalEvent(r)).toBe("run.done");
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    expect(new Set(stored().map((m) => m.messageId)).size).toBe(inScope);
+    expect(await f.count(f.t.archive)).toBe(inScope);
+    // The ERS failures are recorded: in the log, per batch, and counted on the run's last line.
+    const failures = r.events.filter((e) => e.event === "hub.call.failed");
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.every((e) => e.api === "ERS" && /HTTP 404/.test(String(e.reason)))).toBe(true);
+    expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", ersFailedEntities: inScope });
+    expect(f.emulator.state().intakeJobs).toEqual([]);
+  });
+
+  it("with a best-effort report, ERS off and renamed properties, records the report's failure and sends the hub's property names", async () => {
+    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region = 'US'`);
+    f.emulator.reset();
+    useContract({
+      ers: { ...HUB_CONTRACT_DEFAULTS.ers, enabled: false },
+      intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, onFailure: "record" },
+      queueMessage: { ...HUB_CONTRACT_DEFAULTS.queueMessage, names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, tenantId: "hubTenantId" } },
+    });
+    const r = await runTask(f.platform.args, FAST_RETRY);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(FINAL_EVENTS).toContain(finalEvent(r));
+    const reported = r.events.filter((e) => e.event === "hub.call.failed");
+    // STARTED and COMPLETED, for each of the two tenants; nothing about ERS, which is off.
+    expect(reported.map((e) => `${e.api} ${e.status}`).sort()).toEqual(["HRSYS COMPLETED", "HRSYS COMPLETED", "HRSYS STARTED", "HRSYS STARTED"]);
+    const messages = stored();
+    expect(messages.length).toBeGreaterThan(0);
+    expect(Object.keys(messages[0].properties!).sort()).toEqual(["dataDomainCode", "entityName", "hubTenantId", "recordCount", "systemCode", "transactionId"]);
+    expect(f.emulator.state().ers).toEqual({});
+    expect(await f.count(f.t.messages)).toBe(0);
+  });
+});
