@@ -1,6 +1,6 @@
 /** The `--stack NAME | --file PATH` pair shared by commands that read a stack config. */
 import type { LoadOptions } from "../config/load";
-import { loadStackConfig } from "../config/load";
+import { loadStackConfig, stackNameOf } from "../config/load";
 import { UsageError } from "../core/errors";
 import type { StackConfig } from "../config/schema";
 import type { Options } from "./command";
@@ -21,8 +21,14 @@ export const stackOptions = {
   },
 } as const satisfies Options;
 
-export function loadFromOptions(values: { stack?: string; file?: string }, extra: Omit<LoadOptions, "stack" | "file"> = {}): StackConfig {
+/** `--stack` (default qa) or `--file`, checked; the stack name of a file is read from its name. */
+export function stackSelection(values: { stack?: string; file?: string }): { stack?: string; file?: string } {
   if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
   if (values.stack !== undefined && !/^[A-Za-z0-9_.-]+$/.test(values.stack)) throw new UsageError(`--stack must be a stack name (letters, digits, _ . -), got '${values.stack}'`);
-  return loadStackConfig({ stack: values.file ? undefined : (values.stack ?? "qa"), file: values.file, ...extra });
+  return values.file ? { file: values.file, stack: stackNameOf(values.file) } : { stack: values.stack ?? "qa" };
+}
+
+export function loadFromOptions(values: { stack?: string; file?: string }, extra: Omit<LoadOptions, "stack" | "file"> = {}): StackConfig {
+  const selection = stackSelection(values);
+  return loadStackConfig({ stack: values.file ? undefined : selection.stack, file: selection.file, ...extra });
 }

@@ -3,11 +3,14 @@
  * core/plan.ts (pure) and hands each part to its component. Secrets leave the core Secret wrapper only here, straight
  * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
  */
+import fs from "node:fs";
+import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
+import { PROJECT_ROOT } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
@@ -17,17 +20,17 @@ import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
-import { PlatformBucket } from "./storage/platformBucket";
+import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
-import type { PgConnectionInput } from "./warehouse/connection";
+import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
-import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX } from "./task/exportTask";
+import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
 import { ExportMonitoring } from "./monitoring/exportMonitoring";
 
@@ -43,6 +46,16 @@ export interface HubExportArgs {
   cls?: ClsSheetFiles;
   /** The stack's name, for the hub checklist. */
   stack?: string;
+  /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
+  databaseCaPem?: string;
+}
+
+/** database.caBundle's content, or undefined when none is configured or the file is not on this machine. */
+export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): string | undefined {
+  const file = config.database.caBundle;
+  if (!file) return undefined;
+  const absolute = path.resolve(root, file);
+  return fs.existsSync(absolute) ? fs.readFileSync(absolute, "utf8") : undefined;
 }
 
 /** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
@@ -98,7 +111,16 @@ export interface HubExportOutputs {
   cluster: pulumi.Output<string>;
   taskDefinition: pulumi.Output<string>;
   logGroup: pulumi.Output<string>;
+  /** The image by digest, as the task definition runs it. */
   image: pulumi.Output<string>;
+  repositoryUrl: pulumi.Output<string>;
+  taskRoleArn: pulumi.Output<string>;
+  /** The export task's database role. */
+  databaseRole: string;
+  subnetIds: string[];
+  securityGroupIds: string[];
+  /** A ready `aws ecs run-task ...`: one run now. */
+  runTaskCommand: pulumi.Output<string>;
   /** Where failures are reported and shown (components/monitoring). */
   alerts: { topicArn: pulumi.Output<string>; deadLetterQueueUrl: pulumi.Output<string>; dashboard: pulumi.Output<string>; alarms: pulumi.Output<string>[] };
   /** What `hub-export run-now` needs to start the task as the schedule does. */
@@ -118,21 +140,42 @@ export interface RunTaskOutput {
   logStreamPrefix: string;
 }
 
+/** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
+export function retentionOf(config: Pick<StackConfig, "environment">): RetentionOptions {
+  const prod = config.environment === "PROD";
+  return { protect: prod, destroyable: !prod };
+}
+
 export class HubExport extends pulumi.ComponentResource {
   readonly outputs: HubExportOutputs;
 
   constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:index:HubExport", name, {}, opts);
     const { config } = args;
-    const plan = planInstallation(config, { template: args.template ?? loadPipelineTemplate(), baseline: args.baseline ?? loadSqlBaseline() });
+    const plan = planInstallation(config, {
+      template: args.template ?? loadPipelineTemplate(),
+      baseline: args.baseline ?? loadSqlBaseline(),
+      databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
+    });
     if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
     const secrets = secretInputs(plan);
     const aws = awsContext(this);
     const child = { parent: this };
 
+    const retention = retentionOf(config);
+    const taskName = physicalName(config, "", 200);
+    const logGroupName = `/ecs/${taskName}`;
+
     const key = new EncryptionKey(
       `${name}-key`,
-      { existingKeyArn: config.bucket.kmsKeyArn, aliasName: physicalName(config, "", 250), description: `HRSYS export to the hub, ${config.clientName} ${config.environment}: bucket, credential files, connection records` },
+      {
+        existingKeyArn: config.bucket.kmsKeyArn,
+        aliasName: physicalName(config, "", 250),
+        description: `HRSYS export to the hub, ${config.clientName} ${config.environment}: bucket objects, connection records, task logs`,
+        logGroupName,
+        protect: retention.protect,
+        aws,
+      },
       child,
     );
 
@@ -144,6 +187,7 @@ export class HubExport extends pulumi.ComponentResource {
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
         files: plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
+        retention,
       },
       child,
     );
@@ -157,24 +201,26 @@ export class HubExport extends pulumi.ComponentResource {
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
-    // Step 5: schemas, baseline, the task's role, then the config rows.
+    // Step 5: schemas, baseline, the task's role, then the config rows. The SQL resources keep only the database's
+    // label; they read the admin login from the stack config when they run.
     const db = config.database;
-    const admin: PgConnectionInput = { host: db.host, port: db.port, database: db.database, user: db.admin.username, password: secrets.adminPassword, sslMode: db.sslMode };
+    const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
     const warehouse = new Warehouse(
       `${name}-warehouse`,
       {
-        connection: admin,
+        login,
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
         baseline: { name: plan.baseline.name, buildNumber: plan.baseline.buildNumber, templateSha256: plan.baseline.sha256, sql: plan.baseline.sql },
         configTables: [TABLES.apiConfig, TABLES.platConfig],
+        protect: retention.protect,
       },
       child,
     );
     const configTables = new ConfigTables(
       `${name}-config-tables`,
-      { connection: admin, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
+      { target: login.label, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
       { parent: this, dependsOn: [warehouse.baseline] },
     );
 
@@ -186,17 +232,22 @@ export class HubExport extends pulumi.ComponentResource {
     const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
     const hubConfiguration = new HubConfiguration(
       `${name}-hub-configuration`,
-      { bucketName: bucket.bucketName, files: hubConfigurationFiles({ checklist, cls }) },
-      { parent: this, dependsOn: bucket.ready },
+      { placement: bucket.placement, files: hubConfigurationFiles({ checklist, cls }) },
+      child,
     );
     const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
 
     // Step 9: the image, the task and its schedule.
-    const image = new TaskImage(`${name}-image`, { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash() }, child);
+    const image = new TaskImage(
+      `${name}-image`,
+      { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash(), forceDelete: retention.destroyable },
+      child,
+    );
     const task = new ExportTask(
       `${name}-task`,
       {
-        name: physicalName(config, "", 200),
+        name: taskName,
+        logGroupName,
         roleNames: { task: physicalName(config, "task"), execution: physicalName(config, "execution") },
         existingClusterArn: config.task.clusterArn,
         cpu: config.task.cpu,
@@ -284,6 +335,16 @@ export class HubExport extends pulumi.ComponentResource {
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,
       image: image.imageUri,
+      repositoryUrl: image.repositoryUrl,
+      taskRoleArn: task.taskRoleArn,
+      databaseRole: db.task.username,
+      subnetIds: config.network.subnetIds,
+      securityGroupIds: config.network.securityGroupIds,
+      runTaskCommand: pulumi
+        .all([aws.region, task.clusterArn, task.taskDefinitionArn])
+        .apply(([region, clusterArn, taskDefinitionArn]) =>
+          runTaskCommand({ region, clusterArn, taskDefinitionArn, subnetIds: config.network.subnetIds, securityGroupIds: config.network.securityGroupIds, assignPublicIp: config.network.assignPublicIp }),
+        ),
       alerts: { topicArn: monitoring.topicArn, deadLetterQueueUrl: monitoring.deadLetterQueueUrl, dashboard: monitoring.dashboardName, alarms: monitoring.alarmNames },
       runTask: {
         region: aws.region,

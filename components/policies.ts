@@ -137,3 +137,21 @@ export function denyInsecureTransportPolicy(bucketArn: string): PolicyDocument {
     Condition: { Bool: { "aws:SecureTransport": "false" } },
   });
 }
+
+/**
+ * The stack's KMS key: the account's IAM policies decide for its principals (the default key policy's delegation),
+ * and CloudWatch Logs of this region may use the key only for the task's log group (encryption context).
+ */
+export function keyPolicy(scope: AccountScope, logGroupName: string): PolicyDocument {
+  return document(
+    { Sid: "DelegateToIamPolicies", Effect: "Allow", Principal: { AWS: `arn:${scope.partition}:iam::${scope.accountId}:root` }, Action: "kms:*", Resource: "*" },
+    {
+      Sid: "EncryptTheTaskLogGroup",
+      Effect: "Allow",
+      Principal: { Service: `logs.${scope.region}.amazonaws.com` },
+      Action: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
+      Resource: "*",
+      Condition: { ArnEquals: { "kms:EncryptionContext:aws:logs:arn": `arn:${scope.partition}:logs:${scope.region}:${scope.accountId}:log-group:${logGroupName}` } },
+    },
+  );
+}

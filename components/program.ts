@@ -3,25 +3,64 @@
  * it for `pulumi up`; components/planner/index.ts runs the same function under mocks for `hub-export plan`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { configFromEngine } from "../config/load";
-import type { StackConfig } from "../config/schema";
+import { inspectEngineConfig, isJsonText, namespaceKeys, PROJECT_ROOT } from "../config/load";
+import { CONFIG_NAMESPACE, type StackConfig } from "../config/schema";
+import { withOfflineSecrets } from "../config/placeholders";
+import { ALLOWED_ACCOUNTS_KEY, missingCaBundle, preflight } from "../config/preflight";
 import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
 import { buildStackSheets } from "../cls/stack";
 
-/** The stack config from the engine; a config or template problem becomes a RunError: its message, no stack trace. */
-export function stackConfigFromEngine(): StackConfig {
+export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
+  /**
+   * The offline plan (`hub-export plan`, tests): secrets not set get stand-ins and placeholders stay, instead of
+   * stopping the run. Never set under a real `pulumi preview` or `pulumi up`.
+   */
+  offline?: boolean;
+}
+
+/**
+ * The `hubExport:` values through pulumi.Config. Each top-level key is read with requireObject (objects and lists)
+ * or require (strings); the secret ones too, not requireSecretObject: the values must be validated before anything
+ * is registered, and an Output cannot be. They stay secret all the same: the schema wraps them in core Secret, and
+ * components/hubExport.ts hands them on only as Pulumi secrets.
+ */
+function readNamespace(): Record<string, unknown> {
+  const config = new pulumi.Config(CONFIG_NAMESPACE);
+  const all = pulumi.runtime.allConfig();
+  const raw: Record<string, unknown> = {};
+  for (const key of namespaceKeys(all)) {
+    const text = config.require(key);
+    raw[key] = isJsonText(text) ? config.requireObject<unknown>(key) : text;
+  }
+  return raw;
+}
+
+/** The stack config from the engine; a config, preflight or template problem becomes a RunError: no stack trace. */
+export function stackConfigFromEngine(options: { offline?: boolean } = {}): StackConfig {
   try {
-    return configFromEngine(pulumi.runtime.allConfig(), pulumi.getStack());
+    const stack = pulumi.getStack();
+    const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline });
+    if (options.offline) return withOfflineSecrets(inspected.config);
+    preflight({
+      stack,
+      placeholders: inspected.placeholders,
+      missingSecrets: inspected.missingSecrets,
+      allowedAccountIds: pulumi.runtime.allConfig()[ALLOWED_ACCOUNTS_KEY],
+      missingFiles: missingCaBundle(inspected.config, PROJECT_ROOT),
+      projectNamespaceKeys: Object.keys(pulumi.runtime.allConfig()).filter((key) => key.startsWith(`${PROJECT_NAME}:`)),
+    });
+    return inspected.config;
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;
   }
 }
 
-export async function hubExportProgram(overrides: Omit<HubExportArgs, "config"> = {}): Promise<Record<string, unknown>> {
-  const config = stackConfigFromEngine();
+export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
+  const { offline, ...overrides } = options;
+  const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
     // The CLS load sheets are read from the exports folder before any resource is declared.
@@ -32,24 +71,5 @@ export async function hubExportProgram(overrides: Omit<HubExportArgs, "config"> 
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;
   }
-  const o = hub.outputs;
-  return {
-    bucket: o.bucket,
-    templateKey: o.templateKey,
-    definitionKey: o.definitionKey,
-    jobName: o.jobName,
-    intakeJobQuery: o.intakeJobQuery,
-    scheduleName: o.scheduleName,
-    connectionNames: o.connectionNames,
-    connectionSecretNames: o.connectionSecretNames,
-    routingRuleCounts: o.routingRuleCounts,
-    hubChecklist: o.hubChecklist,
-    clsLoadSheets: o.clsLoadSheets,
-    cluster: o.cluster,
-    taskDefinition: o.taskDefinition,
-    logGroup: o.logGroup,
-    image: o.image,
-    alerts: o.alerts,
-    runTask: o.runTask,
-  };
+  return { ...hub.outputs };
 }

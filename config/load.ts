@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
-import { ConfigError, validateStackConfig } from "./validate";
+import { ConfigError, inspectStackConfig, type InspectedConfig } from "./validate";
 import { UserError } from "../core/errors";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "..");
@@ -14,6 +14,11 @@ export function stackFilePath(stack: string): string {
 
 /** The `hubExport:` keys of a stack file's `config:` block, namespace stripped. */
 export function readStackFile(file: string): Record<string, unknown> {
+  return namespaceValues(readStackFileConfig(file));
+}
+
+/** A stack file's whole `config:` block (every namespace). */
+export function readStackFileConfig(file: string): Record<string, unknown> {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -28,7 +33,7 @@ export function readStackFile(file: string): Record<string, unknown> {
   }
   const config = (doc as { config?: unknown } | null)?.config;
   if (!config || typeof config !== "object") throw new ConfigError(file, [{ path: [], message: "the stack file has no config: block" }]);
-  return namespaceValues(config as Record<string, unknown>);
+  return config as Record<string, unknown>;
 }
 
 /** `Pulumi.qa.yaml:5:1: not valid YAML: All mapping items must start at the same column` (the parser's frame dropped). */
@@ -63,6 +68,11 @@ export interface LoadOptions {
 
 /** Loads and validates `--stack NAME` (Pulumi.NAME.yaml) or `--file PATH`. */
 export function loadStackConfig(options: LoadOptions): StackConfig {
+  return inspectStackFile(options).config;
+}
+
+/** loadStackConfig, with the placeholders and secrets still to set (validate lists them). */
+export function inspectStackFile(options: LoadOptions): InspectedConfig {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   if (!options.file && !fs.existsSync(file)) {
     throw new UserError(`no stack '${options.stack ?? "qa"}': ${path.basename(file)} does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ") || "none"} (or give --file PATH)`);
@@ -70,7 +80,9 @@ export function loadStackConfig(options: LoadOptions): StackConfig {
   const stack = options.stack ?? stackNameOf(file);
   let raw = readStackFile(file);
   if (options.override) raw = options.override(raw);
-  return validateStackConfig(raw, { source: file, stack, fromFile: !options.override });
+  // The stack-name check is for a stack named with --stack: a --file's name is only a guess, and local mode's
+  // overrides change the environment to LOCAL.
+  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override && options.stack !== undefined });
 }
 
 /** `Pulumi.qa.yaml` → `qa`. */
@@ -80,18 +92,37 @@ export function stackNameOf(file: string): string | undefined {
 
 /**
  * Config as the Pulumi engine hands it over: every value is a string (objects as JSON), secrets already decrypted.
- * `all` is `pulumi.runtime.allConfig()`.
+ * `all` is `pulumi.runtime.allConfig()`; the program itself reads through pulumi.Config (components/program.ts).
  */
 export function configFromEngine(all: Record<string, string>, stack: string): StackConfig {
   const raw = namespaceValues(all);
   for (const [key, value] of Object.entries(raw)) {
     // Top-level values are objects, arrays or strings; only the first two arrive as JSON text.
-    if (typeof value !== "string" || !/^\s*[[{]/.test(value)) continue;
-    try {
-      raw[key] = JSON.parse(value);
-    } catch {
-      // a plain string value
-    }
+    if (typeof value === "string" && isJsonText(value)) raw[key] = JSON.parse(value);
   }
-  return validateStackConfig(raw, { source: `stack '${stack}'`, stack });
+  return inspectEngineConfig(raw, stack).config;
+}
+
+/**
+ * Config values as the program reads them (namespace stripped, objects parsed), validated for stack `stack`. A real
+ * run also checks that the environment is the stack's; the offline plan may run a file under any name.
+ */
+export function inspectEngineConfig(raw: Record<string, unknown>, stack: string, options: { checkEnvironment?: boolean } = {}): InspectedConfig {
+  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: options.checkEnvironment ?? true });
+}
+
+/** The keys of the namespace that the engine holds, for reading each with pulumi.Config. */
+export function namespaceKeys(all: Record<string, string>): string[] {
+  return Object.keys(namespaceValues(all));
+}
+
+/** An object or array in its JSON text form (top-level config values are objects, arrays or strings). */
+export function isJsonText(value: string): boolean {
+  if (!/^\s*[[{]/.test(value)) return false;
+  try {
+    JSON.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -68,7 +68,9 @@ const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must
 
 /**
  * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
- * and in local mode it is the decrypted string.
+ * and in local mode it is the decrypted string. Absent, it is `Secret.missing()`: the committed stack files hold no
+ * secret at all, `hub-export validate` and `plan` work without them, and `pulumi up` stops on each with the command
+ * that sets it (config/preflight.ts).
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
@@ -78,11 +80,13 @@ function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => 
     return z
       .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
       .refine((v) => typeof v !== "string", "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext")
-      .transform(() => Secret.encrypted());
+      .optional()
+      .transform((v) => (v === undefined ? Secret.missing() : Secret.encrypted()));
   }
   return z
     .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
-    .transform((v) => (typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+    .optional()
+    .transform((v) => (v === undefined ? Secret.missing() : typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
 }
 
 /** `<DatabaseName>.<schema>`, as the specification writes publish_schema and staging_schema. */
@@ -224,13 +228,27 @@ export function buildStackConfigSchema(source: SecretSource) {
     hubTenantCode: z.string().min(1),
   });
 
+  const endpoint = {
+    host: z.string().regex(/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/, "must be a host name or IP address"),
+    port: z.number().int().min(1).max(65535).default(5432),
+  };
   const databaseSchema = z.strictObject({
     /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
     connectionName,
-    host: z.string().min(1),
-    port: z.number().int().min(1).max(65535).default(5432),
+    /**
+     * The endpoint the export task connects to (the private RDS endpoint). `host:port/database` also names the
+     * database in the state of the SQL resources (their target label).
+     */
+    ...endpoint,
     database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
     sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
+    /**
+     * PEM file of the CA certificates that sign the server's certificate (for RDS, the region's bundle), relative to
+     * the project folder: `pulumi up` verifies the server with it, and the task gets it in its connection record.
+     */
+    caBundle: z.string().regex(/^[^\0]{1,1024}\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)").optional(),
+    /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
+    provisioning: z.strictObject(endpoint).optional(),
     /** Owner used by `pulumi up` for schemas, grants and the baseline. */
     admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
     /** The export task's least-privilege role. */

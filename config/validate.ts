@@ -4,6 +4,7 @@ import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackC
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
 import { UserError } from "../core/errors";
+import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
 
 /** Stacks that are real environments: they may never point at loopback. */
 export const PROTECTED_STACKS = ["qa", "prod"] as const;
@@ -28,10 +29,7 @@ export function formatIssue(issue: ConfigIssue): string {
 
 /** `hubExport:hubTenants[1].hubTenantId` */
 export function keyPath(path: (string | number)[]): string {
-  const [head, ...rest] = path;
-  let key = head === undefined ? CONFIG_NAMESPACE : `${CONFIG_NAMESPACE}:${String(head)}`;
-  for (const part of rest) key += typeof part === "number" ? `[${part}]` : `.${part}`;
-  return key;
+  return keyPathText(CONFIG_NAMESPACE, path);
 }
 
 /** Every hub API URL of the config with its key path: hub.default's and each region's. */
@@ -57,20 +55,43 @@ export interface ValidateOptions {
   source: string;
   /** Values read from a stack file: secrets must be `secure:` there, never plain text. */
   fromFile?: boolean;
+  /** Check that hubExport:environment names the stack (the CLI on a stack file, and the real program). */
+  checkEnvironment?: boolean;
 }
 
-export function validateStackConfig(raw: unknown, options: ValidateOptions): StackConfig {
-  const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(raw);
+/** Validated config, and what is left to set before a real `pulumi up` (config/preflight.ts). */
+export interface InspectedConfig {
+  config: StackConfig;
+  placeholders: Placeholder[];
+  missingSecrets: KeyPath[];
+}
+
+export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
+  const { value, placeholders } = stripPlaceholders(raw);
+  const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.flatMap((i) => fromZod(i, raw));
+    const issues = parsed.error.issues.flatMap((i) => fromZod(i, value));
     // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
-    const lenient = options.fromFile ? stackConfigSchema.safeParse(raw) : undefined;
+    const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
     if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));
     throw new ConfigError(options.source, issues);
   }
   const issues = crossFieldIssues(parsed.data, options);
   if (issues.length > 0) throw new ConfigError(options.source, issues);
-  return parsed.data;
+  return { config: parsed.data, placeholders, missingSecrets: missingSecretPaths(parsed.data) };
+}
+
+export function validateStackConfig(raw: unknown, options: ValidateOptions): StackConfig {
+  return inspectStackConfig(raw, options).config;
+}
+
+/**
+ * True when the stack's name says the environment: `qa` for QA, also `acme-qa` or `org/acme-qa`. A stack file
+ * copied to another stack without changing hubExport:environment would deploy one environment's values into another.
+ */
+export function stackMatchesEnvironment(stack: string, environment: string): boolean {
+  const name = stack.split("/").pop()!.toLowerCase();
+  return name.split(/[-_.]/).includes(environment.toLowerCase());
 }
 
 function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
@@ -138,8 +159,20 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     if (!fed.has(t.hubTenantCode)) add(["hubTenants", i], `hub tenant ${t.hubTenantCode} is fed by no platform tenant: add a hubExport:platTenants entry with hubTenantCode ${t.hubTenantCode}, or remove it`);
   });
 
-  // Hub URLs: the externally reachable host (-ext-), https; loopback only for the embedded default, explicitly.
   const stack = options.stack?.toLowerCase();
+  if (options.checkEnvironment && options.stack && !stackMatchesEnvironment(options.stack, config.environment)) {
+    add(["environment"], `is '${config.environment}', but the stack is '${options.stack}': a stack deploys only its own environment (name the stack after it, like ${config.environment.toLowerCase()})`);
+  }
+
+  // TLS: qa and prod verify the server against a configured CA bundle.
+  const db = config.database;
+  if (stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
+    if (db.sslMode !== "verify-full") add(["database", "sslMode"], `must be verify-full in stack '${options.stack}': the server's certificate is checked against database.caBundle`);
+    else if (!db.caBundle) add(["database", "caBundle"], `is required in stack '${options.stack}': the PEM file of the CA that signs the server's certificate (for RDS, the region's bundle)`);
+  }
+  if (db.caBundle && db.sslMode !== "verify-full") add(["database", "caBundle"], "is only used with sslMode verify-full");
+
+  // Hub URLs: the externally reachable host (-ext-), https; loopback only for the embedded default, explicitly.
   if (config.hub.allowLoopback && stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
     add(["hub", "allowLoopback"], `must not be true in stack '${options.stack}': only the embedded default may point at loopback`);
   }

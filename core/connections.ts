@@ -22,6 +22,8 @@ export interface ConnectionRecord {
   additionalProperties: string;
   /** The region, for queue connections. */
   region?: HubRegion;
+  /** PostgreSQL, verify-full: the CA bundle (PEM) the task verifies the server with. */
+  sslRootCert?: string;
 }
 
 /** `authUrl=...;queueName=...` */
@@ -55,9 +57,11 @@ export function queueConnectionRecords(config: StackConfig): ConnectionRecord[] 
   });
 }
 
-export function databaseConnectionRecord(config: StackConfig): ConnectionRecord {
+/** `caPem`: the content of database.caBundle, read by the caller (core does no I/O). */
+export function databaseConnectionRecord(config: StackConfig, caPem?: string): ConnectionRecord {
   const db = config.database;
   return {
+    ...(caPem !== undefined && db.sslMode === "verify-full" ? { sslRootCert: caPem } : {}),
     systemName: db.connectionName,
     type: CONNECTION_TYPES.database,
     description: `Platform warehouse ${db.database} (${config.environment}), export task role`,
@@ -78,8 +82,8 @@ export function storageConnectionRecord(config: StackConfig): ConnectionRecord {
   };
 }
 
-export function connectionRecords(config: StackConfig): ConnectionRecord[] {
-  return [storageConnectionRecord(config), databaseConnectionRecord(config), ...queueConnectionRecords(config)];
+export function connectionRecords(config: StackConfig, databaseCaPem?: string): ConnectionRecord[] {
+  return [storageConnectionRecord(config), databaseConnectionRecord(config, databaseCaPem), ...queueConnectionRecords(config)];
 }
 
 /** The stored form (a Secrets Manager secret string, or a local JSON file). It holds the secret: treat as secret. */
@@ -92,5 +96,6 @@ export function serializeConnectionRecord(record: ConnectionRecord): string {
     ...(record.username !== undefined ? { username: record.username } : {}),
     ...(record.password !== undefined ? { password: record.password.reveal(`connection ${record.systemName} password`) } : {}),
     additionalProperties: record.additionalProperties,
+    ...(record.sslRootCert !== undefined ? { sslRootCert: record.sslRootCert } : {}),
   });
 }

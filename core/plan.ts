@@ -45,7 +45,7 @@ export interface InstallationPlan {
 
 export function planInstallation(
   config: StackConfig,
-  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string } },
+  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string }; databaseCaPem?: string },
 ): InstallationPlan {
   const template = renderTemplate(sources.template, config);
   return {
@@ -56,7 +56,7 @@ export function planInstallation(
     bucketObjects: bucketObjects(config, sources.template, template),
     definitionKey: renderedPipelineKey(config.jobName),
     scriptFiles: scriptFileEntries(config),
-    connections: connectionRecords(config),
+    connections: connectionRecords(config, sources.databaseCaPem),
     rows: { apiConfig: hubApiConfigRows(config), platConfig: hubPlatConfigRows(config) },
     // Each hub tenant's rules go to its own region's CFG API.
     routingRules: config.hubTenants.map((tenant) => ({

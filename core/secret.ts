@@ -1,13 +1,14 @@
 /**
  * A secret value from the stack config. It prints as [secret] in logs, JSON and errors, so that validated config can
  * be passed around and logged without leaking. A value read from a stack file without the Pulumi CLI is only
- * ciphertext: it is known to be set, but cannot be revealed.
+ * ciphertext: it is known to be set, but cannot be revealed. A secret not set yet is `missing`: the committed stack
+ * files carry none, and `pulumi up` stops on it with the command that sets it (config/preflight.ts).
  */
 const REDACTED = "[secret]";
 
 export class Secret {
   readonly #value: string | undefined;
-  private constructor(value: string | undefined, readonly encrypted: boolean) {
+  private constructor(value: string | undefined, readonly encrypted: boolean, readonly missing = false) {
     this.#value = value;
   }
   static plain(value: string): Secret {
@@ -17,8 +18,13 @@ export class Secret {
   static encrypted(): Secret {
     return new Secret(undefined, true);
   }
-  /** The value; `what` names the config key in the error when it is still ciphertext. */
+  /** Not set in the stack config yet. */
+  static missing(): Secret {
+    return new Secret(undefined, false, true);
+  }
+  /** The value; `what` names the config key in the error when it is still ciphertext or not set. */
   reveal(what = "secret"): string {
+    if (this.missing) throw new Error(`${what} is not set: set it with 'pulumi config set --secret --path'`);
     if (this.#value === undefined) {
       throw new Error(`${what} is encrypted in the stack file; it is only available under 'pulumi up' or with a local override`);
     }

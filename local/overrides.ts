@@ -26,6 +26,9 @@ export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: Loc
       host: endpoints.database.host,
       port: endpoints.database.port,
       sslMode: "disable",
+      // The embedded server is on loopback, without TLS: no CA bundle, no tunnel.
+      caBundle: undefined,
+      provisioning: undefined,
       admin: { username: "postgres", password: endpoints.database.adminPassword },
       task: { ...raw.database?.task, password: secrets.taskPassword },
     },

@@ -8,6 +8,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
+import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
@@ -82,7 +83,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   // The stack file first: a bad --stack or --file is reported before anything starts.
   loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
-  const raw = readStackFile(file);
+  // Local mode runs on the stack file's examples: the PLACEHOLDER: values stand for what the embedded default provides.
+  const raw = stripPlaceholders(readStackFile(file)).value;
   const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
   const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
 

@@ -18,17 +18,28 @@
  * baseline did not add them.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { withPgClient as pgWithClient, inPgTransaction as pgInTransaction, pgTargetLabel as pgLabel, type PgTarget } from "./pg";
+import {
+  withPgClient as pgWithClient,
+  inPgTransaction as pgInTransaction,
+  pgTargetLabel as pgLabel,
+  configureLogin as pgConfigureLogin,
+  currentLogin as pgCurrentLogin,
+  type PgTarget,
+} from "./pg";
 
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const pgTargetLabel = pgLabel;
+const configureLogin = pgConfigureLogin;
+/** The login `configure` read from the stack config, for a resource of database `target`. */
+const loginFor = pgCurrentLogin;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
-export const BASELINE_PROVIDER_VERSION = 1;
+export const BASELINE_PROVIDER_VERSION = 2;
 
 export interface BaselineState {
-  connection: PgTarget;
+  /** The database, `host:port/database` (providers/pg.ts databaseLabel): a label, never a login. */
+  target: string;
   /** Hub_Plat_Common_Schema_Baseline_<BuildNumber> */
   name: string;
   buildNumber: string;
@@ -224,7 +235,7 @@ async function requireBaselineColumns(target: PgTarget, sql: string, name: strin
 
 function baselineState(inputs: BaselineState): BaselineState {
   return {
-    connection: inputs.connection,
+    target: inputs.target,
     name: inputs.name,
     buildNumber: inputs.buildNumber,
     templateSha256: inputs.templateSha256,
@@ -239,12 +250,17 @@ function needsApply(olds: BaselineState, news: BaselineState): boolean {
   return (
     olds.sha256 !== news.sha256 ||
     olds.version !== news.version ||
-    pgTargetLabel(olds.connection) !== pgTargetLabel(news.connection) ||
+    olds.target !== news.target ||
     (olds.missingColumns?.length ?? 0) > 0
   );
 }
 
+/** The login comes from the stack config (configure), never from the state. */
 export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineState> = {
+  async configure(req) {
+    configureLogin(req.config);
+  },
+
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
     if (typeof news.sql !== "string" || news.sql.trim() === "") failures.push({ property: "sql", reason: "must be the rendered baseline SQL" });
@@ -252,39 +268,36 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
       failures.push({ property: "sha256", reason: "is not the sha256 of sql" });
     }
     if (typeof news.name !== "string" || news.name === "") failures.push({ property: "name", reason: "is required" });
-    if (news.connection === undefined || news.connection === null) failures.push({ property: "connection", reason: "is required" });
+    if (typeof news.target !== "string" || news.target === "") failures.push({ property: "target", reason: "must be the database's host:port/database" });
     return failures.length ? { failures } : { inputs: news };
   },
 
   async diff(_id, olds, news) {
-    const changes =
-      needsApply(olds, news) ||
-      olds.buildNumber !== news.buildNumber ||
-      olds.name !== news.name ||
-      olds.templateSha256 !== news.templateSha256 ||
-      JSON.stringify(olds.connection) !== JSON.stringify(news.connection);
+    const changes = needsApply(olds, news) || olds.buildNumber !== news.buildNumber || olds.name !== news.name || olds.templateSha256 !== news.templateSha256;
     return { changes };
   },
 
   async create(inputs) {
-    await applyBaseline(inputs.connection, inputs.sql, inputs.name);
-    await requireBaselineColumns(inputs.connection, inputs.sql, inputs.name);
-    return { id: `${pgTargetLabel(inputs.connection)}#${inputs.name}`, outs: baselineState(inputs) };
+    const login = loginFor(inputs.target, inputs.name);
+    await applyBaseline(login, inputs.sql, inputs.name);
+    await requireBaselineColumns(login, inputs.sql, inputs.name);
+    return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
+    const login = loginFor(props.target, props.name);
     // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
-    const missing = await missingBaselineTables(props.connection, props.sql);
+    const missing = await missingBaselineTables(login, props.sql);
     if (missing.length > 0) {
-      process.stderr.write(`${props.name}: tables missing in ${pgTargetLabel(props.connection)}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
+      process.stderr.write(`${props.name}: tables missing in ${props.target}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
       return { id: "" };
     }
     // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
     // fail, naming the columns, if the baseline does not add them).
-    const missingColumns = await missingBaselineColumns(props.connection, props.sql);
+    const missingColumns = await missingBaselineColumns(login, props.sql);
     if (missingColumns.length > 0) {
-      process.stderr.write(`${props.name}: columns missing in ${pgTargetLabel(props.connection)}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
+      process.stderr.write(`${props.name}: columns missing in ${props.target}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
       return { id, props: { ...baselineState(props), missingColumns } };
     }
     return { id, props: baselineState(props) };
@@ -292,14 +305,16 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
-      await applyBaseline(news.connection, news.sql, news.name);
-      await requireBaselineColumns(news.connection, news.sql, news.name);
+      const login = loginFor(news.target, news.name);
+      await applyBaseline(login, news.sql, news.name);
+      await requireBaselineColumns(login, news.sql, news.name);
     }
     return { outs: baselineState(news) };
   },
 
   async delete(_id, props) {
-    // The tables hold the config rows and the run history (HUB_INTAKE_JOB, archives): never dropped by Pulumi.
-    process.stderr.write(`${props.name}: the baseline's tables stay in ${pgTargetLabel(props.connection)}; drop them by hand if the platform is decommissioned\n`);
+    // The tables hold the config rows and the run history (HUB_INTAKE_JOB, archives): never dropped by Pulumi. No
+    // login is needed for that.
+    process.stderr.write(`${props.name}: the baseline's tables stay in ${props.target}; drop them by hand if the platform is decommissioned\n`);
   },
 };

@@ -18,18 +18,126 @@ export interface PgConnection {
   user: string;
   password: string;
   sslMode: SslMode;
+  /** verify-full: the CA certificates (PEM) to verify the server with, instead of Node's own store. */
+  caPem?: string;
+  /** verify-full: the name the server's certificate must carry, when `host` is a tunnel to it. */
+  serverName?: string;
 }
 
-/** The structured form (Pulumi inputs) or a `postgres://` URL (local mode and tests). */
+/** The structured form or a `postgres://` URL (local mode and tests). */
 export type PgTarget = PgConnection | string;
 
 export function pgClientConfig(target: PgTarget): ClientConfig {
   const base: ClientConfig = { application_name: "hub-export-provisioning", connectionTimeoutMillis: 15_000, statement_timeout: 300_000 };
   if (typeof target === "string") return { ...base, connectionString: target };
-  // libpq semantics: `require` encrypts without verifying the server; `verify-full` checks the chain and host name
-  // against Node's CA store (add the RDS bundle with NODE_EXTRA_CA_CERTS).
-  const ssl = target.sslMode === "disable" ? false : { rejectUnauthorized: target.sslMode === "verify-full" };
+  // libpq semantics: `require` encrypts without verifying the server; `verify-full` checks the chain (against the
+  // configured CA bundle) and the server's name, which through a tunnel is the real endpoint's, not the tunnel's.
+  let ssl: ClientConfig["ssl"] = false;
+  if (target.sslMode === "require") ssl = { rejectUnauthorized: false };
+  if (target.sslMode === "verify-full") {
+    const tls = require("node:tls") as typeof import("node:tls");
+    const name = target.serverName ?? target.host;
+    ssl = { rejectUnauthorized: true, ...(target.caPem ? { ca: target.caPem } : {}), checkServerIdentity: (_host: string, cert: import("node:tls").PeerCertificate) => tls.checkServerIdentity(name, cert) };
+  }
   return { ...base, host: target.host, port: target.port, database: target.database, user: target.user, password: target.password, ssl };
+}
+
+/**
+ * `hubExport:database` as the stack config holds it (the fields the providers read). Validated by config/schema.ts in
+ * the program; here it is only read, since serialized provider code cannot load the schema.
+ */
+export interface DatabaseConfigValues {
+  host: string;
+  port?: number;
+  database: string;
+  sslMode?: SslMode;
+  caBundle?: string;
+  provisioning?: { host: string; port?: number };
+  admin: { username: string; password?: string };
+}
+
+/**
+ * The database's name in state: `host:port/database` of the task endpoint. The SQL resources keep this label, never a
+ * login: they get the login from the stack config each time they run (configure), so a rotated password or another
+ * provisioning route changes nothing in their state.
+ */
+export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "database">): string {
+  return `${db.host}:${db.port ?? 5432}/${db.database}`;
+}
+
+/**
+ * The admin login from `hubExport:database`: the provisioning endpoint (the task endpoint by default), the current
+ * password, and for verify-full the CA bundle, read from `root` (the project folder), checked against the task
+ * endpoint's name.
+ */
+export function provisioningLogin(db: DatabaseConfigValues, root: string): PgConnection {
+  if (!db.admin?.password) throw new Error("hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'");
+  const sslMode = db.sslMode ?? "require";
+  const login: PgConnection = {
+    host: db.provisioning?.host ?? db.host,
+    port: db.provisioning?.port ?? db.port ?? 5432,
+    database: db.database,
+    user: db.admin.username,
+    password: db.admin.password,
+    sslMode,
+  };
+  if (sslMode === "verify-full") {
+    login.serverName = db.host;
+    if (db.caBundle) {
+      const fs = require("node:fs") as typeof import("node:fs");
+      const path = require("node:path") as typeof import("node:path");
+      const file = path.resolve(root, db.caBundle);
+      try {
+        login.caPem = fs.readFileSync(file, "utf8");
+      } catch (err) {
+        throw new Error(`hubExport:database.caBundle: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+    }
+  }
+  return login;
+}
+
+/**
+ * The login a SQL resource runs with: the one `configure` read from the stack config. `target` is the resource's
+ * label (from its state for read and delete): it must name the configured database, so that a row is never written
+ * to or deleted from another database than the one it was created in.
+ */
+export function loginFor(configured: { label: string; login: PgConnection } | undefined, target: string, what: string): PgConnection {
+  if (!configured) {
+    throw new Error(
+      `${what}: no database login: the provider was not configured with the stack's hubExport:database (Pulumi CLI 3.140 or later passes the stack config to dynamic providers)`,
+    );
+  }
+  if (configured.label !== target) {
+    throw new Error(`${what}: belongs to database ${target}, but hubExport:database is ${configured.label}; put the old endpoint back for this 'up', or remove the resource from the state with 'pulumi state delete'`);
+  }
+  return configured.login;
+}
+
+/** What `configure` keeps: the login and the label of the database it reaches. */
+export interface ConfiguredLogin {
+  label: string;
+  login: PgConnection;
+}
+
+/**
+ * Where `configure` keeps the login: on the process's global object, not on the provider, so that serializing a
+ * provider (which captures the provider object) can never capture a login too.
+ */
+export function rememberLogin(configured: ConfiguredLogin | undefined): void {
+  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = configured;
+}
+
+export function rememberedLogin(): ConfiguredLogin | undefined {
+  return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as ConfiguredLogin | undefined;
+}
+
+/** Reads `hubExport:database` from a dynamic provider's ConfigureRequest; the program's own checks came first. */
+export function configuredLogin(config: { get(key: string): string | undefined }, root: string): ConfiguredLogin | undefined {
+  const text = config.get("hubExport:database");
+  if (text === undefined) return undefined;
+  const db = JSON.parse(text) as DatabaseConfigValues;
+  return { label: databaseLabel(db), login: provisioningLogin(db, root) };
 }
 
 /** Opens one client, runs `fn`, always closes it. */
@@ -68,7 +176,7 @@ export function quoteIdent(name: string, what = "identifier"): string {
   return `"${name.toLowerCase()}"`;
 }
 
-/** Where a connection points, without credentials: for messages and for diffs that must ignore a rotated password. */
+/** Where a connection points, without credentials: for messages. */
 export function pgTargetLabel(target: PgTarget): string {
   if (typeof target !== "string") return `${target.host}:${target.port}/${target.database}`;
   try {
@@ -77,4 +185,14 @@ export function pgTargetLabel(target: PgTarget): string {
   } catch {
     return "(unparsable connection string)";
   }
+}
+
+/** A SQL provider's `configure`: keeps the stack's current admin login for this process. */
+export function configureLogin(config: { get(key: string): string | undefined }): void {
+  rememberLogin(configuredLogin(config, process.cwd()));
+}
+
+/** The login `configure` kept, for a resource of database `target` (its label); `what` names it in errors. */
+export function currentLogin(target: string, what: string): PgConnection {
+  return loginFor(rememberedLogin(), target, what);
 }

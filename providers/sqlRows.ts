@@ -8,15 +8,25 @@
  * packages required inside function bodies.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { withPgClient as pgWithClient, inPgTransaction as pgInTransaction, quoteIdent as pgQuoteIdent, type PgTarget } from "./pg";
+import {
+  withPgClient as pgWithClient,
+  inPgTransaction as pgInTransaction,
+  quoteIdent as pgQuoteIdent,
+  configureLogin as pgConfigureLogin,
+  currentLogin as pgCurrentLogin,
+  type PgTarget,
+} from "./pg";
 
 // Local aliases: the serializer captures these function values, not the ./pg module object.
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
 const quoteIdent = pgQuoteIdent;
+const configureLogin = pgConfigureLogin;
+/** The login `configure` read from the stack config, for a resource of database `target`. */
+const loginFor = pgCurrentLogin;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
-export const CONFIG_ROW_PROVIDER_VERSION = 1;
+export const CONFIG_ROW_PROVIDER_VERSION = 2;
 
 export type SqlValue = string | null;
 
@@ -30,7 +40,8 @@ export interface ConfigRowSpec {
 
 /** The dynamic resource's inputs and outputs. */
 export interface ConfigRowState extends ConfigRowSpec {
-  connection: PgTarget;
+  /** The database, `host:port/database` (providers/pg.ts databaseLabel): a label, never a login. */
+  target: string;
   version: number;
 }
 
@@ -123,7 +134,7 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
       if (!(typeof value === "string" || (allowsNull && value === null))) problems.push({ property, reason: `column ${column} must be a string${allowsNull ? " or null" : ""}` });
     }
   }
-  if (inputs.connection === undefined || inputs.connection === null) problems.push({ property: "connection", reason: "is required" });
+  if (typeof inputs.target !== "string" || inputs.target === "") problems.push({ property: "target", reason: "must be the database's host:port/database" });
   if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
   return problems;
 }
@@ -141,15 +152,21 @@ function stableJson(value: unknown): string {
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  return { connection: inputs.connection, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
+  return { target: inputs.target, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
 }
 
 /**
  * The dynamic provider. A change of schema, table or key replaces the row, deleting the old one first
  * (`deleteBeforeReplace`): a row with the new key may collide with the old one's other unique columns. Any other
- * change updates the row in place with an upsert.
+ * change updates the row in place with an upsert. A new target (another database) replaces it too. Every method logs
+ * in with the stack's current admin login (configure), so a rotated password needs no change of state, and a delete
+ * in the same `up` uses the new password.
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
+  async configure(req) {
+    configureLogin(req.config);
+  },
+
   async check(_olds, news) {
     const failures = configRowProblems(news);
     return failures.length ? { failures } : { inputs: news };
@@ -157,25 +174,25 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
 
   async diff(_id, olds, news) {
     const replaces: string[] = [];
+    if (String(olds.target) !== String(news.target)) replaces.push("target");
     if (String(olds.schema).toLowerCase() !== String(news.schema).toLowerCase()) replaces.push("schema");
     if (String(olds.table).toLowerCase() !== String(news.table).toLowerCase()) replaces.push("table");
     if (stableJson(olds.key) !== stableJson(news.key)) replaces.push("key");
     const changes =
       replaces.length > 0 ||
       stableJson(olds.values) !== stableJson(news.values) ||
-      olds.version !== news.version ||
-      stableJson(olds.connection) !== stableJson(news.connection);
+      olds.version !== news.version;
     return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
   },
 
   async create(inputs) {
-    await upsertRow(inputs.connection, inputs);
+    await upsertRow(loginFor(inputs.target, configRowId(inputs)), inputs);
     return { id: configRowId(inputs), outs: rowState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const current = await readRow(props.connection, { ...props, columns: Object.keys(props.values ?? {}) });
+    const current = await readRow(loginFor(props.target, configRowId(props)), { ...props, columns: Object.keys(props.values ?? {}) });
     // An empty id tells the engine the row is gone: `pulumi refresh` drops it and the next `up` creates it again.
     if (!current) return { id: "" };
     const state = { ...rowState(props), values: current };
@@ -183,11 +200,11 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
   },
 
   async update(_id, _olds, news) {
-    await upsertRow(news.connection, news);
+    await upsertRow(loginFor(news.target, configRowId(news)), news);
     return { outs: rowState(news) };
   },
 
   async delete(_id, props) {
-    await deleteRow(props.connection, props);
+    await deleteRow(loginFor(props.target, configRowId(props)), props);
   },
 };

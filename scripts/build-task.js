@@ -1,17 +1,17 @@
 #!/usr/bin/env node
-// Bundles the export task alone (task/main.ts) into dist/task/index.js: one CommonJS file for Node 20, with its
-// dependencies (pg, undici, pino, zod, the AWS SDK clients) inside, so the image needs no node_modules.
-// `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }).
+// Bundles the export task alone (task/main.ts) into dist/task/index.js: one CommonJS file for Node 20 and later, with
+// its dependencies (pg, undici, pino, zod, the AWS SDK clients) inside, so the image needs no node_modules.
+// `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }). bundleInputs() lists every file the
+// bundle is made of, from esbuild's own metafile: the image's rebuild trigger hashes exactly those.
 "use strict";
 const path = require("node:path");
 
 const ROOT = path.resolve(__dirname, "..");
 
-/** @param {{ outdir?: string, minify?: boolean }} [options] */
-async function buildTask(options = {}) {
-  const esbuild = require("esbuild");
-  const outdir = path.resolve(options.outdir ?? path.join(ROOT, "dist", "task"));
-  const result = await esbuild.build({
+/** The one set of esbuild options: the bundle and the list of its inputs come from the same build. */
+function bundleOptions(outdir, minify = true) {
+  return {
+    absWorkingDir: ROOT,
     entryPoints: [path.join(ROOT, "task", "main.ts")],
     outfile: path.join(outdir, "index.js"),
     bundle: true,
@@ -20,18 +20,39 @@ async function buildTask(options = {}) {
     format: "cjs",
     // pg loads pg-native only when asked for; the task never asks.
     external: ["pg-native"],
-    minify: options.minify ?? true,
+    minify,
     keepNames: true,
     sourcemap: "linked",
     legalComments: "linked",
     logLevel: "warning",
     metafile: true,
-  });
+  };
+}
+
+/** @param {{ outdir?: string, minify?: boolean }} [options] */
+async function buildTask(options = {}) {
+  const esbuild = require("esbuild");
+  const outdir = path.resolve(options.outdir ?? path.join(ROOT, "dist", "task"));
+  const result = await esbuild.build(bundleOptions(outdir, options.minify ?? true));
   const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
   return { outfile: path.join(outdir, "index.js"), bytes };
 }
 
-module.exports = { buildTask };
+/**
+ * Every source file of the bundle, relative to the project root with forward slashes, sorted: the project's modules
+ * and the dependencies' files alike. Synchronous and without writing (the Pulumi program calls it).
+ */
+function bundleInputs() {
+  const esbuild = require("esbuild");
+  const result = esbuild.buildSync({ ...bundleOptions(path.join(ROOT, "dist", "task"), false), write: false });
+  // esbuild names inputs relative to absWorkingDir; namespaced ones (`(disabled):x`) are not files.
+  return Object.keys(result.metafile.inputs)
+    .filter((input) => !/^[a-z-]*\(?[a-z]+\)?:/i.test(input))
+    .map((input) => input.split(path.sep).join("/"))
+    .sort();
+}
+
+module.exports = { buildTask, bundleInputs, bundleOptions };
 
 if (require.main === module) {
   const i = process.argv.indexOf("--outdir");

@@ -1,12 +1,15 @@
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions } from "../stackOptions";
+import { stackOptions, stackSelection } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
 import { ConfigError, formatIssue } from "../../config/validate";
+import { inspectStackFile, readStackFileConfig, stackFilePath } from "../../config/load";
+import { ALLOWED_ACCOUNTS_KEY, preflightItems } from "../../config/preflight";
 
 export default defineCommand({
-  summary: "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors)",
+  summary:
+    "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors); list what is left to set before 'pulumi up'",
   options: {
     ...stackOptions,
     strict: {
@@ -20,11 +23,12 @@ export default defineCommand({
     { command: "hub-export validate --stack qa --strict", does: "as CI runs it: environment mismatches fail too" },
     { command: "hub-export validate --file ./Pulumi.staging.yaml", does: "checks a stack file that is not in the project" },
   ],
-  exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
+  exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings; what is left to set before 'pulumi up' is listed on stdout)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
   async run(values, io) {
-    const config = loadFromOptions(values);
+    const selection = stackSelection(values);
+    const { config, placeholders, missingSecrets } = inspectStackFile(selection);
     renderTemplate(loadPipelineTemplate(), config);
-    const source = values.file ?? `stack ${values.stack ?? "qa"}`;
+    const source = values.file ?? `stack ${selection.stack}`;
     const mismatches = environmentIssues(config);
     if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
     for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
@@ -33,6 +37,13 @@ export default defineCommand({
         (mismatches.length ? `, ${mismatches.length} environment warning(s)` : "") +
         "\n",
     );
+    // What a real `pulumi preview` or `up` would stop on (config/preflight.ts): secrets not set, placeholders left.
+    const accounts = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))[ALLOWED_ACCOUNTS_KEY];
+    const todo = preflightItems({ stack: selection.stack ?? "<stack>", placeholders, missingSecrets, allowedAccountIds: accounts === undefined ? undefined : JSON.stringify(accounts) });
+    if (todo.length > 0) {
+      io.stdout.write(`before 'pulumi up': ${todo.length} value${todo.length === 1 ? "" : "s"} to set (pulumi preview and up stop on them):\n`);
+      for (const item of todo) io.stdout.write(`  ${item.key}: ${item.problem}: ${item.command}\n`);
+    }
     return 0;
   },
 });

@@ -23,9 +23,13 @@ export interface ConnectionStoreArgs {
   prefix: string;
   kmsKeyArn: pulumi.Input<string>;
   records: ConnectionRecordArgs[];
-  /** Days a deleted record stays recoverable; re-adding a region within this window needs a restore first. */
-  recoveryWindowInDays?: number;
 }
+
+/**
+ * Deleted records are not kept for recovery: each is derived entirely from the stack config, so nothing is lost, and
+ * a recovery window would make re-adding a region (the same secret name) fail until it ends.
+ */
+export const RECOVERY_WINDOW_DAYS = 0;
 
 export interface StoredConnection {
   systemName: string;
@@ -48,7 +52,7 @@ export class ConnectionStore extends pulumi.ComponentResource {
           name: secretName,
           description: `${record.type} connection ${record.systemName}: ${record.description}`,
           kmsKeyId: args.kmsKeyArn,
-          recoveryWindowInDays: args.recoveryWindowInDays ?? 7,
+          recoveryWindowInDays: RECOVERY_WINDOW_DAYS,
         },
         { parent: this },
       );

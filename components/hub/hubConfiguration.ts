@@ -3,13 +3,14 @@
  * the procedure has no API. The CLS load sheets (CSV and XLSX, built from the HR system's exports) and the hub
  * checklist (Markdown and JSON). The export task reads the CSV sheet for its unknown-code check.
  */
-import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { isText, type HubConfigurationFile } from "../../core/hubConfiguration";
+import { writeObjects, type ObjectPlacement } from "../storage/platformBucket";
 
 export interface HubConfigurationArgs {
-  bucketName: pulumi.Input<string>;
+  /** How the stack writes into the platform bucket (SSE-KMS with its key, guarded and retained when adopted). */
+  placement: ObjectPlacement;
   files: HubConfigurationFile[];
 }
 
@@ -18,12 +19,11 @@ export class HubConfiguration extends pulumi.ComponentResource {
 
   constructor(name: string, args: HubConfigurationArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:hub:HubConfiguration", name, {}, opts);
-    const parent = { parent: this };
-    new aws.s3.BucketObjectv2(`${name}/${BUCKET_FOLDERS.hubConfiguration}`, { bucket: args.bucketName, key: BUCKET_FOLDERS.hubConfiguration, content: "", contentType: "application/x-directory" }, parent);
-    for (const file of args.files) {
-      const body = isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") };
-      new aws.s3.BucketObjectv2(`${name}/${file.key}`, { bucket: args.bucketName, key: file.key, contentType: file.contentType, ...body }, parent);
-    }
+    const files = [
+      { key: BUCKET_FOLDERS.hubConfiguration, content: "", contentType: "application/x-directory" },
+      ...args.files.map((file) => ({ key: file.key, contentType: file.contentType, ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }) })),
+    ];
+    writeObjects(this, name, args.placement, files, { parent: this });
     this.keys = [BUCKET_FOLDERS.hubConfiguration, ...args.files.map((f) => f.key)];
     this.registerOutputs({ keys: this.keys });
   }

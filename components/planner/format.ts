@@ -47,8 +47,10 @@ export function formatPlanText(run: PlanRun): string {
     const pad = "  ".repeat(depth);
     const flags = [
       r.read ? `read existing id ${r.id}` : "",
+      r.options.protect ? "protected" : "",
       r.options.retainOnDelete ? "retained on delete" : "",
       r.options.deleteBeforeReplace ? "delete before replace" : "",
+      r.options.replaceOnChanges ? `replaced on a change of ${r.options.replaceOnChanges.join(", ")}` : "",
       r.options.additionalSecretOutputs ? `secret outputs: ${r.options.additionalSecretOutputs.join(", ")}` : "",
     ].filter(Boolean);
     lines.push(`${pad}${r.read ? "=" : "+"} ${r.type}  ${r.name}${flags.length ? `  (${flags.join("; ")})` : ""}`);

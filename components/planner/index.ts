@@ -41,7 +41,7 @@ export interface PlannedResource {
   /** `<provider urn>::<id>` of an explicit provider. */
   provider?: string;
   dependsOn: string[];
-  options: { additionalSecretOutputs?: string[]; retainOnDelete?: boolean; deleteBeforeReplace?: boolean; protect?: boolean; ignoreChanges?: string[] };
+  options: { additionalSecretOutputs?: string[]; retainOnDelete?: boolean; deleteBeforeReplace?: boolean; protect?: boolean; ignoreChanges?: string[]; replaceOnChanges?: string[] };
   /** As the engine receives them: secrets tagged (see values.ts: maskValue, revealValue, isSecretValue). */
   inputs: Record<string, unknown>;
   /** The mocked outputs, secrets tagged; kept for tests, not printed. */
@@ -87,7 +87,7 @@ export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun
   const project = options.project ?? PROJECT_NAME;
   const region = options.config["aws:region"];
   const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
-  const program = options.program ?? (() => hubExportProgram());
+  const program = options.program ?? (() => hubExportProgram({ offline: true }));
 
   const keepStackTraces = options.keepStackTraces ?? process.env.HUB_EXPORT_PLAN_STACK_TRACES === "1";
   const stackTraceLimit = Error.stackTraceLimit;
@@ -154,6 +154,7 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
         if (req.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
         if (req.getProtect()) entry.options.protect = true;
         if (req.getIgnorechangesList().length) entry.options.ignoreChanges = [...req.getIgnorechangesList()];
+        if (req.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...req.getReplaceonchangesList()];
       }
       resources.push(entry);
       pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };

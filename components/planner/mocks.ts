@@ -9,6 +9,10 @@ export interface MockAccount {
   accountId: string;
   region: string;
   partition: string;
+  /** Objects already in the buckets, `<bucket>/<key>` → their tags (tests of an adopted bucket); none by default. */
+  existingObjects?: Record<string, Record<string, string>>;
+  /** When set, every invoke's token and inputs are appended here (tests). */
+  invokes?: { token: string; inputs: Record<string, unknown> }[];
 }
 
 export const DEFAULT_MOCK_ACCOUNT: MockAccount = { accountId: "123456789012", region: "us-east-1", partition: "aws" };
@@ -85,7 +89,8 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
       return { id: dashboardName, state: { ...inputs, dashboardName, dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}` } };
     }
     case "command:local:Command":
-      return { id: `${args.name}-${short(args.name, 8)}`, state: { ...inputs, stdout: "", stderr: "" } };
+      // The image build prints the pushed image's digest: a stand-in derived from its trigger (the content hash).
+      return { id: `${args.name}-${short(args.name, 8)}`, state: { ...inputs, stdout: `sha256:${short(JSON.stringify(plain(inputs.triggers) ?? args.name), 64)}\n`, stderr: "" } };
     default:
       return { id: args.id ?? `${args.name}-id`, state: inputs };
   }
@@ -94,6 +99,7 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
 /** Results of the invokes the program makes; anything else is an error, so a new invoke cannot slip through unseen. */
 export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount): Record<string, unknown> {
   const { accountId: acct, region, partition } = account;
+  account.invokes?.push({ token: args.token, inputs: { ...args.inputs } });
   switch (args.token) {
     case "aws:index/getRegion:getRegion":
       return { id: region, name: region, region, description: `offline stand-in for ${region}`, endpoint: `ec2.${region}.amazonaws.com` };
@@ -101,17 +107,19 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       return { id: acct, accountId: acct, arn: `arn:${partition}:iam::${acct}:user/offline-plan`, userId: "OFFLINEPLAN" };
     case "aws:index/getPartition:getPartition":
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
-    case "aws:ecr/getAuthorizationToken:getAuthorizationToken":
-      return {
-        id: region,
-        region,
-        registryId: args.inputs.registryId ?? acct,
-        authorizationToken: Buffer.from("AWS:offline-plan").toString("base64"),
-        userName: "AWS",
-        password: "offline-plan",
-        proxyEndpoint: `https://${acct}.dkr.ecr.${region}.amazonaws.com`,
-        expiresAt: "2000-01-01T00:00:00Z",
-      };
+    case "aws:s3/getObjects:getObjects": {
+      // An adopted bucket, offline: none of the stack's keys is there yet (components/storage/objectGuard.ts).
+      const prefix = `${args.inputs.bucket}/${args.inputs.prefix ?? ""}`;
+      const keys = Object.keys(account.existingObjects ?? {})
+        .filter((k) => k.startsWith(prefix))
+        .map((k) => k.slice(String(args.inputs.bucket).length + 1));
+      return { id: String(args.inputs.bucket), bucket: args.inputs.bucket, keys, commonPrefixes: [], owners: [], requestCharged: "" };
+    }
+    case "aws:s3/getObject:getObject": {
+      const tags = account.existingObjects?.[`${args.inputs.bucket}/${args.inputs.key}`];
+      if (!tags) throw new Error(`no object s3://${args.inputs.bucket}/${args.inputs.key}`);
+      return { id: `${args.inputs.bucket}/${args.inputs.key}`, bucket: args.inputs.bucket, key: args.inputs.key, tags };
+    }
     default:
       throw new Error(`no offline stand-in for the invoke ${args.token}: add one to components/planner/mocks.ts`);
   }

@@ -1,9 +1,13 @@
 /**
- * The stack's KMS key: it encrypts the bucket's default encryption, the credential files (SSE-KMS) and the connection
- * records in Secrets Manager. Created with rotation, or taken from `hubExport:bucket.kmsKeyArn`.
+ * The stack's KMS key: it encrypts the bucket's default encryption, every object the stack writes (SSE-KMS), the
+ * connection records in Secrets Manager and the task's log group. Created with rotation, or taken from
+ * `hubExport:bucket.kmsKeyArn` (whose key policy must then let CloudWatch Logs use it for the log group, see
+ * docs/pulumi.md). A created key is protected in prod.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import type { AwsContext } from "../awsContext";
+import { keyPolicy } from "../policies";
 
 export interface EncryptionKeyArgs {
   /** Use this key instead of creating one. */
@@ -11,6 +15,10 @@ export interface EncryptionKeyArgs {
   /** `alias/<aliasName>` for a created key. */
   aliasName: string;
   description: string;
+  /** The task's log group, which CloudWatch Logs encrypts with this key. */
+  logGroupName: string;
+  protect: boolean;
+  aws: AwsContext;
 }
 
 export class EncryptionKey extends pulumi.ComponentResource {
@@ -21,8 +29,12 @@ export class EncryptionKey extends pulumi.ComponentResource {
     if (args.existingKeyArn) {
       this.keyArn = pulumi.output(args.existingKeyArn);
     } else {
-      // The default key policy delegates to IAM: the roles below get exactly kms:Decrypt on this key.
-      const key = new aws.kms.Key(name, { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30 }, { parent: this });
+      // IAM policies decide for the account's principals (the roles get exactly kms:Decrypt on this key); CloudWatch
+      // Logs may use it only for the task's log group.
+      const policy = pulumi
+        .all([args.aws.accountId, args.aws.partition, args.aws.region])
+        .apply(([accountId, partition, region]) => JSON.stringify(keyPolicy({ accountId, partition, region }, args.logGroupName)));
+      const key = new aws.kms.Key(name, { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30, policy }, { parent: this, protect: args.protect });
       new aws.kms.Alias(name, { name: `alias/${args.aliasName}`, targetKeyId: key.keyId }, { parent: this });
       this.keyArn = key.arn;
     }

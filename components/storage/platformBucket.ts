@@ -5,41 +5,69 @@
  * templates, and this job's rendered pipeline under pipelines/hub_hrsys_export/. Objects every hub pipeline of the
  * platform environment shares (folder markers, the template, the scripts templates) are retained when the stack is
  * removed. The credential files are components/storage/credentialFiles.ts.
+ *
+ * Data outlives mistakes: every object is encrypted with the stack's key explicitly, whatever the bucket's default.
+ * In an adopted bucket, objects of others are never overwritten (objectGuard.ts) and the stack's own are retained on
+ * delete. A created bucket is protected in prod, and in qa emptied by `pulumi destroy` (forceDestroy, all versions).
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { denyInsecureTransportPolicy } from "../policies";
+import { guardedBucketName, OWNER_TAG, ownerTagValue } from "./objectGuard";
 
 export interface BucketFile {
   key: string;
-  content: pulumi.Input<string>;
+  /** Text content; `contentBase64` for binary files instead. */
+  content?: pulumi.Input<string>;
+  contentBase64?: string;
   contentType: string;
   /** Shared with the platform environment's other pipelines: left in the bucket when this stack removes it. */
   shared?: boolean;
+}
+
+/** What the stack may do to its data: prod protects, qa may be destroyed without leftovers. */
+export interface RetentionOptions {
+  /** prod: the created bucket (and key, baseline) are protected against deletion. */
+  protect: boolean;
+  /** qa: `pulumi destroy` empties a created bucket (every version) and the image repository. */
+  destroyable: boolean;
 }
 
 export interface PlatformBucketArgs {
   bucketName: string;
   /** true: create the bucket; false: adopt the existing bucket of that name and leave its settings alone. */
   create: boolean;
-  /** Default encryption of a created bucket. */
+  /** The stack's key: the created bucket's default encryption, and every object's. */
   kmsKeyArn: pulumi.Input<string>;
-  /** Folder markers, the rendered template, the scripts templates: stored with the bucket's default encryption. */
+  /** Folder markers, the rendered template, the scripts templates. */
   files: BucketFile[];
+  retention: RetentionOptions;
+}
+
+/** Options and inputs shared by every object the stack writes into the bucket. */
+export interface ObjectPlacement {
+  /** The bucket name; in an adopted bucket it resolves only after the guard passed. */
+  bucket: (keys: string[]) => pulumi.Output<string>;
+  kmsKeyArn: pulumi.Input<string>;
+  tags: Record<string, string>;
+  /** Retained on delete in an adopted bucket. */
+  retainOnDelete: boolean;
+  dependsOn: pulumi.Resource[];
 }
 
 export class PlatformBucket extends pulumi.ComponentResource {
   readonly bucketName: pulumi.Output<string>;
   readonly bucketArn: pulumi.Output<string>;
-  /** The resources objects must wait for: the bucket and, when created, its encryption settings. */
-  readonly ready: pulumi.Resource[];
+  /** How the stack's objects are written into this bucket (also by CredentialFiles). */
+  readonly placement: ObjectPlacement;
   readonly fileKeys: string[];
 
   constructor(name: string, args: PlatformBucketArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:storage:PlatformBucket", name, {}, opts);
     const parent = { parent: this };
+    let ready: pulumi.Resource[];
     if (args.create) {
-      const bucket = new aws.s3.Bucket(name, { bucket: args.bucketName, forceDestroy: false }, parent);
+      const bucket = new aws.s3.Bucket(name, { bucket: args.bucketName, forceDestroy: args.retention.destroyable }, { parent: this, protect: args.retention.protect });
       const dependsOn = { parent: this, dependsOn: [bucket] };
       const access = new aws.s3.BucketPublicAccessBlock(
         name,
@@ -55,23 +83,49 @@ export class PlatformBucket extends pulumi.ComponentResource {
       new aws.s3.BucketPolicy(name, { bucket: bucket.id, policy: bucket.arn.apply((arn) => JSON.stringify(denyInsecureTransportPolicy(arn))) }, { parent: this, dependsOn: [access] });
       this.bucketName = bucket.bucket;
       this.bucketArn = bucket.arn;
-      this.ready = [bucket, access, encryption];
+      ready = [bucket, access, encryption];
     } else {
       // A read: preview fails early when the bucket does not exist; destroy never deletes it.
       const bucket = aws.s3.Bucket.get(name, args.bucketName, undefined, parent);
       this.bucketName = bucket.bucket;
       this.bucketArn = bucket.arn;
-      this.ready = [bucket];
+      ready = [bucket];
     }
 
-    for (const file of args.files) {
-      new aws.s3.BucketObjectv2(
-        `${name}/${file.key}`,
-        { bucket: this.bucketName, key: file.key, content: file.content, contentType: file.contentType },
-        { parent: this, dependsOn: this.ready, retainOnDelete: file.shared === true },
-      );
-    }
+    const adopted = !args.create;
+    this.placement = {
+      bucket: (keys) => (adopted ? guardedBucketName(this.bucketName, keys, this) : this.bucketName),
+      kmsKeyArn: args.kmsKeyArn,
+      tags: { [OWNER_TAG]: ownerTagValue() },
+      retainOnDelete: adopted,
+      dependsOn: ready,
+    };
+    writeObjects(this, name, this.placement, args.files, { parent: this });
     this.fileKeys = args.files.map((f) => f.key);
     this.registerOutputs({ bucketName: this.bucketName, bucketArn: this.bucketArn, fileKeys: this.fileKeys });
+  }
+}
+
+/** One BucketObjectv2 per file: SSE-KMS with the stack's key, tagged as the stack's, guarded in an adopted bucket. */
+export function writeObjects(parent: pulumi.Resource, name: string, placement: ObjectPlacement, files: BucketFile[], opts: pulumi.CustomResourceOptions): void {
+  if (files.length === 0) return;
+  // Shared objects (the same content from every pipeline of the platform environment) are not guarded: each stack
+  // writes them alike. The guard covers the keys that are this stack's alone.
+  const bucket = placement.bucket(files.filter((f) => !f.shared).map((f) => f.key));
+  const deps = Array.isArray(opts.dependsOn) ? opts.dependsOn : opts.dependsOn ? [opts.dependsOn] : [];
+  for (const file of files) {
+    new aws.s3.BucketObjectv2(
+      `${name}/${file.key}`,
+      {
+        bucket,
+        key: file.key,
+        ...(file.contentBase64 !== undefined ? { contentBase64: file.contentBase64 } : { content: file.content ?? "" }),
+        contentType: file.contentType,
+        serverSideEncryption: "aws:kms",
+        kmsKeyId: placement.kmsKeyArn,
+        tags: placement.tags,
+      },
+      { ...opts, parent, dependsOn: [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn], ...(placement.retainOnDelete || file.shared ? { retainOnDelete: true } : {}) },
+    );
   }
 }

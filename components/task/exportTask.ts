@@ -17,8 +17,10 @@ export const LOG_STREAM_PREFIX = "export";
 export const STOP_TIMEOUT_SECONDS = 120;
 
 export interface ExportTaskArgs {
-  /** Physical name of the cluster, the task family and the log group. */
+  /** Physical name of the cluster and the task family. */
   name: string;
+  /** `/ecs/<name>`: encrypted with the stack's key (whose policy lets CloudWatch Logs use it for this group). */
+  logGroupName: string;
   roleNames: { task: string; execution: string };
   /** Run in this cluster instead of creating one. */
   existingClusterArn?: string;
@@ -73,6 +75,9 @@ export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName"
   ];
 }
 
+/** The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root. */
+export const CONTAINER_USER = "1000:1000";
+
 /**
  * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); the only
  * variable is AWS_REGION, for the AWS SDK. No `secrets`: the task reads its connection records with the task role.
@@ -81,6 +86,7 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
     name: CONTAINER_NAME,
     image: input.image,
+    user: CONTAINER_USER,
     essential: true,
     command: exportCommand(input),
     environment: [{ name: "AWS_REGION", value: input.region }],
@@ -110,7 +116,7 @@ export class ExportTask extends pulumi.ComponentResource {
       this.clusterArn = cluster.arn;
     }
 
-    const logGroup = new aws.cloudwatch.LogGroup(name, { name: `/ecs/${args.name}`, retentionInDays: args.logRetentionDays }, parent);
+    const logGroup = new aws.cloudwatch.LogGroup(name, { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn }, parent);
     this.logGroupName = logGroup.name;
 
     const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
@@ -185,4 +191,27 @@ export class ExportTask extends pulumi.ComponentResource {
       logGroupName: this.logGroupName,
     });
   }
+}
+
+export interface RunTaskCommandInput {
+  region: string;
+  clusterArn: string;
+  taskDefinitionArn: string;
+  subnetIds: string[];
+  securityGroupIds: string[];
+  assignPublicIp: boolean;
+}
+
+/** A ready `aws ecs run-task ...` for an operator: one run now, on the schedule's exact task and network. */
+export function runTaskCommand(input: RunTaskCommandInput): string {
+  const network = `awsvpcConfiguration={subnets=[${input.subnetIds.join(",")}],securityGroups=[${input.securityGroupIds.join(",")}],assignPublicIp=${input.assignPublicIp ? "ENABLED" : "DISABLED"}}`;
+  return [
+    "aws ecs run-task",
+    `--region ${input.region}`,
+    `--cluster ${input.clusterArn}`,
+    `--task-definition ${input.taskDefinitionArn}`,
+    "--launch-type FARGATE",
+    `--network-configuration '${network}'`,
+    `--started-by hub-export-operator`,
+  ].join(" ");
 }

@@ -1,47 +1,36 @@
 /**
- * The content hash that triggers the image build: every file the task bundle and its image are made of. The hash is
- * also the image tag, so a tag names exactly one content and a rebuild happens only when that content changes.
+ * The content hash that triggers the image build: every file the image is made of. The hash is also the image tag,
+ * so a tag names exactly one content and a rebuild happens only when that content changes.
+ *
+ * The bundle's files come from esbuild's own list of inputs (scripts/build-task.js bundleInputs), not from a list of
+ * folders kept by hand: whatever task/main.ts reaches (cli/, core/, config/, the dependencies in node_modules) is in
+ * it, and nothing else is.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { PROJECT_ROOT } from "../../config/load";
 
-/**
- * What the image is built from: the task (with its Dockerfile), the project modules it bundles, the bundle script
- * and the lock file that pins what gets bundled.
- */
-export const TASK_IMAGE_SOURCES = ["task", "core", "config", "cls", "cli/command.ts", "cli/commands/run.ts", "scripts/build-task.js", "package-lock.json"] as const;
+/** Files that shape the image besides the bundle's inputs: how it is bundled and how the image is built. */
+export const IMAGE_BUILD_FILES = ["scripts/build-task.js", "task/Dockerfile", ".dockerignore"] as const;
 
-const SKIPPED_DIRECTORIES = new Set(["node_modules", "dist", ".local", "coverage", ".git"]);
-const SKIPPED_FILE = /\.(test|spec)\.[cm]?[jt]s$|(^|\/)\.DS_Store$/;
-
-/** Files under `sources` (relative to `root`), sorted, as forward-slash paths. Missing sources are skipped. */
-export function listSourceFiles(root: string = PROJECT_ROOT, sources: readonly string[] = TASK_IMAGE_SOURCES): string[] {
-  const files: string[] = [];
-  const walk = (relative: string) => {
-    const absolute = path.join(root, relative);
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(absolute);
-    } catch {
-      return;
-    }
-    if (stat.isDirectory()) {
-      for (const entry of fs.readdirSync(absolute)) if (!SKIPPED_DIRECTORIES.has(entry)) walk(path.posix.join(relative, entry));
-    } else if (stat.isFile() && !SKIPPED_FILE.test(relative)) {
-      files.push(relative);
-    }
-  };
-  for (const source of sources) walk(source);
-  return [...new Set(files)].sort();
+/** The bundle's inputs (from esbuild's metafile) and the image build files, sorted. */
+export function imageSourceFiles(root: string = PROJECT_ROOT): string[] {
+  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs(): string[] };
+  return [...new Set([...bundleInputs(), ...IMAGE_BUILD_FILES])].sort();
 }
 
-/** sha256 over each file's path and content. */
-export function taskSourceHash(root: string = PROJECT_ROOT, sources: readonly string[] = TASK_IMAGE_SOURCES): string {
+/** sha256 over each file's path and content; a listed file that is missing counts as such. */
+export function contentHash(root: string, files: readonly string[]): string {
   const hash = crypto.createHash("sha256");
-  for (const file of listSourceFiles(root, sources)) {
-    hash.update(file).update("\0").update(fs.readFileSync(path.join(root, file))).update("\0");
+  for (const file of [...files].sort()) {
+    const absolute = path.join(root, file);
+    hash.update(file).update("\0");
+    hash.update(fs.existsSync(absolute) ? fs.readFileSync(absolute) : "(missing)").update("\0");
   }
   return hash.digest("hex");
+}
+
+export function taskSourceHash(root: string = PROJECT_ROOT): string {
+  return contentHash(root, imageSourceFiles(root));
 }

@@ -1,10 +1,12 @@
 /**
  * The export task's image: an ECR repository (scan on push, immutable tags, lifecycle policy) and the build and push
- * through @pulumi/command, triggered by the content hash of the task's sources, which is also the tag.
+ * through @pulumi/command, triggered by the content hash of what the image is made of (components/task/sourceHash.ts),
+ * which is also the tag.
  *
- * The ECR token comes from aws.ecr.getAuthorizationToken and reaches the command only as a secret environment
- * variable. The token is new on every run, so the command runs on every `up`: it logs in, finds the tag already in
- * the registry and stops. It builds only for a tag that is not there.
+ * Nothing that changes from run to run is among the command's inputs: the script logs in to ECR itself with the
+ * AWS CLI's short-lived password, so the command changes only with the content hash. An `up` that changes only
+ * config runs no Docker; a new hash builds and pushes once. The script prints the pushed image's digest, and the
+ * task definition pins the image by it (`<repository>@sha256:...`), not by tag.
  */
 import * as aws from "@pulumi/aws";
 import * as command from "@pulumi/command";
@@ -12,12 +14,14 @@ import * as pulumi from "@pulumi/pulumi";
 
 export interface TaskImageArgs {
   repositoryName: string;
-  /** Content hash of the task's sources (components/task/sourceHash.ts). */
+  /** Content hash of the image's sources (components/task/sourceHash.ts). */
   sourceHash: string;
   /** Dockerfile, relative to the project root (the build context). */
   dockerfile?: string;
   /** Images kept besides the one in use; older ones expire. */
   keepImages?: number;
+  /** `pulumi destroy` deletes the repository with its images (qa); otherwise a repository with images stays. */
+  forceDelete: boolean;
 }
 
 /** Tag of an image built from `sourceHash`. */
@@ -25,15 +29,31 @@ export function imageTag(sourceHash: string): string {
   return `src-${sourceHash.slice(0, 24)}`;
 }
 
-/** Bash run by the command, from the project root. Every value comes from the environment; nothing secret is echoed. */
+/**
+ * Bash run by the command, from the project root; every value comes from the environment. Build output goes to
+ * stderr; stdout is the image digest alone.
+ */
 export const BUILD_AND_PUSH_SCRIPT = [
   "set -euo pipefail",
-  'printf "%s" "$REGISTRY_PASSWORD" | docker login --username "$REGISTRY_USER" --password-stdin "$REGISTRY" >/dev/null',
-  'if docker manifest inspect "$IMAGE" >/dev/null 2>&1; then echo "$IMAGE is already in the registry"; exit 0; fi',
-  "npm run --silent build:task",
-  'docker build --platform linux/amd64 --file "$DOCKERFILE" --tag "$IMAGE" .',
-  'docker push "$IMAGE"',
+  "{",
+  '  aws ecr get-login-password --region "$AWS_REGION" | docker login --username AWS --password-stdin "$REGISTRY" >/dev/null',
+  '  if docker manifest inspect "$REGISTRY/$REPOSITORY:$TAG" >/dev/null 2>&1; then',
+  '    echo "$REGISTRY/$REPOSITORY:$TAG is already in the registry"',
+  "  else",
+  "    npm run --silent build:task",
+  '    docker build --platform linux/amd64 --file "$DOCKERFILE" --tag "$REGISTRY/$REPOSITORY:$TAG" .',
+  '    docker push "$REGISTRY/$REPOSITORY:$TAG"',
+  "  fi",
+  "} >&2",
+  'aws ecr describe-images --region "$AWS_REGION" --repository-name "$REPOSITORY" --image-ids "imageTag=$TAG" --query "imageDetails[0].imageDigest" --output text',
 ].join("\n");
+
+/** The digest the script printed (its last line), or a clear error. */
+export function imageDigest(stdout: string, tag: string): string {
+  const digest = stdout.trim().split("\n").pop()?.trim() ?? "";
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`the image build for tag ${tag} printed no digest (got ${JSON.stringify(digest.slice(0, 80))}); see the command's stderr in the engine log`);
+  return digest;
+}
 
 export function lifecyclePolicy(keepImages: number): string {
   return JSON.stringify({
@@ -47,20 +67,19 @@ export function lifecyclePolicy(keepImages: number): string {
 export class TaskImage extends pulumi.ComponentResource {
   readonly repositoryArn: pulumi.Output<string>;
   readonly repositoryUrl: pulumi.Output<string>;
-  /** `<repository url>:src-<hash>`; resolves after the push. */
+  /** `<repository url>@sha256:...`: the pushed image by digest; resolves after the push. */
   readonly imageUri: pulumi.Output<string>;
 
   constructor(name: string, args: TaskImageArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:TaskImage", name, {}, opts);
     const repository = new aws.ecr.Repository(
       name,
-      { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: false },
+      { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: args.forceDelete },
       { parent: this },
     );
     new aws.ecr.LifecyclePolicy(name, { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20) }, { parent: this });
 
-    const token = aws.ecr.getAuthorizationTokenOutput({ registryId: repository.registryId }, { parent: this });
-    const image = pulumi.interpolate`${repository.repositoryUrl}:${imageTag(args.sourceHash)}`;
+    const tag = imageTag(args.sourceHash);
     const build = new command.local.Command(
       `${name}/build-and-push`,
       {
@@ -68,11 +87,11 @@ export class TaskImage extends pulumi.ComponentResource {
         interpreter: ["/bin/bash", "-c"],
         triggers: [args.sourceHash],
         environment: {
-          IMAGE: image,
+          AWS_REGION: repository.repositoryUrl.apply((url) => url.split(".")[3]),
+          REGISTRY: repository.repositoryUrl.apply((url) => url.split("/")[0]),
+          REPOSITORY: repository.name,
+          TAG: tag,
           DOCKERFILE: args.dockerfile ?? "task/Dockerfile",
-          REGISTRY: token.proxyEndpoint,
-          REGISTRY_USER: token.userName,
-          REGISTRY_PASSWORD: pulumi.secret(token.password),
         },
       },
       { parent: this, dependsOn: [repository] },
@@ -80,8 +99,7 @@ export class TaskImage extends pulumi.ComponentResource {
 
     this.repositoryArn = repository.arn;
     this.repositoryUrl = repository.repositoryUrl;
-    // Carrying the command as a dependency makes consumers of the URI (the task definition) wait for the push.
-    this.imageUri = pulumi.all([image, build.urn]).apply(([uri]) => uri);
+    this.imageUri = pulumi.all([repository.repositoryUrl, build.stdout]).apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`);
     this.registerOutputs({ repositoryArn: this.repositoryArn, repositoryUrl: this.repositoryUrl, imageUri: this.imageUri });
   }
 }

@@ -1,10 +1,10 @@
 /** One row of a config table as a resource (providers/sqlRows.ts): upsert, update in place, replace on a new key. */
 import * as pulumi from "@pulumi/pulumi";
 import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type SqlValue } from "../../providers/sqlRows";
-import type { PgConnectionInput } from "./connection";
 
 export interface ConfigRowArgs {
-  connection: pulumi.Input<PgConnectionInput>;
+  /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when the row runs. */
+  target: string;
   /** The staging schema, name only. */
   schema: string;
   table: string;
@@ -19,6 +19,6 @@ export class ConfigRow extends pulumi.dynamic.Resource {
   declare readonly values: pulumi.Output<Record<string, SqlValue>>;
 
   constructor(name: string, args: ConfigRowArgs, opts?: pulumi.CustomResourceOptions) {
-    super(configRowProvider, name, { ...args, version: CONFIG_ROW_PROVIDER_VERSION }, { ...opts, additionalSecretOutputs: ["connection"] }, "hubExport", "ConfigRow");
+    super(configRowProvider, name, { ...args, version: CONFIG_ROW_PROVIDER_VERSION }, opts, "hubExport", "ConfigRow");
   }
 }

@@ -9,11 +9,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { rowName, type ConfigRow as ConfigRowData } from "../../core/rows";
 import { ConfigRow } from "./configRow";
-import type { PgConnectionInput } from "./connection";
 import { childOptions } from "../options";
 
 export interface ConfigTablesArgs {
-  connection: PgConnectionInput;
+  /** The database's label: the rows' state holds it, never the login. */
+  target: string;
   /** The staging schema, name only. */
   schema: string;
   rows: ConfigRowData[];
@@ -25,7 +25,7 @@ export class ConfigTables extends pulumi.ComponentResource {
   constructor(name: string, args: ConfigTablesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:warehouse:ConfigTables", name, {}, opts);
     this.rows = args.rows.map(
-      (row) => new ConfigRow(rowName(row), { connection: args.connection, schema: args.schema, table: row.table, key: row.key, values: row.values }, childOptions(this, opts)),
+      (row) => new ConfigRow(rowName(row), { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values }, childOptions(this, opts)),
     );
     this.registerOutputs({ rowCount: this.rows.length });
   }

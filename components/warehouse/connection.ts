@@ -1,5 +1,41 @@
-/** The warehouse admin connection as Pulumi inputs: the password is a Pulumi secret, the rest is plain. */
+/**
+ * How `pulumi up` reaches the warehouse: the provisioning endpoint, the admin login (its password a Pulumi secret) and
+ * TLS. The PostgreSQL provider is configured with it; the SQL resources (rows, baseline) only carry the database's
+ * label and read the same login from the stack config when they run (providers/pg.ts provisioningLogin).
+ */
+import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import type { PgConnection } from "../../providers/pg";
+import type { StackConfig } from "../../config/schema";
+import { databaseLabel, type SslMode } from "../../providers/pg";
 
-export type PgConnectionInput = { [K in keyof PgConnection]: pulumi.Input<PgConnection[K]> };
+export interface WarehouseLogin {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: pulumi.Output<string>;
+  /** libpq sslmode for the PostgreSQL provider. */
+  sslMode: SslMode | "verify-ca";
+  /** Absolute path of the CA bundle, for verify-full. */
+  sslRootCert?: string;
+  /** `host:port/database` of the task endpoint: the label the SQL resources keep. */
+  label: string;
+}
+
+export function warehouseLogin(db: StackConfig["database"], password: pulumi.Output<string>, root: string): WarehouseLogin {
+  const host = db.provisioning?.host ?? db.host;
+  const port = db.provisioning?.port ?? db.port;
+  // Through a tunnel the server's certificate does not name the tunnel's host: the PostgreSQL provider (libpq)
+  // verifies the chain only; the SQL resources verify the name too, against the task endpoint (providers/pg.ts).
+  const tunnel = host !== db.host;
+  return {
+    host,
+    port,
+    database: db.database,
+    user: db.admin.username,
+    password,
+    sslMode: db.sslMode === "verify-full" && tunnel ? "verify-ca" : db.sslMode,
+    ...(db.caBundle ? { sslRootCert: path.resolve(root, db.caBundle) } : {}),
+    label: databaseLabel(db),
+  };
+}

@@ -1,10 +1,10 @@
 /** The common-schema baseline as a resource: applied on create, applied again when its rendered SQL changes. */
 import * as pulumi from "@pulumi/pulumi";
 import { baselineProvider, BASELINE_PROVIDER_VERSION, sha256Hex } from "../../providers/baseline";
-import type { PgConnectionInput } from "./connection";
 
 export interface SqlBaselineArgs {
-  connection: pulumi.Input<PgConnectionInput>;
+  /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when it runs. */
+  target: string;
   /** Hub_Plat_Common_Schema_Baseline_<BuildNumber> */
   name: string;
   buildNumber: string;
@@ -22,6 +22,6 @@ export class SqlBaseline extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: SqlBaselineArgs, opts?: pulumi.CustomResourceOptions) {
     const inputs = { ...args, sha256: sha256Hex(args.sql), version: BASELINE_PROVIDER_VERSION };
-    super(baselineProvider, name, inputs, { ...opts, additionalSecretOutputs: ["connection"] }, "hubExport", "SqlBaseline");
+    super(baselineProvider, name, inputs, opts, "hubExport", "SqlBaseline");
   }
 }

@@ -14,6 +14,8 @@ export const storedConnectionSchema = z.object({
   username: z.string().optional(),
   password: z.string().optional(),
   additionalProperties: z.string().default(""),
+  /** PostgreSQL with sslmode verify-full: the PEM of the CA that signs the server's certificate. */
+  sslRootCert: z.string().optional(),
 });
 export type StoredConnection = z.infer<typeof storedConnectionSchema>;
 
@@ -39,7 +41,8 @@ export interface DatabaseSettings {
   database: string;
   user: string;
   password: string;
-  ssl: false | { rejectUnauthorized: boolean };
+  /** `ca`: the record's CA bundle, when it has one (verify-full); Node's own store otherwise. */
+  ssl: false | { rejectUnauthorized: boolean; ca?: string };
 }
 
 /** A PostgreSQL record: url postgres://host:port/db, username, password, additionalProperties sslmode=... */
@@ -59,7 +62,8 @@ export function databaseSettings(record: StoredConnection): DatabaseSettings {
   if (!url.hostname || !database) fail("url must name a host and a database: postgres://host:port/database");
   if (!record.username || !record.password) fail("username and password are required");
   const sslmode = parseAdditionalProperties(record.additionalProperties).sslmode ?? "require";
-  const ssl = sslmode === "disable" ? false : sslmode === "verify-full" || sslmode === "verify-ca" ? { rejectUnauthorized: true } : sslmode === "require" || sslmode === "prefer" ? { rejectUnauthorized: false } : fail(`unknown sslmode '${sslmode}'`);
+  const ssl: DatabaseSettings["ssl"] = sslmode === "disable" ? false : sslmode === "verify-full" || sslmode === "verify-ca" ? { rejectUnauthorized: true } : sslmode === "require" || sslmode === "prefer" ? { rejectUnauthorized: false } : fail(`unknown sslmode '${sslmode}'`);
+  if (ssl && ssl.rejectUnauthorized && record.sslRootCert) ssl.ca = record.sslRootCert;
   return { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : 5432, database, user: record.username!, password: record.password!, ssl };
 }
 

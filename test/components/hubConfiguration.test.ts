@@ -31,8 +31,13 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     const built = await buildStackSheets(config.cls!);
     const objects = objectsUnder(run, "hub-configuration/");
     const component = one(run, "hubExport:hub:HubConfiguration");
-    for (const o of Object.values(objects)) expect((o as { parent?: string }).parent).toBe(component.urn);
-    expect(component.dependsOn).toEqual(expect.arrayContaining([one(run, "aws:s3/bucket:Bucket").urn]));
+    // Written like the bucket's other objects: after the bucket and its encryption, SSE-KMS with the stack's key.
+    const bucket = one(run, "aws:s3/bucket:Bucket").urn;
+    for (const o of Object.values(objects) as { parent?: string; dependsOn: string[]; inputs: unknown }[]) {
+      expect(o.parent).toBe(component.urn);
+      expect(o.dependsOn).toEqual(expect.arrayContaining([bucket]));
+      expect(inputs(o as never)).toMatchObject({ serverSideEncryption: "aws:kms", tags: { "hub-export:stack": "hub-export/qa" } });
+    }
     const csv = inputs(objects["hub-configuration/cls/CLS_LOAD_SHEET.csv"]);
     expect(csv).toMatchObject({ bucket: "acme-platform-qa", contentType: "text/csv; charset=utf-8", content: built.csv });
     const xlsx = inputs(objects["hub-configuration/cls/CLS_LOAD_SHEET.xlsx"]);

@@ -1,9 +1,12 @@
-/** The image trigger: a content hash of what the task image is built from, stable and sensitive to every file. */
+/**
+ * The image trigger: a content hash of what the image is made of. The bundle's part is esbuild's own list of inputs,
+ * so every module task/main.ts reaches counts (cli/ included), and nothing else does.
+ */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { listSourceFiles, taskSourceHash } from "../../components/task/sourceHash";
+import { contentHash, IMAGE_BUILD_FILES, imageSourceFiles } from "../../components/task/sourceHash";
 import { imageTag } from "../../components/task/taskImage";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-hash-"));
@@ -13,31 +16,40 @@ const write = (file: string, text: string) => {
 };
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-describe("task source hash", () => {
-  const sources = ["task", "core", "scripts/build-task.js"];
-  write("task/Dockerfile", "FROM node:20-slim\n");
-  write("task/run.ts", "export {};\n");
-  write("task/run.test.ts", "test\n");
-  write("task/node_modules/x/index.js", "x\n");
-  write("core/a.ts", "export const a = 1;\n");
-  write("scripts/build-task.js", "// bundle\n");
-  write("other/b.ts", "ignored\n");
+describe("image source files", () => {
+  const files = imageSourceFiles();
 
-  it("covers the sources, without tests, dependencies or other folders", () => {
-    expect(listSourceFiles(root, sources)).toEqual(["core/a.ts", "scripts/build-task.js", "task/Dockerfile", "task/run.ts"]);
+  it("are the bundler's inputs: the task, the cli modules it runs, core, config and the bundled dependencies", () => {
+    expect(files).toEqual(expect.arrayContaining(["task/main.ts", "cli/command.ts", "cli/commands/run.ts", "config/schema.ts", "core/hubContract.ts"]));
+    expect(files.some((f) => f.startsWith("node_modules/pg/"))).toBe(true);
+    expect(files.some((f) => f.startsWith("node_modules/@aws-sdk/client-s3/"))).toBe(true);
+    // And the files that shape the image.
+    expect(files).toEqual(expect.arrayContaining([...IMAGE_BUILD_FILES]));
+    for (const file of files) expect(fs.existsSync(path.join(__dirname, "..", "..", file)), file).toBe(true);
   });
 
-  it("is stable, and changes with any file's content or name", () => {
-    const first = taskSourceHash(root, sources);
-    expect(taskSourceHash(root, sources)).toBe(first);
+  it("leave out what the bundle does not reach: the Pulumi program, tests, local mode, the emulator", () => {
+    for (const prefix of ["components/", "test/", "local/", "emulator/", "providers/", "node_modules/@pulumi/"]) expect(files.filter((f) => f.startsWith(prefix)), prefix).toEqual([]);
+  });
+});
+
+describe("the content hash", () => {
+  write("task/Dockerfile", "FROM node:24-bookworm-slim\n");
+  write("task/run.ts", "export {};\n");
+  write("cli/run.ts", "export {};\n");
+  write("other/b.ts", "ignored\n");
+  const files = ["cli/run.ts", "task/Dockerfile", "task/run.ts"];
+
+  it("is stable, changes with any listed file's content or name, and not with other files", () => {
+    const first = contentHash(root, files);
+    expect(contentHash(root, [...files].reverse())).toBe(first);
     expect(first).toMatch(/^[0-9a-f]{64}$/);
     write("other/b.ts", "still ignored\n");
-    expect(taskSourceHash(root, sources)).toBe(first);
-    write("core/a.ts", "export const a = 2;\n");
-    const second = taskSourceHash(root, sources);
+    expect(contentHash(root, files)).toBe(first);
+    write("cli/run.ts", "export const changed = 1;\n");
+    const second = contentHash(root, files);
     expect(second).not.toBe(first);
-    fs.renameSync(path.join(root, "task/run.ts"), path.join(root, "task/main.ts"));
-    expect(taskSourceHash(root, sources)).not.toBe(second);
+    expect(contentHash(root, ["cli/run.ts", "task/Dockerfile", "task/main.ts"])).not.toBe(second);
     expect(imageTag(first)).toBe(`src-${first.slice(0, 24)}`);
   });
 });

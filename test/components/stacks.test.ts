@@ -22,6 +22,8 @@ import { imageTag } from "../../components/task/taskImage";
 import type { PlanRun } from "../../components/planner";
 import { editKey, repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
+import { containsSecret } from "../../components/planner/values";
+import { PROJECT_ROOT } from "../../config/load";
 
 const ACCOUNT = "123456789012";
 const REGION = "us-east-1";
@@ -103,9 +105,11 @@ for (const stack of ["qa", "prod"] as const) {
       const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
-      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go.
+      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go,
+      // except in an adopted bucket (prod), where every object the stack wrote stays.
       const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
-      expect(retained).toEqual(["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`]);
+      const shared = ["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`];
+      expect(retained).toEqual(stack === "prod" ? Object.keys(objects).sort() : shared);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
@@ -123,6 +127,12 @@ for (const stack of ["qa", "prod"] as const) {
       expect(isSecretInput(entries, "entries")).toBe(true);
       expect(entries.options.additionalSecretOutputs).toEqual(["entries"]);
       for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(objects[key].urn);
+      // Every object the stack writes itself: SSE-KMS under the stack's key explicitly, tagged as this stack's; in the
+      // adopted (prod) bucket, and when shared with the environment's other pipelines, retained on delete.
+      for (const object of ofType(run, T.object)) {
+        expect(inputs(object)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn, tags: { "hub-export:stack": `hub-export/${stack}` } });
+        if (stack === "prod") expect(object.options.retainOnDelete, object.name).toBe(true);
+      }
     });
 
     it("creates or adopts the bucket as configured", () => {
@@ -130,7 +140,9 @@ for (const stack of ["qa", "prod"] as const) {
       const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type));
       if (stack === "qa") {
         expect(bucket.read).toBe(false);
-        expect(inputs(bucket)).toEqual({ bucket: "acme-platform-qa", forceDestroy: false });
+        // qa: `pulumi destroy` empties it (every version) instead of failing on it; not protected.
+        expect(inputs(bucket)).toEqual({ bucket: "acme-platform-qa", forceDestroy: true });
+        expect(bucket.options.protect).toBeUndefined();
         expect(settings.map((r) => r.type.split(":")[2]).sort()).toEqual(["BucketPolicy", "BucketPublicAccessBlock", "BucketServerSideEncryptionConfiguration", "BucketVersioning"]);
         const sse = inputs(settings.find((r) => r.type.endsWith("BucketServerSideEncryptionConfiguration"))!);
         expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key, "hub-export-key")).arn }, bucketKeyEnabled: true }]);
@@ -143,6 +155,27 @@ for (const stack of ["qa", "prod"] as const) {
       }
     });
 
+    it("creates a KMS key that CloudWatch Logs may use only for the task's log group (qa), or uses the configured one (prod)", () => {
+      if (stack === "prod") {
+        expect(ofType(run, T.key)).toEqual([]);
+        return;
+      }
+      const key = one(run, T.key);
+      expect(key.options.protect).toBeUndefined();
+      expect(inputs(key)).toMatchObject({ enableKeyRotation: true, deletionWindowInDays: 30 });
+      expect(JSON.parse(inputs(key).policy).Statement).toEqual([
+        { Sid: "DelegateToIamPolicies", Effect: "Allow", Principal: { AWS: `arn:aws:iam::${ACCOUNT}:root` }, Action: "kms:*", Resource: "*" },
+        {
+          Sid: "EncryptTheTaskLogGroup",
+          Effect: "Allow",
+          Principal: { Service: `logs.${REGION}.amazonaws.com` },
+          Action: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
+          Resource: "*",
+          Condition: { ArnEquals: { "kms:EncryptionContext:aws:logs:arn": `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/ecs/hub-export-${slug}` } },
+        },
+      ]);
+    });
+
     it("stores one connection record per connection, the whole record as a KMS-encrypted secret", () => {
       const records = connectionRecords(config);
       expect(records.map((r) => r.systemName)).toEqual(
@@ -152,6 +185,8 @@ for (const stack of ["qa", "prod"] as const) {
       const versions = ofType(run, T.secretVersion);
       expect(secrets.map((s) => inputs(s).name)).toEqual(records.map((r) => `acme/${stack}/connection-strings/${r.systemName}`));
       for (const [i, record] of records.entries()) {
+        // Derived entirely from config: deleted at once, so re-adding a region (the same name) never collides.
+        expect(inputs(secrets[i]).recoveryWindowInDays).toBe(0);
         expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn);
         expect(inputs(versions[i]).secretId).toBe(outputs(secrets[i]).arn);
         expect(inputs(versions[i]).secretString).toBe(serializeConnectionRecord(record));
@@ -162,9 +197,11 @@ for (const stack of ["qa", "prod"] as const) {
     it("creates the schemas, applies the baseline and grants the task role least privilege", () => {
       const baseline = one(run, T.baseline);
       const sql = renderBaseline(loadSqlBaseline(), config);
-      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql, version: 1 });
-      expect(isSecretInput(baseline, "connection", "password")).toBe(true);
-      expect(baseline.options.additionalSecretOutputs).toEqual(["connection"]);
+      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql, version: 2 });
+      // The label of the task endpoint, no login; retained on delete, and protected in prod.
+      expect(inputs(baseline).target).toBe(`${config.database.host}:5432/PLATDB`);
+      expect(inputs(baseline)).not.toHaveProperty("connection");
+      expect(baseline.options).toEqual({ retainOnDelete: true, ...(stack === "prod" ? { protect: true } : {}) });
 
       // Sorted by kind: the mocks register resources as their inputs resolve, not in declaration order.
       const kinds = ["database", "schema", "table", "sequence"];
@@ -181,27 +218,31 @@ for (const stack of ["qa", "prod"] as const) {
         .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config")
         .sort();
       expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark", "hub_intake_job"]));
-      expect(grants).toEqual([
+      // One grant per staging table: a new baseline table adds a grant and replaces none. (Registration order follows
+      // the schemas' outputs: compare as sets.)
+      const key = (g: object) => JSON.stringify(g);
+      expect(grants.map(key).sort()).toEqual([
         { objectType: "database", schema: undefined, objects: undefined, privileges: ["CONNECT"], role },
         { objectType: "schema", schema: "publish", objects: undefined, privileges: ["USAGE"], role },
-        { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
         { objectType: "table", schema: "publish", objects: [], privileges: ["SELECT"], role },
-        { objectType: "table", schema: "staging", objects: ["hub_api_config", "hub_plat_config"], privileges: ["SELECT"], role },
-        {
-          objectType: "table",
-          schema: "staging",
-          objects: runTables,
-          privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"],
-          role,
-        },
+        { objectType: "schema", schema: "staging", objects: undefined, privileges: ["USAGE"], role },
+        // The run history's serial id: inserting needs its sequence.
         { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
-      ]);
+        { objectType: "table", schema: "staging", objects: ["hub_api_config"], privileges: ["SELECT"], role },
+        { objectType: "table", schema: "staging", objects: ["hub_plat_config"], privileges: ["SELECT"], role },
+        ...runTables.map((t) => ({ objectType: "table", schema: "staging", objects: [t], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role })),
+      ].map(key).sort());
+      // Replaced delete-first: the old grant's REVOKE never takes back what its replacement granted.
+      for (const g of [...ofType(run, T.grant), ...ofType(run, "postgresql:index/defaultPrivileges:DefaultPrivileges")]) expect(g.options.deleteBeforeReplace, g.name).toBe(true);
       // Staging grants wait for the baseline's tables.
       for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging")) expect(g.dependsOn).toContain(baseline.urn);
       const taskRole = one(run, "postgresql:index/role:Role");
       expect(inputs(taskRole)).toMatchObject({ name: role, login: true, superuser: false, createDatabase: false, createRole: false });
       expect(isSecretInput(taskRole, "password")).toBe(true);
-      expect(isSecretInput(one(run, "pulumi:providers:postgresql"), "password")).toBe(true);
+      const provider = one(run, "pulumi:providers:postgresql");
+      expect(isSecretInput(provider, "password")).toBe(true);
+      // qa and prod verify the server against the configured CA bundle.
+      expect(inputs(provider)).toMatchObject({ host: config.database.host, sslmode: "verify-full", sslrootcert: path.resolve(PROJECT_ROOT, "certs/rds-global-bundle.pem") });
     });
 
     it("writes exactly the config-table rows of the tenants, after the baseline", () => {
@@ -210,8 +251,8 @@ for (const stack of ["qa", "prod"] as const) {
       expect(rows.map((r) => r.name)).toEqual(expected.map(rowName));
       const baseline = one(run, T.baseline);
       for (const [i, row] of expected.entries()) {
-        expect(inputs(rows[i])).toMatchObject({ schema: "staging", table: row.table, key: row.key, values: row.values, version: 1 });
-        expect(isSecretInput(rows[i], "connection", "password")).toBe(true);
+        expect(inputs(rows[i])).toMatchObject({ target: `${config.database.host}:5432/PLATDB`, schema: "staging", table: row.table, key: row.key, values: row.values, version: 2 });
+        expect(inputs(rows[i])).not.toHaveProperty("connection");
         expect(rows[i].dependsOn).toContain(baseline.urn);
       }
       expect(rows).toHaveLength(config.hubTenants.length * 3 + config.platTenants.length);
@@ -303,7 +344,12 @@ for (const stack of ["qa", "prod"] as const) {
       });
       const [container] = JSON.parse(definition.containerDefinitions);
       const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
-      expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`);
+      // Pinned by digest: the one the build printed after its push.
+      const build = one(run, "command:local:Command");
+      expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(build).stdout.trim()}`);
+      expect(container.image).toMatch(/@sha256:[0-9a-f]{64}$/);
+      // Never root, whatever the image says.
+      expect(container.user).toBe("1000:1000");
       const clsCheck = stack === "qa" ? ["--cls", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "report"] : [];
       expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`, ...clsCheck]);
       expect(container.environment).toEqual([{ name: "AWS_REGION", value: REGION }]);
@@ -312,12 +358,20 @@ for (const stack of ["qa", "prod"] as const) {
       expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");
       expect(definition.containerDefinitions).not.toMatch(/arn:aws:secretsmanager:/);
       expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
-      expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup")).retentionInDays).toBe(config.task.logRetentionDays);
-      // The image is built from the task's sources, by content hash, with the ECR token as a secret.
-      const build = one(run, "command:local:Command");
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup"))).toMatchObject({ retentionInDays: config.task.logRetentionDays, kmsKeyId: keyArn });
+      // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run.
       expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);
-      expect(isSecretInput(build, "environment", "REGISTRY_PASSWORD")).toBe(true);
-      expect(inputs(one(run, "aws:ecr/repository:Repository"))).toMatchObject({ imageScanningConfiguration: { scanOnPush: true }, imageTagMutability: "IMMUTABLE" });
+      expect(inputs(build).environment).toEqual({
+        AWS_REGION: REGION,
+        REGISTRY: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com`,
+        REPOSITORY: `hub-export-${slug}`,
+        TAG: imageTag(FIXED_SOURCE_HASH),
+        DOCKERFILE: "task/Dockerfile",
+      });
+      expect(containsSecret(build.inputs)).toBe(false);
+      // qa's repository goes with `pulumi destroy`, images and all; prod's stays while it holds images.
+      expect(inputs(one(run, "aws:ecr/repository:Repository"))).toMatchObject({ imageScanningConfiguration: { scanOnPush: true }, imageTagMutability: "IMMUTABLE", forceDelete: stack === "qa" });
       expect(ofType(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).toHaveLength(1);
       // The task definition waits for the push of its image.
       expect(one(run, T.taskDefinition).dependsOn).toContain(build.urn);
@@ -368,8 +422,19 @@ for (const stack of ["qa", "prod"] as const) {
         routingRuleCounts: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, 8])),
       });
       expect((out.connectionNames as { queues: object }).queues).toEqual(Object.fromEntries(Object.entries(config.queues).map(([r, q]) => [r, q!.connectionName])));
+      const definition = outputs(one(run, T.taskDefinition));
+      const network = `awsvpcConfiguration={subnets=[${config.network.subnetIds.join(",")}],securityGroups=[${config.network.securityGroupIds.join(",")}],assignPublicIp=DISABLED}`;
+      expect(out).toMatchObject({
+        subnetIds: config.network.subnetIds,
+        securityGroupIds: config.network.securityGroupIds,
+        repositoryUrl: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}`,
+        taskRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-task`,
+        databaseRole: `hub_export_${stack}`,
+        runTaskCommand: `aws ecs run-task --region ${REGION} --cluster arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug} --task-definition ${definition.arn} --launch-type FARGATE --network-configuration '${network}' --started-by hub-export-operator`,
+      });
       const text = JSON.stringify(run.outputs);
       expect(text).not.toContain("4dabf18193072939515e22adb298388d"); // no secret-tagged value at all
+      expect(placeholders.length).toBeGreaterThan(0);
       for (const p of placeholders) expect(text).not.toContain(p);
     });
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { validateStackConfig, ConfigError, formatIssue } from "../../config/validate";
+import { validateStackConfig, inspectStackConfig, stackMatchesEnvironment, ConfigError, formatIssue } from "../../config/validate";
+import { keyPathText } from "../../config/placeholders";
 import { environmentIssues } from "../../config/environment";
 import { loadStackConfig } from "../../config/load";
 import { PARAMETER_DEFAULTS } from "../../config/schema";
@@ -207,5 +208,58 @@ describe("environment checks (procedure step 4)", () => {
       "hubExport:hub.regions.US.apis.ERS: https://hub-ext-prod-us.example.com/ers/api/ points at a PROD host, but this stack is QA",
     ]);
     expect(issuesOf((c) => (c.queues.US.baseUrl = "https://mq-prd.example.com"))).toEqual(["hubExport:queues.US.baseUrl: https://mq-prd.example.com points at a PROD host, but this stack is QA"]);
+  });
+
+  it("verifies TLS in qa and prod with a CA bundle; the bundle goes with verify-full only", () => {
+    expect(problems((c) => (c.database.sslMode = "require"), "qa")).toEqual([
+      "hubExport:database.sslMode: must be verify-full in stack 'qa': the server's certificate is checked against database.caBundle",
+      "hubExport:database.caBundle: is only used with sslMode verify-full",
+    ]);
+    expect(problems((c) => delete c.database.caBundle, "prod")).toEqual([
+      "hubExport:database.caBundle: is required in stack 'prod': the PEM file of the CA that signs the server's certificate (for RDS, the region's bundle)",
+    ]);
+    expect(problems((c) => (c.database.sslMode = "require"), "dev")).toEqual(["hubExport:database.caBundle: is only used with sslMode verify-full"]);
+    expect(problems((c) => (c.database.caBundle = "certs/bundle.txt"), "dev")).toEqual(["hubExport:database.caBundle: must be the path of a PEM file (.pem or .crt)"]);
+    expect(problems((c) => (c.database.provisioning = { host: "localhost", port: 15432 }), "qa")).toEqual([]);
+    expect(problems((c) => (c.database.provisioning = { host: "bad host" }), "qa")).toEqual(["hubExport:database.provisioning.host: must be a host name or IP address"]);
+  });
+
+  it("checks that hubExport:environment names the stack, when asked (the CLI on a stack file, the real program)", () => {
+    const check = (stack: string, environment: string) => {
+      const raw = rawConfig();
+      raw.environment = environment;
+      try {
+        validateStackConfig(raw, { source: "test", stack, checkEnvironment: true });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).lines.slice(1);
+      }
+    };
+    expect(check("qa", "QA")).toEqual([]);
+    expect(check("prod", "QA")).toEqual(["hubExport:environment: is 'QA', but the stack is 'prod': a stack deploys only its own environment (name the stack after it, like qa)"]);
+    for (const [stack, env, ok] of [["org/acme-qa", "QA", true], ["acme_prod", "PROD", true], ["qa2", "QA", false], ["production", "PROD", false]] as const) {
+      expect(stackMatchesEnvironment(stack, env), stack).toBe(ok);
+    }
+  });
+
+  it("takes a secret that is not set yet as missing, and a PLACEHOLDER: value as its example, reporting both", () => {
+    const raw = rawConfig();
+    delete raw.database.admin.password;
+    delete raw.hubTenants[1].clientSecret;
+    raw.network.subnetIds = ["PLACEHOLDER:subnet-0abc", "subnet-0def"];
+    raw.database.host = "PLACEHOLDER: platdb.example.com";
+    const inspected = inspectStackConfig(raw, { source: "test", stack: "qa" });
+    expect(inspected.config.network.subnetIds).toEqual(["subnet-0abc", "subnet-0def"]);
+    expect(inspected.config.database.host).toBe("platdb.example.com");
+    expect(inspected.placeholders.map((p) => [keyPathText("hubExport", p.path), p.example])).toEqual([
+      ["hubExport:database.host", "platdb.example.com"],
+      ["hubExport:network.subnetIds[0]", "subnet-0abc"],
+    ]);
+    expect(inspected.missingSecrets.map((p) => keyPathText("hubExport", p)).sort()).toEqual(["hubExport:database.admin.password", "hubExport:hubTenants[1].clientSecret"]);
+    expect(() => inspected.config.database.admin.password.reveal("hubExport:database.admin.password")).toThrow(
+      "hubExport:database.admin.password is not set: set it with 'pulumi config set --secret --path'",
+    );
+    // An example must still have the right shape.
+    expect(problems((c) => (c.network.subnetIds = ["PLACEHOLDER:sg-0abc"]), "qa")).toEqual(["hubExport:network.subnetIds[0]: must be a subnet id"]);
   });
 });

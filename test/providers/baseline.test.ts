@@ -30,20 +30,20 @@ describe("baseline provider", () => {
   });
 
   it("is idempotent: the same baseline applied again changes nothing", async () => {
-    const inputs = baselineInputs(wh.connection, wh.config);
+    const inputs = baselineInputs(wh.target, wh.config);
     await wh.query("INSERT INTO staging.hub_intake_job (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at) VALUES ('j', gen_random_uuid(), 'ACME', 'ExecutionCompleted', '1', now(), now())");
     await baselineProvider.create(inputs);
     expect(await wh.query("SELECT count(*)::int AS n FROM staging.hub_intake_job")).toEqual([{ n: 1 }]);
   });
 
   it("diffs on the sha256 of the rendered SQL and applies a new baseline on update", async () => {
-    const olds = baselineInputs(wh.connection, wh.config);
+    const olds = baselineInputs(wh.target, wh.config);
     expect(await baselineProvider.diff!("id", olds, { ...olds })).toEqual({ changes: false });
-    // A rotated admin password is stored, without applying the baseline again.
-    expect(await baselineProvider.diff!("id", olds, { ...olds, connection: { ...wh.connection, password: "rotated" } })).toEqual({ changes: true });
+    // Another database is applied to again.
+    expect(await baselineProvider.diff!("id", olds, { ...olds, target: "other:5432/PLATDB" })).toEqual({ changes: true });
 
     const sql = `${olds.sql}\nCREATE TABLE IF NOT EXISTS staging.HUB_BASELINE_PROBE (id integer PRIMARY KEY);\n`;
-    const news = baselineInputs(wh.connection, wh.config, sql);
+    const news = baselineInputs(wh.target, wh.config, sql);
     expect(news.sha256).not.toBe(olds.sha256);
     expect(await baselineProvider.diff!("id", olds, news)).toEqual({ changes: true });
     const updated = await baselineProvider.update!("id", olds, news);
@@ -61,13 +61,13 @@ describe("baseline provider", () => {
   });
 
   it("rejects SQL whose sha256 does not match", async () => {
-    const inputs = baselineInputs(wh.connection, wh.config);
+    const inputs = baselineInputs(wh.target, wh.config);
     expect((await baselineProvider.check!(inputs, { ...inputs, sql: `${inputs.sql}\n-- edited` })).failures).toEqual([{ property: "sha256", reason: "is not the sha256 of sql" }]);
     expect(await baselineProvider.check!(inputs, inputs)).toEqual({ inputs });
   });
 
   it("reads a dropped table as drift, so that the next `up` applies the baseline again", async () => {
-    const inputs = baselineInputs(wh.connection, wh.config);
+    const inputs = baselineInputs(wh.target, wh.config);
     const { id, outs } = await baselineProvider.create(inputs);
     expect(await baselineProvider.read!(id, outs)).toEqual({ id, props: inputs });
     await wh.query("DROP TABLE staging.hub_export_watermark");
@@ -109,7 +109,7 @@ describe("baseline provider", () => {
   });
 
   it("reads a missing column as drift: the next `up` applies the baseline again, and fails unless it adds the column", async () => {
-    const inputs = baselineInputs(wh.connection, wh.config);
+    const inputs = baselineInputs(wh.target, wh.config);
     const { id, outs } = await baselineProvider.create(inputs);
     await wh.query("ALTER TABLE staging.hub_export_watermark DROP COLUMN updated_at");
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
@@ -129,7 +129,7 @@ describe("baseline provider", () => {
     await expect(baselineProvider.create(inputs)).rejects.toThrow(/still missing: staging\.hub_export_watermark\.updated_at/);
 
     // A baseline that adds it with ALTER TABLE ... ADD COLUMN IF NOT EXISTS applies, and the drift is gone.
-    const fixed = baselineInputs(wh.connection, wh.config, `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`);
+    const fixed = baselineInputs(wh.target, wh.config, `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`);
     const updated = await baselineProvider.update!(id, drifted.props!, fixed);
     expect(updated.outs).toEqual(fixed);
     expect(await baselineProvider.read!(id, updated.outs!)).toEqual({ id, props: fixed });
@@ -137,7 +137,7 @@ describe("baseline provider", () => {
   });
 
   it("leaves the tables in place on delete, and says so", async () => {
-    const inputs = baselineInputs(wh.connection, wh.config);
+    const inputs = baselineInputs(wh.target, wh.config);
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       await baselineProvider.delete!("id", inputs);

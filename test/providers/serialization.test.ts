@@ -21,7 +21,7 @@ import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleS
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
-import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../..");
@@ -43,7 +43,7 @@ async function serialize(provider: object): Promise<string> {
 }
 
 /** Runs calls on a serialized provider in a plain node process, as the dynamic-provider host does. */
-async function runInHost(providerText: string, calls: { method: string; args: unknown[] }[]): Promise<any[]> {
+async function runInHost(providerText: string, calls: ({ method: string; args: unknown[] } | { method: "configure"; config: Record<string, string> })[]): Promise<any[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-host-"));
   const job = path.join(dir, "job.json");
   fs.writeFileSync(job, JSON.stringify({ providerText, calls }));
@@ -78,8 +78,10 @@ afterAll(async () => {
 
 const row = (): ConfigRowState => {
   const r = hubApiConfigRows(wh.config)[0];
-  return { connection: wh.connection, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
+  return { target: wh.target, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
 };
+/** The stack config as the engine hands it to a dynamic provider's configure: the login is only there. */
+const configure = () => ({ method: "configure" as const, config: { "hubExport:database": JSON.stringify(databaseConfigOf(wh.connection)), "hubExport:environment": "QA" } });
 const ruleSet = (): RoutingRuleSetState => {
   const rules = defaultRoutingRules();
   return { cfgApiUrl: hub.urls.cfg, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
@@ -91,16 +93,18 @@ for (const compiler of ["vitest", "typescript"] as const) {
       for (const [name, text] of Object.entries(texts[compiler])) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
-        const expected = { routingRules: ["node:crypto"], baseline: ["pg", "node:crypto"], configRow: ["pg"], scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        const sql = ["pg", "node:tls", "node:fs", "node:path"];
+        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
-        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL"]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
-        expect(text.length, name).toBeLessThan(20_000);
+        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
+        expect(text.length, name).toBeLessThan(24_000);
       }
     });
 
     it("run in a plain node process: config rows against PostgreSQL", async () => {
       const inputs = row();
-      const [checked, created, read, diff] = await runInHost(texts[compiler].configRow, [
+      const [, checked, created, read, diff] = await runInHost(texts[compiler].configRow, [
+        configure(),
         { method: "check", args: [inputs, inputs] },
         { method: "create", args: [inputs] },
         { method: "read", args: [`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`, inputs] },
@@ -110,13 +114,16 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(created.id).toBe(`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`);
       expect(read.props.values).toEqual(inputs.values);
       expect(diff).toEqual({ changes: true, replaces: ["key"], deleteBeforeReplace: true });
-      await runInHost(texts[compiler].configRow, [{ method: "delete", args: [created.id, inputs] }]);
+      // The state holds no login: a delete (a later `up`, another process) gets it from the stack config again.
+      expect(JSON.stringify(created.outs)).not.toContain(wh.connection.password);
+      await runInHost(texts[compiler].configRow, [configure(), { method: "delete", args: [created.id, inputs] }]);
       expect(await wh.query("SELECT 1 FROM staging.hub_api_config WHERE hub_tenant_id = $1", [inputs.key.hub_tenant_id])).toEqual([]);
     });
 
     it("run in a plain node process: the baseline against PostgreSQL", async () => {
-      const inputs = baselineInputs(wh.connection, wh.config);
-      const [checked, created, diff] = await runInHost(texts[compiler].baseline, [
+      const inputs = baselineInputs(wh.target, wh.config);
+      const [, checked, created, diff] = await runInHost(texts[compiler].baseline, [
+        configure(),
         { method: "check", args: [inputs, inputs] },
         { method: "create", args: [inputs] },
         { method: "diff", args: ["id", inputs, inputs] },
@@ -124,6 +131,11 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(checked).toEqual({ inputs });
       expect(created.outs.sha256).toBe(inputs.sha256);
       expect(diff).toEqual({ changes: false });
+    });
+
+    it("run in a plain node process: without the stack's database config, a SQL resource stops with a clear error", async () => {
+      const error = await runInHost(texts[compiler].configRow, [{ method: "create", args: [row()] }]).catch((e: Error) => e);
+      expect((error as Error).message).toMatch(/no database login: the provider was not configured with the stack's hubExport:database/);
     });
 
     it("run in a plain node process: routing rules against the emulator", async () => {

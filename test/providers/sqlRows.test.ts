@@ -18,7 +18,7 @@ afterAll(async () => {
 
 function apiRow(index = 0): ConfigRowState {
   const row = hubApiConfigRows(wh.config)[index];
-  return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
+  return { target: wh.target, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
 }
 
 const apiRowsInDb = (tenantId: string) =>
@@ -140,7 +140,7 @@ describe("HUB_PLAT_CONFIG rows: one per (plat_client_name, plat_region)", () => 
   /** The row of platform tenant `index` as components/warehouse/configTables.ts declares it. */
   function platRow(index: number, clientName = "ACME"): ConfigRowState {
     const row = hubPlatConfigRows({ ...wh.config, clientName })[index];
-    return { connection: wh.connection, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
+    return { target: wh.target, schema: "staging", table: row.table, key: row.key, values: row.values, version: CONFIG_ROW_PROVIDER_VERSION };
   }
   const platRows = () =>
     wh.query<{ plat_client_name: string; plat_region: string; hub_tenant_id: string; hub_destination: string }>(

@@ -62,6 +62,8 @@ export function rawConfig(regions: HubRegion[] = ["US", "EU"]): Record<string, a
       host: "db.example.com",
       port: 5432,
       database: "PLATDB",
+      sslMode: "verify-full",
+      caBundle: "certs/rds-global-bundle.pem",
       admin: { username: "platform_admin", password: "admin-pw" },
       task: { username: "hub_export", password: "task-pw" },
     },

@@ -20,8 +20,19 @@ describe("the task bundle", () => {
 
   it("the Dockerfile runs the bundle as the user node", () => {
     const text = fs.readFileSync(path.join(__dirname, "..", "..", "task", "Dockerfile"), "utf8");
-    expect(text).toMatch(/^FROM node:20\.\d+-bookworm-slim$/m);
+    // A supported LTS (Node 20 reached its end of life in April 2026).
+    expect(text).toMatch(/^FROM node:(22|24)[.\d]*-bookworm-slim(@sha256:[0-9a-f]{64})?$/m);
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/ENTRYPOINT \["node", .*"\/app\/index\.js", "run"\]/);
+  });
+});
+
+describe("the image build context", () => {
+  it(".dockerignore sends only the bundle to the builder: the files the Dockerfile copies", () => {
+    const root = path.join(__dirname, "..", "..");
+    const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+    expect(ignore).toEqual(["*", "!dist/task/index.js", "!dist/task/index.js.LEGAL.txt"]);
+    const copied = /^COPY .* (\S+) (\S+) \/app\/$/m.exec(fs.readFileSync(path.join(root, "task", "Dockerfile"), "utf8"))!;
+    expect(ignore.filter((l) => l.startsWith("!")).map((l) => l.slice(1))).toEqual([copied[1], copied[2]]);
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * The preflight of a real `pulumi preview` or `pulumi up`: before anything is registered, every secret not set yet,
+ * every placeholder left in the stack file and an unpinned AWS account stop the run, one line each, with the exact
+ * command that fixes it. The offline plan skips it (it uses stand-ins instead).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { UserError } from "../core/errors";
+import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
+import { isPlaceholder, keyPathText, type KeyPath, type Placeholder } from "./placeholders";
+
+/** The AWS provider's key that pins the account a stack may deploy to. */
+export const ALLOWED_ACCOUNTS_KEY = "aws:allowedAccountIds";
+
+export interface PreflightInput {
+  stack: string;
+  placeholders: Placeholder[];
+  missingSecrets: KeyPath[];
+  /** `aws:allowedAccountIds` as the engine holds it (JSON text), if set. */
+  allowedAccountIds?: string;
+  /** Files the config names that are not on this machine. */
+  missingFiles?: { path: KeyPath; file: string; fix: string }[];
+  /** Keys set in the project's namespace (`hub-export:x`, from `pulumi config set x` without one): never read. */
+  projectNamespaceKeys?: string[];
+}
+
+export interface PreflightItem {
+  key: string;
+  problem: string;
+  command: string;
+}
+
+/** A value in single quotes for a POSIX shell. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export function preflightItems(input: PreflightInput): PreflightItem[] {
+  const stack = `--stack ${input.stack}`;
+  const items: PreflightItem[] = [];
+  for (const path of input.missingSecrets) {
+    const key = keyPathText(CONFIG_NAMESPACE, path);
+    // No value on the command line: the CLI prompts for it without echo, and it stays out of the shell history.
+    items.push({ key, problem: "secret not set", command: `pulumi config set ${stack} --secret --path ${shellQuote(key)}` });
+  }
+  for (const p of input.placeholders) {
+    const key = keyPathText(CONFIG_NAMESPACE, p.path);
+    items.push({ key, problem: `placeholder (example: ${p.example})`, command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>` });
+  }
+  for (const key of input.projectNamespaceKeys ?? []) {
+    const name = key.slice(key.indexOf(":") + 1);
+    items.push({ key, problem: `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`, command: `pulumi config rm ${stack} ${shellQuote(key)} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` });
+  }
+  for (const f of input.missingFiles ?? []) items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
+  items.push(...accountItems(input.allowedAccountIds, stack));
+  return items;
+}
+
+function accountItems(text: string | undefined, stack: string): PreflightItem[] {
+  const fix = (i: number) => `pulumi config set ${stack} --path ${shellQuote(`${ALLOWED_ACCOUNTS_KEY}[${i}]`)} <12-digit account id>`;
+  let ids: unknown;
+  try {
+    ids = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    ids = text;
+  }
+  if (!Array.isArray(ids) || ids.length === 0) {
+    return [{ key: ALLOWED_ACCOUNTS_KEY, problem: "not set: each stack pins the AWS account it deploys to", command: fix(0) }];
+  }
+  const items: PreflightItem[] = [];
+  ids.forEach((id, i) => {
+    const key = `${ALLOWED_ACCOUNTS_KEY}[${i}]`;
+    if (isPlaceholder(id)) items.push({ key, problem: `placeholder (example: ${id.slice("PLACEHOLDER:".length)})`, command: fix(i) });
+    else if (typeof id !== "string" || !/^\d{12}$/.test(id)) items.push({ key, problem: "must be a 12-digit AWS account id", command: fix(i) });
+  });
+  return items;
+}
+
+/** What is left to do, or undefined when the stack is ready. */
+export class PreflightError extends UserError {
+  constructor(readonly stack: string, readonly items: PreflightItem[]) {
+    super([
+      `stack '${stack}' is not ready: ${items.length} value${items.length === 1 ? "" : "s"} to set first (nothing was registered)`,
+      ...items.map((i) => `  ${i.key}: ${i.problem}: ${i.command}`),
+    ]);
+    this.name = "PreflightError";
+  }
+}
+
+/** The CA bundle named by database.caBundle, when it is not on this machine (resolved from the project folder). */
+export function missingCaBundle(config: Pick<StackConfig, "database">, root: string): PreflightInput["missingFiles"] {
+  const file = config.database.caBundle;
+  if (!file || fs.existsSync(path.resolve(root, file))) return [];
+  return [{ path: ["database", "caBundle"], file, fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)` }];
+}
+
+export function preflight(input: PreflightInput): void {
+  const items = preflightItems(input);
+  if (items.length > 0) throw new PreflightError(input.stack, items);
+}
