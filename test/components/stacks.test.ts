@@ -157,10 +157,11 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("creates a KMS key that CloudWatch Logs may use only for the task's log group (qa), or uses the configured one (prod)", () => {
       if (stack === "prod") {
-        expect(ofType(run, T.key)).toEqual([]);
+        // Only the alerts topic's own key (components/monitoring).
+        expect(ofType(run, T.key).map((k) => k.name)).toEqual(["hub-export-monitoring-key"]);
         return;
       }
-      const key = one(run, T.key);
+      const key = one(run, T.key, "hub-export-key");
       expect(key.options.protect).toBeUndefined();
       expect(inputs(key)).toMatchObject({ enableKeyRotation: true, deletionWindowInDays: 30 });
       expect(JSON.parse(inputs(key).policy).Statement).toEqual([
@@ -358,7 +359,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");
       expect(definition.containerDefinitions).not.toMatch(/arn:aws:secretsmanager:/);
       expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
       expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup"))).toMatchObject({ retentionInDays: config.task.logRetentionDays, kmsKeyId: keyArn });
       // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run.
       expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);
