@@ -14,6 +14,7 @@ import { PROJECT_ROOT } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
+import type { ScriptsRelease } from "../core/scriptsRelease";
 import type { PipelineTemplate } from "../core/template";
 import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
@@ -44,6 +45,8 @@ export interface HubExportArgs {
   taskSourceHash?: string;
   /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
   cls?: ClsSheetFiles;
+  /** The vendor scripts release of `hubExport:scriptsRelease` (core/scriptsRelease.ts), read before declaring. */
+  scriptsRelease?: ScriptsRelease;
   /** The stack's name, for the hub checklist. */
   stack?: string;
   /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
@@ -186,7 +189,11 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
+        files: [
+          ...plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
+          // Step 7.1: the release's files in the shared scripts folder, its folder structure kept.
+          ...(args.scriptsRelease?.files ?? []).map((f) => ({ key: BUCKET_FOLDERS.scripts + f.name, contentBase64: f.content.toString("base64"), contentType: "application/octet-stream", shared: true })),
+        ],
         retention,
       },
       child,

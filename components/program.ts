@@ -11,6 +11,7 @@ import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
 import { buildStackSheets } from "../cls/stack";
+import { loadScriptsRelease } from "../config/load";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -66,7 +67,9 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     // The CLS load sheets are read from the exports folder before any resource is declared.
     const cls = overrides.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls });
+    // The vendor scripts release (step 7.1), checked (zip-slip) before any resource is declared.
+    const scriptsRelease = overrides.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
+    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease });
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;

@@ -5,8 +5,21 @@ import YAML from "yaml";
 import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
 import { ConfigError, inspectStackConfig, type InspectedConfig } from "./validate";
 import { UserError } from "../core/errors";
+import { readScriptsRelease, type ScriptsRelease } from "../core/scriptsRelease";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "..");
+
+/** `hubExport:scriptsRelease.zip` (relative to the project), read and checked: core/scriptsRelease.ts. */
+export async function loadScriptsRelease(zip: string): Promise<ScriptsRelease> {
+  const file = path.resolve(PROJECT_ROOT, zip);
+  let buffer: Buffer;
+  try {
+    buffer = fs.readFileSync(file);
+  } catch (err) {
+    throw new UserError(`hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return readScriptsRelease(buffer, `hubExport:scriptsRelease.zip ${zip}`);
+}
 
 export function stackFilePath(stack: string): string {
   return path.join(PROJECT_ROOT, `Pulumi.${stack}.yaml`);

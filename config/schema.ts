@@ -348,6 +348,8 @@ export function buildStackConfigSchema(source: SecretSource) {
     network: networkSchema,
     task: taskSchema,
     cls: clsSchema.optional(),
+    /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
+    scriptsRelease: z.strictObject({ zip: z.string().regex(/\.zip$/i, "must be the path of a .zip file (hub_python_scripts.zip)") }).optional(),
     alerts: alertsSchema,
   })
     .transform((config, ctx) => {

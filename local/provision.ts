@@ -10,9 +10,10 @@ import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
 import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
 import path from "node:path";
-import { BUCKET_FOLDERS, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, SCRIPT_FILES, TABLES } from "../core/naming";
 import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
-import { writeBucketObjects, writeConnectionRecords } from "./stores";
+import { installScriptsRelease, writeBucketObjects, writeConnectionRecords } from "./stores";
+import { PROTECTED_SCRIPT_FILES, type ScriptsRelease } from "../core/scriptsRelease";
 import type { LocalPaths } from "./paths";
 
 export interface ProvisionResult {
@@ -30,15 +31,17 @@ export function adminDatabaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
-export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, adminUrl: string): Promise<ProvisionResult> {
+export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, adminUrl: string, release?: ScriptsRelease): Promise<ProvisionResult> {
   const config = plan.config;
   const database = config.database.database;
   const dbUrl = adminDatabaseUrl(adminUrl, database);
 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
   const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
-  // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
+  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files and templates stay).
+  if (release) installScriptsRelease(scripts, release, [...PROTECTED_SCRIPT_FILES, SCRIPT_FILES.credentialsIniTemplate, SCRIPT_FILES.tenantCredentialsTemplate]);
+  // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
   await applyScriptFiles({ location: { kind: "folder", dir: scripts }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);

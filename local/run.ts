@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
-import { loadStackConfig, readStackFile, stackFilePath } from "../config/load";
+import { loadScriptsRelease, loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
 import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
@@ -118,7 +118,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
-    const provisioned = await provisionLocal(plan, paths, adminUrl);
+    const provisioned = await provisionLocal(plan, paths, adminUrl, config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
     const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
     writeHubConfiguration(paths.bucket, hubConfigurationFiles({ checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));

@@ -12,12 +12,17 @@
  * column, for new databases) and adds `ALTER TABLE <schema>.<table> ADD COLUMN IF NOT EXISTS <column> <type> ...;` for
  * existing ones.
  *
+ * First install only (procedure step 5.1): tables that exist already, because another hub pipeline or an earlier
+ * install created them, are adopted as they are when they have the columns this project needs (extra columns and
+ * their rows stay); otherwise applying fails before changing anything, naming the missing columns.
+ *
  * Drift: read() checks that each baseline table exists and has the baseline's columns (names only). A missing table
  * makes the next `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next
  * `up` apply the baseline again. create and update check the columns after applying and fail, naming them, when the
  * baseline did not add them.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import type { Client as PgClient } from "pg";
 import {
   withPgClient as pgWithClient,
   inPgTransaction as pgInTransaction,
@@ -65,12 +70,24 @@ export function sha256Hex(text: string): string {
  */
 export async function applyBaseline(target: PgTarget, sql: string, name = "baseline"): Promise<void> {
   await withPgClient(target, async (client) => {
+    let refusal: Error | undefined;
     try {
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('hub_export_common_schema_baseline'))");
+        // First install only (procedure step 5.1): tables that exist already (another hub pipeline or an earlier
+        // install created them) are adopted as they are, if they have the columns this project needs.
+        const lacking = await lackingColumns(client, sql);
+        if (lacking.length > 0) {
+          refusal = new Error(
+            `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
+              `${lacking.join(", ")}. Add them by hand (ALTER TABLE ... ADD COLUMN), or ship a new build-number baseline file with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them; nothing was changed`,
+          );
+          throw refusal;
+        }
         await client.query(sql);
       });
     } catch (err) {
+      if (err === refusal) throw err;
       const e = err as Error & { position?: string; where?: string };
       const at = e.position ? ` (at character ${e.position} of the rendered SQL)` : "";
       throw new Error(`${name}: applying the baseline to ${pgTargetLabel(target)} failed, nothing was changed: ${e.message}${at}`);
@@ -192,34 +209,50 @@ export function baselineColumns(sql: string): Record<string, string[]> {
   return tables;
 }
 
+/** `schema.table.column` that the SQL adds with `ALTER TABLE ... ADD COLUMN`: not lacking, though not there yet. */
+export function alterAddedColumns(sql: string): Set<string> {
+  const added = new Set<string>();
+  const pattern = /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
+  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) added.add(`${m[1]}.${m[2]}.${m[3]}`.toLowerCase());
+  return added;
+}
+
+/** The baseline's columns that tables already there lack and that the SQL does not add: adopting them would fail. */
+async function lackingColumns(client: PgClient, sql: string): Promise<string[]> {
+  const added = alterAddedColumns(sql);
+  return (await missingColumnsWith(client, sql)).filter((c) => !added.has(c.toLowerCase()));
+}
+
 /** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
 export async function missingBaselineColumns(target: PgTarget, sql: string): Promise<string[]> {
+  return withPgClient(target, (client) => missingColumnsWith(client, sql));
+}
+
+async function missingColumnsWith(client: PgClient, sql: string): Promise<string[]> {
   const tables = baselineColumns(sql);
   const names = Object.keys(tables);
   if (names.length === 0) return [];
-  return withPgClient(target, async (client) => {
-    // pg_attribute rather than information_schema.columns, which shows only the columns the user has privileges on.
-    const result = await client.query(
-      `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
-         FROM pg_catalog.pg_attribute a
-         JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-        WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])`,
-      [names],
-    );
-    const present = new Map<string, Set<string>>();
-    for (const row of result.rows as { t: string; c: string }[]) {
-      if (!present.has(row.t)) present.set(row.t, new Set());
-      present.get(row.t)!.add(row.c);
-    }
-    const missing: string[] = [];
-    for (const table of names) {
-      const columns = present.get(table);
-      if (!columns) continue;
-      for (const column of tables[table]) if (!columns.has(column)) missing.push(`${table}.${column}`);
-    }
-    return missing;
-  });
+  // pg_attribute rather than information_schema.columns, which shows only the columns the user has privileges on.
+  const result = await client.query(
+    `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
+       FROM pg_catalog.pg_attribute a
+       JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])`,
+    [names],
+  );
+  const present = new Map<string, Set<string>>();
+  for (const row of result.rows as { t: string; c: string }[]) {
+    if (!present.has(row.t)) present.set(row.t, new Set());
+    present.get(row.t)!.add(row.c);
+  }
+  const missing: string[] = [];
+  for (const table of names) {
+    const columns = present.get(table);
+    if (!columns) continue;
+    for (const column of tables[table]) if (!columns.has(column)) missing.push(`${table}.${column}`);
+  }
+  return missing;
 }
 
 /** Fails when the baseline's columns are not all there after applying it: an existing table was changed in place. */

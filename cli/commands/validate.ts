@@ -4,6 +4,7 @@ import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
 import { ConfigError, formatIssue } from "../../config/validate";
+import { loadScriptsRelease } from "../../config/load";
 import { inspectStackFile, readStackFileConfig, stackFilePath } from "../../config/load";
 import { ALLOWED_ACCOUNTS_KEY, preflightItems } from "../../config/preflight";
 
@@ -28,12 +29,15 @@ export default defineCommand({
     const selection = stackSelection(values);
     const { config, placeholders, missingSecrets } = inspectStackFile(selection);
     renderTemplate(loadPipelineTemplate(), config);
+    // A vendor scripts release is read and checked (zip-slip) as `pulumi up` will.
+    const release = config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined;
     const source = values.file ?? `stack ${selection.stack}`;
     const mismatches = environmentIssues(config);
     if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
     for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
     io.stdout.write(
       `ok: ${source}: client ${config.clientName}, ${config.hubTenants.length} hub tenant(s) in ${[...new Set(config.hubTenants.map((t) => t.hubRegion))].join(", ")}, ${config.platTenants.length} platform tenant(s)` +
+        (release ? `, scripts release of ${release.files.length} file(s)` : "") +
         (mismatches.length ? `, ${mismatches.length} environment warning(s)` : "") +
         "\n",
     );

@@ -7,6 +7,10 @@ import { renderBaseline } from "../../core/baseline";
 import { loadSqlBaseline } from "../../templates";
 import { applyBaseline, baselineColumns, baselineProvider, baselineTables, missingBaselineColumns, missingBaselineTables, sha256Hex } from "../../providers/baseline";
 import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import { Client } from "pg";
+import { createTestDatabase } from "../support/database";
+import { configFromEngine } from "../../config/load";
+import { repoStack } from "../fixtures/stacks";
 
 let wh: Warehouse;
 
@@ -125,8 +129,8 @@ describe("baseline provider", () => {
 
     // The same baseline cannot add it (CREATE TABLE IF NOT EXISTS): the update fails and says what to ship.
     const error = await baselineProvider.update!(id, drifted.props!, inputs).catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/columns of existing tables are still missing: staging\.hub_export_watermark\.updated_at\. .*new build-number baseline file with ALTER TABLE \.\.\. ADD COLUMN IF NOT EXISTS/);
-    await expect(baselineProvider.create(inputs)).rejects.toThrow(/still missing: staging\.hub_export_watermark\.updated_at/);
+    expect((error as Error).message).toMatch(/lack columns this project needs: staging\.hub_export_watermark\.updated_at\. .*new build-number baseline file with ALTER TABLE \.\.\. ADD COLUMN IF NOT EXISTS .*nothing was changed$/);
+    await expect(baselineProvider.create(inputs)).rejects.toThrow(/lack columns this project needs: staging\.hub_export_watermark\.updated_at/);
 
     // A baseline that adds it with ALTER TABLE ... ADD COLUMN IF NOT EXISTS applies, and the drift is gone.
     const fixed = baselineInputs(wh.target, wh.config, `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`);
@@ -146,5 +150,57 @@ describe("baseline provider", () => {
       stderr.mockRestore();
     }
     expect(await tablesIn("staging")).toContain("hub_intake_job");
+  });
+});
+
+describe("first install only (procedure step 5.1): common tables that exist already are adopted", () => {
+  let db: { url: string; drop(): Promise<void> };
+  const query = async (sql: string, params: unknown[] = []) => {
+    const client = new Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  beforeAll(async () => {
+    db = await createTestDatabase("adopt");
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("adopts another pipeline's HUB_API_CONFIG and HUB_PLAT_CONFIG with extra columns, keeping their rows", async () => {
+    // What another hub pipeline's common-schema baseline left: our columns and one of its own, and its rows.
+    await query(`CREATE SCHEMA staging;
+      CREATE TABLE staging.hub_api_config (hub_api_name text, hub_api_url text, hub_environment_name text, hub_region text, hub_tenant_id text, created_by text, PRIMARY KEY (hub_tenant_id, hub_api_name));
+      CREATE TABLE staging.hub_plat_config (plat_region text, plat_client_name text, codebase text, gbl_or_us text, secure_view_source text, connector_id text, hub_destination text, hub_tenant_code text, hub_tenant_id text, PRIMARY KEY (plat_client_name, plat_region));
+      INSERT INTO staging.hub_api_config VALUES ('ERS', 'https://hub-ext-x/ers/api/', 'hub-x', 'US', '00000000-0000-4000-8000-000000000001', 'other pipeline');
+      INSERT INTO staging.hub_plat_config VALUES ('US', 'OTHER', 'US', 'US', NULL, NULL, 'HUB_MQ_US', 'OTHER_US', '00000000-0000-4000-8000-000000000001');`);
+    const sql = renderBaseline(loadSqlBaseline(), configFromEngine(repoStack("qa").config, "qa"));
+    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test");
+    expect(await query("SELECT hub_api_name, created_by FROM staging.hub_api_config")).toEqual([{ hub_api_name: "ERS", created_by: "other pipeline" }]);
+    expect(await query("SELECT plat_client_name FROM staging.hub_plat_config")).toEqual([{ plat_client_name: "OTHER" }]);
+    // The tables it lacked are created: this client's run tables and our own.
+    expect(await missingBaselineTables(db.url, sql)).toEqual([]);
+    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+  });
+
+  it("refuses, naming the missing columns, when an existing common table lacks what this project needs; nothing is changed", async () => {
+    await query("DROP SCHEMA staging CASCADE");
+    await query(`CREATE SCHEMA staging;
+      CREATE TABLE staging.hub_api_config (hub_api_name text, hub_api_url text, hub_tenant_id text);`);
+    const sql = renderBaseline(loadSqlBaseline(), configFromEngine(repoStack("qa").config, "qa"));
+    const error = await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test").catch((e: Error) => e);
+    expect((error as Error).message).toMatch(
+      /^Hub_Plat_Common_Schema_Baseline_test: tables of .* exist already \(created by another pipeline or an earlier install\) but lack columns this project needs: staging\.hub_api_config\.hub_environment_name, staging\.hub_api_config\.hub_region\. .*nothing was changed$/,
+    );
+    const tables = await query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1");
+    expect(tables).toEqual([{ table_name: "hub_api_config" }]);
+    // A baseline that adds them adopts the table.
+    const fixed = `${sql}\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_environment_name text;\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_region text;\n`;
+    await applyBaseline(db.url, fixed, "Hub_Plat_Common_Schema_Baseline_test");
+    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
   });
 });

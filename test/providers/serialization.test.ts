@@ -97,7 +97,8 @@ for (const compiler of ["vitest", "typescript"] as const) {
         const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
         for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
-        expect(text.length, name).toBeLessThan(24_000);
+        // A few functions each, never a captured module (those run to hundreds of kB).
+        expect(text.length, name).toBeLessThan(32_000);
       }
     });
 
