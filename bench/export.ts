@@ -3,7 +3,8 @@
  * emulator (a child process on loopback), exported by the bundled task run with node as a child process, as the
  * image runs it (the node flags of task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS,
  * and the floor: the time PostgreSQL alone takes to map every employee to message bodies (the extraction query,
- * nothing written), and total/floor.
+ * nothing written), and total/floor. `--cls report|strict` adds the unknown-code check against the sample data's
+ * CLS load sheet (every code known), to measure what the check costs.
  */
 import { platTenantsWithHub } from "../core/tenants";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -14,19 +15,31 @@ import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { emulatorConfig, provisionPlatform, type HubUrls } from "../test/support/platform";
-import { seedSampleEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../task/model/sampleData";
+import { buildLoadSheet } from "../cls/loadSheet";
+import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
+import { UsageError } from "../core/errors";
 
 export const summary = "N sample employees exported by the bundled task through embedded PostgreSQL and the emulator: seconds per phase, messages/s, peak RSS, and the floor";
 export const options = {
   employees: { type: "string", value: "N", description: "Sample employees seeded and exported", default: "100000", example: "--employees 1000000" },
   seed: { type: "string", value: "N", description: "Seed of the sample data generator", default: "1", example: "--seed 42" },
+  cls: { type: "string", value: "MODE", description: "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost", example: "--cls report" },
 } satisfies CommandOptions;
 
-function parse(argv: string[]): { employees: number; seed: number } {
+interface BenchOptions {
+  employees: number;
+  seed: number;
+  cls?: "report" | "strict";
+}
+
+function parse(argv: string[]): BenchOptions {
   const { values } = parseCommandArgs({ options }, argv, "bench export");
-  return { employees: intOption("employees", values.employees), seed: intOption("seed", values.seed) };
+  const cls = values.cls;
+  if (cls !== undefined && cls !== "report" && cls !== "strict") throw new UsageError(`--cls must be report or strict, got '${cls}'`);
+  return { employees: intOption("employees", values.employees), seed: intOption("seed", values.seed), cls };
 }
 
 const ROOT = path.resolve(__dirname, "..");
@@ -92,8 +105,14 @@ export async function main(argv: string[]): Promise<void> {
     const { outfile } = await buildTask({ outdir: path.join(work, "task") });
     // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
     fs.rmSync(`${outfile}.map`, { force: true });
+    const clsArgs: string[] = [];
+    if (options.cls) {
+      const sheet = path.join(work, "CLS_LOAD_SHEET.csv");
+      fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
+      clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
+    }
     t = Date.now();
-    const task = await runAndWatch(outfile, platform.args);
+    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs]);
     const totalSeconds = secs(Date.now() - t);
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
@@ -107,6 +126,8 @@ export async function main(argv: string[]): Promise<void> {
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
     for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
+    const cls = task.events.find((e) => e.event === "cls.done");
+    if (cls) say(`  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     say(`  total / floor       ${(totalSeconds / floorSeconds).toFixed(2)}`);
     for (const line of top) say(line);

@@ -64,6 +64,8 @@ export class CodeCheck {
   private checked = 0;
   private held = 0;
   private releasedCount = 0;
+  /** Whether any message is held back: until one is, a batch without unknown codes needs no second look. */
+  private anyHeld = false;
   private readonly sql: { screen: string; affected: string; hold: string; release: string };
 
   constructor(
@@ -79,6 +81,7 @@ export class CodeCheck {
     if (this.mode !== "strict") return;
     const { rows } = await this.ctx.config.pool.query<{ held: number; released: number }>(this.sql.release, [this.sheet.fields, this.sheet.codes]);
     this.releasedCount += rows[0].released;
+    this.anyHeld = rows[0].held > rows[0].released;
     if (rows[0].held) this.ctx.log.info({ event: "cls.release", held: rows[0].held, released: rows[0].released, stillHeld: rows[0].held - rows[0].released }, "held-back messages checked against the current CLS load sheet");
   }
 
@@ -94,7 +97,7 @@ export class CodeCheck {
       this.unknown.add(byCode);
       this.ctx.log.warn({ event: "cls.unknown", messages: byMessage.length, codes: byCode.slice(0, 20).map((r) => `${r.field}=${r.code}`) }, `${byMessage.length} message(s) carry codes the CLS load sheet does not have`);
     }
-    if (this.mode !== "strict") return messages;
+    if (this.mode !== "strict" || (byMessage.length === 0 && !this.anyHeld)) return messages;
 
     const reasons = new Map(byMessage.map((m) => [m.message_id, `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`]));
     const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [ids, this.sheet.fields, this.sheet.codes]);
@@ -105,6 +108,7 @@ export class CodeCheck {
     const heldIds = [...reasons.keys()];
     await pool.query(this.sql.hold, [heldIds, heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON))]);
     this.held += heldIds.length;
+    this.anyHeld = true;
     return messages.filter((m) => !reasons.has(m.messageId));
   }
 
