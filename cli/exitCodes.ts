@@ -1,14 +1,16 @@
-/** The exit codes of `hub-export`: one table for the code, every command's help and the README. */
+import { EXIT_CODES } from "../core/exitCodes";
+
+/** The exit codes of `hub-export` (numbers from core/exitCodes.ts): one table for the code, every command's help and the README. */
 export const EXIT = {
-  ok: 0,
+  ok: EXIT_CODES.completed,
   /** Bad input (config, files, credentials), a refused or stopped run, a system that refused. */
-  failed: 1,
+  failed: EXIT_CODES.refusedOrStopped,
   /** Wrong command-line usage. */
-  usage: 2,
+  usage: EXIT_CODES.usage,
   /** The export task ended ExecutionFailed (`run`). */
-  executionFailed: 3,
+  executionFailed: EXIT_CODES.executionFailed,
   /** A bug: an error the code did not expect (EX_SOFTWARE). */
-  internal: 70,
+  internal: EXIT_CODES.internal,
 } as const;
 
 const COMMON: Record<number, string> = {

@@ -14,6 +14,8 @@ export const COMMANDS: Record<string, string> = {
   probe: "commands/probe",
   local: "commands/local",
   status: "commands/status",
+  "run-now": "commands/runNow",
+  reload: "commands/reload",
   cls: "commands/cls",
   hub: "commands/hub",
   bench: "commands/bench",

@@ -31,8 +31,9 @@ import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
-import { ExportTask, runTaskCommand } from "./task/exportTask";
+import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
+import { ExportMonitoring } from "./monitoring/exportMonitoring";
 
 export interface HubExportArgs {
   config: StackConfig;
@@ -123,6 +124,23 @@ export interface HubExportOutputs {
   securityGroupIds: string[];
   /** A ready `aws ecs run-task ...`: one run now. */
   runTaskCommand: pulumi.Output<string>;
+  /** Where failures are reported and shown (components/monitoring). */
+  alerts: { topicArn: pulumi.Output<string>; deadLetterQueueUrl: pulumi.Output<string>; dashboard: pulumi.Output<string>; alarms: pulumi.Output<string>[] };
+  /** What `hub-export run-now` needs to start the task as the schedule does. */
+  runTask: RunTaskOutput;
+}
+
+/** The stack output `runTask`: the schedule's own RunTask parameters, and where the run's log goes. */
+export interface RunTaskOutput {
+  region: pulumi.Output<string>;
+  cluster: pulumi.Output<string>;
+  taskDefinition: pulumi.Output<string>;
+  containerName: string;
+  subnetIds: string[];
+  securityGroupIds: string[];
+  assignPublicIp: boolean;
+  logGroup: pulumi.Output<string>;
+  logStreamPrefix: string;
 }
 
 /** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
@@ -257,6 +275,29 @@ export class HubExport extends pulumi.ComponentResource {
       },
       child,
     );
+    // Operating it: failure alerts, the schedule's dead letters, the no-completed-run alarm, the dashboard.
+    const monitoring = new ExportMonitoring(
+      `${name}-monitoring`,
+      {
+        baseName: physicalName(config, "", 40),
+        stack: pulumi.getStack(),
+        jobName: config.jobName,
+        environment: config.environment,
+        hubRegions: plan.regions,
+        clusterArn: task.clusterArn,
+        taskDefinitionFamilyArn: task.taskDefinitionFamilyArn,
+        containerName: CONTAINER_NAME,
+        logGroupName: task.logGroupName,
+        logStreamPrefix: LOG_STREAM_PREFIX,
+        email: config.alerts.email,
+        https: config.alerts.https.map((h, i) => pulumiSecret(h, `hubExport:alerts.https[${i}]`)),
+        noCompletedRunWithinHours: config.alerts.noCompletedRunWithinHours,
+        scheduleEnabled: config.schedule.enabled,
+        aws,
+      },
+      child,
+    );
+
     // The first scheduled run needs everything above in place, the tenants' routing rules included.
     const schedule = new ExportSchedule(
       `${name}-schedule`,
@@ -275,9 +316,10 @@ export class HubExport extends pulumi.ComponentResource {
         subnetIds: config.network.subnetIds,
         securityGroupIds: config.network.securityGroupIds,
         assignPublicIp: config.network.assignPublicIp,
+        deadLetterQueueArn: monitoring.deadLetterQueueArn,
         aws,
       },
-      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, hubConfiguration] },
+      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, hubConfiguration, monitoring] },
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
@@ -311,6 +353,18 @@ export class HubExport extends pulumi.ComponentResource {
         .apply(([region, clusterArn, taskDefinitionArn]) =>
           runTaskCommand({ region, clusterArn, taskDefinitionArn, subnetIds: config.network.subnetIds, securityGroupIds: config.network.securityGroupIds, assignPublicIp: config.network.assignPublicIp }),
         ),
+      alerts: { topicArn: monitoring.topicArn, deadLetterQueueUrl: monitoring.deadLetterQueueUrl, dashboard: monitoring.dashboardName, alarms: monitoring.alarmNames },
+      runTask: {
+        region: aws.region,
+        cluster: task.clusterArn,
+        taskDefinition: task.taskDefinitionArn,
+        containerName: CONTAINER_NAME,
+        subnetIds: config.network.subnetIds,
+        securityGroupIds: config.network.securityGroupIds,
+        assignPublicIp: config.network.assignPublicIp,
+        logGroup: task.logGroupName,
+        logStreamPrefix: LOG_STREAM_PREFIX,
+      },
     };
     this.registerOutputs({ ...this.outputs });
   }

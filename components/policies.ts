@@ -107,9 +107,11 @@ export interface SchedulerRolePolicyInput {
   clusterArn: string;
   taskRoleArn: string;
   executionRoleArn: string;
+  /** The schedule's dead-letter queue. */
+  deadLetterQueueArn: string;
 }
 
-/** The schedule: runs the export task in its cluster and passes exactly its two roles to ECS. */
+/** The schedule: runs the export task in its cluster, passes exactly its two roles to ECS, dead-letters to its queue. */
 export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocument {
   return document(
     { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${input.taskDefinitionFamilyArn}:*`], Condition: { ArnEquals: { "ecs:cluster": input.clusterArn } } },
@@ -120,6 +122,7 @@ export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocu
       Resource: sorted([input.taskRoleArn, input.executionRoleArn]),
       Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
     },
+    { Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [input.deadLetterQueueArn] },
   );
 }
 

@@ -8,6 +8,7 @@ import { FAILURE_MODES, HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_K
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
 import { boundsProblems } from "../core/concurrency";
+import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
 import { BUSINESS_OBJECTS } from "../cls/table";
 
 export const CONFIG_NAMESPACE = "hubExport";
@@ -73,8 +74,8 @@ const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must
  * that sets it (config/preflight.ts).
  */
 export type SecretSource = "engine" | "file";
-function secretSchema(source: SecretSource) {
-  const plain = z.string().min(1, "must not be empty");
+function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
+  const plain = plainCheck ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message) : z.string().min(1, "must not be empty");
   const secure = z.strictObject({ secure: z.string().min(1) });
   if (source === "file") {
     return z
@@ -322,6 +323,17 @@ export function buildStackConfigSchema(source: SecretSource) {
     // prefault: an absent `task` is parsed, so the inner defaults are the only ones.
     .prefault({});
 
+  /** Where failures are reported (SNS subscriptions) and when silence is a failure too. */
+  const alertsSchema = z
+    .strictObject({
+      email: z.array(z.string().regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address")).default([]),
+      /** Webhook URLs usually carry a token: each is a secret. */
+      https: z.array(secretSchema(source, { test: (v) => /^https:\/\/[^\s/]+/.test(v), message: "must be an https:// URL" })).default([]),
+      /** The "no completed run within N hours" alarm; default: the schedule's longest gap plus a quarter (at least 2 h). */
+      noCompletedRunWithinHours: z.number().int("must be a whole number of hours").min(1, "must be at least 1").max(168, "must be at most 168: CloudWatch evaluates an alarm over 7 days at most").optional(),
+    })
+    .prefault({});
+
   /** The HR system's exports for the CLS load sheet, and the unknown-code check of a run (cls/README.md). */
   const columnName = z.string().trim().min(1, "must name a column");
   const clsSchema = z.strictObject({
@@ -370,7 +382,25 @@ export function buildStackConfigSchema(source: SecretSource) {
     cls: clsSchema.optional(),
     /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
     scriptsRelease: z.strictObject({ zip: z.string().regex(/\.zip$/i, "must be the path of a .zip file (hub_python_scripts.zip)") }).optional(),
-  });
+    alerts: alertsSchema,
+  })
+    .transform((config, ctx) => {
+      if (config.alerts.noCompletedRunWithinHours !== undefined || config.schedule.expression.startsWith("at(")) return config;
+      const period = schedulePeriodHours(config.schedule.expression);
+      const hours = period === undefined ? undefined : defaultNoCompletedRunHours(period);
+      if (hours === undefined || hours > 168) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["alerts", "noCompletedRunWithinHours"],
+          message:
+            hours === undefined
+              ? `is required: the period of schedule ${config.schedule.expression} cannot be derived (L, W, # or a fixed year)`
+              : `is required: schedule ${config.schedule.expression} runs ${Math.round(period!)} hours apart, and the alarm looks back 168 hours at most`,
+        });
+        return z.NEVER;
+      }
+      return { ...config, alerts: { ...config.alerts, noCompletedRunWithinHours: hours } };
+    });
   return stackConfigSchema;
 }
 
@@ -382,6 +412,7 @@ export const stackFileConfigSchema = buildStackConfigSchema("file");
 export type StackConfig = z.output<typeof stackConfigSchema>;
 export type HubTenant = StackConfig["hubTenants"][number];
 export type PlatTenant = StackConfig["platTenants"][number];
+export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type ClsConfig = NonNullable<StackConfig["cls"]>;
 export type { HubRegion };

@@ -32,6 +32,9 @@ import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "..
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
+import { localDatabaseUrl } from "./database";
+import { connectionFileName } from "../core/naming";
+import type { EmfRecord } from "../core/metrics";
 
 export interface LocalOptions {
   stack?: string;
@@ -48,6 +51,8 @@ export interface LocalOptions {
   stderr: NodeJS.WritableStream;
   /** Resolves when the user asks to stop (--keep); default: SIGINT/SIGTERM. */
   untilStopped?: () => Promise<void>;
+  /** With --keep: called with the summary before waiting, so that it is shown while the platform runs. */
+  onSummary?: (summary: LocalSummary) => void;
 }
 
 export interface LocalSummary {
@@ -63,7 +68,10 @@ export interface LocalSummary {
   ers: Record<string, { requests: number; entities: number }>;
   routingRules: Record<string, number>;
   files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
-  database: { url: string; stagingSchema: string };
+  /** `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`. */
+  database: { url: string; stagingSchema: string; psqlUrl: string; passwordFile: string; psql: string };
+  /** The run's CloudWatch metrics, as its log carried them (embedded metric format). */
+  metrics: EmfRecord[];
   hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
   queries: { intakeJob: string; statuses: string; statusCommand: string };
   seconds: number;
@@ -134,10 +142,11 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress, env });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, run, firstRun, seeded, changed, definition, scripts, clsSheet, taskLog, started });
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, run, firstRun, seeded, changed, definition, scripts, clsSheet, taskLog, started });
     if (options.keep) {
+      options.onSummary?.(summary);
       options.stderr.write(
-        `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${redactUrl(provisioned.databaseUrl)}\n  emulator  ${emulator.urls.state}\n`,
+        `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${summary.database.psqlUrl}  (password: field "password" of ${summary.database.passwordFile})\n  psql      ${summary.database.psql}\n  emulator  ${emulator.urls.state}\n`,
       );
       await (options.untilStopped ?? untilStopSignal)();
     }
@@ -175,6 +184,7 @@ async function summarize(input: {
   paths: LocalPaths;
   emulator: Emulator;
   databaseUrl: string;
+  port: number;
   run: TaskRunResult;
   firstRun: boolean;
   seeded: number;
@@ -228,7 +238,8 @@ async function summarize(input: {
       postgres: input.paths.postgres,
       taskLog: input.taskLog,
     },
-    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema },
+    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema, ...psqlAccess(input.paths, config.database.connectionName, input.port) },
+    metrics: input.run.metrics,
     hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
     queries: {
       intakeJob: plan.intakeJobQuery,
@@ -237,6 +248,18 @@ async function summarize(input: {
     },
     seconds: Math.round((Date.now() - input.started) / 100) / 10,
   };
+}
+
+/**
+ * How to reach the local database with psql as the task's login: its URL without the password, the connection record
+ * that holds the password, and a command that reads it from there (no password on screen or in shell history).
+ */
+export function psqlAccess(paths: LocalPaths, connectionName: string, port: number): { psqlUrl: string; passwordFile: string; psql: string } {
+  const url = new URL(localDatabaseUrl(paths.connections, port));
+  url.password = "";
+  const passwordFile = path.join(paths.connections, connectionFileName(connectionName));
+  const psqlUrl = url.toString();
+  return { psqlUrl, passwordFile, psql: `PGPASSWORD="$(node -p 'require(${JSON.stringify(passwordFile)}).password')" psql '${psqlUrl}'` };
 }
 
 /** A database URL without its password, for people to read. */

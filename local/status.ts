@@ -119,3 +119,14 @@ export async function runHistory(client: Client, schema: string, jobName: string
   );
   return rows.map((r) => ({ historyId: String(r.history_id), transactionId: r.transaction_id, clientName: r.plat_client_name, event: r.event, recordedAt: r.recorded_at, actor: r.actor, detail: r.detail ?? {} }));
 }
+
+/** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
+export async function knownJobs(client: Client, schema: string): Promise<string[]> {
+  const s = ident(schema);
+  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [`${s}.${TABLES.runHistory}`]);
+  const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
+  const { rows } = await client.query<{ job_name: string }>(
+    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
+  );
+  return rows.map((r) => r.job_name);
+}

@@ -1,6 +1,7 @@
 /** The summary of `npm start`, for a person to read. */
 import path from "node:path";
 import type { LocalSummary } from "./run";
+import { formatEmfRecord, METRIC_NAMESPACE } from "../core/metrics";
 import type { TaskRunResult } from "./taskProcess";
 import type { IntakeJobRow } from "./status";
 
@@ -46,6 +47,9 @@ export function formatSummary(s: LocalSummary): string {
     lines.push(`  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${n(r.messages).padStart(9)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`);
   }
   lines.push(`  routing rules: ${Object.entries(s.routingRules).map(([t, c]) => `${t.slice(0, 8)}… ${c}`).join(", ") || "-"}`);
+  lines.push("", `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`);
+  for (const line of s.metrics.flatMap(formatEmfRecord)) lines.push(`  ${line}`);
+  if (s.metrics.length === 0) lines.push("  none: the task ended before writing them (its log says why)");
   lines.push(
     "",
     "Files",
@@ -59,6 +63,7 @@ export function formatSummary(s: LocalSummary): string {
     "",
     "Look closer",
     `  ${s.queries.statusCommand}`,
+    `  connect: ${s.database.psql}`,
     `  psql: ${s.queries.intakeJob}`,
     `  psql: ${s.queries.statuses}`,
     `  (the database runs only while 'npm start -- --keep' runs; 'npm start' again exports what changed)`,

@@ -4,6 +4,7 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { PROJECT_ROOT } from "../config/load";
 import type { PhaseUpdate, ProgressDisplay } from "./progress";
+import { isEmfRecord, type EmfRecord } from "../core/metrics";
 
 export const TASK_BUNDLE = path.join(PROJECT_ROOT, "dist", "task", "index.js");
 const BUILD_SCRIPT = path.join(PROJECT_ROOT, "scripts", "build-task.js");
@@ -35,6 +36,8 @@ export interface TaskRunResult {
   transactionId: string | null;
   /** The task's own last error line, when it failed. */
   error: string | null;
+  /** Its CloudWatch metrics: the embedded-metric-format lines of its log. */
+  metrics: EmfRecord[];
   /** The event of its last log line: run.done, run.stopped or run.refused when it ended by itself. */
   finalEvent: string | null;
 }
@@ -44,6 +47,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
   let transactionId: string | null = null;
   let error: string | null = null;
+  const metrics: EmfRecord[] = [];
   let finalEvent: string | null = null;
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
@@ -54,7 +58,8 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
       return;
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
-    if (typeof event.event === "string") finalEvent = event.event;
+    if (isEmfRecord(event)) metrics.push(event);
+    else if (typeof event.event === "string") finalEvent = event.event;
     if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
     const update = progressOf(event, lastDone);
     if (update) {
@@ -63,7 +68,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent };
+  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, metrics };
 }
 
 type LogEvent = Record<string, unknown>;

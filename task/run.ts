@@ -5,22 +5,25 @@
  * 1 refused before touching data, or stopped (the next run resumes the transaction).
  */
 import { UserError } from "../core/errors";
+import { EXIT_CODES } from "../core/exitCodes";
 import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent } from "./http/retry";
 import { Links } from "./http/links";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, type RunState } from "./warehouse/runState";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
-import { finish } from "./phases/finish";
+import { finish, HISTORY_ACTOR } from "./phases/finish";
+import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
+import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 
-export const EXIT = { completed: 0, stopped: 1, failed: 3 } as const;
+export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
 
 export interface RunOptions {
   log?: Logger;
@@ -115,14 +118,31 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
+    const seconds = round((Date.now() - started) / 1000);
+    // The metrics first: run.done stays the run's last line.
+    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack } });
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb(), links: links.snapshot() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
     const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
-    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds: round((Date.now() - started) / 1000), phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
+    const seconds = round((Date.now() - started) / 1000);
+    const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
+    emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
+    // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace).
+    await recordRunHistory(lock, config.tables, {
+      clientName: params.client_name,
+      jobName: params.job_name,
+      transactionId: run?.transactionId ?? null,
+      event: outcome,
+      actor: HISTORY_ACTOR,
+      detail: { phase: run?.phase ?? null, seconds, reason: String((err as Error)?.message ?? err).split("\n")[0] },
+    }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
+    // The run's last line says how it ended.
+    if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
+    else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
     throw err;
   } finally {

@@ -27,6 +27,7 @@ export default defineCommand({
   exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
+    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
     const summary = await runLocal({
       stack: values.stack,
       file: values.file,
@@ -38,8 +39,10 @@ export default defineCommand({
       root: values.dir ? path.resolve(values.dir) : undefined,
       stdout: io.stdout,
       stderr: io.stderr,
+      // --keep shows the summary while the platform runs; otherwise it comes once everything has stopped.
+      onSummary: print,
     });
-    io.stdout.write(values.json ? JSON.stringify(summary, null, 2) + "\n" : formatSummary(summary));
+    if (!values.keep) print(summary);
     // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
     return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },

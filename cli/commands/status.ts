@@ -4,7 +4,7 @@ import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
-import { failedMessages, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
+import { failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 import { reportLines } from "../../cls/report";
 
 export default defineCommand({
@@ -37,6 +37,13 @@ export default defineCommand({
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
       const history = await runHistory(client, schema, jobName, limit);
+      if (jobs.length === 0 && running.length === 0 && history.length === 0) {
+        // A mistyped job name must not look like a job that never ran.
+        const known = await knownJobs(client, schema);
+        if (!known.includes(jobName)) {
+          throw new UserError(known.length ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)] : [`no job ${jobName} in ${schema}: no job has run there yet`]);
+        }
+      }
       if (values.json) {
         io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }, null, 2) + "\n");
         return 0;

@@ -72,6 +72,22 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
     }
     case "aws:scheduler/schedule:Schedule":
       return { id: `default/${name}`, state: { ...inputs, name, arn: arn("scheduler", `schedule/${str(inputs.groupName) ?? "default"}/${name}`) } };
+    case "aws:sns/topic:Topic":
+      return { id: arn("sns", name), state: { ...inputs, name, arn: arn("sns", name) } };
+    case "aws:sns/topicSubscription:TopicSubscription": {
+      const topic = str(inputs.topic) ?? "topic";
+      return { id: `${topic}:${short(args.name, 8)}`, state: { ...inputs, arn: `${topic}:${short(args.name, 8)}` } };
+    }
+    case "aws:cloudwatch/eventRule:EventRule":
+      return { id: name, state: { ...inputs, name, arn: arn("events", `rule/${name}`) } };
+    case "aws:sqs/queue:Queue":
+      return { id: `https://sqs.${region}.amazonaws.com/${acct}/${name}`, state: { ...inputs, name, arn: arn("sqs", name), url: `https://sqs.${region}.amazonaws.com/${acct}/${name}` } };
+    case "aws:cloudwatch/metricAlarm:MetricAlarm":
+      return { id: name, state: { ...inputs, name, arn: arn("cloudwatch", `alarm:${name}`) } };
+    case "aws:cloudwatch/dashboard:Dashboard": {
+      const dashboardName = str(inputs.dashboardName) ?? args.name;
+      return { id: dashboardName, state: { ...inputs, dashboardName, dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}` } };
+    }
     case "command:local:Command":
       // The image build prints the pushed image's digest: a stand-in derived from its trigger (the content hash).
       return { id: `${args.name}-${short(args.name, 8)}`, state: { ...inputs, stdout: `sha256:${short(JSON.stringify(plain(inputs.triggers) ?? args.name), 64)}\n`, stderr: "" } };

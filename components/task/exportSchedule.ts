@@ -24,6 +24,8 @@ export interface ExportScheduleArgs {
   subnetIds: string[];
   securityGroupIds: string[];
   assignPublicIp: boolean;
+  /** Where invocations that could not start the task go (components/monitoring). */
+  deadLetterQueueArn: pulumi.Input<string>;
   aws: AwsContext;
 }
 
@@ -45,9 +47,9 @@ export class ExportSchedule extends pulumi.ComponentResource {
         name: "run-export-task",
         role: role.id,
         policy: pulumi
-          .all([args.taskDefinitionFamilyArn, args.clusterArn, args.taskRoleArn, args.executionRoleArn])
-          .apply(([taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn]) =>
-            JSON.stringify(schedulerRolePolicy({ taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn })),
+          .all([args.taskDefinitionFamilyArn, args.clusterArn, args.taskRoleArn, args.executionRoleArn, args.deadLetterQueueArn])
+          .apply(([taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn, deadLetterQueueArn]) =>
+            JSON.stringify(schedulerRolePolicy({ taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn, deadLetterQueueArn })),
           ),
       },
       parent,
@@ -74,6 +76,8 @@ export class ExportSchedule extends pulumi.ComponentResource {
           },
           // Retries cover a failed RunTask call only; a failed run is resumed by the next one.
           retryPolicy: { maximumEventAgeInSeconds: 3600, maximumRetryAttempts: 3 },
+          // An invocation that still could not start the task lands here, and its alarm tells the operators.
+          deadLetterConfig: { arn: args.deadLetterQueueArn },
         },
       },
       // The role's policy, and everything the component waits for (a first run needs the whole installation).

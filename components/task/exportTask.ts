@@ -12,6 +12,8 @@ import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency"
 import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
+/** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
+export const LOG_STREAM_PREFIX = "export";
 /** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
 export const STOP_TIMEOUT_SECONDS = 120;
 
@@ -96,7 +98,7 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
       { name: "AWS_REGION", value: input.region },
       { name: CONCURRENCY_ENV, value: JSON.stringify(input.concurrency) },
     ],
-    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": "export" } },
+    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": LOG_STREAM_PREFIX } },
     stopTimeout: STOP_TIMEOUT_SECONDS,
   };
 }

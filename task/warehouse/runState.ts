@@ -39,19 +39,28 @@ export interface RunState {
   resumed: boolean;
 }
 
+/**
+ * The client's run lock: a PostgreSQL advisory lock on these two keys ($1 = plat_client_name). Runs hold it for their
+ * session; `hub-export reload` takes it for its transaction, so neither works while the other does.
+ */
+export const RUN_LOCK_KEYS = "hashtext('hub-export'), hashtext($1)";
+
+/** Another session holds the client's run lock: the run is refused before it touches anything. */
+export class RunLockHeld extends UserError {}
+
 /** Waits up to `waitMs` for the client's run lock: a killed run's session may take a moment to go away. */
 export async function lockClient(client: PoolClient, clientName: string, waitMs = 30_000): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('hub-export'), hashtext($1)) AS ok", [clientName]);
+    const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${RUN_LOCK_KEYS}) AS ok`, [clientName]);
     if (rows[0].ok) return;
-    if (Date.now() > deadline) throw new UserError(`another run of client ${clientName} is in progress (its database session holds the run lock)`);
+    if (Date.now() > deadline) throw new RunLockHeld(`another run of client ${clientName} is in progress (its database session holds the run lock)`);
     await sleep(250);
   }
 }
 
 export async function unlockClient(client: PoolClient, clientName: string): Promise<void> {
-  await client.query("SELECT pg_advisory_unlock(hashtext('hub-export'), hashtext($1))", [clientName]);
+  await client.query(`SELECT pg_advisory_unlock(${RUN_LOCK_KEYS})`, [clientName]);
 }
 
 interface RunRow {

@@ -117,13 +117,16 @@ describe("onboarding", () => {
     );
     expect(diff.removed).toEqual([]);
     // The rendered template gains the APAC publish step; the task role's policy gains the new record's ARN (the
-    // task reads its records itself: the task definition and the execution role do not change).
+    // task reads its records itself: the task definition and the execution role do not change); the dashboard
+    // shows APAC.
     expect(diff.changed).toEqual(
       [
         CREDENTIALS_CHANGED,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
         ...CHECKLIST,
+        // The dashboard's per-region lines follow the hub regions in use.
+        "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),
     );
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
@@ -206,6 +209,8 @@ describe("removing a region", () => {
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
         ...CHECKLIST,
+        // The dashboard's per-region lines follow the hub regions in use.
+        "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);

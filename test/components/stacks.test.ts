@@ -66,6 +66,7 @@ for (const stack of ["qa", "prod"] as const) {
         "hubExport:connections:ConnectionStore",
         "hubExport:hub:HubConfiguration",
         "hubExport:hub:HubRoutingRules",
+        "hubExport:monitoring:ExportMonitoring",
         "hubExport:security:EncryptionKey",
         "hubExport:storage:CredentialFiles",
         "hubExport:storage:PlatformBucket",
@@ -114,7 +115,7 @@ for (const stack of ["qa", "prod"] as const) {
 
       // The shared credential files: this stack's entries merged in (SSE-KMS under the stack's key), secret, after
       // the templates they are created from.
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
       const entries = one(run, T.scriptFiles);
       const expected = scriptFileEntries(config);
       expect(inputs(entries)).toMatchObject({
@@ -144,22 +145,23 @@ for (const stack of ["qa", "prod"] as const) {
         expect(bucket.options.protect).toBeUndefined();
         expect(settings.map((r) => r.type.split(":")[2]).sort()).toEqual(["BucketPolicy", "BucketPublicAccessBlock", "BucketServerSideEncryptionConfiguration", "BucketVersioning"]);
         const sse = inputs(settings.find((r) => r.type.endsWith("BucketServerSideEncryptionConfiguration"))!);
-        expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key)).arn }, bucketKeyEnabled: true }]);
+        expect(sse.rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: outputs(one(run, T.key, "hub-export-key")).arn }, bucketKeyEnabled: true }]);
       } else {
         // Adopted: read by name, never created or deleted, its settings left alone; the configured key is used.
         expect(bucket.read).toBe(true);
         expect(bucket.id).toBe("acme-platform-prod");
         expect(settings).toEqual([]);
-        expect(ofType(run, T.key)).toEqual([]);
+        expect(ofType(run, T.key).map((k) => k.name)).toEqual(["hub-export-monitoring-key"]);
       }
     });
 
     it("creates a KMS key that CloudWatch Logs may use only for the task's log group (qa), or uses the configured one (prod)", () => {
       if (stack === "prod") {
-        expect(ofType(run, T.key)).toEqual([]);
+        // Only the alerts topic's own key (components/monitoring).
+        expect(ofType(run, T.key).map((k) => k.name)).toEqual(["hub-export-monitoring-key"]);
         return;
       }
-      const key = one(run, T.key);
+      const key = one(run, T.key, "hub-export-key");
       expect(key.options.protect).toBeUndefined();
       expect(inputs(key)).toMatchObject({ enableKeyRotation: true, deletionWindowInDays: 30 });
       expect(JSON.parse(inputs(key).policy).Statement).toEqual([
@@ -186,7 +188,7 @@ for (const stack of ["qa", "prod"] as const) {
       for (const [i, record] of records.entries()) {
         // Derived entirely from config: deleted at once, so re-adding a region (the same name) never collides.
         expect(inputs(secrets[i]).recoveryWindowInDays).toBe(0);
-        expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn);
+        expect(inputs(secrets[i]).kmsKeyId).toBe(stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn);
         expect(inputs(versions[i]).secretId).toBe(outputs(secrets[i]).arn);
         expect(inputs(versions[i]).secretString).toBe(serializeConnectionRecord(record));
         expect(isSecretInput(versions[i], "secretString")).toBe(true);
@@ -277,7 +279,7 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("grants the task, execution and schedule roles exactly what they need", () => {
       const bucketArn = `arn:aws:s3:::acme-platform-${stack}`;
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn! : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn! : outputs(one(run, T.key, "hub-export-key")).arn;
       const secretArns = ofType(run, T.secret).map((s) => outputs(s).arn as string).sort();
       const policy = (name: string) => JSON.parse(inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === name)!).policy);
       const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
@@ -312,6 +314,7 @@ for (const stack of ["qa", "prod"] as const) {
         Statement: [
           { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${family}:*`], Condition: { ArnEquals: { "ecs:cluster": `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug}` } } },
           { Sid: "PassExportTaskRoles", Effect: "Allow", Action: ["iam:PassRole"], Resource: [roleArn("execution"), roleArn("task")], Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } } },
+          { Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [`arn:aws:sqs:${REGION}:${ACCOUNT}:hub-export-${slug}-schedule-dlq`] },
         ],
       });
       const trust = (name: string) => JSON.parse(inputs(ofType(run, T.role).find((r) => inputs(r).name === name)!).assumeRolePolicy);
@@ -359,7 +362,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");
       expect(definition.containerDefinitions).not.toMatch(/arn:aws:secretsmanager:/);
       expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
-      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key)).arn;
+      const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
       expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup"))).toMatchObject({ retentionInDays: config.task.logRetentionDays, kmsKeyId: keyArn });
       // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run.
       expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
+import { Client } from "pg";
 import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-local-"));
@@ -36,8 +37,17 @@ describe("hub-export local", () => {
     expect(fs.readFileSync(path.join(first.files.scripts, "credentials.ini"), "utf8")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
     expect(fs.statSync(path.join(first.files.scripts, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(first.files.connections).sort()).toEqual(["HUB_MQ_EU_QA.json", "HUB_MQ_US_QA.json", "PLAT_S3_QA.json", "PLAT_WAREHOUSE_QA.json"]);
-    // The database URL in the summary carries no password.
+    // The database URL in the summary carries no password; the psql one says where it is.
     expect(first.database.url).toMatch(/:\*\*\*\*@/);
+    expect(first.database.psqlUrl).toMatch(/^postgres:\/\/hub_export_qa@127\.0\.0\.1:\d+\/PLATDB$/);
+    expect(first.database.passwordFile).toBe(path.join(dir, "connections", "PLAT_WAREHOUSE_QA.json"));
+    const password = JSON.parse(fs.readFileSync(first.database.passwordFile, "utf8")).password as string;
+    expect(password.length).toBeGreaterThan(8);
+    expect(r.stdout).not.toContain(password);
+    // The run's metrics, as its log lines carried them.
+    const all = first.metrics.find((m: { Region: string }) => m.Region === "ALL");
+    expect(all).toMatchObject({ JobName: JOB, Outcome: "ExecutionCompleted", RunsCompleted: 1, RunsExecutionFailed: 0, MessagesPublished: 120, MessagesFailed: 0, ErsEntities: 120 });
+    expect(first.metrics.filter((m: { Region: string }) => m.Region !== "ALL").map((m: { Region: string }) => m.Region).sort()).toEqual(["EU", "US"]);
     // The plain progress lines went to stderr.
     expect(r.stderr).toMatch(/» running the export task: HRSYS_EMPL_HUB_ACME_202611_QA/);
     expect(r.stderr).toMatch(/extract\s+120 employees/);
@@ -87,19 +97,41 @@ describe("hub-export local", () => {
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
   });
 
-  it("while one runs with --keep, a second local is refused with how to stop it, and status joins its database", async () => {
+  it("status with an unknown job name exits 1 and lists the jobs it knows", async () => {
+    const r = await runCli(["status", "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], { timeoutMs: 120_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
+  });
+
+  it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
     const keep = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
+    let stdout = "";
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
     try {
       await new Promise<void>((resolve, reject) => {
         keep.stderr!.on("data", (d) => {
           stderr += d;
-          if (stderr.includes("until Ctrl-C")) resolve();
+          if (/psql {6}PGPASSWORD=.*\n/.test(stderr)) resolve();
         });
-        keep.stdout!.resume();
+        keep.stdout!.on("data", (d) => (stdout += d));
         keep.on("close", (code) => reject(new Error(`local --keep ended (${code}): ${stderr}`)));
       });
+      expect(stderr).toContain("until Ctrl-C");
+      // The summary came first, with the run's metrics lines.
+      expect(stdout).toContain("Status           ExecutionCompleted");
+      expect(stdout).toMatch(/Metrics \(CloudWatch namespace HubExport/);
+      expect(stdout).toMatch(new RegExp(`MessagesPublished\\{JobName=${JOB},Region=ALL\\} = 3\\n`));
+      expect(stdout).toMatch(new RegExp(`RunsCompleted\\{JobName=${JOB},Region=ALL\\} = 1\\n`));
+      // The database answers at the printed URL with the password from the printed file, while it waits.
+      const printed = /database {2}(\S+) {2}\(password: field "password" of (\S+)\)/.exec(stderr)!;
+      const url = new URL(printed[1]);
+      url.password = encodeURIComponent(JSON.parse(fs.readFileSync(printed[2], "utf8")).password);
+      const client = new Client({ connectionString: url.toString() });
+      await client.connect();
+      const { rows } = await client.query("SELECT count(*)::int AS n FROM staging.hub_intake_job");
+      await client.end();
+      expect(rows[0].n).toBe(3);
       const second = await runCli(["local", "--dir", dir], { timeoutMs: 120_000 });
       expect(second.code).toBe(1);
       expect(second.stderr.trimEnd().split("\n").pop()).toBe(

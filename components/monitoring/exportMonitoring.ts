@@ -1,0 +1,177 @@
+/**
+ * Operating the scheduled export: the stack's alerts topic (KMS-encrypted, with the configured email and HTTPS
+ * subscriptions), the EventBridge rules that tell it when a run did not complete, the schedule's dead-letter queue
+ * and its alarm, the "no completed run within N hours" alarm on the task's own metric, and a dashboard.
+ */
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import type { AwsContext } from "../awsContext";
+import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
+import { alertsKeyPolicy, alertsTopicPolicy } from "./policies";
+import { taskStopRules } from "./taskStopRules";
+import { dashboardBody } from "./dashboard";
+
+export interface ExportMonitoringArgs {
+  /** Physical base name (at most 40 characters): the topic, rules, queue, alarms and dashboard are named after it. */
+  baseName: string;
+  stack: string;
+  jobName: string;
+  environment: string;
+  hubRegions: string[];
+  clusterArn: pulumi.Input<string>;
+  taskDefinitionFamilyArn: pulumi.Input<string>;
+  containerName: string;
+  logGroupName: pulumi.Input<string>;
+  logStreamPrefix: string;
+  email: string[];
+  /** HTTPS endpoints: Pulumi secrets (webhook URLs carry tokens). */
+  https: pulumi.Input<string>[];
+  /** Absent: no such alarm (a one-time schedule). */
+  noCompletedRunWithinHours?: number;
+  /** A disabled schedule keeps the alarm, with its actions off. */
+  scheduleEnabled: boolean;
+  aws: AwsContext;
+}
+
+/** Seconds a dead letter is kept: the SQS maximum, 14 days. */
+const DEAD_LETTER_RETENTION_SECONDS = 1_209_600;
+
+export class ExportMonitoring extends pulumi.ComponentResource {
+  readonly topicArn: pulumi.Output<string>;
+  readonly deadLetterQueueArn: pulumi.Output<string>;
+  readonly deadLetterQueueUrl: pulumi.Output<string>;
+  readonly dashboardName: pulumi.Output<string>;
+  readonly alarmNames: pulumi.Output<string>[];
+
+  constructor(name: string, args: ExportMonitoringArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("hubExport:monitoring:ExportMonitoring", name, {}, opts);
+    const parent = { parent: this };
+    const { accountId, partition, region } = args.aws;
+    const base = args.baseName;
+
+    // SNS's own AWS-managed key cannot be used by EventBridge or CloudWatch: the topic gets a key of its own.
+    const key = new aws.kms.Key(
+      `${name}-key`,
+      {
+        description: `Alerts of HRSYS export job ${args.jobName} (${args.environment}): SNS topic encryption`,
+        enableKeyRotation: true,
+        deletionWindowInDays: 30,
+        policy: pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(alertsKeyPolicy({ accountId: a, partition: p, region: r }))),
+      },
+      parent,
+    );
+    new aws.kms.Alias(`${name}-key`, { name: `alias/${base}-alerts`, targetKeyId: key.keyId }, parent);
+
+    const topic = new aws.sns.Topic(name, { name: `${base}-alerts`, displayName: `HRSYS export ${args.environment}`, kmsMasterKeyId: key.arn }, parent);
+    this.topicArn = topic.arn;
+    for (const address of args.email) {
+      new aws.sns.TopicSubscription(`${name}-email-${address}`, { topic: topic.arn, protocol: "email", endpoint: address }, parent);
+    }
+    args.https.forEach((endpoint, i) => {
+      new aws.sns.TopicSubscription(`${name}-https-${i + 1}`, { topic: topic.arn, protocol: "https", endpoint: pulumi.secret(endpoint), endpointAutoConfirms: false }, parent);
+    });
+
+    // A run that did not complete: one rule per exit meaning, each with its own message.
+    const rules = pulumi
+      .all([args.clusterArn, args.taskDefinitionFamilyArn, args.logGroupName, region])
+      .apply(([clusterArn, taskDefinitionFamilyArn, logGroupName, r]) =>
+        taskStopRules({ stack: args.stack, jobName: args.jobName, environment: args.environment, clusterArn, taskDefinitionFamilyArn, containerName: args.containerName, logGroupName, logStreamPrefix: args.logStreamPrefix, region: r }),
+      );
+    const ruleKeys = ["execution-failed", "stopped", "other-exit", "not-run"] as const;
+    const ruleArns: pulumi.Output<string>[] = [];
+    for (const [i, ruleKey] of ruleKeys.entries()) {
+      const spec = rules.apply((all) => {
+        if (all[i].key !== ruleKey) throw new Error(`task stop rule ${i} is ${all[i].key}, expected ${ruleKey}`);
+        return all[i];
+      });
+      const rule = new aws.cloudwatch.EventRule(
+        `${name}-${ruleKey}`,
+        { name: `${base}-${ruleKey}`, description: spec.description, eventPattern: spec.eventPattern.apply((p) => JSON.stringify(p)), state: "ENABLED" },
+        parent,
+      );
+      new aws.cloudwatch.EventTarget(`${name}-${ruleKey}`, { rule: rule.name, targetId: "alerts-topic", arn: topic.arn, inputTransformer: spec.inputTransformer }, parent);
+      ruleArns.push(rule.arn);
+    }
+
+    // The schedule's invocations that could not start the task.
+    const deadLetters = new aws.sqs.Queue(`${name}-schedule-dlq`, { name: `${base}-schedule-dlq`, messageRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS, sqsManagedSseEnabled: true }, parent);
+    this.deadLetterQueueArn = deadLetters.arn;
+    this.deadLetterQueueUrl = deadLetters.url;
+
+    const alarms: aws.cloudwatch.MetricAlarm[] = [];
+    alarms.push(
+      new aws.cloudwatch.MetricAlarm(
+        `${name}-schedule-dead-letters`,
+        {
+          name: `${base} schedule could not start the task`,
+          alarmDescription: `EventBridge Scheduler could not start export job ${args.jobName} (${args.environment}): its invocations are in SQS queue ${base}-schedule-dlq (kept 14 days). Check the schedule's role and the task definition.`,
+          namespace: "AWS/SQS",
+          metricName: "ApproximateNumberOfMessagesVisible",
+          dimensions: { QueueName: deadLetters.name },
+          statistic: "Maximum",
+          period: 300,
+          evaluationPeriods: 1,
+          threshold: 0,
+          comparisonOperator: "GreaterThanThreshold",
+          treatMissingData: "notBreaching",
+          alarmActions: [topic.arn],
+          okActions: [topic.arn],
+        },
+        parent,
+      ),
+    );
+    if (args.noCompletedRunWithinHours !== undefined) {
+      const hours = args.noCompletedRunWithinHours;
+      // Hourly periods, all N without a completed run (missing data counts): no run completed in the last N hours.
+      alarms.push(
+        new aws.cloudwatch.MetricAlarm(
+          `${name}-no-completed-run`,
+          {
+            name: `${base} no completed run within ${hours} hours`,
+            alarmDescription: `No run of export job ${args.jobName} (${args.environment}) reached ExecutionCompleted within ${hours} hours (metric ${METRIC_NAMESPACE} ${METRICS.completed}). Look for failure alerts, the schedule's state and its dead-letter alarm.`,
+            namespace: METRIC_NAMESPACE,
+            metricName: METRICS.completed,
+            dimensions: { [METRIC_DIMENSIONS.jobName]: args.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
+            statistic: "Sum",
+            period: 3600,
+            evaluationPeriods: hours,
+            datapointsToAlarm: hours,
+            threshold: 1,
+            comparisonOperator: "LessThanThreshold",
+            treatMissingData: "breaching",
+            actionsEnabled: args.scheduleEnabled,
+            alarmActions: [topic.arn],
+            okActions: [topic.arn],
+          },
+          parent,
+        ),
+      );
+    }
+    this.alarmNames = alarms.map((a) => a.name);
+
+    new aws.sns.TopicPolicy(
+      `${name}-topic`,
+      {
+        arn: topic.arn,
+        policy: pulumi
+          .all([topic.arn, accountId, pulumi.all(ruleArns), pulumi.all(alarms.map((a) => a.arn))])
+          .apply(([topicArn, a, rArns, aArns]) => JSON.stringify(alertsTopicPolicy({ topicArn, accountId: a, ruleArns: rArns, alarmArns: aArns }))),
+      },
+      parent,
+    );
+
+    const dashboard = new aws.cloudwatch.Dashboard(
+      `${name}-dashboard`,
+      {
+        dashboardName: base,
+        dashboardBody: pulumi
+          .all([region, deadLetters.name, pulumi.all(alarms.map((a) => a.arn)), args.logGroupName])
+          .apply(([r, deadLetterQueueName, alarmArns, logGroupName]) => dashboardBody({ region: r, jobName: args.jobName, hubRegions: args.hubRegions, deadLetterQueueName, alarmArns, logGroupName })),
+      },
+      parent,
+    );
+    this.dashboardName = dashboard.dashboardName;
+
+    this.registerOutputs({ topicArn: this.topicArn, deadLetterQueueArn: this.deadLetterQueueArn, deadLetterQueueUrl: this.deadLetterQueueUrl, dashboardName: this.dashboardName });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The alerts' resource policies, as pure functions of resolved ARNs (see components/policies.ts for the shapes).
+ * Only the stack's EventBridge rules and CloudWatch alarms may publish to its topic, and the topic's key is usable by
+ * those two services and administrable by the account, with every action named: no wildcard grants.
+ */
+import type { AccountScope, PolicyDocument } from "../policies";
+
+/** Key administration, for the account's IAM principals (IAM policies decide who): every action named. */
+export const KEY_ADMIN_ACTIONS = [
+  "kms:CancelKeyDeletion",
+  "kms:CreateAlias",
+  "kms:DeleteAlias",
+  "kms:DescribeKey",
+  "kms:DisableKey",
+  "kms:DisableKeyRotation",
+  "kms:EnableKey",
+  "kms:EnableKeyRotation",
+  "kms:GetKeyPolicy",
+  "kms:GetKeyRotationStatus",
+  "kms:ListAliases",
+  "kms:ListKeyPolicies",
+  "kms:ListKeyRotations",
+  "kms:ListResourceTags",
+  "kms:PutKeyPolicy",
+  "kms:RotateKeyOnDemand",
+  "kms:ScheduleKeyDeletion",
+  "kms:TagResource",
+  "kms:UntagResource",
+  "kms:UpdateAlias",
+  "kms:UpdateKeyDescription",
+];
+
+/** What a publisher to a KMS-encrypted topic needs on its key. */
+const PUBLISH_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"];
+
+/**
+ * The alerts key. In a key policy, Resource "*" is the key itself. EventBridge and CloudWatch publish to the
+ * encrypted topic (the AWS-managed SNS key cannot be used by them); the account's principals may publish a test
+ * message through SNS; nobody else uses it.
+ */
+export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
+  const root = `arn:${scope.partition}:iam::${scope.accountId}:root`;
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      { Sid: "KeyAdministrationByTheAccount", Effect: "Allow", Principal: { AWS: root }, Action: KEY_ADMIN_ACTIONS, Resource: "*" },
+      {
+        Sid: "AccountPublishesThroughSns",
+        Effect: "Allow",
+        Principal: { AWS: root },
+        Action: PUBLISH_KEY_ACTIONS,
+        Resource: "*",
+        Condition: { StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId } },
+      },
+      { Sid: "EventBridgeAndCloudWatchPublish", Effect: "Allow", Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }, Action: PUBLISH_KEY_ACTIONS, Resource: "*" },
+    ],
+  };
+}
+
+export interface AlertsTopicPolicyInput {
+  topicArn: string;
+  accountId: string;
+  /** The EventBridge rules that notify the topic. */
+  ruleArns: readonly string[];
+  /** The CloudWatch alarms that notify the topic. */
+  alarmArns: readonly string[];
+}
+
+/** The topic: exactly the stack's rules and alarms may publish; nothing else is granted. */
+export function alertsTopicPolicy(input: AlertsTopicPolicyInput): PolicyDocument {
+  const sorted = (v: readonly string[]) => [...new Set(v)].sort();
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      { Sid: "TaskStopRules", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "sns:Publish", Resource: input.topicArn, Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } } },
+      {
+        Sid: "ExportAlarms",
+        Effect: "Allow",
+        Principal: { Service: "cloudwatch.amazonaws.com" },
+        Action: "sns:Publish",
+        Resource: input.topicArn,
+        Condition: { ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) }, StringEquals: { "aws:SourceAccount": input.accountId } },
+      },
+    ],
+  };
+}

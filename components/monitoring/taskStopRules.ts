@@ -1,0 +1,109 @@
+/**
+ * The EventBridge rules that tell the alerts topic when a run of the export task did not complete: one rule per exit
+ * meaning, because an input transformer cannot branch, so each rule's message can say plainly what happened. Pure:
+ * patterns and messages from resolved names.
+ */
+import { EXIT_CODES, EXIT_MEANINGS } from "../../core/exitCodes";
+
+export interface TaskStopRuleInput {
+  /** The Pulumi stack, for the commands the message suggests. */
+  stack: string;
+  jobName: string;
+  environment: string;
+  clusterArn: string;
+  /** The task definition's ARN without revision: every revision of the family is watched. */
+  taskDefinitionFamilyArn: string;
+  containerName: string;
+  logGroupName: string;
+  logStreamPrefix: string;
+  region: string;
+}
+
+export interface TaskStopRule {
+  /** Short key: part of the rule's name. */
+  key: string;
+  description: string;
+  eventPattern: Record<string, unknown>;
+  inputTransformer: { inputPaths: Record<string, string>; inputTemplate: string };
+}
+
+const INPUT_PATHS = {
+  taskArn: "$.detail.taskArn",
+  exitCode: "$.detail.containers[0].exitCode",
+  stopCode: "$.detail.stopCode",
+  stoppedReason: "$.detail.stoppedReason",
+  stoppedAt: "$.detail.stoppedAt",
+  startedBy: "$.detail.startedBy",
+};
+
+function pattern(input: TaskStopRuleInput, detail: Record<string, unknown>): Record<string, unknown> {
+  return {
+    source: ["aws.ecs"],
+    "detail-type": ["ECS Task State Change"],
+    detail: {
+      clusterArn: [input.clusterArn],
+      taskDefinitionArn: [{ prefix: `${input.taskDefinitionFamilyArn}:` }],
+      lastStatus: ["STOPPED"],
+      ...detail,
+    },
+  };
+}
+
+/** Placeholders EventBridge fills in: only these may appear in angle brackets. */
+export const MESSAGE_PLACEHOLDERS = Object.keys(INPUT_PATHS);
+
+/** The message: which job, what the exit means, where the logs are, what to run next. A JSON string for SNS. */
+function message(input: TaskStopRuleInput, what: string): string {
+  const text = [
+    `HRSYS export job ${input.jobName} (${input.environment}): ${what}`,
+    `Task <taskArn> (started by <startedBy>) stopped at <stoppedAt>: <stopCode>, <stoppedReason>.`,
+    `Logs: CloudWatch Logs group ${input.logGroupName} (${input.region}), stream ${input.logStreamPrefix}/${input.containerName}/TASK_ID, TASK_ID being the last part of the task ARN; ` +
+      `or: aws logs tail ${input.logGroupName} --since 1d --log-stream-name-prefix ${input.logStreamPrefix}/${input.containerName}/`,
+    `Runs of the job: npx hub-export status --stack ${input.stack} --job-name ${input.jobName} --database-url URL`,
+  ].join("\n");
+  return JSON.stringify(text);
+}
+
+export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
+  const container = (exitCode: unknown[]) => ({ containers: { name: [input.containerName], exitCode } });
+  const exited = (code: number) => `the task exited with code ${code}: ${EXIT_MEANINGS[code]}.`;
+  const known = [EXIT_CODES.completed, EXIT_CODES.refusedOrStopped, EXIT_CODES.executionFailed];
+  return [
+    {
+      key: "execution-failed",
+      description: `Export job ${input.jobName}: a run ended ExecutionFailed (exit ${EXIT_CODES.executionFailed})`,
+      eventPattern: pattern(input, container([EXIT_CODES.executionFailed])),
+      inputTransformer: { inputPaths: INPUT_PATHS, inputTemplate: message(input, exited(EXIT_CODES.executionFailed)) },
+    },
+    {
+      key: "stopped",
+      description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT_CODES.refusedOrStopped})`,
+      eventPattern: pattern(input, container([EXIT_CODES.refusedOrStopped])),
+      inputTransformer: {
+        inputPaths: INPUT_PATHS,
+        inputTemplate: message(input, `${exited(EXIT_CODES.refusedOrStopped)} The log's run.refused or run.stopped line says which, and why.`),
+      },
+    },
+    {
+      key: "other-exit",
+      description: `Export job ${input.jobName}: a run exited with another non-zero code (usage ${EXIT_CODES.usage}, internal ${EXIT_CODES.internal}, killed)`,
+      eventPattern: pattern(input, container([{ "anything-but": known }])),
+      inputTransformer: {
+        inputPaths: INPUT_PATHS,
+        inputTemplate: message(
+          input,
+          `the task exited with code <exitCode>: ${EXIT_CODES.usage} = ${EXIT_MEANINGS[EXIT_CODES.usage]}; ${EXIT_CODES.internal} = ${EXIT_MEANINGS[EXIT_CODES.internal]}; 137 = killed (out of memory, or not stopped within the stop timeout).`,
+        ),
+      },
+    },
+    {
+      key: "not-run",
+      description: `Export job ${input.jobName}: a task stopped before its container ran to an exit code`,
+      eventPattern: pattern(input, { stopCode: [{ "anything-but": "EssentialContainerExited" }], containers: { exitCode: [{ exists: false }] } }),
+      inputTransformer: {
+        inputPaths: INPUT_PATHS,
+        inputTemplate: message(input, "the task stopped without an exit code (it failed to start, or ECS stopped it): nothing was exported by it; the next run does the work."),
+      },
+    },
+  ];
+}

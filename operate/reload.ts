@@ -1,0 +1,160 @@
+/**
+ * Reloading a tenant: its export watermarks (HUB_EXPORT_WATERMARK) are removed, so that the next run exports every
+ * employee of the tenant, or of one of its countries, from idl_date again; the other tenants and countries stay
+ * incremental. In one database transaction that holds the client's run lock: it refuses while a run works, and no
+ * run starts until it is done. Who did it, when and why go to HUB_EXPORT_RUN_HISTORY (event Reload).
+ */
+import type { Client } from "pg";
+import { UserError } from "../core/errors";
+import { TABLES, clientTables } from "../core/naming";
+import { PUBLISH_TABLES } from "../task/model/schema";
+import { RUN_LOCK_KEYS } from "../task/warehouse/runState";
+
+export interface ReloadTarget {
+  hubTenantId: string;
+  hubTenantCode: string;
+  /** The platform regions (HUB_PLAT_CONFIG.plat_region) whose employees the hub tenant receives. */
+  platRegions: string[];
+}
+
+export interface ReloadInput {
+  stagingSchema: string;
+  publishSchema: string;
+  clientName: string;
+  jobName: string;
+  idlDate: string;
+  tenant: ReloadTarget;
+  /** One country of the tenant (ISO 3166 alpha-2); all of them when absent. */
+  country?: string;
+  actor: string;
+  reason?: string;
+}
+
+export interface ReloadResult {
+  historyId: string;
+  recordedAt: Date;
+  actor: string;
+  tenant: ReloadTarget;
+  country: string | null;
+  /** The watermarks removed: where the next run would have started for each country. */
+  watermarksReset: { country: string; changedThrough: string; transactionId: string }[];
+  /** Employees the next run exports for it (as the publish schema holds them now). */
+  employees: number;
+  /** Failed messages of the client that the next run also retries. */
+  failedMessagesPending: number;
+  idlDate: string;
+  jobName: string;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ident = (name: string) => {
+  if (!IDENT.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
+  return name;
+};
+
+export async function reloadTenant(client: Client, input: ReloadInput): Promise<ReloadResult> {
+  const staging = ident(input.stagingSchema);
+  const publish = ident(input.publishSchema);
+  const t = { watermark: `${staging}.${TABLES.watermark}`, run: `${staging}.${TABLES.run}`, history: `${staging}.${TABLES.runHistory}`, messages: `${staging}.${ident(clientTables(input.clientName).messages)}` };
+  await client.query("BEGIN");
+  try {
+    const { rows: lock } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`, [input.clientName]);
+    if (!lock[0].ok) throw new UserError([`a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): reload refuses while it holds the run lock`, "try again when it has ended ('hub-export status' shows it)"]);
+    const missing = await client.query<{ t: string }>("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL", [[t.watermark, t.run, t.history]]);
+    if (missing.rows.length) throw new UserError(`table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`);
+
+    // A stopped run resumes first and then advances the watermarks it scanned: that would undo the reload.
+    const { rows: unfinished } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
+      `SELECT transaction_id, phase, started_at FROM ${t.run} WHERE plat_client_name = $1 AND phase <> 'REPORT'`,
+      [input.clientName],
+    );
+    if (unfinished[0]) {
+      const u = unfinished[0];
+      throw new UserError([
+        `run ${u.transaction_id} of client ${input.clientName} is unfinished (phase ${u.phase}, since ${u.started_at.toISOString()}): the next run resumes it and then advances the watermarks it scanned, which would undo a reload now`,
+        "let that run finish first ('hub-export run-now --wait', or the schedule), then reload",
+      ]);
+    }
+
+    const country = input.country ?? null;
+    const { rows: removed } = await client.query<{ country_code: string; changed_through: string; transaction_id: string }>(
+      `DELETE FROM ${t.watermark} WHERE plat_client_name = $1 AND hub_tenant_id = $2 AND ($3::text IS NULL OR country_code = $3)
+       RETURNING country_code, to_char(changed_through, 'YYYY-MM-DD"T"HH24:MI:SS') AS changed_through, transaction_id`,
+      [input.clientName, input.tenant.hubTenantId, country],
+    );
+    // Counted by the employee's own change time (the extract also looks at its sub-entities).
+    const { rows: scope } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${publish}.${PUBLISH_TABLES.employee} WHERE plat_region = ANY($1::text[]) AND ($2::text IS NULL OR country_code = $2) AND changed_at > $3::timestamp`,
+      [input.tenant.platRegions, country, input.idlDate],
+    );
+    const { rows: failed } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${t.messages}`).catch(() => ({ rows: [{ n: "0" }] }));
+    const watermarksReset = removed.map((r) => ({ country: r.country_code, changedThrough: r.changed_through, transactionId: r.transaction_id })).sort((a, b) => a.country.localeCompare(b.country));
+    const employees = Number(scope[0].n);
+    const detail = {
+      hubTenantId: input.tenant.hubTenantId,
+      hubTenantCode: input.tenant.hubTenantCode,
+      platRegions: input.tenant.platRegions,
+      country,
+      watermarksReset,
+      employeesInScope: employees,
+      idlDate: input.idlDate,
+      reason: input.reason ?? null,
+    };
+    const { rows: history } = await client.query<{ history_id: string; recorded_at: Date; database_user: string }>(
+      `INSERT INTO ${t.history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Reload', $3, $4::jsonb || jsonb_build_object('databaseUser', current_user))
+       RETURNING history_id, recorded_at, current_user AS database_user`,
+      [input.clientName, input.jobName, input.actor, JSON.stringify(detail)],
+    );
+    await client.query("COMMIT");
+    return {
+      historyId: String(history[0].history_id),
+      recordedAt: history[0].recorded_at,
+      actor: input.actor,
+      tenant: input.tenant,
+      country,
+      watermarksReset,
+      employees,
+      failedMessagesPending: Number(failed[0].n),
+      idlDate: input.idlDate,
+      jobName: input.jobName,
+    };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}
+
+/** Who holds the client's run lock: the session's pid, application and since when, as far as this login may see. */
+async function lockHolder(client: Client, clientName: string): Promise<string> {
+  try {
+    const { rows } = await client.query<{ pid: number; application_name: string | null; backend_start: Date | null }>(
+      `SELECT a.pid, a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = (hashtext('hub-export')::bigint & 4294967295)::text::oid AND l.objid = (hashtext($1)::bigint & 4294967295)::text::oid AND l.objsubid = 2`,
+      [clientName],
+    );
+    const r = rows[0];
+    if (!r) return "its session holds the run lock";
+    return `session pid ${r.pid}${r.application_name ? `, ${r.application_name}` : ""}${r.backend_start ? `, connected since ${r.backend_start.toISOString()}` : ""}`;
+  } catch {
+    return "its session holds the run lock";
+  }
+}
+
+/** What the operator reads: what was done, and what the next run will do. */
+export function formatReload(r: ReloadResult, startNow = "npx hub-export run-now --stack <stack> --wait"): string {
+  const regions = `platform region${r.tenant.platRegions.length === 1 ? "" : "s"} ${r.tenant.platRegions.join(", ") || "none"}`;
+  const what = `tenant ${r.tenant.hubTenantId} (${r.tenant.hubTenantCode}, ${regions})${r.country ? `, country ${r.country}` : ", all countries"}`;
+  const lines = [
+    `Reload recorded in HUB_EXPORT_RUN_HISTORY (id ${r.historyId}) at ${r.recordedAt.toISOString()} by ${r.actor}:`,
+    `  ${what}`,
+    r.watermarksReset.length
+      ? `  watermarks removed: ${r.watermarksReset.map((w) => `${w.country} (was through ${w.changedThrough})`).join(", ")}`
+      : "  no watermark was set for it: the next run exports it in full anyway",
+    "",
+    `The next run of ${r.jobName} exports ${r.employees.toLocaleString("en-US")} employee(s) of this ${r.country ? "country" : "tenant"} in full, from idl_date ${r.idlDate};`,
+    "other tenants and countries stay incremental." + (r.failedMessagesPending ? ` It also retries ${r.failedMessagesPending.toLocaleString("en-US")} failed message(s) of earlier runs.` : ""),
+    `It is the next scheduled run, or one started now: ${startNow}`,
+  ];
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,289 @@
+/**
+ * Operating the export, under mocks: the alerts topic and its key, the task-stop rules (their patterns run against
+ * sample ECS events), the schedule's dead-letter queue and alarm, the no-completed-run alarm, the dashboard, and every
+ * grant involved: exactly the stack's rules and alarms may publish, and nothing is granted by wildcard.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { PlanRun, PlannedResource } from "../../components/planner";
+import { editKey, repoStack } from "../fixtures/stacks";
+import { inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
+import { configFromEngine } from "../../config/load";
+import { ALL_REGIONS, METRICS, METRIC_NAMESPACE } from "../../core/metrics";
+import { EXIT_CODES } from "../../core/exitCodes";
+import { MESSAGE_PLACEHOLDERS } from "../../components/monitoring/taskStopRules";
+import type { PolicyDocument } from "../../components/policies";
+
+const ACCOUNT = "123456789012";
+const REGION = "us-east-1";
+const SLUG = "hub-export-acme-qa";
+const CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/${SLUG}`;
+const FAMILY = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/${SLUG}`;
+const TOPIC = `arn:aws:sns:${REGION}:${ACCOUNT}:${SLUG}-alerts`;
+const WEBHOOK = "https://hooks.example.com/services/T000/B000/secret-token-42";
+const T = {
+  component: "hubExport:monitoring:ExportMonitoring",
+  key: "aws:kms/key:Key",
+  topic: "aws:sns/topic:Topic",
+  subscription: "aws:sns/topicSubscription:TopicSubscription",
+  topicPolicy: "aws:sns/topicPolicy:TopicPolicy",
+  rule: "aws:cloudwatch/eventRule:EventRule",
+  target: "aws:cloudwatch/eventTarget:EventTarget",
+  queue: "aws:sqs/queue:Queue",
+  alarm: "aws:cloudwatch/metricAlarm:MetricAlarm",
+  dashboard: "aws:cloudwatch/dashboard:Dashboard",
+  schedule: "aws:scheduler/schedule:Schedule",
+  rolePolicy: "aws:iam/rolePolicy:RolePolicy",
+};
+
+/** The subset of EventBridge pattern matching the rules use: values, prefix, anything-but, exists; arrays of objects. */
+function matches(pattern: unknown, event: unknown): boolean {
+  if (Array.isArray(pattern)) {
+    const values = (Array.isArray(event) ? event : [event]).filter((v) => v !== undefined);
+    return pattern.some((p) => {
+      if (p && typeof p === "object") {
+        const rule = p as Record<string, unknown>;
+        if ("exists" in rule) return rule.exists === values.length > 0;
+        if ("prefix" in rule) return values.some((v) => typeof v === "string" && v.startsWith(rule.prefix as string));
+        if ("anything-but" in rule) {
+          const but = ([] as unknown[]).concat(rule["anything-but"]);
+          return values.length > 0 && values.some((v) => !but.includes(v));
+        }
+        throw new Error(`unsupported pattern ${JSON.stringify(p)}`);
+      }
+      return values.includes(p);
+    });
+  }
+  if (pattern && typeof pattern === "object") {
+    return Object.entries(pattern as Record<string, unknown>).every(([k, p]) => {
+      const value = Array.isArray(event) ? event.map((e) => (e as Record<string, unknown>)?.[k]).flat() : (event as Record<string, unknown> | undefined)?.[k];
+      return matches(p, value);
+    });
+  }
+  throw new Error(`bad pattern ${JSON.stringify(pattern)}`);
+}
+
+function ecsStop(detail: { exitCode?: number; stopCode: string; family?: string; cluster?: string; container?: string }) {
+  return {
+    source: "aws.ecs",
+    "detail-type": "ECS Task State Change",
+    detail: {
+      clusterArn: detail.cluster ?? CLUSTER,
+      taskDefinitionArn: `${detail.family ?? FAMILY}:7`,
+      taskArn: `arn:aws:ecs:${REGION}:${ACCOUNT}:task/${SLUG}/0123456789abcdef`,
+      lastStatus: "STOPPED",
+      stopCode: detail.stopCode,
+      stoppedReason: "Essential container in task exited",
+      containers: [detail.exitCode === undefined ? { name: detail.container ?? "hub-export" } : { name: detail.container ?? "hub-export", exitCode: detail.exitCode }],
+    },
+  };
+}
+
+function allPolicies(run: PlanRun): { where: string; doc: PolicyDocument }[] {
+  const docs: { where: string; doc: PolicyDocument }[] = [];
+  for (const r of run.resources) {
+    const i = inputs(r);
+    for (const field of ["policy", "assumeRolePolicy"]) {
+      // IAM-style documents only (an ECR lifecycle policy is also called "policy").
+      const doc = typeof i[field] === "string" && i[field].startsWith("{") ? JSON.parse(i[field]) : undefined;
+      if (doc?.Version === "2012-10-17") docs.push({ where: `${r.type} ${r.name}.${field}`, doc });
+    }
+  }
+  return docs;
+}
+
+describe("operating the export (stack qa, under mocks)", () => {
+  let run: PlanRun;
+  const monitoringResources = () => {
+    const root = one(run, T.component).urn;
+    return run.resources.filter((r) => r.parent === root);
+  };
+  const rules = () => ofType(run, T.rule);
+  const alarm = (suffix: string) => ofType(run, T.alarm).find((a) => a.name.endsWith(suffix))!;
+
+  beforeAll(async () => {
+    const engine = editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, https: [WEBHOOK] }));
+    run = await planOf(engine, "qa");
+  });
+
+  it("encrypts the alerts topic with a key of its own, and subscribes the configured emails and endpoints", () => {
+    const topic = one(run, T.topic);
+    const key = one(run, T.key, "hub-export-monitoring-key");
+    expect(inputs(topic)).toMatchObject({ name: `${SLUG}-alerts`, kmsMasterKeyId: outputs(key).arn });
+    expect(inputs(key)).toMatchObject({ enableKeyRotation: true });
+    const subs = ofType(run, T.subscription).map((s) => ({ ...inputs(s), secret: isSecretInput(s, "endpoint") }));
+    expect(subs).toEqual([
+      { topic: TOPIC, protocol: "email", endpoint: "hrsys-export-qa@acme.example.com", secret: false },
+      { topic: TOPIC, protocol: "https", endpoint: WEBHOOK, endpointAutoConfirms: false, secret: true },
+    ]);
+  });
+
+  it("keeps an https endpoint secret: never in the outputs, and only as a secret input", () => {
+    expect(JSON.stringify(run.outputs)).not.toContain("secret-token-42");
+    for (const r of run.resources) {
+      if (JSON.stringify(inputs(r)).includes("secret-token-42")) expect(isSecretInput(r, "endpoint"), `${r.type} ${r.name}`).toBe(true);
+    }
+  });
+
+  it("watches the task's stops with one rule per exit meaning, each message naming the job, the meaning and the logs", () => {
+    expect(rules().map((r) => inputs(r).name).sort()).toEqual(["execution-failed", "not-run", "other-exit", "stopped"].map((k) => `${SLUG}-${k}`));
+    const targets = ofType(run, T.target);
+    expect(targets).toHaveLength(4);
+    for (const target of targets) {
+      const t = inputs(target);
+      expect(t.arn).toBe(TOPIC);
+      const template = JSON.parse(t.inputTransformer.inputTemplate) as string;
+      expect(template).toContain("HRSYS export job HRSYS_EMPL_HUB_ACME_202611_QA (QA)");
+      expect(template).toContain(`CloudWatch Logs group /ecs/${SLUG} (${REGION}), stream export/hub-export/TASK_ID`);
+      for (const placeholder of template.match(/<[^>]+>/g) ?? []) expect(MESSAGE_PLACEHOLDERS).toContain(placeholder.slice(1, -1));
+      expect(Object.keys(t.inputTransformer.inputPaths).sort()).toEqual([...MESSAGE_PLACEHOLDERS].sort());
+    }
+    const message = (key: string) => JSON.parse(inputs(targets.find((t) => t.name.endsWith(key))!).inputTransformer.inputTemplate) as string;
+    expect(message("execution-failed")).toContain("exited with code 3: ExecutionFailed");
+    expect(message("stopped")).toMatch(/exited with code 1: refused before touching any data, or stopped mid-way \(the next run resumes its transaction\)/);
+    expect(message("other-exit")).toContain("exited with code <exitCode>: 2 = usage error");
+    expect(message("not-run")).toContain("without an exit code");
+  });
+
+  it.each<[string, Parameters<typeof ecsStop>[0], string[]]>([
+    ["a completed run", { exitCode: 0, stopCode: "EssentialContainerExited" }, []],
+    ["an ExecutionFailed run", { exitCode: EXIT_CODES.executionFailed, stopCode: "EssentialContainerExited" }, ["execution-failed"]],
+    ["a refused or stopped run", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "EssentialContainerExited" }, ["stopped"]],
+    ["a run stopped by an operator", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "UserInitiated" }, ["stopped"]],
+    ["an internal error", { exitCode: EXIT_CODES.internal, stopCode: "EssentialContainerExited" }, ["other-exit"]],
+    ["a killed task", { exitCode: 137, stopCode: "EssentialContainerExited" }, ["other-exit"]],
+    ["a task that failed to start", { stopCode: "TaskFailedToStart" }, ["not-run"]],
+    ["another stack's task", { exitCode: 3, stopCode: "EssentialContainerExited", family: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/other` }, []],
+    ["a task of the family in another cluster", { exitCode: 3, stopCode: "EssentialContainerExited", cluster: `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/other` }, []],
+  ])("%s notifies %j", (_what, detail, expected) => {
+    const event = ecsStop(detail);
+    const fired = rules().filter((r) => matches(JSON.parse(inputs(r).eventPattern), event)).map((r) => (inputs(r).name as string).slice(SLUG.length + 1));
+    expect(fired).toEqual(expected);
+  });
+
+  it("dead-letters the schedule's undeliverable invocations, lets its role send there, and alarms on the queue", () => {
+    const queue = one(run, T.queue);
+    expect(inputs(queue)).toMatchObject({ name: `${SLUG}-schedule-dlq`, messageRetentionSeconds: 1209600, sqsManagedSseEnabled: true });
+    const schedule = one(run, T.schedule);
+    expect(inputs(schedule).target.deadLetterConfig).toEqual({ arn: outputs(queue).arn });
+    const policy = JSON.parse(inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === "run-export-task")!).policy) as PolicyDocument;
+    expect(policy.Statement.find((s) => s.Sid === "DeadLetterUndeliveredRuns")).toEqual({ Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [outputs(queue).arn] });
+    expect(inputs(alarm("schedule-dead-letters"))).toMatchObject({
+      namespace: "AWS/SQS",
+      metricName: "ApproximateNumberOfMessagesVisible",
+      dimensions: { QueueName: `${SLUG}-schedule-dlq` },
+      comparisonOperator: "GreaterThanThreshold",
+      threshold: 0,
+      alarmActions: [TOPIC],
+    });
+  });
+
+  it("alarms when no run completed within N hours: N hourly periods without RunsCompleted, missing data breaching", () => {
+    const config = configFromEngine(repoStack("qa").config, "qa");
+    const n = config.alerts.noCompletedRunWithinHours!;
+    expect(n).toBe(30);
+    expect(inputs(alarm("no-completed-run"))).toMatchObject({
+      name: `${SLUG} no completed run within 30 hours`,
+      namespace: METRIC_NAMESPACE,
+      metricName: METRICS.completed,
+      dimensions: { JobName: config.jobName, Region: ALL_REGIONS },
+      statistic: "Sum",
+      period: 3600,
+      evaluationPeriods: n,
+      datapointsToAlarm: n,
+      threshold: 1,
+      comparisonOperator: "LessThanThreshold",
+      treatMissingData: "breaching",
+      actionsEnabled: true,
+      alarmActions: [TOPIC],
+      okActions: [TOPIC],
+    });
+  });
+
+  it("lets exactly the stack's rules and alarms publish to the topic", () => {
+    const policy = JSON.parse(inputs(one(run, T.topicPolicy)).policy) as PolicyDocument;
+    expect(inputs(one(run, T.topicPolicy)).arn).toBe(TOPIC);
+    expect(policy.Statement).toEqual([
+      { Sid: "TaskStopRules", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "sns:Publish", Resource: TOPIC, Condition: { ArnEquals: { "aws:SourceArn": rules().map((r) => outputs(r).arn).sort() } } },
+      {
+        Sid: "ExportAlarms",
+        Effect: "Allow",
+        Principal: { Service: "cloudwatch.amazonaws.com" },
+        Action: "sns:Publish",
+        Resource: TOPIC,
+        Condition: { ArnEquals: { "aws:SourceArn": ofType(run, T.alarm).map((a) => outputs(a).arn).sort() }, StringEquals: { "aws:SourceAccount": ACCOUNT } },
+      },
+    ]);
+  });
+
+  it("grants nothing by wildcard: every action named, Resource * only in its key policy (the key itself)", () => {
+    // The monitoring component's policies, and the schedule role's (which gains the dead-letter queue).
+    const root = one(run, T.component).urn;
+    const docs = allPolicies(run).filter((d) => d.where.includes("hub-export-monitoring") || d.where.includes("hub-export-schedule"));
+    expect(docs.map((d) => d.where)).toEqual(expect.arrayContaining([`${T.key} hub-export-monitoring-key.policy`, `${T.topicPolicy} hub-export-monitoring-topic.policy`, `${T.rolePolicy} hub-export-schedule-role.policy`]));
+    expect(run.resources.filter((r) => r.parent === root && r.type === T.key)).toHaveLength(1);
+    for (const { where, doc } of docs) {
+      // A Deny (the bucket's TLS-only policy) grants nothing: only Allow statements are checked.
+      for (const s of doc.Statement.filter((x) => x.Effect === "Allow")) {
+        for (const action of ([] as string[]).concat(s.Action)) expect(action, where).not.toContain("*");
+        expect(s.Principal, where).not.toBe("*");
+        if (s.Resource === "*" || (Array.isArray(s.Resource) && s.Resource.includes("*"))) {
+          expect(where.startsWith(T.key), where).toBe(true);
+        }
+      }
+    }
+    const key = JSON.parse(inputs(one(run, T.key, "hub-export-monitoring-key")).policy) as PolicyDocument;
+    expect(key.Statement.map((s) => s.Sid)).toEqual(["KeyAdministrationByTheAccount", "AccountPublishesThroughSns", "EventBridgeAndCloudWatchPublish"]);
+    expect(key.Statement[2]).toMatchObject({ Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }, Action: ["kms:Decrypt", "kms:GenerateDataKey"] });
+    expect(key.Statement[0].Principal).toEqual({ AWS: `arn:aws:iam::${ACCOUNT}:root` });
+  });
+
+  it("shows the run metrics per hub region, the dead letters, the alarms and the latest runs on one dashboard", () => {
+    const d = one(run, T.dashboard);
+    expect(inputs(d).dashboardName).toBe(SLUG);
+    const body = JSON.parse(inputs(d).dashboardBody);
+    const metrics = body.widgets.filter((w: { type: string }) => w.type === "metric").flatMap((w: { properties: { metrics: unknown[][] } }) => w.properties.metrics);
+    const names = new Set(metrics.map((m: unknown[]) => `${m[1]} ${m.slice(2, -1).join(" ")}`));
+    for (const region of ["US", "EU"]) for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);
+    for (const m of [METRICS.heldBack, METRICS.completed, METRICS.executionFailed, METRICS.stopped, METRICS.refused, METRICS.duration]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
+    expect(names).toContain(`ApproximateNumberOfMessagesVisible QueueName ${SLUG}-schedule-dlq`);
+    expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(ofType(run, T.alarm).map((a) => outputs(a).arn).sort());
+    expect(body.widgets.find((w: { type: string }) => w.type === "log").properties.query).toContain(`SOURCE '/ecs/${SLUG}'`);
+  });
+
+  it("exports the alerts and what run-now needs", () => {
+    expect(run.outputs.alerts).toEqual({
+      topicArn: TOPIC,
+      deadLetterQueueUrl: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${SLUG}-schedule-dlq`,
+      dashboard: SLUG,
+      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no completed run within 30 hours`],
+    });
+    expect(run.outputs.runTask).toEqual({
+      region: REGION,
+      cluster: CLUSTER,
+      taskDefinition: `${FAMILY}:1`,
+      containerName: "hub-export",
+      subnetIds: ["subnet-0a1b2c3d4e5f60718", "subnet-0f1e2d3c4b5a69788"],
+      securityGroupIds: ["sg-0123456789abcdef0"],
+      assignPublicIp: false,
+      logGroup: `/ecs/${SLUG}`,
+      logStreamPrefix: "export",
+    });
+    expect(monitoringResources().length).toBeGreaterThan(10);
+  });
+});
+
+describe("operating the export: schedule variants", () => {
+  const alarms = (run: PlanRun): PlannedResource[] => ofType(run, T.alarm);
+
+  it("a disabled schedule keeps the no-completed-run alarm with its actions off", async () => {
+    const run = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
+    expect(inputs(alarms(run).find((a) => a.name.endsWith("no-completed-run"))!).actionsEnabled).toBe(false);
+  });
+
+  it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {
+    const once = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
+    expect(alarms(once).map((a) => a.name)).toEqual(["hub-export-monitoring-schedule-dead-letters"]);
+    const explicit = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
+    expect(inputs(alarms(explicit).find((a) => a.name.endsWith("no-completed-run"))!).evaluationPeriods).toBe(50);
+  });
+});
