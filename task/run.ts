@@ -114,7 +114,9 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       ersFailed += ers.failed;
       log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
-    const result = await timed("finish", () => finish(ctx, lock, check ? { unknownCodes: check.summary() } : {}));
+    // Failures the hub contract says to record (onFailure: record) go into the run's history row.
+    const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
+    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;

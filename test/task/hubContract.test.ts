@@ -52,6 +52,8 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(failures.length).toBeGreaterThan(0);
     expect(failures.every((e) => e.api === "ERS" && /HTTP 404/.test(String(e.reason)))).toBe(true);
     expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", ersFailedEntities: inScope });
+    const { rows: history } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
+    expect(history[0]).toMatchObject({ event: "ExecutionCompleted", detail: { ersFailedEntities: inScope } });
     expect(f.emulator.state().intakeJobs).toEqual([]);
   });
 
