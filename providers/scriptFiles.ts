@@ -253,7 +253,7 @@ export async function releaseScriptFiles(location: ScriptFolderLocation, ids: re
   await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) => (current === undefined ? undefined : mergeTenantCredentials(current, {}, ids)));
 }
 
-/** Same JSON whatever the key order. */
+/** Same JSON whatever the key order. Kept in this file: a dynamic provider must capture no project module (serialization.test.ts). */
 function stableJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;

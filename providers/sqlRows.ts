@@ -139,7 +139,7 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
   return problems;
 }
 
-/** JSON with object keys sorted: equal values compare equal whatever their key order. */
+/** JSON with object keys sorted: equal values compare equal whatever their key order. Kept in this file: a dynamic provider must capture no project module (serialization.test.ts). */
 function stableJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
