@@ -181,7 +181,7 @@ export async function main(argv: string[]): Promise<void> {
 /** The extraction query over every employee at once, bodies built, nothing written or sent. */
 async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof provisionPlatform>>): Promise<{ seconds: number; messages: number; chars: number }> {
   const t = Date.now();
-  const sql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
+  const sql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", archive: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
   const p = platform.config.parameters;
   await pool.query(`SET work_mem = '256MB'; SET random_page_cost = 1.1;`);
   const { rows } = await pool.query<{ messages: number; chars: string }>(

@@ -52,11 +52,8 @@ export async function checkDatabase(client: ClientBase, input: DatabaseCheckInpu
   const t = clientTables(input.clientName);
   const held = await client.query<{ messages: number; still_unknown: number }>(
     `WITH batch AS MATERIALIZED (
-       -- At rest held-back messages are in _ARCHIVE (every run archives all its messages); a run in progress has them
-       -- back in _MESSAGES.
+       -- Every message's body is in _ARCHIVE, written by the extract (task/warehouse/archive.ts).
        SELECT m.message_id, m.body FROM ${staging}.${t.status} s JOIN ${staging}.${t.archive} m ON m.message_id = s.message_id WHERE s.status = 'HELD_BACK'
-       UNION
-       SELECT m.message_id, m.body FROM ${staging}.${t.status} s JOIN ${staging}.${t.messages} m ON m.message_id = s.message_id WHERE s.status = 'HELD_BACK'
      ),
      ${messageCodesCtes()},
      ${knownCte("$1", "$2")},

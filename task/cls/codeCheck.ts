@@ -2,8 +2,8 @@
  * The unknown-code check of a run (cls/README.md): before a message is published, the codes of its CLS code fields
  * are compared with the current CLS load sheet, set-based in PostgreSQL over each batch of stored messages. Unknown
  * codes are reported per field (log, run history, `hub-export status`). In report mode the messages go on; in strict
- * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, archived at
- * the end of the run and requeued into _MESSAGES by the next (task/warehouse/archive.ts), released by the first run
+ * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, left out of
+ * the queue at the end of the run and queued again by the next (task/warehouse/archive.ts), released by the first run
  * whose sheet knows their codes.
  */
 import { UserError } from "../../core/errors";
@@ -131,7 +131,8 @@ export class CodeCheck {
 
 /** The statements of a run's tables. $1: message ids; $2, $3: the sheet's fields and codes. */
 export function checkStatements(t: RunTables) {
-  const messages = t.messages;
+  // Bodies and employee ids are in _ARCHIVE (written by the extract), every message of every run keyed by message_id.
+  const messages = t.archive;
   const common = `${messageCodesCtes()},
   ${knownCte("$2", "$3")},
   ${UNKNOWN_CTE}`;

@@ -1,6 +1,7 @@
 /**
- * The extract statement: one chunk of employees (by employee_id) from the publish schema to hub messages in
- * HUB_<CLIENT>_MESSAGES, set-based in one INSERT ... SELECT. The task runs it chunk after chunk, each in its own
+ * The extract statement: one chunk of employees (by employee_id) from the publish schema to hub messages, set-based in
+ * one INSERT ... SELECT: each message's body goes to HUB_<CLIENT>_MESSAGES_ARCHIVE, its id to the run's work queue
+ * HUB_<CLIENT>_MESSAGES (warehouse/archive.ts). The task runs it chunk after chunk, each in its own
  * database transaction with the run's progress, so that a killed run resumes at the next chunk and the publisher can
  * start on the first chunks while the later ones are mapped.
  *
@@ -14,7 +15,9 @@ import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
 
 export interface ExtractTables {
   publishSchema: string;
+  /** The run's work queue (ids) and the archive (bodies): each message goes to both. */
   messages: string;
+  archive: string;
   watermark: string;
 }
 
@@ -164,10 +167,14 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   ),
   ${messages},
   ins AS (
-    INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body)
-    SELECT ${messageIdSql("$1", "seq")}, $1::uuid, seq, hub_tenant_id, hub_destination, country_code, n, ids, changed_through, ${body("n", "entities")}
+    INSERT INTO ${t.archive} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at, archived_by)
+    SELECT ${messageIdSql("$1", "seq")}, $1::uuid, seq, hub_tenant_id, hub_destination, country_code, n, ids, changed_through, ${body("n", "entities")}, now(), $1::uuid
       FROM msgs
     RETURNING seq, message_id, hub_tenant_id, hub_destination, record_count, body
+  ),
+  queued AS (
+    INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at)
+    SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM ins
   )
   SELECT * FROM ins ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
 }

@@ -1,5 +1,5 @@
 /**
- * Step 5 of a run: the entities of the published messages still in _MESSAGES (the publish could not send them along:
+ * Step 5 of a run: the entities of the published messages still queued in _MESSAGES (the publish could not send them along:
  * ERS failing, or a run resumed after a kill) go to the ERS API of their tenant through an ErsStream, which archives
  * each message once its entities are sent. What is archived is done, so a resumed run starts where this one stopped,
  * sending again at most the requests that were in flight.
@@ -25,7 +25,7 @@ export async function sendEntities(ctx: RunContext): Promise<{ sent: number; fai
   return { sent: stream.sent, failed: stream.failedEntities };
 }
 
-/** Published messages still in _MESSAGES, oldest transaction first, by seq: a page by seq (the index), each one's status by its key. */
+/** Published messages still queued in _MESSAGES, oldest transaction first, by seq: a page by seq (the index), each one's status and body by its key. */
 export async function* publishedMessages(ctx: RunContext, pageSize = 500): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
   // Driven by what is left in _MESSAGES, each message's status looked up by its key: never a scan of _STATUS, which
@@ -39,9 +39,10 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
     let after = "-1";
     for (;;) {
       const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string | null }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, CASE WHEN st.status = 'PUBLISHED' THEN p.body END AS body
-           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count, body FROM ${t.messages} WHERE transaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) p
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body
+           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages} WHERE transaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
+           LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status = 'PUBLISHED') b ON true
           ORDER BY p.seq`,
         [tx, after, pageSize],
       );

@@ -35,7 +35,7 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
   const totals = await currentTotals(ctx);
-  const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, watermark: tables.watermark };
+  const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, archive: tables.archive, watermark: tables.watermark };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const sql = extractChunkSql(t, perMessage);
 

@@ -15,7 +15,7 @@ import { Progress } from "../log";
 import type { Link } from "../http/concurrency";
 import { HubApiError } from "../hub/api";
 
-/** A stored message, as read from HUB_<CLIENT>_MESSAGES (or returned by the extract). */
+/** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
   transactionId: string;
   seq: string;
@@ -253,11 +253,11 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
     for (;;) {
       // A page by seq (the index), each message's status by its key; published ones are skipped here.
       const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string; published: boolean }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, CASE WHEN st.status = 'PUBLISHED' THEN NULL ELSE p.body END AS body,
-                coalesce(st.status = 'PUBLISHED', false) AS published
-           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count, body FROM ${t.messages}
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body, coalesce(st.status = 'PUBLISHED', false) AS published
+           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
+           LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
           ORDER BY p.seq`,
         [tx, after, before, pageSize],
       );

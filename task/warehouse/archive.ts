@@ -1,65 +1,63 @@
 /**
- * Moving messages from HUB_<CLIENT>_MESSAGES to _ARCHIVE, counted per tenant in HUB_EXPORT_RUN_TENANT: the status
- * writer moves each message once it is published and sent to ERS, the finish all that is left, failed ones included,
- * so that at the end of every run all its messages are in _ARCHIVE and _STATUS says whether each was published.
+ * The bookkeeping of HUB_<CLIENT>_MESSAGES (the run's work queue, ids only) and _ARCHIVE (every message, bodies
+ * included). The extract writes each message to both (mapping/extractSql.ts): a body is written once, and at the end
+ * of every run all its messages are in _ARCHIVE, with _STATUS saying whether each was published.
  *
- * A failed message is retried by the next run under its own messageId: the run starts by copying the FAILED messages
- * of _ARCHIVE back into _MESSAGES (its work queue), and archiving one again updates its one _ARCHIVE row (keyed by
- * message_id) instead of adding a second.
+ * A message leaves the queue when it is done (published and its entities sent to ERS: the status writer), or at the
+ * end of the run unpublished (failed, or held back by the strict CLS check), counted per tenant in
+ * HUB_EXPORT_RUN_TENANT. A failed message is retried by the next run under its own messageId: the run starts by
+ * queueing the FAILED and HELD_BACK messages of _ARCHIVE again, and when one leaves the queue its one _ARCHIVE row
+ * records the run (archived_by); no second row is written.
  */
 import type { RunTables } from "./tables";
 import { HELD_BACK } from "../cls/codeCheck";
 
-const ARCHIVE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at";
+/** The columns of a queue row (_MESSAGES): all are in _ARCHIVE too. */
+export const QUEUE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at";
 
-/** A retried message is in _ARCHIVE already (archived failed): its row records the run that archived it last. */
-const ON_ARCHIVED_AGAIN = "ON CONFLICT (message_id) DO UPDATE SET archived_by = EXCLUDED.archived_by, archived_at = now()";
+/** Rows of _ARCHIVE left by the queue rows `left` (of another transaction than the run $1) now name the run $1. */
+function archivedAgain(t: RunTables, left: string): string {
+  return `UPDATE ${t.archive} a SET archived_by = $1::uuid, archived_at = now()
+       FROM ${left} l WHERE a.message_id = l.message_id AND l.transaction_id <> $1::uuid`;
+}
 
 /**
- * One statement: `deleted` (a DELETE from the messages table, aliased m, RETURNING m.*) goes into _ARCHIVE, archived
- * by the run $1, and is added to the run's counts.
+ * One statement: `deleted` (a DELETE from the queue, aliased m, RETURNING m.*) is done, by the run $1: added to the
+ * run's counts, a retried message's archive row marked as archived by the run.
  */
 export function archiveSql(t: RunTables, deleted: string): string {
   return `WITH moved AS (${deleted}),
-     ins AS (
-       INSERT INTO ${t.archive} (${ARCHIVE_COLUMNS}, archived_by) SELECT ${ARCHIVE_COLUMNS}, $1::uuid FROM moved
-       ${ON_ARCHIVED_AGAIN}
-       RETURNING transaction_id, hub_tenant_id, record_count
-     )
+     again AS (${archivedAgain(t, "moved")})
      INSERT INTO ${t.runTenant} AS c (transaction_id, hub_tenant_id, messages, retried, entities)
-     SELECT $1::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> $1::uuid), sum(record_count) FROM ins GROUP BY hub_tenant_id ORDER BY hub_tenant_id
+     SELECT $1::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> $1::uuid), sum(record_count) FROM moved GROUP BY hub_tenant_id ORDER BY hub_tenant_id
      ON CONFLICT (transaction_id, hub_tenant_id)
      DO UPDATE SET messages = c.messages + EXCLUDED.messages, retried = c.retried + EXCLUDED.retried, entities = c.entities + EXCLUDED.entities`;
 }
 
-/** Archives the messages `$2` (ids) for the run `$1`. */
+/** The messages `$2` (ids) are done, for the run `$1`. */
 export function archiveByIdSql(t: RunTables): string {
   return archiveSql(t, `DELETE FROM ${t.messages} m WHERE m.message_id = ANY($2::uuid[]) RETURNING m.*`);
 }
 
 /**
- * The end of a run: every message still in _MESSAGES (not published: FAILED, or HELD_BACK by the strict CLS check)
- * moves to _ARCHIVE, archived by the run $1, without counting as archived (published) by it. Returns per tenant the
- * failed (`n`) and held-back (`held`) counts.
+ * The end of a run: every message still queued (not published: FAILED, or HELD_BACK by the strict CLS check) leaves
+ * the queue, its archive row marked as tried by the run $1, without counting as archived (published) by it. Returns
+ * per tenant the failed (`n`) and held-back (`held`) counts.
  */
 export function archiveUnpublishedSql(t: RunTables): string {
-  return `WITH moved AS (DELETE FROM ${t.messages} m RETURNING m.*),
-     ins AS (
-       INSERT INTO ${t.archive} (${ARCHIVE_COLUMNS}, archived_by) SELECT ${ARCHIVE_COLUMNS}, $1::uuid FROM moved
-       ${ON_ARCHIVED_AGAIN}
-       RETURNING message_id, hub_tenant_id
-     )
-     SELECT i.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
-       FROM ins i LEFT JOIN ${t.status} s ON s.message_id = i.message_id GROUP BY i.hub_tenant_id`;
+  return `WITH moved AS (DELETE FROM ${t.messages} m RETURNING m.message_id, m.transaction_id, m.hub_tenant_id),
+     again AS (${archivedAgain(t, "moved")})
+     SELECT m.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
+       FROM moved m LEFT JOIN ${t.status} s ON s.message_id = m.message_id GROUP BY m.hub_tenant_id`;
 }
 
 /**
- * The start of a run: the FAILED and HELD_BACK messages of _ARCHIVE go back into _MESSAGES, the run's work queue, to
- * be published (or released) again under their messageIds. Idempotent (a resumed run finds them there already).
+ * The start of a run: the FAILED and HELD_BACK messages of _ARCHIVE are queued again, to be published (or released)
+ * under their messageIds. Idempotent (a resumed run finds them queued already).
  */
 export function requeueFailedSql(t: RunTables): string {
-  return `INSERT INTO ${t.messages} (${ARCHIVE_COLUMNS})
-     SELECT ${ARCHIVE_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
+  return `INSERT INTO ${t.messages} (${QUEUE_COLUMNS})
+     SELECT ${QUEUE_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.status IN ('FAILED', '${HELD_BACK}')
      ON CONFLICT (message_id) DO NOTHING`;

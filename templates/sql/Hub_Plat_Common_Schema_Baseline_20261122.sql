@@ -103,26 +103,9 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS hub_export_run_one_per_client ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (plat_client_name);
 
--- The run's work queue: the messages of the run in progress, and the failed ones it retries (copied back from
--- _ARCHIVE when it starts). Empty when no run is in progress.
--- message_id is derived from (transaction_id, seq) and never changes: retries and resumed runs reuse it.
-CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES (
-  message_id      uuid NOT NULL PRIMARY KEY,
-  transaction_id  uuid NOT NULL,
-  seq             bigint NOT NULL,
-  hub_tenant_id   text NOT NULL,
-  hub_destination text NOT NULL,
-  country_code    text NOT NULL,
-  record_count    integer NOT NULL CHECK (record_count > 0),
-  employee_ids    text[] NOT NULL,
-  changed_through timestamp NOT NULL,
-  body            text NOT NULL,
-  created_at      timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (transaction_id, seq)
-);
-
--- Every message extracted, moved here by the end of the run that extracted it (published or not: _STATUS says).
--- One row per message: a failed message published by a later run keeps its row, archived_by then names that run.
+-- Every message extracted, written here by the extract itself (the body is written once), so that at the end of every
+-- run all its messages are here, published or not: _STATUS says (no row: not attempted yet). One row per message: a
+-- failed message published by a later run keeps its row, archived_by then names that run.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (
   message_id      uuid NOT NULL PRIMARY KEY,
   transaction_id  uuid NOT NULL,
@@ -135,12 +118,26 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   changed_through timestamp NOT NULL,
   body            text NOT NULL,
   created_at      timestamptz NOT NULL,
-  -- The run that archived the message last: the one that published it (differs from transaction_id for a retried
-  -- message), or, while it is FAILED, the last run that tried.
+  -- The run that archived the message last: the one that extracted it, or the later one that published or retried it.
   archived_by     uuid NULL,
   archived_at     timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_archive_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (transaction_id);
+
+-- The run's work queue, ids only (the bodies are in _ARCHIVE): the messages of the run in progress not yet done
+-- (published and their entities sent to ERS), and the failed and held-back ones it retries (queued again from
+-- _ARCHIVE when it starts). Empty when no run is in progress.
+-- message_id is derived from (transaction_id, seq) and never changes: retries and resumed runs reuse it.
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES (
+  message_id      uuid NOT NULL PRIMARY KEY,
+  transaction_id  uuid NOT NULL,
+  seq             bigint NOT NULL,
+  hub_tenant_id   text NOT NULL,
+  hub_destination text NOT NULL,
+  record_count    integer NOT NULL CHECK (record_count > 0),
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (transaction_id, seq)
+);
 
 -- The outcome of publishing each message to the hub queue: PUBLISHED, or FAILED with the reason; attempts over all runs.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (

@@ -21,11 +21,13 @@ describe("export task: ERS alongside publishing", () => {
     const stopped = await runTask(f.platform.args, FAST_RETRY);
     expect(stopped.code).toBe(1);
     expect(stopped.events.some((e) => e.event === "ers.stream.stopped")).toBe(true);
-    // Every message was published and acknowledged; none reached _ARCHIVE without its entities reaching ERS.
+    // Every message was published and acknowledged; none left the queue (done) without its entities reaching ERS.
     const messages = await f.count(f.t.messages);
+    expect(messages).toBeGreaterThan(0);
     const { rows: diag } = await f.pool.query(`SELECT coalesce(s.status, 'NONE') AS status, s.reason, count(*)::int AS n FROM ${f.t.messages} m LEFT JOIN ${f.t.status} s USING (message_id) GROUP BY 1, 2`);
     expect(await f.count(f.t.status, "status = 'PUBLISHED'"), JSON.stringify(diag) + failures(stopped)).toBe(messages);
-    expect(await f.count(f.t.archive)).toBe(0);
+    // The bodies are in _ARCHIVE from the extract on; the queue still holds every one of them.
+    expect(await f.count(f.t.archive)).toBe(messages);
 
     f.emulator.setFaults("");
     const resumed = await runTask(f.platform.args, FAST_RETRY);

@@ -78,7 +78,8 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
       const { rows: published } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.status} WHERE status = 'PUBLISHED'`);
       const acknowledged = new Set(published.map((r) => r.message_id));
       const queue = [...after.queue].filter(([id, n]) => n > (before.queue.get(id) ?? 0) && !acknowledged.has(id)).length;
-      const { rows: waiting } = await f.pool.query<{ key: string }>(`SELECT transaction_id || ' ' || e AS key FROM ${f.t.messages}, unnest(employee_ids) e`);
+      // Still queued (the ERS part not done): the employees of those messages, from their _ARCHIVE rows.
+      const { rows: waiting } = await f.pool.query<{ key: string }>(`SELECT m.transaction_id || ' ' || e AS key FROM ${f.t.messages} m JOIN ${f.t.archive} a USING (message_id), unnest(a.employee_ids) e`);
       const notArchived = new Set(waiting.map((r) => r.key));
       const ers = [...after.ers].filter(([k, n]) => n > (before.ers.get(k) ?? 0) && notArchived.has(k)).length;
       return { queue, ers };
