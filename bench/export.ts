@@ -11,7 +11,8 @@
  * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
  *
  * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_STATEMENTS=1 lists the
- * statements that took the most time; BENCH_TASK_NODE_ARGS adds node flags (e.g. --cpu-prof).
+ * statements that took the most time; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags to the task and the
+ * emulator (e.g. --cpu-prof).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -282,7 +283,8 @@ async function topStatements(url: string): Promise<string[]> {
 }
 
 async function startEmulatorProcess(configFile: string, extra: string[]): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
-  const child = spawn(process.execPath, [path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout! });
     rl.once("line", resolve);

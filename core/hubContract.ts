@@ -196,7 +196,8 @@ export const ersEntitiesBodySchema = z.strictObject({
   systemCode: z.string().min(1),
   dataDomainCode: z.literal(DATA_DOMAIN_CODE),
   entityName: z.literal(ENTITY_NAME),
-  entities: z.array(z.record(z.string(), z.unknown())).min(1),
+  // Each entity an object, checked without copying it (a record schema would copy every entity of every request).
+  entities: z.array(z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { message: "each entity must be a JSON object" })).min(1),
 });
 export type ErsEntitiesBody = z.infer<typeof ersEntitiesBodySchema>;
 

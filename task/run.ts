@@ -150,7 +150,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   } finally {
     await unlockClient(lock, params.client_name).catch(() => {});
     lock.release();
-    await Promise.allSettled([config.pool.end(), dispatcher.close()]);
+    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
   }
 }
 

@@ -12,7 +12,7 @@ import { loadDefinition } from "./definition";
 import { loadScriptFiles } from "./scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { databaseSettings, queueEndpoint, type QueueEndpoint } from "../connections/record";
-import { openDatabase } from "../warehouse/database";
+import { ACK_POOL_SIZE, openDatabase } from "../warehouse/database";
 import { runTables, type RunTables } from "../warehouse/tables";
 import { PUBLISH_TABLES } from "../model/schema";
 
@@ -45,6 +45,8 @@ export interface RunConfiguration {
   tables: RunTables;
   tenants: TenantConfig[];
   pool: Pool;
+  /** Sessions that commit asynchronously, for the acknowledgement writers alone (warehouse/database.ts). */
+  ackPool: Pool;
 }
 
 export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Promise<RunConfiguration> {
@@ -64,12 +66,14 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
     }
     const tables = runTables(definition);
     const pool = await openDatabase(record.systemName, settings);
+    let ackPool: Pool | undefined;
     try {
       await checkTables(pool, tables, definition.buildNumber);
       const tenants = await loadTenants(pool, definition, tables, scripts.tenantCredentials, store);
-      return { definition, tables, tenants, pool };
+      ackPool = await openDatabase(record.systemName, settings, { max: ACK_POOL_SIZE, asynchronousCommit: true });
+      return { definition, tables, tenants, pool, ackPool };
     } catch (err) {
-      await pool.end().catch(() => {});
+      await Promise.allSettled([pool.end(), ackPool?.end()]);
       throw err;
     }
   } finally {

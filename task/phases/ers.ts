@@ -12,8 +12,8 @@ import type { StoredMessage } from "./publish";
 
 /** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
-  const { pool, tables: t } = ctx.config;
-  const status = new StatusWriter(pool, t, ctx.run.transactionId);
+  const { ackPool, tables: t } = ctx.config;
+  const status = new StatusWriter(ackPool, t, ctx.run.transactionId);
   const stream = new ErsStream(ctx, status);
   for await (const page of publishedMessages(ctx)) {
     await stream.add(page);

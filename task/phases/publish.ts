@@ -98,8 +98,8 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
     }
-    this.status = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
-    this.archive = new StatusWriter(config.pool, config.tables, ctx.run.transactionId, 2);
+    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, 2);
+    this.archive = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, 2);
     this.ers = new ErsStream(ctx, this.archive);
     this.progress = new Progress(ctx.log, "publish");
   }

@@ -1,6 +1,7 @@
 /**
- * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS (one INSERT ... ON CONFLICT over unnest arrays) and moves
- * messages to _ARCHIVE, one write at a time, each in one database transaction.
+ * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS (an INSERT ... ON CONFLICT over unnest arrays) and takes
+ * done messages off the queue (warehouse/archive.ts), each write one statement on a session that commits
+ * asynchronously (warehouse/database.ts): one round trip per write.
  *
  * At-least-once made tight: a message is acknowledged once its PUBLISHED row is committed, and a run killed before
  * that publishes it again under the same messageId (a standard queue stores it twice). So `commit()` is a group
@@ -13,7 +14,6 @@ import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
 import type { RunTables } from "../warehouse/tables";
 import { archiveByIdSql } from "../warehouse/archive";
-import { inTransaction } from "../warehouse/database";
 
 export interface StatusRecord extends MessageOutcome {
   transactionId: string;
@@ -42,9 +42,12 @@ export class StatusWriter {
   failed = 0;
   archived = 0;
 
+  private readonly sql: string;
+
   constructor(
+    /** Sessions that commit asynchronously (RunConfiguration.ackPool): an acknowledgement is visible once committed. */
     private readonly pool: Pool,
-    private readonly tables: RunTables,
+    tables: RunTables,
     /** The run's transaction: archived_by of what it archives. */
     private readonly runTransactionId: string,
     /**
@@ -52,7 +55,9 @@ export class StatusWriter {
      * rows, which they lock in tenant order (archiveSql), so concurrent writes cannot deadlock.
      */
     private readonly lanes = 1,
-  ) {}
+  ) {
+    this.sql = acknowledgeSql(tables);
+  }
 
   /** Buffers outcomes that need not be durable at once; resolves once the buffer is small again. */
   async add(records: StatusRecord[]): Promise<void> {
@@ -127,30 +132,21 @@ export class StatusWriter {
     const client = await this.pool.connect();
     let failure: Error | undefined;
     try {
-      await inTransaction(client, async () => {
-        // Visible to the next run as soon as it commits, which is all a killed task needs; waiting for the WAL flush
-        // too would only guard against a database crash, after which a few acknowledgements are re-sent (same ids).
-        await client.query("SET LOCAL synchronous_commit TO off");
-        if (statuses.length) {
-          // Named: planned once per session, as these statements run once per batch or two in flight.
-          await client.query({
-            name: "hub-export-status-upsert",
-            text: `INSERT INTO ${this.tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
-             SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
-               FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
-             ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()`,
-            values: [
-              statuses.map((r) => r.messageId),
-              statuses.map((r) => r.transactionId),
-              statuses.map((r) => r.tenantId),
-              statuses.map((r) => r.destination),
-              statuses.map((r) => r.published),
-              statuses.map((r) => r.attempts),
-              statuses.map((r) => (r.published ? null : (r.reason ?? "failed"))),
-            ],
-          });
-        }
-        if (archive.length) await client.query({ name: "hub-export-archive-by-id", text: archiveByIdSql(this.tables), values: [this.runTransactionId, archive] });
+      // Named: planned once per session.
+      await client.query({
+        name: "hub-export-acknowledge",
+        text: this.sql,
+        values: [
+          statuses.map((r) => r.messageId),
+          statuses.map((r) => r.transactionId),
+          statuses.map((r) => r.tenantId),
+          statuses.map((r) => r.destination),
+          statuses.map((r) => r.published),
+          statuses.map((r) => r.attempts),
+          statuses.map((r) => (r.published ? null : (r.reason ?? "failed"))),
+          this.runTransactionId,
+          archive,
+        ],
       });
     } catch (err) {
       failure = err as Error;
@@ -160,6 +156,21 @@ export class StatusWriter {
       client.release(failure);
     }
   }
+}
+
+/**
+ * The write: outcomes upserted into _STATUS ($1 to $7), and the messages $9 done for the run $8 (archiveByIdSql). The
+ * two parts touch different tables, so one snapshot serves both.
+ */
+export function acknowledgeSql(tables: RunTables): string {
+  const statuses = `statuses AS (
+       INSERT INTO ${tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
+       SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
+       ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()
+     ),
+     `;
+  return archiveByIdSql(tables, "$8", "$9", statuses);
 }
 
 function empty(): Pending {

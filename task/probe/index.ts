@@ -19,7 +19,7 @@ export async function probeFromRunInputs(inputs: RunInputs, options: { write: bo
     const database = { endpoint: `database (${config.definition.connections.database})`, check: "load", result: `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`, latencyMs: null, verdict: "ok" as const, required: true };
     return probeReport([database, ...(await probeHub(targetsFromRun(config), { write: options.write, dispatcher }))]);
   } finally {
-    await Promise.allSettled([config.pool.end(), dispatcher.close()]);
+    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
   }
 }
 

@@ -15,28 +15,29 @@ import { HELD_BACK } from "../cls/codeCheck";
 /** The columns of a queue row (_MESSAGES): all are in _ARCHIVE too. */
 export const QUEUE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at";
 
-/** Rows of _ARCHIVE left by the queue rows `left` (of another transaction than the run $1) now name the run $1. */
-function archivedAgain(t: RunTables, left: string): string {
-  return `UPDATE ${t.archive} a SET archived_by = $1::uuid, archived_at = now()
-       FROM ${left} l WHERE a.message_id = l.message_id AND l.transaction_id <> $1::uuid`;
+/** Rows of _ARCHIVE of the queue rows `left` (of another transaction than the run `run`) now name the run. */
+function archivedAgain(t: RunTables, left: string, run: string): string {
+  return `UPDATE ${t.archive} a SET archived_by = ${run}::uuid, archived_at = now()
+       FROM ${left} l WHERE a.message_id = l.message_id AND l.transaction_id <> ${run}::uuid`;
 }
 
 /**
- * One statement: `deleted` (a DELETE from the queue, aliased m, RETURNING m.*) is done, by the run $1: added to the
- * run's counts, a retried message's archive row marked as archived by the run.
+ * One statement: `deleted` (a DELETE from the queue, aliased m, RETURNING m.*) is done, by the run `run` (a parameter,
+ * $1 by default): added to the run's counts, a retried message's archive row marked as archived by the run. `before`
+ * adds CTEs of the caller's (`name AS (...), `) to the same statement.
  */
-export function archiveSql(t: RunTables, deleted: string): string {
-  return `WITH moved AS (${deleted}),
-     again AS (${archivedAgain(t, "moved")})
+export function archiveSql(t: RunTables, deleted: string, run = "$1", before = ""): string {
+  return `WITH ${before}moved AS (${deleted}),
+     again AS (${archivedAgain(t, "moved", run)})
      INSERT INTO ${t.runTenant} AS c (transaction_id, hub_tenant_id, messages, retried, entities)
-     SELECT $1::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> $1::uuid), sum(record_count) FROM moved GROUP BY hub_tenant_id ORDER BY hub_tenant_id
+     SELECT ${run}::uuid, hub_tenant_id, count(*), count(*) FILTER (WHERE transaction_id <> ${run}::uuid), sum(record_count) FROM moved GROUP BY hub_tenant_id ORDER BY hub_tenant_id
      ON CONFLICT (transaction_id, hub_tenant_id)
      DO UPDATE SET messages = c.messages + EXCLUDED.messages, retried = c.retried + EXCLUDED.retried, entities = c.entities + EXCLUDED.entities`;
 }
 
-/** The messages `$2` (ids) are done, for the run `$1`. */
-export function archiveByIdSql(t: RunTables): string {
-  return archiveSql(t, `DELETE FROM ${t.messages} m WHERE m.message_id = ANY($2::uuid[]) RETURNING m.*`);
+/** The messages of the parameter `ids` are done, for the run `run`; `before` as in archiveSql. */
+export function archiveByIdSql(t: RunTables, run = "$1", ids = "$2", before = ""): string {
+  return archiveSql(t, `DELETE FROM ${t.messages} m WHERE m.message_id = ANY(${ids}::uuid[]) RETURNING m.*`, run, before);
 }
 
 /**
@@ -46,7 +47,7 @@ export function archiveByIdSql(t: RunTables): string {
  */
 export function archiveUnpublishedSql(t: RunTables): string {
   return `WITH moved AS (DELETE FROM ${t.messages} m RETURNING m.message_id, m.transaction_id, m.hub_tenant_id),
-     again AS (${archivedAgain(t, "moved")})
+     again AS (${archivedAgain(t, "moved", "$1")})
      SELECT m.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
        FROM moved m LEFT JOIN ${t.status} s ON s.message_id = m.message_id GROUP BY m.hub_tenant_id`;
 }

@@ -5,20 +5,36 @@ import type { DatabaseSettings } from "../connections/record";
 
 export type { PoolClient };
 
-/** Sessions: the run lock, up to 4 extract parts, the publish reader, the status writer, and spares. */
+/** Sessions: the run lock, up to 4 extract parts, the publish reader, and spares. */
 const POOL_SIZE = 10;
+/** Sessions of the acknowledgement writers (phases/statusWriter.ts): two lanes each for outcomes and ERS. */
+export const ACK_POOL_SIZE = 4;
+/**
+ * The acknowledgement writers' sessions commit asynchronously: a commit is visible to the next run at once, which is
+ * all a killed task needs; waiting for the WAL flush too would only guard against a database crash, after which a
+ * few acknowledgements are sent again (same messageIds). Every other session commits as the server is configured.
+ */
+const ASYNCHRONOUS_COMMIT = "-c synchronous_commit=off";
+
+export interface OpenOptions {
+  /** Sessions at most (POOL_SIZE). */
+  max?: number;
+  asynchronousCommit?: boolean;
+}
 
 /** PostgreSQL 14+: a backend notices within a second that a killed task is gone, and stops its query. */
 const CHECK_CLIENT = "-c client_connection_check_interval=1000";
 
-export async function openDatabase(connection: string, settings: DatabaseSettings): Promise<Pool> {
+export async function openDatabase(connection: string, settings: DatabaseSettings, open: OpenOptions = {}): Promise<Pool> {
+  const max = open.max ?? POOL_SIZE;
+  const options = (check: boolean) => [check ? CHECK_CLIENT : "", open.asynchronousCommit ? ASYNCHRONOUS_COMMIT : ""].filter(Boolean).join(" ") || undefined;
   try {
-    return await tryOpen(settings, CHECK_CLIENT);
+    return await tryOpen(settings, max, options(true));
   } catch (err) {
     // An older server does not know the setting (42704): go without it.
     if ((err as { code?: string }).code === "42704") {
       try {
-        return await tryOpen(settings, undefined);
+        return await tryOpen(settings, max, options(false));
       } catch (again) {
         err = again;
       }
@@ -28,7 +44,7 @@ export async function openDatabase(connection: string, settings: DatabaseSetting
   }
 }
 
-async function tryOpen(settings: DatabaseSettings, options: string | undefined): Promise<Pool> {
+async function tryOpen(settings: DatabaseSettings, max: number, options: string | undefined): Promise<Pool> {
   const pool = new Pool({
     host: settings.host,
     port: settings.port,
@@ -36,7 +52,7 @@ async function tryOpen(settings: DatabaseSettings, options: string | undefined):
     user: settings.user,
     password: settings.password,
     ssl: settings.ssl,
-    max: POOL_SIZE,
+    max,
     connectionTimeoutMillis: 15_000,
     idleTimeoutMillis: 60_000,
     application_name: "hub-export",
