@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
-import { planInstallation, type InstallationPlan } from "../core/plan";
+import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
 import { PROJECT_ROOT } from "../config/load";
@@ -16,7 +16,7 @@ import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
 import type { ScriptsRelease } from "../core/scriptsRelease";
 import type { PipelineTemplate } from "../core/template";
-import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
+import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
@@ -24,7 +24,7 @@ import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
-import { Warehouse } from "./warehouse/warehouse";
+import { Warehouse, type SqlFile } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
@@ -39,8 +39,10 @@ export interface HubExportArgs {
   config: StackConfig;
   /** Default: the repository's templates/hub_hrsys_export file. */
   template?: PipelineTemplate;
-  /** Default: the repository's templates/sql baseline. */
+  /** Default: the repository's templates/sql common-schema baseline. */
   baseline?: SqlBaseline;
+  /** Default: the repository's templates/sql client run tables. */
+  runTables?: SqlBaseline;
   /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
   taskSourceHash?: string;
   /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
@@ -143,6 +145,10 @@ export interface RunTaskOutput {
   logStreamPrefix: string;
 }
 
+function sqlFile(file: RenderedSql): SqlFile {
+  return { name: file.name, buildNumber: file.buildNumber, templateSha256: file.sha256, sql: file.sql };
+}
+
 /** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
 export function retentionOf(config: Pick<StackConfig, "environment">): RetentionOptions {
   const prod = config.environment === "PROD";
@@ -158,6 +164,7 @@ export class HubExport extends pulumi.ComponentResource {
     const plan = planInstallation(config, {
       template: args.template ?? loadPipelineTemplate(),
       baseline: args.baseline ?? loadSqlBaseline(),
+      runTables: args.runTables ?? loadClientRunTables(),
       databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
     });
     if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
@@ -208,8 +215,8 @@ export class HubExport extends pulumi.ComponentResource {
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
-    // Step 5: schemas, baseline, the task's role, then the config rows. The SQL resources keep only the database's
-    // label; they read the admin login from the stack config when they run.
+    // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
+    // resources keep only the database's label; they read the admin login from the stack config when they run.
     const db = config.database;
     const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
     const warehouse = new Warehouse(
@@ -219,7 +226,8 @@ export class HubExport extends pulumi.ComponentResource {
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
-        baseline: { name: plan.baseline.name, buildNumber: plan.baseline.buildNumber, templateSha256: plan.baseline.sha256, sql: plan.baseline.sql },
+        baseline: sqlFile(plan.baseline),
+        runTables: sqlFile(plan.runTables),
         configTables: [TABLES.apiConfig, TABLES.platConfig],
         protect: retention.protect,
       },

@@ -1,7 +1,7 @@
 /**
  * Provisions the embedded default from the installation plan, with the same plan and provider operations that
- * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, baseline, grants),
- * config-table rows and routing rules.
+ * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, common baseline, the
+ * client's run tables, grants), config-table rows and routing rules.
  */
 import type { InstallationPlan } from "../core/plan";
 import { applyBaseline } from "../providers/baseline";
@@ -46,7 +46,8 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
 
-  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline.
+  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline and the client's
+  // run tables.
   await withPgClient(adminUrl, async (client) => {
     const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
     if (!rowCount) await client.query(`CREATE DATABASE ${quoteDatabase(database)}`);
@@ -62,6 +63,7 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
   });
   await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name);
+  await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
   await grantTaskRole(dbUrl, plan, role);
 
   // Steps 5.2 and 5.3: the config-table rows.
@@ -81,7 +83,8 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
 export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role: string): Promise<void> {
   const publish = quoteIdent(plan.publishSchema, "schema");
   const staging = quoteIdent(plan.stagingSchema, "schema");
-  const grants = stagingGrants(plan.baseline.sql, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
+  // The tables of both files: the common schema's and this client's run tables.
+  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
   await withPgClient(dbUrl, async (client) => {
     await client.query(`GRANT CONNECT ON DATABASE ${quoteDatabase(plan.config.database.database)} TO ${role}`);
     await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);

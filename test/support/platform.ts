@@ -10,7 +10,7 @@ import { Client } from "pg";
 import { validateStackConfig } from "../../config/validate";
 import type { StackConfig } from "../../config/schema";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { serializeConnectionRecord } from "../../core/connections";
 import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
 import type { ConfigRow } from "../../core/rows";
@@ -118,7 +118,7 @@ export function stackConfigFor(
 /** Writes the platform's files and applies the baseline and rows to the database. */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
   const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters, options);
-  const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+  const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const scriptsDir = path.join(dir, "scripts");
   const connectionsDir = path.join(dir, "connections");
