@@ -10,11 +10,10 @@ import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
-import { PROJECT_ROOT } from "../config/load";
+import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
-import type { ScriptsRelease } from "../core/scriptsRelease";
 import type { PipelineTemplate } from "../core/template";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
@@ -23,6 +22,7 @@ import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
+import { ScriptsRelease } from "./storage/scriptsRelease";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse, type SqlFile } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
@@ -47,8 +47,8 @@ export interface HubExportArgs {
   taskSourceHash?: string;
   /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
   cls?: ClsSheetFiles;
-  /** The vendor scripts release of `hubExport:scriptsRelease` (core/scriptsRelease.ts), read before declaring. */
-  scriptsRelease?: ScriptsRelease;
+  /** The vendor scripts release of `hubExport:scriptsRelease` (config/load.ts loadScriptsRelease), read before declaring. */
+  scriptsRelease?: LoadedScriptsRelease;
   /** The stack's name, for the hub checklist. */
   stack?: string;
   /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
@@ -189,27 +189,29 @@ export class HubExport extends pulumi.ComponentResource {
       child,
     );
 
-    // Steps 1, 3, 6 and 7.1: folders, the rendered template, the scripts templates.
+    // Steps 1, 3 and 6: folders, the rendered template, the scripts templates (but those a scripts release brings).
+    const release = args.scriptsRelease;
+    const fromRelease = new Set((release?.files ?? []).map((f) => BUCKET_FOLDERS.scripts + f.name));
     const bucket = new PlatformBucket(
       `${name}-bucket`,
       {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: [
-          ...plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
-          // Step 7.1: the release's files in the shared scripts folder, its folder structure kept.
-          ...(args.scriptsRelease?.files ?? []).map((f) => ({ key: BUCKET_FOLDERS.scripts + f.name, contentBase64: f.content.toString("base64"), contentType: "application/octet-stream", shared: true })),
-        ],
+        files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
       },
       child,
     );
+    // Step 7.1: the release replaces the scripts folder's content, folder structure kept, the platform's files left.
+    const scriptsRelease = release
+      ? new ScriptsRelease(`${name}-scripts-release`, { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, release }, { parent: this, dependsOn: [bucket] })
+      : undefined;
     // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
     const credentialFiles = new CredentialFiles(
       `${name}-credential-files`,
       { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
-      { parent: this, dependsOn: [bucket] },
+      { parent: this, dependsOn: scriptsRelease ? [bucket, scriptsRelease] : [bucket] },
     );
 
     // Step 2: the connection records.

@@ -10,10 +10,10 @@ import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
 import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
 import path from "node:path";
-import { BUCKET_FOLDERS, SCRIPT_FILES, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, TABLES } from "../core/naming";
 import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
-import { installScriptsRelease, writeBucketObjects, writeConnectionRecords } from "./stores";
-import { PROTECTED_SCRIPT_FILES, type ScriptsRelease } from "../core/scriptsRelease";
+import { writeBucketObjects, writeConnectionRecords } from "./stores";
+import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
 import type { LocalPaths } from "./paths";
 
 export interface ProvisionResult {
@@ -39,8 +39,8 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
   const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
-  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files and templates stay).
-  if (release) installScriptsRelease(scripts, release, [...PROTECTED_SCRIPT_FILES, SCRIPT_FILES.credentialsIniTemplate, SCRIPT_FILES.tenantCredentialsTemplate]);
+  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
+  if (release) await applyScriptsRelease({ kind: "folder", dir: scripts }, release, keptScriptFiles(release));
   // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
   await applyScriptFiles({ location: { kind: "folder", dir: scripts }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
