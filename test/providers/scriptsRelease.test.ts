@@ -218,6 +218,19 @@ describe("a release applied to the shared scripts folder on S3 (loopback S3 API,
     expect(folder()).toEqual(before);
   });
 
+  it("passes check during a first preview, with the bucket and key still unknown", async () => {
+    const inputs = await releaseInputs("release.zip", { "export_hub.py": "print(1)\n" });
+    // What the engine hands a dynamic provider for a value not known yet.
+    const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const preview = { ...inputs, location: { kind: "s3" as const, bucket: unknown, prefix: PREFIX, region: "us-east-1", kmsKeyArn: unknown } };
+    expect(await scriptsReleaseProvider.check!(inputs, preview)).toEqual({ inputs: preview });
+    expect(await scriptsReleaseProvider.diff!("id", inputs, preview)).toEqual({ changes: true });
+    expect((await scriptsReleaseProvider.check!(inputs, { ...inputs, sha256: "x", files: {} })).failures).toEqual([
+      { property: "sha256", reason: "must be the zip's sha256 (64 hex digits)" },
+      { property: "files", reason: "must list the release's files" },
+    ]);
+  });
+
   it("diffs on the zip's sha256, not its path; deleting the resource leaves the shared folder as it is", async () => {
     const inputs = await releaseInputs("release.zip", { "export_hub.py": "print(1)\n" });
     expect(await scriptsReleaseProvider.diff!("id", inputs, { ...inputs, zipPath: "/elsewhere/hub_python_scripts.zip" })).toEqual({ changes: false });
