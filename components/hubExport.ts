@@ -7,24 +7,24 @@ import fs from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
-import { planInstallation, type InstallationPlan } from "../core/plan";
+import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
-import { PROJECT_ROOT } from "../config/load";
+import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
-import type { ScriptsRelease } from "../core/scriptsRelease";
 import type { PipelineTemplate } from "../core/template";
-import { loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
+import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
 import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
+import { ScriptsRelease } from "./storage/scriptsRelease";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
-import { Warehouse } from "./warehouse/warehouse";
+import { Warehouse, type SqlFile } from "./warehouse/warehouse";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
@@ -39,14 +39,16 @@ export interface HubExportArgs {
   config: StackConfig;
   /** Default: the repository's templates/hub_hrsys_export file. */
   template?: PipelineTemplate;
-  /** Default: the repository's templates/sql baseline. */
+  /** Default: the repository's templates/sql common-schema baseline. */
   baseline?: SqlBaseline;
+  /** Default: the repository's templates/sql client run tables. */
+  runTables?: SqlBaseline;
   /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
   taskSourceHash?: string;
   /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
   cls?: ClsSheetFiles;
-  /** The vendor scripts release of `hubExport:scriptsRelease` (core/scriptsRelease.ts), read before declaring. */
-  scriptsRelease?: ScriptsRelease;
+  /** The vendor scripts release of `hubExport:scriptsRelease` (config/load.ts loadScriptsRelease), read before declaring. */
+  scriptsRelease?: LoadedScriptsRelease;
   /** The stack's name, for the hub checklist. */
   stack?: string;
   /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
@@ -143,6 +145,10 @@ export interface RunTaskOutput {
   logStreamPrefix: string;
 }
 
+function sqlFile(file: RenderedSql): SqlFile {
+  return { name: file.name, buildNumber: file.buildNumber, templateSha256: file.sha256, sql: file.sql };
+}
+
 /** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
 export function retentionOf(config: Pick<StackConfig, "environment">): RetentionOptions {
   const prod = config.environment === "PROD";
@@ -158,6 +164,7 @@ export class HubExport extends pulumi.ComponentResource {
     const plan = planInstallation(config, {
       template: args.template ?? loadPipelineTemplate(),
       baseline: args.baseline ?? loadSqlBaseline(),
+      runTables: args.runTables ?? loadClientRunTables(),
       databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
     });
     if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
@@ -182,34 +189,36 @@ export class HubExport extends pulumi.ComponentResource {
       child,
     );
 
-    // Steps 1, 3, 6 and 7.1: folders, the rendered template, the scripts templates.
+    // Steps 1, 3 and 6: folders, the rendered template, the scripts templates (but those a scripts release brings).
+    const release = args.scriptsRelease;
+    const fromRelease = new Set((release?.files ?? []).map((f) => BUCKET_FOLDERS.scripts + f.name));
     const bucket = new PlatformBucket(
       `${name}-bucket`,
       {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
-        files: [
-          ...plan.bucketObjects.map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
-          // Step 7.1: the release's files in the shared scripts folder, its folder structure kept.
-          ...(args.scriptsRelease?.files ?? []).map((f) => ({ key: BUCKET_FOLDERS.scripts + f.name, contentBase64: f.content.toString("base64"), contentType: "application/octet-stream", shared: true })),
-        ],
+        files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
       },
       child,
     );
+    // Step 7.1: the release replaces the scripts folder's content, folder structure kept, the platform's files left.
+    const scriptsRelease = release
+      ? new ScriptsRelease(`${name}-scripts-release`, { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, release }, { parent: this, dependsOn: [bucket] })
+      : undefined;
     // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
     const credentialFiles = new CredentialFiles(
       `${name}-credential-files`,
       { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
-      { parent: this, dependsOn: [bucket] },
+      { parent: this, dependsOn: scriptsRelease ? [bucket, scriptsRelease] : [bucket] },
     );
 
     // Step 2: the connection records.
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
-    // Step 5: schemas, baseline, the task's role, then the config rows. The SQL resources keep only the database's
-    // label; they read the admin login from the stack config when they run.
+    // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
+    // resources keep only the database's label; they read the admin login from the stack config when they run.
     const db = config.database;
     const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
     const warehouse = new Warehouse(
@@ -219,7 +228,8 @@ export class HubExport extends pulumi.ComponentResource {
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
-        baseline: { name: plan.baseline.name, buildNumber: plan.baseline.buildNumber, templateSha256: plan.baseline.sha256, sql: plan.baseline.sql },
+        baseline: sqlFile(plan.baseline),
+        runTables: sqlFile(plan.runTables),
         configTables: [TABLES.apiConfig, TABLES.platConfig],
         protect: retention.protect,
       },

@@ -5,20 +5,33 @@ import YAML from "yaml";
 import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
 import { ConfigError, inspectStackConfig, type InspectedConfig } from "./validate";
 import { UserError } from "../core/errors";
-import { readScriptsRelease, type ScriptsRelease } from "../core/scriptsRelease";
+import { isScriptsReleaseError, readScriptsRelease, type ScriptsRelease } from "../providers/scriptsRelease";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "..");
 
-/** `hubExport:scriptsRelease.zip` (relative to the project), read and checked: core/scriptsRelease.ts. */
-export async function loadScriptsRelease(zip: string): Promise<ScriptsRelease> {
+/** A release read from its zip, with where it was read from (the resource reads it again there at `pulumi up`). */
+export interface LoadedScriptsRelease extends ScriptsRelease {
+  /** Absolute path of the zip. */
+  zipPath: string;
+  /** The configured value, for messages. */
+  source: string;
+}
+
+/** `hubExport:scriptsRelease.zip` (relative to the project), read and checked: providers/scriptsRelease.ts. */
+export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRelease> {
   const file = path.resolve(PROJECT_ROOT, zip);
+  const source = `hubExport:scriptsRelease.zip ${zip}`;
   let buffer: Buffer;
   try {
     buffer = fs.readFileSync(file);
   } catch (err) {
     throw new UserError(`hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return readScriptsRelease(buffer, `hubExport:scriptsRelease.zip ${zip}`);
+  try {
+    return { ...(await readScriptsRelease(buffer, source)), zipPath: file, source };
+  } catch (err) {
+    throw isScriptsReleaseError(err) ? new UserError((err as Error).message) : err;
+  }
 }
 
 export function stackFilePath(stack: string): string {

@@ -55,6 +55,8 @@ export function renderedPipelineKey(jobName: string): string {
 export const TEMPLATE_FILE_PREFIX = "HRSYS_Employee_HUB_Pipeline_Baseline_";
 export const TEMPLATE_FILE_EXTENSION = ".Json";
 export const BASELINE_NAME_PREFIX = "Hub_Plat_Common_Schema_Baseline_";
+/** A client's own run tables (messages, _ARCHIVE, _STATUS), apart from the common schema. */
+export const CLIENT_RUN_TABLES_NAME_PREFIX = "Hub_Client_Run_Tables_";
 
 export function templateFileName(buildNumber: string): string {
   return `${TEMPLATE_FILE_PREFIX}${buildNumber}${TEMPLATE_FILE_EXTENSION}`;

@@ -4,7 +4,7 @@
  */
 import type { StackConfig, HubTenant } from "../config/schema";
 import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
-import { renderBaseline, type BaselineSource } from "./baseline";
+import { renderBaseline, renderCommonSchema, type BaselineSource } from "./baseline";
 import { hubApiConfigRows, hubPlatConfigRows, type ConfigRow } from "./rows";
 import { connectionRecords, type ConnectionRecord } from "./connections";
 import { bucketObjects, type BucketObject } from "./bucketObjects";
@@ -24,11 +24,24 @@ export interface TenantRoutingRules {
   credentialsString: Secret;
 }
 
+/** A SQL file of templates/sql rendered for the stack; sha256 is the file's (tags still in). */
+export interface RenderedSql {
+  name: string;
+  buildNumber: string;
+  sha256: string;
+  sql: string;
+}
+
+type SqlSource = BaselineSource & { buildNumber: string; sha256: string };
+
 export interface InstallationPlan {
   config: StackConfig;
   regions: HubRegion[];
   template: RenderedTemplate;
-  baseline: { name: string; buildNumber: string; sha256: string; sql: string };
+  /** The common schema (procedure step 5.1): the same SQL for every client of the environment. */
+  baseline: RenderedSql;
+  /** This client's run tables (messages, _ARCHIVE, _STATUS), applied after the common schema. */
+  runTables: RenderedSql;
   bucketObjects: BucketObject[];
   /** This stack's part of the shared credentials.ini and tenant_credentials.txt. */
   scriptFiles: ScriptFileEntries;
@@ -45,14 +58,15 @@ export interface InstallationPlan {
 
 export function planInstallation(
   config: StackConfig,
-  sources: { template: PipelineTemplate; baseline: BaselineSource & { buildNumber: string; sha256: string }; databaseCaPem?: string },
+  sources: { template: PipelineTemplate; baseline: SqlSource; runTables: SqlSource; databaseCaPem?: string },
 ): InstallationPlan {
   const template = renderTemplate(sources.template, config);
   return {
     config,
     regions: regionsInUse(config),
     template,
-    baseline: { name: sources.baseline.name, buildNumber: sources.baseline.buildNumber, sha256: sources.baseline.sha256, sql: renderBaseline(sources.baseline, config) },
+    baseline: rendered(sources.baseline, renderCommonSchema(sources.baseline, config)),
+    runTables: rendered(sources.runTables, renderBaseline(sources.runTables, config)),
     bucketObjects: bucketObjects(config, sources.template, template),
     definitionKey: renderedPipelineKey(config.jobName),
     scriptFiles: scriptFileEntries(config),
@@ -70,4 +84,8 @@ export function planInstallation(
     tables: { ...TABLES, ...clientTables(config.clientName) },
     intakeJobQuery: intakeJobQuery(config),
   };
+}
+
+function rendered(source: SqlSource, sql: string): RenderedSql {
+  return { name: source.name, buildNumber: source.buildNumber, sha256: source.sha256, sql };
 }

@@ -1,7 +1,7 @@
 /**
  * Provisions the embedded default from the installation plan, with the same plan and provider operations that
- * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, baseline, grants),
- * config-table rows and routing rules.
+ * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, common baseline, the
+ * client's run tables, grants), config-table rows and routing rules.
  */
 import type { InstallationPlan } from "../core/plan";
 import { applyBaseline } from "../providers/baseline";
@@ -10,10 +10,10 @@ import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
 import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
 import path from "node:path";
-import { BUCKET_FOLDERS, SCRIPT_FILES, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, TABLES } from "../core/naming";
 import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
-import { installScriptsRelease, writeBucketObjects, writeConnectionRecords } from "./stores";
-import { PROTECTED_SCRIPT_FILES, type ScriptsRelease } from "../core/scriptsRelease";
+import { writeBucketObjects, writeConnectionRecords } from "./stores";
+import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
 import type { LocalPaths } from "./paths";
 
 export interface ProvisionResult {
@@ -39,14 +39,15 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
   const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
-  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files and templates stay).
-  if (release) installScriptsRelease(scripts, release, [...PROTECTED_SCRIPT_FILES, SCRIPT_FILES.credentialsIniTemplate, SCRIPT_FILES.tenantCredentialsTemplate]);
+  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
+  if (release) await applyScriptsRelease({ kind: "folder", dir: scripts }, release, keptScriptFiles(release));
   // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
   await applyScriptFiles({ location: { kind: "folder", dir: scripts }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
 
-  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline.
+  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline and the client's
+  // run tables.
   await withPgClient(adminUrl, async (client) => {
     const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
     if (!rowCount) await client.query(`CREATE DATABASE ${quoteDatabase(database)}`);
@@ -62,6 +63,7 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
   });
   await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name);
+  await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
   await grantTaskRole(dbUrl, plan, role);
 
   // Steps 5.2 and 5.3: the config-table rows.
@@ -81,7 +83,8 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
 export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role: string): Promise<void> {
   const publish = quoteIdent(plan.publishSchema, "schema");
   const staging = quoteIdent(plan.stagingSchema, "schema");
-  const grants = stagingGrants(plan.baseline.sql, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
+  // The tables of both files: the common schema's and this client's run tables.
+  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
   await withPgClient(dbUrl, async (client) => {
     await client.query(`GRANT CONNECT ON DATABASE ${quoteDatabase(plan.config.database.database)} TO ${role}`);
     await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);

@@ -16,7 +16,7 @@ import { hubConfigurationFiles } from "../core/hubConfiguration";
 import { sheetsFromValues } from "../cls/stack";
 import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
-import { loadPipelineTemplate, loadSqlBaseline } from "../templates";
+import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { startEmulator, type Emulator } from "../emulator";
 import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, type LocalPaths } from "./paths";
@@ -116,7 +116,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       queues: emulator.urls.queues,
     };
     const config = validateStackConfig(localOverrides(raw, endpoints, secrets), { source: `${file} (local overrides)`, stack: "local" });
-    const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+    const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
     const provisioned = await provisionLocal(plan, paths, adminUrl, config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);

@@ -4,7 +4,6 @@ import path from "node:path";
 import type { BucketObject } from "../core/bucketObjects";
 import { serializeConnectionRecord, type ConnectionRecord } from "../core/connections";
 import { connectionFileName } from "../core/naming";
-import type { ScriptsRelease } from "../core/scriptsRelease";
 import type { HubConfigurationFile } from "../core/hubConfiguration";
 
 /** Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts). */
@@ -48,22 +47,4 @@ function writeAtomic(file: string, content: string | Buffer, mode: number): void
   fs.writeFileSync(tmp, content, { mode });
   fs.chmodSync(tmp, mode);
   fs.renameSync(tmp, file);
-}
-
-/**
- * A vendor scripts release in the local scripts folder (procedure step 7.1): its files written keeping their folder
- * structure, every other file removed, except what the platform owns (credentials.ini, tenant_credentials.txt) and
- * the templates they are created from.
- */
-export function installScriptsRelease(dir: string, release: ScriptsRelease, keep: readonly string[]): void {
-  const wanted = new Set(release.files.map((f) => f.name));
-  const walk = (sub: string): string[] =>
-    fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(sub, e.name)) : [path.join(sub, e.name).split(path.sep).join("/")]));
-  fs.mkdirSync(dir, { recursive: true });
-  for (const name of walk("")) if (!wanted.has(name) && !keep.includes(name)) fs.rmSync(path.join(dir, name));
-  for (const file of release.files) {
-    const target = path.join(dir, ...file.name.split("/"));
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    writeAtomic(target, file.content, 0o644);
-  }
 }

@@ -1,10 +1,11 @@
 /**
- * The common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber> (procedure step 5.1): `applyBaseline`,
- * used by local mode too, and the dynamic provider behind components/warehouse/sqlBaseline.ts.
+ * The SQL files of procedure step 5.1: the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber> and a
+ * client's run tables Hub_Client_Run_Tables_<BuildNumber>. `applyBaseline`, used by local mode too, and the dynamic
+ * provider behind both resources of components/warehouse/sqlBaseline.ts (SqlBaseline, ClientRunTables).
  *
- * The baseline SQL is idempotent. The resource carries the build number and the sha256 of the rendered SQL, so a new
- * baseline (or a new client name, which changes the rendered SQL) is applied on the next `up`. Serialization rules
- * as in providers/sqlRows.ts.
+ * The SQL is idempotent. The resource carries the build number and the sha256 of the rendered SQL, so a new build
+ * (or, for the run tables, a new client name) is applied on the next `up`. Serialization rules as in
+ * providers/sqlRows.ts.
  *
  * Changing a table that already exists: `CREATE TABLE IF NOT EXISTS` leaves an existing table as it is, so a column
  * added to a table's CREATE TABLE statement never reaches a database where the table exists. Ship such a change as a
@@ -346,8 +347,8 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   },
 
   async delete(_id, props) {
-    // The tables hold the config rows and the run history (HUB_INTAKE_JOB, archives): never dropped by Pulumi. No
-    // login is needed for that.
-    process.stderr.write(`${props.name}: the baseline's tables stay in ${props.target}; drop them by hand if the platform is decommissioned\n`);
+    // The tables hold the config rows and the run history (HUB_INTAKE_JOB, a client's archive and status): never
+    // dropped by Pulumi, whether shared by the environment's clients or one client's. No login is needed for that.
+    process.stderr.write(`${props.name}: its tables stay in ${props.target} (never dropped by Pulumi); drop them by hand once nobody needs them\n`);
   },
 };

@@ -57,15 +57,23 @@ export function openSharedStore(location: ScriptFolderLocation): SharedObjectSto
   return location.kind === "s3" ? s3Store(location) : folderStore(location.dir);
 }
 
-function s3Store(location: Extract<ScriptFolderLocation, { kind: "s3" }>): SharedObjectStore {
-  const { S3Client, GetObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-  const prefix = location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`;
+export type S3FolderLocation = Extract<ScriptFolderLocation, { kind: "s3" }>;
+
+/** The folder's S3 client and its key prefix (ending in `/`). Also used by providers/scriptsRelease.ts. */
+export function s3Folder(location: S3FolderLocation): { client: import("@aws-sdk/client-s3").S3Client; prefix: string } {
+  const { S3Client } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const client = new S3Client({
     ...(location.region ? { region: location.region } : {}),
     ...(location.endpoint ? { endpoint: location.endpoint, forcePathStyle: true } : {}),
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
+  return { client, prefix: location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/` };
+}
+
+function s3Store(location: S3FolderLocation): SharedObjectStore {
+  const { GetObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const { client, prefix } = s3Folder(location);
   const where = (name: string) => `s3://${location.bucket}/${prefix}${name}`;
   return {
     describe: `s3://${location.bucket}/${prefix}`,

@@ -8,12 +8,21 @@ import * as pulumi from "@pulumi/pulumi";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { childOptions } from "../options";
 
-export interface CredentialFilesArgs {
+/** Where the shared scripts folder is, for the dynamic resources that write into it. */
+export interface ScriptFolderArgs {
   bucketName: pulumi.Input<string>;
   /** The scripts folder, e.g. Tools/hub_python_scripts/. */
   prefix: string;
   region: pulumi.Input<string>;
   kmsKeyArn: pulumi.Input<string>;
+}
+
+/** The folder's location input. Each field its own input: during a first preview the bucket or key may be unknown, the location's kind is not. */
+export function scriptFolderLocation(args: ScriptFolderArgs) {
+  return { kind: "s3" as const, bucket: args.bucketName, prefix: args.prefix, region: args.region, kmsKeyArn: args.kmsKeyArn };
+}
+
+export interface CredentialFilesArgs extends ScriptFolderArgs {
   warehouseConnection: string;
   /** Hub tenant id → credentials string: a Pulumi secret. */
   tenantCredentials: pulumi.Output<Record<string, string>>;
@@ -22,8 +31,7 @@ export interface CredentialFilesArgs {
 /** The dynamic resource: this stack's entries in the shared files. */
 export class ScriptFileEntries extends pulumi.dynamic.Resource {
   constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.CustomResourceOptions) {
-    const location = pulumi.all([args.bucketName, args.region, args.kmsKeyArn]).apply(([bucket, region, kmsKeyArn]) => ({ kind: "s3" as const, bucket, prefix: args.prefix, region, kmsKeyArn }));
-    const inputs = { location, warehouseConnection: args.warehouseConnection, entries: args.tenantCredentials, version: SCRIPT_FILES_PROVIDER_VERSION };
+    const inputs = { location: scriptFolderLocation(args), warehouseConnection: args.warehouseConnection, entries: args.tenantCredentials, version: SCRIPT_FILES_PROVIDER_VERSION };
     super(scriptFilesProvider, name, inputs, { ...opts, additionalSecretOutputs: ["entries"] }, "hubExport", "ScriptFileEntries");
   }
 }

@@ -1,18 +1,25 @@
-/** The common-schema baseline as a resource: applied on create, applied again when its rendered SQL changes. */
+/**
+ * The SQL of procedure step 5.1 as resources, both with the baseline provider (providers/baseline.ts): applied on
+ * create, applied again when the rendered SQL changes, existing tables adopted after the column check, never dropped.
+ *  - SqlBaseline: the common schema, the same SQL for every client of the environment;
+ *  - ClientRunTables: one client's run tables, a type of its own so that preview names them apart.
+ */
 import * as pulumi from "@pulumi/pulumi";
 import { baselineProvider, BASELINE_PROVIDER_VERSION, sha256Hex } from "../../providers/baseline";
 
 export interface SqlBaselineArgs {
   /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when it runs. */
   target: string;
-  /** Hub_Plat_Common_Schema_Baseline_<BuildNumber> */
+  /** The file's name: Hub_Plat_Common_Schema_Baseline_<BuildNumber>, Hub_Client_Run_Tables_<BuildNumber> */
   name: string;
   buildNumber: string;
-  /** sha256 of the baseline file (tags still in). */
+  /** sha256 of the file (tags still in). */
   templateSha256: string;
   /** The SQL rendered for this stack. */
   sql: string;
 }
+
+const inputsOf = (args: SqlBaselineArgs) => ({ ...args, sha256: sha256Hex(args.sql), version: BASELINE_PROVIDER_VERSION });
 
 export class SqlBaseline extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
@@ -21,7 +28,15 @@ export class SqlBaseline extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: SqlBaselineArgs, opts?: pulumi.CustomResourceOptions) {
-    const inputs = { ...args, sha256: sha256Hex(args.sql), version: BASELINE_PROVIDER_VERSION };
-    super(baselineProvider, name, inputs, opts, "hubExport", "SqlBaseline");
+    super(baselineProvider, name, inputsOf(args), opts, "hubExport", "SqlBaseline");
+  }
+}
+
+export class ClientRunTables extends pulumi.dynamic.Resource {
+  declare readonly name: pulumi.Output<string>;
+  declare readonly sha256: pulumi.Output<string>;
+
+  constructor(name: string, args: SqlBaselineArgs, opts?: pulumi.CustomResourceOptions) {
+    super(baselineProvider, name, inputsOf(args), opts, "hubExport", "ClientRunTables");
   }
 }

@@ -1,20 +1,24 @@
 /**
- * The warehouse side (procedure step 5.1): the publish and staging schemas, the common-schema baseline, and the export
- * task's own login role with least-privilege grants. Schemas, role and grants are @pulumi/postgresql resources
- * through an explicit provider (the admin login); the baseline is providers/baseline.ts.
+ * The warehouse side (procedure step 5.1): the publish and staging schemas, the common-schema baseline, this client's
+ * run tables, and the export task's own login role with least-privilege grants. Schemas, role and grants are
+ * @pulumi/postgresql resources through an explicit provider (the admin login); the common schema (SqlBaseline) and
+ * the client's run tables (ClientRunTables, applied after it) are providers/baseline.ts. Both are retained on delete:
+ * removing a client's stack drops no table, neither the common ones nor any client's.
  *
  * Grants never revoke what a newer grant gave. The upstream provider replaces a Grant or DefaultPrivileges on any
  * change, and deleting one runs REVOKE: replaced create-first (the engine's default), the old one's REVOKE would
  * take back what the new one had just granted. So every grant is replaced delete-first, and the staging grants are
- * one resource per table: a new baseline table adds a grant and replaces none, a table that leaves the baseline
- * (a client rename) loses only its own. A task-role rename makes a new role first, then replaces every grant
- * (REVOKE from the old role, GRANT to the new one), then drops the old role.
+ * one resource per table: a new table adds a grant and replaces none, a table that leaves (a client rename) loses
+ * only its own. The run tables' grants are named and parented like the common tables' (`<name>/grant/staging/<table>`):
+ * a table moving between the two SQL files keeps its grant resource, so no REVOKE follows the GRANT. A task-role
+ * rename makes a new role first, then replaces every grant (REVOKE from the old role, GRANT to the new one), then
+ * drops the old role.
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
 import type { WarehouseLogin } from "./connection";
-import { SqlBaseline } from "./sqlBaseline";
+import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
 
 export interface WarehouseArgs {
   /** The admin login for the PostgreSQL provider; its password is a Pulumi secret. */
@@ -26,12 +30,22 @@ export interface WarehouseArgs {
   stagingSchema: string;
   /** The export task's login role. */
   task: { username: string; password: pulumi.Output<string> };
-  baseline: { name: string; buildNumber: string; templateSha256: string; sql: string };
-  /** Staging tables the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG); every other baseline table is a run table. */
+  /** The common schema, rendered: the same for every client of the environment. */
+  baseline: SqlFile;
+  /** This client's run tables, rendered with its name. */
+  runTables: SqlFile;
+  /** Staging tables the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG); every other table is a run table. */
   configTables: string[];
 }
 
-/** The task's privileges on the staging schema's tables, derived from the baseline. */
+export interface SqlFile {
+  name: string;
+  buildNumber: string;
+  templateSha256: string;
+  sql: string;
+}
+
+/** The task's privileges on the staging schema's tables, derived from the SQL that creates them. */
 export interface StagingGrants {
   readOnly: string[];
   readWrite: string[];
@@ -39,7 +53,7 @@ export interface StagingGrants {
   sequences: string[];
 }
 
-/** Splits the baseline's staging tables into read-only config tables and the run tables the task writes. */
+/** Splits the SQL's staging tables into read-only config tables and the run tables the task writes. */
 export function stagingGrants(sql: string, stagingSchema: string, configTables: readonly string[]): StagingGrants {
   const schema = stagingSchema.toLowerCase();
   const config = new Set(configTables.map((t) => t.toLowerCase()));
@@ -57,8 +71,12 @@ export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
 
 export class Warehouse extends pulumi.ComponentResource {
   readonly baseline: SqlBaseline;
+  readonly runTables: ClientRunTables;
   readonly taskRoleName: pulumi.Output<string>;
+  /** On the common schema's tables. */
   readonly grants: StagingGrants;
+  /** On this client's run tables. */
+  readonly runTableGrants: StagingGrants;
 
   constructor(name: string, args: WarehouseArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:warehouse:Warehouse", name, {}, opts);
@@ -86,11 +104,9 @@ export class Warehouse extends pulumi.ComponentResource {
     const publish = schema("publish", args.publishSchema);
     const staging = schema("staging", args.stagingSchema);
 
-    this.baseline = new SqlBaseline(
-      `${name}/common-schema-baseline`,
-      { target: c.label, ...args.baseline },
-      { parent: this, dependsOn: [staging], retainOnDelete: true, ...(args.protect ? { protect: true } : {}) },
-    );
+    const retained = { parent: this, retainOnDelete: true, ...(args.protect ? { protect: true } : {}) };
+    this.baseline = new SqlBaseline(`${name}/common-schema-baseline`, { target: c.label, ...args.baseline }, { ...retained, dependsOn: [staging] });
+    this.runTables = new ClientRunTables(`${name}/client-run-tables`, { target: c.label, ...args.runTables }, { ...retained, dependsOn: [this.baseline] });
 
     // A new name makes a new role (created first), not a rename in place: the grants of the old name are then
     // revoked (delete-first) while that role still exists, before it is dropped.
@@ -102,6 +118,7 @@ export class Warehouse extends pulumi.ComponentResource {
     this.taskRoleName = role.name;
 
     this.grants = stagingGrants(args.baseline.sql, args.stagingSchema, args.configTables);
+    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema, args.configTables);
     // Delete-first: see the file comment.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
     const grant = (key: string, grantArgs: Omit<postgresql.GrantArgs, "database" | "role">, dependsOn: pulumi.Resource[]) =>
@@ -118,10 +135,13 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     // USAGE and no CREATE: the task never changes the schema; the baseline does.
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
-    for (const table of this.grants.readOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] }, [this.baseline]);
-    for (const table of this.grants.readWrite) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES }, [this.baseline]);
-    for (const sequence of this.grants.sequences) grant(`staging-sequence/${sequence}`, { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] }, [this.baseline]);
+    // Each grant waits for the resource that creates its table.
+    for (const [grants, creator] of [[this.grants, this.baseline], [this.runTableGrants, this.runTables]] as const) {
+      for (const table of grants.readOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] }, [creator]);
+      for (const table of grants.readWrite) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES }, [creator]);
+      for (const sequence of grants.sequences) grant(`staging-sequence/${sequence}`, { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] }, [creator]);
+    }
 
-    this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, grants: this.grants });
+    this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, runTablesSha256: this.runTables.sha256, grants: this.grants, runTableGrants: this.runTableGrants });
   }
 }

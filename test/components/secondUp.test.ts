@@ -1,7 +1,8 @@
 /**
  * The second `up`: plan a stack, change one thing, plan again, and derive what the engine would do with each resource
  * from the two plans, the way it decides:
- *  - a dynamic resource (config row, baseline, routing rules): its provider's own diff, called on the two sets of inputs;
+ *  - a dynamic resource (config row, baseline, run tables, routing rules): its provider's own diff, called on the two
+ *    sets of inputs;
  *  - a @pulumi/postgresql Grant or DefaultPrivileges: any change replaces it (the upstream provider forces it);
  *  - a resource with replaceOnChanges: a change of those inputs replaces it;
  *  - anything else whose inputs differ: updated in place.
@@ -13,7 +14,8 @@ import { DYNAMIC_PROVIDER_KEY } from "../../components/planner/values";
 import { configRowProvider } from "../../providers/sqlRows";
 import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider } from "../../providers/routingRules";
-import { loadSqlBaseline } from "../../templates";
+import { loadClientRunTables, loadSqlBaseline } from "../../templates";
+import { sha256Hex } from "../../providers/baseline";
 import { editKey, getKey, hubTenantFixture, platTenantFixture, repoStack, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, planOf } from "../fixtures/plan";
 
@@ -27,6 +29,7 @@ interface Operation {
 const DYNAMIC_DIFF: Record<string, (olds: any, news: any) => Promise<{ changes?: boolean; replaces?: string[]; deleteBeforeReplace?: boolean }>> = {
   "pulumi-nodejs:dynamic/hubExport:ConfigRow": (o, n) => configRowProvider.diff!("id", o, n),
   "pulumi-nodejs:dynamic/hubExport:SqlBaseline": (o, n) => baselineProvider.diff!("id", o, n),
+  "pulumi-nodejs:dynamic/hubExport:ClientRunTables": (o, n) => baselineProvider.diff!("id", o, n),
   "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet": (o, n) => routingRulesProvider.diff!("id", o, n),
 };
 const ALWAYS_REPLACED = new Set(["postgresql:index/grant:Grant", "postgresql:index/defaultPrivileges:DefaultPrivileges"]);
@@ -70,6 +73,8 @@ const only = (ops: Record<string, Operation>, step: Step) =>
 const GRANT = "postgresql:index/grant:Grant hub-export-warehouse/grant/";
 const ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow ";
 const TENANT_CREDENTIALS = "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries hub-export-credential-files/Tools/hub_python_scripts/";
+const COMMON_BASELINE = "pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline";
+const RUN_TABLES = "pulumi-nodejs:dynamic/hubExport:ClientRunTables hub-export-warehouse/client-run-tables";
 
 let qa: EngineConfigMap;
 let before: PlanRun;
@@ -86,11 +91,34 @@ describe("the second up", () => {
     const ops = await secondUp(before, after);
     expect(ops).toEqual({
       [`${GRANT}staging/hub_export_new_table`]: { step: "add" },
-      "pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline": { step: "update" },
+      [COMMON_BASELINE]: { step: "update" },
     });
     const grant = after.resources.find((r) => keyOf(r) === `${GRANT}staging/hub_export_new_table`)!;
     expect(inputs(grant)).toMatchObject({ objectType: "table", schema: "staging", objects: ["hub_export_new_table"], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role: "hub_export_qa" });
     expect(grant.options.deleteBeforeReplace).toBe(true);
+  });
+
+  it("a new run table in the client's file: only the client's run tables are applied again, the new table gets its own grant after them", async () => {
+    const source = loadClientRunTables();
+    const text = `${source.text}\nCREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_NOTE (id bigint PRIMARY KEY);\n`;
+    const after = await planOf(qa, "qa", { runTables: { ...source, text } });
+    expect(await secondUp(before, after)).toEqual({ [`${GRANT}staging/hub_acme_messages_note`]: { step: "add" }, [RUN_TABLES]: { step: "update" } });
+    const grant = after.resources.find((r) => keyOf(r) === `${GRANT}staging/hub_acme_messages_note`)!;
+    expect(grant.dependsOn).toContain(after.resources.find((r) => keyOf(r) === RUN_TABLES)!.urn);
+  });
+
+  it("a stack deployed with the combined baseline (run tables in the common file): the common baseline is applied again, the run tables are adopted by their new resource, no grant changes", async () => {
+    // The state such a stack has: one baseline resource whose SQL holds the common schema and the client's tables.
+    const combined = `${inputs(before.resources.find((r) => keyOf(r) === COMMON_BASELINE)!).sql}\n${inputs(before.resources.find((r) => keyOf(r) === RUN_TABLES)!).sql}`;
+    const deployed: PlanRun = {
+      ...before,
+      resources: before.resources
+        .filter((r) => keyOf(r) !== RUN_TABLES)
+        .map((r) => (keyOf(r) === COMMON_BASELINE ? { ...r, inputs: { ...r.inputs, sql: combined, sha256: sha256Hex(combined) } } : r)),
+    };
+    const ops = await secondUp(deployed, before);
+    // The grants keep their names and parent: nothing is revoked after being granted.
+    expect(ops).toEqual({ [COMMON_BASELINE]: { step: "update" }, [RUN_TABLES]: { step: "add" } });
   });
 
   it("a task-role rename: a new role first, every grant replaced delete-first (REVOKE from the old role while it exists), the old role dropped last", async () => {
@@ -118,7 +146,10 @@ describe("the second up", () => {
     expect(grantsOf("update")).toEqual([]);
     // The tables that stay keep their grants untouched: the task role keeps exactly what it needs.
     for (const t of ["hub_intake_job", "hub_api_config", "hub_plat_config", "hub_export_watermark"]) expect(ops[`${GRANT}staging/${t}`], t).toBeUndefined();
-    expect(ops["pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline"]).toEqual({ step: "update" });
+    // The common schema renders the same for every client: untouched. The client's run tables are applied for the new
+    // name (the old client's tables stay: retained, never dropped).
+    expect(ops[COMMON_BASELINE]).toBeUndefined();
+    expect(ops[RUN_TABLES]).toEqual({ step: "update" });
     // HUB_PLAT_CONFIG is keyed by the client: replaced, deleting the old client's row first.
     const platRows = Object.keys(ops).filter((k) => k.startsWith(`${ROW}HUB_PLAT_CONFIG/`));
     expect(platRows).toHaveLength(getKey<PlatTenantFixture[]>(qa, "platTenants").length);
@@ -145,7 +176,7 @@ describe("the second up", () => {
     expect(only(ops, "replace")).toEqual([]);
     expect(only(ops, "add")).toEqual([]);
     // The rows that stay and the baseline see nothing of the rotation: their state holds no login.
-    for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline)/);
+    for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|ClientRunTables)/);
     expect(only(ops, "update")).toEqual(expect.arrayContaining(["pulumi:providers:postgresql hub-export-warehouse", TENANT_CREDENTIALS]));
   });
 
@@ -170,7 +201,7 @@ describe("the second up", () => {
     );
     expect(only(ops, "replace")).toEqual([]);
     expect(only(ops, "remove")).toEqual([]);
-    for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|RoutingRuleSet)|postgresql:/);
+    for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|ClientRunTables|RoutingRuleSet)|postgresql:/);
   });
 
   it("a config-only change runs no Docker: the image build's inputs stay the same", async () => {

@@ -14,7 +14,7 @@ import { planInstallation } from "../../core/plan";
 import { encodeCredentialsString } from "../../core/credentials";
 import { serializeConnectionRecord } from "../../core/connections";
 import { scriptFileEntries } from "../../core/credentialFiles";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { secretInputs } from "../../components/hubExport";
 import { engineConfigFromStackFile, planStackFile, runProgramUnderMocks } from "../../components/planner";
 import { planJson } from "../../components/planner/format";
@@ -28,7 +28,7 @@ const ROOT = path.resolve(__dirname, "../..");
 
 /** Every plain secret value of a stack and what is derived from it (credentials strings, stored records, files). */
 function secretTexts(config: StackConfig): string[] {
-  const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+  const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   return [
     config.database.admin.password.reveal(),
     config.database.task.password.reveal(),
@@ -48,7 +48,7 @@ describe("secrets", () => {
   const stackConfig = configFromEngine(config, "qa");
 
   it("are Pulumi secrets wherever the program hands them to a component", async () => {
-    const plan = planInstallation(stackConfig, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+    const plan = planInstallation(stackConfig, { template: loadPipelineTemplate(), ...loadSqlSources() });
     const s = secretInputs(plan);
     const outputs: pulumi.Output<unknown>[] = [
       s.adminPassword,
@@ -82,7 +82,7 @@ describe("secrets", () => {
       ]),
     );
     // The SQL resources hold no login at all, only the database's label; the image build no registry token.
-    for (const r of run.resources.filter((r) => /hubExport:(ConfigRow|SqlBaseline)$/.test(r.type))) {
+    for (const r of run.resources.filter((r) => /hubExport:(ConfigRow|SqlBaseline|ClientRunTables)$/.test(r.type))) {
       expect(r.inputs).not.toHaveProperty("connection");
       expect(r.inputs.target).toBe(`${stackConfig.database.host}:${stackConfig.database.port}/${stackConfig.database.database}`);
       expect(r.options.additionalSecretOutputs).toBeUndefined();

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { configFromEngine } from "../../config/load";
 import type { StackConfig } from "../../config/schema";
 import { renderTemplate } from "../../core/template";
-import { renderBaseline } from "../../core/baseline";
+import { renderBaseline, renderCommonSchema } from "../../core/baseline";
 import { hubApiConfigRows, hubPlatConfigRows, rowName } from "../../core/rows";
 import { routingRulesFor, defaultRoutingRules } from "../../core/routingRules";
 import { connectionRecords, serializeConnectionRecord } from "../../core/connections";
@@ -15,7 +15,7 @@ import { encodeCredentialsString } from "../../core/credentials";
 import { intakeJobQuery } from "../../core/naming";
 import fs from "node:fs";
 import path from "node:path";
-import { loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
+import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
 import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
@@ -36,6 +36,7 @@ const T = {
   row: "pulumi-nodejs:dynamic/hubExport:ConfigRow",
   rules: "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet",
   baseline: "pulumi-nodejs:dynamic/hubExport:SqlBaseline",
+  runTables: "pulumi-nodejs:dynamic/hubExport:ClientRunTables",
   role: "aws:iam/role:Role",
   rolePolicy: "aws:iam/rolePolicy:RolePolicy",
   taskDefinition: "aws:ecs/taskDefinition:TaskDefinition",
@@ -195,14 +196,24 @@ for (const stack of ["qa", "prod"] as const) {
       }
     });
 
-    it("creates the schemas, applies the baseline and grants the task role least privilege", () => {
+    it("creates the schemas, applies the common baseline, then the client's run tables, and grants the task role least privilege", () => {
       const baseline = one(run, T.baseline);
-      const sql = renderBaseline(loadSqlBaseline(), config);
-      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql, version: 2 });
-      // The label of the task endpoint, no login; retained on delete, and protected in prod.
-      expect(inputs(baseline).target).toBe(`${config.database.host}:5432/PLATDB`);
-      expect(inputs(baseline)).not.toHaveProperty("connection");
-      expect(baseline.options).toEqual({ retainOnDelete: true, ...(stack === "prod" ? { protect: true } : {}) });
+      const clientRunTables = one(run, T.runTables);
+      const common = renderCommonSchema(loadSqlBaseline(), config);
+      const client = renderBaseline(loadClientRunTables(), config);
+      const sql = `${common}\n${client}`;
+      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql: common, version: 2 });
+      expect(inputs(clientRunTables)).toMatchObject({ name: loadClientRunTables().name, buildNumber: loadClientRunTables().buildNumber, templateSha256: loadClientRunTables().sha256, sql: client, version: 2 });
+      expect(baselineTables(client).sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status"]);
+      expect(baselineTables(common).filter((t) => t.includes("acme"))).toEqual([]);
+      // After the common schema (its tables hold what the run tables' rows refer to).
+      expect(clientRunTables.dependsOn).toContain(baseline.urn);
+      for (const r of [baseline, clientRunTables]) {
+        // The label of the task endpoint, no login; retained on delete, and protected in prod.
+        expect(inputs(r).target).toBe(`${config.database.host}:5432/PLATDB`);
+        expect(inputs(r)).not.toHaveProperty("connection");
+        expect(r.options, r.name).toEqual({ retainOnDelete: true, ...(stack === "prod" ? { protect: true } : {}) });
+      }
 
       // Sorted by kind: the mocks register resources as their inputs resolve, not in declaration order.
       const kinds = ["database", "schema", "table", "sequence"];
@@ -213,13 +224,13 @@ for (const stack of ["qa", "prod"] as const) {
         })
         .sort((a, b) => kinds.indexOf(a.objectType) - kinds.indexOf(b.objectType) || String(a.schema).localeCompare(String(b.schema)) || (a.objects?.length ?? 0) - (b.objects?.length ?? 0));
       const role = `hub_export_${stack}`;
-      // The run tables are the baseline's other staging tables; the known ones must be among them.
+      // The run tables are the other staging tables of both files; the known ones must be among them.
       const runTables = baselineTables(sql)
         .map((t) => t.slice("staging.".length))
         .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config")
         .sort();
       expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark", "hub_intake_job"]));
-      // One grant per staging table: a new baseline table adds a grant and replaces none. (Registration order follows
+      // One grant per staging table: a new table adds a grant and replaces none. (Registration order follows
       // the schemas' outputs: compare as sets.)
       const key = (g: object) => JSON.stringify(g);
       expect(grants.map(key).sort()).toEqual([
@@ -235,8 +246,11 @@ for (const stack of ["qa", "prod"] as const) {
       ].map(key).sort());
       // Replaced delete-first: the old grant's REVOKE never takes back what its replacement granted.
       for (const g of [...ofType(run, T.grant), ...ofType(run, "postgresql:index/defaultPrivileges:DefaultPrivileges")]) expect(g.options.deleteBeforeReplace, g.name).toBe(true);
-      // Staging grants wait for the baseline's tables.
-      for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging")) expect(g.dependsOn).toContain(baseline.urn);
+      // Staging grants wait for the resource that creates their table.
+      const clientTables = new Set(baselineTables(client).map((t) => t.slice("staging.".length)));
+      for (const g of ofType(run, T.grant).filter((g) => inputs(g).schema === "staging" && inputs(g).objectType !== "schema")) {
+        expect(g.dependsOn, g.name).toContain((clientTables.has(inputs(g).objects[0]) ? clientRunTables : baseline).urn);
+      }
       const taskRole = one(run, "postgresql:index/role:Role");
       expect(inputs(taskRole)).toMatchObject({ name: role, login: true, superuser: false, createDatabase: false, createRole: false });
       expect(isSecretInput(taskRole, "password")).toBe(true);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "pg";
-import { loadSqlBaseline } from "../../templates";
-import { renderBaseline } from "../../core/baseline";
+import { loadClientRunTables, loadSqlBaseline } from "../../templates";
+import { renderBaseline, renderCommonSchema } from "../../core/baseline";
+import { UserError } from "../../core/errors";
 import { validateStackConfig } from "../../config/validate";
 import { createTestDatabase } from "../support/database";
 import { rawConfig } from "../support/rawConfig";
@@ -21,10 +22,11 @@ async function catalog(client: Client, schema: string): Promise<string[]> {
   return rows.map((r) => r.d);
 }
 
-describe("the common-schema baseline", () => {
+describe("the common-schema baseline and the client run tables", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let client: Client;
-  const sql = renderBaseline(loadSqlBaseline(), validateStackConfig(rawConfig(), { source: "test" }));
+  const config = validateStackConfig(rawConfig(), { source: "test" });
+  const sql = `${renderCommonSchema(loadSqlBaseline(), config)}\n${renderBaseline(loadClientRunTables(), config)}`;
 
   beforeAll(async () => {
     db = await createTestDatabase("baseline");
@@ -46,6 +48,22 @@ describe("the common-schema baseline", () => {
     expect(rows.map((r) => r.table_name)).toEqual(
       expect.arrayContaining(["hub_api_config", "hub_plat_config", "hub_intake_job", "hub_export_watermark", "hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status"]),
     );
+  });
+
+  it("keeps the common schema free of client tags: it renders the same for every client of an environment", () => {
+    const common = loadSqlBaseline();
+    expect(common.text).not.toContain("<CLIENT_NAME_VALUE>");
+    expect(renderCommonSchema(common, { ...config, clientName: "GLOBEX", jobName: "HRSYS_EMPL_HUB_GLOBEX_202611_QA" })).toBe(renderCommonSchema(common, config));
+    const tagged = { name: "Hub_Plat_Common_Schema_Baseline_1", text: `${common.text}\nCREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_X (id int);\n` };
+    const error = (() => {
+      try {
+        return renderCommonSchema(tagged, config);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(UserError);
+    expect((error as Error).message).toMatch(/^Hub_Plat_Common_Schema_Baseline_1: the common schema must render the same for every client of an environment, but it uses <CLIENT_NAME_VALUE>: move .*\/Hub_Client_Run_Tables_<BuildNumber>\.sql\)$/);
   });
 
   it("answers to upper- and lower-case names alike", async () => {

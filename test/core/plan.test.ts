@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planInstallation } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { validateStackConfig } from "../../config/validate";
 import { decodeCredentialsString } from "../../core/credentials";
 import { defaultRoutingRules, canonicalRuleSet } from "../../core/routingRules";
@@ -8,7 +8,7 @@ import { parseAdditionalProperties, serializeConnectionRecord } from "../../core
 import { rowName } from "../../core/rows";
 import { rawConfig, TENANT_IDS } from "../support/rawConfig";
 
-const sources = { template: loadPipelineTemplate(), baseline: loadSqlBaseline() };
+const sources = { template: loadPipelineTemplate(), ...loadSqlSources() };
 const plan = (edit: (c: any) => void = () => {}, regions: ("US" | "EU" | "APAC")[] = ["US", "EU"]) => {
   const raw = rawConfig(regions);
   edit(raw);
@@ -129,10 +129,18 @@ describe("planInstallation", () => {
     expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({ clientId: "acme-us", clientSecret: "secret-us-Zx9" });
   });
 
-  it("renders the baseline for the staging schema and the client", () => {
-    expect(p.baseline.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_ACME_MESSAGES_STATUS");
-    expect(p.baseline.sql).not.toMatch(/<[A-Z_]+>/);
+  it("renders the common baseline for the staging schema, the client's run tables apart for the client", () => {
+    expect(p.baseline.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_INTAKE_JOB");
+    expect(p.baseline.sql).not.toContain("ACME");
+    expect(p.runTables.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_ACME_MESSAGES_STATUS");
+    for (const file of [p.baseline, p.runTables]) expect(file.sql).not.toMatch(/<[A-Z_]+>/);
     expect(p.baseline.name).toBe(`Hub_Plat_Common_Schema_Baseline_${p.baseline.buildNumber}`);
+    expect(p.runTables.name).toBe(`Hub_Client_Run_Tables_${p.runTables.buildNumber}`);
+    // Another client of the same environment: the same common schema, its own run tables.
+    const other = plan((c) => (c.clientName = "GLOBEX"));
+    expect(other.baseline).toEqual(p.baseline);
+    expect(other.runTables.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_GLOBEX_MESSAGES_STATUS");
+    expect(other.runTables.sql).not.toContain("ACME");
     expect(p.intakeJobQuery).toBe("SELECT job_name, transaction_id, status, started_at, finished_at FROM staging.HUB_INTAKE_JOB WHERE job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC;");
   });
 });

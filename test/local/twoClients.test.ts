@@ -15,9 +15,9 @@ import { runTask, taskBundle } from "../support/taskProcess";
 import { startEmulator, type Emulator } from "../../emulator";
 import { validateStackConfig } from "../../config/validate";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
+import { loadPipelineTemplate, loadSqlSources, TEMPLATES_DIR } from "../../templates";
 import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
-import { applyBaseline } from "../../providers/baseline";
+import { applyBaseline, baselineProvider, BASELINE_PROVIDER_VERSION, missingBaselineTables, sha256Hex, type BaselineState } from "../../providers/baseline";
 import { deleteRow, upsertRow } from "../../providers/sqlRows";
 import { postRoutingRules } from "../../providers/routingRules";
 import { applyScriptFiles, releaseScriptFiles } from "../../providers/scriptFiles";
@@ -47,12 +47,19 @@ describe("two clients in one local platform environment", () => {
     await applyScriptFiles({ location: { kind: "folder", dir: scripts() }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
     writeConnectionRecords(connections(), plan.connections);
     await applyBaseline(db.url, plan.baseline.sql, plan.baseline.name);
+    await applyBaseline(db.url, plan.runTables.sql, plan.runTables.name);
     for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig]) await upsertRow(db.url, { schema: plan.stagingSchema, ...row });
     for (const r of plan.routingRules) await postRoutingRules({ cfgApiUrl: r.cfgApiUrl, tenantId: r.tenant.hubTenantId, credentialsString: r.credentialsString.reveal(), rules: r.rules });
   }
 
+  /** The SQL resources' state, as components/warehouse/sqlBaseline.ts records it. */
+  const sqlState = (file: InstallationPlan["baseline"]): BaselineState => ({ target: "test", name: file.name, buildNumber: file.buildNumber, templateSha256: file.sha256, sql: file.sql, sha256: sha256Hex(file.sql), version: BASELINE_PROVIDER_VERSION });
+
   /** What `pulumi destroy` does for a stack: its own resources go; shared objects and the baseline's tables stay. */
   async function remove(plan: InstallationPlan): Promise<void> {
+    // The common baseline and the client's run tables are retained on delete; their provider's delete drops nothing
+    // either, were it called.
+    for (const file of [plan.runTables, plan.baseline]) await baselineProvider.delete!("id", sqlState(file));
     for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig]) await deleteRow(db.url, { schema: plan.stagingSchema, ...row });
     await releaseScriptFiles({ kind: "folder", dir: scripts() }, Object.keys(JSON.parse(plan.scriptFiles.tenantCredentials.reveal())));
     for (const o of plan.bucketObjects) if (!o.shared) fs.rmSync(path.join(bucket(), o.key), { force: true });
@@ -85,7 +92,7 @@ describe("two clients in one local platform environment", () => {
       schedule: { expression: "rate(1 day)" },
       network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
     }, { source: "globex", stack: "test" });
-    const sources = { template: loadPipelineTemplate(), baseline: loadSqlBaseline() };
+    const sources = { template: loadPipelineTemplate(), ...loadSqlSources() };
     acme = planInstallation(acmeConfig, sources);
     globex = planInstallation(globexConfig, sources);
     pool = new Pool({ connectionString: db.url, max: 2 });
@@ -100,7 +107,11 @@ describe("two clients in one local platform environment", () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("provisions both side by side: one template, two rendered pipelines, both clients' credential entries and rows", async () => {
+  it("provisions both side by side: one template, one common schema, two rendered pipelines, each client's run tables, both clients' credential entries and rows", async () => {
+    // The same common-schema SQL for both clients; each its own run tables.
+    expect(globex.baseline).toEqual(acme.baseline);
+    const { rows: tables } = await pool.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' AND table_name LIKE 'hub\\_%\\_messages%' ORDER BY 1");
+    expect(tables.map((r) => r.table_name)).toEqual(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status"]);
     const template = loadPipelineTemplate();
     expect(fs.readFileSync(path.join(bucket(), BUCKET_FOLDERS.templates, template.fileName)).equals(fs.readFileSync(path.join(TEMPLATES_DIR, "hub_hrsys_export", template.fileName)))).toBe(true);
     expect(JSON.parse(fs.readFileSync(path.join(bucket(), acme.definitionKey), "utf8")).parameters.client_name).toBe("ACME");
@@ -138,6 +149,7 @@ describe("two clients in one local platform environment", () => {
       acmePlat: await count("SELECT count(*)::int AS n FROM staging.hub_plat_config WHERE plat_client_name = 'ACME'"),
       acmeArchive: await count("SELECT count(*)::int AS n FROM staging.hub_acme_messages_archive"),
       acmeStatus: await count("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status"),
+      acmeIntakeJobs: await count("SELECT count(*)::int AS n FROM staging.hub_intake_job WHERE job_name = $1", [acme.config.jobName]),
       acmeEntries: Object.fromEntries(Object.entries(tenantCredentials()).filter(([id]) => id !== GLOBEX_TENANT.hubTenantId)),
       acmeDefinition: fs.readFileSync(path.join(bucket(), acme.definitionKey), "utf8"),
     };
@@ -156,8 +168,10 @@ describe("two clients in one local platform environment", () => {
     const template = loadPipelineTemplate();
     expect(fs.existsSync(path.join(bucket(), BUCKET_FOLDERS.templates, template.fileName))).toBe(true);
     expect(fs.existsSync(path.join(scripts(), "credentials.ini"))).toBe(true);
-    // The common tables and the removed client's history stay (never dropped by a stack).
+    // The common tables, every client's run tables and the removed client's history stay (never dropped by a stack).
+    for (const file of [acme.baseline, acme.runTables, globex.runTables]) expect(await missingBaselineTables(db.url, file.sql), file.name).toEqual([]);
     expect(await count("SELECT count(*)::int AS n FROM staging.hub_globex_messages_archive")).toBeGreaterThan(0);
+    expect(await count("SELECT count(*)::int AS n FROM staging.hub_intake_job WHERE job_name = $1", [acme.config.jobName])).toBe(before.acmeIntakeJobs);
 
     await pool.query(`UPDATE ${acme.publishSchema}.employee SET changed_at = localtimestamp WHERE employee_id IN (SELECT employee_id FROM ${acme.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 5)`);
     const again = await runTask(args(acme));

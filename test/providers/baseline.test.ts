@@ -3,10 +3,10 @@
  * (sha256) changes, all-or-nothing, drift (a dropped table or column) seen by read, never dropped on delete.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { renderBaseline } from "../../core/baseline";
-import { loadSqlBaseline } from "../../templates";
+import { renderBaseline, renderCommonSchema } from "../../core/baseline";
+import { loadClientRunTables, loadSqlBaseline } from "../../templates";
 import { applyBaseline, baselineColumns, baselineProvider, baselineTables, missingBaselineColumns, missingBaselineTables, sha256Hex } from "../../providers/baseline";
-import { baselineInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import { baselineInputs, runTablesInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 import { Client } from "pg";
 import { createTestDatabase } from "../support/database";
 import { configFromEngine } from "../../config/load";
@@ -25,12 +25,14 @@ const tablesIn = async (schema: string) =>
   (await wh.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [schema])).map((r) => r.table_name);
 
 describe("baseline provider", () => {
-  it("creates every table of the rendered baseline in the staging schema", async () => {
-    const sql = renderBaseline(loadSqlBaseline(), wh.config);
-    expect(baselineTables(sql).every((t) => t.startsWith("staging."))).toBe(true);
-    expect(await tablesIn("staging")).toEqual(baselineTables(sql).map((t) => t.slice("staging.".length)).sort());
-    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_api_config", "hub_plat_config", "hub_intake_job", "hub_acme_messages_archive", "hub_acme_messages_status"]));
-    expect(await missingBaselineTables(wh.connection, sql)).toEqual([]);
+  it("creates every table of the common baseline and of the client's run tables in the staging schema", async () => {
+    const common = baselineTables(renderCommonSchema(loadSqlBaseline(), wh.config));
+    const client = baselineTables(renderBaseline(loadClientRunTables(), wh.config));
+    for (const t of [...common, ...client]) expect(t.startsWith("staging.")).toBe(true);
+    expect(await tablesIn("staging")).toEqual([...common, ...client].map((t) => t.slice("staging.".length)).sort());
+    expect(common).toEqual(expect.arrayContaining(["staging.hub_api_config", "staging.hub_plat_config", "staging.hub_intake_job", "staging.hub_export_run_history"]));
+    expect(common.filter((t) => t.includes("acme"))).toEqual([]);
+    expect(client.sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status"]);
   });
 
   it("is idempotent: the same baseline applied again changes nothing", async () => {
@@ -87,7 +89,7 @@ describe("baseline provider", () => {
   });
 
   it("reads the column names of each CREATE TABLE, as the database has them", async () => {
-    const sql = renderBaseline(loadSqlBaseline(), wh.config);
+    const sql = `${renderCommonSchema(loadSqlBaseline(), wh.config)}\n${renderBaseline(loadClientRunTables(), wh.config)}`;
     const columns = baselineColumns(sql);
     expect(Object.keys(columns).sort()).toEqual(baselineTables(sql).sort());
     for (const [table, names] of Object.entries(columns)) {
@@ -140,12 +142,29 @@ describe("baseline provider", () => {
     expect(await missingBaselineColumns(wh.connection, inputs.sql)).toEqual([]);
   });
 
+  it("the client's run tables: a client rename applies the new client's tables on update; delete leaves every table", async () => {
+    const acme = runTablesInputs(wh.target, wh.config);
+    const globex = runTablesInputs(wh.target, { ...wh.config, clientName: "GLOBEX" });
+    expect(await baselineProvider.diff!("id", acme, { ...acme })).toEqual({ changes: false });
+    expect(await baselineProvider.diff!("id", acme, globex)).toEqual({ changes: true });
+    await baselineProvider.update!("id", acme, globex);
+    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_acme_messages_status", "hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status"]));
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      await baselineProvider.delete!("id", globex);
+      expect(String(stderr.mock.calls[0][0])).toMatch(/^Hub_Client_Run_Tables_\d+: its tables stay in /);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_intake_job", "hub_acme_messages_status", "hub_globex_messages_status"]));
+  });
+
   it("leaves the tables in place on delete, and says so", async () => {
     const inputs = baselineInputs(wh.target, wh.config);
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       await baselineProvider.delete!("id", inputs);
-      expect(String(stderr.mock.calls[0][0])).toMatch(/the baseline's tables stay in/);
+      expect(String(stderr.mock.calls[0][0])).toMatch(/: its tables stay in .* \(never dropped by Pulumi\)/);
     } finally {
       stderr.mockRestore();
     }
@@ -155,6 +174,7 @@ describe("baseline provider", () => {
 
 describe("first install only (procedure step 5.1): common tables that exist already are adopted", () => {
   let db: { url: string; drop(): Promise<void> };
+  const qa = () => configFromEngine(repoStack("qa").config, "qa");
   const query = async (sql: string, params: unknown[] = []) => {
     const client = new Client({ connectionString: db.url });
     await client.connect();
@@ -178,20 +198,45 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       CREATE TABLE staging.hub_plat_config (plat_region text, plat_client_name text, codebase text, gbl_or_us text, secure_view_source text, connector_id text, hub_destination text, hub_tenant_code text, hub_tenant_id text, PRIMARY KEY (plat_client_name, plat_region));
       INSERT INTO staging.hub_api_config VALUES ('ERS', 'https://hub-ext-x/ers/api/', 'hub-x', 'US', '00000000-0000-4000-8000-000000000001', 'other pipeline');
       INSERT INTO staging.hub_plat_config VALUES ('US', 'OTHER', 'US', 'US', NULL, NULL, 'HUB_MQ_US', 'OTHER_US', '00000000-0000-4000-8000-000000000001');`);
-    const sql = renderBaseline(loadSqlBaseline(), configFromEngine(repoStack("qa").config, "qa"));
+    const sql = renderCommonSchema(loadSqlBaseline(), qa());
     await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test");
     expect(await query("SELECT hub_api_name, created_by FROM staging.hub_api_config")).toEqual([{ hub_api_name: "ERS", created_by: "other pipeline" }]);
     expect(await query("SELECT plat_client_name FROM staging.hub_plat_config")).toEqual([{ plat_client_name: "OTHER" }]);
-    // The tables it lacked are created: this client's run tables and our own.
+    // The common tables it lacked are created (our own); no client's table comes with the common schema.
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
     expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+    expect((await query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' AND table_name LIKE '%messages%'"))).toEqual([]);
+    // The client's run tables come from their own file, after the common schema.
+    const runTables = renderBaseline(loadClientRunTables(), qa());
+    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
+  });
+
+  it("adopts a client's run tables that exist already (an earlier install), and refuses, naming the columns, when they lack some", async () => {
+    const runTables = renderBaseline(loadClientRunTables(), qa());
+    await query("INSERT INTO staging.hub_acme_messages_status (message_id, transaction_id, hub_tenant_id, hub_destination, status) VALUES (gen_random_uuid(), gen_random_uuid(), 't', 'HUB_MQ_US', 'PUBLISHED')");
+    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status")).toEqual([{ n: 1 }]);
+
+    // Another client's tables left by an older pipeline, without columns this project needs.
+    const globex = renderBaseline(loadClientRunTables(), { ...qa(), clientName: "GLOBEX" });
+    await query("CREATE TABLE staging.hub_globex_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid, status text)");
+    const error = await applyBaseline(db.url, globex, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
+    expect((error as Error).message).toMatch(
+      /^Hub_Client_Run_Tables_test: tables of .* exist already .* lack columns this project needs: staging\.hub_globex_messages_status\.hub_tenant_id, staging\.hub_globex_messages_status\.hub_destination, staging\.hub_globex_messages_status\.attempts, staging\.hub_globex_messages_status\.reason, staging\.hub_globex_messages_status\.updated_at\. .*nothing was changed$/,
+    );
+    // Nothing of it was applied: the client's other tables were not created.
+    expect(await query("SELECT to_regclass('staging.hub_globex_messages') IS NULL AS absent")).toEqual([{ absent: true }]);
+    // The common tables and the other client's are untouched.
+    expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status")).toEqual([{ n: 1 }]);
+    expect(await missingBaselineTables(db.url, renderCommonSchema(loadSqlBaseline(), qa()))).toEqual([]);
   });
 
   it("refuses, naming the missing columns, when an existing common table lacks what this project needs; nothing is changed", async () => {
     await query("DROP SCHEMA staging CASCADE");
     await query(`CREATE SCHEMA staging;
       CREATE TABLE staging.hub_api_config (hub_api_name text, hub_api_url text, hub_tenant_id text);`);
-    const sql = renderBaseline(loadSqlBaseline(), configFromEngine(repoStack("qa").config, "qa"));
+    const sql = renderCommonSchema(loadSqlBaseline(), qa());
     const error = await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test").catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Plat_Common_Schema_Baseline_test: tables of .* exist already \(created by another pipeline or an earlier install\) but lack columns this project needs: staging\.hub_api_config\.hub_environment_name, staging\.hub_api_config\.hub_region\. .*nothing was changed$/,

@@ -21,6 +21,8 @@ import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleS
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
+import { keptScriptFiles, readScriptsRelease, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
+import yazl from "yazl";
 import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);
@@ -34,6 +36,7 @@ const PROVIDERS = {
   baseline: ["providers/baseline.ts", "baselineProvider"],
   routingRules: ["providers/routingRules.ts", "routingRulesProvider"],
   scriptFiles: ["providers/scriptFiles.ts", "scriptFilesProvider"],
+  scriptsRelease: ["providers/scriptsRelease.ts", "scriptsReleaseProvider"],
 } as const;
 type ProviderName = keyof typeof PROVIDERS;
 
@@ -68,6 +71,7 @@ beforeAll(async () => {
       baseline: await serialize(baselineProvider),
       routingRules: await serialize(routingRulesProvider),
       scriptFiles: await serialize(scriptFilesProvider),
+      scriptsRelease: await serialize(scriptsReleaseProvider),
     },
     typescript: JSON.parse(stdout),
   };
@@ -94,7 +98,7 @@ for (const compiler of ["vitest", "typescript"] as const) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
         const sql = ["pg", "node:tls", "node:fs", "node:path"];
-        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], scriptsRelease: ["yauzl", "@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
         for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
         // A few functions each, never a captured module (those run to hundreds of kB).
@@ -149,6 +153,35 @@ for (const compiler of ["vitest", "typescript"] as const) {
       expect(checked).toEqual({ inputs });
       expect(created.id).toBe(TENANT);
       expect(hub.state().routingRules[TENANT]).toMatchObject({ posts: 1, rules: defaultRoutingRules() });
+    });
+
+    it("run in a plain node process: a scripts release applied to a folder, read from its zip", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-release-"));
+      try {
+        const zip = new yazl.ZipFile();
+        zip.addBuffer(Buffer.from("print('v1')\n"), "lib/export_hub.py");
+        zip.end();
+        const chunks: Buffer[] = [];
+        const bytes = await new Promise<Buffer>((resolve, reject) => zip.outputStream.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve(Buffer.concat(chunks))).on("error", reject));
+        const zipPath = path.join(dir, "hub_python_scripts.zip");
+        fs.writeFileSync(zipPath, bytes);
+        const folder = path.join(dir, "scripts");
+        fs.mkdirSync(folder);
+        fs.writeFileSync(path.join(folder, "old.py"), "old");
+        fs.writeFileSync(path.join(folder, "credentials.ini"), "[warehouse]\n");
+        const release = await readScriptsRelease(bytes, "r.zip");
+        const inputs = { location: { kind: "folder", dir: folder }, zipPath, source: "r.zip", sha256: release.sha256, files: releaseManifest(release), keep: keptScriptFiles(release), version: SCRIPTS_RELEASE_PROVIDER_VERSION };
+        const [checked, created] = await runInHost(texts[compiler].scriptsRelease, [
+          { method: "check", args: [inputs, inputs] },
+          { method: "create", args: [inputs] },
+        ]);
+        expect(checked).toEqual({ inputs });
+        expect(created.id).toBe(folder);
+        expect(fs.readdirSync(folder).sort()).toEqual(["credentials.ini", "lib"]);
+        expect(fs.readFileSync(path.join(folder, "lib/export_hub.py"), "utf8")).toBe("print('v1')\n");
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it("run in a plain node process: the shared credential files in a folder", async () => {

@@ -1,6 +1,6 @@
 /**
- * A test platform for the export task, provisioned with the project's own planning code: the rendered baseline,
- * the config rows, connection files, the scripts folder and the rendered definition, all pointing at an embedded
+ * A test platform for the export task, provisioned with the project's own planning code: the rendered common baseline
+ * and the client's run tables, the config rows, connection files, the scripts folder and the rendered definition, all pointing at an embedded
  * PostgreSQL database and an emulator on loopback.
  */
 import fs from "node:fs";
@@ -10,7 +10,7 @@ import { Client } from "pg";
 import { validateStackConfig } from "../../config/validate";
 import type { StackConfig } from "../../config/schema";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlBaseline } from "../../templates";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { serializeConnectionRecord } from "../../core/connections";
 import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
 import type { ConfigRow } from "../../core/rows";
@@ -115,10 +115,10 @@ export function stackConfigFor(
   );
 }
 
-/** Writes the platform's files and applies the baseline and rows to the database. */
+/** Writes the platform's files and applies the common baseline, the client's run tables and the rows to the database. */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
   const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters, options);
-  const plan = planInstallation(config, { template: loadPipelineTemplate(), baseline: loadSqlBaseline() });
+  const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const scriptsDir = path.join(dir, "scripts");
   const connectionsDir = path.join(dir, "connections");
@@ -136,6 +136,7 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
   await client.connect();
   try {
     await client.query(plan.baseline.sql);
+    await client.query(plan.runTables.sql);
     for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig]) await insertRow(client, plan.stagingSchema, row);
   } finally {
     await client.end();

@@ -1,0 +1,318 @@
+/**
+ * A vendor scripts release (procedure step 7.1): `hub_python_scripts.zip`, whose content replaces the content of the
+ * shared folder /Tools/hub_python_scripts, keeping its folder structure. After applying it the folder holds exactly
+ * the release's files, except what the platform owns:
+ *  - credentials.ini and tenant_credentials.txt (shared with the environment's other pipelines) are never taken from
+ *    a release, never overwritten and never deleted;
+ *  - credentials_template.ini and tenant_credentials_template.txt (step 7.2 creates the credential files from them)
+ *    come from the release when it has them, and are otherwise kept as the stack wrote them.
+ *
+ * The zip is read with yauzl, entry by entry, every name checked before anything is written: an entry with an
+ * absolute path, a drive letter, a backslash or a `..` segment is refused (zip-slip), as is a symbolic link. A bad zip
+ * changes nothing.
+ *
+ * The dynamic provider's state holds the release's manifest (sha256 of the zip and of each file), never its content:
+ * create and update read the zip from `zipPath` on the machine running `pulumi up` and refuse it when it is not the
+ * zip the program planned with (its sha256). Writing comes first, deleting last: an apply that fails half-way leaves
+ * the release's files and some old ones, and the next `up` completes it. The folder is the platform environment's, so
+ * deleting the resource (a stack removed) leaves it as it is; two stacks with different releases: the release applied
+ * last wins (each stack applies its own again only when its sha256 changes, which `pulumi preview` shows).
+ *
+ * Used by local mode (a folder for the bucket) and by the dynamic provider behind components/storage/scriptsRelease.ts
+ * (S3). Serialized provider code cannot load project modules: SDKs are required inside the functions, and what comes
+ * from providers/scriptFiles.ts is captured through the aliases below, as values.
+ */
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { s3Folder as scriptFolderS3, SHARED_FILES as SCRIPT_FOLDER_FILES, type S3FolderLocation, type ScriptFolderLocation } from "./scriptFiles";
+
+const s3Folder = scriptFolderS3;
+const SHARED_FILES = SCRIPT_FOLDER_FILES;
+
+/** Bump when applying behaves differently, so that `pulumi up` applies the release again. */
+export const SCRIPTS_RELEASE_PROVIDER_VERSION = 1;
+
+export interface ReleaseFile {
+  /** Path inside the scripts folder, `/`-separated. */
+  name: string;
+  content: Buffer;
+}
+
+export interface ScriptsRelease {
+  files: ReleaseFile[];
+  /** Entries left out because the platform owns them (credentials.ini, tenant_credentials.txt). */
+  skipped: string[];
+  /** sha256 of the zip file. */
+  sha256: string;
+}
+
+/** Files of the folder a release never replaces nor deletes. */
+export const PROTECTED_SCRIPT_FILES: readonly string[] = [SHARED_FILES.credentialsIni, SHARED_FILES.tenantCredentials];
+/** The release's top folder, when it has one, is the scripts folder itself. */
+const TOP_FOLDER = "hub_python_scripts/";
+const MAX_BYTES = 64 * 1024 * 1024;
+/** Objects written or deleted at once. */
+const PARALLEL = 8;
+
+/** An error in the release itself (the CLI and the program show it as one line, config/load.ts). */
+function releaseError(message: string): Error {
+  const error = new Error(message);
+  error.name = "ScriptsReleaseError";
+  return error;
+}
+
+export function isScriptsReleaseError(err: unknown): boolean {
+  return err instanceof Error && err.name === "ScriptsReleaseError";
+}
+
+function sha256Of(data: Buffer): string {
+  const crypto = require("node:crypto") as typeof import("node:crypto");
+  return crypto.createHash("sha256").update(data).digest("hex");
+}
+
+/** Why an entry name would write outside the folder, or undefined when it is safe. */
+export function unsafeEntryName(name: string): string | undefined {
+  if (name.includes("\\")) return "holds a backslash";
+  if (name.startsWith("/")) return "is an absolute path";
+  if (/^[A-Za-z]:/.test(name)) return "starts with a drive letter";
+  if (name.split("/").some((part) => part === "..")) return "has a '..' segment";
+  if (name.includes("\0")) return "holds a NUL character";
+  return undefined;
+}
+
+export async function readScriptsRelease(zip: Buffer, source: string): Promise<ScriptsRelease> {
+  const yauzl = require("yauzl") as typeof import("yauzl");
+  const entries = await new Promise<{ name: string; content: Buffer }[]>((resolve, reject) => {
+    yauzl.fromBuffer(zip, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, file) => {
+      if (err || !file) return reject(releaseError(`${source}: not a readable zip file (${err?.message ?? "no entries"})`));
+      const out: { name: string; content: Buffer }[] = [];
+      let total = 0;
+      const fail = (e: Error) => {
+        file.close();
+        reject(e);
+      };
+      file.on("error", (e: Error) => fail(isScriptsReleaseError(e) ? e : releaseError(`${source}: ${e.message}`)));
+      file.on("end", () => resolve(out));
+      file.on("entry", (entry: import("yauzl").Entry) => {
+        // Names are decoded and checked here, with our own message (bit 11: UTF-8; else CP437, read as latin1).
+        const raw = entry.fileName as unknown as Buffer;
+        const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
+        const problem = unsafeEntryName(fileName);
+        if (problem) return fail(releaseError(`${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`));
+        // Unix mode in the high 16 bits: a symbolic link could point anywhere.
+        if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000) return fail(releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`));
+        if (fileName.endsWith("/")) return file.readEntry();
+        total += entry.uncompressedSize;
+        if (total > MAX_BYTES) return fail(releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`));
+        file.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return fail(releaseError(`${source}: entry '${fileName}': ${e?.message ?? "unreadable"}`));
+          const chunks: Buffer[] = [];
+          stream.on("data", (c: Buffer) => chunks.push(c));
+          stream.on("error", (se: Error) => fail(releaseError(`${source}: entry '${fileName}': ${se.message}`)));
+          stream.on("end", () => {
+            out.push({ name: fileName, content: Buffer.concat(chunks) });
+            file.readEntry();
+          });
+        });
+      });
+      file.readEntry();
+    });
+  });
+  const strip = entries.length > 0 && entries.every((e) => e.name.startsWith(TOP_FOLDER)) ? TOP_FOLDER.length : 0;
+  const files: ReleaseFile[] = [];
+  const skipped: string[] = [];
+  for (const e of entries) {
+    const name = e.name.slice(strip);
+    if (name === "") continue;
+    if (PROTECTED_SCRIPT_FILES.includes(name)) skipped.push(name);
+    else files.push({ name, content: e.content });
+  }
+  if (files.length === 0) throw releaseError(`${source}: holds no script file`);
+  return { files: files.sort((a, b) => a.name.localeCompare(b.name)), skipped, sha256: sha256Of(zip) };
+}
+
+/** The release's manifest: each file's name and the sha256 of its content. */
+export function releaseManifest(release: Pick<ScriptsRelease, "files">): Record<string, string> {
+  return Object.fromEntries(release.files.map((f) => [f.name, sha256Of(f.content)]));
+}
+
+/** Files of the folder that applying `release` keeps though the release lacks them. */
+export function keptScriptFiles(release: Pick<ScriptsRelease, "files">): string[] {
+  const names = new Set(release.files.map((f) => f.name));
+  return [...PROTECTED_SCRIPT_FILES, ...[SHARED_FILES.credentialsIniTemplate, SHARED_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t))];
+}
+
+/** What applying a release did. */
+export interface AppliedRelease {
+  written: number;
+  /** Names deleted from the folder (not in the release). */
+  deleted: string[];
+}
+
+/** Runs `work` over `items`, PARALLEL at a time; the first failure stops it. */
+async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
+}
+
+/** True for a name the folder keeps: a file of the release or a kept one; a folder marker (`sub/`) while still used. */
+function stays(name: string, wanted: Set<string>, keep: readonly string[]): boolean {
+  if (name === "" || wanted.has(name) || keep.includes(name)) return true;
+  return name.endsWith("/") && [...wanted].some((w) => w.startsWith(name));
+}
+
+/** Makes the folder's content the release's: its files written (structure kept), every other one deleted but `keep`. */
+export async function applyScriptsRelease(location: ScriptFolderLocation, release: Pick<ScriptsRelease, "files">, keep: readonly string[]): Promise<AppliedRelease> {
+  const wanted = new Set(release.files.map((f) => f.name));
+  return location.kind === "s3" ? applyToS3(location, release.files, wanted, keep) : applyToFolder(location.dir, release.files, wanted, keep);
+}
+
+async function applyToS3(location: S3FolderLocation, files: ReleaseFile[], wanted: Set<string>, keep: readonly string[]): Promise<AppliedRelease> {
+  const { ListObjectsV2Command, PutObjectCommand, DeleteObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const { client, prefix } = s3Folder(location);
+  const where = `s3://${location.bucket}/${prefix}`;
+  const failed = (what: string, err: unknown) => new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+  const present: string[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } catch (err) {
+    throw failed("list", err);
+  }
+  await inParallel(files, async (file) => {
+    try {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: location.bucket,
+          Key: prefix + file.name,
+          Body: file.content,
+          ContentType: "application/octet-stream",
+          ...(location.kmsKeyArn ? { ServerSideEncryption: "aws:kms", SSEKMSKeyId: location.kmsKeyArn } : {}),
+        }),
+      );
+    } catch (err) {
+      throw failed(`write ${file.name} in`, err);
+    }
+  });
+  const deleted = present.filter((name) => !stays(name, wanted, keep)).sort();
+  await inParallel(deleted, async (name) => {
+    try {
+      await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
+    } catch (err) {
+      throw failed(`delete ${name} in`, err);
+    }
+  });
+  return { written: files.length, deleted };
+}
+
+async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<string>, keep: readonly string[]): Promise<AppliedRelease> {
+  const fs = require("node:fs") as typeof import("node:fs");
+  const path = require("node:path") as typeof import("node:path");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const file of files) {
+    const target = path.join(dir, ...file.name.split("/"));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    // Write-then-rename, so a killed process never leaves half a file behind.
+    const tmp = `${target}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, file.content, { mode: 0o644 });
+    fs.renameSync(tmp, target);
+  }
+  const walk = (sub: string): string[] =>
+    fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
+  const deleted = walk("").filter((name) => !stays(name, wanted, keep)).sort();
+  for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
+  // Folders the release no longer has, left empty.
+  const prune = (sub: string): void => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      const child = path.join(sub, e.name);
+      prune(child);
+      if (fs.readdirSync(path.join(dir, child)).length === 0) fs.rmdirSync(path.join(dir, child));
+    }
+  };
+  prune("");
+  return { written: files.length, deleted };
+}
+
+/** The dynamic resource's inputs and outputs: the manifest, never the content. */
+export interface ScriptsReleaseState {
+  location: ScriptFolderLocation;
+  /** Where create and update read the zip: an absolute path on the machine running `pulumi up` (not compared). */
+  zipPath: string;
+  /** hubExport:scriptsRelease.zip as configured, for messages. */
+  source: string;
+  /** sha256 of the zip: what diff compares. */
+  sha256: string;
+  /** Each file of the release: its name and the sha256 of its content. */
+  files: Record<string, string>;
+  /** Files of the folder kept though the release lacks them (keptScriptFiles). */
+  keep: string[];
+  version: number;
+}
+
+/** The location compared as a whole, in a fixed order (unknown values during preview compare as themselves). */
+function locationKey(location: ScriptFolderLocation): string {
+  return JSON.stringify(location.kind === "s3" ? [location.kind, location.bucket, location.prefix, location.region ?? null, location.endpoint ?? null, location.kmsKeyArn ?? null] : [location.kind, location.dir]);
+}
+
+function releaseState(inputs: ScriptsReleaseState): ScriptsReleaseState {
+  return { location: inputs.location, zipPath: inputs.zipPath, source: inputs.source, sha256: inputs.sha256, files: inputs.files, keep: inputs.keep, version: inputs.version };
+}
+
+/** Reads the zip the program planned with, checks it is the same, and applies it. */
+async function apply(inputs: ScriptsReleaseState): Promise<void> {
+  const fs = require("node:fs") as typeof import("node:fs");
+  let zip: Buffer;
+  try {
+    zip = fs.readFileSync(inputs.zipPath);
+  } catch (err) {
+    throw releaseError(`${inputs.source}: cannot read ${inputs.zipPath} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was changed`);
+  }
+  const sha256 = sha256Of(zip);
+  if (sha256 !== inputs.sha256) {
+    throw releaseError(`${inputs.source}: the zip changed since this 'pulumi up' planned with it (sha256 ${inputs.sha256.slice(0, 12)}…, now ${sha256.slice(0, 12)}…); nothing was changed, run it again`);
+  }
+  const release = await readScriptsRelease(zip, inputs.source);
+  const done = await applyScriptsRelease(inputs.location, release, inputs.keep);
+  process.stderr.write(`${inputs.source} (sha256 ${sha256.slice(0, 12)}…): ${done.written} files written${done.deleted.length ? `, deleted as not in the release: ${done.deleted.join(", ")}` : ""}\n`);
+}
+
+export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseState, ScriptsReleaseState> = {
+  async check(_olds, news) {
+    const failures: { property: string; reason: string }[] = [];
+    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });
+    if (typeof news.zipPath !== "string" || news.zipPath === "") failures.push({ property: "zipPath", reason: "must be the path of the release's zip" });
+    if (typeof news.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(news.sha256)) failures.push({ property: "sha256", reason: "must be the zip's sha256 (64 hex digits)" });
+    if (!news.files || typeof news.files !== "object" || Object.keys(news.files).length === 0) failures.push({ property: "files", reason: "must list the release's files" });
+    if (!Array.isArray(news.keep)) failures.push({ property: "keep", reason: "must list the files the release never deletes" });
+    return failures.length ? { failures } : { inputs: news };
+  },
+
+  async diff(_id, olds, news) {
+    // Another zip path with the same content (another machine, another checkout) changes nothing.
+    const changes = olds.sha256 !== news.sha256 || locationKey(olds.location) !== locationKey(news.location) || olds.keep.join("\n") !== news.keep.join("\n") || olds.version !== news.version;
+    return { changes };
+  },
+
+  async create(inputs) {
+    await apply(inputs);
+    const id = inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.location.prefix}` : inputs.location.dir;
+    return { id, outs: releaseState(inputs) };
+  },
+
+  async update(_id, _olds, news) {
+    await apply(news);
+    return { outs: releaseState(news) };
+  },
+
+  async delete(_id, props) {
+    // The folder is shared by the platform environment's pipelines: its content stays as it is.
+    process.stderr.write(`${props.source}: the scripts folder keeps the release's files (shared by the platform environment's pipelines)\n`);
+  },
+};
