@@ -145,9 +145,12 @@ export async function main(argv: string[]): Promise<void> {
       clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
     }
     const loadBefore = os.loadavg();
+    const serverUid = fs.statSync(dataDir).uid;
+    const cpuBefore = { emulator: cpuSeconds(emulator.pid), server: userCpuSeconds(serverUid) };
     t = Date.now();
     const task = await runAndWatch(outfile, [...platform.args, ...clsArgs]);
     const totalSeconds = secs(Date.now() - t);
+    const cpu = { task: task.cpuSeconds, emulator: cpuSeconds(emulator.pid) - cpuBefore.emulator, server: userCpuSeconds(serverUid) - cpuBefore.server };
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
@@ -168,6 +171,8 @@ export async function main(argv: string[]): Promise<void> {
     const cls = task.events.find((e) => e.event === "cls.done");
     if (cls) say(`  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`);
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
+    const cores = os.cpus().length;
+    say(`  CPU seconds         task ${cpu.task.toFixed(1)}, emulator ${cpu.emulator.toFixed(1)}, PostgreSQL ${cpu.server.toFixed(1)}: ${(cpu.task + cpu.emulator + cpu.server).toFixed(1)} of the ${(cores * totalSeconds).toFixed(1)} the ${cores} CPUs had`);
     if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
     for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, entitiesPerRegion(hub.ers))) say(line);
     for (const line of top) say(line);
@@ -301,7 +306,32 @@ function imageNodeFlags(): string[] {
   return (JSON.parse(entrypoint[1]) as string[]).slice(1).filter((a) => a.startsWith("-"));
 }
 
-async function runAndWatch(file: string, args: string[]): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number }> {
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 once it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100/s).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every live process of user `uid`: the embedded server runs as a user of its own. */
+function userCpuSeconds(uid: number): number {
+  let total = 0;
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.statSync(`/proc/${entry}`).uid === uid) total += cpuSeconds(Number(entry));
+    } catch {
+      // the process is gone
+    }
+  }
+  return total;
+}
+
+async function runAndWatch(file: string, args: string[]): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
   // The image's node flags, and BENCH_TASK_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -310,6 +340,7 @@ async function runAndWatch(file: string, args: string[]): Promise<{ code: number
   const events: Record<string, unknown>[] = [];
   let stderr = "";
   let peakKb = 0;
+  let cpu = 0;
   const sample = setInterval(() => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
@@ -317,6 +348,7 @@ async function runAndWatch(file: string, args: string[]): Promise<{ code: number
     } catch {
       // the process is gone
     }
+    cpu = Math.max(cpu, cpuSeconds(child.pid));
   }, 200);
   readline.createInterface({ input: child.stdout! }).on("line", (line) => {
     try {
@@ -330,5 +362,5 @@ async function runAndWatch(file: string, args: string[]): Promise<{ code: number
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearInterval(sample);
-  return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10 };
+  return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10, cpuSeconds: cpu };
 }

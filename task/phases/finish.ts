@@ -1,7 +1,7 @@
 /**
- * Step 6 of a run, in one database transaction: the published messages still in _MESSAGES move to _ARCHIVE (most
- * moved as they were published and sent to ERS), then the failed ones too (their _STATUS rows say FAILED; the next run
- * retries them), so that _MESSAGES is empty. A run that reached ExecutionCompleted gets its HUB_INTAKE_JOB row (the
+ * Step 6 of a run, in one database transaction: the published messages still queued in _MESSAGES are done (most
+ * left the queue as they were published and sent to ERS), then the failed ones leave it too (their _STATUS rows say
+ * FAILED; the next run queues them again), so that _MESSAGES is empty and _ARCHIVE holds every message of the run. A run that reached ExecutionCompleted gets its HUB_INTAKE_JOB row (the
  * specification's step 10 finds only completed runs there); every outcome gets a HUB_EXPORT_RUN_HISTORY row with the
  * counts. The watermarks of the tenants/countries scanned advance to the run's upper bound, and the run is left with
  * only its HRSYS report to make.
@@ -26,7 +26,17 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
-    await client.query(archiveSql(t, `DELETE FROM ${t.messages} m USING ${t.status} s WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED' RETURNING m.*`), [tx]);
+    // Driven by what is left in the queue, each status looked up by its key: never a scan of _STATUS, which keeps
+    // every message of every run.
+    await client.query(
+      archiveSql(
+        t,
+        `DELETE FROM ${t.messages} m WHERE m.message_id IN (
+           SELECT q.message_id FROM ${t.messages} q CROSS JOIN LATERAL (SELECT 1 FROM ${t.status} s WHERE s.message_id = q.message_id AND s.status = 'PUBLISHED' LIMIT 1) p
+         ) RETURNING m.*`,
+      ),
+      [tx],
+    );
     const moved = await client.query<{ hub_tenant_id: string; messages: number; retried: number; entities: number }>(
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
