@@ -145,12 +145,12 @@ export async function main(argv: string[]): Promise<void> {
       clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
     }
     const loadBefore = os.loadavg();
-    const serverUid = fs.statSync(dataDir).uid;
-    const cpuBefore = { emulator: cpuSeconds(emulator.pid), server: userCpuSeconds(serverUid) };
+    const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
+    const emulatorCpu = cpuSeconds(emulator.pid);
     t = Date.now();
-    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs]);
+    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs], serverCpu);
     const totalSeconds = secs(Date.now() - t);
-    const cpu = { task: task.cpuSeconds, emulator: cpuSeconds(emulator.pid) - cpuBefore.emulator, server: userCpuSeconds(serverUid) - cpuBefore.server };
+    const cpu = { task: task.cpuSeconds, emulator: cpuSeconds(emulator.pid) - emulatorCpu, server: serverCpu.seconds };
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
@@ -317,21 +317,45 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-/** CPU seconds of every live process of user `uid`: the embedded server runs as a user of its own. */
-function userCpuSeconds(uid: number): number {
-  let total = 0;
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.statSync(`/proc/${entry}`).uid === uid) total += cpuSeconds(Number(entry));
-    } catch {
-      // the process is gone
+/**
+ * CPU seconds used by the processes of user `uid` (the embedded server runs as a user of its own) between start() and
+ * the last sample(): sampled while they live, since a backend's time goes with it when its session ends.
+ */
+class UserCpu {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  constructor(private readonly uid: number) {}
+
+  start(): this {
+    this.read(this.first);
+    return this;
+  }
+
+  sample(): void {
+    this.read(this.last);
+  }
+
+  get seconds(): number {
+    let total = 0;
+    for (const [pid, seconds] of this.last) total += seconds - (this.first.get(pid) ?? 0);
+    return total;
+  }
+
+  private read(into: Map<number, number>): void {
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (fs.statSync(`/proc/${entry}`).uid !== this.uid) continue;
+      } catch {
+        continue; // the process is gone
+      }
+      const seconds = cpuSeconds(Number(entry));
+      if (seconds > 0) into.set(Number(entry), Math.max(into.get(Number(entry)) ?? 0, seconds));
     }
   }
-  return total;
 }
 
-async function runAndWatch(file: string, args: string[]): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
+async function runAndWatch(file: string, args: string[], server: UserCpu): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
   // The image's node flags, and BENCH_TASK_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -349,6 +373,7 @@ async function runAndWatch(file: string, args: string[]): Promise<{ code: number
       // the process is gone
     }
     cpu = Math.max(cpu, cpuSeconds(child.pid));
+    server.sample();
   }, 200);
   readline.createInterface({ input: child.stdout! }).on("line", (line) => {
     try {

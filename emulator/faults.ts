@@ -205,6 +205,8 @@ export function streamSeed(seed: number, endpoint: string): number {
 export interface FaultStats {
   requests: number;
   injected: Record<string, number>;
+  /** Latency added, in all (ms). */
+  delayedMs: number;
 }
 
 /** Draws one decision per request; every request consumes exactly one draw of its endpoint's stream. */
@@ -234,7 +236,7 @@ export class FaultInjector {
   reseed(): void {
     for (const endpoint of FAULT_ENDPOINTS) {
       this.streams.set(endpoint, mulberry32(streamSeed(this.current.seed, endpoint)));
-      this.stats.set(endpoint, { requests: 0, injected: {} });
+      this.stats.set(endpoint, { requests: 0, injected: {}, delayedMs: 0 });
     }
   }
 
@@ -243,6 +245,7 @@ export class FaultInjector {
     const draw = this.streams.get(endpoint)!();
     const stats = this.stats.get(endpoint)!;
     stats.requests++;
+    stats.delayedMs += latencyMs;
     let cumulative = 0;
     for (const outcome of outcomes) {
       cumulative += outcome.rate;
@@ -258,7 +261,7 @@ export class FaultInjector {
   /** Requests seen and faults injected per endpoint since the last (re)seed. */
   statistics(): Record<FaultEndpoint, FaultStats> {
     const out = {} as Record<FaultEndpoint, FaultStats>;
-    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, injected: { ...s.injected } };
+    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, injected: { ...s.injected }, delayedMs: s.delayedMs };
     return out;
   }
 }

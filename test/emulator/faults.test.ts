@@ -150,7 +150,7 @@ describe("fault injection over HTTP", () => {
     expect(a.status).toBe(503);
     expect(a.json).toEqual({ error: "Service Unavailable", message: "injected fault" });
     expect(em.state().queues.US.destinations).toEqual({});
-    expect(em.state().faults.stats["queue.publish"]).toEqual({ requests: 1, injected: { 503: 1 } });
+    expect(em.state().faults.stats["queue.publish"]).toEqual({ requests: 1, injected: { 503: 1 }, delayedMs: 0 });
   });
 
   it("resets the connection before processing (reset) or after it (resetAfter)", async () => {
@@ -172,13 +172,15 @@ describe("fault injection over HTTP", () => {
 
   it("adds latency", async () => {
     const em = await start({ faults: "ers.entities:latency=200;queue.authorize:latency=0" });
-    const t0 = performance.now();
     await authorize(em);
-    expect(performance.now() - t0).toBeLessThan(150);
     const t1 = performance.now();
     const res = await fetch(`${em.urls.ers}entities`, { method: "POST" });
     expect(res.status).toBe(400);
+    // A lower bound only: a loaded machine makes requests slower, never faster. What was added is in the state.
     expect(performance.now() - t1).toBeGreaterThanOrEqual(190);
+    const stats = em.state().faults.stats;
+    expect(stats["queue.authorize"]).toMatchObject({ requests: 1, delayedMs: 0 });
+    expect(stats["ers.entities"]).toMatchObject({ requests: 1, delayedMs: 200 });
   });
 
   it("treats a valid token as expired (401) at the tokenExpiry rate, for good", async () => {
