@@ -18,8 +18,19 @@ export async function createTestDatabase(prefix = "t"): Promise<{ url: string; n
     async drop() {
       const c = new Client({ connectionString: adminUrl });
       await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      try {
+        // pg's pool.end() resolves before its sessions have closed: terminating one still closing (FORCE) would
+        // surface in this process as an uncaught 57P01. So wait for them first (a bounded wait); FORCE then only
+        // ends sessions of other processes, such as a task a test left running.
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+          if (rows[0].n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
     },
   };
 }
