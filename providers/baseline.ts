@@ -15,7 +15,8 @@
  *
  * First install only (procedure step 5.1): tables that exist already, because another hub pipeline or an earlier
  * install created them, are adopted as they are when they have the columns this project needs (extra columns and
- * their rows stay); otherwise applying fails before changing anything, naming the missing columns.
+ * their rows stay) and no extra NOT NULL column without a default (every insert of ours would fail on it) that the
+ * SQL does not drop; otherwise applying fails before changing anything, naming those columns.
  *
  * Drift: read() checks that each baseline table exists and has the baseline's columns (names only). A missing table
  * makes the next `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next
@@ -46,7 +47,7 @@ export const BASELINE_PROVIDER_VERSION = 2;
 export interface BaselineState {
   /** The database, `host:port/database` (providers/pg.ts databaseLabel): a label, never a login. */
   target: string;
-  /** Hub_Plat_Common_Schema_Baseline_<BuildNumber> */
+  /** The file applied: Hub_Plat_Common_Schema_Baseline_<BuildNumber> or Hub_Client_Run_Tables_<BuildNumber>. */
   name: string;
   buildNumber: string;
   /** sha256 of the baseline file, tags still in. */
@@ -82,6 +83,14 @@ export async function applyBaseline(target: PgTarget, sql: string, name = "basel
           refusal = new Error(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
               `${lacking.join(", ")}. Add them by hand (ALTER TABLE ... ADD COLUMN), or ship a new build-number baseline file with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them; nothing was changed`,
+          );
+          throw refusal;
+        }
+        const unwritten = await unwrittenColumns(client, sql);
+        if (unwritten.length > 0) {
+          refusal = new Error(
+            `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
+              `${unwritten.join(", ")}. Give them a default or drop their NOT NULL by hand, or ship a new build-number baseline file that does (or drops them); nothing was changed`,
           );
           throw refusal;
         }
@@ -216,6 +225,42 @@ export function alterAddedColumns(sql: string): Set<string> {
   const pattern = /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
   for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) added.add(`${m[1]}.${m[2]}.${m[3]}`.toLowerCase());
   return added;
+}
+
+/** `schema.table.column` that the SQL drops with `ALTER TABLE ... DROP [COLUMN] [IF EXISTS] <column>, ...`. */
+export function alterDroppedColumns(sql: string): Set<string> {
+  const dropped = new Set<string>();
+  const statement = /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+([^;]*);/gi;
+  for (let m = statement.exec(sql); m; m = statement.exec(sql)) {
+    for (const d of m[3].matchAll(/\bDROP\s+(?:COLUMN\s+)?(?:IF\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi)) {
+      if (!/^(CONSTRAINT|DEFAULT|NOT|EXPRESSION|IDENTITY)$/i.test(d[1])) dropped.add(`${m[1]}.${m[2]}.${d[1]}`.toLowerCase());
+    }
+  }
+  return dropped;
+}
+
+/**
+ * Columns of tables already there that the baseline does not know, NOT NULL without a default (nor identity or
+ * generated), that the SQL does not drop: every row this project inserts would fail on them.
+ */
+async function unwrittenColumns(client: PgClient, sql: string): Promise<string[]> {
+  const tables = baselineColumns(sql);
+  const names = Object.keys(tables);
+  if (names.length === 0) return [];
+  const dropped = alterDroppedColumns(sql);
+  const result = await client.query(
+    `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
+       FROM pg_catalog.pg_attribute a
+       JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = ''
+        AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])
+      ORDER BY a.attrelid, a.attnum`,
+    [names],
+  );
+  return (result.rows as { t: string; c: string }[])
+    .filter((r) => !tables[r.t].includes(r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
+    .map((r) => `${r.t}.${r.c}`);
 }
 
 /** The baseline's columns that tables already there lack and that the SQL does not add: adopting them would fail. */

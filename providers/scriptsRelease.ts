@@ -46,7 +46,7 @@ export interface ScriptsRelease {
 }
 
 /** Files of the folder a release never replaces nor deletes. */
-export const PROTECTED_SCRIPT_FILES: readonly string[] = [SHARED_FILES.credentialsIni, SHARED_FILES.tenantCredentials];
+const PROTECTED_SCRIPT_FILES: readonly string[] = [SHARED_FILES.credentialsIni, SHARED_FILES.tenantCredentials];
 /** The release's top folder, when it has one, is the scripts folder itself. */
 const TOP_FOLDER = "hub_python_scripts/";
 const MAX_BYTES = 64 * 1024 * 1024;
@@ -225,7 +225,9 @@ async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<stri
   }
   const walk = (sub: string): string[] =>
     fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
-  const deleted = walk("").filter((name) => !stays(name, wanted, keep)).sort();
+  // A kept file's lock and temporary files (scriptFiles.ts: another writer may be merging it right now) stay too.
+  const keptWork = (name: string) => keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
+  const deleted = walk("").filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
   const prune = (sub: string): void => {

@@ -5,7 +5,7 @@
 import type { Pool } from "pg";
 import { taskOf, type PipelineDefinition } from "../../core/definition";
 import { UserError } from "../../core/errors";
-import { databaseOf } from "../../core/naming";
+import { BASELINE_NAME_PREFIX, CLIENT_RUN_TABLES_NAME_PREFIX, databaseOf } from "../../core/naming";
 import type { HubRegion } from "../../core/regions";
 import type { Logger } from "../log";
 import { loadDefinition } from "./definition";
@@ -68,7 +68,7 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
     const pool = await openDatabase(record.systemName, settings);
     let ackPool: Pool | undefined;
     try {
-      await checkTables(pool, tables, definition.buildNumber);
+      await checkTables(pool, tables);
       const tenants = await loadTenants(pool, definition, tables, scripts.tenantCredentials, store);
       ackPool = await openDatabase(record.systemName, settings, { max: ACK_POOL_SIZE, asynchronousCommit: true });
       return { definition, tables, tenants, pool, ackPool };
@@ -88,14 +88,17 @@ export function distinctHubTenants(tenants: TenantConfig[]): TenantConfig[] {
   return [...seen.values()];
 }
 
-async function checkTables(pool: Pool, t: RunTables, buildNumber: string): Promise<void> {
-  const staging = [t.apiConfig, t.platConfig, t.messages, t.watermark, t.status, t.archive, t.intakeJob, t.run, t.runPart, t.runHistory];
+async function checkTables(pool: Pool, t: RunTables): Promise<void> {
+  const common = [t.apiConfig, t.platConfig, t.watermark, t.intakeJob, t.run, t.runPart, t.runHistory];
+  const client = [t.messages, t.status, t.archive];
   const publish = Object.values(PUBLISH_TABLES).map((name) => `${t.publishSchema}.${name}`);
-  const { rows } = await pool.query<{ name: string; found: boolean }>("SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name", [[...staging, ...publish]]);
+  const { rows } = await pool.query<{ name: string; found: boolean }>("SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name", [[...common, ...client, ...publish]]);
   const missing = new Set(rows.filter((r) => !r.found).map((r) => r.name));
   const lines: string[] = [];
-  const stagingMissing = staging.filter((n) => missing.has(n));
-  if (stagingMissing.length) lines.push(`staging tables missing: ${stagingMissing.join(", ")} (apply the common-schema baseline Hub_Plat_Common_Schema_Baseline_${buildNumber})`);
+  const commonMissing = common.filter((n) => missing.has(n));
+  if (commonMissing.length) lines.push(`staging tables missing: ${commonMissing.join(", ")} (apply the common-schema baseline ${BASELINE_NAME_PREFIX}<BuildNumber>)`);
+  const clientMissing = client.filter((n) => missing.has(n));
+  if (clientMissing.length) lines.push(`the client's run tables missing: ${clientMissing.join(", ")} (apply ${CLIENT_RUN_TABLES_NAME_PREFIX}<BuildNumber> for this client)`);
   const publishMissing = publish.filter((n) => missing.has(n));
   if (publishMissing.length) lines.push(`publish schema tables missing: ${publishMissing.join(", ")} (see task/model/README.md)`);
   if (lines.length) throw new UserError(lines);

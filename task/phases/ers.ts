@@ -38,8 +38,8 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string | null }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body
+      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; status: string | null; body: string | null }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, st.status, b.body
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages} WHERE transaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
            LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status = 'PUBLISHED') b ON true
@@ -49,7 +49,8 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
       if (rows.length === 0) break;
       after = rows[rows.length - 1].seq;
       // Failed ones stay for the next run, and go to ERS once published.
-      const published = rows.filter((r) => r.body !== null);
+      const published = rows.filter((r) => r.status === "PUBLISHED");
+      for (const r of published) if (r.body === null) throw new Error(`${t.archive} has no row for the published message ${r.message_id} of ${t.messages}`);
       if (published.length) yield published.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
     }
   }

@@ -1,13 +1,14 @@
 /**
  * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of up to
- * records_per_ers_request entities of one transaction and tenant. Once all of a message's entities are sent, it moves
- * to _ARCHIVE in a commit the request's slot waits for: a message in _ARCHIVE has reached the queue and ERS, and after
- * a kill at most the requests in flight (ERS concurrency x records_per_ers_request entities) are sent again.
+ * records_per_ers_request entities of one transaction and tenant. Once all of a message's entities are sent, it
+ * leaves the run's work queue (_MESSAGES) in a commit the request's slot waits for: a message off the queue has reached
+ * the queue broker and ERS, and after a kill at most the requests in flight (ERS concurrency x records_per_ers_request
+ * entities) are sent again.
  *
- * The publish feeds it each acknowledged batch (the stream); the ERS phase (ers.ts) feeds it what is still in
- * _MESSAGES. The hub contract decides what a failing request does: `stop` stops sending (the stream leaves the
- * messages in _MESSAGES for the ERS phase, which stops the run); `record` logs the failure and archives the messages.
- * With ERS turned off, messages are archived as they come.
+ * The publish feeds it each acknowledged batch (the stream); the ERS phase (ers.ts) feeds it what is still queued.
+ * The hub contract decides what a failing request does: `stop` stops sending (the stream leaves the messages queued
+ * for the ERS phase, which stops the run); `record` logs the failure and takes the messages off the queue. With ERS
+ * turned off, messages leave the queue as they come.
  */
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";

@@ -4,7 +4,7 @@
  * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome
  * goes to _STATUS; a batch holds its slot until its PUBLISHED rows are committed, so after a kill at most the batches
  * in flight (the links' windows x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts),
- * which moves them to _ARCHIVE.
+ * which takes them off the run's work queue once their entities are sent.
  */
 import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, contractProperties, type QueueMessageContract } from "../../core/hubContract";
 import type { RunContext } from "../context";
@@ -82,7 +82,7 @@ export class Publisher {
   private readonly progress: Progress;
   /** PUBLISHED and FAILED rows: a batch's slot waits for its commit. */
   readonly status: StatusWriter;
-  /** Moves to _ARCHIVE: an ERS request's slot waits for its commit. */
+  /** Takes done messages off the queue: an ERS request's slot waits for its commit. */
   private readonly archive: StatusWriter;
   readonly ers: ErsStream;
   submitted = 0;
@@ -252,7 +252,7 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
     let after = "-1";
     for (;;) {
       // A page by seq (the index), each message's status by its key; published ones are skipped here.
-      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string; published: boolean }>(
+      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string | null; published: boolean }>(
         `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body, coalesce(st.status = 'PUBLISHED', false) AS published
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
@@ -264,7 +264,8 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
       if (rows.length === 0) break;
       after = rows[rows.length - 1].seq;
       const pending = rows.filter((r) => !r.published);
-      if (pending.length) yield pending.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body }));
+      for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
+      if (pending.length) yield pending.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
     }
   }
 }

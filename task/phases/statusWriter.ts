@@ -21,7 +21,7 @@ export interface StatusRecord extends MessageOutcome {
   destination: string;
 }
 
-/** A write: status rows to upsert, and ids of messages to move to _ARCHIVE. */
+/** A write: status rows to upsert, and ids of messages done (off the queue). */
 interface Pending {
   statuses: StatusRecord[];
   archive: string[];
@@ -162,7 +162,7 @@ export class StatusWriter {
  * The write: outcomes upserted into _STATUS ($1 to $7), and the messages $9 done for the run $8 (archiveByIdSql). The
  * two parts touch different tables, so one snapshot serves both.
  */
-export function acknowledgeSql(tables: RunTables): string {
+function acknowledgeSql(tables: RunTables): string {
   const statuses = `statuses AS (
        INSERT INTO ${tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
        SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()

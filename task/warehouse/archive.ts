@@ -13,7 +13,7 @@ import type { RunTables } from "./tables";
 import { HELD_BACK } from "../cls/codeCheck";
 
 /** The columns of a queue row (_MESSAGES): all are in _ARCHIVE too. */
-export const QUEUE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at";
+const QUEUE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at";
 
 /** Rows of _ARCHIVE of the queue rows `left` (of another transaction than the run `run`) now name the run. */
 function archivedAgain(t: RunTables, left: string, run: string): string {

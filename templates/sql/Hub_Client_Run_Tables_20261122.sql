@@ -40,6 +40,22 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   created_at      timestamptz NOT NULL DEFAULT now(),
   UNIQUE (transaction_id, seq)
 );
+-- A queue created before it held ids only (the same build number, before any real install) held the bodies: those
+-- still queued go to _ARCHIVE (where every body is now), then the queue loses the columns it no longer has.
+DO $queue_ids_only$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+              WHERE attrelid = to_regclass('<STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES') AND attname = 'body' AND NOT attisdropped) THEN
+    EXECUTE 'INSERT INTO <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE
+               (message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at, archived_by)
+             SELECT message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at, transaction_id
+               FROM <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES
+             ON CONFLICT (message_id) DO NOTHING';
+  END IF;
+END
+$queue_ids_only$;
+ALTER TABLE <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES
+  DROP COLUMN IF EXISTS body, DROP COLUMN IF EXISTS country_code, DROP COLUMN IF EXISTS employee_ids, DROP COLUMN IF EXISTS changed_through;
 
 -- The outcome of publishing each message to the hub queue: PUBLISHED, or FAILED with the reason; attempts over all runs.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (

@@ -122,8 +122,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART (
   PRIMARY KEY (transaction_id, part)
 );
 
--- Per tenant, what the run in progress has archived so far: messages move to _ARCHIVE as they are published and sent
--- to ERS, not all at the end, and these are the counts of its intake job.
+-- Per tenant, what the run in progress has done so far: messages leave the client's work queue as they are published
+-- and sent to ERS, not all at the end, and these are the counts of its intake job.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_TENANT (
   transaction_id uuid NOT NULL REFERENCES <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN ON DELETE CASCADE,
   hub_tenant_id  text NOT NULL,

@@ -248,4 +248,42 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     await applyBaseline(db.url, fixed, "Hub_Plat_Common_Schema_Baseline_test");
     expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
   });
+
+  it("refuses, naming them, NOT NULL columns without a default that this project never writes; nothing is changed", async () => {
+    await query("DROP SCHEMA staging CASCADE");
+    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
+    // Another pipeline's status table: our columns, and one of its own that every insert of ours would leave null.
+    await query(`CREATE TABLE staging.hub_acme_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid NOT NULL, hub_tenant_id text NOT NULL,
+      hub_destination text NOT NULL, status text NOT NULL, attempts integer NOT NULL DEFAULT 0, reason text, updated_at timestamptz NOT NULL DEFAULT now(),
+      batch_no integer NOT NULL, note text NOT NULL DEFAULT '', seq_id bigint GENERATED ALWAYS AS IDENTITY)`);
+    const runTables = renderBaseline(loadClientRunTables(), qa());
+    const error = await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/^Hub_Client_Run_Tables_test: tables of .* with NOT NULL columns that have no default and that this project never writes: staging\.hub_acme_messages_status\.batch_no\. .*nothing was changed$/);
+    expect(await query("SELECT to_regclass('staging.hub_acme_messages') IS NULL AS absent")).toEqual([{ absent: true }]);
+    await query("ALTER TABLE staging.hub_acme_messages_status ALTER COLUMN batch_no SET DEFAULT 0");
+    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
+  });
+
+  it("moves the bodies of a queue created before it held ids only to _ARCHIVE, and drops the columns it no longer has", async () => {
+    await query("DROP SCHEMA staging CASCADE");
+    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
+    // The work queue as the first layout had it, with a message of a killed run still queued.
+    await query(`CREATE TABLE staging.hub_acme_messages (message_id uuid NOT NULL PRIMARY KEY, transaction_id uuid NOT NULL, seq bigint NOT NULL,
+      hub_tenant_id text NOT NULL, hub_destination text NOT NULL, country_code text NOT NULL, record_count integer NOT NULL CHECK (record_count > 0),
+      employee_ids text[] NOT NULL, changed_through timestamp NOT NULL, body text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), UNIQUE (transaction_id, seq));
+      INSERT INTO staging.hub_acme_messages VALUES ('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000aa', 1, 't', 'HUB_MQ_US', 'US', 1, '{E1}', '2026-11-01', '{"header":{}}', now())`);
+    const runTables = renderBaseline(loadClientRunTables(), qa());
+    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    expect(await query("SELECT message_id, body, employee_ids, archived_by FROM staging.hub_acme_messages_archive")).toEqual([
+      { message_id: "00000000-0000-4000-8000-00000000000a", body: '{"header":{}}', employee_ids: ["E1"], archived_by: "00000000-0000-4000-8000-0000000000aa" },
+    ]);
+    // Still queued (the next run resumes it), without the columns the queue no longer has.
+    expect(await query("SELECT message_id FROM staging.hub_acme_messages")).toEqual([{ message_id: "00000000-0000-4000-8000-00000000000a" }]);
+    const columns = await query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'staging' AND table_name = 'hub_acme_messages' ORDER BY ordinal_position");
+    expect(columns.map((r) => r.column_name)).toEqual(baselineColumns(runTables)["staging.hub_acme_messages"]);
+    // Applied again, it changes nothing.
+    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_archive")).toEqual([{ n: 1 }]);
+  });
 });

@@ -80,7 +80,9 @@ describe("a vendor scripts release", () => {
   it("replaces the local scripts folder's content, keeping the platform's files and templates", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-release-"));
     try {
-      for (const [name, content] of Object.entries({ "credentials.ini": "mine", "tenant_credentials.txt": "{}", "credentials_template.ini": "t", "old_script.py": "old", "old/nested.py": "old" })) {
+      // Another writer is merging tenant_credentials.txt right now (scriptFiles.ts): its lock and temporary file stay.
+      const merging = { "tenant_credentials.txt.lock": "", "tenant_credentials.txt.4242.tmp": "{}" };
+      for (const [name, content] of Object.entries({ "credentials.ini": "mine", "tenant_credentials.txt": "{}", "credentials_template.ini": "t", "old_script.py": "old", "old/nested.py": "old", ...merging })) {
         fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
         fs.writeFileSync(path.join(dir, name), content);
       }
@@ -88,7 +90,7 @@ describe("a vendor scripts release", () => {
       const done = await applyScriptsRelease({ kind: "folder", dir }, release, keptScriptFiles(release));
       expect(done).toEqual({ written: 2, deleted: ["old/nested.py", "old_script.py"] });
       const files = (sub: string): string[] => fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(sub, e.name)) : [path.join(sub, e.name)]));
-      expect(files("").sort()).toEqual(["credentials.ini", "credentials_template.ini", "export_hub.py", path.join("lib", "hub_client.py"), "tenant_credentials.txt"]);
+      expect(files("").sort()).toEqual(["credentials.ini", "credentials_template.ini", "export_hub.py", path.join("lib", "hub_client.py"), "tenant_credentials.txt", ...Object.keys(merging)].sort());
       // The emptied folder is gone too.
       expect(fs.existsSync(path.join(dir, "old"))).toBe(false);
       expect(fs.readFileSync(path.join(dir, "credentials.ini"), "utf8")).toBe("mine");

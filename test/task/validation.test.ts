@@ -85,6 +85,20 @@ describe("export task: everything is checked before any data is touched", () => 
     await expectRefused(noStep, /hub_destination HUB_MQ_EU_TEST has no publish step in the definition/);
   });
 
+  it("names the file that creates missing tables: the common baseline, or the client's run tables", async () => {
+    const staging = f.platform.stagingSchema;
+    await f.pool.query(`ALTER TABLE ${staging}.HUB_ACME_MESSAGES_STATUS RENAME TO hub_acme_messages_status_away; ALTER TABLE ${staging}.HUB_EXPORT_WATERMARK RENAME TO hub_export_watermark_away`);
+    try {
+      const result = await runTask(f.platform.args.slice());
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/staging tables missing: staging\.HUB_EXPORT_WATERMARK \(apply the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber>\)/);
+      expect(result.stderr).toMatch(/the client's run tables missing: staging\.HUB_ACME_MESSAGES_STATUS \(apply Hub_Client_Run_Tables_<BuildNumber> for this client\)/);
+      expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
+    } finally {
+      await f.pool.query(`ALTER TABLE ${staging}.hub_acme_messages_status_away RENAME TO hub_acme_messages_status; ALTER TABLE ${staging}.hub_export_watermark_away RENAME TO hub_export_watermark`);
+    }
+  });
+
   it("refuses missing HUB_API_CONFIG rows", async () => {
     const { rows } = await f.pool.query(`DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`, [TENANTS.US.hubTenantId]);
     try {
