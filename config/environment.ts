@@ -87,5 +87,10 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
     const others = otherEnvironments(new URL(u.url).hostname, env);
     if (others.length) add(u.path, `${u.url} points at a ${others.join(", ")} host, but this stack is ${env}`);
   }
+  // The platform environment's bucket (adopted) holds the shared scripts folder: its files must be encrypted with a key
+  // every hub pipeline of the environment may use, not with a key this stack creates for itself.
+  if (!config.bucket.create && !config.bucket.kmsKeyArn) {
+    add(["bucket", "kmsKeyArn"], "the bucket is adopted (the platform environment's): set the environment's shared KMS key, or the shared scripts folder /Tools/hub_python_scripts is encrypted with a key this stack creates, which the environment's other pipelines cannot decrypt");
+  }
   return issues;
 }

@@ -208,6 +208,11 @@ describe("environment checks (procedure step 4)", () => {
       "hubExport:hub.regions.US.apis.ERS: https://hub-ext-prod-us.example.com/ers/api/ points at a PROD host, but this stack is QA",
     ]);
     expect(issuesOf((c) => (c.queues.US.baseUrl = "https://mq-prd.example.com"))).toEqual(["hubExport:queues.US.baseUrl: https://mq-prd.example.com points at a PROD host, but this stack is QA"]);
+    // The environment's bucket holds the shared scripts folder: its files need the environment's key.
+    expect(issuesOf((c) => Object.assign(c.bucket, { create: false, kmsKeyArn: undefined }))).toEqual([
+      "hubExport:bucket.kmsKeyArn: the bucket is adopted (the platform environment's): set the environment's shared KMS key, or the shared scripts folder /Tools/hub_python_scripts is encrypted with a key this stack creates, which the environment's other pipelines cannot decrypt",
+    ]);
+    expect(issuesOf((c) => Object.assign(c.bucket, { create: false, kmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/1" }))).toEqual([]);
   });
 
   it("verifies TLS in qa and prod with a CA bundle; the bundle goes with verify-full only", () => {
