@@ -8,8 +8,8 @@
  *    come from the release when it has them, and are otherwise kept as the stack wrote them.
  *
  * The zip is read with yauzl, entry by entry, every name checked before anything is written: an entry with an
- * absolute path, a drive letter, a backslash or a `..` segment is refused (zip-slip), as is a symbolic link. A bad zip
- * changes nothing.
+ * absolute path, a drive letter, a backslash or a `..` segment is refused (zip-slip), as is a symbolic link or a name
+ * that appears twice. A bad zip changes nothing.
  *
  * The dynamic provider's state holds the release's manifest (sha256 of the zip and of each file), never its content:
  * create and update read the zip from `zipPath` on the machine running `pulumi up` and refuse it when it is not the
@@ -120,9 +120,13 @@ export async function readScriptsRelease(zip: Buffer, source: string): Promise<S
   const strip = entries.length > 0 && entries.every((e) => e.name.startsWith(TOP_FOLDER)) ? TOP_FOLDER.length : 0;
   const files: ReleaseFile[] = [];
   const skipped: string[] = [];
+  const seen = new Set<string>();
   for (const e of entries) {
     const name = e.name.slice(strip);
     if (name === "") continue;
+    // Which copy would win depends on the order files are written: refused rather than guessed.
+    if (seen.has(name)) throw releaseError(`${source}: entry '${e.name}' appears twice: refused (nothing was written)`);
+    seen.add(name);
     if (PROTECTED_SCRIPT_FILES.includes(name)) skipped.push(name);
     else files.push({ name, content: e.content });
   }
