@@ -87,6 +87,12 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
     const others = otherEnvironments(new URL(u.url).hostname, env);
     if (others.length) add(u.path, `${u.url} points at a ${others.join(", ")} host, but this stack is ${env}`);
   }
+  // The task's login role is this stack's own (it creates, grants and on removal drops it): named after the client, so
+  // that two clients' stacks in one environment never manage, and drop, the same role.
+  const role = config.database.task.username;
+  if (!`_${tokens(role).join("_")}_`.includes(`_${tokens(config.clientName).join("_")}_`)) {
+    add(["database", "task", "username"], `'${role}' does not name client ${config.clientName}: each client's stack manages its own login role, and two stacks of one environment naming the same role would share it (removing one drops it); e.g. hub_export_${config.clientName.toLowerCase()}_${label.toLowerCase()}`);
+  }
   // The platform environment's bucket (adopted) holds the shared scripts folder: its files must be encrypted with a key
   // every hub pipeline of the environment may use, not with a key this stack creates for itself.
   if (!config.bucket.create && !config.bucket.kmsKeyArn) {

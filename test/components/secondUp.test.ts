@@ -94,7 +94,7 @@ describe("the second up", () => {
       [COMMON_BASELINE]: { step: "update" },
     });
     const grant = after.resources.find((r) => keyOf(r) === `${GRANT}staging/hub_export_new_table`)!;
-    expect(inputs(grant)).toMatchObject({ objectType: "table", schema: "staging", objects: ["hub_export_new_table"], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role: "hub_export_qa" });
+    expect(inputs(grant)).toMatchObject({ objectType: "table", schema: "staging", objects: ["hub_export_new_table"], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role: "hub_export_acme_qa" });
     expect(grant.options.deleteBeforeReplace).toBe(true);
   });
 
@@ -122,14 +122,14 @@ describe("the second up", () => {
   });
 
   it("a task-role rename: a new role first, every grant replaced delete-first (REVOKE from the old role while it exists), the old role dropped last", async () => {
-    const after = await planOf(editKey<any>(qa, "database", (db) => ({ ...db, task: { ...db.task, username: "hub_export_qa2" } })));
+    const after = await planOf(editKey<any>(qa, "database", (db) => ({ ...db, task: { ...db.task, username: "hub_export_acme_qa2" } })));
     const ops = await secondUp(before, after);
     const grants = after.resources.filter((r) => ALWAYS_REPLACED.has(r.type)).map(keyOf).sort();
     expect(grants.length).toBeGreaterThan(10);
     expect(only(ops, "replace")).toEqual([...grants, "postgresql:index/role:Role hub-export-warehouse/task-role"].sort());
     for (const key of grants) expect(ops[key], key).toEqual({ step: "replace", deleteFirst: true });
     expect(ops["postgresql:index/role:Role hub-export-warehouse/task-role"]).toEqual({ step: "replace", deleteFirst: false });
-    for (const g of after.resources.filter((r) => ALWAYS_REPLACED.has(r.type))) expect(inputs(g).role).toBe("hub_export_qa2");
+    for (const g of after.resources.filter((r) => ALWAYS_REPLACED.has(r.type))) expect(inputs(g).role).toBe("hub_export_acme_qa2");
     // The task's connection record names the new login; nothing else changes.
     expect(only(ops, "update")).toEqual(["aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/PLAT_WAREHOUSE_QA"]);
     expect(only(ops, "add")).toEqual([]);

@@ -223,7 +223,7 @@ for (const stack of ["qa", "prod"] as const) {
           return { objectType, schema, objects, privileges, role };
         })
         .sort((a, b) => kinds.indexOf(a.objectType) - kinds.indexOf(b.objectType) || String(a.schema).localeCompare(String(b.schema)) || (a.objects?.length ?? 0) - (b.objects?.length ?? 0));
-      const role = `hub_export_${stack}`;
+      const role = `hub_export_acme_${stack}`;
       // The run tables are the other staging tables of both files; the known ones must be among them.
       const runTables = baselineTables(sql)
         .map((t) => t.slice("staging.".length))
@@ -447,7 +447,7 @@ for (const stack of ["qa", "prod"] as const) {
         securityGroupIds: config.network.securityGroupIds,
         repositoryUrl: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}`,
         taskRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-task`,
-        databaseRole: `hub_export_${stack}`,
+        databaseRole: `hub_export_acme_${stack}`,
         runTaskCommand: `aws ecs run-task --region ${REGION} --cluster arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug} --task-definition ${definition.arn} --launch-type FARGATE --network-configuration '${network}' --started-by hub-export-operator`,
       });
       const text = JSON.stringify(run.outputs);

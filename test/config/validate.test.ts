@@ -213,6 +213,11 @@ describe("environment checks (procedure step 4)", () => {
       "hubExport:bucket.kmsKeyArn: the bucket is adopted (the platform environment's): set the environment's shared KMS key, or the shared scripts folder /Tools/hub_python_scripts is encrypted with a key this stack creates, which the environment's other pipelines cannot decrypt",
     ]);
     expect(issuesOf((c) => Object.assign(c.bucket, { create: false, kmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/1" }))).toEqual([]);
+    // The task's login role is the client's own: a name shared by two clients' stacks would be managed, and dropped, by both.
+    expect(issuesOf((c) => (c.database.task.username = "hub_export_qa"))).toEqual([
+      "hubExport:database.task.username: 'hub_export_qa' does not name client ACME: each client's stack manages its own login role, and two stacks of one environment naming the same role would share it (removing one drops it); e.g. hub_export_acme_qa",
+    ]);
+    expect(issuesOf((c) => Object.assign(c, { clientName: "ACME_CORP", jobName: "HRSYS_EMPL_HUB_ACME_CORP_202611_QA" }, { database: { ...c.database, task: { ...c.database.task, username: "hub_export_acme_corp_qa" } } }))).toEqual([]);
   });
 
   it("verifies TLS in qa and prod with a CA bundle; the bundle goes with verify-full only", () => {

@@ -80,7 +80,7 @@ describe("planInstallation", () => {
     });
     expect(parseAdditionalProperties(us.additionalProperties)).toEqual({ authUrl: "https://mq-us.example.com/api/v1/authorize", queueName: "acme-empl-us" });
     expect(p.connections.map((c) => c.type)).toEqual(["S3", "PostgreSQL", "MessageQueue", "MessageQueue"]);
-    expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({ systemName: "PLAT_WAREHOUSE", url: "postgres://db.example.com:5432/PLATDB", username: "hub_export", password: "task-pw" });
+    expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({ systemName: "PLAT_WAREHOUSE", url: "postgres://db.example.com:5432/PLATDB", username: "hub_export_acme", password: "task-pw" });
   });
 
   it("contributes its connection name and its hub tenants' entries to the shared credential files", () => {

@@ -39,7 +39,7 @@ describe("hub-export local", () => {
     expect(fs.readdirSync(first.files.connections).sort()).toEqual(["HUB_MQ_EU_QA.json", "HUB_MQ_US_QA.json", "PLAT_S3_QA.json", "PLAT_WAREHOUSE_QA.json"]);
     // The database URL in the summary carries no password; the psql one says where it is.
     expect(first.database.url).toMatch(/:\*\*\*\*@/);
-    expect(first.database.psqlUrl).toMatch(/^postgres:\/\/hub_export_qa@127\.0\.0\.1:\d+\/PLATDB$/);
+    expect(first.database.psqlUrl).toMatch(/^postgres:\/\/hub_export_acme_qa@127\.0\.0\.1:\d+\/PLATDB$/);
     expect(first.database.passwordFile).toBe(path.join(dir, "connections", "PLAT_WAREHOUSE_QA.json"));
     const password = JSON.parse(fs.readFileSync(first.database.passwordFile, "utf8")).password as string;
     expect(password.length).toBeGreaterThan(8);

@@ -65,7 +65,7 @@ export function rawConfig(regions: HubRegion[] = ["US", "EU"]): Record<string, a
       sslMode: "verify-full",
       caBundle: "certs/rds-global-bundle.pem",
       admin: { username: "platform_admin", password: "admin-pw" },
-      task: { username: "hub_export", password: "task-pw" },
+      task: { username: "hub_export_acme", password: "task-pw" },
     },
     connectionStore: { prefix: "acme/qa" },
     hub: { regions: Object.fromEntries(regions.map((r) => [r, rawHubEnvironment(r)])) },
