@@ -331,8 +331,10 @@ class UserCpu {
     return this;
   }
 
-  sample(): void {
-    this.read(this.last);
+  /** Reads the processes seen so far; `discover`: first looks through /proc for new ones (the costly part). */
+  sample(discover: boolean): void {
+    if (discover) this.read(this.last);
+    else for (const pid of this.last.keys()) this.record(this.last, pid);
   }
 
   get seconds(): number {
@@ -349,9 +351,13 @@ class UserCpu {
       } catch {
         continue; // the process is gone
       }
-      const seconds = cpuSeconds(Number(entry));
-      if (seconds > 0) into.set(Number(entry), Math.max(into.get(Number(entry)) ?? 0, seconds));
+      this.record(into, Number(entry));
     }
+  }
+
+  private record(into: Map<number, number>, pid: number): void {
+    const seconds = cpuSeconds(pid);
+    if (seconds > 0) into.set(pid, Math.max(into.get(pid) ?? 0, seconds));
   }
 }
 
@@ -365,6 +371,7 @@ async function runAndWatch(file: string, args: string[], server: UserCpu): Promi
   let stderr = "";
   let peakKb = 0;
   let cpu = 0;
+  let ticks = 0;
   const sample = setInterval(() => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
@@ -373,7 +380,8 @@ async function runAndWatch(file: string, args: string[], server: UserCpu): Promi
       // the process is gone
     }
     cpu = Math.max(cpu, cpuSeconds(child.pid));
-    server.sample();
+    // The server's sessions live for the whole run: new ones are looked for once a second.
+    server.sample(ticks++ % 5 === 0);
   }, 200);
   readline.createInterface({ input: child.stdout! }).on("line", (line) => {
     try {

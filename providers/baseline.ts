@@ -245,22 +245,30 @@ export function alterDroppedColumns(sql: string): Set<string> {
  */
 async function unwrittenColumns(client: PgClient, sql: string): Promise<string[]> {
   const tables = baselineColumns(sql);
-  const names = Object.keys(tables);
-  if (names.length === 0) return [];
   const dropped = alterDroppedColumns(sql);
+  return (await existingColumns(client, Object.keys(tables)))
+    .filter((r) => r.required && !tables[r.t].includes(r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
+    .map((r) => `${r.t}.${r.c}`);
+}
+
+/**
+ * The columns of those of `tables` (`schema.table`) that exist, in table and column order; `required`: NOT NULL
+ * without a default (nor identity or generated), so an insert must give a value. pg_attribute rather than
+ * information_schema.columns, which shows only the columns the user has privileges on.
+ */
+async function existingColumns(client: PgClient, tables: string[]): Promise<{ t: string; c: string; required: boolean }[]> {
+  if (tables.length === 0) return [];
   const result = await client.query(
-    `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
+    `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c,
+            a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = '' AS required
        FROM pg_catalog.pg_attribute a
        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = ''
-        AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])
+      WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])
       ORDER BY a.attrelid, a.attnum`,
-    [names],
+    [tables],
   );
-  return (result.rows as { t: string; c: string }[])
-    .filter((r) => !tables[r.t].includes(r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
-    .map((r) => `${r.t}.${r.c}`);
+  return result.rows as { t: string; c: string; required: boolean }[];
 }
 
 /** The baseline's columns that tables already there lack and that the SQL does not add: adopting them would fail. */
@@ -276,27 +284,16 @@ export async function missingBaselineColumns(target: PgTarget, sql: string): Pro
 
 async function missingColumnsWith(client: PgClient, sql: string): Promise<string[]> {
   const tables = baselineColumns(sql);
-  const names = Object.keys(tables);
-  if (names.length === 0) return [];
-  // pg_attribute rather than information_schema.columns, which shows only the columns the user has privileges on.
-  const result = await client.query(
-    `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c
-       FROM pg_catalog.pg_attribute a
-       JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])`,
-    [names],
-  );
   const present = new Map<string, Set<string>>();
-  for (const row of result.rows as { t: string; c: string }[]) {
+  for (const row of await existingColumns(client, Object.keys(tables))) {
     if (!present.has(row.t)) present.set(row.t, new Set());
     present.get(row.t)!.add(row.c);
   }
   const missing: string[] = [];
-  for (const table of names) {
-    const columns = present.get(table);
-    if (!columns) continue;
-    for (const column of tables[table]) if (!columns.has(column)) missing.push(`${table}.${column}`);
+  for (const [table, columns] of Object.entries(tables)) {
+    const there = present.get(table);
+    if (!there) continue;
+    for (const column of columns) if (!there.has(column)) missing.push(`${table}.${column}`);
   }
   return missing;
 }

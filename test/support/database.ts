@@ -22,15 +22,23 @@ export async function createTestDatabase(prefix = "t"): Promise<{ url: string; n
         // pg's pool.end() resolves before its sessions have closed: terminating one still closing (FORCE) would
         // surface in this process as an uncaught 57P01. So wait for them first (a bounded wait); FORCE then only
         // ends sessions of other processes, such as a task a test left running.
-        for (let i = 0; i < 50; i++) {
-          const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
-          if (rows[0].n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await sessionsGone(c, "datname = $1 AND pid <> pg_backend_pid()", [name]).catch(() => {});
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await c.end();
       }
     },
   };
+}
+
+/**
+ * Waits until no session of pg_stat_activity matches `where` (a condition with parameters `params`), up to `ms`:
+ * a session whose client has gone may still be running, and committing, its last statement.
+ */
+export async function sessionsGone(db: Pick<Client, "query">, where: string, params: unknown[] = [], ms = 5000): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < ms; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${where}`, params);
+    if (rows[0].n === 0) return;
+  }
+  throw new Error(`sessions matching ${where} did not end within ${ms} ms`);
 }

@@ -10,6 +10,7 @@ import { QUEUES, TENANTS } from "../support/platform";
 import { mulberry32 } from "../../emulator/faults";
 import { startRecordingProxy, type RecordingProxy } from "../support/recordingProxy";
 import { QUEUE_API } from "../../core/hubContract";
+import { sessionsGone } from "../support/database";
 
 const PUBLISH_CONCURRENCY = 4;
 const ERS_CONCURRENCY = 2;
@@ -85,15 +86,6 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
       return { queue, ers };
     };
 
-    const killedSessionsGone = async () => {
-      for (let i = 0; i < 100; i++) {
-        const { rows } = await f.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hub-export'");
-        if (rows[0].n === 0) return;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error("the killed task's database sessions did not end within 5 s");
-    };
-
     let kills = 0;
     for (let i = 0; kills < KILLS; i++) {
       expect(i, "too many runs finished before a kill landed").toBeLessThan(KILLS * 3);
@@ -113,7 +105,7 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
         kills++;
         // A statement the task had sent still runs, and may commit, after the kill: the database is read once the
         // killed task's sessions are gone.
-        await killedSessionsGone();
+        await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
         perKill.push({ trigger: trigger.name, lastEvent: finalEvent(result), ...(await inFlightAtKill(before, await received())) });
       } else {
         // It finished before the kill: it must end with its final line, and the next transaction gets new work.
