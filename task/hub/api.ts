@@ -29,7 +29,8 @@ export interface HubCall {
   tenantId: string;
   /** Secret: goes into the Authorization header only. */
   credentialsString: string;
-  body: string;
+  /** JSON; a Buffer is sent as it is (every attempt the same bytes). */
+  body: string | Buffer;
 }
 
 /** `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region). */

@@ -9,6 +9,7 @@ import type { RunContext } from "../context";
 import { ErsStream } from "./ersStream";
 import { StatusWriter } from "./statusWriter";
 import type { StoredMessage } from "./publish";
+import { utf8Body } from "../http/utf8Body";
 
 /** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
@@ -56,9 +57,12 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
   }
 }
 
-/** The ERS request of a transaction's entities (their JSON texts, joined by commas). */
-export function ersRequestBody(transactionId: string, systemCode: string, entities: string): string {
-  return `{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[${entities}]}`;
+/** The ERS request of a transaction's entities (their JSON texts; one piece may hold several, joined by commas). */
+export function ersRequestBody(transactionId: string, systemCode: string, entities: readonly string[]): Buffer {
+  const pieces = [`{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[`];
+  entities.forEach((entity, i) => (i ? pieces.push(",", entity) : pieces.push(entity)));
+  pieces.push("]}");
+  return utf8Body(pieces);
 }
 
 /** Splits one message's entities (JSON texts joined by commas) into slices of at most `size`. */

@@ -140,7 +140,7 @@ export class ErsStream {
     if (this.failure) return;
     const { tenant } = batch;
     try {
-      const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities.join(","));
+      const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities);
       batch.entities = []; // the request holds the text now
       await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry, link);
       this.sent += batch.count;

@@ -14,6 +14,7 @@ import { ErsStream } from "./ersStream";
 import { Progress } from "../log";
 import type { Link } from "../http/concurrency";
 import { HubApiError } from "../hub/api";
+import { utf8Body } from "../http/utf8Body";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
@@ -90,6 +91,8 @@ export class Publisher {
   acknowledged = 0;
   /** Set when a message was refused and the hub contract says stop (queueMessage.onFailure). */
   private failure?: Error;
+  /** Properties' JSON texts, the same for every message of a transaction and tenant with one record count. */
+  private readonly properties = new Map<string, string>();
 
   constructor(private readonly ctx: RunContext) {
     const { config, dispatcher, settings, links } = ctx;
@@ -163,8 +166,6 @@ export class Publisher {
    * broker's body limit and the bytes in flight.
    */
   private pump(lane: Lane): void {
-    const systemCode = this.ctx.config.definition.parameters.system_code;
-    const contract = this.ctx.config.definition.hubContract.queueMessage;
     while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
@@ -172,7 +173,7 @@ export class Publisher {
       let bytes = 2;
       while (lane.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
         const next = lane.waiting[lane.head];
-        const out = outgoing(next, systemCode, contract);
+        const out = outgoing(next, this.propertiesJson(next));
         const early = tooLarge(out);
         if (early) {
           lane.take();
@@ -180,10 +181,10 @@ export class Publisher {
           continue;
         }
         // A batch's body stays under the broker's limit.
-        if (batch.length > 0 && bytes + out.bytes + 1 > QUEUE_API.maxBodyBytes) break;
+        if (batch.length > 0 && bytes + out.json.length + 1 > QUEUE_API.maxBodyBytes) break;
         lane.take();
         batch.push({ message: next, out });
-        bytes += out.bytes + 1;
+        bytes += out.json.length + 1;
       }
       while (lane.room.length && lane.waitingChars < READ_AHEAD_CHARS) lane.room.shift()!();
       if (batch.length) this.send(lane, batch, bytes);
@@ -209,6 +210,17 @@ export class Publisher {
     );
   }
 
+  private propertiesJson(m: StoredMessage): string {
+    const key = `${m.transactionId} ${m.tenantId} ${m.recordCount}`;
+    let json = this.properties.get(key);
+    if (json === undefined) {
+      const { definition } = this.ctx.config;
+      json = propertiesJson(m, definition.parameters.system_code, definition.hubContract.queueMessage);
+      this.properties.set(key, json);
+    }
+    return json;
+  }
+
   private track(task: Promise<void>): void {
     this.running.add(task);
     // A failing status write surfaces through StatusWriter.add on the next batch and in drain().
@@ -231,11 +243,14 @@ export class Publisher {
   }
 }
 
-/** The broker's message: properties (as the hub contract names them), headers.messageId, and the body as a JSON string. */
-export function outgoing(m: StoredMessage, systemCode: string, contract: QueueMessageContract): OutgoingMessage {
-  const properties = contractProperties({ transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) }, contract);
-  const json = `{"properties":${JSON.stringify(properties)},"headers":{"messageId":"${m.messageId}"},"body":${JSON.stringify(m.body)}}`;
-  return { messageId: m.messageId, json, bytes: Buffer.byteLength(json) };
+/** The broker's message: properties (as the hub contract names them: `propertiesJson`), headers.messageId, and the body as a JSON string. */
+export function outgoing(m: StoredMessage, propertiesJson: string): OutgoingMessage {
+  return { messageId: m.messageId, json: utf8Body([`{"properties":${propertiesJson},"headers":{"messageId":"${m.messageId}"},"body":`, JSON.stringify(m.body), "}"]) };
+}
+
+/** The message's properties under the hub contract's names, as JSON. */
+export function propertiesJson(m: StoredMessage, systemCode: string, contract: QueueMessageContract): string {
+  return JSON.stringify(contractProperties({ transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) }, contract));
 }
 
 /**

@@ -164,7 +164,7 @@ async function assumedPath(http: Http, endpoint: string, api: "ERS" | "HRSYS", a
   const body = !write
     ? "{}"
     : api === "ERS"
-      ? ersRequestBody(probeTx, targets.systemCode, JSON.stringify({ UserId: PROBE_MARK, Probe: true }))
+      ? ersRequestBody(probeTx, targets.systemCode, [JSON.stringify({ UserId: PROBE_MARK, Probe: true })])
       : JSON.stringify({ jobName: `${targets.jobName}_${PROBE_MARK}`.replace(/-/g, "_"), transactionId: probeTx, systemCode: targets.systemCode, dataDomainCode: DATA_DOMAIN_CODE, status: "STARTED", counts: {} });
   const a = await http.send("POST", url, { authorization: basicAuthorization(tenant.credentialsString), "content-type": "application/json" }, body);
   const where = `POST ${new URL(url).pathname}`;
@@ -185,7 +185,7 @@ async function assumedPath(http: Http, endpoint: string, api: "ERS" | "HRSYS", a
 class Http {
   constructor(private readonly dispatcher: Dispatcher) {}
 
-  async send(method: "GET" | "POST" | "PUT", url: string, headers: Record<string, string>, body?: string): Promise<{ status?: number; text: string; ms: number; error?: string }> {
+  async send(method: "GET" | "POST" | "PUT", url: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status?: number; text: string; ms: number; error?: string }> {
     const start = performance.now();
     try {
       const res = await this.dispatcher.request({ ...target(url), method, headers, body, headersTimeout: 15_000, bodyTimeout: 15_000 });

@@ -9,14 +9,14 @@ import { QUEUE_API, authorizeResponseSchema, isTransientStatus, publishResultSch
 import type { QueueEndpoint } from "../connections/record";
 import { answerText, backoffMs, describeNetworkError, sendThrough, wait, type RetryPolicy } from "../http/retry";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
+import { jsonArrayBody } from "../http/utf8Body";
 import { z } from "zod";
 
-/** A message ready to send: its JSON text, as the broker takes it. */
+/** A message ready to send: its JSON text, as the broker takes it, in UTF-8. */
 export interface OutgoingMessage {
   messageId: string;
   /** `{"properties":...,"headers":{"messageId":...},"body":"..."}` */
-  json: string;
-  bytes: number;
+  json: Buffer;
 }
 
 export interface MessageOutcome {
@@ -67,7 +67,7 @@ export class QueueBroker {
   }
 
   private async publishBatch(batch: OutgoingMessage[]): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number }> {
-    const body = batch.length === 1 ? batch[0].json : `[${batch.map((m) => m.json).join(",")}]`;
+    const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
     for (let attempt = 1; attempt <= this.retry.attempts; attempt++) {
       if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt - 1 };
@@ -158,7 +158,8 @@ export class QueueBroker {
 
 /** A message over the broker's body limit is never sent. */
 export function tooLarge(message: OutgoingMessage): MessageOutcome | undefined {
-  return message.bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${message.bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0) : undefined;
+  const bytes = message.json.length;
+  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0) : undefined;
 }
 
 function failed(m: OutgoingMessage, reason: string, attempts: number): MessageOutcome {
