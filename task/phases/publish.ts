@@ -41,10 +41,12 @@ interface Pending {
 }
 
 /** One hub destination: its broker, the messages waiting for a batch, and its batches in progress. */
-class Lane {
+export class Lane {
   readonly waiting: StoredMessage[] = [];
   /** Index of the first waiting message (the array is compacted now and then, not shifted). */
   head = 0;
+  /** The first waiting message's JSON, when it was built for a batch it did not fit in: the next batch takes it as is. */
+  headOut?: OutgoingMessage;
   waitingChars = 0;
   batches = 0;
   readonly room: (() => void)[] = [];
@@ -64,6 +66,7 @@ class Lane {
 
   take(): StoredMessage {
     const m = this.waiting[this.head];
+    this.headOut = undefined;
     this.waiting[this.head++] = undefined as unknown as StoredMessage;
     this.waitingChars -= m.body.length;
     if (this.head > 1024 && this.head * 2 > this.waiting.length) {
@@ -71,6 +74,33 @@ class Lane {
       this.head = 0;
     }
     return m;
+  }
+
+  /**
+   * Takes the next batch: up to 10 waiting messages whose joined body stays under the broker's limit. A message over
+   * the limit by itself is never sent: it goes to `refuse` with its outcome. `build` makes a message's JSON.
+   */
+  nextBatch(build: (m: StoredMessage) => OutgoingMessage, refuse: (m: StoredMessage, outcome: MessageOutcome) => void): { batch: Pending[]; bytes: number } {
+    const batch: Pending[] = [];
+    let bytes = 2;
+    while (this.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
+      const next = this.waiting[this.head];
+      const out = this.headOut ?? build(next);
+      const early = tooLarge(out);
+      if (early) {
+        this.take();
+        refuse(next, early);
+        continue;
+      }
+      if (batch.length > 0 && bytes + out.json.length + 1 > QUEUE_API.maxBodyBytes) {
+        this.headOut = out;
+        break;
+      }
+      this.take();
+      batch.push({ message: next, out });
+      bytes += out.json.length + 1;
+    }
+    return { batch, bytes };
   }
 }
 
@@ -169,23 +199,10 @@ export class Publisher {
     while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
-      const batch: Pending[] = [];
-      let bytes = 2;
-      while (lane.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
-        const next = lane.waiting[lane.head];
-        const out = outgoing(next, this.propertiesJson(next));
-        const early = tooLarge(out);
-        if (early) {
-          lane.take();
-          this.track(this.record([next], [early]));
-          continue;
-        }
-        // A batch's body stays under the broker's limit.
-        if (batch.length > 0 && bytes + out.json.length + 1 > QUEUE_API.maxBodyBytes) break;
-        lane.take();
-        batch.push({ message: next, out });
-        bytes += out.json.length + 1;
-      }
+      const { batch, bytes } = lane.nextBatch(
+        (m) => outgoing(m, this.propertiesJson(m)),
+        (m, early) => this.track(this.record([m], [early])),
+      );
       while (lane.room.length && lane.waitingChars < READ_AHEAD_CHARS) lane.room.shift()!();
       if (batch.length) this.send(lane, batch, bytes);
     }
