@@ -15,6 +15,7 @@ import { Progress } from "../log";
 import type { Link } from "../http/concurrency";
 import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
+import { ACK_POOL_SIZE } from "../warehouse/database";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
@@ -111,10 +112,11 @@ export class Publisher {
   private draining = false;
   private readonly running = new Set<Promise<void>>();
   private readonly progress: Progress;
-  /** PUBLISHED and FAILED rows: a batch's slot waits for its commit. */
+  /**
+   * PUBLISHED and FAILED rows (a batch's slot waits for their commit), and done messages off the queue (an ERS
+   * request's slot waits likewise): one writer for both, so that one statement carries whatever is ready of either.
+   */
   readonly status: StatusWriter;
-  /** Takes done messages off the queue: an ERS request's slot waits for its commit. */
-  private readonly archive: StatusWriter;
   readonly ers: ErsStream;
   submitted = 0;
   /** Acknowledged by the broker, their PUBLISHED status committed. */
@@ -131,9 +133,8 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
     }
-    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, 2);
-    this.archive = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, 2);
-    this.ers = new ErsStream(ctx, this.archive);
+    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE);
+    this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
 
@@ -167,7 +168,7 @@ export class Publisher {
       await Promise.all([...this.running]);
     }
     await this.ers.drain();
-    await Promise.all([this.status.flush(), this.archive.flush()]);
+    await this.status.flush();
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
     if (this.failure) throw this.failure;
   }

@@ -1,7 +1,9 @@
 /**
  * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS (an INSERT ... ON CONFLICT over unnest arrays) and takes
  * done messages off the queue (warehouse/archive.ts), each write one statement on a session that commits
- * asynchronously (warehouse/database.ts): one round trip per write.
+ * asynchronously (warehouse/database.ts): one round trip per write. A write carries everything buffered when it
+ * starts, and starts once the event loop has handled the answers that arrived together: each statement costs the
+ * server a fixed share of CPU, so fewer and fuller ones shorten a run.
  *
  * At-least-once made tight: a message is acknowledged once its PUBLISHED row is committed, and a run killed before
  * that publishes it again under the same messageId (a standard queue stores it twice). So `commit()` is a group
@@ -79,7 +81,10 @@ export class StatusWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.next) {
-      const next = this.lane().then(() => this.writeBuffered());
+      // Once the I/O at hand is handled: answers that arrived together (publish batches, ERS requests) share a statement.
+      const next = this.lane()
+        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        .then(() => this.writeBuffered());
       this.next = next;
       next.catch((err) => {
         this.error ??= err;

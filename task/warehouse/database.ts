@@ -7,7 +7,7 @@ export type { PoolClient };
 
 /** Sessions: the run lock, up to 4 extract parts, the publish reader, and spares. */
 const POOL_SIZE = 10;
-/** Sessions of the acknowledgement writers (phases/statusWriter.ts): two lanes each for outcomes and ERS. */
+/** Sessions of the acknowledgement writer (phases/statusWriter.ts): its lanes, shared by outcomes and ERS. */
 export const ACK_POOL_SIZE = 4;
 /**
  * The acknowledgement writers' sessions commit asynchronously: a commit is visible to the next run at once, which is
