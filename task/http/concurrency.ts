@@ -59,7 +59,9 @@ export const DEFAULT_TUNING: Tuning = {
   initial: 4,
   decrease: 0.9,
   slowStartDecrease: 0.5,
-  increase: 0.05,
+  // Each climb back to a rate limit ends in a few 429s; the slower the climb, the rarer they are, while the average
+  // window (set by `decrease`) stays. At 0.05, 1.6 to 2.4 % of requests met a 2,000 messages/s limit; at 0.025, 1.2 %.
+  increase: 0.025,
   latencyIncrease: 1,
   latencyTolerance: 2,
   latencySlackMs: 50,

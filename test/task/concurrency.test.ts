@@ -97,7 +97,9 @@ describe("adaptive concurrency (AIMD with slow start, latency check and pacing)"
     expect(c.limit).toBeLessThan(5 + 11);
   });
 
-  it("settles under a hub's token bucket: at least 90% of the limit, at most 2% of requests answered 429", () => {
+  // The target is at most 2% of requests answered 429 on a real link; there the throttled requests' retries and the
+  // scheduling add to what this ideal sender meets (the benchmark saw 2 to 3 times as many), so it must meet far fewer.
+  it("settles under a hub's token bucket: at least 90% of the limit, at most 0.5% of requests answered 429", () => {
     for (const retryAfterMs of [1000, undefined]) {
       const { c, clock } = controller({ floor: 2, ceiling: 64 });
       // 2,000 messages/s in batches of 10, a bucket of a tenth of a second; 40 ms ± 10 round trips.
@@ -107,7 +109,7 @@ describe("adaptive concurrency (AIMD with slow start, latency check and pacing)"
       const achieved = steady.units / 20;
       expect(achieved, `retryAfter ${retryAfterMs}`).toBeGreaterThanOrEqual(0.9 * 2000);
       expect(achieved).toBeLessThanOrEqual(2000 * 1.01 + 200 / 20);
-      expect(steady.throttled / (steady.ok + steady.throttled)).toBeLessThanOrEqual(0.02);
+      expect(steady.throttled / (steady.ok + steady.throttled)).toBeLessThanOrEqual(0.005);
     }
   });
 
