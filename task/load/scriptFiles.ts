@@ -7,8 +7,12 @@ import { childLocation, readLocation } from "./location";
 export interface ScriptFiles {
   /** credentials.ini [warehouse] warehouse_connection: the database connection name. */
   warehouseConnection: string;
-  /** Hub tenant id (lower case) → credentials string. Secret. */
-  tenantCredentials: Map<string, string>;
+  /**
+   * tenant_credentials.txt: hub tenant id (lower case) → its entry, as the file has it. The file is shared with the
+   * platform environment's other pipelines: only this client's entries are read and checked (credentialsStringOf).
+   * Secret.
+   */
+  tenantCredentials: Map<string, unknown>;
 }
 
 export async function loadScriptFiles(folder: string): Promise<ScriptFiles> {
@@ -46,8 +50,11 @@ export function parseCredentialsIni(text: string, where: string = SCRIPT_FILES.c
   return value;
 }
 
-/** `{"<tenant id>": "<credentials string>", ...}`; every string must decode. Errors never quote a value. */
-export function parseTenantCredentials(text: string, where: string = SCRIPT_FILES.tenantCredentials): Map<string, string> {
+/**
+ * `{"<tenant id>": <entry>, ...}`: a JSON object, read whole. Its entries are not checked here: other tenants' entries
+ * belong to other pipelines, in formats agreed with the service provider that this project need not know.
+ */
+export function parseTenantCredentials(text: string, where: string = SCRIPT_FILES.tenantCredentials): Map<string, unknown> {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -55,22 +62,28 @@ export function parseTenantCredentials(text: string, where: string = SCRIPT_FILE
     throw new UserError(`${where}: not valid JSON (expected {"<hub tenant id>": "<credentials string>", ...})`);
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new UserError(`${where}: must be a JSON object of hub tenant id → credentials string`);
-  const out = new Map<string, string>();
-  const problems: string[] = [];
-  for (const [tenantId, value] of Object.entries(doc as Record<string, unknown>)) {
-    if (typeof value !== "string") {
-      problems.push(`tenant ${tenantId}: the credentials string must be a string`);
-      continue;
-    }
-    try {
-      decodeCredentialsString(value);
-    } catch (err) {
-      if (!(err instanceof CredentialsStringError)) throw err;
-      problems.push(`tenant ${tenantId}: ${err.message}`);
-      continue;
-    }
-    out.set(tenantId.toLowerCase(), value);
+  return new Map(Object.entries(doc as Record<string, unknown>).map(([tenantId, value]) => [tenantId.toLowerCase(), value]));
+}
+
+/**
+ * One of this client's hub tenants' credentials string, checked: it must be there, a string, and decode. Errors name
+ * the tenant, never a value.
+ */
+export function credentialsStringOf(entries: Map<string, unknown>, hubTenantId: string): { credentialsString: string } | { problem: string } {
+  const value = entries.get(hubTenantId.toLowerCase());
+  if (value === undefined) return { problem: "no credentials string in tenant_credentials.txt" };
+  if (typeof value !== "string") return { problem: "its entry in tenant_credentials.txt must be a credentials string" };
+  try {
+    decodeCredentialsString(value);
+  } catch (err) {
+    if (!(err instanceof CredentialsStringError)) throw err;
+    return { problem: `its credentials string in tenant_credentials.txt: ${err.message}` };
   }
-  if (problems.length > 0) throw new UserError([`${where}: invalid`, ...problems.map((p) => `  ${p}`)]);
-  return out;
+  return { credentialsString: value };
+}
+
+/** How many entries of tenant_credentials.txt are other tenants' (not in `own`): logged as a count, never read. */
+export function otherEntries(entries: Map<string, unknown>, own: readonly string[]): number {
+  const mine = new Set(own.map((id) => id.toLowerCase()));
+  return [...entries.keys()].filter((id) => !mine.has(id)).length;
 }

@@ -8,7 +8,7 @@ import type { StackConfig } from "../../config/schema";
 import { hubApiConfigRows } from "../../core/rows";
 import { HUB_REGIONS } from "../../core/regions";
 import { distinctHubTenants, type RunConfiguration } from "../load/configuration";
-import { loadScriptFiles } from "../load/scriptFiles";
+import { credentialsStringOf, loadScriptFiles } from "../load/scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { queueEndpoint } from "../connections/record";
 import type { CheckResult } from "./checks";
@@ -49,11 +49,12 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
   for (const hub of config.hubTenants) {
     const id = hub.hubTenantId;
     const code = hub.hubTenantCode;
-    const credentialsString = credentials.get(id.toLowerCase());
-    if (!credentialsString) {
-      fail(`tenant ${code}`, "credentials string", `no entry for ${id} in tenant_credentials.txt of ${inputs.scripts}`);
+    const found = credentialsStringOf(credentials, id);
+    if ("problem" in found) {
+      fail(`tenant ${code}`, "credentials string", `${id}: ${found.problem} (${inputs.scripts})`);
       continue;
     }
+    const { credentialsString } = found;
     const apis = Object.fromEntries(apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]));
     tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
   }
