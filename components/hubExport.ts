@@ -9,7 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SHARED_TABLE_ACCESS } from "../core/naming";
+import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
@@ -228,9 +229,11 @@ export class HubExport extends pulumi.ComponentResource {
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
-        baseline: sqlFile(plan.baseline),
+        // Adopting another pipeline's HUB_INTAKE_JOB: the columns the task writes when present are not "never written".
+        baseline: { ...sqlFile(plan.baseline), writtenWhenPresent: intakeJobWrittenWhenPresent(plan.stagingSchema) },
         runTables: sqlFile(plan.runTables),
-        configTables: [TABLES.apiConfig, TABLES.platConfig],
+        configTables: SHARED_TABLE_ACCESS.readOnly,
+        appendOnlyTables: SHARED_TABLE_ACCESS.appendOnly,
         protect: retention.protect,
       },
       child,

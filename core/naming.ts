@@ -14,6 +14,16 @@ export const TABLES = {
   runHistory: "HUB_EXPORT_RUN_HISTORY",
 } as const;
 
+/**
+ * The export task's access to the specification's tables, which the platform environment's other pipelines share: it
+ * reads the config tables and only adds rows to HUB_INTAKE_JOB (and reads it), never changing or deleting a row of
+ * theirs. Every other staging table is this project's own.
+ */
+export const SHARED_TABLE_ACCESS = {
+  readOnly: [TABLES.apiConfig, TABLES.platConfig],
+  appendOnly: [TABLES.intakeJob],
+} as const;
+
 /** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */
 export function clientTables(clientName: string) {
   const base = `HUB_${clientName}_MESSAGES`;
@@ -78,9 +88,17 @@ export function connectionSecretName(prefix: string, systemName: string): string
   return `${prefix}/connection-strings/${systemName}`;
 }
 
-/** The SQL an operator runs to find a run (procedure step 10). */
+/**
+ * The SQL an operator runs to find a run (procedure step 10): HUB_INTAKE_JOB's rows of the job (the specification's
+ * columns), newest first, with when each finished and its counts from our run history.
+ */
 export function intakeJobQuery(config: Pick<StackConfig, "stagingSchema" | "jobName">): string {
-  return `SELECT job_name, transaction_id, status, started_at, finished_at FROM ${schemaOnly(config.stagingSchema)}.${TABLES.intakeJob} WHERE job_name = '${config.jobName}' ORDER BY finished_at DESC;`;
+  const s = schemaOnly(config.stagingSchema);
+  return (
+    `SELECT j.job_name, j.transaction_id, h.recorded_at AS finished_at, h.detail FROM ${s}.${TABLES.intakeJob} j ` +
+    `LEFT JOIN ${s}.${TABLES.runHistory} h ON h.transaction_id::text = lower(j.transaction_id::text) AND h.event = 'ExecutionCompleted' ` +
+    `WHERE j.job_name = '${config.jobName}' ORDER BY finished_at DESC NULLS LAST;`
+  );
 }
 
 /** Local connection store (the embedded default): one JSON file per record, mode 0600. */

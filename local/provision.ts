@@ -8,9 +8,10 @@ import { applyBaseline } from "../providers/baseline";
 import { upsertRow } from "../providers/sqlRows";
 import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
-import { stagingGrants, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
+import { stagingGrants, APPEND_ONLY_PRIVILEGES, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
+import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import path from "node:path";
-import { BUCKET_FOLDERS, TABLES } from "../core/naming";
+import { BUCKET_FOLDERS, SHARED_TABLE_ACCESS } from "../core/naming";
 import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "./stores";
 import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
@@ -62,7 +63,7 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
     await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
   });
-  await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name);
+  await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name, intakeJobWrittenWhenPresent(plan.stagingSchema));
   await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
   await grantTaskRole(dbUrl, plan, role);
 
@@ -84,7 +85,7 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
   const publish = quoteIdent(plan.publishSchema, "schema");
   const staging = quoteIdent(plan.stagingSchema, "schema");
   // The tables of both files: the common schema's and this client's run tables.
-  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema, [TABLES.apiConfig, TABLES.platConfig]);
+  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema, SHARED_TABLE_ACCESS.readOnly, SHARED_TABLE_ACCESS.appendOnly);
   await withPgClient(dbUrl, async (client) => {
     await client.query(`GRANT CONNECT ON DATABASE ${quoteDatabase(plan.config.database.database)} TO ${role}`);
     await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);
@@ -92,6 +93,7 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
     await client.query(`GRANT USAGE ON SCHEMA ${staging} TO ${role}`);
     for (const t of grants.readOnly) await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+    for (const t of grants.appendOnly) await client.query(`GRANT ${APPEND_ONLY_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
     for (const t of grants.readWrite) await client.query(`GRANT ${RUN_TABLE_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
     for (const s of grants.sequences) await client.query(`GRANT USAGE ON SEQUENCE ${staging}.${quoteIdent(s, "sequence")} TO ${role}`);
   });

@@ -6,14 +6,16 @@ import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
 import { HELD_BACK, type CodeCheckSummary } from "../task/cls/codeCheck";
 
+/** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
 export interface IntakeJobRow {
   transactionId: string;
   jobName: string;
-  clientName: string;
+  /** null, as the times and counts: a row without details in the run history (another pipeline's, or hand-made). */
+  clientName: string | null;
   status: string;
-  startedAt: Date;
-  finishedAt: Date;
-  counts: { extracted: number; messages: number; published: number; failed: number; heldBack: number; ersEntities: number };
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  counts: { extracted: number; messages: number; published: number; failed: number; heldBack: number; ersEntities: number } | null;
   error: string | null;
   /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
   unknownCodes: CodeCheckSummary | null;
@@ -42,12 +44,35 @@ const ident = (name: string) => {
   return name;
 };
 
+/**
+ * A relation of the completed runs of every job in the staging schema, one row per HUB_INTAKE_JOB row: the
+ * specification's columns (job_name, transaction_id) with the run's details from its ExecutionCompleted row in
+ * HUB_EXPORT_RUN_HISTORY (null where it has none, e.g. a row another pipeline wrote). The intake table is shared and
+ * its transaction_id may be text or uuid; the history is ours. Use as `SELECT ... FROM ${completedRuns(schema)} ...`.
+ */
+export function completedRuns(schema: string): string {
+  const s = ident(schema);
+  const count = (key: string) => `(h.detail ->> '${key}')::int`;
+  return `(SELECT lower(j.transaction_id::text) AS transaction_id, j.job_name, h.plat_client_name, 'ExecutionCompleted'::text AS status,
+                  (h.detail ->> 'startedAt')::timestamptz AS started_at, h.recorded_at AS finished_at, h.detail ->> 'buildNumber' AS build_number,
+                  ${count("extracted")} AS extracted_count, ${count("messages")} AS message_count, ${count("published")} AS published_count,
+                  ${count("failed")} AS failed_count, ${count("heldBack")} AS held_back_count, ${count("retried")} AS retried_count,
+                  ${count("ersEntities")} AS ers_entity_count, h.detail ->> 'error' AS error, h.detail -> 'unknownCodes' AS unknown_codes
+             FROM ${s}.${TABLES.intakeJob} j
+             LEFT JOIN LATERAL (SELECT plat_client_name, recorded_at, detail FROM ${s}.${TABLES.runHistory} r
+                                 WHERE r.transaction_id::text = lower(j.transaction_id::text) AND r.event = 'ExecutionCompleted'
+                                 ORDER BY r.recorded_at DESC LIMIT 1) h ON true) AS completed_runs`;
+}
+
+/** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export async function latestIntakeJobs(client: Client, schema: string, jobName: string, limit = 10): Promise<IntakeJobRow[]> {
   const s = ident(schema);
   const { rows } = await client.query(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, held_back_count, ers_entity_count, error
-       FROM ${s}.${TABLES.intakeJob} WHERE job_name = $1 ORDER BY finished_at DESC LIMIT $2`,
+            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes
+       FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
     [jobName, limit],
   );
   const jobs: IntakeJobRow[] = rows.map((r) => ({
@@ -57,22 +82,18 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
     status: r.status,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-    counts: { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
+    counts:
+      r.plat_client_name === null
+        ? null
+        : { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
     error: r.error,
-    unknownCodes: null,
+    unknownCodes: r.unknown_codes ?? null,
     statusCounts: {},
   }));
-  if (jobs.length) {
-    const { rows: history } = await client.query(
-      `SELECT DISTINCT ON (transaction_id) transaction_id, detail -> 'unknownCodes' AS unknown_codes FROM ${s}.${TABLES.runHistory}
-        WHERE transaction_id = ANY($1::uuid[]) AND detail ? 'unknownCodes' ORDER BY transaction_id, recorded_at DESC`,
-      [jobs.map((j) => j.transactionId)],
-    );
-    for (const h of history) jobs.find((j) => j.transactionId === h.transaction_id)!.unknownCodes = h.unknown_codes;
-  }
-  // One grouped query per client's STATUS table for all listed transactions.
-  for (const clientName of new Set(jobs.map((j) => j.clientName))) {
-    const ids = jobs.filter((j) => j.clientName === clientName).map((j) => j.transactionId);
+  const ours = jobs.filter((j) => UUID.test(j.transactionId));
+  // One grouped query per client's STATUS table for all listed transactions (those with details: the client is known).
+  for (const clientName of new Set(ours.flatMap((j) => (j.clientName ? [j.clientName] : [])))) {
+    const ids = ours.filter((j) => j.clientName === clientName).map((j) => j.transactionId);
     const { rows: counts } = await client.query(
       `SELECT transaction_id, status, count(*)::int AS n FROM ${s}.${ident(clientTables(clientName).status)}
         WHERE transaction_id = ANY($1::uuid[]) GROUP BY 1, 2`,

@@ -27,7 +27,7 @@ export function formatSummary(s: LocalSummary): string {
     `Status           ${s.status}${s.exitCode !== 0 ? ` (task exit code ${s.exitCode})` : ""}`,
     `Employees        ${s.firstRun || s.seeded ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`,
   ];
-  if (j) {
+  if (j?.counts) {
     lines.push(
       "",
       "Counts per phase",

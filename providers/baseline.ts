@@ -14,9 +14,11 @@
  * existing ones.
  *
  * First install only (procedure step 5.1): tables that exist already, because another hub pipeline or an earlier
- * install created them, are adopted as they are when they have the columns this project needs (extra columns and
- * their rows stay) and no extra NOT NULL column without a default (every insert of ours would fail on it) that the
- * SQL does not drop; otherwise applying fails before changing anything, naming those columns.
+ * install created them, are adopted as they are when they have the columns the SQL gives them (for the
+ * specification's shared tables, exactly the specification's: extra columns and their rows stay) and no extra NOT NULL
+ * column without a default (every insert of ours would fail on it) that the SQL does not drop and that the project does
+ * not write when present (`writtenWhenPresent`); otherwise applying fails before changing anything, naming those
+ * columns. Nothing is ever added to a table someone else created.
  *
  * Drift: read() checks that each baseline table exists and has the baseline's columns (names only). A missing table
  * makes the next `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next
@@ -33,6 +35,7 @@ import {
   currentLogin as pgCurrentLogin,
   type PgTarget,
 } from "./pg";
+import { stableJson as jsonStable } from "./json";
 
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
@@ -40,9 +43,10 @@ const pgTargetLabel = pgLabel;
 const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
 const loginFor = pgCurrentLogin;
+const stableJson = jsonStable;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
-export const BASELINE_PROVIDER_VERSION = 2;
+export const BASELINE_PROVIDER_VERSION = 3;
 
 export interface BaselineState {
   /** The database, `host:port/database` (providers/pg.ts databaseLabel): a label, never a login. */
@@ -57,6 +61,11 @@ export interface BaselineState {
   /** The rendered SQL. */
   sql: string;
   version: number;
+  /**
+   * Columns the project writes when a table has them, by `schema.table` (lower case): HUB_INTAKE_JOB's earlier layout
+   * (core/intakeJob.ts). Not required, but not "never written" either.
+   */
+  writtenWhenPresent?: Record<string, string[]>;
   /** Output only, set by read(): `schema.table.column` of the baseline missing in the database. */
   missingColumns?: string[];
 }
@@ -70,7 +79,7 @@ export function sha256Hex(text: string): string {
  * Runs the rendered baseline in one transaction, serialized against concurrent applies by an advisory lock. A failure
  * leaves the database as it was.
  */
-export async function applyBaseline(target: PgTarget, sql: string, name = "baseline"): Promise<void> {
+export async function applyBaseline(target: PgTarget, sql: string, name = "baseline", writtenWhenPresent: Record<string, string[]> = {}): Promise<void> {
   await withPgClient(target, async (client) => {
     let refusal: Error | undefined;
     try {
@@ -86,7 +95,7 @@ export async function applyBaseline(target: PgTarget, sql: string, name = "basel
           );
           throw refusal;
         }
-        const unwritten = await unwrittenColumns(client, sql);
+        const unwritten = await unwrittenColumns(client, sql, writtenWhenPresent);
         if (unwritten.length > 0) {
           refusal = new Error(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
@@ -241,13 +250,15 @@ export function alterDroppedColumns(sql: string): Set<string> {
 
 /**
  * Columns of tables already there that the baseline does not know, NOT NULL without a default (nor identity or
- * generated), that the SQL does not drop: every row this project inserts would fail on them.
+ * generated), that the SQL does not drop and the project does not write when present: every row this project inserts
+ * would fail on them.
  */
-async function unwrittenColumns(client: PgClient, sql: string): Promise<string[]> {
+async function unwrittenColumns(client: PgClient, sql: string, writtenWhenPresent: Record<string, string[]>): Promise<string[]> {
   const tables = baselineColumns(sql);
   const dropped = alterDroppedColumns(sql);
+  const written = (t: string, c: string) => tables[t].includes(c) || (writtenWhenPresent[t.toLowerCase()] ?? []).includes(c.toLowerCase());
   return (await existingColumns(client, Object.keys(tables)))
-    .filter((r) => r.required && !tables[r.t].includes(r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
+    .filter((r) => r.required && !written(r.t, r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
     .map((r) => `${r.t}.${r.c}`);
 }
 
@@ -318,6 +329,7 @@ function baselineState(inputs: BaselineState): BaselineState {
     sha256: inputs.sha256,
     sql: inputs.sql,
     version: inputs.version,
+    ...(inputs.writtenWhenPresent ? { writtenWhenPresent: inputs.writtenWhenPresent } : {}),
   };
 }
 
@@ -327,6 +339,7 @@ function needsApply(olds: BaselineState, news: BaselineState): boolean {
     olds.sha256 !== news.sha256 ||
     olds.version !== news.version ||
     olds.target !== news.target ||
+    stableJson(olds.writtenWhenPresent ?? {}) !== stableJson(news.writtenWhenPresent ?? {}) ||
     (olds.missingColumns?.length ?? 0) > 0
   );
 }
@@ -355,7 +368,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async create(inputs) {
     const login = loginFor(inputs.target, inputs.name);
-    await applyBaseline(login, inputs.sql, inputs.name);
+    await applyBaseline(login, inputs.sql, inputs.name, inputs.writtenWhenPresent);
     await requireBaselineColumns(login, inputs.sql, inputs.name);
     return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
   },
@@ -382,7 +395,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
       const login = loginFor(news.target, news.name);
-      await applyBaseline(login, news.sql, news.name);
+      await applyBaseline(login, news.sql, news.name, news.writtenWhenPresent);
       await requireBaselineColumns(login, news.sql, news.name);
     }
     return { outs: baselineState(news) };

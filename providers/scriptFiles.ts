@@ -13,6 +13,10 @@
  * (S3). Serialized provider code cannot load project modules: everything is in this file, SDKs required inside.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { stableJson as jsonStable } from "./json";
+
+// A local alias: the serializer captures the function value, not the ./json module object.
+const stableJson = jsonStable;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
 export const SCRIPT_FILES_PROVIDER_VERSION = 1;
@@ -259,18 +263,6 @@ export async function releaseScriptFiles(location: ScriptFolderLocation, ids: re
   const store = openSharedStore(location);
   // Nothing to release from a file that is gone.
   await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) => (current === undefined ? undefined : mergeTenantCredentials(current, {}, ids)));
-}
-
-/** Same JSON whatever the key order. Kept in this file: a dynamic provider must capture no project module (serialization.test.ts). */
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  const record = value as Record<string, unknown>;
-  return `{${Object.keys(record)
-    .sort()
-    .filter((k) => record[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${stableJson(record[k])}`)
-    .join(",")}}`;
 }
 
 function state(inputs: ScriptFilesState): ScriptFilesState {

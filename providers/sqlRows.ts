@@ -16,6 +16,7 @@ import {
   currentLogin as pgCurrentLogin,
   type PgTarget,
 } from "./pg";
+import { stableJson as jsonStable } from "./json";
 
 // Local aliases: the serializer captures these function values, not the ./pg module object.
 const withPgClient = pgWithClient;
@@ -24,6 +25,7 @@ const quoteIdent = pgQuoteIdent;
 const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
 const loginFor = pgCurrentLogin;
+const stableJson = jsonStable;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
 export const CONFIG_ROW_PROVIDER_VERSION = 2;
@@ -54,25 +56,42 @@ export function configRowId(row: Pick<ConfigRowSpec, "schema" | "table" | "key">
   return `${row.schema.toLowerCase()}.${row.table.toLowerCase()}/${key}`;
 }
 
-/** INSERT ... ON CONFLICT (key) DO UPDATE: one statement, values parameterized, identifiers quoted. */
+/**
+ * Inserts the row, or updates the one row its key finds. The config tables are shared and may have no key constraint
+ * (the specification shows none), so no ON CONFLICT: in one transaction, under an advisory lock on the row's key
+ * (two `up`s of one key wait for each other), the key's rows are counted first. More than one is refused, naming the
+ * key: this project relies on one row per key of its own rows, and checks it itself. Values parameterized, identifiers
+ * quoted.
+ */
 export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<void> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
   const keyColumns = Object.keys(row.key);
   const valueColumns = Object.keys(row.values);
   if (keyColumns.length === 0) throw new Error(`${table}: a row needs at least one key column`);
-  const columns = [...keyColumns, ...valueColumns].map((c) => quoteIdent(c, "column"));
-  const params = [...keyColumns.map((c) => row.key[c]), ...valueColumns.map((c) => row.values[c])];
-  const placeholders = params.map((_, i) => `$${i + 1}`);
-  const conflict = keyColumns.map((c) => quoteIdent(c, "column")).join(", ");
-  const update = valueColumns.length
-    ? `DO UPDATE SET ${valueColumns.map((c) => `${quoteIdent(c, "column")} = EXCLUDED.${quoteIdent(c, "column")}`).join(", ")}`
-    : "DO NOTHING";
-  const sql = `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (${conflict}) ${update}`;
+  const id = configRowId(row);
+  const keyParams = keyColumns.map((c) => row.key[c]);
+  const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
   await withPgClient(target, async (client) => {
     try {
-      await client.query(sql, params);
+      await inPgTransaction(client, async () => {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`hub-export config row ${id}`]);
+        const found = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, keyParams);
+        const n = found.rows[0].n;
+        if (n > 1) {
+          throw new Error(`the key matches ${n} rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`);
+        }
+        if (n === 1) {
+          if (valueColumns.length === 0) return;
+          const set = valueColumns.map((c, i) => `${quoteIdent(c, "column")} = $${keyColumns.length + i + 1}`).join(", ");
+          await client.query(`UPDATE ${table} SET ${set} WHERE ${where}`, [...keyParams, ...valueColumns.map((c) => row.values[c])]);
+          return;
+        }
+        const columns = [...keyColumns, ...valueColumns].map((c) => quoteIdent(c, "column"));
+        const params = [...keyParams, ...valueColumns.map((c) => row.values[c])];
+        await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${params.map((_, i) => `$${i + 1}`).join(", ")})`, params);
+      });
     } catch (err) {
-      throw new Error(`upsert into ${row.schema}.${row.table} (${configRowId(row)}) failed: ${(err as Error).message}`);
+      throw new Error(`upsert into ${row.schema}.${row.table} (${id}) failed: ${(err as Error).message}`);
     }
   });
 }
@@ -137,18 +156,6 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
   if (typeof inputs.target !== "string" || inputs.target === "") problems.push({ property: "target", reason: "must be the database's host:port/database" });
   if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
   return problems;
-}
-
-/** JSON with object keys sorted: equal values compare equal whatever their key order. Kept in this file: a dynamic provider must capture no project module (serialization.test.ts). */
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  const record = value as Record<string, unknown>;
-  return `{${Object.keys(record)
-    .sort()
-    .filter((k) => record[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${stableJson(record[k])}`)
-    .join(",")}}`;
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {

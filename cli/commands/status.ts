@@ -4,7 +4,7 @@ import { UserError, UsageError } from "../../core/errors";
 import { schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
-import { failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
+import { completedRuns, failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 import { reportLines } from "../../cls/report";
 
 export default defineCommand({
@@ -55,8 +55,11 @@ export default defineCommand({
         out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
         for (const j of jobs) {
           const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
+          // A row without details in the run history (not written by this project) shows its ids only.
+          const c = j.counts;
+          const n = (value: number | undefined, width: number) => String(value ?? "-").padStart(width);
           out.push(
-            `  ${j.finishedAt.toISOString().padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${String(j.counts.extracted).padStart(9)}  ${String(j.counts.messages).padStart(8)}  ${String(j.counts.published).padStart(9)}  ${String(j.counts.failed).padStart(6)}  ${String(j.counts.heldBack).padStart(4)}  ${String(j.counts.ersEntities).padStart(4)}  ${statuses}`,
+            `  ${(j.finishedAt?.toISOString() ?? "-").padEnd(24)} ${j.transactionId}  ${j.status.padEnd(18)}  ${n(c?.extracted, 9)}  ${n(c?.messages, 8)}  ${n(c?.published, 9)}  ${n(c?.failed, 6)}  ${n(c?.heldBack, 4)}  ${n(c?.ersEntities, 4)}  ${statuses}`,
           );
           if (j.error) out.push(`      error: ${j.error}`);
           if (j.unknownCodes && Object.keys(j.unknownCodes.fields).length) {
@@ -97,9 +100,9 @@ function formatHistory(h: HistoryRow): string {
 
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
-    `SELECT plat_client_name, status FROM ${schema}.${TABLES.intakeJob} WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1 AND job_name = $2
-     UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1 AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
+    `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
+     UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1::uuid AND job_name = $2
+     UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1::uuid AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
     [transactionId, jobName],
   );
   if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);

@@ -17,6 +17,8 @@ export interface SqlBaselineArgs {
   templateSha256: string;
   /** The SQL rendered for this stack. */
   sql: string;
+  /** Columns the project writes when an adopted table has them, by `schema.table` (providers/baseline.ts). */
+  writtenWhenPresent?: Record<string, string[]>;
 }
 
 const inputsOf = (args: SqlBaselineArgs) => ({ ...args, sha256: sha256Hex(args.sql), version: BASELINE_PROVIDER_VERSION });

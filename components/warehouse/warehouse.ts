@@ -35,7 +35,9 @@ export interface WarehouseArgs {
   /** This client's run tables, rendered with its name. */
   runTables: SqlFile;
   /** Staging tables the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG); every other table is a run table. */
-  configTables: string[];
+  configTables: readonly string[];
+  /** Shared staging tables the task only adds rows to (HUB_INTAKE_JOB): INSERT and SELECT, never UPDATE or DELETE. */
+  appendOnlyTables?: readonly string[];
 }
 
 export interface SqlFile {
@@ -43,20 +45,28 @@ export interface SqlFile {
   buildNumber: string;
   templateSha256: string;
   sql: string;
+  /** Columns the project writes when an adopted table has them (providers/baseline.ts). */
+  writtenWhenPresent?: Record<string, string[]>;
 }
 
 /** The task's privileges on the staging schema's tables, derived from the SQL that creates them. */
 export interface StagingGrants {
   readOnly: string[];
+  /** Shared tables the task only adds rows to. */
+  appendOnly: string[];
   readWrite: string[];
   /** Sequences of the run tables' serial columns: USAGE, so that the task can insert. */
   sequences: string[];
 }
 
-/** Splits the SQL's staging tables into read-only config tables and the run tables the task writes. */
-export function stagingGrants(sql: string, stagingSchema: string, configTables: readonly string[]): StagingGrants {
+/**
+ * Splits the SQL's staging tables into read-only config tables, insert-only shared tables and the run tables the task
+ * writes.
+ */
+export function stagingGrants(sql: string, stagingSchema: string, configTables: readonly string[], appendOnlyTables: readonly string[] = []): StagingGrants {
   const schema = stagingSchema.toLowerCase();
   const config = new Set(configTables.map((t) => t.toLowerCase()));
+  const appendOnly = new Set(appendOnlyTables.map((t) => t.toLowerCase()));
   const tables = baselineTables(sql)
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1));
@@ -64,10 +74,17 @@ export function stagingGrants(sql: string, stagingSchema: string, configTables: 
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1))
     .sort();
-  return { readOnly: tables.filter((t) => config.has(t)).sort(), readWrite: tables.filter((t) => !config.has(t)).sort(), sequences };
+  return {
+    readOnly: tables.filter((t) => config.has(t)).sort(),
+    appendOnly: tables.filter((t) => appendOnly.has(t)).sort(),
+    readWrite: tables.filter((t) => !config.has(t) && !appendOnly.has(t)).sort(),
+    sequences,
+  };
 }
 
 export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
+/** On a shared table the task only adds rows to: never changing or deleting another pipeline's rows. */
+export const APPEND_ONLY_PRIVILEGES = ["INSERT", "SELECT"];
 
 export class Warehouse extends pulumi.ComponentResource {
   readonly baseline: SqlBaseline;
@@ -117,8 +134,8 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     this.taskRoleName = role.name;
 
-    this.grants = stagingGrants(args.baseline.sql, args.stagingSchema, args.configTables);
-    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema, args.configTables);
+    this.grants = stagingGrants(args.baseline.sql, args.stagingSchema, args.configTables, args.appendOnlyTables);
+    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema, args.configTables, args.appendOnlyTables);
     // Delete-first: see the file comment.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
     const grant = (key: string, grantArgs: Omit<postgresql.GrantArgs, "database" | "role">, dependsOn: pulumi.Resource[]) =>
@@ -138,6 +155,7 @@ export class Warehouse extends pulumi.ComponentResource {
     // Each grant waits for the resource that creates its table.
     for (const [grants, creator] of [[this.grants, this.baseline], [this.runTableGrants, this.runTables]] as const) {
       for (const table of grants.readOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] }, [creator]);
+      for (const table of grants.appendOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: APPEND_ONLY_PRIVILEGES }, [creator]);
       for (const table of grants.readWrite) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES }, [creator]);
       for (const sequence of grants.sequences) grant(`staging-sequence/${sequence}`, { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] }, [creator]);
     }

@@ -9,7 +9,7 @@ import { BASELINE_NAME_PREFIX, CLIENT_RUN_TABLES_NAME_PREFIX, databaseOf } from 
 import type { HubRegion } from "../../core/regions";
 import type { Logger } from "../log";
 import { loadDefinition } from "./definition";
-import { loadScriptFiles } from "./scriptFiles";
+import { credentialsStringOf, loadScriptFiles, otherEntries } from "./scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { databaseSettings, queueEndpoint, type QueueEndpoint } from "../connections/record";
 import { ACK_POOL_SIZE, openDatabase } from "../warehouse/database";
@@ -70,6 +70,9 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
     try {
       await checkTables(pool, tables);
       const tenants = await loadTenants(pool, definition, tables, scripts.tenantCredentials, store);
+      // The file is shared: other tenants' entries are none of this run's business (counted, never read or checked).
+      const others = otherEntries(scripts.tenantCredentials, distinctHubTenants(tenants).map((t) => t.hubTenantId));
+      if (others > 0) log.info({ event: "config.sharedEntries", file: "tenant_credentials.txt", otherTenants: others }, `tenant_credentials.txt also holds ${others} other tenant(s)' entries: not read`);
       ackPool = await openDatabase(record.systemName, settings, { max: ACK_POOL_SIZE, asynchronousCommit: true });
       return { definition, tables, tenants, pool, ackPool };
     } catch (err) {
@@ -104,7 +107,7 @@ async function checkTables(pool: Pool, t: RunTables): Promise<void> {
   if (lines.length) throw new UserError(lines);
 }
 
-async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, credentials: Map<string, string>, store: ReturnType<typeof openConnectionStore>): Promise<TenantConfig[]> {
+async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, credentials: Map<string, unknown>, store: ReturnType<typeof openConnectionStore>): Promise<TenantConfig[]> {
   const client = def.parameters.client_name;
   const { rows } = await pool.query<{ hub_tenant_id: string; hub_tenant_code: string; plat_region: string; hub_destination: string }>(
     `SELECT hub_tenant_id, hub_tenant_code, plat_region, hub_destination FROM ${t.platConfig} WHERE plat_client_name = $1 ORDER BY plat_region`,
@@ -117,12 +120,20 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
   );
   const steps = taskOf(def, "PublishMessages").steps;
   const problems: string[] = [];
+  // The config tables are shared and may have no key constraint: this client's rows must be one per key.
+  problems.push(...duplicateKeys(rows, (r) => `client_name ${client} and plat_region ${r.plat_region}`).map(([key, n]) => `${t.platConfig} has ${n} rows for ${key}: delete all but one`));
+  problems.push(
+    ...duplicateKeys(apiRows.rows, (r) => `hub_tenant_id ${r.hub_tenant_id} and hub_api_name ${r.hub_api_name}`, (r) => r.hub_api_url).map(
+      ([key, n]) => `${t.apiConfig} has ${n} rows with different URLs for ${key}: delete all but one`,
+    ),
+  );
   const tenants: TenantConfig[] = [];
   for (const row of rows) {
     const id = row.hub_tenant_id.toLowerCase();
     const label = `platform region ${row.plat_region} → hub tenant ${row.hub_tenant_id} (${row.hub_tenant_code})`;
-    const credentialsString = credentials.get(id);
-    if (!credentialsString) problems.push(`${label}: no credentials string in tenant_credentials.txt`);
+    const found = credentialsStringOf(credentials, id);
+    const credentialsString = "credentialsString" in found ? found.credentialsString : undefined;
+    if ("problem" in found) problems.push(`${label}: ${found.problem}`);
     const step = steps.find((s) => s.connection === row.hub_destination);
     if (!step) problems.push(`${label}: hub_destination ${row.hub_destination} has no publish step in the definition (steps: ${steps.map((s) => s.connection).join(", ")})`);
     const urls = new Map(apiRows.rows.filter((a) => a.hub_tenant_id === id).map((a) => [a.hub_api_name, a.hub_api_url]));
@@ -147,4 +158,14 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
   }
   if (problems.length) throw new UserError([`configuration of client ${client} is incomplete (${problems.length} problem${problems.length === 1 ? "" : "s"}):`, ...problems.map((p) => `  ${p}`)]);
   return tenants;
+}
+
+/**
+ * Keys found on more than one row, with how many (when `value` is given, only keys whose rows disagree on it:
+ * identical copies are harmless).
+ */
+function duplicateKeys<T>(rows: T[], key: (row: T) => string, value?: (row: T) => unknown): [string, number][] {
+  const byKey = new Map<string, T[]>();
+  for (const row of rows) byKey.set(key(row), [...(byKey.get(key(row)) ?? []), row]);
+  return [...byKey].filter(([, found]) => found.length > 1 && (!value || new Set(found.map(value)).size > 1)).map(([k, found]) => [k, found.length]);
 }

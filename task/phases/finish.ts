@@ -12,6 +12,7 @@ import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 import { archiveSql, archiveUnpublishedSql } from "../warehouse/archive";
 import { recordRunHistory } from "../warehouse/runHistory";
+import { insertIntakeJob } from "../warehouse/intakeJob";
 
 /** The actor of the history rows a run writes itself. */
 export const HISTORY_ACTOR = "export-task";
@@ -65,16 +66,12 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
     const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
     const p = definition.parameters;
-    // HUB_INTAKE_JOB: completed runs only, as step 10 finds them; every outcome goes to the run history.
-    if (status === "ExecutionCompleted") {
-      await client.query(
-        `INSERT INTO ${t.intakeJob} (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at,
-                                     extracted_count, message_count, published_count, failed_count, ers_entity_count, retried_count, held_back_count, error)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13, NULL)`,
-        [p.job_name, tx, p.client_name, status, definition.buildNumber, ctx.run.startedAt, counts.extracted, counts.messages, counts.published, counts.failed, counts.ersEntities, counts.retried, counts.heldBack],
-      );
-    }
     const { tenants: _perTenant, ...totals } = counts;
+    // HUB_INTAKE_JOB: completed runs only, as step 10 finds them, with the specification's columns (intakeJob.ts);
+    // every outcome, with its counts, goes to the run history.
+    if (status === "ExecutionCompleted") {
+      await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
+    }
     await recordRunHistory(client, t, {
       clientName: p.client_name,
       jobName: p.job_name,

@@ -6,60 +6,50 @@
 
 CREATE SCHEMA IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>;
 
+-- ---------------------------------------------------------------------------------------------------------------
+-- The specification's tables, shared with the platform environment's other hub pipelines and clients: created with
+-- exactly the specification's columns when absent, adopted as they are when another pipeline created them. No key,
+-- check or index is added to them: what this project relies on (one row per key of its own rows, the values' shapes)
+-- it checks itself (providers/sqlRows.ts, the stack config's validation, the task's load). Whatever this project wants
+-- beyond the specification's columns lives in its own tables below, keyed by transaction_id.
+
 -- One record per hub API per tenant (procedure step 5.2).
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_API_CONFIG (
-  hub_api_name         text NOT NULL CHECK (hub_api_name IN ('ERS', 'CFG', 'HRSYS')),
-  hub_api_url          text NOT NULL CHECK (hub_api_url LIKE '%/api/'),
+  hub_api_name         text NOT NULL,
+  hub_api_url          text NOT NULL,
   hub_environment_name text NOT NULL,
-  hub_region           text NOT NULL CHECK (hub_region IN ('US', 'EU', 'APAC')),
-  hub_tenant_id        text NOT NULL CHECK (hub_tenant_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'),
-  PRIMARY KEY (hub_tenant_id, hub_api_name)
+  hub_region           text NOT NULL,
+  hub_tenant_id        text NOT NULL
 );
 
--- Platform tenants of a client and their hub tenants (procedure step 5.3): one row per platform region of the client;
--- several platform tenants may feed one hub tenant.
+-- Platform tenants of a client and their hub tenants (procedure step 5.3).
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_PLAT_CONFIG (
   plat_region        text NOT NULL,
-  plat_client_name   text NOT NULL CHECK (plat_client_name = upper(plat_client_name)),
+  plat_client_name   text NOT NULL,
   codebase           text NOT NULL,
   gbl_or_us          text NOT NULL,
   secure_view_source text NULL,
   connector_id       text NULL,
   hub_destination    text NOT NULL,
   hub_tenant_code    text NOT NULL,
-  hub_tenant_id      text NOT NULL CHECK (hub_tenant_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'),
-  PRIMARY KEY (plat_client_name, plat_region)
+  hub_tenant_id      text NOT NULL
+);
+
+-- One row per job that reached ExecutionCompleted (procedure step 10): found by job_name, identified by
+-- transaction_id. The export task writes these two, and the columns of an earlier layout when the table has them
+-- (core/intakeJob.ts); the run's details are its ExecutionCompleted row in HUB_EXPORT_RUN_HISTORY.
+CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
+  job_name       text NOT NULL,
+  transaction_id text NOT NULL
 );
 
 -- ---------------------------------------------------------------------------------------------------------------
--- Run tables: written by the export task (task/README.md describes a run). Each client's messages, _ARCHIVE and
--- _STATUS tables are in Hub_Client_Run_Tables_(build number).sql.
-
--- One row per job that reached ExecutionCompleted (procedure step 10): found by job_name, identified by
--- transaction_id. Runs with other outcomes are in HUB_EXPORT_RUN_HISTORY only.
-CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (
-  job_name         text NOT NULL,
-  transaction_id   uuid NOT NULL PRIMARY KEY,
-  plat_client_name text NOT NULL,
-  status           text NOT NULL CHECK (status = 'ExecutionCompleted'),
-  build_number     text NOT NULL,
-  started_at       timestamptz NOT NULL,
-  finished_at      timestamptz NOT NULL,
-  extracted_count  integer NOT NULL DEFAULT 0,
-  message_count    integer NOT NULL DEFAULT 0,
-  published_count  integer NOT NULL DEFAULT 0,
-  failed_count     integer NOT NULL DEFAULT 0,
-  ers_entity_count integer NOT NULL DEFAULT 0,
-  -- Messages of earlier runs that had failed and were published by this one.
-  retried_count    integer NOT NULL DEFAULT 0,
-  -- Messages held back by the strict CLS check (codes unknown to the CLS load sheet); not failed, retried later.
-  held_back_count  integer NOT NULL DEFAULT 0,
-  error            text NULL
-);
-CREATE INDEX IF NOT EXISTS hub_intake_job_job_name_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_INTAKE_JOB (job_name, finished_at DESC);
+-- This project's own tables, written by the export task (task/README.md describes a run). Each client's messages,
+-- _ARCHIVE and _STATUS tables are in Hub_Client_Run_Tables_(build number).sql.
 
 -- Our own history of run outcomes and operator actions (ExecutionCompleted, ExecutionFailed, Stopped, Refused,
--- Reload), one row each: HUB_INTAKE_JOB holds only completed runs, as the specification states.
+-- Reload), one row each: HUB_INTAKE_JOB holds only completed runs, as the specification states, and only its columns;
+-- a run's counts, build number and times are in `detail` of its row here (one ExecutionCompleted row per transaction).
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (
   history_id bigserial PRIMARY KEY,
   plat_client_name text NOT NULL,
@@ -71,6 +61,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (
   detail jsonb NOT NULL DEFAULT '{}'::jsonb
 );
 CREATE INDEX IF NOT EXISTS hub_export_run_history_job_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY (job_name, recorded_at DESC);
+-- A completed run's details, found from its HUB_INTAKE_JOB row (whose transaction_id may be text or uuid).
+CREATE INDEX IF NOT EXISTS hub_export_run_history_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_HISTORY ((transaction_id::text));
 
 -- Where the next incremental extract of a tenant/country starts; idl_date when there is no row yet.
 CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_WATERMARK (

@@ -2,6 +2,7 @@
  * Each stack file of the repository, run through the real program under mocks: the resources `pulumi up` would
  * register, with the inputs it would send.
  */
+import { INTAKE_JOB_KNOWN_COLUMNS } from "../../core/intakeJob";
 import { beforeAll, describe, expect, it } from "vitest";
 import { configFromEngine } from "../../config/load";
 import type { StackConfig } from "../../config/schema";
@@ -202,8 +203,11 @@ for (const stack of ["qa", "prod"] as const) {
       const common = renderCommonSchema(loadSqlBaseline(), config);
       const client = renderBaseline(loadClientRunTables(), config);
       const sql = `${common}\n${client}`;
-      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql: common, version: 2 });
-      expect(inputs(clientRunTables)).toMatchObject({ name: loadClientRunTables().name, buildNumber: loadClientRunTables().buildNumber, templateSha256: loadClientRunTables().sha256, sql: client, version: 2 });
+      expect(inputs(baseline)).toMatchObject({ name: loadSqlBaseline().name, buildNumber: loadSqlBaseline().buildNumber, templateSha256: loadSqlBaseline().sha256, sql: common, version: 3 });
+      // Adopting another pipeline's HUB_INTAKE_JOB: the earlier layout's columns are written when present.
+      expect(inputs(baseline).writtenWhenPresent).toEqual({ "staging.hub_intake_job": [...INTAKE_JOB_KNOWN_COLUMNS] });
+      expect(inputs(clientRunTables)).toMatchObject({ name: loadClientRunTables().name, buildNumber: loadClientRunTables().buildNumber, templateSha256: loadClientRunTables().sha256, sql: client, version: 3 });
+      expect(inputs(clientRunTables).writtenWhenPresent).toBeUndefined();
       expect(baselineTables(client).sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status"]);
       expect(baselineTables(common).filter((t) => t.includes("acme"))).toEqual([]);
       // After the common schema (its tables hold what the run tables' rows refer to).
@@ -227,9 +231,9 @@ for (const stack of ["qa", "prod"] as const) {
       // The run tables are the other staging tables of both files; the known ones must be among them.
       const runTables = baselineTables(sql)
         .map((t) => t.slice("staging.".length))
-        .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config")
+        .filter((t) => t !== "hub_api_config" && t !== "hub_plat_config" && t !== "hub_intake_job")
         .sort();
-      expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark", "hub_intake_job"]));
+      expect(runTables).toEqual(expect.arrayContaining(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_export_run", "hub_export_watermark"]));
       // One grant per staging table: a new table adds a grant and replaces none. (Registration order follows
       // the schemas' outputs: compare as sets.)
       const key = (g: object) => JSON.stringify(g);
@@ -242,6 +246,8 @@ for (const stack of ["qa", "prod"] as const) {
         { objectType: "sequence", schema: "staging", objects: ["hub_export_run_history_history_id_seq"], privileges: ["USAGE"], role },
         { objectType: "table", schema: "staging", objects: ["hub_api_config"], privileges: ["SELECT"], role },
         { objectType: "table", schema: "staging", objects: ["hub_plat_config"], privileges: ["SELECT"], role },
+        // The specification's HUB_INTAKE_JOB is shared with other pipelines: the task adds its rows, never changes any.
+        { objectType: "table", schema: "staging", objects: ["hub_intake_job"], privileges: ["INSERT", "SELECT"], role },
         ...runTables.map((t) => ({ objectType: "table", schema: "staging", objects: [t], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role })),
       ].map(key).sort());
       // Replaced delete-first: the old grant's REVOKE never takes back what its replacement granted.

@@ -141,6 +141,10 @@ describe("planInstallation", () => {
     expect(other.baseline).toEqual(p.baseline);
     expect(other.runTables.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_GLOBEX_MESSAGES_STATUS");
     expect(other.runTables.sql).not.toContain("ACME");
-    expect(p.intakeJobQuery).toBe("SELECT job_name, transaction_id, status, started_at, finished_at FROM staging.HUB_INTAKE_JOB WHERE job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC;");
+    expect(p.intakeJobQuery).toBe(
+      "SELECT j.job_name, j.transaction_id, h.recorded_at AS finished_at, h.detail FROM staging.HUB_INTAKE_JOB j " +
+        "LEFT JOIN staging.HUB_EXPORT_RUN_HISTORY h ON h.transaction_id::text = lower(j.transaction_id::text) AND h.event = 'ExecutionCompleted' " +
+        "WHERE j.job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC NULLS LAST;",
+    );
   });
 });

@@ -23,6 +23,7 @@ import { postRoutingRules } from "../../providers/routingRules";
 import { applyScriptFiles, releaseScriptFiles } from "../../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "../../local/stores";
 import { seedSampleEmployees } from "../../task/model/sampleData";
+import { completedRuns } from "../../local/status";
 
 const GLOBEX_TENANT = { hubTenantId: "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", clientId: "globex-eu-test", clientSecret: "globex-eu-S3cr3t!z4" };
 
@@ -135,7 +136,7 @@ describe("two clients in one local platform environment", () => {
     const inRegions = async (regions: string[]) => count(`SELECT count(*)::int AS n FROM ${acme.publishSchema}.employee WHERE plat_region = ANY($1)`, [regions]);
     expect(await count("SELECT count(*)::int AS n FROM staging.hub_acme_messages_archive")).toBe(await inRegions(["US", "EU"]));
     expect(await count("SELECT count(*)::int AS n FROM staging.hub_globex_messages_archive")).toBe(await inRegions(["APAC"]));
-    const { rows } = await pool.query("SELECT job_name, status FROM staging.hub_intake_job ORDER BY job_name");
+    const { rows } = await pool.query(`SELECT job_name, status FROM ${completedRuns("staging")} ORDER BY job_name`);
     expect(rows).toEqual([
       { job_name: acme.config.jobName, status: "ExecutionCompleted" },
       { job_name: globex.config.jobName, status: "ExecutionCompleted" },

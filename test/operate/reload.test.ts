@@ -68,7 +68,7 @@ describe("hub-export reload", () => {
     // The next run: every employee of the US hub tenant again (US and CA), no EU employee (nothing changed there).
     const next = await runTask(f.platform.args);
     expect(next.code).toBe(0);
-    const { rows: job } = await f.pool.query(`SELECT transaction_id, extracted_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows: job } = await f.pool.query(`SELECT transaction_id, extracted_count FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(job[0].extracted_count).toBe(inScope[0].n);
     const { rows: tenants } = await f.pool.query(`SELECT DISTINCT hub_tenant_id FROM ${f.t.archive} WHERE transaction_id = $1`, [job[0].transaction_id]);
     expect(tenants.map((t) => t.hub_tenant_id)).toEqual([US]);

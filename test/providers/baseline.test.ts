@@ -11,6 +11,7 @@ import { Client } from "pg";
 import { createTestDatabase } from "../support/database";
 import { configFromEngine } from "../../config/load";
 import { repoStack } from "../fixtures/stacks";
+import { intakeJobWrittenWhenPresent } from "../../core/intakeJob";
 
 let wh: Warehouse;
 
@@ -37,7 +38,7 @@ describe("baseline provider", () => {
 
   it("is idempotent: the same baseline applied again changes nothing", async () => {
     const inputs = baselineInputs(wh.target, wh.config);
-    await wh.query("INSERT INTO staging.hub_intake_job (job_name, transaction_id, plat_client_name, status, build_number, started_at, finished_at) VALUES ('j', gen_random_uuid(), 'ACME', 'ExecutionCompleted', '1', now(), now())");
+    await wh.query("INSERT INTO staging.hub_intake_job (job_name, transaction_id) VALUES ('j', gen_random_uuid())");
     await baselineProvider.create(inputs);
     expect(await wh.query("SELECT count(*)::int AS n FROM staging.hub_intake_job")).toEqual([{ n: 1 }]);
   });
@@ -285,5 +286,45 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     // Applied again, it changes nothing.
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
     expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_archive")).toEqual([{ n: 1 }]);
+  });
+  it("adopts the specification's three tables with exactly its columns, other clients' rows in them, and adds nothing to them", async () => {
+    await query("DROP SCHEMA IF EXISTS staging CASCADE");
+    // Another hub pipeline's common schema: only the specification's columns, its own types, no key, and its rows.
+    await query(`CREATE SCHEMA staging;
+      CREATE TABLE staging.hub_api_config (hub_api_name varchar(10), hub_api_url varchar(500), hub_environment_name varchar(100), hub_region varchar(10), hub_tenant_id varchar(36));
+      CREATE TABLE staging.hub_plat_config (plat_region varchar(10), plat_client_name varchar(50), codebase varchar(10), gbl_or_us varchar(10), secure_view_source varchar(50), connector_id varchar(50), hub_destination varchar(100), hub_tenant_code varchar(50), hub_tenant_id varchar(36));
+      CREATE TABLE staging.hub_intake_job (job_name varchar(200), transaction_id varchar(64));
+      INSERT INTO staging.hub_api_config VALUES ('ERS', 'https://hub-ext-x/ers/api/', 'hub-x', 'US', '00000000-0000-4000-8000-000000000001');
+      INSERT INTO staging.hub_plat_config VALUES ('US', 'OTHER', 'US', 'US', NULL, NULL, 'HUB_MQ_US', 'OTHER_US', '00000000-0000-4000-8000-000000000001');
+      INSERT INTO staging.hub_intake_job VALUES ('OTHER_PIPELINE_JOB', 'job-4711');`);
+    const shared = () =>
+      query(`SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END AS d
+               FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = 'staging' AND c.relname IN ('hub_api_config', 'hub_plat_config', 'hub_intake_job') AND a.attnum > 0
+             UNION ALL SELECT 'constraint ' || conname FROM pg_constraint WHERE conrelid IN ('staging.hub_api_config'::regclass, 'staging.hub_plat_config'::regclass, 'staging.hub_intake_job'::regclass) AND contype <> 'n'
+             UNION ALL SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = 'staging' AND tablename IN ('hub_api_config', 'hub_plat_config', 'hub_intake_job')
+             UNION ALL SELECT 'row ' || t::text FROM staging.hub_api_config t UNION ALL SELECT 'row ' || t::text FROM staging.hub_plat_config t UNION ALL SELECT 'row ' || t::text FROM staging.hub_intake_job t
+             ORDER BY 1`);
+    const before = await shared();
+    const sql = renderCommonSchema(loadSqlBaseline(), qa());
+    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"));
+    expect(await shared()).toEqual(before);
+    expect(await missingBaselineTables(db.url, sql)).toEqual([]);
+    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+  });
+
+  it("adopts HUB_INTAKE_JOB of this project's earlier layout, whose NOT NULL columns the task writes; refuses other unwritten ones", async () => {
+    await query("DROP SCHEMA IF EXISTS staging CASCADE");
+    await query(`CREATE SCHEMA staging; CREATE TABLE staging.hub_intake_job (job_name text NOT NULL, transaction_id uuid NOT NULL PRIMARY KEY, plat_client_name text NOT NULL,
+      status text NOT NULL, build_number text NOT NULL, started_at timestamptz NOT NULL, finished_at timestamptz NOT NULL, extracted_count integer NOT NULL DEFAULT 0, error text NULL)`);
+    const sql = renderCommonSchema(loadSqlBaseline(), qa());
+    // Without knowing what the task writes, its NOT NULL columns look unwritten.
+    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test")).rejects.toThrow(/never writes: staging\.hub_intake_job\.plat_client_name, staging\.hub_intake_job\.status, staging\.hub_intake_job\.build_number/);
+    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"));
+    expect(await missingBaselineTables(db.url, sql)).toEqual([]);
+    // A column the task does not know is still refused.
+    await query("ALTER TABLE staging.hub_intake_job ADD COLUMN approved_by text NOT NULL");
+    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"))).rejects.toThrow(/never writes: staging\.hub_intake_job\.approved_by\./);
+    await query("DROP SCHEMA staging CASCADE");
   });
 });

@@ -129,10 +129,37 @@ describe("config row provider", () => {
   });
 
   it("reports a database error with the row, not the password", async () => {
-    const inputs = { ...apiRow(0), values: { ...apiRow(0).values, hub_region: "MARS" } };
+    const inputs = { ...apiRow(0), values: { ...apiRow(0).values, hub_regio: "US" } };
     const error = await configRowProvider.create(inputs).catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/^upsert into staging\.HUB_API_CONFIG \(staging\.hub_api_config\/hub_api_name=ERS,.*\) failed: .*check constraint/);
+    expect((error as Error).message).toMatch(/^upsert into staging\.HUB_API_CONFIG \(staging\.hub_api_config\/hub_api_name=ERS,.*\) failed: column "hub_regio" .*does not exist/);
     expect((error as Error).message).not.toContain(wh.connection.password);
+  });
+});
+
+describe("config rows in the specification's tables, which have no key constraint", () => {
+  const rowsOf = (inputs: ConfigRowState) => wh.query<{ hub_api_url: string }>("SELECT hub_api_url FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = $2", [inputs.key.hub_tenant_id, inputs.key.hub_api_name]);
+
+  it("keeps one row per key itself: upserts of one key at once leave one row, with the last values", async () => {
+    const inputs = apiRow(1);
+    expect(await wh.query("SELECT conname FROM pg_constraint WHERE conrelid = 'staging.hub_api_config'::regclass AND contype IN ('p', 'u')")).toEqual([]);
+    const urls = Array.from({ length: 6 }, (_, i) => `https://hub-ext-qa.hub.example.com/ers-${i}/api/`);
+    await Promise.all(urls.map((url) => upsertRow(wh.connection, { ...inputs, values: { ...inputs.values, hub_api_url: url } })));
+    const rows = await rowsOf(inputs);
+    expect(rows).toHaveLength(1);
+    expect(urls).toContain(rows[0].hub_api_url);
+    await deleteRow(wh.connection, inputs);
+  });
+
+  it("refuses a key that matches two rows, naming it, and changes nothing", async () => {
+    const inputs = apiRow(2);
+    const insert = "INSERT INTO staging.hub_api_config (hub_api_name, hub_api_url, hub_environment_name, hub_region, hub_tenant_id) VALUES ($1, $2, 'hub-qa', 'US', $3)";
+    for (const url of ["https://a-ext-x/api/", "https://b-ext-x/api/"]) await wh.query(insert, [inputs.key.hub_api_name, url, inputs.key.hub_tenant_id]);
+    const error = await configRowProvider.create(inputs).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      `upsert into staging.HUB_API_CONFIG (${configRowId(inputs)}) failed: the key matches 2 rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`,
+    );
+    expect((await rowsOf(inputs)).map((r) => r.hub_api_url).sort()).toEqual(["https://a-ext-x/api/", "https://b-ext-x/api/"]);
+    await deleteRow(wh.connection, inputs);
   });
 });
 

@@ -6,6 +6,7 @@ import { emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, 
 import { startEmulator, type Emulator, type EmulatorConfigInput, type LinkInput } from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
+import { completedRuns } from "../../local/status";
 
 export interface ExportFixture {
   db: { url: string; drop(): Promise<void> };
@@ -13,7 +14,7 @@ export interface ExportFixture {
   emulator: Emulator;
   platform: TestPlatform;
   /** Tables, schema-qualified. */
-  t: { messages: string; archive: string; status: string; intakeJob: string; runHistory: string; watermark: string; run: string; runPart: string };
+  t: { messages: string; archive: string; status: string; intakeJob: string; completedRuns: string; runHistory: string; watermark: string; run: string; runPart: string };
   count(table: string, where?: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -47,6 +48,8 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
     archive: `${s}.HUB_ACME_MESSAGES_ARCHIVE`,
     status: `${s}.HUB_ACME_MESSAGES_STATUS`,
     intakeJob: `${s}.HUB_INTAKE_JOB`,
+    /** HUB_INTAKE_JOB rows with their run's details (status, counts, finished_at) from the run history. */
+    completedRuns: completedRuns(s),
     runHistory: `${s}.HUB_EXPORT_RUN_HISTORY`,
     watermark: `${s}.HUB_EXPORT_WATERMARK`,
     run: `${s}.HUB_EXPORT_RUN`,

@@ -89,7 +89,7 @@ describe("unknown-code check, report mode", () => {
     try {
       const [job] = await latestIntakeJobs(client, f.platform.stagingSchema, f.platform.config.jobName, 1);
       expect(job.unknownCodes?.fields["User.RoleCode"].examples[0].code).toBe("SALES_REP");
-      expect(job.counts.heldBack).toBe(0);
+      expect(job.counts?.heldBack).toBe(0);
     } finally {
       await client.end();
     }
@@ -154,7 +154,7 @@ describe("unknown-code check, strict mode", () => {
     expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope - counsels.length);
     expect(queued()).toBe(inScope - counsels.length);
     expect(await f.count(f.t.archive)).toBe(inScope);
-    const { rows: jobs } = await f.pool.query(`SELECT status, failed_count, held_back_count, published_count FROM ${f.t.intakeJob}`);
+    const { rows: jobs } = await f.pool.query(`SELECT status, failed_count, held_back_count, published_count FROM ${f.t.completedRuns}`);
     expect(jobs).toEqual([{ status: "ExecutionCompleted", failed_count: 0, held_back_count: counsels.length, published_count: inScope - counsels.length }]);
     const { rows: hist } = await f.pool.query(`SELECT detail FROM ${history(f)}`);
     expect(hist[0].detail).toMatchObject({ heldBack: counsels.length, failed: 0, unknownCodes: { mode: "strict", heldBack: counsels.length, fields: { "User.RoleCode": { codes: 1, employees: counsels.length } } } });
@@ -200,7 +200,7 @@ describe("unknown-code check, strict mode", () => {
     expect(queued()).toBe(before + counsels.length + 1);
     const release = result.events.find((e) => e.event === "cls.release");
     expect(release).toMatchObject({ held: counsels.length + 1, released: counsels.length + 1, stillHeld: 0 });
-    const { rows } = await f.pool.query(`SELECT held_back_count, retried_count, status FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows } = await f.pool.query(`SELECT held_back_count, retried_count, status FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(rows[0]).toEqual({ held_back_count: 0, retried_count: counsels.length + 1, status: "ExecutionCompleted" });
     const { rows: hist } = await f.pool.query(`SELECT detail FROM ${history(f)} ORDER BY history_id DESC LIMIT 1`);
     expect(hist[0].detail.unknownCodes).toMatchObject({ released: counsels.length + 1, heldBack: 0, fields: {} });

@@ -37,7 +37,7 @@ describe("export task: ERS alongside publishing", () => {
     expect(await f.count(f.t.archive)).toBe(messages);
     const ers = f.emulator.state().ers;
     expect(ers[TENANTS.US.hubTenantId].entities + ers[TENANTS.EU.hubTenantId].entities).toBe(inScope);
-    const { rows } = await f.pool.query(`SELECT status, published_count, ers_entity_count FROM ${f.t.intakeJob}`);
+    const { rows } = await f.pool.query(`SELECT status, published_count, ers_entity_count FROM ${f.t.completedRuns}`);
     expect(rows).toEqual([{ status: "ExecutionCompleted", published_count: messages, ers_entity_count: inScope }]);
   });
 
@@ -50,7 +50,7 @@ describe("export task: ERS alongside publishing", () => {
     expect(result.code, failures(result)).toBe(0);
     const ers = f.emulator.state().ers;
     expect(ers[TENANTS.US.hubTenantId].entities + ers[TENANTS.EU.hubTenantId].entities).toBe(inScope);
-    const { rows } = await f.pool.query(`SELECT published_count, ers_entity_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows } = await f.pool.query(`SELECT published_count, ers_entity_count FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(rows[0].ers_entity_count).toBe(inScope);
     expect(await f.count(f.t.messages)).toBe(0);
     const done = result.events.find((e) => e.event === "ers.done") as { entities: number; streamed: number };

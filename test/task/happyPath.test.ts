@@ -20,7 +20,7 @@ describe("export task: a full run, then an incremental one", () => {
     expect(await f.count(f.t.messages)).toBe(0);
     expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope);
     expect(await f.count(f.t.run)).toBe(0);
-    const { rows: jobs } = await f.pool.query(`SELECT * FROM ${f.t.intakeJob}`);
+    const { rows: jobs } = await f.pool.query(`SELECT * FROM ${f.t.completedRuns}`);
     expect(jobs).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ job_name: JOB_NAME, status: "ExecutionCompleted", extracted_count: inScope, message_count: inScope, published_count: inScope, failed_count: 0, ers_entity_count: inScope });
     const state = f.emulator.state();
@@ -46,7 +46,7 @@ describe("export task: a full run, then an incremental one", () => {
     const before = await f.count(f.t.archive);
     const result = await runTask(f.platform.args);
     expect(result.code).toBe(0);
-    const { rows: latest } = await f.pool.query(`SELECT transaction_id, extracted_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows: latest } = await f.pool.query(`SELECT transaction_id, extracted_count FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(latest[0].extracted_count).toBe(expected.length);
     const { rows: archived } = await f.pool.query<{ e: string }>(`SELECT unnest(employee_ids) AS e FROM ${f.t.archive} WHERE transaction_id = $1 ORDER BY 1`, [latest[0].transaction_id]);
     expect(archived.map((r) => r.e)).toEqual(expected);
@@ -54,7 +54,7 @@ describe("export task: a full run, then an incremental one", () => {
     // A third run with nothing changed exports nothing and still completes.
     const idle = await runTask(f.platform.args);
     expect(idle.code).toBe(0);
-    const { rows: third } = await f.pool.query(`SELECT extracted_count, status FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows: third } = await f.pool.query(`SELECT extracted_count, status FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(third[0]).toEqual({ extracted_count: 0, status: "ExecutionCompleted" });
   });
 });

@@ -46,7 +46,7 @@ describe("export task: faults and a permanently rejecting destination", () => {
     outputs.push(retried);
     expect(retried.code).toBe(0);
     expect(retried.events.find((e) => e.event === "run.requeued")).toMatchObject({ messages: eu });
-    const { rows: last } = await f.pool.query(`SELECT transaction_id, status, retried_count, published_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows: last } = await f.pool.query(`SELECT transaction_id, status, retried_count, published_count FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(last[0]).toMatchObject({ status: "ExecutionCompleted", retried_count: eu, published_count: eu });
     expect(await f.count(f.t.messages)).toBe(0);
     // Not archived twice: one row per message, the retried ones now archived by the run that published them.
@@ -107,7 +107,7 @@ describe("export task: about 10% injected faults", () => {
     const ers = [TENANTS.US, TENANTS.EU].map((t) => state.ers[t.hubTenantId]);
     expect(ers[0].entities + ers[1].entities - ers[0].duplicates - ers[1].duplicates).toBe(n);
     expect(ers[0].duplicates + ers[1].duplicates).toBeLessThanOrEqual(state.faults.stats["ers.entities"].injected.resetAfter * 100);
-    const { rows } = await f.pool.query(`SELECT status, extracted_count, published_count FROM ${f.t.intakeJob} ORDER BY finished_at DESC LIMIT 1`);
+    const { rows } = await f.pool.query(`SELECT status, extracted_count, published_count FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(rows[0]).toEqual({ status: "ExecutionCompleted", extracted_count: n, published_count: n });
     const done = result.events.find((e) => e.event === "publish.done") as { reauthorizations: number };
     expect(done.reauthorizations).toBeGreaterThan(0);

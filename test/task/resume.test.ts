@@ -147,7 +147,7 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
     expect(perKill.some((k) => k.ers > 0)).toBe(true);
 
     // Nothing lost: every run's employees archived once, nothing left behind, every archived message at the broker.
-    const { rows: jobs } = await f.pool.query(`SELECT transaction_id, status, extracted_count FROM ${f.t.intakeJob}`);
+    const { rows: jobs } = await f.pool.query(`SELECT transaction_id, status, extracted_count FROM ${f.t.completedRuns}`);
     expect(jobs.every((j) => j.status === "ExecutionCompleted")).toBe(true);
     expect(jobs.reduce((n, j) => n + j.extracted_count, 0)).toBe(exported);
     const { rows: archived } = await f.pool.query(`SELECT count(*)::int AS total, count(DISTINCT (transaction_id, e))::int AS distinct FROM ${f.t.archive}, unnest(employee_ids) e`);
