@@ -9,6 +9,12 @@
  * Each change is read → merge → conditional write (S3 If-Match / If-None-Match on the ETag read; a lock file on a
  * folder), retried from a fresh read when another writer came first: two stacks writing at once lose nothing.
  *
+ * The stack's own changes never leave the files without its entries: a new KMS key or region of the same folder is an
+ * update in place (files this stack encrypted with its old key are written again with the new one), another folder
+ * (bucket, prefix) a replacement that releases the old folder's entries first; a new database connection name
+ * replaces this stack's previous value in credentials.ini. read() (`pulumi refresh`) shows entries or the connection
+ * name removed by hand, so that the next `up` writes them again.
+ *
  * Used by local mode (a folder for the bucket) and by the dynamic provider behind components/storage/credentialFiles.ts
  * (S3). Serialized provider code cannot load project modules: everything is in this file, SDKs required inside.
  */
@@ -19,7 +25,7 @@ import { stableJson as jsonStable } from "./json";
 const stableJson = jsonStable;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
-export const SCRIPT_FILES_PROVIDER_VERSION = 1;
+export const SCRIPT_FILES_PROVIDER_VERSION = 2;
 
 export const SHARED_FILES = {
   credentialsIni: "credentials.ini",
@@ -33,10 +39,19 @@ export type ScriptFolderLocation =
   | { kind: "s3"; bucket: string; prefix: string; region?: string; endpoint?: string; kmsKeyArn?: string }
   | { kind: "folder"; dir: string };
 
+/** An object as read: its text, its ETag, and the KMS key it is encrypted with (S3, SSE-KMS). */
+export interface SharedObject {
+  text: string;
+  etag: string;
+  kmsKeyId?: string;
+}
+
 /** An object store with the one guarantee a shared file needs: a write conditional on what was read. */
 export interface SharedObjectStore {
   describe: string;
-  read(name: string): Promise<{ text: string; etag: string } | undefined>;
+  read(name: string): Promise<SharedObject | undefined>;
+  /** Whether the object is there, without reading it (S3 HeadObject: no kms:Decrypt). */
+  exists(name: string): Promise<boolean>;
   /** Writes only if the object is still as read (`etag`), or still absent (`etag` undefined); false otherwise. */
   write(name: string, text: string, etag: string | undefined, contentType: string): Promise<boolean>;
 }
@@ -72,11 +87,12 @@ export function s3Folder(location: S3FolderLocation): { client: import("@aws-sdk
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-  return { client, prefix: location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/` };
+  // "" is the bucket's top: keys are then used as they are.
+  return { client, prefix: location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/` };
 }
 
 function s3Store(location: S3FolderLocation): SharedObjectStore {
-  const { GetObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const { GetObjectCommand, HeadObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const { client, prefix } = s3Folder(location);
   const where = (name: string) => `s3://${location.bucket}/${prefix}${name}`;
   return {
@@ -84,11 +100,21 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
     async read(name) {
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
-        return { text: await out.Body!.transformToString("utf8"), etag: out.ETag! };
+        return { text: await out.Body!.transformToString("utf8"), etag: out.ETag!, ...(out.SSEKMSKeyId ? { kmsKeyId: out.SSEKMSKeyId } : {}) };
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return undefined;
         throw new Error(`cannot read ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`);
+      }
+    },
+    async exists(name) {
+      try {
+        await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
+        return true;
+      } catch (err) {
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return false;
+        throw new Error(`cannot look up ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`);
       }
     },
     async write(name, text, etag, contentType) {
@@ -134,9 +160,18 @@ function folderStore(dir: string): SharedObjectStore {
       const text = readText(path.join(dir, name));
       return text === undefined ? undefined : { text, etag: etagOf(text) };
     },
+    async exists(name) {
+      return fs.existsSync(path.join(dir, name));
+    },
     async write(name, text, etag) {
-      fs.mkdirSync(dir, { recursive: true });
       const file = path.join(dir, name);
+      // A folder marker (a key ending in /) is the folder itself.
+      if (name === "" || name.endsWith("/")) {
+        if (etag !== undefined || fs.existsSync(file)) return false;
+        fs.mkdirSync(file, { recursive: true });
+        return true;
+      }
+      fs.mkdirSync(path.dirname(file), { recursive: true });
       const lock = `${file}.lock`;
       let fd: number;
       try {
@@ -160,13 +195,23 @@ function folderStore(dir: string): SharedObjectStore {
   };
 }
 
-/** Read → merge → conditional write, again from a fresh read while another writer comes first. */
-/** `merge` returns the new text, or undefined to leave the file as it is. */
-export async function updateSharedFile(store: SharedObjectStore, name: string, contentType: string, merge: (current: string | undefined) => Promise<string | undefined>): Promise<void> {
+/**
+ * Read → merge → conditional write, again from a fresh read while another writer comes first. `merge` returns the new
+ * text, or undefined to leave the file as it is. A file the merge leaves as it is is written again all the same when
+ * it is encrypted with `reencryptFrom` (this stack's previous KMS key): the write uses the store's current key.
+ */
+export async function updateSharedFile(
+  store: SharedObjectStore,
+  name: string,
+  contentType: string,
+  merge: (current: string | undefined) => Promise<string | undefined>,
+  reencryptFrom?: string,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const current = await store.read(name);
     const next = await merge(current?.text);
-    if (next === undefined || (current && next === current.text)) return;
+    const reencrypt = reencryptFrom !== undefined && current?.kmsKeyId === reencryptFrom;
+    if (next === undefined || (current && next === current.text && !reencrypt)) return;
     if (await store.write(name, next, current?.etag, contentType)) return;
     if (attempt >= ATTEMPTS) throw new Error(`${store.describe}${name}: another writer changed it ${ATTEMPTS} times while this one tried; nothing of this stack was written, run again`);
     // Jitter, so that two writers do not meet again at once.
@@ -204,15 +249,10 @@ export function mergeTenantCredentials(text: string, own: Record<string, string>
   return JSON.stringify(out, null, 2) + "\n";
 }
 
-/**
- * credentials.ini with [warehouse] warehouse_connection = `connection`. Other sections, keys and comments stay. A
- * value other than a placeholder or ours is another pipeline's setting: refused, never overwritten.
- */
-export function mergeCredentialsIni(text: string, connection: string): string {
-  const lines = text.split(/\r?\n/);
+/** The [warehouse] warehouse_connection line of credentials.ini: its index, key as written, and value. */
+function warehouseConnectionLine(lines: string[]): { index: number; key: string; value: string } | { index: -1; warehouseAt: number } {
   let section = "";
   let warehouseAt = -1;
-  const done = (t: string) => (t.endsWith("\n") ? t : t + "\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     const header = /^\[(.+)\]$/.exec(line);
@@ -222,18 +262,32 @@ export function mergeCredentialsIni(text: string, connection: string): string {
       continue;
     }
     const m = /^([^=:;#]+)[=:](.*)$/.exec(line);
-    if (!m || section !== "warehouse" || m[1].trim().toLowerCase() !== "warehouse_connection") continue;
-    const value = m[2].trim();
-    if (value === connection) return done(text);
-    if (value !== "" && !PLACEHOLDER.test(value)) {
+    if (m && section === "warehouse" && m[1].trim().toLowerCase() === "warehouse_connection") return { index: i, key: m[1].trim(), value: m[2].trim() };
+  }
+  return { index: -1, warehouseAt };
+}
+
+/**
+ * credentials.ini with [warehouse] warehouse_connection = `connection`. Other sections, keys and comments stay. A
+ * value other than a placeholder, ours or `previous` (this stack's value before a rename of its database connection)
+ * is another pipeline's setting: refused, never overwritten.
+ */
+export function mergeCredentialsIni(text: string, connection: string, previous?: string): string {
+  const lines = text.split(/\r?\n/);
+  const done = (t: string) => (t.endsWith("\n") ? t : t + "\n");
+  const found = warehouseConnectionLine(lines);
+  if (found.index >= 0 && "value" in found) {
+    if (found.value === connection) return done(text);
+    if (found.value !== "" && !PLACEHOLDER.test(found.value) && found.value !== previous) {
       throw new Error(
-        `${SHARED_FILES.credentialsIni} in the shared scripts folder sets warehouse_connection = ${value}, but this stack's database connection is ${connection}: ` +
+        `${SHARED_FILES.credentialsIni} in the shared scripts folder sets warehouse_connection = ${found.value}, but this stack's database connection is ${connection}: ` +
           "the hub pipelines of a platform environment share one; correct hubExport:database.connectionName or the file (nothing was written)",
       );
     }
-    lines[i] = `${m[1].trim()} = ${connection}`;
+    lines[found.index] = `${found.key} = ${connection}`;
     return done(lines.join("\n"));
   }
+  const warehouseAt = "warehouseAt" in found ? found.warehouseAt : -1;
   if (warehouseAt >= 0) lines.splice(warehouseAt + 1, 0, `warehouse_connection = ${connection}`);
   else lines.push(...(lines.at(-1) === "" ? [] : [""]), "[warehouse]", `warehouse_connection = ${connection}`);
   return done(lines.join("\n"));
@@ -247,14 +301,29 @@ async function fromTemplate(store: SharedObjectStore, template: string, current:
   return copy.text;
 }
 
+/** What this stack had in the files before a change: its connection name, and its KMS key when that changed. */
+export interface PreviousScriptFiles {
+  warehouseConnection?: string;
+  /** The files this stack encrypted with it are written again with the location's key. */
+  kmsKeyArn?: string;
+}
+
 /** Steps 7.2 to 7.4 for one stack: both files created when absent, its connection name and its entries set. */
-export async function applyScriptFiles(spec: ScriptFilesSpec, released: readonly string[] = []): Promise<void> {
+export async function applyScriptFiles(spec: ScriptFilesSpec, released: readonly string[] = [], previous: PreviousScriptFiles = {}): Promise<void> {
   const store = openSharedStore(spec.location);
-  await updateSharedFile(store, SHARED_FILES.credentialsIni, "text/plain", async (current) =>
-    mergeCredentialsIni(await fromTemplate(store, SHARED_FILES.credentialsIniTemplate, current), spec.warehouseConnection),
+  await updateSharedFile(
+    store,
+    SHARED_FILES.credentialsIni,
+    "text/plain",
+    async (current) => mergeCredentialsIni(await fromTemplate(store, SHARED_FILES.credentialsIniTemplate, current), spec.warehouseConnection, previous.warehouseConnection),
+    previous.kmsKeyArn,
   );
-  await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) =>
-    mergeTenantCredentials(await fromTemplate(store, SHARED_FILES.tenantCredentialsTemplate, current), spec.entries, released),
+  await updateSharedFile(
+    store,
+    SHARED_FILES.tenantCredentials,
+    "application/json",
+    async (current) => mergeTenantCredentials(await fromTemplate(store, SHARED_FILES.tenantCredentialsTemplate, current), spec.entries, released),
+    previous.kmsKeyArn,
   );
 }
 
@@ -263,6 +332,34 @@ export async function releaseScriptFiles(location: ScriptFolderLocation, ids: re
   const store = openSharedStore(location);
   // Nothing to release from a file that is gone.
   await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) => (current === undefined ? undefined : mergeTenantCredentials(current, {}, ids)));
+}
+
+/**
+ * What of `spec` the files hold now (`pulumi refresh`): its entries that are there with its values, and its connection
+ * name when credentials.ini has it (else ""). Nothing else is read out: other entries are not this stack's.
+ */
+export async function readScriptFiles(spec: ScriptFilesSpec): Promise<Pick<ScriptFilesSpec, "warehouseConnection" | "entries">> {
+  const store = openSharedStore(spec.location);
+  const [ini, txt] = await Promise.all([store.read(SHARED_FILES.credentialsIni), store.read(SHARED_FILES.tenantCredentials)]);
+  const line = ini ? warehouseConnectionLine(ini.text.split(/\r?\n/)) : undefined;
+  const connection = line && "value" in line ? line.value : undefined;
+  let doc: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = txt ? JSON.parse(txt.text) : {};
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) doc = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON any more: none of this stack's entries is usable; the next `up` says what to fix.
+  }
+  const inFile = new Map(Object.entries(doc).map(([id, value]) => [id.toLowerCase(), value]));
+  const entries = Object.fromEntries(Object.entries(spec.entries ?? {}).filter(([id, value]) => inFile.get(id.toLowerCase()) === value));
+  return { warehouseConnection: connection === spec.warehouseConnection ? connection : "", entries };
+}
+
+/** The file a location names: a change of KMS key or region keeps it, another bucket, prefix or folder does not. */
+function fileOf(location: ScriptFolderLocation): string {
+  if (location.kind === "folder") return `folder:${location.dir}`;
+  const prefix = location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`;
+  return `s3:${location.endpoint ?? ""}:${location.bucket}/${prefix}`;
 }
 
 function state(inputs: ScriptFilesState): ScriptFilesState {
@@ -279,10 +376,17 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
   },
 
   async diff(_id, olds, news) {
-    const replaces = stableJson(olds.location) !== stableJson(news.location) ? ["location"] : [];
-    const changes = replaces.length > 0 || olds.warehouseConnection !== news.warehouseConnection || stableJson(olds.entries) !== stableJson(news.entries) || olds.version !== news.version;
-    // Another folder: write the new one first, then release the old one's entries.
-    return { changes, replaces, deleteBeforeReplace: false };
+    // Another file: its entries are released from the old one first, then written to the new one (the engine deletes
+    // with the old state's location). The same file under a new KMS key or region: an update, which never removes
+    // them (replaced create-first, the old resource's delete would take them out of the file just written).
+    const replaces = fileOf(olds.location) === fileOf(news.location) ? [] : ["location"];
+    const changes =
+      replaces.length > 0 ||
+      stableJson(olds.location) !== stableJson(news.location) ||
+      olds.warehouseConnection !== news.warehouseConnection ||
+      stableJson(olds.entries) !== stableJson(news.entries) ||
+      olds.version !== news.version;
+    return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
   },
 
   async create(inputs) {
@@ -291,9 +395,17 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
     return { id, outs: state(inputs) };
   },
 
+  async read(id, props) {
+    if (!props) return { id };
+    // Only values already in the state come back (a subset of its secret entries): nothing of other pipelines.
+    return { id, props: { ...state(props), ...(await readScriptFiles(props)) } };
+  },
+
   async update(_id, olds, news) {
     const released = Object.keys(olds.entries ?? {}).filter((id) => !Object.keys(news.entries).some((n) => n.toLowerCase() === id.toLowerCase()));
-    await applyScriptFiles(news, released);
+    const oldKey = olds.location.kind === "s3" ? olds.location.kmsKeyArn : undefined;
+    const newKey = news.location.kind === "s3" ? news.location.kmsKeyArn : undefined;
+    await applyScriptFiles(news, released, { warehouseConnection: olds.warehouseConnection || undefined, ...(oldKey && oldKey !== newKey ? { kmsKeyArn: oldKey } : {}) });
     return { outs: state(news) };
   },
 

@@ -10,6 +10,7 @@ import path from "node:path";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { applyScriptFiles, mergeCredentialsIni, mergeTenantCredentials, scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION, type ScriptFilesState } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
+import { createResource, deleteResource, refreshResource, updateResource, type Deployed, type Step } from "../support/engine";
 
 const BUCKET = "platform-qa";
 const PREFIX = "Tools/hub_python_scripts/";
@@ -118,6 +119,103 @@ describe("the shared scripts folder on S3", () => {
   it("needs the templates to create an absent file (procedure step 7.2)", async () => {
     objects().clear();
     await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(`s3://${BUCKET}/${PREFIX}credentials_template.ini is missing`);
+  });
+});
+
+describe("surviving the stack's own changes (the engine's steps, against S3)", () => {
+  const KMS_NEW = "arn:aws:kms:us-east-1:123456789012:key/99999999-8888-7777-6666-555555555555";
+  const VENDOR_KMS = "arn:aws:kms:us-east-1:123456789012:key/vendor";
+  const at = (state: ScriptFilesState, location: Partial<Extract<ScriptFilesState["location"], { kind: "s3" }>>): ScriptFilesState => ({ ...state, location: { ...(state.location as Extract<ScriptFilesState["location"], { kind: "s3" }>), ...location } });
+  /** Every version of tenant_credentials.txt the folder holds while `run` runs, read after each S3 answer. */
+  async function watchEntries(run: () => Promise<unknown>, prefix = PREFIX): Promise<Record<string, string>[]> {
+    const seen: Record<string, string>[] = [];
+    const timer = setInterval(() => {
+      const body = objects().get(prefix + "tenant_credentials.txt")?.body.toString("utf8");
+      seen.push(body ? JSON.parse(body) : {});
+    }, 1);
+    try {
+      await run();
+    } finally {
+      clearInterval(timer);
+    }
+    return seen;
+  }
+
+  it("a new KMS key or region of the same folder is an update: the entries never leave the file; files it encrypted are re-encrypted, others left", async () => {
+    resetFolder();
+    put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==" }));
+    objects().get(PREFIX + "tenant_credentials.txt")!.kmsKeyId = VENDOR_KMS;
+    const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==" }));
+    expect(objects().get(PREFIX + "credentials.ini")!.kmsKeyId).toBe(KMS);
+
+    const steps: Step[] = [];
+    let v2!: Deployed<ScriptFilesState>;
+    const seen = await watchEntries(async () => {
+      v2 = await updateResource(scriptFilesProvider, v1, at(v1.state, { kmsKeyArn: KMS_NEW }), steps);
+    });
+    expect(steps).toEqual(["update"]);
+    for (const entries of seen) expect(entries).toMatchObject({ [A]: "cred-a==", [OTHER]: "other-pipeline==" });
+    // credentials.ini was encrypted with the stack's old key: the same bytes, under the new one. tenant_credentials.txt
+    // was merged into (so written with the stack's key); the other pipeline's entry is as it was.
+    expect(objects().get(PREFIX + "credentials.ini")).toMatchObject({ kmsKeyId: KMS_NEW });
+    expect(text("credentials.ini")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", [A]: "cred-a==" });
+
+    // A file under someone else's key that the change leaves as it is keeps its key.
+    objects().get(PREFIX + "credentials.ini")!.kmsKeyId = VENDOR_KMS;
+    const v3 = await updateResource(scriptFilesProvider, v2, at(v2.state, { kmsKeyArn: KMS, region: "eu-west-1" }), steps);
+    expect(steps).toEqual(["update", "update"]);
+    expect(objects().get(PREFIX + "credentials.ini")!.kmsKeyId).toBe(VENDOR_KMS);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", [A]: "cred-a==" });
+    await deleteResource(scriptFilesProvider, v3);
+  });
+
+  it("another folder is replaced delete-first: the old folder's entries are released, the new folder gets them", async () => {
+    resetFolder();
+    const other = "Tools/hub_python_scripts_v2/";
+    for (const [name, body] of [["credentials_template.ini", CREDENTIALS_INI_TEMPLATE], ["tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE]]) {
+      objects().set(other + name, { body: Buffer.from(body), etag: `"${name}"`, contentType: "text/plain", lastModified: new Date() });
+    }
+    put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==" }));
+    const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==" }));
+    const steps: Step[] = [];
+    const v2 = await updateResource(scriptFilesProvider, v1, at(v1.state, { prefix: other }), steps);
+    expect(steps).toEqual(["replace (delete first)"]);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==" });
+    expect(JSON.parse(objects().get(other + "tenant_credentials.txt")!.body.toString("utf8"))).toEqual({ [A]: "cred-a==" });
+    expect(v2.state.location).toMatchObject({ prefix: other });
+  });
+
+  it("renaming the database connection updates this stack's own value in credentials.ini; another pipeline's value is still refused", async () => {
+    resetFolder();
+    put("credentials.ini", "; shared\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n[other]\nkey = kept\n");
+    const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==" }));
+    const v2 = await updateResource(scriptFilesProvider, v1, stack({ [A]: "cred-a==" }, "PLAT_WAREHOUSE_QA_RENAMED"));
+    expect(text("credentials.ini")).toBe("; shared\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA_RENAMED\n[other]\nkey = kept\n");
+    // Someone else sets another value meanwhile: this stack's next change refuses to overwrite it.
+    put("credentials.ini", "[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
+    await expect(updateResource(scriptFilesProvider, v2, stack({ [A]: "cred-a==" }, "PLAT_WAREHOUSE_QA_AGAIN"))).rejects.toThrow(/sets warehouse_connection = SOMEONE_ELSES, but this stack's database connection is PLAT_WAREHOUSE_QA_AGAIN/);
+    expect(text("credentials.ini")).toBe("[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
+  });
+
+  it("read() shows a hand-made deletion on refresh, and the next up puts it back; another pipeline's value is never adopted", async () => {
+    resetFolder();
+    put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==" }));
+    const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==", [B]: "cred-b==" }));
+    expect(await refreshResource(scriptFilesProvider, v1)).toEqual(v1);
+    // Someone removes one of this stack's entries and changes the connection name by hand.
+    put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==", [B]: "cred-b==" }));
+    const refreshed = (await refreshResource(scriptFilesProvider, v1))!;
+    expect(refreshed.state.entries).toEqual({ [B]: "cred-b==" });
+    const steps: Step[] = [];
+    await updateResource(scriptFilesProvider, refreshed, stack({ [A]: "cred-a==", [B]: "cred-b==" }), steps);
+    expect(steps).toEqual(["update"]);
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", [B]: "cred-b==", [A]: "cred-a==" });
+
+    put("credentials.ini", "[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
+    const drifted = (await refreshResource(scriptFilesProvider, v1))!;
+    expect(drifted.state.warehouseConnection).toBe("");
+    await expect(updateResource(scriptFilesProvider, drifted, stack({ [A]: "cred-a==", [B]: "cred-b==" }))).rejects.toThrow(/sets warehouse_connection = SOMEONE_ELSES/);
   });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * What the Pulumi engine does with a dynamic provider's resource, for tests that call providers directly: check, then
+ * diff against the OLD state's outputs, then an update in place or a replacement. A replacement creates the new
+ * resource first and deletes the old one after (the engine's default), unless the diff asks for deleteBeforeReplace;
+ * the delete always runs with the OLD state, whatever the program says now.
+ */
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+
+export interface Deployed<T> {
+  id: string;
+  state: T;
+}
+
+export type Step = "create" | "same" | "update" | "replace (create first)" | "replace (delete first)";
+
+/** `pulumi up` of a resource that is not in the state yet. */
+export async function createResource<T>(provider: dynamic.ResourceProvider<T, T>, inputs: T): Promise<Deployed<T>> {
+  const checked = provider.check ? await provider.check({} as T, inputs) : { inputs };
+  if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
+  const created = await provider.create(checked.inputs ?? inputs);
+  return { id: created.id, state: (created.outs ?? inputs) as T };
+}
+
+/** `pulumi up` of a resource in the state with new inputs. `steps` records what the engine did. */
+export async function updateResource<T>(provider: dynamic.ResourceProvider<T, T>, old: Deployed<T>, inputs: T, steps: Step[] = []): Promise<Deployed<T>> {
+  const checked = provider.check ? await provider.check(old.state, inputs) : { inputs };
+  if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
+  const news = (checked.inputs ?? inputs) as T;
+  const diff = provider.diff ? await provider.diff(old.id, old.state, news) : { changes: true };
+  if (!diff.changes) {
+    steps.push("same");
+    return old;
+  }
+  if (!diff.replaces?.length) {
+    const updated = provider.update ? await provider.update(old.id, old.state, news) : { outs: news };
+    steps.push("update");
+    return { id: old.id, state: (updated.outs ?? news) as T };
+  }
+  if (diff.deleteBeforeReplace) {
+    await provider.delete?.(old.id, old.state);
+    steps.push("replace (delete first)");
+    return createResource(provider, news);
+  }
+  const created = await createResource(provider, news);
+  await provider.delete?.(old.id, old.state);
+  steps.push("replace (create first)");
+  return created;
+}
+
+/** `pulumi destroy` (or the resource removed from the program): delete with the OLD state. */
+export async function deleteResource<T>(provider: dynamic.ResourceProvider<T, T>, old: Deployed<T>): Promise<void> {
+  await provider.delete?.(old.id, old.state);
+}
+
+/** `pulumi refresh`: read with the old state; undefined when the provider says the resource is gone. */
+export async function refreshResource<T>(provider: dynamic.ResourceProvider<T, T>, old: Deployed<T>): Promise<Deployed<T> | undefined> {
+  if (!provider.read) return old;
+  const read = await provider.read(old.id, old.state);
+  return read.id ? { id: read.id, state: (read.props ?? old.state) as T } : undefined;
+}
