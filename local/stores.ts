@@ -6,7 +6,10 @@ import { serializeConnectionRecord, type ConnectionRecord } from "../core/connec
 import { connectionFileName } from "../core/naming";
 import type { HubConfigurationFile } from "../core/hubConfiguration";
 
-/** Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts). */
+/**
+ * Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts);
+ * shared ones only where absent.
+ */
 export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
   const written: string[] = [];
   for (const object of objects) {
@@ -16,7 +19,9 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
       continue;
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    writeAtomic(target, object.content, 0o644);
+    // The platform environment's shared objects (the template, the scripts templates): written only when absent, as
+    // `pulumi up` does (providers/sharedObjects.ts).
+    if (!(object.shared && fs.existsSync(target))) writeAtomic(target, object.content, 0o644);
     written.push(target);
   }
   return written;

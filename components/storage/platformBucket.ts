@@ -3,8 +3,9 @@
  * encryption and a TLS-only policy, or adopted by name (read, never created or deleted). It holds the folder markers
  * /templates/hub_hrsys_export and /Tools/hub_python_scripts, the rendered pipeline template and the scripts-folder
  * templates, and this job's rendered pipeline under pipelines/hub_hrsys_export/. Objects every hub pipeline of the
- * platform environment shares (folder markers, the template, the scripts templates) are retained when the stack is
- * removed. The credential files are components/storage/credentialFiles.ts.
+ * platform environment shares (folder markers, the template, the scripts templates) are created only where their key
+ * is absent, never overwritten and never deleted (SharedObject); the stack's own objects are BucketObjectv2. The
+ * credential files are components/storage/credentialFiles.ts.
  *
  * Data outlives mistakes: every object is encrypted with the stack's key explicitly, whatever the bucket's default.
  * In an adopted bucket, objects of others are never overwritten (objectGuard.ts) and the stack's own are retained on
@@ -13,7 +14,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { denyInsecureTransportPolicy } from "../policies";
-import { guardedBucketName, OWNER_TAG, ownerTagValue } from "./objectGuard";
+import { guardedBucketName, OWNER_TAG, ownerTagValue, s3ObjectInspector, type ObjectInspector } from "./objectGuard";
+import { SharedObject } from "./sharedObject";
 
 export interface BucketFile {
   key: string;
@@ -21,7 +23,7 @@ export interface BucketFile {
   content?: pulumi.Input<string>;
   contentBase64?: string;
   contentType: string;
-  /** Shared with the platform environment's other pipelines: left in the bucket when this stack removes it. */
+  /** Shared with the platform environment's other pipelines: created only when absent, never overwritten or deleted. */
   shared?: boolean;
 }
 
@@ -39,6 +41,10 @@ export interface PlatformBucketArgs {
   create: boolean;
   /** The stack's key: the created bucket's default encryption, and every object's. */
   kmsKeyArn: pulumi.Input<string>;
+  /** The bucket's region, for the shared objects and the guard (both use the AWS SDK). */
+  region: pulumi.Input<string>;
+  /** How the guard of an adopted bucket looks at objects (default: HeadObject and GetObjectTagging; offline: mocks). */
+  objectInspector?: ObjectInspector;
   /** Folder markers, the rendered template, the scripts templates. */
   files: BucketFile[];
   retention: RetentionOptions;
@@ -49,6 +55,7 @@ export interface ObjectPlacement {
   /** The bucket name; in an adopted bucket it resolves only after the guard passed. */
   bucket: (keys: string[]) => pulumi.Output<string>;
   kmsKeyArn: pulumi.Input<string>;
+  region: pulumi.Input<string>;
   tags: Record<string, string>;
   /** Retained on delete in an adopted bucket. */
   retainOnDelete: boolean;
@@ -94,8 +101,9 @@ export class PlatformBucket extends pulumi.ComponentResource {
 
     const adopted = !args.create;
     this.placement = {
-      bucket: (keys) => (adopted ? guardedBucketName(this.bucketName, keys, this) : this.bucketName),
+      bucket: (keys) => (adopted ? guardedBucketName(this.bucketName, args.region, keys, args.objectInspector ?? s3ObjectInspector) : this.bucketName),
       kmsKeyArn: args.kmsKeyArn,
+      region: args.region,
       tags: { [OWNER_TAG]: ownerTagValue() },
       retainOnDelete: adopted,
       dependsOn: ready,
@@ -106,18 +114,31 @@ export class PlatformBucket extends pulumi.ComponentResource {
   }
 }
 
-/** One BucketObjectv2 per file: SSE-KMS with the stack's key, tagged as the stack's, guarded in an adopted bucket. */
+/**
+ * One BucketObjectv2 per file of the stack's own: SSE-KMS with the stack's key, tagged as the stack's, guarded in an
+ * adopted bucket. A shared file is a SharedObject: written only where its key is absent, never overwritten or deleted.
+ */
 export function writeObjects(parent: pulumi.Resource, name: string, placement: ObjectPlacement, files: BucketFile[], opts: pulumi.CustomResourceOptions): void {
   if (files.length === 0) return;
-  // Shared objects (the same content from every pipeline of the platform environment) are not guarded: each stack
-  // writes them alike. The guard covers the keys that are this stack's alone.
-  const bucket = placement.bucket(files.filter((f) => !f.shared).map((f) => f.key));
+  // Shared objects need no guard: they never replace what is there. The guard covers the keys that are this stack's alone.
+  const own = files.filter((f) => !f.shared);
+  const bucket = own.length ? placement.bucket(own.map((f) => f.key)) : undefined;
   const deps = Array.isArray(opts.dependsOn) ? opts.dependsOn : opts.dependsOn ? [opts.dependsOn] : [];
+  const dependsOn = [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn];
   for (const file of files) {
+    if (file.shared) {
+      if (file.contentBase64 !== undefined) throw new Error(`${file.key}: a shared object is text`);
+      new SharedObject(
+        `${name}/${file.key}`,
+        { bucketName: placement.bucket([]), region: placement.region, kmsKeyArn: placement.kmsKeyArn, key: file.key, content: file.content ?? "", contentType: file.contentType },
+        { ...opts, parent, dependsOn },
+      );
+      continue;
+    }
     new aws.s3.BucketObjectv2(
       `${name}/${file.key}`,
       {
-        bucket,
+        bucket: bucket!,
         key: file.key,
         ...(file.contentBase64 !== undefined ? { contentBase64: file.contentBase64 } : { content: file.content ?? "" }),
         contentType: file.contentType,
@@ -125,7 +146,7 @@ export function writeObjects(parent: pulumi.Resource, name: string, placement: O
         kmsKeyId: placement.kmsKeyArn,
         tags: placement.tags,
       },
-      { ...opts, parent, dependsOn: [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn], ...(placement.retainOnDelete || file.shared ? { retainOnDelete: true } : {}) },
+      { ...opts, parent, dependsOn, ...(placement.retainOnDelete ? { retainOnDelete: true } : {}) },
     );
   }
 }

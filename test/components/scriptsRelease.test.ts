@@ -51,7 +51,7 @@ describe("a vendor scripts release in a stack", () => {
   it("leaves a template the release brings to the release: the stack writes no object of its own there", async () => {
     const zip = await writeZip(path.join(dir, "with-template.zip"), { "export_hub.py": "1", "credentials_template.ini": "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n" });
     const run = await planOf(withRelease(zip));
-    const keys = ofType(run, "aws:s3/bucketObjectv2:BucketObjectv2").map((r) => inputs(r).key);
+    const keys = ofType(run, "pulumi-nodejs:dynamic/hubExport:SharedObject").map((r) => inputs(r).key);
     expect(keys).not.toContain("Tools/hub_python_scripts/credentials_template.ini");
     expect(keys).toContain("Tools/hub_python_scripts/tenant_credentials_template.txt");
     expect(inputs(one(run, "pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles")).keep).toEqual(["credentials.ini", "tenant_credentials.txt", "tenant_credentials_template.txt"]);

@@ -21,6 +21,7 @@ import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleS
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
+import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
 import { keptScriptFiles, readScriptsRelease, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
 import yazl from "yazl";
 import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
@@ -37,6 +38,7 @@ const PROVIDERS = {
   routingRules: ["providers/routingRules.ts", "routingRulesProvider"],
   scriptFiles: ["providers/scriptFiles.ts", "scriptFilesProvider"],
   scriptsRelease: ["providers/scriptsRelease.ts", "scriptsReleaseProvider"],
+  sharedObjects: ["providers/sharedObjects.ts", "sharedObjectProvider"],
 } as const;
 type ProviderName = keyof typeof PROVIDERS;
 
@@ -72,6 +74,7 @@ beforeAll(async () => {
       routingRules: await serialize(routingRulesProvider),
       scriptFiles: await serialize(scriptFilesProvider),
       scriptsRelease: await serialize(scriptsReleaseProvider),
+      sharedObjects: await serialize(sharedObjectProvider),
     },
     typescript: JSON.parse(stdout),
   };
@@ -98,7 +101,7 @@ for (const compiler of ["vitest", "typescript"] as const) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
         const sql = ["pg", "node:tls", "node:fs", "node:path"];
-        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], scriptsRelease: ["yauzl", "@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], scriptsRelease: ["yauzl", "@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], sharedObjects: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
         for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
         // A few functions each, never a captured module (those run to hundreds of kB).
@@ -179,6 +182,25 @@ for (const compiler of ["vitest", "typescript"] as const) {
         expect(created.id).toBe(folder);
         expect(fs.readdirSync(folder).sort()).toEqual(["credentials.ini", "lib"]);
         expect(fs.readFileSync(path.join(folder, "lib/export_hub.py"), "utf8")).toBe("print('v1')\n");
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("run in a plain node process: a shared object in a folder, created only where absent", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-shared-"));
+      try {
+        fs.mkdirSync(path.join(dir, "Tools"));
+        fs.writeFileSync(path.join(dir, "Tools/vendor.ini"), "the vendor's");
+        const inputs = (key: string) => ({ location: { kind: "folder", dir }, key, content: "ours", contentType: "text/plain", version: SHARED_OBJECT_PROVIDER_VERSION });
+        const [, existing, absent] = await runInHost(texts[compiler].sharedObjects, [
+          { method: "check", args: [inputs("Tools/vendor.ini"), inputs("Tools/vendor.ini")] },
+          { method: "create", args: [inputs("Tools/vendor.ini")] },
+          { method: "create", args: [inputs("Tools/ours.ini")] },
+        ]);
+        expect([existing.outs.created, absent.outs.created]).toEqual([false, true]);
+        expect(fs.readFileSync(path.join(dir, "Tools/vendor.ini"), "utf8")).toBe("the vendor's");
+        expect(fs.readFileSync(path.join(dir, "Tools/ours.ini"), "utf8")).toBe("ours");
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

@@ -1,0 +1,33 @@
+/**
+ * An object the platform environment's hub pipelines share (folder markers, the template of a build, the scripts
+ * templates): created when its key is absent, never overwritten, never deleted (providers/sharedObjects.ts).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
+
+export interface SharedObjectArgs {
+  bucketName: pulumi.Input<string>;
+  region: pulumi.Input<string>;
+  /** Used when this stack creates the object. */
+  kmsKeyArn: pulumi.Input<string>;
+  key: string;
+  content: pulumi.Input<string>;
+  contentType: string;
+}
+
+export class SharedObject extends pulumi.dynamic.Resource {
+  /** Whether this stack created the object (false: it was there already and is left as it is). */
+  declare readonly created: pulumi.Output<boolean>;
+
+  constructor(name: string, args: SharedObjectArgs, opts?: pulumi.CustomResourceOptions) {
+    const location = { kind: "s3" as const, bucket: args.bucketName, prefix: "", region: args.region, kmsKeyArn: args.kmsKeyArn };
+    super(
+      sharedObjectProvider,
+      name,
+      { location, key: args.key, content: args.content, contentType: args.contentType, version: SHARED_OBJECT_PROVIDER_VERSION, created: undefined },
+      opts,
+      "hubExport",
+      "SharedObject",
+    );
+  }
+}
