@@ -12,6 +12,7 @@ import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
 import { buildStackSheets } from "../cls/stack";
 import { loadScriptsRelease } from "../config/load";
+import { offlineObjectInspector } from "./storage/objectGuard";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -69,7 +70,9 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
     // The vendor scripts release (step 7.1), checked (zip-slip) before any resource is declared.
     const scriptsRelease = overrides.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease });
+    // Offline, the mocks stand in for the bucket the guard looks at.
+    const objectInspector = overrides.objectInspector ?? (offline ? offlineObjectInspector() : undefined);
+    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease, objectInspector });
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;

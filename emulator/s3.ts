@@ -1,7 +1,7 @@
 /**
  * The few calls of the S3 API that a shared scripts folder needs, on loopback, with S3's conditional-write semantics:
- * GetObject, HeadObject, PutObject (If-Match / If-None-Match: * → 412 PreconditionFailed), DeleteObject and
- * ListObjectsV2, path-style (`/<bucket>/<key>`), with S3's XML errors. The AWS SDK talks to it with
+ * GetObject, HeadObject, PutObject (If-Match / If-None-Match: * → 412 PreconditionFailed; x-amz-tagging),
+ * GetObjectTagging, DeleteObject and ListObjectsV2, path-style (`/<bucket>/<key>`), with S3's XML errors. The AWS SDK talks to it with
  * `endpoint: <url>, forcePathStyle: true`. Request signatures are not checked.
  *
  * Why our own: the S3 servers on npm either are unmaintained (s3rver, last release 2021) or implement no conditional
@@ -20,6 +20,8 @@ export interface S3Object {
   /** x-amz-server-side-encryption and its KMS key id, as sent. */
   sse?: string;
   kmsKeyId?: string;
+  /** x-amz-tagging, as sent. */
+  tags?: Record<string, string>;
 }
 
 export interface S3EmulatorOptions {
@@ -34,6 +36,8 @@ export interface S3Emulator {
   buckets: Map<string, Map<string, S3Object>>;
   /** Answers by status code, for tests that must see the conditional path taken. */
   answers: Record<number, number>;
+  /** Every request: method, bucket, key and sub-resource (`tagging`), for tests that must see which calls were made. */
+  requests: { method: string; bucket: string; key: string; subresource?: string }[];
   close(): Promise<void>;
 }
 
@@ -56,6 +60,7 @@ function matches(header: string, etag: string): boolean {
 export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emulator> {
   const buckets = new Map(options.buckets.map((b) => [b, new Map<string, S3Object>()]));
   const answers: Record<number, number> = {};
+  const requests: S3Emulator["requests"] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://s3.local");
@@ -63,6 +68,8 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
     const key = decodeURIComponent(rest.join("/"));
     const method = req.method ?? "GET";
     const body = method === "PUT" ? await readBody(req, MAX_OBJECT_BYTES) : undefined;
+    const subresource = url.searchParams.has("tagging") ? "tagging" : undefined;
+    requests.push({ method, bucket: bucketName, key, ...(subresource ? { subresource } : {}) });
     await options.beforeAnswer?.({ method, bucket: bucketName, key });
     const bucket = buckets.get(bucketName);
     if (!bucket) return error(res, 404, "NoSuchBucket", `bucket ${bucketName} does not exist`, method === "HEAD");
@@ -75,6 +82,14 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
       const contents = keys.map((k) => `<Contents><Key>${xmlEscape(k)}</Key><ETag>${xmlEscape(bucket.get(k)!.etag)}</ETag><Size>${bucket.get(k)!.body.length}</Size><LastModified>${bucket.get(k)!.lastModified.toISOString()}</LastModified></Contents>`);
       res.writeHead(200, { "content-type": "application/xml" });
       res.end(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xmlEscape(bucketName)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${keys.length}</KeyCount><IsTruncated>false</IsTruncated>${contents.join("")}</ListBucketResult>`);
+      return;
+    }
+    if (subresource === "tagging" && method === "GET") {
+      // GetObjectTagging: the tags only, never the body.
+      if (!object) return error(res, 404, "NoSuchKey", `${key} does not exist`);
+      const tags = Object.entries(object.tags ?? {}).map(([k, v]) => `<Tag><Key>${xmlEscape(k)}</Key><Value>${xmlEscape(v)}</Value></Tag>`);
+      res.writeHead(200, { "content-type": "application/xml" });
+      res.end(`<?xml version="1.0" encoding="UTF-8"?><Tagging><TagSet>${tags.join("")}</TagSet></Tagging>`);
       return;
     }
     switch (method) {
@@ -101,6 +116,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
         const etag = `"${createHash("md5").update(body!).digest("hex")}"`;
         const sse = req.headers["x-amz-server-side-encryption"];
         const kms = req.headers["x-amz-server-side-encryption-aws-kms-key-id"];
+        const tagging = req.headers["x-amz-tagging"];
         bucket.set(key, {
           body: body!,
           etag,
@@ -108,6 +124,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
           lastModified: new Date(),
           ...(typeof sse === "string" ? { sse } : {}),
           ...(typeof kms === "string" ? { kmsKeyId: kms } : {}),
+          ...(typeof tagging === "string" ? { tags: Object.fromEntries(new URLSearchParams(tagging)) } : {}),
         });
         res.writeHead(200, { etag });
         res.end();
@@ -136,6 +153,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
     url: `http://127.0.0.1:${port}`,
     buckets,
     answers,
+    requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -4,6 +4,7 @@
  */
 import crypto from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
+import { OFFLINE_OBJECT_TAGS_TOKEN } from "../storage/objectGuard";
 
 export interface MockAccount {
   accountId: string;
@@ -107,18 +108,12 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       return { id: acct, accountId: acct, arn: `arn:${partition}:iam::${acct}:user/offline-plan`, userId: "OFFLINEPLAN" };
     case "aws:index/getPartition:getPartition":
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
-    case "aws:s3/getObjects:getObjects": {
-      // An adopted bucket, offline: none of the stack's keys is there yet (components/storage/objectGuard.ts).
-      const prefix = `${args.inputs.bucket}/${args.inputs.prefix ?? ""}`;
-      const keys = Object.keys(account.existingObjects ?? {})
-        .filter((k) => k.startsWith(prefix))
-        .map((k) => k.slice(String(args.inputs.bucket).length + 1));
-      return { id: String(args.inputs.bucket), bucket: args.inputs.bucket, keys, commonPrefixes: [], owners: [], requestCharged: "" };
-    }
-    case "aws:s3/getObject:getObject": {
-      const tags = account.existingObjects?.[`${args.inputs.bucket}/${args.inputs.key}`];
-      if (!tags) throw new Error(`no object s3://${args.inputs.bucket}/${args.inputs.key}`);
-      return { id: `${args.inputs.bucket}/${args.inputs.key}`, bucket: args.inputs.bucket, key: args.inputs.key, tags };
+    case OFFLINE_OBJECT_TAGS_TOKEN: {
+      // An adopted bucket's guard (components/storage/objectGuard.ts): the tags of the keys among the account's
+      // objects; by default none of the stack's keys is there yet.
+      const keys = args.inputs.keys as string[];
+      const found = Object.fromEntries(keys.flatMap((key) => (account.existingObjects?.[`${args.inputs.bucket}/${key}`] ? [[key, account.existingObjects[`${args.inputs.bucket}/${key}`]]] : [])));
+      return { found };
     }
     default:
       throw new Error(`no offline stand-in for the invoke ${args.token}: add one to components/planner/mocks.ts`);

@@ -4,8 +4,12 @@
  * `hub-export:stack = <project>/<stack>`; before writing a key that already exists, the guard reads its tags and stops
  * the run, naming the object, when the tag is not this stack's. The objects' `bucket` input waits for the guard, so
  * nothing is written before it passed.
+ *
+ * The guard never reads an object's body: HeadObject says whether the key exists, GetObjectTagging gives its tags.
+ * So `pulumi preview` needs only s3:ListBucket (a 404 rather than a 403 for a free key), s3:GetObject (which HeadObject
+ * is authorized by; no body, so no kms:Decrypt on SSE-KMS objects) and s3:GetObjectTagging (docs/pulumi.md, "IAM").
+ * Under the SDK's mocks (`hub-export plan`, tests) an invoke the mocks answer stands in for those calls.
  */
-import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 
 export const OWNER_TAG = "hub-export:stack";
@@ -15,7 +19,56 @@ export function ownerTagValue(): string {
   return `${pulumi.getProject()}/${pulumi.getStack()}`;
 }
 
-/** Keys of `candidates` that exist with another owner (or none), given each existing key's tags. */
+/** What the guard learns of objects: the tags of each key that exists (absent keys are left out). Never a body. */
+export interface ObjectInspector {
+  tagsOf(bucket: string, region: string, keys: string[]): Promise<Record<string, Record<string, string>>>;
+}
+
+/** The real one: HeadObject, then GetObjectTagging for a key that exists, with the AWS SDK (its credential chain). */
+export const s3ObjectInspector: ObjectInspector = {
+  async tagsOf(bucket, region, keys) {
+    const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+    const client = new S3Client({ region });
+    const problem = (key: string, call: string, needs: string, err: unknown) => {
+      const e = err as { name?: string; message?: string };
+      return new pulumi.RunError(`cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`);
+    };
+    const found: Record<string, Record<string, string>> = {};
+    try {
+      for (const key of keys) {
+        try {
+          await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        } catch (err) {
+          if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) continue;
+          throw problem(key, "HeadObject", "s3:ListBucket on the bucket and s3:GetObject on the key (HeadObject reads no body)", err);
+        }
+        try {
+          const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
+          found[key] = Object.fromEntries((tagging.TagSet ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+        } catch (err) {
+          throw problem(key, "GetObjectTagging", "s3:GetObjectTagging on the key", err);
+        }
+      }
+    } finally {
+      client.destroy();
+    }
+    return found;
+  },
+};
+
+/** Offline: the SDK's mocks answer this invoke from their account's objects (components/planner/mocks.ts). */
+export const OFFLINE_OBJECT_TAGS_TOKEN = "hubExport:offline:getObjectTags";
+
+export function offlineObjectInspector(opts: pulumi.InvokeOptions = {}): ObjectInspector {
+  return {
+    async tagsOf(bucket, region, keys) {
+      const result = (await pulumi.runtime.invoke(OFFLINE_OBJECT_TAGS_TOKEN, { bucket, region, keys }, opts)) as { found?: Record<string, Record<string, string>> };
+      return result.found ?? {};
+    },
+  };
+}
+
+/** Keys of `existing` (key → tags) whose owner tag is not `owner`. */
 export function foreignKeys(existing: Record<string, Record<string, string> | undefined>, owner: string): string[] {
   return Object.entries(existing)
     .filter(([, tags]) => tags?.[OWNER_TAG] !== owner)
@@ -23,15 +76,10 @@ export function foreignKeys(existing: Record<string, Record<string, string> | un
     .sort();
 }
 
-/** Keys of `keys` that already exist in `bucket` as someone else's objects (invokes: list, then read the tags). */
-export async function foreignObjects(bucket: string, keys: string[], owner: string, opts: pulumi.InvokeOptions): Promise<string[]> {
-  const existing: Record<string, Record<string, string> | undefined> = {};
-  for (const key of keys) {
-    const listed = await aws.s3.getObjects({ bucket, prefix: key, maxKeys: 10 }, opts);
-    if (!listed.keys.includes(key)) continue;
-    existing[key] = (await aws.s3.getObject({ bucket, key }, opts)).tags;
-  }
-  return foreignKeys(existing, owner);
+/** Keys of `keys` that already exist in `bucket` as someone else's objects. */
+export async function foreignObjects(inspector: ObjectInspector, bucket: string, region: string, keys: string[], owner: string): Promise<string[]> {
+  if (keys.length === 0) return [];
+  return foreignKeys(await inspector.tagsOf(bucket, region, keys), owner);
 }
 
 /** The error that stops the run: names each object and the ways out. */
@@ -47,10 +95,10 @@ export function foreignObjectsMessage(bucket: string, foreign: string[], owner: 
  * The bucket name, resolved only once none of `keys` exists in the bucket as someone else's object. Otherwise the
  * objects' registration fails with the message, and the run stops before any of them is written.
  */
-export function guardedBucketName(bucketName: pulumi.Output<string>, keys: string[], parent: pulumi.Resource): pulumi.Output<string> {
+export function guardedBucketName(bucketName: pulumi.Output<string>, region: pulumi.Input<string>, keys: string[], inspector: ObjectInspector): pulumi.Output<string> {
   const owner = ownerTagValue();
-  return bucketName.apply(async (bucket) => {
-    const foreign = await foreignObjects(bucket, keys, owner, { parent });
+  return pulumi.all([bucketName, region]).apply(async ([bucket, where]) => {
+    const foreign = await foreignObjects(inspector, bucket, where, keys, owner);
     if (foreign.length > 0) throw new pulumi.RunError(foreignObjectsMessage(bucket, foreign, owner));
     return bucket;
   });

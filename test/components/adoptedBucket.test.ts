@@ -1,12 +1,14 @@
 /**
  * Objects in an adopted bucket (prod: `bucket.create: false`): the stack never overwrites an object it did not create,
- * and retains its own on delete. Under mocks, with objects already in the bucket.
+ * and retains its own on delete. The guard reads tags only (HeadObject, GetObjectTagging), never a body: against the
+ * loopback S3 through the AWS SDK, and under mocks with objects already in the bucket.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProgramUnderMocks } from "../../components/planner";
 import type { MockAccount } from "../../components/planner/mocks";
 import { hubExportProgram } from "../../components/program";
-import { foreignKeys, foreignObjects, foreignObjectsMessage, OWNER_TAG, ownerTagValue } from "../../components/storage/objectGuard";
+import { foreignKeys, foreignObjects, foreignObjectsMessage, offlineObjectInspector, OFFLINE_OBJECT_TAGS_TOKEN, OWNER_TAG, ownerTagValue, s3ObjectInspector } from "../../components/storage/objectGuard";
+import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
 
@@ -15,6 +17,7 @@ const SCRIPTS = `${BUCKET}/Tools/hub_python_scripts`;
 const OWN = { [OWNER_TAG]: "hub-export/prod" };
 /** This job's rendered pipeline: an object of this stack alone (the templates are shared by every pipeline). */
 const PIPELINE = "pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_PROD.Json";
+const CHECKLIST = "hub-configuration/HRSYS_EMPL_HUB_ACME_202611_PROD/HUB_CHECKLIST.md";
 
 /** The guard's check alone, under mocks with these objects in the bucket: the message that would stop the run, or the bucket. */
 async function guard(existingObjects: MockAccount["existingObjects"], keys: string[]): Promise<string> {
@@ -25,7 +28,7 @@ async function guard(existingObjects: MockAccount["existingObjects"], keys: stri
     account: { existingObjects },
     program: async () => {
       const owner = ownerTagValue();
-      const foreign = await foreignObjects(BUCKET, keys, owner, {});
+      const foreign = await foreignObjects(offlineObjectInspector(), BUCKET, "us-east-1", keys, owner);
       result = foreign.length ? foreignObjectsMessage(BUCKET, foreign, owner) : BUCKET;
       return {};
     },
@@ -34,12 +37,12 @@ async function guard(existingObjects: MockAccount["existingObjects"], keys: stri
 }
 
 describe("an adopted bucket", () => {
-  const keys = ["Tools/hub_python_scripts/credentials_template.ini", "templates/hub_hrsys_export/"];
+  const keys = [PIPELINE, CHECKLIST];
 
   it("stops the run before writing when a key the stack would write holds someone else's object", async () => {
-    const error = await guard({ [`${SCRIPTS}/credentials_template.ini`]: { owner: "platform-release" }, [`${SCRIPTS}/unrelated.py`]: {} }, keys);
+    const error = await guard({ [`${BUCKET}/${PIPELINE}`]: { owner: "platform-release" }, [`${SCRIPTS}/unrelated.py`]: {} }, keys);
     expect(error).toBe(
-      "bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/Tools/hub_python_scripts/credentials_template.ini, " +
+      `bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/${PIPELINE}, ` +
         "not created by stack hub-export/prod: nothing was written. Move the object away, or adopt it first with 'pulumi import aws:s3/bucketObjectv2:BucketObjectv2 <resource name> <bucket>/<key>' " +
         "and tag it hub-export:stack=hub-export/prod",
     );
@@ -47,10 +50,10 @@ describe("an adopted bucket", () => {
 
   it("lets the stack write keys that are free or already its own", async () => {
     expect(await guard({}, keys)).toBe(BUCKET);
-    expect(await guard({ [`${SCRIPTS}/credentials_template.ini`]: OWN, [`${SCRIPTS}/unrelated.py`]: {} }, keys)).toBe(BUCKET);
+    expect(await guard({ [`${BUCKET}/${PIPELINE}`]: OWN, [`${SCRIPTS}/unrelated.py`]: {} }, keys)).toBe(BUCKET);
   });
 
-  it("guards every object of the stack, tags each as the stack's and retains each on delete", async () => {
+  it("guards every object of the stack alone, tags each as the stack's and retains each on delete; the shared ones are neither guarded nor overwritten", async () => {
     const invokes: NonNullable<MockAccount["invokes"]> = [];
     const run = await runProgramUnderMocks({
       stack: "prod",
@@ -59,12 +62,14 @@ describe("an adopted bucket", () => {
       program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH }),
     });
     const objects = ofType(run, "aws:s3/bucketObjectv2:BucketObjectv2");
-    expect(objects.map((o) => inputs(o).key)).toEqual(expect.arrayContaining([PIPELINE, "Tools/hub_python_scripts/credentials_template.ini", "hub-configuration/HUB_CHECKLIST.md"]));
-    // Every key that is this stack's alone is checked; the shared ones (same content from every pipeline) are not.
-    const listed = invokes.filter((i) => i.token === "aws:s3/getObjects:getObjects").map((i) => i.inputs.prefix);
-    expect(listed).toEqual(expect.arrayContaining([PIPELINE, "hub-configuration/HUB_CHECKLIST.md"]));
-    expect(listed).not.toContain("Tools/hub_python_scripts/credentials_template.ini");
-    expect(invokes.filter((i) => i.token === "aws:s3/getObject:getObject").map((i) => i.inputs.key)).toEqual([PIPELINE]);
+    expect(objects.map((o) => inputs(o).key)).toEqual(expect.arrayContaining([PIPELINE, CHECKLIST]));
+    // The shared objects are created only where absent (providers/sharedObjects.ts), not written as the stack's own.
+    const shared = ofType(run, "pulumi-nodejs:dynamic/hubExport:SharedObject").filter((r) => inputs(r).key === "Tools/hub_python_scripts/credentials_template.ini");
+    expect(shared).toHaveLength(1);
+    expect(objects.map((o) => inputs(o).key)).not.toContain("Tools/hub_python_scripts/credentials_template.ini");
+    const guarded = invokes.filter((i) => i.token === OFFLINE_OBJECT_TAGS_TOKEN).flatMap((i) => i.inputs.keys as string[]);
+    expect(guarded.sort()).toEqual(objects.map((o) => inputs(o).key).sort());
+    expect(invokes.map((i) => i.token)).not.toContain("aws:s3/getObject:getObject");
     for (const o of objects) {
       expect(o.options.retainOnDelete).toBe(true);
       expect(inputs(o).tags).toEqual(OWN);
@@ -73,5 +78,51 @@ describe("an adopted bucket", () => {
 
   it("tells foreign objects from the stack's own by the owner tag", () => {
     expect(foreignKeys({ a: OWN, b: { [OWNER_TAG]: "hub-export/qa" }, c: undefined, d: {} }, "hub-export/prod")).toEqual(["b", "c", "d"]);
+  });
+});
+
+describe("the guard against S3: HeadObject and GetObjectTagging, never a body", () => {
+  let s3: S3Emulator;
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, endpoint: process.env.AWS_ENDPOINT_URL_S3 };
+  beforeAll(async () => {
+    s3 = await startS3Emulator({ buckets: [BUCKET] });
+    // The SDK's own credential and endpoint chain, as the program uses it; the emulator does not check signatures.
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_ENDPOINT_URL_S3: s3.url });
+  });
+  afterAll(async () => {
+    await s3?.close();
+    for (const [name, value] of [["AWS_ACCESS_KEY_ID", saved.id], ["AWS_SECRET_ACCESS_KEY", saved.secret], ["AWS_ENDPOINT_URL_S3", saved.endpoint]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it("finds foreign, own and free keys from the tags alone", async () => {
+    const put = (key: string, tags: Record<string, string>) =>
+      s3.buckets.get(BUCKET)!.set(key, { body: Buffer.from('{"secret": "encrypted with a key the preview role may not use"}'), etag: '"e"', contentType: "application/json", lastModified: new Date(), sse: "aws:kms", kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/other", tags });
+    put(PIPELINE, OWN);
+    put(CHECKLIST, { owner: "another-client" });
+    s3.requests.length = 0;
+    const foreign = await foreignObjects(s3ObjectInspector, BUCKET, "us-east-1", [PIPELINE, CHECKLIST, "pipelines/hub_hrsys_export/FREE.Json"], "hub-export/prod");
+    expect(foreign).toEqual([CHECKLIST]);
+    expect(s3.requests.map((r) => `${r.method} ${r.key}${r.subresource ? `?${r.subresource}` : ""}`)).toEqual([
+      `HEAD ${PIPELINE}`,
+      `GET ${PIPELINE}?tagging`,
+      `HEAD ${CHECKLIST}`,
+      `GET ${CHECKLIST}?tagging`,
+      "HEAD pipelines/hub_hrsys_export/FREE.Json",
+    ]);
+  });
+
+  it("says which IAM actions it needs when S3 does not answer the lookup", async () => {
+    const closed = await startS3Emulator({ buckets: [] });
+    process.env.AWS_ENDPOINT_URL_S3 = closed.url;
+    await closed.close();
+    try {
+      const error = await foreignObjects(s3ObjectInspector, BUCKET, "us-east-1", [PIPELINE], "hub-export/prod").catch((e: Error) => e);
+      expect((error as Error).message).toMatch(/^cannot check s3:\/\/acme-platform-prod\/.* \(HeadObject: .*\); the guard of an adopted bucket needs s3:ListBucket on the bucket and s3:GetObject on the key \(HeadObject reads no body\)$/);
+    } finally {
+      process.env.AWS_ENDPOINT_URL_S3 = s3.url;
+    }
   });
 });

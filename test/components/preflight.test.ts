@@ -14,14 +14,18 @@ import { hubExportProgram } from "../../components/program";
 import { stackFilePath } from "../../config/load";
 import { PLACEHOLDER_PREFIX } from "../../config/placeholders";
 import { runCli } from "../support/cli";
+import { offlineObjectInspector } from "../../components/storage/objectGuard";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-preflight-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The real program (no offline stand-ins), as `pulumi up` runs it; resolves to its error or its resources. */
+/**
+ * The real program (no offline stand-ins), as `pulumi up` runs it; resolves to its error or its resources. Only the
+ * adopted bucket's guard looks at the mocks' bucket instead of S3 (it would call AWS).
+ */
 async function realRun(stack: string, config: Record<string, string>) {
   const registered: string[] = [];
-  const run = await runProgramUnderMocks({ stack, config, program: () => hubExportProgram({ taskSourceHash: "ab".repeat(32) }) }).then(
+  const run = await runProgramUnderMocks({ stack, config, program: () => hubExportProgram({ taskSourceHash: "ab".repeat(32), objectInspector: offlineObjectInspector() }) }).then(
     (r) => {
       registered.push(...r.resources.map((x) => x.type));
       return undefined;
