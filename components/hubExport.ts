@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SHARED_TABLE_ACCESS } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SHARED_TABLE_ACCESS, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
@@ -23,6 +23,7 @@ import { pulumiSecret, secretText } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
+import type { ObjectInspector } from "./storage/objectGuard";
 import { ScriptsRelease } from "./storage/scriptsRelease";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
 import { Warehouse, type SqlFile } from "./warehouse/warehouse";
@@ -54,6 +55,8 @@ export interface HubExportArgs {
   stack?: string;
   /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
   databaseCaPem?: string;
+  /** How an adopted bucket's guard looks at objects: HeadObject and GetObjectTagging by default (objectGuard.ts). */
+  objectInspector?: ObjectInspector;
 }
 
 /** database.caBundle's content, or undefined when none is configured or the file is not on this machine. */
@@ -199,6 +202,8 @@ export class HubExport extends pulumi.ComponentResource {
         bucketName: config.bucket.name,
         create: config.bucket.create,
         kmsKeyArn: key.keyArn,
+        region: aws.region,
+        objectInspector: args.objectInspector,
         files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
       },
@@ -252,10 +257,10 @@ export class HubExport extends pulumi.ComponentResource {
     const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
     const hubConfiguration = new HubConfiguration(
       `${name}-hub-configuration`,
-      { placement: bucket.placement, files: hubConfigurationFiles({ checklist, cls }) },
+      { placement: bucket.placement, files: hubConfigurationFiles({ jobName: config.jobName, checklist, cls }) },
       child,
     );
-    const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
+    const clsSheetKey = cls ? hubConfigurationFolder(config.jobName) + HUB_CONFIGURATION_FILES.clsCsv : undefined;
 
     // Step 9: the image, the task and its schedule.
     const image = new TaskImage(
@@ -351,7 +356,7 @@ export class HubExport extends pulumi.ComponentResource {
       connectionSecretNames: Object.fromEntries(connections.connections.map((c) => [c.systemName, c.secretName])),
       routingRuleCounts: routing.ruleCounts,
       hubChecklist: checklist,
-      clsLoadSheets: cls ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map((f) => `s3://${config.bucket.name}/${BUCKET_FOLDERS.hubConfiguration}${f}`) : [],
+      clsLoadSheets: cls ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map((f) => `s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${f}`) : [],
       cluster: task.clusterArn,
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,

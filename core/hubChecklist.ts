@@ -5,7 +5,7 @@
  */
 import type { StackConfig } from "../config/schema";
 import { DATA_DOMAIN_CODE } from "./hubContract";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES } from "./naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES, hubConfigurationFolder } from "./naming";
 import { routingRulesFor } from "./routingRules";
 import { sortRegions, type HubRegion } from "./regions";
 import { CLS_TABLE, BUSINESS_OBJECTS } from "../cls/table";
@@ -45,7 +45,7 @@ export interface ChecklistCls {
 export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistCls = {}): HubChecklist {
   const systemCode = config.parameters.system_code;
   const bucket = `s3://${config.bucket.name}/`;
-  const hubConfig = bucket + BUCKET_FOLDERS.hubConfiguration;
+  const hubConfig = bucket + hubConfigurationFolder(config.jobName);
   const targets = TARGET_SYSTEMS.join(" and ");
   const regions = sortRegions([...new Set(config.hubTenants.map((t) => t.hubRegion))]);
   const hubEnvironments = Object.fromEntries(regions.map((r) => [r, config.hub.environments[r]?.environmentName ?? "(no environment)"])) as Partial<Record<HubRegion, string>>;
@@ -85,7 +85,7 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
       id: "service-provider-storage",
       title: "Service provider: the cloud-storage setup for the export",
       automated: [
-        `Bucket ${config.bucket.name} (${config.bucket.create ? "created" : "adopted"}), connection ${config.bucket.connectionName}, with ${BUCKET_FOLDERS.templates} (the rendered pipeline template), ${BUCKET_FOLDERS.scripts} (the scripts folder and credential files, SSE-KMS) and ${BUCKET_FOLDERS.hubConfiguration}.`,
+        `Bucket ${config.bucket.name} (${config.bucket.create ? "created" : "adopted"}), connection ${config.bucket.connectionName}, with ${BUCKET_FOLDERS.templates} (the rendered pipeline template), ${BUCKET_FOLDERS.scripts} (the scripts folder and credential files, SSE-KMS) and ${hubConfigurationFolder(config.jobName)} (this job's hub configuration).`,
         "The export task reads only those folders, with its own role.",
       ],
       manual: ["Agree the storage setup with the service provider: bucket, folders, encryption and who reads them."],

@@ -1,5 +1,5 @@
-/** The objects of the bucket's hub-configuration folder: the CLS load sheets (when the stack has them) and the hub checklist. */
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "./naming";
+/** The objects of a job's hub-configuration folder: the CLS load sheets (when the stack has them) and the hub checklist. */
+import { HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "./naming";
 import { checklistMarkdown, type HubChecklist } from "./hubChecklist";
 
 export interface HubConfigurationFile {
@@ -10,8 +10,9 @@ export interface HubConfigurationFile {
 
 export const XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
-export function hubConfigurationFiles(input: { checklist: HubChecklist; cls?: { csv: string; xlsx: Buffer } }): HubConfigurationFile[] {
-  const key = (name: string) => BUCKET_FOLDERS.hubConfiguration + name;
+/** The files of job `jobName`'s hub-configuration folder (core/naming.ts hubConfigurationFolder). */
+export function hubConfigurationFiles(input: { jobName: string; checklist: HubChecklist; cls?: { csv: string; xlsx: Buffer } }): HubConfigurationFile[] {
+  const key = (name: string) => hubConfigurationFolder(input.jobName) + name;
   const files: HubConfigurationFile[] = [
     { key: key(HUB_CONFIGURATION_FILES.checklistMarkdown), contentType: "text/markdown; charset=utf-8", body: Buffer.from(checklistMarkdown(input.checklist)) },
     { key: key(HUB_CONFIGURATION_FILES.checklistJson), contentType: "application/json", body: Buffer.from(JSON.stringify(input.checklist, null, 2) + "\n") },

@@ -45,11 +45,19 @@ export const BUCKET_FOLDERS = {
   scripts: "Tools/hub_python_scripts/",
   /** The rendered pipelines (procedure steps 3 and 4), one per job name: what the task runs. */
   pipelines: "pipelines/hub_hrsys_export/",
-  /** What the hub team loads or works through: the CLS load sheets and the hub checklist (our own folder). */
+  /** What the hub team loads or works through: the CLS load sheets and the hub checklist, one folder per job. */
   hubConfiguration: "hub-configuration/",
 } as const;
 
-/** Files of the hub-configuration folder. The run's unknown-code check reads the CSV sheet. */
+/**
+ * A job's hub-configuration folder, `hub-configuration/<JOB_NAME>/`: clients (and jobs) sharing a bucket never write,
+ * guard or read each other's files there.
+ */
+export function hubConfigurationFolder(jobName: string): string {
+  return `${BUCKET_FOLDERS.hubConfiguration}${jobName}/`;
+}
+
+/** Files of a job's hub-configuration folder. The run's unknown-code check reads the CSV sheet. */
 export const HUB_CONFIGURATION_FILES = {
   clsCsv: "cls/CLS_LOAD_SHEET.csv",
   clsXlsx: "cls/CLS_LOAD_SHEET.xlsx",

@@ -10,7 +10,7 @@ import { loadScriptsRelease, loadStackConfig, readStackFile, stackFilePath } fro
 import { validateStackConfig } from "../config/validate";
 import { stripPlaceholders } from "../config/placeholders";
 import { planInstallation, type InstallationPlan } from "../core/plan";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import { sheetsFromValues } from "../cls/stack";
@@ -122,8 +122,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const provisioned = await provisionLocal(plan, paths, adminUrl, config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
     const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
-    writeHubConfiguration(paths.bucket, hubConfigurationFiles({ checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));
-    const clsSheet = path.join(paths.bucket, BUCKET_FOLDERS.hubConfiguration, HUB_CONFIGURATION_FILES.clsCsv);
+    writeHubConfiguration(paths.bucket, hubConfigurationFiles({ jobName: config.jobName, checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));
+    const clsSheet = path.join(paths.bucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     const clsMode = config.cls?.strict ? "strict" : "report";
 
     const { seeded, changed } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { defineCommand, type Io } from "../command";
 import { UsageError, UserError } from "../../core/errors";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, schemaOnly } from "../../core/naming";
+import { HUB_CONFIGURATION_FILES, hubConfigurationFolder, schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
 import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
@@ -94,7 +94,7 @@ async function build(values: Values, io: Io): Promise<number> {
 async function sheetFor(values: Values, config: StackConfig, localBucket: string | undefined): Promise<{ sheet: LoadSheet; source: string }> {
   if (values.sheet) return { sheet: await readLoadSheetFile(values.sheet), source: values.sheet };
   if (localBucket) {
-    const file = path.join(localBucket, BUCKET_FOLDERS.hubConfiguration, HUB_CONFIGURATION_FILES.clsCsv);
+    const file = path.join(localBucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     if (fs.existsSync(file)) return { sheet: await readLoadSheetFile(file), source: file };
   }
   if (!config.cls) throw new UserError("no CLS load sheet to check against: give --sheet FILE, or set hubExport:cls.exports in the stack config");

@@ -31,7 +31,7 @@ export default defineCommand({
       value: "PATH|s3://BUCKET/KEY",
       description: "The CLS load sheet (CSV): the codes of every message are compared with it before publishing (env HUB_EXPORT_CLS)",
       defaultText: "no check",
-      example: "--cls s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv",
+      example: "--cls s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv",
     },
     "cls-mode": {
       type: "string",

@@ -1,10 +1,10 @@
 /**
- * The hub-configuration folder of the platform bucket: what the hub team loads or works through, since that half of
- * the procedure has no API. The CLS load sheets (CSV and XLSX, built from the HR system's exports) and the hub
- * checklist (Markdown and JSON). The export task reads the CSV sheet for its unknown-code check.
+ * This job's hub-configuration folder of the platform bucket, `hub-configuration/<JOB_NAME>/`: what the hub team loads
+ * or works through, since that half of the procedure has no API. The CLS load sheets (CSV and XLSX, built from the HR
+ * system's exports) and the hub checklist (Markdown and JSON). The export task reads its job's CSV sheet for its
+ * unknown-code check. Every key names the job: clients sharing a bucket never guard against or overwrite each other.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { BUCKET_FOLDERS } from "../../core/naming";
 import { isText, type HubConfigurationFile } from "../../core/hubConfiguration";
 import { writeObjects, type ObjectPlacement } from "../storage/platformBucket";
 
@@ -19,12 +19,9 @@ export class HubConfiguration extends pulumi.ComponentResource {
 
   constructor(name: string, args: HubConfigurationArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:hub:HubConfiguration", name, {}, opts);
-    const files = [
-      { key: BUCKET_FOLDERS.hubConfiguration, content: "", contentType: "application/x-directory" },
-      ...args.files.map((file) => ({ key: file.key, contentType: file.contentType, ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }) })),
-    ];
+    const files = args.files.map((file) => ({ key: file.key, contentType: file.contentType, ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }) }));
     writeObjects(this, name, args.placement, files, { parent: this });
-    this.keys = [BUCKET_FOLDERS.hubConfiguration, ...args.files.map((f) => f.key)];
+    this.keys = args.files.map((f) => f.key);
     this.registerOutputs({ keys: this.keys });
   }
 }

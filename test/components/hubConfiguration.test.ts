@@ -38,18 +38,18 @@ describe("stack qa: CLS sheets from cls/samples", () => {
       expect(o.dependsOn).toEqual(expect.arrayContaining([bucket]));
       expect(inputs(o as never)).toMatchObject({ serverSideEncryption: "aws:kms", tags: { "hub-export:stack": "hub-export/qa" } });
     }
-    const csv = inputs(objects["hub-configuration/cls/CLS_LOAD_SHEET.csv"]);
+    const csv = inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv"]);
     expect(csv).toMatchObject({ bucket: "acme-platform-qa", contentType: "text/csv; charset=utf-8", content: built.csv });
-    const xlsx = inputs(objects["hub-configuration/cls/CLS_LOAD_SHEET.xlsx"]);
+    const xlsx = inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.xlsx"]);
     expect(Buffer.from(xlsx.contentBase64, "base64").equals(await loadSheetXlsx(built.sheet))).toBe(true);
     const checklist = hubChecklist(config, "qa", { rows: built.sheet.rows.length });
-    expect(inputs(objects["hub-configuration/HUB_CHECKLIST.md"]).content).toBe(checklistMarkdown(checklist));
-    expect(JSON.parse(inputs(objects["hub-configuration/HUB_CHECKLIST.json"]).content)).toEqual(checklist);
+    expect(inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/HUB_CHECKLIST.md"]).content).toBe(checklistMarkdown(checklist));
+    expect(JSON.parse(inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/HUB_CHECKLIST.json"]).content)).toEqual(checklist);
   });
 
   it("exports the checklist and the sheets' locations as stack outputs, nothing secret", () => {
     const out = run.outputs as Record<string, any>;
-    expect(out.clsLoadSheets).toEqual(["s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.xlsx"]);
+    expect(out.clsLoadSheets).toEqual(["s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv", "s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.xlsx"]);
     expect(out.hubChecklist.items.map((i: { id: string }) => i.id)).toEqual([
       "hub-version",
       ...config.hubTenants.map((t) => `tenant-${t.hubTenantCode}`),
@@ -77,7 +77,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(item(`tenant-${us.hubTenantCode}`).title).toBe(`Hub tenant ${us.hubTenantCode} (${us.hubTenantId}, region US): EMPL with source HRSYS, targets HUBSYNC and HUBOPT`);
     expect(item(`tenant-${us.hubTenantCode}`).automated[0]).toBe(`HUB_API_CONFIG rows (ERS, CFG, HRSYS) for hub environment ${config.hub.environments.US!.environmentName}; the HUB_PLAT_CONFIG rows of the platform tenants feeding it, hub destination HUB_MQ_US_QA.`);
     expect(item("cfg-wrapper-data").title).toBe("cfg wrapper data for sysInt, CLS, ERS");
-    expect(item("cls-code-lists").automated[0]).toBe("Load sheet built from the HR system's exports in cls/samples (126 rows), uploaded to s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv and s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.xlsx.");
+    expect(item("cls-code-lists").automated[0]).toBe("Load sheet built from the HR system's exports in cls/samples (126 rows), uploaded to s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv and s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.xlsx.");
     expect(item("cls-code-lists").automated[1]).toContain("unknown codes are reported and the run goes on");
     expect(item("routing-rules").automated).toEqual(
       config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): 8 rules posted with POST routingRules to the CFG API of ${config.hub.environments[t.hubRegion]!.environmentName}; the specification's rule set.`),
@@ -105,7 +105,7 @@ describe("stack without cls (prod) and with strict mode", () => {
   it("prod: only the checklist is uploaded, its CLS item says what a person must do, the task runs without the check", async () => {
     const engine = repoStack("prod");
     const run = await planOf(engine.config, "prod");
-    expect(Object.keys(objectsUnder(run, "hub-configuration/")).sort()).toEqual(["hub-configuration/", "hub-configuration/HUB_CHECKLIST.json", "hub-configuration/HUB_CHECKLIST.md"]);
+    expect(Object.keys(objectsUnder(run, "hub-configuration/")).sort()).toEqual(["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_PROD/HUB_CHECKLIST.json", "hub-configuration/HRSYS_EMPL_HUB_ACME_202611_PROD/HUB_CHECKLIST.md"]);
     const cls = (run.outputs as Record<string, any>).hubChecklist.items.find((i: { id: string }) => i.id === "cls-code-lists");
     expect(cls.automated[0]).toContain("no hubExport:cls config");
     expect((run.outputs as Record<string, any>).clsLoadSheets).toEqual([]);
@@ -117,7 +117,7 @@ describe("stack without cls (prod) and with strict mode", () => {
     const engine = repoStack("qa");
     const run = await planOf(editKey(engine.config, "cls", (c: object) => ({ ...c, strict: true })), "qa");
     const [container] = JSON.parse(inputs(one(run, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions);
-    expect(container.command.slice(-4)).toEqual(["--cls", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "strict"]);
+    expect(container.command.slice(-4)).toEqual(["--cls", "s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "strict"]);
   });
 
   it("a stack whose exports cannot be read fails the program with the build's lines", async () => {

@@ -14,7 +14,8 @@ const CREDENTIAL_ENTRIES = "hub-export-credential-files/Tools/hub_python_scripts
 /** This stack's entries in the shared tenant_credentials.txt (providers/scriptFiles.ts). */
 const CREDENTIALS_CHANGED = `pulumi-nodejs:dynamic/hubExport:ScriptFileEntries ${CREDENTIAL_ENTRIES}`;
 /** The hub checklist lists every tenant: it changes with them. */
-const CHECKLIST = ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HUB_CHECKLIST.${ext}`);
+const checklist = (stack = "QA") => ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_${stack}/HUB_CHECKLIST.${ext}`);
+const CHECKLIST = checklist();
 
 interface Difference {
   added: string[];
@@ -208,7 +209,7 @@ describe("removing a region", () => {
         CREDENTIALS_CHANGED,
         `aws:s3/bucketObjectv2:BucketObjectv2 ${before.resources.find((r) => TEMPLATE.test(r.name))!.name}`,
         "aws:iam/rolePolicy:RolePolicy hub-export-task-task-role",
-        ...CHECKLIST,
+        ...checklist("PROD"),
         // The dashboard's per-region lines follow the hub regions in use.
         "aws:cloudwatch/dashboard:Dashboard hub-export-monitoring-dashboard",
       ].sort(),

@@ -45,6 +45,7 @@ const T = {
   key: "aws:kms/key:Key",
   grant: "postgresql:index/grant:Grant",
   scriptFiles: "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries",
+  sharedObject: "pulumi-nodejs:dynamic/hubExport:SharedObject",
 };
 
 for (const stack of ["qa", "prod"] as const) {
@@ -86,32 +87,35 @@ for (const stack of ["qa", "prod"] as const) {
       const source = loadPipelineTemplate();
       const rendered = renderTemplate(source, config);
       const objects = Object.fromEntries(ofType(run, T.object).map((r) => [inputs(r).key, r]));
+      const sharedObjects = Object.fromEntries(ofType(run, T.sharedObject).map((r) => [inputs(r).key, r]));
       const definitionKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
+      const hubConfiguration = `hub-configuration/${config.jobName}/`;
+      // The stack's own objects: every key names the job, so that clients sharing the bucket never meet.
       expect(Object.keys(objects).sort()).toEqual([
+        `${hubConfiguration}HUB_CHECKLIST.json`,
+        `${hubConfiguration}HUB_CHECKLIST.md`,
+        // The CLS load sheets only where the stack has hubExport:cls (qa).
+        ...(stack === "qa" ? [`${hubConfiguration}cls/CLS_LOAD_SHEET.csv`, `${hubConfiguration}cls/CLS_LOAD_SHEET.xlsx`] : []),
+        definitionKey,
+      ]);
+      // What every pipeline of the platform environment shares: created only where absent, never overwritten or deleted.
+      expect(Object.keys(sharedObjects).sort()).toEqual([
         "Tools/hub_python_scripts/",
         "Tools/hub_python_scripts/credentials_template.ini",
         "Tools/hub_python_scripts/tenant_credentials_template.txt",
-        "hub-configuration/",
-        "hub-configuration/HUB_CHECKLIST.json",
-        "hub-configuration/HUB_CHECKLIST.md",
-        // The CLS load sheets only where the stack has hubExport:cls (qa).
-        ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv", "hub-configuration/cls/CLS_LOAD_SHEET.xlsx"] : []),
         "pipelines/hub_hrsys_export/",
-        definitionKey,
         "templates/hub_hrsys_export/",
         `templates/hub_hrsys_export/${source.fileName}`,
       ]);
       // Step 1's download source is the file in this repository, byte for byte, tags and all.
       const onDisk = fs.readFileSync(path.join(TEMPLATES_DIR, "hub_hrsys_export", source.fileName));
-      expect(Buffer.from(inputs(objects[`templates/hub_hrsys_export/${source.fileName}`]).content, "utf8").equals(onDisk)).toBe(true);
+      expect(Buffer.from(inputs(sharedObjects[`templates/hub_hrsys_export/${source.fileName}`]).content, "utf8").equals(onDisk)).toBe(true);
       const template = inputs(objects[definitionKey]);
       expect(template.content).toBe(rendered.text);
       expect(template.bucket).toBe(config.bucket.name);
-      // What every pipeline of the platform environment shares stays when this stack is removed; its own files go,
-      // except in an adopted bucket (prod), where every object the stack wrote stays.
+      // The stack's own files go with it, except in an adopted bucket (prod), where every object the stack wrote stays.
       const retained = ofType(run, T.object).filter((r) => r.options.retainOnDelete).map((r) => inputs(r).key).sort();
-      const shared = ["Tools/hub_python_scripts/", "Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt", "pipelines/hub_hrsys_export/", "templates/hub_hrsys_export/", `templates/hub_hrsys_export/${source.fileName}`];
-      expect(retained).toEqual(stack === "prod" ? Object.keys(objects).sort() : shared);
+      expect(retained).toEqual(stack === "prod" ? Object.keys(objects).sort() : []);
       const regions = JSON.parse(template.content).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
       expect(regions).toEqual(stack === "qa" ? ["US", "EU"] : ["US", "EU", "APAC"]);
 
@@ -124,17 +128,18 @@ for (const stack of ["qa", "prod"] as const) {
         location: { kind: "s3", bucket: config.bucket.name, prefix: "Tools/hub_python_scripts/", region: "us-east-1", kmsKeyArn: keyArn },
         warehouseConnection: config.database.connectionName,
         entries: JSON.parse(expected.tenantCredentials.reveal()),
-        version: 1,
+        version: 2,
       });
       expect(isSecretInput(entries, "entries")).toBe(true);
       expect(entries.options.additionalSecretOutputs).toEqual(["entries"]);
-      for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(objects[key].urn);
+      for (const key of ["Tools/hub_python_scripts/credentials_template.ini", "Tools/hub_python_scripts/tenant_credentials_template.txt"]) expect(entries.dependsOn).toContain(sharedObjects[key].urn);
       // Every object the stack writes itself: SSE-KMS under the stack's key explicitly, tagged as this stack's; in the
-      // adopted (prod) bucket, and when shared with the environment's other pipelines, retained on delete.
+      // adopted (prod) bucket retained on delete. A shared one it creates: SSE-KMS under the stack's key too.
       for (const object of ofType(run, T.object)) {
         expect(inputs(object)).toMatchObject({ serverSideEncryption: "aws:kms", kmsKeyId: keyArn, tags: { "hub-export:stack": `hub-export/${stack}` } });
         if (stack === "prod") expect(object.options.retainOnDelete, object.name).toBe(true);
       }
+      for (const object of ofType(run, T.sharedObject)) expect(inputs(object).location).toEqual({ kind: "s3", bucket: config.bucket.name, prefix: "", region: "us-east-1", kmsKeyArn: keyArn });
     });
 
     it("creates or adopts the bucket as configured", () => {
@@ -305,8 +310,8 @@ for (const stack of ["qa", "prod"] as const) {
       const family = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/hub-export-${slug}`;
       const roleArn = (suffix: string) => `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-${suffix}`;
 
-      // With hubExport:cls (qa) the task also reads the CLS load sheet, and nothing else of hub-configuration/.
-      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? ["hub-configuration/cls/CLS_LOAD_SHEET.csv"] : []), `pipelines/hub_hrsys_export/${config.jobName}.Json`];
+      // With hubExport:cls (qa) the task also reads its job's CLS load sheet, and nothing else of hub-configuration/.
+      const readable = ["Tools/hub_python_scripts/", ...(stack === "qa" ? [`hub-configuration/${config.jobName}/cls/CLS_LOAD_SHEET.csv`] : []), `pipelines/hub_hrsys_export/${config.jobName}.Json`];
       expect(policy("export-task-access")).toEqual({
         Version: "2012-10-17",
         Statement: [
@@ -371,7 +376,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(container.image).toMatch(/@sha256:[0-9a-f]{64}$/);
       // Never root, whatever the image says.
       expect(container.user).toBe("1000:1000");
-      const clsCheck = stack === "qa" ? ["--cls", "s3://acme-platform-qa/hub-configuration/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "report"] : [];
+      const clsCheck = stack === "qa" ? ["--cls", `s3://acme-platform-qa/hub-configuration/${config.jobName}/cls/CLS_LOAD_SHEET.csv`, "--cls-mode", "report"] : [];
       expect(container.command).toEqual(["run", "--definition", `s3://acme-platform-${stack}/${templateKey}`, "--scripts", `s3://acme-platform-${stack}/Tools/hub_python_scripts/`, "--connections", `secretsmanager:acme/${stack}`, ...clsCheck]);
       expect(container.environment).toEqual([
         { name: "AWS_REGION", value: REGION },

@@ -24,7 +24,7 @@ describe("hub-export local", () => {
     // The CLS load sheet built from the sample data's business objects knows every code the sample employees carry.
     expect(first.intakeJob.unknownCodes).toMatchObject({ sheet: first.files.clsSheet, mode: "report", checkedMessages: 120, heldBack: 0, fields: {} });
     expect(fs.readFileSync(first.files.clsSheet, "utf8").split("\n")[0]).toBe("SYSTEM,CLS_ENTITY_NAME,CLS_CODE_FIELD_NAME,CLS_CODE,CLS_DESCRIPTION");
-    for (const f of ["cls/CLS_LOAD_SHEET.xlsx", "HUB_CHECKLIST.md", "HUB_CHECKLIST.json"]) expect(fs.existsSync(path.join(first.files.bucket, "hub-configuration", f))).toBe(true);
+    for (const f of ["cls/CLS_LOAD_SHEET.xlsx", "HUB_CHECKLIST.md", "HUB_CHECKLIST.json"]) expect(fs.existsSync(path.join(first.files.bucket, "hub-configuration", JOB, f))).toBe(true);
     expect(first.intakeJob.statusCounts).toEqual({ PUBLISHED: 120 });
     // Every employee reached its tenant's region, once.
     expect(first.regions.US.messages + first.regions.EU.messages).toBe(120);
