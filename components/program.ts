@@ -13,6 +13,7 @@ import { PROJECT_NAME } from "./naming";
 import { buildStackSheets } from "../cls/stack";
 import { loadScriptsRelease } from "../config/load";
 import { offlineObjectInspector } from "./storage/objectGuard";
+import { formatIssue, routingRuleWarnings } from "../config/validate";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -68,6 +69,7 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     // The CLS load sheets are read from the exports folder before any resource is declared.
     const cls = overrides.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
+    for (const issue of routingRuleWarnings(config)) void pulumi.log.warn(formatIssue(issue));
     // The vendor scripts release (step 7.1), checked (zip-slip) before any resource is declared.
     const scriptsRelease = overrides.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
     // Offline, the mocks stand in for the bucket the guard looks at.

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackConfig } from "./schema";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
+import { unknownRoutingValues } from "../core/routingRules";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
 
@@ -195,6 +196,21 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   if (config.publishSchema.toLowerCase() === config.stagingSchema.toLowerCase()) add(["stagingSchema"], "must differ from publishSchema");
 
   return issues;
+}
+
+/**
+ * Warnings, never refusals: custom routing-rule values outside the specification's lists (core/routingRules.ts). Other
+ * data flows use other codes; the hub must know them.
+ */
+export function routingRuleWarnings(config: StackConfig): ConfigIssue[] {
+  return config.hubTenants.flatMap((tenant, i) =>
+    (tenant.routingRules ?? []).flatMap((rule, j) =>
+      unknownRoutingValues(rule).map(({ field, value, known }) => ({
+        path: ["hubTenants", i, "routingRules", j, field],
+        message: `${JSON.stringify(value)} is not among the specification's values (${known.map((v) => JSON.stringify(v)).join(", ")}): check that the hub knows it`,
+      })),
+    ),
+  );
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);

@@ -1,6 +1,11 @@
 import { z } from "zod";
 
-/** Allowed values of the hub's cfg_routing_rule fields (specification, "Routing rule record"). */
+/**
+ * The values the specification lists for the hub's cfg_routing_rule fields ("Routing rule record", "allowed values
+ * used" by this data flow): the values of the default rule set, and the ones `hub-export validate` knows. They are an
+ * example, not a closed set: "for other data flows the body is adjusted to the client's needs", so any code of the
+ * right shape is accepted, and one outside these lists gets a warning (unknownRoutingValues), not a refusal.
+ */
 export const ROUTING_RULE_VALUES = {
   dataDomainCode: ["EMPL"],
   isDataMastered: [0, 1],
@@ -9,21 +14,28 @@ export const ROUTING_RULE_VALUES = {
   status: [-1, 1],
 } as const;
 
-/** A literal from a fixed list, with a message that names the allowed values. */
-function oneOf<const T extends readonly (string | number)[]>(values: T) {
-  const list = values.map((v) => JSON.stringify(v)).join(", ");
-  return z.custom<T[number]>((v) => values.includes(v as T[number]), { message: `must be one of ${list}` });
-}
+/** A code of the hub's: uppercase letters, digits and _, starting with a letter, as every code the specification shows. */
+const code = z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, "must be a code: an uppercase letter, then uppercase letters, digits or _ (at most 32)");
+/** The specification types the integer fields as integer: a 32-bit one. */
+const integer = z.int32({ error: "must be an integer" });
 
 /** One routing rule; all five fields are sent in every object. */
 export const routingRuleSchema = z.strictObject({
-  dataDomainCode: oneOf(ROUTING_RULE_VALUES.dataDomainCode),
-  isDataMastered: oneOf(ROUTING_RULE_VALUES.isDataMastered),
-  systemRoleCodeSource: oneOf(ROUTING_RULE_VALUES.systemRoleCodeSource),
-  systemRoleCodeTarget: oneOf(ROUTING_RULE_VALUES.systemRoleCodeTarget),
-  status: oneOf(ROUTING_RULE_VALUES.status),
+  dataDomainCode: code,
+  isDataMastered: integer,
+  systemRoleCodeSource: code,
+  systemRoleCodeTarget: code,
+  status: integer,
 });
 export type RoutingRule = z.infer<typeof routingRuleSchema>;
+
+/** The fields of `rule` whose value is not among the specification's (ROUTING_RULE_VALUES), with the values it lists. */
+export function unknownRoutingValues(rule: RoutingRule): { field: keyof RoutingRule; value: string | number; known: readonly (string | number)[] }[] {
+  return (Object.keys(ROUTING_RULE_VALUES) as (keyof RoutingRule)[]).flatMap((field) => {
+    const known: readonly (string | number)[] = ROUTING_RULE_VALUES[field];
+    return known.includes(rule[field]) ? [] : [{ field, value: rule[field], known }];
+  });
+}
 
 type Row = [RoutingRule["isDataMastered"], RoutingRule["systemRoleCodeSource"], RoutingRule["systemRoleCodeTarget"], RoutingRule["status"]];
 

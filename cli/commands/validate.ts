@@ -3,7 +3,7 @@ import { stackOptions, stackSelection } from "../stackOptions";
 import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
-import { ConfigError, formatIssue } from "../../config/validate";
+import { ConfigError, formatIssue, routingRuleWarnings } from "../../config/validate";
 import { loadScriptsRelease } from "../../config/load";
 import { inspectStackFile, readStackFileConfig, stackFilePath } from "../../config/load";
 import { ALLOWED_ACCOUNTS_KEY, preflightItems } from "../../config/preflight";
@@ -35,10 +35,14 @@ export default defineCommand({
     const mismatches = environmentIssues(config);
     if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
     for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
+    // Routing-rule codes the specification does not list: warnings even with --strict (other data flows use others).
+    const routing = routingRuleWarnings(config);
+    for (const issue of routing) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
     io.stdout.write(
       `ok: ${source}: client ${config.clientName}, ${config.hubTenants.length} hub tenant(s) in ${[...new Set(config.hubTenants.map((t) => t.hubRegion))].join(", ")}, ${config.platTenants.length} platform tenant(s)` +
         (release ? `, scripts release of ${release.files.length} file(s)` : "") +
         (mismatches.length ? `, ${mismatches.length} environment warning(s)` : "") +
+        (routing.length ? `, ${routing.length} routing-rule warning(s)` : "") +
         "\n",
     );
     // What a real `pulumi preview` or `up` would stop on (config/preflight.ts): secrets not set, placeholders left.

@@ -35,7 +35,7 @@ export interface ExportTaskArgs {
   /** This job's rendered pipeline (pipelines/hub_hrsys_export/<JOB_NAME>.Json): the task reads it and no other. */
   definitionKey: string;
   scriptsPrefix: string;
-  /** The CLS load sheet the run checks its codes against (hub-configuration/cls/...), and whether it holds back. */
+  /** The CLS load sheet the run checks its codes against (hub-configuration/<JOB_NAME>/cls/...), and whether it holds back. */
   cls?: ClsCheckArgs;
   /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
   connectionStorePrefix: string;
