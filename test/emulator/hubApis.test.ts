@@ -60,11 +60,12 @@ describe("hub APIs", () => {
     });
 
     it.each([
-      ["status 0", [{ ...defaultRoutingRules()[0], status: 0 }], /status: must be one of -1, 1/],
-      ["an unknown source role", [{ ...defaultRoutingRules()[0], systemRoleCodeSource: "CRM" }], /systemRoleCodeSource/],
-      ["an unknown target role", [{ ...defaultRoutingRules()[0], systemRoleCodeTarget: "HUBSYNC" }], /systemRoleCodeTarget/],
+      // Codes and integers of the right shape, whatever their value (other data flows use other codes).
+      ["a status that is not an integer", [{ ...defaultRoutingRules()[0], status: 0.5 }], /status: must be an integer/],
+      ["a source role that is not a code", [{ ...defaultRoutingRules()[0], systemRoleCodeSource: "crm role" }], /systemRoleCodeSource/],
+      ["a target role that is not a code", [{ ...defaultRoutingRules()[0], systemRoleCodeTarget: "" }], /systemRoleCodeTarget/],
       ["isDataMastered as a string", [{ ...defaultRoutingRules()[0], isDataMastered: "0" }], /isDataMastered/],
-      ["another data domain", [{ ...defaultRoutingRules()[0], dataDomainCode: "CUST" }], /dataDomainCode/],
+      ["a data domain that is not a code", [{ ...defaultRoutingRules()[0], dataDomainCode: "empl" }], /dataDomainCode/],
       ["a missing field", [(({ status: _s, ...rest }) => rest)(defaultRoutingRules()[0])], /status/],
       ["an extra field", [{ ...defaultRoutingRules()[0], priority: 1 }], /priority/],
       ["an empty set", [], /body/],
