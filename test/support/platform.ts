@@ -79,40 +79,52 @@ export function stackConfigFor(
   parameters: Partial<StackConfig["parameters"]> = {},
   options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
 ): StackConfig {
+  return validateStackConfig(rawStackConfigFor(databaseUrl, hub, parameters, options), { source: "test platform", stack: "test" });
+}
+
+/** The test platform's stack config as the stack file holds it (values not validated yet). */
+export function rawStackConfigFor(
+  databaseUrl: string,
+  hub: HubUrls,
+  parameters: Partial<StackConfig["parameters"]> = {},
+  options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
+): Record<string, any> {
   const db = new URL(databaseUrl);
   const database = db.pathname.slice(1);
   const password = decodeURIComponent(db.password);
-  return validateStackConfig(
-    {
-      environment: "TEST",
-      clientName: CLIENT_NAME,
-      jobName: JOB_NAME,
-      publishSchema: `${database}.publish`,
-      stagingSchema: `${database}.staging`,
-      parameters: { records_per_hub_message: 1, records_per_ers_request: 100, idl_date: "1901-01-01T00:00:00", system_code: "HRSYS", EmpTypeDefault: "Sales", EmpGenderDefault: "Not_Declared", ...parameters },
-      bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
-      database: { connectionName: "PLAT_WAREHOUSE_TEST", host: db.hostname, port: Number(db.port), database, sslMode: "disable", admin: { username: decodeURIComponent(db.username), password }, task: { username: decodeURIComponent(db.username), password } },
-      connectionStore: { prefix: "acme/test" },
-      hub: {
-        default: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys } },
-        regions: Object.fromEntries(
-          Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [r, { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } }]),
-        ),
-        allowLoopback: true,
-      },
-      queues: Object.fromEntries(
-        (["US", "EU"] as const).map((r) => [r, { connectionName: `HUB_MQ_${r}_TEST`, baseUrl: hub.queues[r], queueName: QUEUES[r].queueName, clientAccessId: QUEUES[r].clientId, clientSecret: QUEUES[r].clientSecret }]),
+  return {
+    environment: "TEST",
+    clientName: CLIENT_NAME,
+    jobName: JOB_NAME,
+    publishSchema: `${database}.publish`,
+    stagingSchema: `${database}.staging`,
+    parameters: { records_per_hub_message: 1, records_per_ers_request: 100, idl_date: "1901-01-01T00:00:00", system_code: "HRSYS", EmpTypeDefault: "Sales", EmpGenderDefault: "Not_Declared", ...parameters },
+    bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
+    database: { connectionName: "PLAT_WAREHOUSE_TEST", host: db.hostname, port: Number(db.port), database, sslMode: "disable", admin: { username: decodeURIComponent(db.username), password }, task: { username: decodeURIComponent(db.username), password } },
+    connectionStore: { prefix: "acme/test" },
+    hub: {
+      default: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys } },
+      regions: Object.fromEntries(
+        Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [r, { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } }]),
       ),
-      hubTenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
-      platTenants: [
-        ...(["US", "EU"] as const).map((r) => ({ platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
-        ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({ platRegion, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
-      ],
-      schedule: { expression: "rate(1 day)" },
-      network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
+      allowLoopback: true,
     },
-    { source: "test platform", stack: "test" },
-  );
+    queues: Object.fromEntries(
+      (["US", "EU"] as const).map((r) => [r, { connectionName: `HUB_MQ_${r}_TEST`, baseUrl: hub.queues[r], queueName: QUEUES[r].queueName, clientAccessId: QUEUES[r].clientId, clientSecret: QUEUES[r].clientSecret }]),
+    ),
+    hubTenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
+    platTenants: [
+      ...(["US", "EU"] as const).map((r) => ({ platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
+      ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({ platRegion, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
+    ],
+    schedule: { expression: "rate(1 day)" },
+    network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
+  };
+}
+
+/** A raw stack config in engine form, as `pulumi up` hands it to the program: `hubExport:<key>` → text or JSON. */
+export function engineConfigOf(raw: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(raw).map(([key, value]) => [`hubExport:${key}`, typeof value === "string" ? value : JSON.stringify(value)]));
 }
 
 /** Writes the platform's files and applies the common baseline, the client's run tables and the rows to the database. */
