@@ -9,6 +9,7 @@ import type { MockAccount } from "../../components/planner/mocks";
 import { hubExportProgram } from "../../components/program";
 import { foreignKeys, foreignObjects, foreignObjectsMessage, offlineObjectInspector, OFFLINE_OBJECT_TAGS_TOKEN, OWNER_TAG, ownerTagValue, s3ObjectInspector } from "../../components/storage/objectGuard";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startLoopbackS3 } from "../support/loopbackAws";
 import { repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
 
@@ -83,18 +84,12 @@ describe("an adopted bucket", () => {
 
 describe("the guard against S3: HeadObject and GetObjectTagging, never a body", () => {
   let s3: S3Emulator;
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, endpoint: process.env.AWS_ENDPOINT_URL_S3 };
+  // The SDK's own credential and endpoint chain, as the program uses it; the emulator does not check signatures.
   beforeAll(async () => {
-    s3 = await startS3Emulator({ buckets: [BUCKET] });
-    // The SDK's own credential and endpoint chain, as the program uses it; the emulator does not check signatures.
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_ENDPOINT_URL_S3: s3.url });
+    s3 = await startLoopbackS3({ buckets: [BUCKET] });
   });
   afterAll(async () => {
     await s3?.close();
-    for (const [name, value] of [["AWS_ACCESS_KEY_ID", saved.id], ["AWS_SECRET_ACCESS_KEY", saved.secret], ["AWS_ENDPOINT_URL_S3", saved.endpoint]] as const) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
   });
 
   it("finds foreign, own and free keys from the tags alone", async () => {

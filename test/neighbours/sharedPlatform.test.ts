@@ -8,22 +8,11 @@
  * deleting with the OLD state. At the end everything of the other client and the vendor is byte-identical, and every
  * run of this stack completed.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase } from "../support/database";
-import { emulatorConfig, rawStackConfigFor, JOB_NAME, TENANTS } from "../support/platform";
-import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { destroy, loopbackAwsEnvironment, planStack, up, type StackState, type UpReport } from "../support/deploy";
-import { configureSqlProviders, databaseConfigOf, pgConnectionOf } from "../fixtures/warehouse";
-import { startEmulator, type Emulator } from "../../emulator";
-import { startS3Emulator, type S3Emulator, type S3Object } from "../../emulator/s3";
-import { validateStackConfig } from "../../config/validate";
-import { planInstallation } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { writeConnectionRecords } from "../../local/stores";
+import { rawStackConfigFor, JOB_NAME, TENANTS } from "../support/platform";
+import { runTask, type TaskResult } from "../support/taskProcess";
+import { destroy, planStack, startPlatformServices, up, type PlatformServices, type StackState, type UpReport } from "../support/deploy";
+import type { S3Object } from "../../emulator/s3";
 import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
@@ -38,16 +27,12 @@ const VENDOR_TXT_TEMPLATE = '{"<tenant>": "<credentials>", "_comment": "platform
 const CREDENTIALS_INI = "; shared by the platform's hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_TEST\n\n[vendor]\napi_key = c29tZVZlbmRvckZvcm1hdA==\nendpoint: https://vendor.example.com/v2\n";
 
 describe("a good neighbour on a shared platform: install, run, change the KMS key, rename the connection, remove", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let pool: Pool;
-  let hub: Emulator;
-  let s3: S3Emulator;
-  let dir: string;
+  let platform: PlatformServices;
   let raw: Record<string, any>;
   let state: StackState;
   const runs: TaskResult[] = [];
-  let aws: ReturnType<typeof loopbackAwsEnvironment>;
-  const objects = () => s3.buckets.get(BUCKET)!;
+  const query = (sql: string, params: unknown[] = []) => platform.pool.query(sql, params);
+  const objects = () => platform.s3.buckets.get(BUCKET)!;
   const text = (key: string) => objects().get(key)?.body.toString("utf8");
   const put = (key: string, body: string, extra: Partial<S3Object> = {}) =>
     objects().set(key, { body: Buffer.from(body), etag: `"${key.length}-${body.length}"`, contentType: "text/plain", lastModified: new Date(Date.UTC(2026, 0, 1)), sse: "aws:kms", kmsKeyId: VENDOR_KMS, ...extra });
@@ -57,7 +42,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
 
   /** Everything of the other client and the vendor, as bytes and metadata. */
   async function neighbours() {
-    const rows = async (sql: string) => (await pool.query<{ r: string }>(sql)).rows.map((x) => x.r);
+    const rows = async (sql: string) => (await query(sql)).rows.map((x: { r: string }) => x.r);
     const files = Object.fromEntries(neighbourKeys.filter((k) => !k.endsWith("credentials.txt") && !k.endsWith("credentials.ini")).map((k) => [k, objects().get(k)]));
     const ini = text(`${SCRIPTS}credentials.ini`)!;
     return {
@@ -75,13 +60,13 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
   async function deploy(config: Record<string, any>): Promise<UpReport> {
     const result = await up(await planStack(config, "test"), state);
     state = result.state;
-    writeConnectionRecords(path.join(dir, "connections"), planInstallation(validateStackConfig(config, { source: "test", stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() }).connections);
+    platform.writeConnections(config);
     return result.report;
   }
 
   /** The export task's bundle, run as the container runs it: definition and scripts from the bucket. */
   async function run(): Promise<TaskResult> {
-    const result = await runTask(["run", "--definition", `s3://${BUCKET}/pipelines/hub_hrsys_export/${JOB_NAME}.Json`, "--scripts", `s3://${BUCKET}/${SCRIPTS}`, "--connections", path.join(dir, "connections")], aws.env);
+    const result = await runTask(["run", "--definition", `s3://${BUCKET}/pipelines/hub_hrsys_export/${JOB_NAME}.Json`, "--scripts", `s3://${BUCKET}/${SCRIPTS}`, "--connections", platform.connections], platform.env);
     runs.push(result);
     return result;
   }
@@ -89,17 +74,11 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
   let before: Awaited<ReturnType<typeof neighbours>>;
 
   beforeAll(async () => {
-    [db] = await Promise.all([createTestDatabase("neighbours"), taskBundle()]);
-    pool = new Pool({ connectionString: db.url, max: 2 });
-    hub = await startEmulator({ config: emulatorConfig() });
-    s3 = await startS3Emulator({ buckets: [BUCKET] });
-    aws = loopbackAwsEnvironment(s3.url);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-neighbours-"));
-    raw = rawStackConfigFor(db.url, hub.urls);
-    await configureSqlProviders(databaseConfigOf(pgConnectionOf(db.url)));
+    platform = await startPlatformServices({ name: "neighbours", bucket: BUCKET });
+    raw = rawStackConfigFor(platform.db.url, platform.hub.urls);
 
     // The platform's common tables, with exactly the specification's columns, and the other client's rows.
-    await pool.query(`CREATE SCHEMA staging; CREATE SCHEMA publish;
+    await query(`CREATE SCHEMA staging;
       CREATE TABLE staging.hub_api_config (hub_api_name varchar(16), hub_api_url varchar(400), hub_environment_name varchar(64), hub_region varchar(8), hub_tenant_id varchar(36));
       CREATE TABLE staging.hub_plat_config (plat_region varchar(8), plat_client_name varchar(64), codebase varchar(16), gbl_or_us varchar(8), secure_view_source varchar(64), connector_id varchar(64), hub_destination varchar(128), hub_tenant_code varchar(64), hub_tenant_id varchar(36));
       CREATE TABLE staging.hub_intake_job (job_name varchar(128), transaction_id varchar(64));
@@ -121,13 +100,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     neighbourKeys = [...objects().keys()];
     before = await neighbours();
   });
-  afterAll(async () => {
-    aws?.restore();
-    await pool?.end();
-    await Promise.all([hub?.close(), s3?.close()]);
-    await db?.drop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(async () => platform?.close());
 
   /** A run of ours: completed, its HUB_INTAKE_JOB row written, only this client's entries read. */
   async function expectCompleted(result: TaskResult): Promise<void> {
@@ -136,7 +109,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     expect(done).toMatchObject({ status: "ExecutionCompleted" });
     expect(result.events.find((e) => e.event === "config.sharedEntries")).toMatchObject({ otherTenants: 1 });
     expect(result.stdout + result.stderr).not.toContain(FOREIGN_ENTRY);
-    const { rows } = await pool.query("SELECT job_name FROM staging.hub_intake_job WHERE transaction_id = $1", [done!.transactionId]);
+    const { rows } = await query("SELECT job_name FROM staging.hub_intake_job WHERE transaction_id = $1", [done!.transactionId]);
     expect(rows).toEqual([{ job_name: JOB_NAME }]);
   }
 
@@ -144,14 +117,14 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     const report = await deploy(raw);
     expect(Object.values(report).every((step) => step === "create")).toBe(true);
     // The tables keep exactly the specification's columns.
-    const { rows: columns } = await pool.query("SELECT table_name, count(*)::int AS n FROM information_schema.columns WHERE table_schema = 'staging' AND table_name IN ('hub_api_config', 'hub_plat_config', 'hub_intake_job') GROUP BY 1 ORDER BY 1");
+    const { rows: columns } = await query("SELECT table_name, count(*)::int AS n FROM information_schema.columns WHERE table_schema = 'staging' AND table_name IN ('hub_api_config', 'hub_plat_config', 'hub_intake_job') GROUP BY 1 ORDER BY 1");
     expect(columns).toEqual([{ table_name: "hub_api_config", n: 5 }, { table_name: "hub_intake_job", n: 2 }, { table_name: "hub_plat_config", n: 9 }]);
-    const { rows: ours } = await pool.query("SELECT plat_client_name, plat_region FROM staging.hub_plat_config ORDER BY 1, 2");
+    const { rows: ours } = await query("SELECT plat_client_name, plat_region FROM staging.hub_plat_config ORDER BY 1, 2");
     expect(ours).toEqual([{ plat_client_name: "ACME", plat_region: "EU" }, { plat_client_name: "ACME", plat_region: "US" }, { plat_client_name: "GLOBEX", plat_region: "US" }]);
     // The vendor's templates were there: the credential files had their entries merged in, nothing more.
     expect(JSON.parse(text(`${SCRIPTS}tenant_credentials.txt`)!)).toEqual({ [GLOBEX.tenant]: FOREIGN_ENTRY, [TENANTS.US.hubTenantId]: expect.any(String), [TENANTS.EU.hubTenantId]: expect.any(String) });
     expect(await neighbours()).toEqual(before);
-    await seedSampleEmployees(pool, { schema: "publish", count: 60, seed: 7, platRegions: ["US", "EU", "APAC"] });
+    await seedSampleEmployees(platform.pool, { schema: "publish", count: 60, seed: 7, platRegions: ["US", "EU", "APAC"] });
   });
 
   it("runs the bundled task to ExecutionCompleted, reading only its own entries", async () => {
@@ -170,7 +143,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     expect(objects().get(`${SCRIPTS}credentials.ini`)!.kmsKeyId).toBe(VENDOR_KMS);
     expect(objects().get(`pipelines/hub_hrsys_export/${JOB_NAME}.Json`)!.kmsKeyId).toBe(NEW_KMS);
     expect(await neighbours()).toEqual(before);
-    await touchEmployees(pool, { schema: "publish", count: 10, seed: 8 });
+    await touchEmployees(platform.pool, { schema: "publish", count: 10, seed: 8 });
     await expectCompleted(await run());
   });
 
@@ -180,23 +153,23 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     expect(Object.entries(report).filter(([key]) => key.includes("ScriptFileEntries")).map(([, step]) => step)).toEqual(["update"]);
     expect(text(`${SCRIPTS}credentials.ini`)).toBe(CREDENTIALS_INI.replace("warehouse_connection = PLAT_WAREHOUSE_TEST", "warehouse_connection = PLAT_WAREHOUSE_TEST_V2"));
     expect(await neighbours()).toEqual(before);
-    await touchEmployees(pool, { schema: "publish", count: 10, seed: 9 });
+    await touchEmployees(platform.pool, { schema: "publish", count: 10, seed: 9 });
     await expectCompleted(await run());
   });
 
   it("is removed (deleted with the old state): only its own part goes, and everything of the other client and the vendor is byte-identical", async () => {
     await destroy(state);
     expect(JSON.parse(text(`${SCRIPTS}tenant_credentials.txt`)!)).toEqual({ [GLOBEX.tenant]: FOREIGN_ENTRY });
-    const { rows } = await pool.query("SELECT plat_client_name FROM staging.hub_plat_config UNION ALL SELECT hub_tenant_id FROM staging.hub_api_config WHERE hub_tenant_id <> $1", [GLOBEX.tenant]);
+    const { rows } = await query("SELECT plat_client_name FROM staging.hub_plat_config UNION ALL SELECT hub_tenant_id FROM staging.hub_api_config WHERE hub_tenant_id <> $1", [GLOBEX.tenant]);
     expect(rows).toEqual([{ plat_client_name: "GLOBEX" }]);
     expect(await neighbours()).toEqual(before);
     // No request ever wrote or deleted a neighbour's object (the shared files are merged into, by design): the
     // shared objects' conditional writes (If-None-Match: *) were all refused.
-    const touched = s3.requests.filter((r) => (r.method === "PUT" || r.method === "DELETE") && neighbourKeys.includes(r.key) && !/credentials\.(ini|txt)$/.test(r.key));
+    const touched = platform.s3.requests.filter((r) => (r.method === "PUT" || r.method === "DELETE") && neighbourKeys.includes(r.key) && !/credentials\.(ini|txt)$/.test(r.key));
     expect(touched.length).toBeGreaterThan(0);
     expect(touched.filter((r) => r.status !== 412)).toEqual([]);
     // Every run of this stack completed, and stays found by its job name.
     expect(runs.map((r) => r.events.find((e) => e.event === "run.done")?.status)).toEqual(["ExecutionCompleted", "ExecutionCompleted", "ExecutionCompleted"]);
-    expect((await pool.query("SELECT count(*)::int AS n FROM staging.hub_intake_job WHERE job_name = $1", [JOB_NAME])).rows).toEqual([{ n: 3 }]);
+    expect((await query("SELECT count(*)::int AS n FROM staging.hub_intake_job WHERE job_name = $1", [JOB_NAME])).rows).toEqual([{ n: 3 }]);
   });
 });

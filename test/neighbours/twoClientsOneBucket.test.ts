@@ -5,63 +5,40 @@
  * refused by the guard nor overwrites the first; each task reads its own CLS sheet; removing one stack leaves the
  * other's objects byte-identical, and the other still runs.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase } from "../support/database";
-import { emulatorConfig, rawStackConfigFor, QUEUES, TENANTS } from "../support/platform";
-import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { destroy, loopbackAwsEnvironment, planStack, taskCommand, up, type StackState } from "../support/deploy";
-import { configureSqlProviders, databaseConfigOf, pgConnectionOf } from "../fixtures/warehouse";
-import { startEmulator, type Emulator } from "../../emulator";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { rawStackConfigFor, QUEUES, TENANTS } from "../support/platform";
+import { runTask, type TaskResult } from "../support/taskProcess";
+import { destroy, planStack, startPlatformServices, taskCommand, up, type PlatformServices, type StackState } from "../support/deploy";
 import type { PlanRun } from "../../components/planner";
 import { revealValue } from "../../components/planner/values";
-import { validateStackConfig } from "../../config/validate";
-import { planInstallation } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { writeConnectionRecords } from "../../local/stores";
 import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
 const GLOBEX_TENANT = { hubTenantId: "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", clientId: "globex-eu-test", clientSecret: "globex-eu-S3cr3t!z4" };
 
 describe("two clients' stacks in one bucket", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let pool: Pool;
-  let hub: Emulator;
-  let s3: S3Emulator;
-  let dir: string;
-  let aws: ReturnType<typeof loopbackAwsEnvironment>;
+  let platform: PlatformServices;
   const stacks = {} as Record<"acme" | "globex", { config: Record<string, any>; plan: PlanRun; state: StackState }>;
-  const objects = () => s3.buckets.get(BUCKET)!;
+  const objects = () => platform.s3.buckets.get(BUCKET)!;
   /** The stack's own objects (BucketObjectv2), by key. */
   const ownKeys = (plan: PlanRun) => plan.resources.filter((r) => r.type === "aws:s3/bucketObjectv2:BucketObjectv2").map((r) => (revealValue(r.inputs) as { key: string }).key).sort();
-  const connections = () => path.join(dir, "connections");
 
   async function run(client: "acme" | "globex"): Promise<TaskResult> {
     // The container's own command line; connection records from the folder standing in for Secrets Manager.
     const command = taskCommand(stacks[client].plan);
-    const args = command.map((arg, i) => (command[i - 1] === "--connections" ? connections() : arg));
-    return runTask(args, aws.env);
+    const args = command.map((arg, i) => (command[i - 1] === "--connections" ? platform.connections : arg));
+    return runTask(args, platform.env);
   }
 
   beforeAll(async () => {
-    [db] = await Promise.all([createTestDatabase("onebucket"), taskBundle()]);
-    pool = new Pool({ connectionString: db.url, max: 2 });
-    hub = await startEmulator({ config: emulatorConfig({ tenants: Object.fromEntries([...Object.values(TENANTS), GLOBEX_TENANT].map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }])) }) });
-    s3 = await startS3Emulator({ buckets: [BUCKET] });
-    aws = loopbackAwsEnvironment(s3.url);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-one-bucket-"));
-    await configureSqlProviders(databaseConfigOf(pgConnectionOf(db.url)));
-    await pool.query("CREATE SCHEMA publish");
+    const tenants = Object.fromEntries([...Object.values(TENANTS), GLOBEX_TENANT].map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }]));
+    platform = await startPlatformServices({ name: "onebucket", bucket: BUCKET, emulator: { tenants } });
     // The platform's scripts folder, with its templates (a platform release).
     for (const [key, body] of [["Tools/hub_python_scripts/credentials_template.ini", "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n"], ["Tools/hub_python_scripts/tenant_credentials_template.txt", "{}"]]) {
       objects().set(key, { body: Buffer.from(body), etag: `"${key}"`, contentType: "text/plain", lastModified: new Date(0) });
     }
 
+    const { db, hub } = platform;
     const acme = { ...rawStackConfigFor(db.url, hub.urls), cls: { exports: "cls/samples" } };
     // A second client of the same platform environment: the same bucket and database connection, its own job, queue and hub tenant.
     const globex = {
@@ -76,17 +53,11 @@ describe("two clients' stacks in one bucket", () => {
     for (const [client, config] of [["acme", acme], ["globex", globex]] as const) {
       const plan = await planStack(config, `${client}-test`);
       stacks[client] = { config, plan, state: (await up(plan)).state };
-      writeConnectionRecords(connections(), planInstallation(validateStackConfig(config, { source: client, stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() }).connections);
+      platform.writeConnections(config);
     }
-    await seedSampleEmployees(pool, { schema: "publish", count: 90, seed: 3, platRegions: ["US", "EU", "APAC"] });
+    await seedSampleEmployees(platform.pool, { schema: "publish", count: 90, seed: 3, platRegions: ["US", "EU", "APAC"] });
   });
-  afterAll(async () => {
-    aws?.restore();
-    await pool?.end();
-    await Promise.all([hub?.close(), s3?.close()]);
-    await db?.drop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(async () => platform?.close());
 
   it("gives every object of a client a key naming its job: both applied, none shared, each tagged as its stack's", () => {
     const acme = ownKeys(stacks.acme.plan);
@@ -112,7 +83,7 @@ describe("two clients' stacks in one bucket", () => {
       expect(result.code, result.stderr).toBe(0);
       const sheet = `s3://${BUCKET}/hub-configuration/${stacks[client].config.jobName}/cls/CLS_LOAD_SHEET.csv`;
       expect(taskCommand(stacks[client].plan)).toEqual(expect.arrayContaining(["--cls", sheet]));
-      const { rows } = await pool.query("SELECT detail -> 'unknownCodes' ->> 'sheet' AS sheet FROM staging.hub_export_run_history WHERE job_name = $1", [stacks[client].config.jobName]);
+      const { rows } = await platform.pool.query("SELECT detail -> 'unknownCodes' ->> 'sheet' AS sheet FROM staging.hub_export_run_history WHERE job_name = $1", [stacks[client].config.jobName]);
       expect(rows).toEqual([{ sheet }]);
     }
   });
@@ -125,7 +96,7 @@ describe("two clients' stacks in one bucket", () => {
     await destroy(stacks.globex.state);
     expect(Object.fromEntries(ownKeys(stacks.acme.plan).map((key) => [key, objects().get(key)]))).toEqual(acmeObjects);
     expect(JSON.parse(objects().get("Tools/hub_python_scripts/tenant_credentials.txt")!.body.toString("utf8"))).toEqual(acmeEntries);
-    await touchEmployees(pool, { schema: "publish", count: 10, seed: 4 });
+    await touchEmployees(platform.pool, { schema: "publish", count: 10, seed: 4 });
     const again = await run("acme");
     expect(again.code, again.stderr).toBe(0);
   });

@@ -170,6 +170,15 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     await deleteResource(scriptFilesProvider, v3);
   });
 
+  it("in a preview, a key not known yet (created in the same up) is an update too; only another folder replaces", async () => {
+    // What the engine hands a dynamic provider's diff for a value a preview cannot know.
+    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const olds = stack({ [A]: "cred-a==" });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { kmsKeyArn: UNKNOWN }))).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/other/" }))).toEqual({ changes: true, replaces: ["location"], deleteBeforeReplace: true });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/hub_python_scripts" }))).toMatchObject({ replaces: [] });
+  });
+
   it("another folder is replaced delete-first: the old folder's entries are released, the new folder gets them", async () => {
     resetFolder();
     const other = "Tools/hub_python_scripts_v2/";

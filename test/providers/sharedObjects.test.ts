@@ -5,9 +5,10 @@
  * created under its old one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import type { S3Emulator } from "../../emulator/s3";
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION, type SharedObjectState } from "../../providers/sharedObjects";
 import { createResource, deleteResource, refreshResource, updateResource, type Step } from "../support/engine";
+import { startLoopbackS3 } from "../support/loopbackAws";
 
 const BUCKET = "platform-qa";
 const KMS = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555";
@@ -17,18 +18,11 @@ const TEMPLATE = "Tools/hub_python_scripts/credentials_template.ini";
 const VENDOR_TEMPLATE = "[warehouse]\r\nwarehouse_connection = <set me>\r\n; the vendor's own comment\r\n";
 
 let s3: S3Emulator;
-const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
 beforeAll(async () => {
-  process.env.AWS_ACCESS_KEY_ID = "test";
-  process.env.AWS_SECRET_ACCESS_KEY = "test";
-  s3 = await startS3Emulator({ buckets: [BUCKET] });
+  s3 = await startLoopbackS3({ buckets: [BUCKET] });
 });
 afterAll(async () => {
   await s3?.close();
-  process.env.AWS_ACCESS_KEY_ID = saved.id;
-  process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-  if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-  if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
 });
 
 const objects = () => s3.buckets.get(BUCKET)!;

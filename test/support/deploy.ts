@@ -20,8 +20,22 @@ import { sharedObjectProvider } from "../../providers/sharedObjects";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { scriptsReleaseProvider } from "../../providers/scriptsRelease";
 import { createResource, deleteResource, updateResource, type Step } from "./engine";
-import { engineConfigOf } from "./platform";
+import { emulatorConfig, engineConfigOf } from "./platform";
+import { createTestDatabase } from "./database";
+import { loopbackAwsEnv, startLoopbackS3 } from "./loopbackAws";
+import { taskBundle } from "./taskProcess";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
+import { configureSqlProviders, databaseConfigOf, pgConnectionOf } from "../fixtures/warehouse";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Pool } from "pg";
+import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
+import type { S3Emulator } from "../../emulator/s3";
+import { validateStackConfig } from "../../config/validate";
+import { planInstallation } from "../../core/plan";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
+import { writeConnectionRecords } from "../../local/stores";
 
 const OBJECT = "aws:s3/bucketObjectv2:BucketObjectv2";
 const DYNAMIC = "pulumi-nodejs:dynamic/hubExport:";
@@ -157,21 +171,51 @@ export function taskCommand(plan: PlanRun): string[] {
   return container.command;
 }
 
+/** What a platform environment runs, for the stacks of a test to be deployed into. */
+export interface PlatformServices {
+  db: { url: string; drop(): Promise<void> };
+  pool: Pool;
+  hub: Emulator;
+  /** The bucket's S3; this process's AWS SDK clients reach it (AWS_ENDPOINT_URL_S3). */
+  s3: S3Emulator;
+  /** The AWS environment of the task's process. */
+  env: Record<string, string>;
+  /** The folder standing in for Secrets Manager's connection-strings collection (the task's --connections). */
+  connections: string;
+  /** What `pulumi up` puts in the connection-strings collection for a raw stack config. */
+  writeConnections(config: Record<string, unknown>): void;
+  close(): Promise<void>;
+}
+
 /**
- * The AWS SDK's environment for the loopback S3 (in this process and in the task's): its endpoint and stand-in
- * credentials (the emulator checks no signature). `restore` puts the process's environment back.
+ * A database (the SQL providers configured with its login, an empty publish schema), the hub emulator, the loopback S3
+ * with `bucket` in it, and the task's bundle built.
  */
-export function loopbackAwsEnvironment(s3Url: string): { env: Record<string, string>; restore(): void } {
-  const env = { AWS_ENDPOINT_URL_S3: s3Url, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" };
-  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, env);
+export async function startPlatformServices(options: { name: string; bucket: string; emulator?: Partial<EmulatorConfigInput> }): Promise<PlatformServices> {
+  const [db] = await Promise.all([createTestDatabase(options.name), taskBundle()]);
+  const pool = new Pool({ connectionString: db.url, max: 2 });
+  const hub = await startEmulator({ config: emulatorConfig(options.emulator) });
+  const s3 = await startLoopbackS3({ buckets: [options.bucket] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hub-export-${options.name}-`));
+  await configureSqlProviders(databaseConfigOf(pgConnectionOf(db.url)));
+  await pool.query("CREATE SCHEMA IF NOT EXISTS publish");
+  const connections = path.join(dir, "connections");
   return {
-    env,
-    restore() {
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+    db,
+    pool,
+    hub,
+    s3,
+    env: loopbackAwsEnv(s3.url),
+    connections,
+    writeConnections(config) {
+      const plan = planInstallation(validateStackConfig(config, { source: "test", stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() });
+      writeConnectionRecords(connections, plan.connections);
+    },
+    async close() {
+      await pool.end();
+      await Promise.all([hub.close(), s3.close()]);
+      await db.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
