@@ -1,7 +1,7 @@
 /** The scripts folder's configuration files: credentials.ini and tenant_credentials.txt (procedure step 7). */
 import { SCRIPT_FILES } from "../../core/naming";
 import { UserError } from "../../core/errors";
-import { CredentialsStringError, decodeCredentialsString } from "../../core/credentials";
+import { CredentialsStringError, decodeCredentialsString, maskCredentialsString } from "../../core/credentials";
 import { childLocation, readLocation } from "./location";
 
 export interface ScriptFiles {
@@ -64,6 +64,7 @@ export function parseTenantCredentials(text: string, where: string = SCRIPT_FILE
     }
     try {
       decodeCredentialsString(value);
+      maskCredentialsString(value);
     } catch (err) {
       if (!(err instanceof CredentialsStringError)) throw err;
       problems.push(`tenant ${tenantId}: ${err.message}`);
