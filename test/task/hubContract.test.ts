@@ -29,13 +29,20 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
   };
 
-  it("with the default contract, stops (resumable, exit 1) at the STARTED report, before exporting anything", async () => {
+  it("with the default contract, records the report's failure, publishes everyone, and stops (resumable, exit 1) at ERS", async () => {
     const r = await runTask(f.platform.args, FAST_RETRY);
     expect(r.code).toBe(1);
     expect(finalEvent(r)).toBe("run.stopped");
-    expect(r.stderr).toMatch(/HRSYS API refused the request .*HTTP 404/);
+    // The assumed HRSYS report never blocks a run: its failure is a warning.
+    expect(r.events.filter((e) => e.event === "hub.call.failed" && e.api === "HRSYS").length).toBeGreaterThan(0);
+    expect(r.stderr).not.toMatch(/HRSYS/);
+    expect(r.stderr).toMatch(/run stopped in phase ERS: ERS API refused the request .*HTTP 404/);
     expect(r.stderr).toMatch(/the next run resumes the transaction/);
-    expect(stored()).toEqual([]);
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    expect(new Set(stored().map((m) => m.messageId)).size).toBe(inScope);
+    // Not complete: no HUB_INTAKE_JOB row; its published messages wait in _MESSAGES for ERS.
+    expect(await f.count(f.t.intakeJob)).toBe(0);
+    expect(await f.count(f.t.messages)).toBe(inScope);
   });
 
   it("with the report turned off and ERS failures only recorded, exports everyone and completes", async () => {
