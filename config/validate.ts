@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackConfig } from "./schema";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
+import { isLoopbackHost } from "../core/hubEndpoints";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
 
@@ -195,11 +196,6 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   if (config.publishSchema.toLowerCase() === config.stagingSchema.toLowerCase()) add(["stagingSchema"], "must differ from publishSchema");
 
   return issues;
-}
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean): string | undefined {
