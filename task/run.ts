@@ -51,8 +51,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
   };
 
-  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
-  const settings = { ...settingsFromEnv(), ...options.settings };
+  let settings: RunSettings;
+  try {
+    settings = { ...settingsFromEnv(), ...options.settings };
+  } catch (err) {
+    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+    throw err;
+  }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
   const exitNow = (why: string) => {
@@ -66,6 +71,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   });
   stop.deadline(settings.runDeadlineSeconds);
   const detachSignals = stopOnSignals(stop, (signal) => exitNow(`${stop.reason}, then ${signal} again`));
+  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
   try {
     return await runStopping(inputs, options, { log, settings, stop, phases, timed, started, opened: (r) => (run = r) });
   } finally {
