@@ -26,7 +26,6 @@ import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
 import { inTransaction } from "./warehouse/database";
-import { redact } from "../core/redact";
 import type { PoolClient } from "pg";
 
 export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
@@ -41,16 +40,6 @@ export interface RunOptions {
 export async function runExport(inputs: RunInputs, options: RunOptions = {}): Promise<number> {
   const log = options.log ?? createLogger();
   const started = Date.now();
-  const phases: Record<string, number> = {};
-  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
-    const t = Date.now();
-    try {
-      return await work();
-    } finally {
-      phases[name] = round((phases[name] ?? 0) + (Date.now() - t) / 1000);
-    }
-  };
-
   let settings: RunSettings;
   try {
     settings = { ...settingsFromEnv(), ...options.settings };
@@ -73,7 +62,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   const detachSignals = stopOnSignals(stop, (signal) => exitNow(`${stop.reason}, then ${signal} again`));
   log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
   try {
-    return await runStopping(inputs, options, { log, settings, stop, phases, timed, started, opened: (r) => (run = r) });
+    return await performRun(inputs, options, { log, settings, stop, started, opened: (r) => (run = r) });
   } finally {
     detachSignals();
     stop.dispose();
@@ -84,22 +73,30 @@ interface RunScope {
   log: Logger;
   settings: RunSettings;
   stop: RunStop;
-  phases: Record<string, number>;
-  timed: <T>(name: string, work: () => Promise<T>) => Promise<T>;
   started: number;
   /** Tells the signal handlers which run they stop. */
   opened(run: RunState): void;
 }
 
-async function runStopping(inputs: RunInputs, options: RunOptions, scope: RunScope): Promise<number> {
-  const { log, settings, stop, phases, timed, started } = scope;
+/** The run itself, from the load to the end; runExport wraps it in its stop (signals, deadline, grace period). */
+async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScope): Promise<number> {
+  const { log, settings, stop, started } = scope;
+  const phases: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t = Date.now();
+    try {
+      return await work();
+    } finally {
+      phases[name] = round((phases[name] ?? 0) + (Date.now() - t) / 1000);
+    }
+  };
   let config;
   let sheet: CurrentSheet | undefined;
   try {
     sheet = options.cls ? await timed("load", () => loadCurrentSheet(options.cls!.sheet)) : undefined;
     config = await timed("load", () => loadRunConfiguration(inputs, log));
   } catch (err) {
-    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines.map((l) => redact(l)) }, "run refused: nothing was touched");
+    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
     throw err;
   }
   const links = new Links(settings.concurrency);
@@ -196,7 +193,7 @@ async function runStopping(inputs: RunInputs, options: RunOptions, scope: RunSco
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
-    const reason = err instanceof RunStopped ? err.reason : redact(String((err as Error)?.message ?? err).split("\n")[0]);
+    const reason = err instanceof RunStopped ? err.reason : String((err as Error)?.message ?? err).split("\n")[0];
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
@@ -212,7 +209,7 @@ async function runStopping(inputs: RunInputs, options: RunOptions, scope: RunSco
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
     else {
-      const detail = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
+      const detail = err instanceof RunStopped ? err.reason : err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
       log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
     }
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
