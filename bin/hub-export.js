@@ -15,6 +15,7 @@ function exit(code) {
 
 require("../cli/main.ts").main(process.argv.slice(2)).then(exit, (err) => {
   // Exit 70 (EX_SOFTWARE): a bug, never something the input caused (that is exit 1 or 2, with a one-line message).
-  process.stderr.write(`hub-export: internal error (a bug; please report it with this output): ${err && err.stack ? err.stack : err}\n`);
+  const { redactLines } = require("../core/redact.ts");
+  process.stderr.write(`hub-export: internal error (a bug; please report it with this output): ${redactLines(String(err && err.stack ? err.stack : err))}\n`);
   exit(70);
 });

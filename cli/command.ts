@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { UsageError, isUserError } from "../core/errors";
+import { redact, redactLines } from "../core/redact";
 import { EXIT, exitCodeLines } from "./exitCodes";
 
 export interface OptionSpec {
@@ -211,11 +212,12 @@ export async function executeCommand(name: string, command: Command<any>, argv: 
     return await command.run(values, io, positionals);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`hub-export ${name}: ${err.message} (see 'hub-export ${name} --help')\n`);
+      io.stderr.write(`hub-export ${name}: ${redact(err.message)} (see 'hub-export ${name} --help')\n`);
       return EXIT.usage;
     }
     if (isUserError(err)) {
-      for (const line of err.lines) io.stderr.write(line + "\n");
+      // A message may quote a hub's answer or an error: shown redacted (core/redact.ts).
+      for (const line of err.lines) io.stderr.write(redactLines(line) + "\n");
       return EXIT.failed;
     }
     throw err;

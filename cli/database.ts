@@ -7,6 +7,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../local/embeddedPostgres";
 import { UsageError, UserError } from "../core/errors";
+import { maskSecret } from "../core/redact";
 import type { Options } from "./command";
 import { localPaths, type LocalPaths } from "../local/paths";
 import { localDatabaseUrl } from "../local/database";
@@ -40,6 +41,8 @@ export async function openCommandDatabase(values: { "database-url"?: string; dir
     server = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, join: true, owner: "hub-export (a read-only command)" });
     url = localDatabaseUrl(paths.connections, server.port);
   }
+  // Its password (in the URL, or PGPASSWORD) is masked in everything the command shows (core/redact.ts).
+  maskSecret(decodeURIComponent(new URL(url).password), process.env.PGPASSWORD);
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   try {
     await client.connect();

@@ -289,6 +289,7 @@ export class HubExport extends pulumi.ComponentResource {
         connectionSecretArns: connections.connections.map((c) => c.secretArn),
         kmsKeyArn: key.keyArn,
         concurrency: config.concurrency,
+        schedule: config.schedule.expression,
         aws,
       },
       child,

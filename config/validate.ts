@@ -4,6 +4,7 @@ import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackC
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
 import { unknownRoutingValues } from "../core/routingRules";
+import { isLoopbackHost } from "../core/hubEndpoints";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
 
@@ -211,11 +212,6 @@ export function routingRuleWarnings(config: StackConfig): ConfigIssue[] {
       })),
     ),
   );
-}
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean): string | undefined {

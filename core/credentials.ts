@@ -6,6 +6,8 @@
  * characters.
  */
 
+import { maskSecret } from "./redact";
+
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
@@ -126,4 +128,17 @@ function parseCredentialsText(text: string): ClientCredentials {
     throw new CredentialsStringError("credentials text must hold the keys clientId and clientSecret");
   }
   return { clientId: fields.clientId, clientSecret: fields.clientSecret };
+}
+
+/**
+ * Masks a credentials string in every text the process shows (core/redact.ts): the string as the Basic header carries
+ * it, its Base64 part alone, and the client secret it decodes to.
+ */
+export function maskCredentialsString(value: string): void {
+  maskSecret(value, value.endsWith(SUFFIX) ? value.slice(0, -SUFFIX.length) : undefined);
+  try {
+    maskSecret(decodeCredentialsString(value).clientSecret);
+  } catch {
+    // Not a credentials string: masked as it is.
+  }
 }

@@ -77,6 +77,14 @@ export const pipelineDefinitionSchema = z
     connections: z.strictObject({ storage: z.string().min(1), database: z.string().min(1) }),
     /** The assumed hub calls as the stack configures them (a definition without it gets today's defaults). */
     hubContract: resolvedHubContractSchema.default(HUB_CONTRACT_DEFAULTS),
+    /** Where the task may send credentials and data: per hub region, the stack's hosts (core/hubEndpoints.ts). */
+    endpoints: z.strictObject(
+      {
+        allowLoopback: z.boolean(),
+        regions: z.partialRecord(z.enum(HUB_REGIONS), z.strictObject({ hosts: z.array(z.string().min(1)).min(1) })),
+      },
+      { error: (issue) => (issue.input === undefined ? "is required: the hub hosts the task may call (a definition rendered before they were carried: render it again, with pulumi up)" : undefined) },
+    ),
     tasks: z.array(taskSchema),
   })
   .superRefine((def, ctx) => {

@@ -19,6 +19,21 @@ export const EXIT_MEANINGS: Record<number, string> = {
   [EXIT_CODES.internal]: "internal error (a bug): the log holds the stack trace; the next run resumes the transaction",
 };
 
+/** Killed by SIGTERM (128 + 15): ECS's stop reached the task before it could handle the signal (it starts up). */
+export const SIGTERM_EXIT = 143;
+
 export function exitMeaning(code: number): string {
+  if (code === SIGTERM_EXIT) return "stopped by SIGTERM while starting, before the run began (the next run does the work)";
   return EXIT_MEANINGS[code] ?? (code > 128 ? `killed by signal ${code - 128}` : `unexpected exit code ${code}`);
+}
+
+/**
+ * ECS's stop codes of a task it stopped itself (with SIGTERM, then SIGKILL after the stop timeout): an operator's
+ * StopTask, a service or deployment, a Fargate retirement or Spot interruption.
+ */
+export const ECS_STOP_CODES = ["UserInitiated", "ServiceSchedulerInitiated", "SpotInterruption", "TerminationNotice"] as const;
+
+/** A task that ECS stopped and that stopped cleanly (exit 1 with a Stopped row, or 143 before the run began). */
+export function stoppedByEcs(exitCode: number, stopCode: string | undefined): boolean {
+  return (exitCode === EXIT_CODES.refusedOrStopped || exitCode === SIGTERM_EXIT) && (ECS_STOP_CODES as readonly string[]).includes(stopCode ?? "");
 }

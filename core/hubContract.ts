@@ -164,9 +164,13 @@ export interface HubContract {
 
 export const MESSAGE_PROPERTY_KEYS = ["transactionId", "tenantId", "systemCode", "dataDomainCode", "entityName", "recordCount"] as const satisfies readonly (keyof MessageProperties)[];
 
+/**
+ * ERS stops a run when it fails (the specification sizes its requests: records_per_ers_request); the HRSYS intake report
+ * is an assumption of ours, so by default its failure is only recorded and never keeps a run from completing.
+ */
 export const HUB_CONTRACT_DEFAULTS: HubContract = {
   ers: { enabled: true, path: `${HUB_API_PATHS.ERS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "stop" },
-  intakeReport: { enabled: true, path: `${HUB_API_PATHS.HRSYS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "stop" },
+  intakeReport: { enabled: true, path: `${HUB_API_PATHS.HRSYS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "record" },
   queueMessage: { enabled: true, names: Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, k])) as QueueMessageContract["names"], onFailure: "record" },
 };
 

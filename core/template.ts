@@ -7,6 +7,7 @@ import { UserError } from "./errors";
 import { TEMPLATE_TAGS, TAG_PATTERN, findTags } from "./tags";
 import { pipelineDefinitionSchema, PUBLISH_TASK_NAME, type PipelineDefinition } from "./definition";
 import { sortRegions } from "./regions";
+import { hubEndpoints } from "./hubEndpoints";
 
 export interface PipelineTemplate {
   fileName: string;
@@ -64,6 +65,7 @@ export function renderTemplate(template: PipelineTemplate, config: StackConfig):
   const definition = rendered as Record<string, unknown>;
   definition.parameters = { ...(definition.parameters as object), ...config.parameters };
   definition.hubContract = config.hubContract;
+  definition.endpoints = hubEndpoints(config);
   definition.buildNumber = template.buildNumber;
 
   const checked = pipelineDefinitionSchema.safeParse(definition);

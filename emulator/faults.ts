@@ -10,8 +10,9 @@
  * Keys: a status code 400..599 (rate of that answer), `reset` (rate of connections destroyed before processing),
  * `resetAfter` (rate of requests processed, then the connection destroyed before the answer), `tokenExpiry` (rate at
  * which a valid bearer token is treated as expired; queue.publish only), `latency` (milliseconds added to every
- * request). Rates are in [0, 1]; an endpoint's rates add up to at most 1. `*` applies to every endpoint; an endpoint's
- * own rule overrides `*` key by key.
+ * request), and the rates of a hostile hub's answers (emulator/hostile.ts): `drip`, `silence`, `huge`, `echo`,
+ * `escape`, `wrongBody`. Rates are in [0, 1]; an endpoint's rates add up to at most 1. `*` applies to every endpoint;
+ * an endpoint's own rule overrides `*` key by key.
  */
 import { z } from "zod";
 
@@ -25,6 +26,12 @@ export interface FaultSettings {
   resetAfter?: number;
   tokenExpiry?: number;
   latency?: number;
+  drip?: number;
+  silence?: number;
+  huge?: number;
+  echo?: number;
+  escape?: number;
+  wrongBody?: number;
   [status: number]: number | undefined;
 }
 export type FaultRules = Partial<Record<FaultTarget, FaultSettings>>;
@@ -40,7 +47,10 @@ export type FaultsInput = string | { spec?: string; rules?: FaultRules; seed?: n
 
 export const DEFAULT_SEED = 1;
 const MAX_LATENCY_MS = 60_000;
-const RATE_KEYS = ["reset", "resetAfter", "tokenExpiry"] as const;
+/** A hostile hub's answers (emulator/hostile.ts), each a rate like the others. */
+export const HOSTILE_KINDS = ["drip", "silence", "huge", "echo", "escape", "wrongBody"] as const;
+export type HostileKind = (typeof HOSTILE_KINDS)[number];
+const RATE_KEYS = ["reset", "resetAfter", "tokenExpiry", ...HOSTILE_KINDS] as const;
 
 export class FaultSpecError extends Error {
   constructor(message: string) {
@@ -100,7 +110,7 @@ export function validateFaultRules(raw: unknown): FaultRules {
       }
       const isStatus = /^[45]\d\d$/.test(key);
       if (!isStatus && !(RATE_KEYS as readonly string[]).includes(key)) {
-        throw new FaultSpecError(`${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry or latency`);
+        throw new FaultSpecError(`${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry, latency or a hostile answer (${HOSTILE_KINDS.join(", ")})`);
       }
       if (value < 0 || value > 1) throw new FaultSpecError(`${at} must be a rate between 0 and 1`);
       if (key === "tokenExpiry" && target !== "*" && target !== "queue.publish") {
@@ -151,7 +161,7 @@ export function formatFaultRules(rules: FaultRules): string {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-export type FaultKind = "status" | "reset" | "resetAfter" | "tokenExpiry";
+export type FaultKind = "status" | "reset" | "resetAfter" | "tokenExpiry" | HostileKind;
 export interface FaultDecision {
   /** Undefined: no fault, process normally. */
   kind?: FaultKind;
@@ -176,6 +186,7 @@ function plan(rules: FaultRules, endpoint: FaultEndpoint): EndpointPlan {
   const outcomes: Outcome[] = [];
   if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
   if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
+  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind]! });
   const statuses = Object.keys(merged).filter((k) => /^\d+$/.test(k)).map(Number).sort((a, b) => a - b);
   for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status]! });
   // Only the publish endpoint takes bearer tokens; elsewhere a tokenExpiry draw is a pass.

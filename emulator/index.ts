@@ -8,8 +8,9 @@ import type { AddressInfo } from "node:net";
 import { HUB_API_PATHS, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
-import { DEFAULT_SEED, FaultInjector, FaultSpecError, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultsInput } from "./faults";
+import { DEFAULT_SEED, FaultInjector, FaultSpecError, HOSTILE_KINDS, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultKind, type FaultsInput, type HostileKind } from "./faults";
 import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError, sendJson, type Reply } from "./http";
+import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
 import { QueueBroker, REGION_PATH, regionFromPath } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
@@ -105,7 +106,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state: { methods: { GET: async ({ query }) => ({ status: 200, body: snapshot(query.get("messages") === "1" || query.get("messages") === "true") }) } },
     reset: {
       methods: {
-        POST: async () => {
+        POST: async ({ req }) => {
+          controlRequest(req);
           reset();
           return { status: 200, body: { reset: true } };
         },
@@ -115,11 +117,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       methods: {
         GET: async () => ({ status: 200, body: { ...injector.config, spec: formatFaultRules(injector.config.rules), stats: injector.statistics() } }),
         POST: async ({ req }) => {
-          // JSON `{spec|rules, seed}`, or the text spec itself as text/plain (handy with curl).
-          const type = mediaType(req);
-          if (type !== "application/json" && type !== "text/plain") throw new HttpError(415, "Content-Type must be application/json or text/plain");
-          const body = await readBody(req, 64 * 1024);
-          const input = type === "text/plain" ? body.toString("utf8") : parseJson(body);
+          // JSON `{spec|rules, seed}`.
+          controlRequest(req);
+          const input = parseJson(await readBody(req, 64 * 1024));
           try {
             const applied = setFaults(input as FaultsInput);
             return { status: 200, body: { ...applied, spec: formatFaultRules(applied.rules) } };
@@ -193,6 +193,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         return;
       }
       if (fault.kind === "status") throw new HttpError(fault.status!, "injected fault");
+      if (isHostile(fault.kind)) {
+        status = await hostileAnswer(fault.kind, req, res);
+        return;
+      }
       const admit = (units: number) => {
         if (link && r.link!.limited) link.admit(units, links.settings.retryAfter);
       };
@@ -265,6 +269,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return closing;
     },
   };
+}
+
+/**
+ * The control endpoints change a running emulator: they take JSON only (a cross-origin page cannot send it without a
+ * CORS preflight, which is never granted) and refuse a request whose Origin is another than the emulator's own.
+ */
+function controlRequest(req: IncomingMessage): void {
+  const origin = req.headers.origin;
+  if (mediaType(req) !== "application/json" || (origin !== undefined && origin !== `http://${req.headers.host}`)) {
+    throw new HttpError(403, "control requests are accepted only as application/json, from the emulator's own origin or without an Origin");
+  }
+}
+
+function isHostile(kind: FaultKind | undefined): kind is HostileKind {
+  return (HOSTILE_KINDS as readonly string[]).includes(kind ?? "");
 }
 
 /** A table lookup that a path segment like `__proto__` or `constructor` cannot escape. */

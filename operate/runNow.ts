@@ -8,7 +8,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ECSClient, DescribeTasksCommand, ListTasksCommand, RunTaskCommand, type Task } from "@aws-sdk/client-ecs";
 import { CloudWatchLogsClient, GetLogEventsCommand } from "@aws-sdk/client-cloudwatch-logs";
 import { UserError } from "../core/errors";
-import { exitMeaning } from "../core/exitCodes";
+import { exitMeaning, stoppedByEcs } from "../core/exitCodes";
+import { redact } from "../core/redact";
 import type { RunTaskOutputs } from "./stackOutputs";
 
 export interface RunNowOptions {
@@ -101,7 +102,8 @@ async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClie
         if ((err as Error).name === "ResourceNotFoundException") return;
         throw err;
       }
-      for (const event of page.events ?? []) o.stdout.write(`${event.message ?? ""}\n`);
+      // The task's own JSON lines; redacted all the same (core/redact.ts): nothing in them may drive the terminal.
+      for (const event of page.events ?? []) o.stdout.write(`${redact(event.message ?? "")}\n`);
       const next = page.nextForwardToken;
       const same = next === token;
       token = next;
@@ -121,8 +123,13 @@ async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClie
       await drain();
       const container = task.containers?.find((c) => c.name === o.task.containerName);
       if (container?.exitCode === undefined || container.exitCode === null) {
-        o.stderr.write(`the task stopped without an exit code: ${task.stopCode ?? "unknown"}: ${task.stoppedReason ?? container?.reason ?? "no reason given"}\n`);
+        o.stderr.write(`the task stopped without an exit code: ${task.stopCode ?? "unknown"}: ${redact(task.stoppedReason ?? container?.reason ?? "no reason given")}\n`);
         return 1;
+      }
+      if (stoppedByEcs(container.exitCode, task.stopCode)) {
+        // SIGTERM from ECS (an operator's stop-task, a deployment, a Fargate retirement): a clean stop, not a failure.
+        o.stderr.write(`exit code ${container.exitCode}: stopped by ECS (${task.stopCode}: ${redact(task.stoppedReason ?? "no reason given")}); ${exitMeaning(container.exitCode)}\n`);
+        return container.exitCode;
       }
       o.stderr.write(`exit code ${container.exitCode}: ${exitMeaning(container.exitCode)}\n`);
       return container.exitCode;

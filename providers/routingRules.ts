@@ -4,9 +4,10 @@
  *
  * The request is the cfg API contract of core/hubContract.ts (hubApiUrl, basicAuthorization), re-implemented here
  * because serialized provider code cannot load project modules; test/providers/routingRules.test.ts keeps the two
- * equal. Serialization rules as in providers/sqlRows.ts.
+ * equal. Serialization rules as in providers/sqlRows.ts; core/redact.ts's pure function is captured by value.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { redactSecrets } from "../core/redact";
 
 /** Bump when posting behaves differently, so that `pulumi up` posts every tenant's set again. */
 export const ROUTING_RULES_PROVIDER_VERSION = 1;
@@ -29,13 +30,15 @@ export interface PostRoutingRulesRequest {
   rules: RoutingRuleBody[];
   /** Per attempt; default 30 s. */
   timeoutMs?: number;
-  /** Attempts for 429, 5xx and network errors (a repeated POST of the same set stores nothing new); default 3. */
+  /** POSTs at most: repeated where the hub did not process one, or for the rules still missing after one; default 3. */
   attempts?: number;
 }
 
 export interface PostRoutingRulesResult {
   status: number;
   attempts: number;
+  /** Rules in the last POST: fewer than the set when some were found on the hub after an unclear answer. */
+  posted: number;
 }
 
 export interface RoutingRuleSetState {
@@ -74,44 +77,137 @@ export function ruleSetHash(rules: readonly RoutingRuleBody[]): string {
   return crypto.createHash("sha256").update(canonicalRules(rules), "utf8").digest("hex");
 }
 
-/** A short, single-line excerpt of a response body, with the credentials string blanked out in case it is echoed. */
+/** The longest answer read (an error's excerpt, the rules read back); the rest of the stream is cancelled. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** The longest Retry-After honoured before a retry. */
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/** core/redact.ts's function, captured by value: serialized with the provider, it carries no masked secret along. */
+const scrub = redactSecrets;
+
+/** A short, single-line excerpt of a response body: redacted (the credentials string, control characters). */
 function bodyExcerpt(body: string, credentialsString: string): string {
-  let text = body;
-  if (credentialsString) text = text.split(credentialsString).join("[secret]");
-  text = text.replace(/\s+/g, " ").trim();
+  const text = scrub(body.replace(/\s+/g, " ").trim(), [credentialsString]);
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
 
-/** POSTs the tenant's rule set; retries 429, 5xx and network errors with backoff and jitter; throws otherwise. */
+/** An answer's text up to MAX_ANSWER_BYTES; `cut` when there was more (the stream is cancelled). */
+async function readCapped(response: Response): Promise<{ text: string; cut: boolean }> {
+  const reader = response.body?.getReader();
+  if (!reader) return { text: "", cut: false };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => {});
+      return { text: Buffer.concat(chunks).toString("utf8"), cut: true };
+    }
+    chunks.push(value);
+  }
+  return { text: Buffer.concat(chunks).toString("utf8"), cut: false };
+}
+
+/**
+ * What became of one POST: `ok`; `notProcessed` (429, 503 with Retry-After, a connection never made: the hub certainly
+ * did not store the set, a retry is safe); `unknown` (a timeout, another 5xx, a connection lost after sending: the hub
+ * may hold the set); `refused` (another answer).
+ */
+type PostOutcome = { kind: "ok"; status: number } | { kind: "notProcessed"; problem: string; waitMs?: number } | { kind: "unknown"; problem: string } | { kind: "refused"; problem: string };
+
+/** Network errors before the request reached the hub. */
+const NOT_CONNECTED = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"];
+
+async function postOnce(url: string, request: PostRoutingRulesRequest, rules: readonly RoutingRuleBody[], timeoutMs: number): Promise<PostOutcome> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: { Authorization: `Basic ${request.credentialsString}`, "Content-Type": "application/json", Accept: "application/json" },
+      body: canonicalRules(rules),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    if (e.name === "TimeoutError") return { kind: "unknown", problem: `no answer within ${timeoutMs} ms` };
+    const problem = `network error (${scrub(e.cause?.code ?? e.cause?.message ?? e.message, [request.credentialsString])})`;
+    return NOT_CONNECTED.includes(e.cause?.code ?? "") ? { kind: "notProcessed", problem } : { kind: "unknown", problem };
+  }
+  if (response.ok) {
+    await response.body?.cancel().catch(() => {});
+    return { kind: "ok", status: response.status };
+  }
+  let problem = `HTTP ${response.status}${response.statusText ? ` ${scrub(response.statusText, [])}` : ""}`;
+  try {
+    const { text, cut } = await readCapped(response);
+    if (text) problem += `: ${bodyExcerpt(text, request.credentialsString)}${cut ? " (answer cut off)" : ""}`;
+  } catch {
+    // the excerpt is a courtesy
+  }
+  const retryAfter = response.headers.get("retry-after");
+  const waitMs = retryAfter && /^\d+$/.test(retryAfter.trim()) ? Math.min(Number(retryAfter) * 1000, MAX_RETRY_AFTER_MS) : undefined;
+  if (response.status === 429 || (response.status === 503 && retryAfter)) return { kind: "notProcessed", problem, waitMs };
+  return response.status >= 500 ? { kind: "unknown", problem } : { kind: "refused", problem };
+}
+
+/** The tenant's rules as the hub holds them (ASSUMED: `GET routingRules?tenantId=` answers them), or why not. */
+async function readRules(url: string, request: PostRoutingRulesRequest, timeoutMs: number): Promise<{ rules: RoutingRuleBody[] } | { problem: string }> {
+  try {
+    const response = await fetch(url, { headers: { Authorization: `Basic ${request.credentialsString}`, Accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
+    const { text, cut } = await readCapped(response);
+    if (response.status === 404 || response.status === 405) return { problem: `the cfg API offers no read of routing rules (HTTP ${response.status})` };
+    if (!response.ok) return { problem: `reading them back answered HTTP ${response.status}: ${bodyExcerpt(text, request.credentialsString)}` };
+    if (cut) return { problem: `reading them back gave an answer longer than ${MAX_ANSWER_BYTES / 1024} KiB` };
+    const doc = JSON.parse(text) as unknown;
+    if (!Array.isArray(doc)) return { problem: "reading them back did not give a JSON array" };
+    return { rules: doc as RoutingRuleBody[] };
+  } catch (err) {
+    const e = err as Error;
+    return { problem: `reading them back failed: ${e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : scrub(e.message, [request.credentialsString])}` };
+  }
+}
+
+/** The rules of `wanted` the hub does not hold as they are (all five fields compared). */
+function missingRules(wanted: readonly RoutingRuleBody[], held: readonly RoutingRuleBody[]): RoutingRuleBody[] {
+  const key = (r: RoutingRuleBody) => canonicalRules([r]);
+  const have = new Set(held.map(key));
+  return wanted.filter((r) => !have.has(key(r)));
+}
+
+/**
+ * POSTs the tenant's rule set. The POST is not known to be idempotent, so it is repeated only where the hub certainly
+ * did not process it (429, 503 with Retry-After, a connection never made). After a timeout or another 5xx the
+ * tenant's rules are read back and only the missing ones are posted; where they cannot be read back, it stops with a
+ * message saying the hub may hold the set already. Throws otherwise.
+ */
 export async function postRoutingRules(request: PostRoutingRulesRequest): Promise<PostRoutingRulesResult> {
   const attempts = Math.max(1, request.attempts ?? 3);
   const timeoutMs = request.timeoutMs ?? 30_000;
   const url = routingRulesUrl(request.cfgApiUrl, request.tenantId);
   const what = `cfg API POST routingRules for tenant ${request.tenantId}`;
-  const body = canonicalRules(request.rules);
+  let pending: readonly RoutingRuleBody[] = request.rules;
   let lastProblem = "";
+  let waitMs: number | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     if (attempt > 1) {
       const backoff = Math.min(8_000, 500 * 2 ** (attempt - 2));
-      await new Promise((resolve) => setTimeout(resolve, backoff / 2 + Math.random() * (backoff / 2)));
+      await new Promise((resolve) => setTimeout(resolve, waitMs ?? backoff / 2 + Math.random() * (backoff / 2)));
     }
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { Authorization: `Basic ${request.credentialsString}`, "Content-Type": "application/json", Accept: "application/json" },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      lastProblem = e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : `network error (${e.cause?.code ?? e.cause?.message ?? e.message})`;
-      continue;
+    const outcome = await postOnce(url, request, pending, timeoutMs);
+    if (outcome.kind === "ok") return { status: outcome.status, attempts: attempt, posted: pending.length };
+    if (outcome.kind === "refused") throw new Error(`${what} failed: ${outcome.problem}`);
+    lastProblem = outcome.problem;
+    waitMs = outcome.kind === "notProcessed" ? outcome.waitMs : undefined;
+    if (outcome.kind === "unknown") {
+      const read = await readRules(url, request, timeoutMs);
+      if ("problem" in read) {
+        throw new Error(`${what}: ${lastProblem}; the hub may hold the set already, and ${read.problem}: check the tenant's routing rules on the hub before posting again (pulumi up)`);
+      }
+      pending = missingRules(request.rules, read.rules);
+      if (pending.length === 0) return { status: 200, attempts: attempt, posted: 0 };
     }
-    const text = await response.text().catch(() => "");
-    if (response.ok) return { status: response.status, attempts: attempt };
-    lastProblem = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${bodyExcerpt(text, request.credentialsString)}` : ""}`;
-    if (!(response.status === 429 || response.status >= 500)) throw new Error(`${what} failed: ${lastProblem}`);
   }
   throw new Error(`${what} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${lastProblem}`);
 }

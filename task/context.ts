@@ -1,6 +1,6 @@
 /** What every phase of a run works with. */
-import type { Dispatcher } from "undici";
 import { UserError } from "../core/errors";
+import { RUN_DEADLINE_ENV, SCHEDULE_ENV, STOP_GRACE_ENV, STOP_GRACE_SECONDS, defaultRunDeadlineSeconds } from "../core/runDeadline";
 import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig, type LinkApi } from "../core/concurrency";
 import { concurrencySchema } from "../config/schema";
 import type { RunConfiguration } from "./load/configuration";
@@ -8,6 +8,8 @@ import type { RunState } from "./warehouse/runState";
 import type { Logger } from "./log";
 import type { Links } from "./http/links";
 import { DEFAULT_RETRY, envInt, type RetryPolicy } from "./http/retry";
+import { DEFAULT_LIMITS, type HttpLimits, type HubHttp } from "./http/client";
+import type { RunStop } from "./stop";
 
 export interface RunSettings {
   /** Extract parts mapped side by side (database sessions). */
@@ -22,6 +24,12 @@ export interface RunSettings {
    */
   pinned: Partial<Record<LinkApi, number>>;
   retry: RetryPolicy;
+  /** Each hub and broker request's deadline, and the retry budget of its attempts. */
+  limits: HttpLimits;
+  /** The run stops (resumable) this long after it started. */
+  runDeadlineSeconds: number;
+  /** From SIGTERM (or the run deadline) to the exit at the latest. */
+  stopGraceSeconds: number;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettings {
@@ -31,7 +39,21 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
     concurrency: concurrencyFromEnv(env),
     pinned: pinnedFromEnv(env),
     retry: DEFAULT_RETRY,
+    limits: {
+      deadlineMs: envSeconds(env, "HUB_EXPORT_REQUEST_DEADLINE_SECONDS", DEFAULT_LIMITS.deadlineMs / 1000) * 1000,
+      budgetMs: envSeconds(env, "HUB_EXPORT_RETRY_BUDGET_SECONDS", DEFAULT_LIMITS.budgetMs / 1000) * 1000,
+    },
+    runDeadlineSeconds: envSeconds(env, RUN_DEADLINE_ENV, defaultRunDeadlineSeconds(env[SCHEDULE_ENV])),
+    stopGraceSeconds: envSeconds(env, STOP_GRACE_ENV, STOP_GRACE_SECONDS),
   };
+}
+
+/** A positive number of seconds (fractions allowed) from the environment, or the fallback when unset. */
+export function envSeconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text.trim() === "") return fallback;
+  if (!/^\d+(\.\d+)?$/.test(text.trim()) || Number(text) <= 0) throw new UserError(`${name} must be a positive number of seconds, got '${text}'`);
+  return Number(text);
 }
 
 /**
@@ -78,7 +100,10 @@ export interface RunContext {
   config: RunConfiguration;
   run: RunState;
   log: Logger;
-  dispatcher: Dispatcher;
+  /** Every hub and broker request goes through it: deadlines, answer cap, retry budget, the run's stop. */
+  http: HubHttp;
+  /** SIGTERM and the run deadline: no new work once requested. */
+  stop: RunStop;
   settings: RunSettings;
   /** The adaptive concurrency of each bulk API and region. */
   links: Links;

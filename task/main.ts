@@ -5,12 +5,13 @@
 import runCommand from "../cli/commands/run";
 import { executeCommand } from "../cli/command";
 import { EXIT_CODES } from "../core/exitCodes";
+import { redactLines } from "../core/redact";
 
 export async function main(argv: string[]): Promise<number> {
   try {
     return await executeCommand("run", runCommand, argv[0] === "run" ? argv.slice(1) : argv, process);
   } catch (err) {
-    process.stderr.write(`hub-export run: internal error: ${(err as Error)?.stack ?? err}\n`);
+    process.stderr.write(`hub-export run: internal error: ${redactLines(String((err as Error)?.stack ?? err))}\n`);
     return EXIT_CODES.internal;
   }
 }

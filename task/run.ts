@@ -1,27 +1,32 @@
 /**
  * A run of the export task (task/README.md, "A run"): load and check everything, open or resume the transaction,
  * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
- * still lacks, finish in one database transaction, report the intake job. Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages failed; the next run retries them);
- * 1 refused before touching data, or stopped (the next run resumes the transaction).
+ * still lacks, finish in one database transaction, report the intake job, then write HUB_INTAKE_JOB's row as the run
+ * closes. SIGTERM and the run deadline stop it cleanly (task/stop.ts). Exit codes: 0 ExecutionCompleted; 3
+ * ExecutionFailed (messages failed; the next run retries them); 1 refused before touching data, or stopped (the next
+ * run resumes the transaction).
  */
 import { UserError } from "../core/errors";
 import { EXIT_CODES } from "../core/exitCodes";
 import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
-import { createAgent } from "./http/retry";
+import { createAgent, HubHttp } from "./http/client";
 import { Links } from "./http/links";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type RunState } from "./warehouse/runState";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type FinalCounts, type IntakeJobStatus, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
-import { finish, HISTORY_ACTOR } from "./phases/finish";
+import { finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
 import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
+import { RunStop, RunStopped, stopOnSignals } from "./stop";
+import { inTransaction } from "./warehouse/database";
+import type { PoolClient } from "pg";
 
 export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
 
@@ -35,6 +40,47 @@ export interface RunOptions {
 export async function runExport(inputs: RunInputs, options: RunOptions = {}): Promise<number> {
   const log = options.log ?? createLogger();
   const started = Date.now();
+  let settings: RunSettings;
+  try {
+    settings = { ...settingsFromEnv(), ...options.settings };
+  } catch (err) {
+    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+    throw err;
+  }
+  // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
+  let run: RunState | undefined;
+  const exitNow = (why: string) => {
+    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: why, seconds: round((Date.now() - started) / 1000) }, "run stopped at once; the next run resumes its transaction");
+    process.exit(EXIT.stopped);
+  };
+  const stop = new RunStop({
+    graceMs: settings.stopGraceSeconds * 1000,
+    onRequest: (reason) => log.warn({ event: "run.stopping", reason, graceSeconds: settings.stopGraceSeconds }, "stopping: no new work; requests in flight finish or are abandoned, then the run records where it is"),
+    onGraceEnd: (reason) => exitNow(`${reason}; the grace period of ${settings.stopGraceSeconds} s ended`),
+  });
+  stop.deadline(settings.runDeadlineSeconds);
+  const detachSignals = stopOnSignals(stop, (signal) => exitNow(`${stop.reason}, then ${signal} again`));
+  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
+  try {
+    return await performRun(inputs, options, { log, settings, stop, started, opened: (r) => (run = r) });
+  } finally {
+    detachSignals();
+    stop.dispose();
+  }
+}
+
+interface RunScope {
+  log: Logger;
+  settings: RunSettings;
+  stop: RunStop;
+  started: number;
+  /** Tells the signal handlers which run they stop. */
+  opened(run: RunState): void;
+}
+
+/** The run itself, from the load to the end; runExport wraps it in its stop (signals, deadline, grace period). */
+async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScope): Promise<number> {
+  const { log, settings, stop, started } = scope;
   const phases: Record<string, number> = {};
   const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     const t = Date.now();
@@ -44,8 +90,6 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       phases[name] = round((phases[name] ?? 0) + (Date.now() - t) / 1000);
     }
   };
-
-  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
   let config;
   let sheet: CurrentSheet | undefined;
   try {
@@ -55,22 +99,26 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
     throw err;
   }
-  const settings = { ...settingsFromEnv(), ...options.settings };
   const links = new Links(settings.concurrency);
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
+  const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
   const lock = await config.pool.connect();
   let run: RunState | undefined;
   try {
     await lockClient(lock, params.client_name);
+    stop.throwIfStopping();
     run = await openRun(lock, config.tables, config.definition);
-    let ctx: RunContext = { config, run, log, dispatcher, settings, links };
+    scope.opened(run);
+    let ctx: RunContext = { config, run, log, http, stop, settings, links };
     if (run.phase === "REPORT") {
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
       await reportIntakeJob(ctx, hrsysStatus(run.finalStatus!), run.finalCounts!);
-      await closeRun(lock, config.tables, run);
+      await completeRun(lock, ctx, run.finalStatus!, run.finalCounts!);
+      stop.throwIfStopping();
       run = await openRun(lock, config.tables, config.definition);
+      scope.opened(run);
       ctx = { ...ctx, run };
     }
     log.info(
@@ -91,17 +139,30 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       const requeued = await config.pool.query(requeueFailedSql(config.tables));
       if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
       const publisher = new Publisher(ctx);
-      const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
-      await check?.releaseHeld();
-      await timed("publishPending", async () => {
-        for await (const page of pendingMessages(ctx, resumeAt)) await publisher.submit(await screened(page));
-      });
-      if (run.phase === "EXTRACT") {
-        const totals = await timed("extract", () => extract(ctx, async (messages) => publisher.submit(await screened(messages))));
-        await setPhase(lock, config.tables, run, "PUBLISH");
-        log.info({ event: "extract.done", ...totals }, "extract done");
+      // A stop takes no next page or chunk; what is stored and not published stays queued for the next run.
+      const submit = async (messages: StoredMessage[]) => {
+        stop.throwIfStopping();
+        await publisher.submit(await screened(messages));
+      };
+      try {
+        const resumeAt = new Date((await config.pool.query<{ now: Date }>("SELECT now()")).rows[0].now);
+        await check?.releaseHeld();
+        await timed("publishPending", async () => {
+          for await (const page of pendingMessages(ctx, resumeAt)) await submit(page);
+        });
+        if (run.phase === "EXTRACT") {
+          const totals = await timed("extract", () => extract(ctx, submit));
+          stop.throwIfStopping();
+          await setPhase(lock, config.tables, run, "PUBLISH");
+          log.info({ event: "extract.done", ...totals }, "extract done");
+        }
+        await timed("publishDrain", () => publisher.drain());
+      } catch (err) {
+        // Stopping: the batches in flight finish (or are abandoned) and their acknowledgements are recorded.
+        if (err instanceof RunStopped) await publisher.drain().catch(() => {});
+        throw err;
       }
-      await timed("publishDrain", () => publisher.drain());
+      stop.throwIfStopping();
       log.info({ event: "publish.done", ...publisher.counts() }, "publish done");
       check?.logSummary();
       streamed = publisher.ers.sent;
@@ -114,11 +175,14 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       ersFailed += ers.failed;
       log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
+    stop.throwIfStopping();
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
     const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }));
+    stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
-    await closeRun(lock, config.tables, run);
+    // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
+    await completeRun(lock, ctx, result.status, result.counts);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     // The metrics first: run.done stays the run's last line.
@@ -129,7 +193,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
-    const reason = err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
+    const reason = err instanceof RunStopped ? err.reason : String((err as Error)?.message ?? err).split("\n")[0];
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
@@ -140,18 +204,30 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       transactionId: run?.transactionId ?? null,
       event: outcome,
       actor: HISTORY_ACTOR,
-      detail: { phase: run?.phase ?? null, seconds, reason: String((err as Error)?.message ?? err).split("\n")[0] },
+      detail: { phase: run?.phase ?? null, seconds, reason },
     }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
-    else log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
+    else {
+      const detail = err instanceof RunStopped ? err.reason : err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
+      log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
+    }
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
+    if (err instanceof RunStopped) throw new RunStopped(`${err.reason} (phase ${run?.phase ?? "open"})`);
     throw err;
   } finally {
     await unlockClient(lock, params.client_name).catch(() => {});
     lock.release();
     await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
   }
+}
+
+/** The run is over: a completed run's HUB_INTAKE_JOB row and the end of HUB_EXPORT_RUN's row, in one transaction. */
+async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts): Promise<void> {
+  await inTransaction(lock, async () => {
+    await recordIntakeJob(lock, ctx, status, counts);
+    await closeRun(lock, ctx.config.tables, ctx.run);
+  });
 }
 
 /** The process's peak resident set (VmHWM), in MB. */

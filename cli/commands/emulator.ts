@@ -4,7 +4,7 @@ import { UsageError, UserError } from "../../core/errors";
 import { encodeCredentialsString } from "../../core/credentials";
 import { HUB_REGIONS } from "../../core/regions";
 import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
-import { DEFAULT_SEED, FAULT_ENDPOINTS, FaultSpecError, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
+import { DEFAULT_SEED, FAULT_ENDPOINTS, FaultSpecError, HOSTILE_KINDS, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
 import { formatLinkSettings, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
 import { untilStopSignal } from "../signals";
@@ -47,14 +47,15 @@ export default defineCommand({
     verbose: { type: "boolean", description: "Log one line per request on stderr (method, path, status, time, injected fault; never headers or bodies)", example: "--verbose" },
   },
   details: [
-    `--faults SPEC: rules separated by ';', each 'ENDPOINT:KEY=VALUE,KEY=VALUE'. ENDPOINT is one of ${FAULT_ENDPOINTS.join(", ")}, or * for all (an endpoint's own rule overrides * key by key). KEY is a status code 400..599 (the rate of that answer), reset (rate of connections destroyed before processing), resetAfter (rate processed, then destroyed before the answer), tokenExpiry (rate of valid tokens treated as expired; queue.publish only), or latency (milliseconds added to every request). Rates are from 0 to 1 and add up to at most 1 per endpoint; 'none' means no faults.`,
+    `--faults SPEC: rules separated by ';', each 'ENDPOINT:KEY=VALUE,KEY=VALUE'. ENDPOINT is one of ${FAULT_ENDPOINTS.join(", ")}, or * for all (an endpoint's own rule overrides * key by key). KEY is a status code 400..599 (the rate of that answer), reset (rate of connections destroyed before processing), resetAfter (rate processed, then destroyed before the answer), tokenExpiry (rate of valid tokens treated as expired; queue.publish only), latency (milliseconds added to every request), or the rate of a hostile hub's answers: ${HOSTILE_KINDS.join(", ")} (emulator/README.md). Rates are from 0 to 1 and add up to at most 1 per endpoint; 'none' means no faults.`,
     "--latency SPEC: API is queue, cfg, ers, hrsys or * (all), optionally with .US, .EU or .APAC; the most specific rule wins. A round trip is whole milliseconds, with ±J (or +-J) of uniform jitter drawn from a stream per link seeded by --seed; half of it passes before the request is handled, half before the answer leaves.",
     "--rate-limit SPEC: a token bucket per API and region, refilled at N a second, holding BUCKET (default a tenth of a second's worth, at least 10). The queues count messages (publishing only), the hub APIs requests; a request over the limit is answered 429 with Retry-After (whole seconds) unless --no-retry-after. GET /_emulator/state shows per link the requests, 429s and achieved rates.",
-    "It runs until Ctrl-C (SIGINT) or SIGTERM. Faults can be changed while it runs: POST /_emulator/faults.",
+    "It runs until Ctrl-C (SIGINT) or SIGTERM. Faults can be changed while it runs: POST /_emulator/faults with application/json (control requests are refused with 403 from another origin or in another format).",
   ],
   examples: [
     { command: "hub-export emulator --port 8080", does: "the hub and the three regional brokers on http://127.0.0.1:8080, with dev credentials" },
     { command: "hub-export emulator --faults 'queue.publish:503=0.2' --seed 3 --verbose", does: "one publish in five answers 503, reproducibly, each request logged" },
+    { command: "hub-export emulator --faults 'ers.entities:drip=1;queue.publish:echo=0.1'", does: "a hostile hub: ERS drips its answers, one publish in ten echoes the request's headers" },
     { command: "hub-export emulator --latency 'queue=40ms±10,ers=80ms' --rate-limit 'queue=2000/s'", does: "a remote hub: 40 ms queue and 80 ms ERS round trips, 2,000 messages/s per regional queue, 429 with Retry-After over it" },
   ],
   exitCodes: { 1: "a bad --config file, or the port is taken" },

@@ -6,6 +6,7 @@ import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
 import { completedRuns, failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
 import { reportLines } from "../../cls/report";
+import { redact, redactDeep } from "../../core/redact";
 
 export default defineCommand({
   summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses and unknown CLS codes, and its run history (every outcome); --transaction lists a run's failed and held-back messages",
@@ -45,7 +46,7 @@ export default defineCommand({
         }
       }
       if (values.json) {
-        io.stdout.write(JSON.stringify({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }, null, 2) + "\n");
+        io.stdout.write(JSON.stringify(redactDeep({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }), null, 2) + "\n");
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
@@ -71,7 +72,7 @@ export default defineCommand({
       out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
       if (history.length === 0) out.push("  none yet");
       for (const h of history) out.push(`  ${formatHistory(h)}`);
-      io.stdout.write(out.join("\n") + "\n");
+      io.stdout.write(shown(out));
       return 0;
     } catch (err) {
       if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`);
@@ -84,7 +85,7 @@ export default defineCommand({
 
 /** `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>` */
 function formatHistory(h: HistoryRow): string {
-  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string };
+  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string; reason?: string };
   const counts = ["extracted", "published", "failed"].filter((k) => typeof (d as Record<string, unknown>)[k] === "number").map((k) => `${k} ${(d as Record<string, number>)[k]}`);
   return [
     h.recordedAt.toISOString().padEnd(24),
@@ -92,7 +93,7 @@ function formatHistory(h: HistoryRow): string {
     h.event.padEnd(18),
     h.actor ? `by ${h.actor}` : "",
     counts.join(", "),
-    d.error ? `: ${d.error}` : "",
+    d.error ? `: ${d.error}` : d.reason ? `: ${d.reason}` : "",
   ]
     .filter(Boolean)
     .join("  ");
@@ -108,12 +109,17 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
   if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
   const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
   if (json) {
-    stdout.write(JSON.stringify({ jobName, transactionId, status: rows[0].status, failedMessages: failed }, null, 2) + "\n");
+    stdout.write(JSON.stringify(redactDeep({ jobName, transactionId, status: rows[0].status, failedMessages: failed }), null, 2) + "\n");
     return 0;
   }
   const held = failed.filter((m) => m.status !== "FAILED").length;
   const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length - held} failed message(s), ${held} held back`];
   for (const m of failed) out.push(`  ${m.messageId}  ${m.status.padEnd(9)}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
-  stdout.write(out.join("\n") + "\n");
+  stdout.write(shown(out));
   return 0;
+}
+
+/** The lines as the terminal gets them: reasons and details come from hub answers, so each line is redacted. */
+function shown(lines: string[]): string {
+  return lines.map((l) => redact(l)).join("\n") + "\n";
 }

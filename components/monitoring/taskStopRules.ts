@@ -3,7 +3,7 @@
  * meaning, because an input transformer cannot branch, so each rule's message can say plainly what happened. Pure:
  * patterns and messages from resolved names.
  */
-import { EXIT_CODES, EXIT_MEANINGS } from "../../core/exitCodes";
+import { ECS_STOP_CODES, EXIT_CODES, EXIT_MEANINGS, SIGTERM_EXIT } from "../../core/exitCodes";
 
 export interface TaskStopRuleInput {
   /** The Pulumi stack, for the commands the message suggests. */
@@ -67,7 +67,9 @@ function message(input: TaskStopRuleInput, what: string): string {
 export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
   const container = (exitCode: unknown[]) => ({ containers: { name: [input.containerName], exitCode } });
   const exited = (code: number) => `the task exited with code ${code}: ${EXIT_MEANINGS[code]}.`;
-  const known = [EXIT_CODES.completed, EXIT_CODES.refusedOrStopped, EXIT_CODES.executionFailed];
+  // A stop by ECS is SIGTERM: the task records it and exits 1, or, still starting, dies of it (143). Stopped, not failed.
+  const stopped = [EXIT_CODES.refusedOrStopped, SIGTERM_EXIT];
+  const known = [EXIT_CODES.completed, EXIT_CODES.executionFailed, ...stopped];
   return [
     {
       key: "execution-failed",
@@ -77,11 +79,15 @@ export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
     },
     {
       key: "stopped",
-      description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT_CODES.refusedOrStopped})`,
-      eventPattern: pattern(input, container([EXIT_CODES.refusedOrStopped])),
+      description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT_CODES.refusedOrStopped}, or ${SIGTERM_EXIT} when ECS stopped it while starting)`,
+      eventPattern: pattern(input, container(stopped)),
       inputTransformer: {
         inputPaths: INPUT_PATHS,
-        inputTemplate: message(input, `${exited(EXIT_CODES.refusedOrStopped)} The log's run.refused or run.stopped line says which, and why.`),
+        inputTemplate: message(
+          input,
+          `${exited(EXIT_CODES.refusedOrStopped)} The log's run.refused or run.stopped line says which, and why. ` +
+            `A stop code ${ECS_STOP_CODES.join(", ")} means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM (or, with exit ${SIGTERM_EXIT}, had not begun), and the next run resumes it.`,
+        ),
       },
     },
     {

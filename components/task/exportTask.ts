@@ -9,13 +9,14 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
 import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency";
+import { SCHEDULE_ENV, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
 import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
 /** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
 export const LOG_STREAM_PREFIX = "export";
 /** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
-export const STOP_TIMEOUT_SECONDS = 120;
+export { STOP_TIMEOUT_SECONDS };
 
 export interface ExportTaskArgs {
   /** Physical name of the cluster and the task family. */
@@ -44,6 +45,8 @@ export interface ExportTaskArgs {
   kmsKeyArn: pulumi.Input<string>;
   /** `hubExport:concurrency`: the floors and ceilings of the task's adaptive concurrency. */
   concurrency: ConcurrencyConfig;
+  /** `hubExport:schedule.expression`: the task derives its run deadline from the schedule's period. */
+  schedule: string;
   aws: AwsContext;
 }
 
@@ -61,6 +64,8 @@ export interface ContainerDefinitionInput {
   scriptsPrefix: string;
   connectionStorePrefix: string;
   concurrency: ConcurrencyConfig;
+  /** The schedule expression: the run deadline's default is derived from it (core/runDeadline.ts). */
+  schedule: string;
   cls?: ClsCheckArgs;
 }
 
@@ -84,8 +89,8 @@ export const CONTAINER_USER = "1000:1000";
 
 /**
  * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); its
- * variables are AWS_REGION, for the AWS SDK, and the stack's `concurrency` as JSON. No `secrets`: the task reads its
- * connection records with the task role.
+ * variables are AWS_REGION, for the AWS SDK, the stack's `concurrency` as JSON and its schedule expression (the run
+ * deadline's default). No `secrets`: the task reads its connection records with the task role.
  */
 export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
@@ -97,6 +102,7 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
     environment: [
       { name: "AWS_REGION", value: input.region },
       { name: CONCURRENCY_ENV, value: JSON.stringify(input.concurrency) },
+      { name: SCHEDULE_ENV, value: input.schedule },
     ],
     logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": LOG_STREAM_PREFIX } },
     stopTimeout: STOP_TIMEOUT_SECONDS,
@@ -167,6 +173,7 @@ export class ExportTask extends pulumi.ComponentResource {
             scriptsPrefix: args.scriptsPrefix,
             connectionStorePrefix: args.connectionStorePrefix,
             concurrency: args.concurrency,
+            schedule: args.schedule,
             cls: args.cls,
           }),
         ]),

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { CONNECTION_TYPES, parseAdditionalProperties } from "../../core/connections";
 import { UserError } from "../../core/errors";
+import { maskSecret } from "../../core/redact";
 
 export const storedConnectionSchema = z.object({
   systemName: z.string().min(1),
@@ -31,6 +32,8 @@ export function parseStoredConnection(text: string, name: string, where: string)
   if (!parsed.success) {
     throw new UserError([`connection ${name} (${where}): invalid record`, ...parsed.error.issues.map((i) => `  ${i.path.join(".") || "(record)"}: ${i.message}`)]);
   }
+  // The password (a database's, or a queue's client secret) is masked in everything the process shows.
+  maskSecret(parsed.data.password);
   if (parsed.data.systemName !== name) throw new UserError(`connection ${name} (${where}): the record's systemName is '${parsed.data.systemName}'`);
   return parsed.data;
 }

@@ -1,7 +1,5 @@
 /** Retries of hub and queue calls: 429, 5xx and network errors back off with full jitter; the caller counts attempts. */
-import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type Dispatcher } from "undici";
-import { outcomeOf, type Outcome, type RequestGate } from "./concurrency";
+import { redact } from "../../core/redact";
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -39,59 +37,33 @@ export function parseRetryAfter(header: string | string[] | undefined, now = Dat
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-export function wait(ms: number): Promise<void> {
-  return sleep(ms);
-}
-
-/** A network error (reset, refused, timeout) as text for a status reason: code and message, never a header. */
-export function describeNetworkError(err: unknown): string {
+/**
+ * A failed request (reset, refused, the deadline, an answer too long) as text for a reason: code and message, never a
+ * header; redacted (core/redact.ts), since a message may quote what the server sent.
+ */
+export function describeRequestError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code;
-  return `network error${code ? ` ${code}` : ""}: ${e.message ?? String(err)}`;
+  if (typeof e?.code === "string" && e.code.startsWith("HUB_EXPORT_")) return redact(e.message ?? String(err));
+  const code = e?.code ?? e?.cause?.code;
+  return redact(`network error${code ? ` ${code}` : ""}: ${e?.message ?? String(err)}`);
 }
 
-/** One keep-alive agent per process: a bounded pool of connections per origin. */
-export function createAgent(connectionsPerOrigin: number): Dispatcher {
-  return new Agent({ connections: connectionsPerOrigin, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000, connectTimeout: 10_000 });
-}
-
-/** The first 300 characters of an answer's text, for a reason; JSON error bodies give their message. */
+/**
+ * The first 300 characters of an answer's text, for a reason; JSON error bodies give their message. Redacted first
+ * (core/redact.ts): the hub's text reaches logs, _STATUS and terminals only through here.
+ */
 export function answerText(text: string): string {
+  let shown = text;
   try {
     const doc = JSON.parse(text) as { message?: unknown; error?: unknown };
-    if (doc && typeof doc === "object" && (doc.message || doc.error)) return String(doc.message ?? doc.error).slice(0, 300);
+    if (doc && typeof doc === "object" && (doc.message || doc.error)) shown = String(doc.message ?? doc.error);
   } catch {
     // not JSON
   }
-  return text.slice(0, 300);
+  return redact(shown).slice(0, 300);
 }
 
 export function envInt(name: string, fallback: number): number {
   const v = process.env[name];
   return v !== undefined && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : fallback;
-}
-
-/** An HTTP answer, read. */
-export interface Answer {
-  status: number;
-  text: string;
-  retryAfter?: string | string[];
-}
-
-/**
- * Sends one request through `gate` and reads its answer. The permit covers this request alone, never the wait before a
- * retry, and tells the link what the answer means for it (concurrency.ts, outcomeOf). Network errors are thrown.
- */
-export async function sendThrough(gate: RequestGate, dispatcher: Dispatcher, options: Dispatcher.RequestOptions): Promise<Answer> {
-  const permit = await gate.acquire();
-  let outcome: Outcome = { kind: "error" };
-  try {
-    const res = await dispatcher.request(options);
-    const text = await res.body.text();
-    const retryAfter = res.headers["retry-after"];
-    outcome = outcomeOf(res.statusCode, parseRetryAfter(retryAfter));
-    return { status: res.statusCode, text, retryAfter };
-  } finally {
-    permit.done(outcome);
-  }
 }

@@ -1,11 +1,13 @@
 /**
  * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}` (the hub contract's path template, by
  * default `{name}?tenantId=<uuid>`) with `Authorization: Basic <credentials string>`. 429, 5xx and network errors
- * retry with backoff; any other answer but 2xx is a HubApiError.
+ * retry with backoff within the request's retry budget (task/http/client.ts); any other answer but 2xx, and an answer
+ * too long, is a HubApiError.
  */
-import type { Dispatcher } from "undici";
 import { basicAuthorization, hubCallUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
-import { answerText, backoffMs, describeNetworkError, sendThrough, wait, type RetryPolicy } from "../http/retry";
+import { answerText, describeRequestError } from "../http/retry";
+import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
+import { RunStopped } from "../stop";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import { target } from "../queue/broker";
 
@@ -33,25 +35,30 @@ export interface HubCall {
   body: string | Buffer;
 }
 
-/** `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region). */
-export async function postToHub(dispatcher: Dispatcher, call: HubCall, retry: RetryPolicy, gate: RequestGate = UNLIMITED): Promise<void> {
+/**
+ * `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region). The attempts
+ * share the client's retry budget; an answer too long is permanent; a stopping run throws RunStopped.
+ */
+export async function postToHub(http: HubHttp, call: HubCall, gate: RequestGate = UNLIMITED): Promise<void> {
   const url = hubCallUrl(call.apiUrl, call.path, call.tenantId);
+  const attempts = http.attempts();
   let last = "";
-  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
-    let status: number;
-    let text: string;
-    let retryAfter: string | string[] | undefined;
+  while (attempts.next()) {
+    let answer: Answer;
     try {
-      ({ status, text, retryAfter } = await sendThrough(gate, dispatcher, { ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }));
+      answer = await http.send({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }, gate);
     } catch (err) {
-      last = describeNetworkError(err);
-      await wait(backoffMs(attempt, retry));
+      if (err instanceof RunStopped) throw err;
+      last = describeRequestError(err);
+      if (isPermanentRequestError(err)) throw new HubApiError(call.api, `${call.api} API: the request for tenant ${call.tenantId} failed for good: ${last}`);
+      await attempts.backoff();
       continue;
     }
+    const { status, text, retryAfter } = answer;
     if (status >= 200 && status < 300) return;
     last = `HTTP ${status}: ${answerText(text)}`;
     if (!isTransientStatus(status)) throw new HubApiError(call.api, `${call.api} API refused the request for tenant ${call.tenantId}: ${last}`, status);
-    await wait(backoffMs(attempt, retry, retryAfter));
+    await attempts.backoff(retryAfter);
   }
-  throw new HubApiError(call.api, `${call.api} API: gave up for tenant ${call.tenantId} after ${retry.attempts} attempts: ${last}`);
+  throw new HubApiError(call.api, `${call.api} API: gave up for tenant ${call.tenantId} ${attempts.describe()}: ${last}`);
 }

@@ -15,6 +15,8 @@ import { databaseSettings, queueEndpoint, type QueueEndpoint } from "../connecti
 import { ACK_POOL_SIZE, openDatabase } from "../warehouse/database";
 import { runTables, type RunTables } from "../warehouse/tables";
 import { PUBLISH_TABLES } from "../model/schema";
+import { endpointProblem, shownUrl } from "../../core/hubEndpoints";
+import { HUB_API_NAMES } from "../../core/hubContract";
 
 export interface RunInputs {
   /** A path or s3:// URL of the rendered definition. */
@@ -152,6 +154,11 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
         }
       }
     }
+    if (step) problems.push(...untrustedUrls(def, step.region, label, HUB_API_NAMES.flatMap((api) => (urls.get(api) ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }] : []))));
+    if (step && queue) {
+      const record = `connection record ${row.hub_destination}`;
+      problems.push(...untrustedUrls(def, step.region, label, [{ url: queue.organizationsUrl, what: `${record} url` }, { url: queue.authUrl, what: `${record} authUrl` }]));
+    }
     if (credentialsString && step && queue && !missingApis.length) {
       tenants.push({ hubTenantId: row.hub_tenant_id, hubTenantCode: row.hub_tenant_code, platRegion: row.plat_region, hubDestination: row.hub_destination, region: step.region, queue, credentialsString, apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")!, CFG: urls.get("CFG") } });
     }
@@ -168,4 +175,16 @@ function duplicateKeys<T>(rows: T[], key: (row: T) => string, value?: (row: T) =
   const byKey = new Map<string, T[]>();
   for (const row of rows) byKey.set(key(row), [...(byKey.get(key(row)) ?? []), row]);
   return [...byKey].filter(([, found]) => found.length > 1 && (!value || new Set(found.map(value)).size > 1)).map(([k, found]) => [k, found.length]);
+}
+
+/**
+ * The URLs the task would send a tenant's credentials and data to, checked against the hosts the stack configured for
+ * the region (the definition's `endpoints`, core/hubEndpoints.ts): HUB_API_CONFIG is shared with other pipelines, so a
+ * changed row must not redirect the export. Each problem names the row or record and the URL.
+ */
+function untrustedUrls(def: PipelineDefinition, region: HubRegion, label: string, urls: { url: string; what: string }[]): string[] {
+  return urls.flatMap(({ url, what }) => {
+    const problem = endpointProblem(url, region, def.endpoints);
+    return problem ? [`${label}: ${what}: ${shownUrl(url)} ${problem}`] : [];
+  });
 }

@@ -1,7 +1,7 @@
 /** The scripts folder's configuration files: credentials.ini and tenant_credentials.txt (procedure step 7). */
 import { SCRIPT_FILES } from "../../core/naming";
 import { UserError } from "../../core/errors";
-import { CredentialsStringError, decodeCredentialsString } from "../../core/credentials";
+import { CredentialsStringError, decodeCredentialsString, maskCredentialsString } from "../../core/credentials";
 import { childLocation, readLocation } from "./location";
 
 export interface ScriptFiles {
@@ -79,6 +79,8 @@ export function credentialsStringOf(entries: Map<string, unknown>, hubTenantId: 
     if (!(err instanceof CredentialsStringError)) throw err;
     return { problem: `its credentials string in tenant_credentials.txt: ${err.message}` };
   }
+  // From here on, every log line, stored reason and terminal output masks it (core/redact.ts).
+  maskCredentialsString(value);
   return { credentialsString: value };
 }
 

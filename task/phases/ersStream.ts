@@ -13,6 +13,7 @@
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";
 import { postToHub } from "../hub/api";
+import { RunStopped } from "../stop";
 import type { Link } from "../http/concurrency";
 import { Progress } from "../log";
 import { entitiesText } from "../mapping/messageBody";
@@ -142,10 +143,15 @@ export class ErsStream {
     try {
       const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities);
       batch.entities = []; // the request holds the text now
-      await postToHub(this.ctx.dispatcher, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, this.ctx.settings.retry, link);
+      await postToHub(this.ctx.http, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, link);
       this.sent += batch.count;
       this.progress.tick(this.sent);
     } catch (err) {
+      // A stopping run: the messages stay queued for the next run, whatever the contract says.
+      if (err instanceof RunStopped) {
+        this.failure ??= err;
+        return;
+      }
       if (this.contract.onFailure === "stop") {
         if (!this.failure) {
           this.failure = err;

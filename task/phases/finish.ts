@@ -1,10 +1,11 @@
 /**
  * Step 6 of a run, in one database transaction: the published messages still queued in _MESSAGES are done (most
  * left the queue as they were published and sent to ERS), then the failed ones leave it too (their _STATUS rows say
- * FAILED; the next run queues them again), so that _MESSAGES is empty and _ARCHIVE holds every message of the run. A run that reached ExecutionCompleted gets its HUB_INTAKE_JOB row (the
- * specification's step 10 finds only completed runs there); every outcome gets a HUB_EXPORT_RUN_HISTORY row with the
- * counts. The watermarks of the tenants/countries scanned advance to the run's upper bound, and the run is left with
- * only its HRSYS report to make.
+ * FAILED; the next run queues them again), so that _MESSAGES is empty and _ARCHIVE holds every message of the run.
+ * Every outcome gets a HUB_EXPORT_RUN_HISTORY row with the counts. The watermarks of the tenants/countries scanned
+ * advance to the run's upper bound, and the run is left with only its HRSYS report to make. A run that reached
+ * ExecutionCompleted gets its HUB_INTAKE_JOB row after that report, when nothing can fail any more (recordIntakeJob;
+ * the specification's step 10 finds only completed runs there).
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -66,12 +67,8 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
     const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
     const p = definition.parameters;
+    // Every outcome goes to the run history; HUB_INTAKE_JOB gets its row once the run is complete (recordIntakeJob).
     const { tenants: _perTenant, ...totals } = counts;
-    // HUB_INTAKE_JOB: completed runs only, as step 10 finds them, with the specification's columns (intakeJob.ts);
-    // every outcome, with its counts, goes to the run history.
-    if (status === "ExecutionCompleted") {
-      await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
-    }
     await recordRunHistory(client, t, {
       clientName: p.client_name,
       jobName: p.job_name,
@@ -96,4 +93,19 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     ctx.run.finalCounts = counts;
     return { status, counts };
   });
+}
+
+/**
+ * HUB_INTAKE_JOB's row of a run that reached ExecutionCompleted, written with the run's close (task/run.ts), after
+ * every step that can still fail: a run whose final HRSYS report stops it has no such row until the next run has
+ * reported it.
+ */
+export async function recordIntakeJob(client: PoolClient, ctx: Pick<RunContext, "config" | "run">, status: IntakeJobStatus, counts: FinalCounts): Promise<void> {
+  const { tables: t, definition } = ctx.config;
+  const tx = ctx.run.transactionId;
+  const p = definition.parameters;
+  if (status !== "ExecutionCompleted") return;
+  // The specification's columns, and the known ones the shared table has (warehouse/intakeJob.ts).
+  const { tenants: _perTenant, ...totals } = counts;
+  await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
 }

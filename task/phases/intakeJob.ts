@@ -5,6 +5,7 @@
  */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
+import { RunStopped } from "../stop";
 import { distinctHubTenants } from "../load/configuration";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
@@ -30,7 +31,7 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
         status,
         counts: c ? { published: c.published, failed: c.failed, entities: c.entities } : {},
       };
-      return postToHub(ctx.dispatcher, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, ctx.settings.retry);
+      return postToHub(ctx.http, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) });
     }),
   );
   const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
@@ -38,6 +39,9 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
     ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
     return true;
   }
+  // A stopping run stops here whatever the contract says: the next run reports.
+  const stopped = results.find((r) => r.status === "rejected" && r.reason instanceof RunStopped) as PromiseRejectedResult | undefined;
+  if (stopped) throw stopped.reason;
   if (contract.onFailure === "stop") throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;
   for (const f of failures) {
     ctx.log.warn({ event: "hub.call.failed", api: "HRSYS", onFailure: "record", status, ...f }, "HRSYS intake report failed; recorded, the run goes on (hubContract.intakeReport.onFailure: record)");

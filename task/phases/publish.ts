@@ -127,11 +127,11 @@ export class Publisher {
   private readonly properties = new Map<string, string>();
 
   constructor(private readonly ctx: RunContext) {
-    const { config, dispatcher, settings, links } = ctx;
+    const { config, http, links } = ctx;
     for (const tenant of config.tenants) {
       if (this.lanes.has(tenant.hubDestination)) continue;
       const link = links.get("queue", tenant.region);
-      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
+      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link), link));
     }
     this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE);
     this.ers = new ErsStream(ctx, this.status);

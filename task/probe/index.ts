@@ -1,7 +1,7 @@
 /** The probe's two entries: `run --probe` (what the task loads) and `probe --stack` (the stack config and its deployed stores). */
 import type { StackConfig } from "../../config/schema";
 import { BUCKET_FOLDERS } from "../../core/naming";
-import { createAgent } from "../http/retry";
+import { createAgent } from "../http/client";
 import { createLogger } from "../log";
 import { loadRunConfiguration, type RunInputs } from "../load/configuration";
 import { probeHub } from "./probe";

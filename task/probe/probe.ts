@@ -20,9 +20,10 @@ import {
 } from "../../core/hubContract";
 import type { QueueEndpoint } from "../connections/record";
 import { target } from "../queue/broker";
-import { answerText } from "../http/retry";
+import { answerText, describeRequestError } from "../http/retry";
+import { HubHttp } from "../http/client";
 import { ersRequestBody } from "../phases/ers";
-import { describe, originChecks, since, type CheckResult, type Verdict } from "./checks";
+import { originChecks, since, type CheckResult, type Verdict } from "./checks";
 
 export type { CheckResult, Verdict };
 
@@ -181,21 +182,26 @@ async function assumedPath(http: Http, endpoint: string, api: "ERS" | "HRSYS", a
   return { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
 }
 
-/** One request over the task's HTTP layer; a network error is a result, never a throw. */
+/** One request over the task's HTTP layer (deadline, answer cap, no retry); a failure is a result, never a throw. */
 class Http {
-  constructor(private readonly dispatcher: Dispatcher) {}
+  private readonly http: HubHttp;
+  constructor(dispatcher: Dispatcher) {
+    this.http = new HubHttp(dispatcher, { attempts: 1, baseMs: 0, maxMs: 0 }, { deadlineMs: PROBE_DEADLINE_MS, budgetMs: PROBE_DEADLINE_MS });
+  }
 
   async send(method: "GET" | "POST" | "PUT", url: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status?: number; text: string; ms: number; error?: string }> {
     const start = performance.now();
     try {
-      const res = await this.dispatcher.request({ ...target(url), method, headers, body, headersTimeout: 15_000, bodyTimeout: 15_000 });
-      const text = await res.body.text();
-      return { status: res.statusCode, text, ms: since(start) };
+      const { status, text } = await this.http.send({ ...target(url), method, headers, body });
+      return { status, text, ms: since(start) };
     } catch (err) {
-      return { text: "", ms: since(start), error: `no answer: ${describe(err)}` };
+      return { text: "", ms: since(start), error: `no answer: ${describeRequestError(err)}` };
     }
   }
 }
+
+/** A probe's request waits this long at most: a check, not a run. */
+const PROBE_DEADLINE_MS = 15_000;
 
 function parseJson(text: string): unknown {
   try {

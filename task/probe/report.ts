@@ -1,4 +1,5 @@
 /** The probe's answer: a table of endpoint, check, result, latency and verdict, or the same as JSON. */
+import { redact } from "../../core/redact";
 import type { CheckResult } from "./checks";
 import { probePassed } from "./probe";
 
@@ -8,7 +9,9 @@ export interface ProbeReport {
   counts: Record<string, number>;
 }
 
-export function probeReport(checks: CheckResult[]): ProbeReport {
+/** The checks as shown: every text redacted (core/redact.ts), since results quote what servers answered. */
+export function probeReport(found: CheckResult[]): ProbeReport {
+  const checks = found.map((c) => ({ ...c, endpoint: redact(c.endpoint), check: redact(c.check), result: redact(c.result) }));
   const counts: Record<string, number> = { ok: 0, warn: 0, FAIL: 0, skip: 0 };
   for (const c of checks) counts[c.verdict]++;
   return { passed: probePassed(checks), checks, counts };

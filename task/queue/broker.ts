@@ -1,14 +1,18 @@
 /**
  * The queue broker client of one hub destination (docs/hub-contract.md, Anypoint MQ Broker REST API v1): authorize
  * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
- * retries; 429, 5xx and network errors retry with backoff and jitter, with the same messageIds; other 4xx are
- * permanent for the batch (a batch of several is then retried message by message, to find the bad one).
+ * retries; 429, 5xx, network errors and the deadline retry with backoff and jitter, with the same messageIds, within
+ * the request's retry budget (task/http/client.ts); other 4xx and an answer too long are permanent for the batch (a
+ * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped: the
+ * batch is left unrecorded, for the next run.
  */
-import type { Dispatcher } from "undici";
 import { QUEUE_API, authorizeResponseSchema, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
+import { maskSecret, redact } from "../../core/redact";
 import type { QueueEndpoint } from "../connections/record";
-import { answerText, backoffMs, describeNetworkError, sendThrough, wait, type RetryPolicy } from "../http/retry";
+import { answerText, describeRequestError } from "../http/retry";
+import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
+import { RunStopped } from "../stop";
 import { jsonArrayBody } from "../http/utf8Body";
 import { z } from "zod";
 
@@ -48,8 +52,7 @@ export class QueueBroker {
 
   constructor(
     readonly endpoint: QueueEndpoint,
-    private readonly dispatcher: Dispatcher,
-    private readonly retry: RetryPolicy,
+    private readonly http: HubHttp,
     /** Every publish request passes it: the adaptive concurrency of the region's queue link. */
     private readonly gate: RequestGate = UNLIMITED,
   ) {}
@@ -69,28 +72,32 @@ export class QueueBroker {
   private async publishBatch(batch: OutgoingMessage[]): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number }> {
     const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
-    for (let attempt = 1; attempt <= this.retry.attempts; attempt++) {
+    const attempts = this.http.attempts();
+    while (attempts.next()) {
+      const attempt = attempts.attempt;
       if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt - 1 };
       let session: Session;
       try {
         session = await this.authorize();
       } catch (err) {
+        if (err instanceof RunStopped) throw err;
         if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt };
         lastReason = `authorize: ${(err as Error).message}`;
-        await wait(backoffMs(attempt, this.retry));
+        await attempts.backoff();
         continue;
       }
       const url = queueMessagesUrl(this.endpoint.organizationsUrl, session.orgId, session.envId, this.endpoint.queueName) + (batch.length === 1 ? `/${encodeURIComponent(batch[0].messageId)}` : "");
-      let status: number;
-      let text: string;
-      let retryAfter: string | string[] | undefined;
+      let answer: Answer;
       try {
-        ({ status, text, retryAfter } = await sendThrough(this.gate, this.dispatcher, { ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }));
+        answer = await this.http.send({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }, this.gate);
       } catch (err) {
-        lastReason = describeNetworkError(err);
-        await wait(backoffMs(attempt, this.retry));
+        if (err instanceof RunStopped) throw err;
+        lastReason = describeRequestError(err);
+        if (isPermanentRequestError(err)) return { kind: "rejected", reason: lastReason, attempts: attempt };
+        await attempts.backoff();
         continue;
       }
+      const { status, text, retryAfter } = answer;
       if (status === 201 || status === 200) {
         const results = parseResults(text, batch);
         if (results) return { kind: "results", results: results.map((r) => ({ ...r, attempts: attempt })) };
@@ -104,12 +111,12 @@ export class QueueBroker {
         continue;
       }
       if (isTransientStatus(status)) {
-        await wait(backoffMs(attempt, this.retry, retryAfter));
+        await attempts.backoff(retryAfter);
         continue;
       }
       return { kind: "rejected", reason: lastReason, attempts: attempt };
     }
-    return { kind: "gaveUp", reason: `gave up after ${this.retry.attempts} attempts: ${lastReason}`, attempts: this.retry.attempts };
+    return { kind: "gaveUp", reason: `gave up ${attempts.describe()}: ${lastReason}`, attempts: attempts.attempt };
   }
 
   /** The current session, authorizing once for all concurrent callers. */
@@ -137,13 +144,21 @@ export class QueueBroker {
 
   private async requestToken(): Promise<Session> {
     const form = new URLSearchParams({ client_id: this.endpoint.clientId, client_secret: this.endpoint.clientSecret, grant_type: "client_credentials" }).toString();
-    const res = await this.dispatcher.request({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
-    const text = await res.body.text();
-    if (res.statusCode === 401 || res.statusCode === 403) {
-      this.refused = `queue connection ${this.endpoint.connection}: the broker refused the client credentials (HTTP ${res.statusCode})`;
+    let answer: Answer;
+    try {
+      answer = await this.http.send({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    } catch (err) {
+      if (err instanceof RunStopped) throw err;
+      // An answer too long is no token, and never will be in this run: every batch fails with the reason.
+      if (isPermanentRequestError(err)) this.refused = `queue connection ${this.endpoint.connection}: authorize: ${describeRequestError(err)}`;
+      throw new Error(this.refused ?? describeRequestError(err));
+    }
+    const { status, text } = answer;
+    if (status === 401 || status === 403) {
+      this.refused = `queue connection ${this.endpoint.connection}: the broker refused the client credentials (HTTP ${status})`;
       throw new Error(this.refused);
     }
-    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${answerText(text)}`);
+    if (status !== 200) throw new Error(`HTTP ${status}: ${answerText(text)}`);
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -152,6 +167,8 @@ export class QueueBroker {
     }
     const parsed = authorizeResponseSchema.safeParse(doc);
     if (!parsed.success) throw new Error("the authorize answer lacks access_token or simple_client");
+    // The token is a secret like the client secret: a hub that echoes it shows [secret].
+    maskSecret(parsed.data.access_token);
     return { token: parsed.data.access_token, orgId: parsed.data.simple_client.orgId, envId: parsed.data.simple_client.envId };
   }
 }
@@ -180,7 +197,7 @@ function parseResults(text: string, batch: OutgoingMessage[]): Omit<MessageOutco
   return batch.map((m) => {
     const r = byId.get(m.messageId);
     if (!r) return { messageId: m.messageId, published: false, reason: "the broker's answer does not mention this message" };
-    return r.status === "successful" ? { messageId: m.messageId, published: true } : { messageId: m.messageId, published: false, reason: `broker: ${r.statusMessage}` };
+    return r.status === "successful" ? { messageId: m.messageId, published: true } : { messageId: m.messageId, published: false, reason: `broker: ${redact(r.statusMessage).slice(0, 300)}` };
   });
 }
 

@@ -381,7 +381,10 @@ for (const stack of ["qa", "prod"] as const) {
       expect(container.environment).toEqual([
         { name: "AWS_REGION", value: REGION },
         { name: "HUB_EXPORT_CONCURRENCY", value: JSON.stringify(config.concurrency) },
+        // The run deadline's default comes from the schedule (core/runDeadline.ts).
+        { name: "HUB_EXPORT_SCHEDULE", value: config.schedule.expression },
       ]);
+      expect(container.stopTimeout).toBe(120);
       // The task reads its connection records itself (task role): nothing is injected, no ARN in the definition.
       expect(container).not.toHaveProperty("secrets");
       expect(definition.containerDefinitions).not.toContain("secretsmanager:GetSecretValue");

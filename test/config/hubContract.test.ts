@@ -23,11 +23,11 @@ function problems(hubContract: unknown): string[] {
 }
 
 describe("hubExport:hubContract", () => {
-  it("defaults to today's behaviour: every call on, at its assumed path; ERS and HRSYS failures stop the run", () => {
+  it("defaults: every call on, at its assumed path; an ERS failure stops the run, the HRSYS intake report's is only recorded", () => {
     expect(validate(undefined).hubContract).toEqual(HUB_CONTRACT_DEFAULTS);
     expect(HUB_CONTRACT_DEFAULTS).toEqual({
       ers: { enabled: true, path: "entities?tenantId={tenantId}", onFailure: "stop" },
-      intakeReport: { enabled: true, path: "intakeJobs?tenantId={tenantId}", onFailure: "stop" },
+      intakeReport: { enabled: true, path: "intakeJobs?tenantId={tenantId}", onFailure: "record" },
       queueMessage: {
         enabled: true,
         names: { transactionId: "transactionId", tenantId: "tenantId", systemCode: "systemCode", dataDomainCode: "dataDomainCode", entityName: "entityName", recordCount: "recordCount" },

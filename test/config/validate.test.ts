@@ -61,6 +61,11 @@ describe("stack config validation", () => {
     ["hub API URLs use https", (c) => (c.hub.regions.US.apis.HRSYS = "http://hub-ext-qa.example.com/hrsys/api/"), "hubExport:hub.regions.US.apis.HRSYS: must use https"],
     ["loopback needs an explicit allowLoopback", (c) => (c.hub.regions.US.apis.ERS = "http://127.0.0.1:8080/ers/api/"), "hubExport:hub.regions.US.apis.ERS: points at loopback"],
     ["queue base URLs at loopback need allowLoopback", (c) => (c.queues.US.baseUrl = "http://localhost:9000"), "hubExport:queues.US.baseUrl: points at loopback"],
+    // Every spelling of this machine is loopback: IPv4-mapped IPv6, a trailing dot, *.localhost, 0.0.0.0.
+    ["IPv4-mapped IPv6 loopback is loopback", (c) => (c.hub.regions.US.apis.ERS = "https://[::ffff:127.0.0.1]/ers/api/"), "hubExport:hub.regions.US.apis.ERS: points at loopback"],
+    ["a trailing-dot localhost is loopback", (c) => (c.queues.US.baseUrl = "https://localhost.:9000"), "hubExport:queues.US.baseUrl: points at loopback"],
+    ["*.localhost is loopback", (c) => (c.hub.regions.EU.apis.CFG = "https://hub-ext-qa.localhost/cfg/api/"), "hubExport:hub.regions.EU.apis.CFG: points at loopback"],
+    ["0.0.0.0 is loopback", (c) => (c.queues.EU.baseUrl = "https://0.0.0.0:9000"), "hubExport:queues.EU.baseUrl: points at loopback"],
     ["idl_date is an ISO 8601 date-time without zone", (c) => (c.parameters = { idl_date: "1901-01-01T00:00:00Z" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
     ["idl_date is a real date", (c) => (c.parameters = { idl_date: "2026-02-30T00:00:00" }), "hubExport:parameters.idl_date: must be an ISO 8601 date-time without zone"],
     ["publish schema is <DatabaseName>.<schema>", (c) => (c.publishSchema = "publish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>"],

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FAULT_ENDPOINTS, FaultInjector, FaultSpecError, formatFaultRules, mulberry32, parseFaultSpec, resolveFaults } from "../../emulator/faults";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../emulator";
 import { DEV_QUEUES, authorize, authorizeRaw, message, messagesUrl, put } from "./helpers";
+import { queueAuthUrl } from "../../core/hubContract";
 
 describe("fault spec", () => {
   it("parses rules per endpoint, with status codes, rates and latency", () => {
@@ -20,7 +21,8 @@ describe("fault spec", () => {
   it.each([
     ["queue.publish", /expected <endpoint>:<key>=<value>/],
     ["queue.pub:503=0.1", /unknown endpoint 'queue.pub'/],
-    ["queue.publish:teapot=0.1", /unknown key 'teapot'/],
+    ["queue.publish:teapot=0.1", /unknown key 'teapot'; use .* or a hostile answer \(drip, silence, huge, echo, escape, wrongBody\)/],
+    ["ers.entities:drip=0.6,silence=0.5", /add up to 1.1, more than 1/],
     ["queue.publish:302=0.1", /unknown key '302'/],
     ["queue.publish:503=1.5", /503 must be a rate between 0 and 1/],
     ["queue.publish:503=abc", /503 must be a number, got 'abc'/],
@@ -194,7 +196,7 @@ describe("fault injection over HTTP", () => {
     expect((await put(messagesUrl(em, "q"), await authorize(em), [message("m")])).status).toBe(201);
   });
 
-  it("replaces faults with POST /_emulator/faults (JSON or text), refusing a bad spec without changing anything", async () => {
+  it("replaces faults with POST /_emulator/faults (JSON), refusing a bad spec without changing anything", async () => {
     const em = await start({ faults: "queue.authorize:503=1", seed: 11 });
     const post = (body: string, type: string) => fetch(`${em.urls.base}/_emulator/faults`, { method: "POST", headers: { "content-type": type }, body });
 
@@ -208,8 +210,8 @@ describe("fault injection over HTTP", () => {
     expect(await json.json()).toEqual({ seed: 12, rules: { "queue.authorize": { 429: 1 } }, spec: "queue.authorize:429=1" });
     expect((await authorizeRaw(em, "US", goodForm)).status).toBe(429);
 
-    const text = await post("none", "text/plain");
-    expect(text.status).toBe(200);
+    const none = await post(JSON.stringify({ spec: "none" }), "application/json");
+    expect(none.status).toBe(200);
     expect((await authorizeRaw(em, "US", goodForm)).status).toBe(200);
     const current = (await (await fetch(`${em.urls.base}/_emulator/faults`)).json()) as { seed: number; spec: string };
     expect(current).toMatchObject({ seed: 12, spec: "none" });
@@ -218,9 +220,85 @@ describe("fault injection over HTTP", () => {
   it("restarts the fault streams on reset, so the same requests see the same faults again", async () => {
     const em = await start({ faults: "queue.authorize:503=0.5", seed: 3 });
     const first = await authorizeStatuses(em, 20);
-    const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST" });
+    const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" } });
     expect(reset.status).toBe(200);
     expect(await authorizeStatuses(em, 20)).toEqual(first);
+  });
+
+  it("accepts control requests only as JSON from its own origin (or without one): a web page cannot change its faults", async () => {
+    const em = await start({ faults: "queue.authorize:503=1" });
+    const control = (path: string, headers: Record<string, string>, body?: string) => fetch(`${em.urls.base}/_emulator/${path}`, { method: "POST", headers, body });
+    const none = JSON.stringify({ spec: "none" });
+    // What a page elsewhere can send without a preflight (text/plain, a form), and JSON from another origin.
+    for (const [headers, body] of [
+      [{ "content-type": "text/plain" }, "none"],
+      [{ "content-type": "text/plain", origin: "http://evil.example" }, "none"],
+      [{ "content-type": "application/x-www-form-urlencoded", origin: "http://evil.example" }, "spec=none"],
+      [{ "content-type": "application/json", origin: "http://evil.example" }, none],
+      [{ "content-type": "application/json", origin: "null" }, none],
+      [{}, undefined],
+    ] as [Record<string, string>, string | undefined][]) {
+      for (const path of ["faults", "reset"]) {
+        const res = await control(path, headers, body);
+        expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
+        expect(((await res.json()) as { message: string }).message).toMatch(/only as application\/json, from the emulator's own origin/);
+      }
+    }
+    expect((await authorizeRaw(em, "US", goodForm)).status).toBe(503);
+    // Its own origin, or none (curl, the tests): accepted.
+    expect((await control("faults", { "content-type": "application/json", origin: em.urls.base }, none)).status).toBe(200);
+    expect((await control("reset", { "content-type": "application/json" })).status).toBe(200);
+    expect((await authorizeRaw(em, "US", goodForm)).status).toBe(200);
+  });
+
+  it("plays a hostile hub: drip, silence, huge, echo, escape and wrongBody answers", async () => {
+    const em = await start({});
+    const { request } = await import("undici");
+    const form = new URLSearchParams(goodForm).toString();
+    const send = (signal?: AbortSignal) => request(queueAuthUrl(em.urls.queues.US), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", authorization: "Basic c2VjcmV0LWNyZWRlbnRpYWxz==" }, body: form, signal });
+    const as = async (spec: string) => {
+      em.setFaults(spec);
+      return send();
+    };
+
+    // drip: headers at once, then one byte a second, never ending.
+    const drip = await as("queue.authorize:drip=1");
+    expect(drip.statusCode).toBe(200);
+    const t0 = Date.now();
+    let dripped = 0;
+    for await (const chunk of drip.body) {
+      dripped += (chunk as Buffer).length;
+      if (Date.now() - t0 > 1500) break;
+    }
+    expect(dripped).toBeLessThanOrEqual(3);
+    // silence: no answer at all.
+    em.setFaults("queue.authorize:silence=1");
+    const silent = await send(AbortSignal.timeout(500)).then(
+      () => "answered",
+      (err: Error) => err.name,
+    );
+    expect(silent).toMatch(/AbortError|TimeoutError/);
+    // huge: far more than any client should read, streamed.
+    const huge = await as("queue.authorize:huge=1");
+    let read = 0;
+    for await (const chunk of huge.body) if ((read += (chunk as Buffer).length) > 8 * 1024 * 1024) break;
+    expect(read).toBeGreaterThan(8 * 1024 * 1024);
+    // echo: the request's headers and body, Authorization and client_secret included.
+    const echo = await as("queue.authorize:echo=1");
+    expect(echo.statusCode).toBe(400);
+    const echoed = ((await echo.body.json()) as { message: string }).message;
+    expect(echoed).toContain("authorization: Basic c2VjcmV0LWNyZWRlbnRpYWxz==");
+    expect(echoed).toContain(`client_secret=${encodeURIComponent(goodForm.client_secret)}`);
+    // escape: terminal control sequences in the error.
+    const escape = await as("queue.authorize:escape=1");
+    expect(escape.statusCode).toBe(400);
+    expect(((await escape.body.json()) as { message: string }).message).toMatch(/\u001b\[2J.*\u009b/s);
+    // wrongBody: 200, and JSON of another shape.
+    const wrong = await as("queue.authorize:wrongBody=1");
+    expect(wrong.statusCode).toBe(200);
+    expect(await wrong.body.json()).not.toHaveProperty("access_token");
+    // Counted like any fault (each setFaults restarts the counts).
+    expect(em.state().faults.stats["queue.authorize"].injected).toEqual({ wrongBody: 1 });
   });
 
   it("never injects into the inspection API", async () => {
@@ -253,7 +331,7 @@ describe("inspection API", () => {
         ["b", "body of b"],
       ]);
 
-      const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST" });
+      const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" } });
       expect(await reset.json()).toEqual({ reset: true });
       const after = (await (await fetch(em.urls.state)).json()) as any;
       expect(after.queues.US.destinations).toEqual({});

@@ -140,6 +140,7 @@ describe("operating the export (stack qa, under mocks)", () => {
     const message = (key: string) => JSON.parse(inputs(targets.find((t) => t.name.endsWith(key))!).inputTransformer.inputTemplate) as string;
     expect(message("execution-failed")).toContain("exited with code 3: ExecutionFailed");
     expect(message("stopped")).toMatch(/exited with code 1: refused before touching any data, or stopped mid-way \(the next run resumes its transaction\)/);
+    expect(message("stopped")).toContain("A stop code UserInitiated, ServiceSchedulerInitiated, SpotInterruption, TerminationNotice means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM");
     expect(message("other-exit")).toContain("exited with code <exitCode>: 2 = usage error");
     expect(message("not-run")).toContain("without an exit code");
   });
@@ -149,6 +150,7 @@ describe("operating the export (stack qa, under mocks)", () => {
     ["an ExecutionFailed run", { exitCode: EXIT_CODES.executionFailed, stopCode: "EssentialContainerExited" }, ["execution-failed"]],
     ["a refused or stopped run", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "EssentialContainerExited" }, ["stopped"]],
     ["a run stopped by an operator", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "UserInitiated" }, ["stopped"]],
+    ["a task ECS stopped with SIGTERM while it was starting", { exitCode: 143, stopCode: "ServiceSchedulerInitiated" }, ["stopped"]],
     ["an internal error", { exitCode: EXIT_CODES.internal, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a killed task", { exitCode: 137, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a task that failed to start", { stopCode: "TaskFailedToStart" }, ["not-run"]],

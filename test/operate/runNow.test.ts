@@ -96,6 +96,18 @@ describe("hub-export run-now", () => {
     expect(r.stderr).toContain("the task stopped without an exit code: TaskFailedToStart: CannotPullContainerError");
   });
 
+  it("--wait on a task ECS stopped with SIGTERM reports it as stopped, with the stop code, not as a failure", async () => {
+    aws.script = { runningPolls: 1, exitCode: 1, stopCode: "UserInitiated", stoppedReason: "Task stopped by \u001b[31moperator", logLines: ['{"event":"run.stopped","reason":"SIGTERM"}'] };
+    const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("exit code 1: stopped by ECS (UserInitiated: Task stopped by \\x1b[31moperator); refused before touching any data, or stopped mid-way (the next run resumes its transaction)");
+    // Stopped by SIGTERM while still starting: no run began, nothing to resume.
+    aws.script = { runningPolls: 1, exitCode: 143, stopCode: "SpotInterruption", logLines: [] };
+    const early = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    expect(early.code).toBe(143);
+    expect(early.stderr).toContain("exit code 143: stopped by ECS (SpotInterruption: Essential container in task exited); stopped by SIGTERM while starting, before the run began");
+  });
+
   it("--timeout stops following (exit 124) and leaves the task running", async () => {
     aws.script = { runningPolls: 1000, exitCode: 0, logLines: ["{}"] };
     const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05", "--timeout", "0.3"], { env });

@@ -120,11 +120,99 @@ describe("routing rules provider", () => {
     expect(hubRules()).toBeUndefined();
   });
 
-  it("retries 5xx answers and reports the last one", async () => {
+  it("after a 5xx without Retry-After, reads the rules back instead of posting again, and stops when it cannot", async () => {
+    // Every cfg request answers 503 (no Retry-After): the POST's fate is unknown and the read fails too.
     hub.setFaults("cfg.routingRules:503=1");
-    const error = (await postRoutingRules({ ...ruleSet(), attempts: 2 }).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/failed after 2 attempts: HTTP 503/);
+    const error = (await postRoutingRules({ ...ruleSet(), attempts: 3 }).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(/: HTTP 503 .*; the hub may hold the set already, and reading them back answered HTTP 503/);
+    // One POST and one read: never a second POST.
     expect(hub.state().faults.stats["cfg.routingRules"]).toMatchObject({ requests: 2 });
+  });
+
+  it("fails on a hostile answer without echoing the credentials or an escape sequence, and reads at most 64 KiB of it", async () => {
+    const inputs = ruleSet();
+    for (const spec of ["cfg.routingRules:echo=1", "cfg.routingRules:escape=1"]) {
+      hub.setFaults(spec);
+      const error = (await postRoutingRules(inputs).catch((e: Error) => e)) as Error;
+      expect(error.message).toMatch(/failed: HTTP 400 Bad Request: /);
+      expect(error.message).not.toContain(inputs.credentialsString);
+      expect(error.message).not.toContain(inputs.credentialsString.slice(0, -2));
+      expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+    }
+    expect(hub.state().routingRules[TENANT]).toBeUndefined();
+  });
+});
+
+/** A cfg API on loopback that plays one scripted answer per request, recording what it got. */
+async function scriptedCfg(answers: ((req: { method: string; body: RoutingRule[] }, res: import("node:http").ServerResponse) => void)[]) {
+  const http = await import("node:http");
+  const seen: { method: string; body: RoutingRule[] }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const r = { method: req.method ?? "", body: text ? (JSON.parse(text) as RoutingRule[]) : [] };
+      seen.push(r);
+      (answers[seen.length - 1] ?? ((_, x) => x.writeHead(500).end()))(r, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as import("node:net").AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/cfg/api/`,
+    seen,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe("routing rules: posted at most once where the hub may have stored them", () => {
+  const json = (res: import("node:http").ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+  const rules = defaultRoutingRules();
+  const request = (url: string) => ({ cfgApiUrl: url, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, timeoutMs: 300 });
+
+  it("a POST that timed out after the hub stored the set: read back, nothing posted again", async () => {
+    const cfg = await scriptedCfg([() => {}, (_, res) => json(res, 200, rules)]);
+    try {
+      expect(await postRoutingRules(request(cfg.url))).toEqual({ status: 200, attempts: 1, posted: 0 });
+      expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "GET"]);
+    } finally {
+      await cfg.close();
+    }
+  });
+
+  it("a 500 after the hub stored part of the set: only the missing rules are posted", async () => {
+    const cfg = await scriptedCfg([(_, res) => json(res, 500, { message: "partly stored" }), (_, res) => json(res, 200, rules.slice(0, 3)), (_, res) => json(res, 200, {})]);
+    try {
+      expect(await postRoutingRules(request(cfg.url))).toEqual({ status: 200, attempts: 2, posted: 5 });
+      expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "GET", "POST"]);
+      expect(cfg.seen[2].body).toEqual(rules.slice(3));
+    } finally {
+      await cfg.close();
+    }
+  });
+
+  it("a timeout where the cfg API offers no read: stops, saying the hub may hold the set already", async () => {
+    const cfg = await scriptedCfg([() => {}, (_, res) => json(res, 404, { message: "no such resource" })]);
+    try {
+      const error = (await postRoutingRules(request(cfg.url)).catch((e: Error) => e)) as Error;
+      expect(error.message).toBe(
+        `cfg API POST routingRules for tenant ${TENANT}: no answer within 300 ms; the hub may hold the set already, and the cfg API offers no read of routing rules (HTTP 404): check the tenant's routing rules on the hub before posting again (pulumi up)`,
+      );
+      expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "GET"]);
+    } finally {
+      await cfg.close();
+    }
+  });
+
+  it("a 503 with Retry-After was not processed: posted again", async () => {
+    const cfg = await scriptedCfg([(_, res) => json(res, 503, { message: "maintenance" }, { "retry-after": "0" }), (_, res) => json(res, 201, {})]);
+    try {
+      expect(await postRoutingRules(request(cfg.url))).toEqual({ status: 201, attempts: 2, posted: 8 });
+      expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "POST"]);
+    } finally {
+      await cfg.close();
+    }
   });
 
   it("reports an unreachable hub", async () => {

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
 import { QueueBroker, type OutgoingMessage } from "../../task/queue/broker";
-import { createAgent } from "../../task/http/retry";
+import { createAgent, HubHttp } from "../../task/http/client";
 import { queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
 import type { Dispatcher } from "undici";
 
@@ -34,7 +34,7 @@ describe("queue broker client", () => {
   const broker = (retry = { attempts: 6, baseMs: 1, maxMs: 5 }) => {
     const dev = em.config.queues.US;
     const base = em.urls.queues.US;
-    return new QueueBroker({ connection: "HUB_MQ_US", organizationsUrl: queueOrganizationsUrl(base), authUrl: queueAuthUrl(base), queueName: "q", clientId: dev.clientId, clientSecret: dev.clientSecret }, dispatcher, retry);
+    return new QueueBroker({ connection: "HUB_MQ_US", organizationsUrl: queueOrganizationsUrl(base), authUrl: queueAuthUrl(base), queueName: "q", clientId: dev.clientId, clientSecret: dev.clientSecret }, new HubHttp(dispatcher, retry));
   };
 
   it("survives token expiry while the re-authorization answers 503: no unhandled rejection, every outcome reported", async () => {
@@ -61,7 +61,7 @@ describe("queue broker client", () => {
   it("reports a refused authorization on every batch without retrying it, and nothing escapes", async () => {
     const dev = em.config.queues.US;
     const base = em.urls.queues.US;
-    const client = new QueueBroker({ connection: "HUB_MQ_US", organizationsUrl: queueOrganizationsUrl(base), authUrl: queueAuthUrl(base), queueName: "q", clientId: dev.clientId, clientSecret: "wrong" }, dispatcher, { attempts: 3, baseMs: 1, maxMs: 2 });
+    const client = new QueueBroker({ connection: "HUB_MQ_US", organizationsUrl: queueOrganizationsUrl(base), authUrl: queueAuthUrl(base), queueName: "q", clientId: dev.clientId, clientSecret: "wrong" }, new HubHttp(dispatcher, { attempts: 3, baseMs: 1, maxMs: 2 }));
     const outcomes = (await Promise.all([client.publish([message(1)]), client.publish([message(2)])])).flat();
     expect(outcomes.map((o) => o.reason)).toEqual([expect.stringMatching(/refused the client credentials \(HTTP 401\)/), expect.stringMatching(/refused the client credentials/)]);
     await new Promise((r) => setTimeout(r, 20));

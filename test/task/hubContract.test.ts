@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { FINAL_EVENTS, finalEvent, runTask, taskBundle } from "../support/taskProcess";
+import { FINAL_EVENTS, finalEvent, runTask, startTask, taskBundle } from "../support/taskProcess";
 import { QUEUES } from "../support/platform";
 import { HUB_CONTRACT_DEFAULTS, type HubContract } from "../../core/hubContract";
 
@@ -29,13 +29,20 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
   };
 
-  it("with the default contract, stops (resumable, exit 1) at the STARTED report, before exporting anything", async () => {
+  it("with the default contract, records the report's failure, publishes everyone, and stops (resumable, exit 1) at ERS", async () => {
     const r = await runTask(f.platform.args, FAST_RETRY);
     expect(r.code).toBe(1);
     expect(finalEvent(r)).toBe("run.stopped");
-    expect(r.stderr).toMatch(/HRSYS API refused the request .*HTTP 404/);
+    // The assumed HRSYS report never blocks a run: its failure is a warning.
+    expect(r.events.filter((e) => e.event === "hub.call.failed" && e.api === "HRSYS").length).toBeGreaterThan(0);
+    expect(r.stderr).not.toMatch(/HRSYS/);
+    expect(r.stderr).toMatch(/run stopped in phase ERS: ERS API refused the request .*HTTP 404/);
     expect(r.stderr).toMatch(/the next run resumes the transaction/);
-    expect(stored()).toEqual([]);
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    expect(new Set(stored().map((m) => m.messageId)).size).toBe(inScope);
+    // Not complete: no HUB_INTAKE_JOB row; its published messages wait in _MESSAGES for ERS.
+    expect(await f.count(f.t.intakeJob)).toBe(0);
+    expect(await f.count(f.t.messages)).toBe(inScope);
   });
 
   it("with the report turned off and ERS failures only recorded, exports everyone and completes", async () => {
@@ -77,5 +84,41 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(Object.keys(messages[0].properties!).sort()).toEqual(["dataDomainCode", "entityName", "hubTenantId", "recordCount", "systemCode", "transactionId"]);
     expect(f.emulator.state().ers).toEqual({});
     expect(await f.count(f.t.messages)).toBe(0);
+  });
+});
+
+describe("export task: HUB_INTAKE_JOB's row comes after every step that can still fail", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 300, seed: 4 }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  it("a run whose final HRSYS report fails under onFailure: stop gets no row; the next run reports it, then writes the row", async () => {
+    const def = JSON.parse(fs.readFileSync(f.platform.definitionFile, "utf8"));
+    fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...def, hubContract: { ...HUB_CONTRACT_DEFAULTS, intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, onFailure: "stop" } } }, null, 2));
+    const task = await startTask(f.platform.args, FAST_RETRY);
+    // Once both tenants' STARTED reports are in, the HRSYS API fails for good: the COMPLETED report cannot be made.
+    while (f.emulator.state().intakeJobs.length < 2 && task.child.exitCode === null) await new Promise((r) => setTimeout(r, 2));
+    f.emulator.setFaults("hrsys.intakeJobs:400=1");
+    const r = await task.done;
+    expect(r.code).toBe(1);
+    expect(finalEvent(r)).toBe("run.stopped");
+    expect(r.stderr).toMatch(/run stopped in phase REPORT: HRSYS API refused the request .*HTTP 400/);
+    const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
+    expect(await f.count(f.t.intakeJob)).toBe(0);
+    const { rows: history } = await f.pool.query(`SELECT event, detail->>'phase' AS phase FROM ${f.t.runHistory} WHERE transaction_id = $1 ORDER BY history_id`, [tx]);
+    expect(history).toEqual([
+      { event: "ExecutionCompleted", phase: null },
+      { event: "Stopped", phase: "REPORT" },
+    ]);
+
+    f.emulator.setFaults("none");
+    const next = await runTask(f.platform.args, FAST_RETRY);
+    expect(next.code).toBe(0);
+    expect(next.events.find((e) => e.event === "run.report")).toMatchObject({ transactionId: tx });
+    const { rows } = await f.pool.query(`SELECT transaction_id, status FROM ${f.t.intakeJob}`);
+    expect(rows).toContainEqual({ transaction_id: tx, status: "ExecutionCompleted" });
+    expect(f.emulator.state().intakeJobs.filter((j) => j.transactionId === tx).map((j) => j.status)).toEqual(["STARTED", "STARTED", "COMPLETED", "COMPLETED"]);
   });
 });

@@ -2,6 +2,7 @@
  * The run's CloudWatch metrics: embedded-metric-format lines on the task's log, parsed back as CloudWatch Logs would
  * and checked against what the run recorded in the database.
  */
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
@@ -80,6 +81,10 @@ describe("export task: metrics in the embedded metric format", () => {
   });
 
   it("a stopped run reports its outcome and duration, and no counts (they are not final)", async () => {
+    // A stack whose intake report stops the run when it fails (the default only records it), and a failing report.
+    const definition = fs.readFileSync(f.platform.definitionFile, "utf8");
+    const doc = JSON.parse(definition);
+    fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...doc, hubContract: { ...doc.hubContract, intakeReport: { ...doc.hubContract.intakeReport, onFailure: "stop" } } }));
     f.emulator.setFaults({ spec: "hrsys.intakeJobs:500=1", seed: 1 });
     try {
       const result = await runTask(f.platform.args, FAST_RETRY);
@@ -99,6 +104,7 @@ describe("export task: metrics in the embedded metric format", () => {
       expect(rows[0].detail).toMatchObject({ phase: expect.any(String), reason: expect.stringMatching(/^[^\n]+$/) });
     } finally {
       f.emulator.setFaults({ spec: "", seed: 1 });
+      fs.writeFileSync(f.platform.definitionFile, definition);
     }
   });
 });

@@ -99,6 +99,44 @@ describe("export task: everything is checked before any data is touched", () => 
     }
   });
 
+  it("refuses hub and broker URLs the stack did not configure: another host, http, loopback not allowed; naming the row or record and the URL", async () => {
+    const apiConfig = `${f.platform.stagingSchema}.HUB_API_CONFIG`;
+    const { rows } = await f.pool.query<{ hub_api_url: string }>(`SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [TENANTS.US.hubTenantId]);
+    const ers = rows[0].hub_api_url;
+    const setErs = (url: string) => f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [TENANTS.US.hubTenantId, url]);
+    try {
+      // Another pipeline (or an attacker) changed the shared table: the tenant's credentials would go elsewhere.
+      await setErs("https://user:pw@hub-ext-evil.example.net/ers/api/");
+      await expectRefused(f.platform.args.slice(), new RegExp(`HUB_API_CONFIG row ERS \\(hub_tenant_id ${TENANTS.US.hubTenantId}\\): https://hub-ext-evil\\.example\\.net/ers/api/ host hub-ext-evil\\.example\\.net is not one of the stack's hosts for region US`));
+      await setErs(ers.replace("http://127.0.0.1", "http://localhost"));
+      await expectRefused(f.platform.args.slice(), /HUB_API_CONFIG row ERS .*: http:\/\/localhost:\d+\/ers\/api\/ host localhost:\d+ is not one of the stack's hosts for region US/);
+    } finally {
+      await setErs(ers);
+    }
+    // A connection record pointing elsewhere.
+    const record = variant(f, "evil-broker", ({ connections }) => {
+      const file = path.join(connections, fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_EU"))!);
+      const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+      doc.url = "http://mq-evil.example.net/api/v1/organizations/";
+      fs.writeFileSync(file, JSON.stringify(doc));
+    });
+    await expectRefused(record, /connection record HUB_MQ_EU_TEST url: http:\/\/mq-evil\.example\.net\/api\/v1\/organizations\/ must use https/);
+    // The same loopback URLs the test platform uses, in a definition that does not allow loopback.
+    const strict = variant(f, "no-loopback", ({ definition }) => {
+      const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
+      doc.endpoints.allowLoopback = false;
+      fs.writeFileSync(definition, JSON.stringify(doc));
+    });
+    await expectRefused(strict, /HUB_API_CONFIG row ERS .*: http:\/\/127\.0\.0\.1:\d+\/ers\/api\/ points at loopback, which the definition does not allow/);
+    // A definition rendered before it carried the hosts.
+    const old = variant(f, "no-endpoints", ({ definition }) => {
+      const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
+      delete doc.endpoints;
+      fs.writeFileSync(definition, JSON.stringify(doc));
+    });
+    await expectRefused(old, /\$\.endpoints: is required: the hub hosts the task may call/);
+  });
+
   it("refuses missing HUB_API_CONFIG rows", async () => {
     const { rows } = await f.pool.query(`DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`, [TENANTS.US.hubTenantId]);
     try {

@@ -1,0 +1,166 @@
+/**
+ * The task's HTTP client for the hub and its brokers: every request has a total deadline (connecting, headers and
+ * body) enforced with an abort signal, answers are read up to MAX_ANSWER_BYTES (the agent cuts the stream beyond it),
+ * and the attempts of one request share a retry budget. A run's stop (task/stop.ts) ends retries at once and abandons
+ * the requests in flight when its grace period says so.
+ *
+ * The per-request cost is one AbortController and one timer (all of one duration, so Node keeps them in one list).
+ */
+import { Agent, type Dispatcher } from "undici";
+import { backoffMs, parseRetryAfter, type RetryPolicy } from "./retry";
+import { outcomeOf, UNLIMITED, type Outcome, type RequestGate } from "./concurrency";
+import { NEVER_STOPPED, RunStopped, type RunStop } from "../stop";
+
+/** The longest answer read: API answers are small (the broker's answer to a batch of 10 is about 2 KB). */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * One keep-alive agent per process: a bounded pool of connections per origin. Its timeouts are per read; the total
+ * deadline is HubHttp's. An answer body past MAX_ANSWER_BYTES destroys the connection as it arrives.
+ */
+export function createAgent(connectionsPerOrigin: number): Dispatcher {
+  return new Agent({ connections: connectionsPerOrigin, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000, connectTimeout: 10_000, maxResponseSize: MAX_ANSWER_BYTES });
+}
+
+export interface HttpLimits {
+  /** Total time of one request: connecting, sending, the headers and the whole body. */
+  deadlineMs: number;
+  /** Time of all attempts of one request and the waits between them (an attempt that started may run its deadline). */
+  budgetMs: number;
+}
+
+/** The defaults: HUB_EXPORT_REQUEST_DEADLINE_SECONDS and HUB_EXPORT_RETRY_BUDGET_SECONDS override them (task/context.ts). */
+export const DEFAULT_LIMITS: HttpLimits = { deadlineMs: 60_000, budgetMs: 180_000 };
+
+/** An HTTP answer, read. */
+export interface Answer {
+  status: number;
+  text: string;
+  retryAfter?: string | string[];
+}
+
+/** No complete answer within the deadline: transient, like a network error. */
+export class RequestDeadlineError extends Error {
+  readonly code = "HUB_EXPORT_DEADLINE";
+  constructor(readonly deadlineMs: number) {
+    super(`no complete answer within ${seconds(deadlineMs)} s (the request's deadline)`);
+    this.name = "RequestDeadlineError";
+  }
+}
+
+/** An answer longer than MAX_ANSWER_BYTES: a permanent failure of the request (retrying would only download it again). */
+export class AnswerTooLongError extends Error {
+  readonly code = "HUB_EXPORT_ANSWER_TOO_LONG";
+  constructor() {
+    super(`the answer is longer than ${MAX_ANSWER_BYTES / 1024} KiB; it was cut off and the request is not retried`);
+    this.name = "AnswerTooLongError";
+  }
+}
+
+export class HubHttp {
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    readonly dispatcher: Dispatcher,
+    readonly retry: RetryPolicy,
+    readonly limits: HttpLimits = DEFAULT_LIMITS,
+    readonly stop: RunStop = NEVER_STOPPED,
+  ) {
+    if (stop !== NEVER_STOPPED) {
+      stop.abandonSignal.addEventListener("abort", () => {
+        for (const c of this.inFlight) c.abort(stop.abandonSignal.reason);
+      });
+    }
+  }
+
+  /** The attempts of one request: their count and their budget. */
+  attempts(): Attempts {
+    return new Attempts(this);
+  }
+
+  /**
+   * Sends one request through `gate` and reads its answer. The permit covers this request alone, never the wait
+   * before a retry, and tells the link what the answer means for it (concurrency.ts, outcomeOf). Throws a network
+   * error, RequestDeadlineError, AnswerTooLongError, or RunStopped when the run abandons its requests.
+   */
+  async send(options: Dispatcher.RequestOptions, gate: RequestGate = UNLIMITED): Promise<Answer> {
+    const permit = await gate.acquire();
+    let outcome: Outcome = { kind: "error" };
+    const controller = new AbortController();
+    const timer = setTimeout(abortAtDeadline, this.limits.deadlineMs, controller, this.limits.deadlineMs);
+    this.inFlight.add(controller);
+    try {
+      this.stop.throwIfStopping();
+      const res = await this.dispatcher.request({ ...options, signal: controller.signal });
+      const text = await res.body.text();
+      const retryAfter = res.headers["retry-after"];
+      outcome = outcomeOf(res.statusCode, parseRetryAfter(retryAfter));
+      return { status: res.statusCode, text, retryAfter };
+    } catch (err) {
+      throw requestError(err, controller.signal);
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(controller);
+      permit.done(outcome);
+    }
+  }
+}
+
+/** One request's attempts: at most `retry.attempts`, and none started once the budget is spent. */
+export class Attempts {
+  attempt = 0;
+  private readonly until: number;
+  private spent = false;
+
+  constructor(private readonly http: HubHttp) {
+    this.until = Date.now() + http.limits.budgetMs;
+  }
+
+  /** Before each attempt: false when the attempts or the budget are used up. Throws RunStopped when the run stops. */
+  next(): boolean {
+    this.http.stop.throwIfStopping();
+    if (this.attempt >= this.http.retry.attempts || this.spent || (this.attempt > 0 && Date.now() >= this.until)) {
+      this.spent ||= this.attempt < this.http.retry.attempts;
+      return false;
+    }
+    this.attempt++;
+    return true;
+  }
+
+  /** The wait before the next attempt (Retry-After, or backoff with jitter); none when it would end past the budget. */
+  async backoff(retryAfter?: string | string[]): Promise<void> {
+    if (this.attempt >= this.http.retry.attempts) return;
+    const ms = backoffMs(this.attempt, this.http.retry, retryAfter);
+    if (Date.now() + ms >= this.until) {
+      this.spent = true;
+      return;
+    }
+    await this.http.stop.sleep(ms);
+  }
+
+  /** `after 8 attempts`, or `after 3 attempts (its retry budget of 180 s is used up)`. */
+  describe(): string {
+    return `after ${this.attempt} attempt${this.attempt === 1 ? "" : "s"}${this.spent ? ` (its retry budget of ${seconds(this.http.limits.budgetMs)} s is used up)` : ""}`;
+  }
+}
+
+/** Whether a request's error is permanent: retrying cannot help. */
+export function isPermanentRequestError(err: unknown): boolean {
+  return err instanceof AnswerTooLongError;
+}
+
+function abortAtDeadline(controller: AbortController, ms: number): void {
+  controller.abort(new RequestDeadlineError(ms));
+}
+
+/** What a failed request says: the deadline or the stop that aborted it, the size cap, or the network error. */
+function requestError(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted && (signal.reason instanceof RequestDeadlineError || signal.reason instanceof RunStopped)) return signal.reason;
+  if (err instanceof RunStopped) return err;
+  if ((err as { code?: string })?.code === "UND_ERR_RES_EXCEEDED_MAX_SIZE") return new AnswerTooLongError();
+  return err;
+}
+
+function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}
