@@ -12,6 +12,8 @@ import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedul
 import { BUSINESS_OBJECTS } from "../cls/table";
 
 export const CONFIG_NAMESPACE = "hubExport";
+/** The Pulumi project name (Pulumi.yaml `name`): also the namespace `pulumi config set` uses for a key without one. */
+export const PROJECT_NAME = "hub-export";
 
 /** The specification's defaults of the six environment-independent pipeline parameters. */
 export const PARAMETER_DEFAULTS = {
@@ -64,6 +66,20 @@ function isTimeZone(zone: string): boolean {
 
 const positiveInt = z.number().int("must be an integer").positive("must be a positive integer");
 
+/**
+ * Text as the Pulumi CLI writes it. `pulumi config set --path KEY 123456` stores an all-digit value as a YAML integer
+ * (one with a leading zero stays a string, as the CLI keeps it), so every id-like key reads an integer back as its
+ * digits. An integer too long to be exact in JavaScript is refused: its digits may already be lost.
+ */
+function cliText<T extends z.ZodType<string>>(schema: T) {
+  return z.preprocess((value) => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? String(value) : value), schema);
+}
+/** A string schema whose type error says how an integer the CLI wrote can be kept whole. */
+const string = () =>
+  z.string({
+    error: (issue) => (typeof issue.input === "number" ? "is a number, not text: write it in quotes in the stack file (`pulumi config set --path` stores digits as a number)" : undefined),
+  });
+
 /** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
 const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . -");
 
@@ -99,9 +115,9 @@ export const parametersSchema = z.strictObject({
   records_per_hub_message: positiveInt.default(PARAMETER_DEFAULTS.records_per_hub_message),
   records_per_ers_request: positiveInt.default(PARAMETER_DEFAULTS.records_per_ers_request),
   idl_date: isoLocalDateTime.default(PARAMETER_DEFAULTS.idl_date),
-  system_code: z.string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code").default(PARAMETER_DEFAULTS.system_code),
-  EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
-  EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+  system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(PARAMETER_DEFAULTS.system_code),
+  EmpTypeDefault: cliText(string().min(1)).default(PARAMETER_DEFAULTS.EmpTypeDefault),
+  EmpGenderDefault: cliText(string().min(1)).default(PARAMETER_DEFAULTS.EmpGenderDefault),
 });
 
 /**
@@ -216,7 +232,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   // A hub environment's values: its name and the ERS, CFG and HRSYS base URLs. `hub.default` holds values shared by
   // the regions (for brevity); each region's own keys win. Completeness is checked for the regions in use.
   const apis = z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl.optional()])) as Record<(typeof HUB_API_NAMES)[number], z.ZodOptional<typeof apiUrl>>);
-  const hubEnvironmentPart = z.strictObject({ environmentName: z.string().min(1).optional(), apis: apis.optional() });
+  const hubEnvironmentPart = z.strictObject({ environmentName: cliText(string().min(1)).optional(), apis: apis.optional() });
   const hubSchema = z
     .strictObject({
       default: hubEnvironmentPart.optional(),
@@ -231,18 +247,18 @@ export function buildStackConfigSchema(source: SecretSource) {
     connectionName,
     /** The queue provider's base URL; the record's url and authUrl are derived from it. */
     baseUrl: z.string().url("must be a URL"),
-    queueName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
-    clientAccessId: z.string().min(1),
+    queueName: cliText(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -")),
+    clientAccessId: cliText(string().min(1)),
     clientSecret: secret,
-    description: z.string().optional(),
+    description: cliText(string()).optional(),
   });
 
   /** A hub tenant: where the messages go (its region's queue and hub environment) and how it authenticates. */
   const hubTenantSchema = z.strictObject({
     hubTenantId: uuid,
-    hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
+    hubTenantCode: cliText(string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -")),
     hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
-    clientId: z.string().min(1),
+    clientId: cliText(string().min(1)),
     clientSecret: secret,
     /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
     routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
@@ -251,12 +267,12 @@ export function buildStackConfigSchema(source: SecretSource) {
   /** A platform tenant of the client (one HUB_PLAT_CONFIG row): a platform region whose employees feed a hub tenant. */
   const platTenantSchema = z.strictObject({
     platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
-    codebase: z.string().min(1),
-    gblOrUs: z.string().min(1),
-    secureViewSource: z.string().min(1).nullable().default(null),
-    connectorId: z.string().min(1).nullable().default(null),
+    codebase: cliText(string().min(1)),
+    gblOrUs: cliText(string().min(1)),
+    secureViewSource: cliText(string().min(1)).nullable().default(null),
+    connectorId: cliText(string().min(1)).nullable().default(null),
     /** The hubTenantCode of the hub tenant it feeds (an entry of hubExport:hubTenants). */
-    hubTenantCode: z.string().min(1),
+    hubTenantCode: cliText(string().min(1)),
   });
 
   const endpoint = {
@@ -287,7 +303,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   });
 
   const bucketSchema = z.strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name"),
+    name: cliText(string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name")),
     /** true: create it; false: adopt an existing bucket of that name. */
     create: z.boolean().default(true),
     /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
@@ -335,7 +351,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     .prefault({});
 
   /** The HR system's exports for the CLS load sheet, and the unknown-code check of a run (cls/README.md). */
-  const columnName = z.string().trim().min(1, "must name a column");
+  const columnName = cliText(string().trim().min(1, "must name a column"));
   const clsSchema = z.strictObject({
     /** Folder of the exports, one CSV or XLSX file per business object; relative to the project folder. */
     exports: z.string().min(1, "must name the folder of the HR system's exports"),
@@ -356,7 +372,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     clientName: z
       .string()
       .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
-    jobName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+    jobName: cliText(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -")),
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
     parameters: parametersSchema.default(PARAMETER_DEFAULTS),
@@ -366,9 +382,8 @@ export function buildStackConfigSchema(source: SecretSource) {
     database: databaseSchema,
     /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
     connectionStore: z.strictObject({
-    prefix: z
-      .string()
-      .regex(/^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/, "must be a Secrets Manager name prefix, not starting with /")
+    prefix: cliText(string()
+      .regex(/^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/, "must be a Secrets Manager name prefix, not starting with /"))
       .transform((p) => p.replace(/\/+$/, "")),
   }),
     hub: hubSchema,

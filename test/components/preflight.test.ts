@@ -118,6 +118,23 @@ describe("the preflight of a real preview or up", () => {
     expect(validate.stdout).toContain("  aws:allowedAccountIds[0]: placeholder (example: 111111111111)");
   });
 
+  it("validate lists exactly what the preflight stops on, in one list: a key in the wrong namespace and a missing CA bundle too", async () => {
+    const file = path.join(dir, "Pulumi.qa.yaml");
+    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8")) as { config: Record<string, unknown> };
+    doc.config["hub-export:clientName"] = "ACME";
+    doc.config["hubExport:database"] = { ...(doc.config["hubExport:database"] as object), caBundle: "certs/not-downloaded.pem" };
+    fs.writeFileSync(file, YAML.stringify(doc));
+    const validate = await runCli(["validate", "--file", file]);
+    expect(validate.code).toBe(0);
+    const listed = validate.stdout.split("\n").filter((l) => l.startsWith("  "));
+    const { error } = await realRun("qa", engineConfigFromStackFile(file).config);
+    expect(listed).toEqual(error!.message.split("\n").slice(1));
+    expect(listed).toContain("  hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead");
+    expect(listed).toContain(
+      "  hubExport:database.caBundle: file certs/not-downloaded.pem not found: download the CA bundle of the database's server to certs/not-downloaded.pem (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)",
+    );
+  });
+
   it("commits no encryptionsalt and no secure: value in any stack file, and pins each stack's account", () => {
     for (const stack of ["qa", "prod"]) {
       const text = fs.readFileSync(stackFilePath(stack), "utf8");
