@@ -4,13 +4,12 @@
  * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
  */
 import fs from "node:fs";
-import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, TABLES } from "../core/naming";
-import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
+import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
@@ -59,7 +58,7 @@ export interface HubExportArgs {
 export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): string | undefined {
   const file = config.database.caBundle;
   if (!file) return undefined;
-  const absolute = path.resolve(root, file);
+  const absolute = projectFile(file, "hubExport:database.caBundle", root);
   return fs.existsSync(absolute) ? fs.readFileSync(absolute, "utf8") : undefined;
 }
 

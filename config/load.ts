@@ -17,9 +17,29 @@ export interface LoadedScriptsRelease extends ScriptsRelease {
   source: string;
 }
 
+/**
+ * A file or folder the config names (`key`), relative to the project folder: its absolute path. Refused when it leads
+ * out of the project, by `..` or through a symbolic link (the schema already refuses absolute paths and `..`).
+ */
+export function projectFile(relative: string, key: string, root: string = PROJECT_ROOT): string {
+  const absolute = path.resolve(root, relative);
+  const inside = (file: string, folder: string) => file === folder || file.startsWith(folder + path.sep);
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync(absolute);
+  } catch {
+    // Not there (yet): its reader says so.
+  }
+  const realRoot = fs.realpathSync(root);
+  if (!inside(absolute, path.resolve(root)) || (real !== undefined && !inside(real, realRoot))) {
+    throw new UserError(`${key}: ${relative} leads out of the project folder${real && real !== absolute ? ` (to ${real})` : ""}: keep it inside the project`);
+  }
+  return absolute;
+}
+
 /** `hubExport:scriptsRelease.zip` (relative to the project), read and checked: providers/scriptsRelease.ts. */
 export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRelease> {
-  const file = path.resolve(PROJECT_ROOT, zip);
+  const file = projectFile(zip, "hubExport:scriptsRelease.zip");
   const source = `hubExport:scriptsRelease.zip ${zip}`;
   let buffer: Buffer;
   try {

@@ -6,11 +6,11 @@
  * skips it (it uses stand-ins instead).
  */
 import fs from "node:fs";
-import path from "node:path";
 import { UserError } from "../core/errors";
 import { CONFIG_NAMESPACE, PROJECT_NAME, type StackConfig } from "./schema";
 import { isPlaceholder, keyPathText, type KeyPath, type Placeholder } from "./placeholders";
 import type { InspectedConfig } from "./validate";
+import { projectFile } from "./load";
 
 /** The AWS provider's key that pins the account a stack may deploy to. */
 export const ALLOWED_ACCOUNTS_KEY = "aws:allowedAccountIds";
@@ -104,7 +104,7 @@ export class PreflightError extends UserError {
 /** The CA bundle named by database.caBundle, when it is not on this machine (resolved from the project folder). */
 export function missingCaBundle(config: Pick<StackConfig, "database">, root: string): NonNullable<PreflightInput["missingFiles"]> {
   const file = config.database.caBundle;
-  if (!file || fs.existsSync(path.resolve(root, file))) return [];
+  if (!file || fs.existsSync(projectFile(file, "hubExport:database.caBundle", root))) return [];
   return [{ path: ["database", "caBundle"], file, fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)` }];
 }
 

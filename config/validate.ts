@@ -5,6 +5,7 @@ import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
+import { unsafeTextIssues } from "./text";
 
 /** Stacks that are real environments: they may never point at loopback. */
 export const PROTECTED_STACKS = ["qa", "prod"] as const;
@@ -68,9 +69,14 @@ export interface InspectedConfig {
 
 export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
   const { value, placeholders } = stripPlaceholders(raw);
+  // Text no key may hold (control characters, overlong values), checked at any depth first: one line per key, so a
+  // key's own rule does not report the same value again.
+  const unsafe = unsafeTextIssues(value);
+  const reported = (path: (string | number)[]) => unsafe.some((u) => u.path.every((p, i) => path[i] === p));
   const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.flatMap((i) => fromZod(i, value));
+  if (!parsed.success || unsafe.length > 0) {
+    const issues = [...unsafe, ...(parsed.success ? [] : parsed.error.issues.flatMap((i) => fromZod(i, value)).filter((i) => !reported(i.path)))];
+    if (parsed.success) throw new ConfigError(options.source, issues);
     // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
     const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
     if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));

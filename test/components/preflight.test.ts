@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { engineConfigFromStackFile, runProgramUnderMocks } from "../../components/planner";
 import { hubExportProgram } from "../../components/program";
-import { stackFilePath } from "../../config/load";
+import { PROJECT_ROOT, stackFilePath } from "../../config/load";
 import { PLACEHOLDER_PREFIX } from "../../config/placeholders";
 import { runCli } from "../support/cli";
 
@@ -35,8 +35,9 @@ async function realRun(stack: string, config: Record<string, string>) {
 function readyConfig(stack: "qa" | "prod"): Record<string, string> {
   const { config } = engineConfigFromStackFile(stackFilePath(stack));
   const ready: Record<string, string> = {};
-  const caBundle = path.join(dir, "ca.pem");
-  fs.writeFileSync(caBundle, "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
+  // A path in the project, as the config takes it: this test's folder is in the project's .tmp.
+  const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "ca.pem"));
+  fs.writeFileSync(path.join(PROJECT_ROOT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
   for (const [key, text] of Object.entries(config)) {
     const value = /^\s*[[{]/.test(text) ? JSON.parse(text) : text;
     const strip = (v: unknown): unknown =>
