@@ -219,7 +219,7 @@ export class HubExport extends pulumi.ComponentResource {
     // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
     // resources keep only the database's label; they read the admin login from the stack config when they run.
     const db = config.database;
-    const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
+    const login = warehouseLogin(db, secrets.adminPassword);
     const warehouse = new Warehouse(
       `${name}-warehouse`,
       {

@@ -11,7 +11,10 @@ export const PROJECT_ROOT = path.resolve(__dirname, "..");
 
 /** A release read from its zip, with where it was read from (the resource reads it again there at `pulumi up`). */
 export interface LoadedScriptsRelease extends ScriptsRelease {
-  /** Absolute path of the zip. */
+  /**
+   * The zip's path relative to the project folder, with /: the folder where Pulumi starts the program and its
+   * providers. Never absolute: the resource's state must be the same from every checkout.
+   */
   zipPath: string;
   /** The configured value, for messages. */
   source: string;
@@ -48,7 +51,7 @@ export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRele
     throw new UserError(`hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   try {
-    return { ...(await readScriptsRelease(buffer, source)), zipPath: file, source };
+    return { ...(await readScriptsRelease(buffer, source)), zipPath: path.relative(PROJECT_ROOT, file).split(path.sep).join("/"), source };
   } catch (err) {
     throw isScriptsReleaseError(err) ? new UserError((err as Error).message) : err;
   }

@@ -34,7 +34,7 @@ describe("a vendor scripts release in a stack", () => {
     const sha = (data: string | Buffer) => crypto.createHash("sha256").update(data).digest("hex");
     expect(inputs(release)).toMatchObject({
       location: { kind: "s3", prefix: "Tools/hub_python_scripts/" },
-      zipPath: zip,
+      zipPath: path.relative(PROJECT_ROOT, zip),
       sha256: sha(fs.readFileSync(zip)),
       files: { "export_hub.py": sha("print('x')\n"), "lib/hub_client.py": sha("C = 1\n") },
       keep: ["credentials.ini", "tenant_credentials.txt", "credentials_template.ini", "tenant_credentials_template.txt"],
