@@ -254,9 +254,19 @@ export class HubExport extends pulumi.ComponentResource {
     const clsSheetKey = cls ? BUCKET_FOLDERS.hubConfiguration + HUB_CONFIGURATION_FILES.clsCsv : undefined;
 
     // Step 9: the image, the task and its schedule.
+    // Built once (the build stack), promoted by digest (prod runs what qa tested, and never builds).
     const image = new TaskImage(
       `${name}-image`,
-      { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash(), forceDelete: retention.destroyable },
+      {
+        repositoryName: physicalName(config, "", 256),
+        sourceHash: config.image.promoted ? "" : (args.taskSourceHash ?? taskSourceHash()),
+        forceDelete: retention.destroyable,
+        promoted: config.image.promoted,
+        pullAccounts: config.image.pullAccounts,
+        accountId: aws.accountId,
+        partition: aws.partition,
+        awsProfile: new pulumi.Config("aws").get("profile"),
+      },
       child,
     );
     const task = new ExportTask(

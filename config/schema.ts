@@ -240,6 +240,27 @@ function resolveHubEnvironments(hub: { default?: HubEnvironmentPart; regions: Pa
   return out;
 }
 
+/** An image in ECR by digest: `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>`. */
+export const ECR_IMAGE_BY_DIGEST = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
+
+/**
+ * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
+ * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
+ * image, the one qa tested, and never builds (docs/pulumi.md, "Promoting an image").
+ */
+export const imageConfigSchema = z
+  .strictObject({
+    promoted: z
+      .string()
+      .regex(ECR_IMAGE_BY_DIGEST, "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'")
+      .optional(),
+    pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
+  })
+  .superRefine((v, ctx) => {
+    if (v.promoted && v.pullAccounts.length > 0) ctx.addIssue({ code: "custom", path: ["pullAccounts"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository to share" });
+  })
+  .prefault({});
+
 /** The schema of the whole stack config; `source` says how secrets arrive (see secretSchema). */
 export function buildStackConfigSchema(source: SecretSource) {
   const secret = secretSchema(source);
@@ -414,6 +435,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
+    image: imageConfigSchema,
     concurrency: concurrencySchema,
     cls: clsSchema.optional(),
     /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
@@ -451,4 +473,5 @@ export type PlatTenant = StackConfig["platTenants"][number];
 export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type ClsConfig = NonNullable<StackConfig["cls"]>;
+export type ImageConfig = StackConfig["image"];
 export type { HubRegion };

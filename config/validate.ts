@@ -170,6 +170,11 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     add(["environment"], `is '${config.environment}', but the stack is '${options.stack}': a stack deploys only its own environment (name the stack after it, like ${config.environment.toLowerCase()})`);
   }
 
+  // Build once, promote by digest: a PROD stack runs the image qa tested and never builds one of its own.
+  if (config.environment === "PROD" && !config.image.promoted) {
+    add(["image", "promoted"], "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi.md, \"Promoting an image\")");
+  }
+
   // TLS: qa and prod verify the server against a configured CA bundle.
   const db = config.database;
   if (stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
