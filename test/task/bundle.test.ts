@@ -1,12 +1,17 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTask, taskBundle, TASK_NODE } from "../support/taskProcess";
 
 const ROOT = path.join(__dirname, "..", "..");
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { imageNode, binaryPackage } = require("../../scripts/image-node.js") as { imageNode(): { version: string; major: number; from: string }; binaryPackage(platform?: string, arch?: string): string };
+const { imageNode, binaryPackage, unlinkBin } = require("../../scripts/image-node.js") as {
+  imageNode(): { version: string; major: number; from: string };
+  binaryPackage(platform?: string, arch?: string): string;
+  unlinkBin(root: string): void;
+};
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { bundleOptions } = require("../../scripts/build-task.js") as { bundleOptions(outdir: string): { target: string } };
 
@@ -45,8 +50,26 @@ describe("the task bundle", () => {
     const running = execFileSync(TASK_NODE, ["--version"]).toString().trim();
     if (fs.existsSync(path.join(ROOT, "node_modules", binaryPackage()))) expect(running).toBe(`v${version}`);
     else expect(running.split(".")[0]).toBe(`v${major}`);
-    // npm scripts and npx keep the machine's Node.js: no node_modules/.bin/node shadows it (package.json postinstall).
-    expect(fs.existsSync(path.join(ROOT, "node_modules", ".bin", "node"))).toBe(false);
+  });
+
+  it("leaves npm scripts and npx on the machine's Node.js: the postinstall removes the .bin/node link of the binary packages", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.postinstall).toBe("node scripts/image-node.js unlink-bin");
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bin-"));
+    try {
+      const bin = path.join(root, "node_modules", ".bin");
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync(`../${binaryPackage()}/bin/node`, path.join(bin, "node"));
+      fs.symlinkSync("../vitest/vitest.mjs", path.join(bin, "vitest"));
+      unlinkBin(root);
+      expect(fs.readdirSync(bin)).toEqual(["vitest"]);
+      // Not npm's link into a binary package (a node the user put there): left alone.
+      fs.symlinkSync("/usr/local/bin/node", path.join(bin, "node"));
+      unlinkBin(root);
+      expect(fs.readdirSync(bin).sort()).toEqual(["node", "vitest"]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
