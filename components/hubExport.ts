@@ -32,7 +32,7 @@ import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
-import { ExportMonitoring } from "./monitoring/exportMonitoring";
+import { alertEndpointKey, ExportMonitoring, type AlertEndpoint } from "./monitoring/exportMonitoring";
 
 export interface HubExportArgs {
   config: StackConfig;
@@ -71,6 +71,8 @@ export interface SecretInputs {
   tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
   routingRules: TenantRuleSet[];
+  /** The alert webhooks, each with the hash that names its subscription. */
+  alertEndpoints: AlertEndpoint[];
 }
 
 export function secretInputs(plan: InstallationPlan): SecretInputs {
@@ -92,6 +94,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       rules: r.rules,
       credentialsString: pulumiSecret(r.credentialsString, `tenant ${r.tenant.hubTenantId} credentials string`),
     })),
+    alertEndpoints: config.alerts.https.map((h, i) => ({ key: alertEndpointKey(h.reveal(`hubExport:alerts.https[${i}] key`)), endpoint: pulumiSecret(h, `hubExport:alerts.https[${i}]`) })),
   };
 }
 
@@ -309,8 +312,9 @@ export class HubExport extends pulumi.ComponentResource {
         logGroupName: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
         email: config.alerts.email,
-        https: config.alerts.https.map((h, i) => pulumiSecret(h, `hubExport:alerts.https[${i}]`)),
+        https: secrets.alertEndpoints,
         noCompletedRunWithinHours: config.alerts.noCompletedRunWithinHours,
+        watchStart: task.createdAt,
         scheduleEnabled: config.schedule.enabled,
         aws,
       },
