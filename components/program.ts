@@ -11,6 +11,7 @@ import { loadStackInputs } from "../config/inputs";
 import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
+import { stackAwsProvider } from "./awsProvider";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -60,7 +61,9 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     // read before any resource is declared.
     const { cls, scriptsRelease } = await loadStackInputs(config, overrides);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease });
+    // Every AWS resource and read goes through the stack's provider: its `aws:` config, and the stack's tags.
+    const aws = stackAwsProvider(config, pulumi.getStack());
+    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease }, { providers: { aws } });
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;
