@@ -32,6 +32,7 @@ import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
+import { onRemoval } from "./onRemoval";
 import { alertEndpointKey, ExportMonitoring, type AlertEndpoint } from "./monitoring/exportMonitoring";
 
 export interface HubExportArgs {
@@ -132,6 +133,8 @@ export interface HubExportOutputs {
   alerts: { topicArn: pulumi.Output<string>; deadLetterQueueUrl: pulumi.Output<string>; dashboard: pulumi.Output<string>; alarms: pulumi.Output<string>[] };
   /** What `hub-export run-now` needs to start the task as the schedule does. */
   runTask: RunTaskOutput;
+  /** What a destroy or a rename keeps and why, and what it removes that people notice (components/onRemoval.ts). */
+  onRemoval: { kept: { what: string; why: string }[]; removed: string[] };
 }
 
 /** The stack output `runTask`: the schedule's own RunTask parameters, and where the run's log goes. */
@@ -282,6 +285,7 @@ export class HubExport extends pulumi.ComponentResource {
         cpu: config.task.cpu,
         memory: config.task.memory,
         logRetentionDays: config.task.logRetentionDays,
+        retainLogs: retention.protect,
         imageUri: image.imageUri,
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
@@ -346,6 +350,8 @@ export class HubExport extends pulumi.ComponentResource {
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
+    const { kept, removed } = onRemoval(config, retention, logGroupName);
+    const removal = { kept: kept.map(({ what, why }) => ({ what, why })), removed };
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
@@ -388,6 +394,7 @@ export class HubExport extends pulumi.ComponentResource {
         logGroup: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
       },
+      onRemoval: removal,
     };
     this.registerOutputs({ ...this.outputs });
   }

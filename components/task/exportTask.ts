@@ -28,6 +28,8 @@ export interface ExportTaskArgs {
   cpu: number;
   memory: number;
   logRetentionDays: number;
+  /** prod: a rename or destroy leaves the log group and its logs (they expire with their retention). */
+  retainLogs: boolean;
   imageUri: pulumi.Input<string>;
   repositoryArn: pulumi.Input<string>;
   bucketName: pulumi.Input<string>;
@@ -126,7 +128,11 @@ export class ExportTask extends pulumi.ComponentResource {
       this.clusterArn = cluster.arn;
     }
 
-    const logGroup = new aws.cloudwatch.LogGroup(name, { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn }, parent);
+    const logGroup = new aws.cloudwatch.LogGroup(
+      name,
+      { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn },
+      { ...parent, ...(args.retainLogs ? { retainOnDelete: true } : {}) },
+    );
     this.logGroupName = logGroup.name;
 
     const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
