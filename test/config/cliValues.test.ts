@@ -15,6 +15,7 @@ import { hubExportProgram } from "../../components/program";
 import { applyConfigCommand, readConfigBlock, writeStackFile, type ConfigBlock } from "../support/pulumiConfig";
 import { rawConfig } from "../support/rawConfig";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
+import { runCli } from "../support/cli";
 
 const PROJECT = path.resolve(__dirname, "..", "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-values-"));
@@ -40,23 +41,33 @@ function readiness(stack: "qa" | "prod", config: ConfigBlock, root = PROJECT) {
 
 describe("config values as the CLI stores them", () => {
   it("the docs' commands of 'From clone to first up' clear what they set, the account id included", () => {
-    const commands = docsCommands();
-    expect(commands.length).toBeGreaterThanOrEqual(8);
-    const config = readConfigBlock(stackFilePath("qa"));
-    for (const line of commands) applyConfigCommand(config, line, "Prompted-Secret-1");
-    // As the CLI writes them: the account id and the all-digit access id are YAML integers.
-    expect((config["aws:allowedAccountIds"] as unknown[])[0]).toBe(123456789012);
-    expect((config["hubExport:queues"] as Record<string, Record<string, unknown>>).US.clientAccessId).toBe(4711002);
-    const { file, items } = readiness("qa", config);
-    const keysSet = commands.map((l) => /'([^']+)'/.exec(l)![1]);
-    for (const key of keysSet) expect(items.map((i) => i.key), `${key} is still listed`).not.toContain(key);
-    expect(inspectStackFile({ file, stack: "qa" }).config.queues.US!.clientAccessId).toBe("4711002");
+    const all = docsCommands();
+    expect(all.length).toBeGreaterThanOrEqual(9);
+    // qa's image by digest, as `pulumi stack output image --stack qa` prints it (test/components/image.test.ts plans it).
+    const qaImage = `111111111111.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"5e".repeat(32)}`;
+    for (const stack of ["qa", "prod"] as const) {
+      const commands = all.filter((l) => l.includes(`--stack ${stack} `)).map((l) => l.replace(`"$(pulumi stack output image --stack qa)"`, qaImage));
+      const config = readConfigBlock(stackFilePath(stack));
+      for (const line of commands) applyConfigCommand(config, line, "Prompted-Secret-1");
+      const { file, items } = readiness(stack, config);
+      const keysSet = commands.map((l) => /'([^']+)'/.exec(l)![1]);
+      for (const key of keysSet) expect(items.map((i) => i.key), `${stack}: ${key} is still listed`).not.toContain(key);
+      if (stack === "qa") {
+        // As the CLI writes them: the account id and the all-digit access id are YAML integers, read as text.
+        expect((config["aws:allowedAccountIds"] as unknown[])[0]).toBe(123456789012);
+        expect((config["hubExport:queues"] as Record<string, Record<string, unknown>>).US.clientAccessId).toBe(4711002);
+        expect(inspectStackFile({ file, stack }).config.queues.US!.clientAccessId).toBe("4711002");
+      } else {
+        expect(keysSet).toEqual(["hubExport:image.promoted"]);
+        expect(inspectStackFile({ file, stack }).config.image.promoted).toBe(qaImage);
+      }
+    }
   });
 
-  it("the commands the preflight prints bring the stack to ready, and the program runs on what they stored", async () => {
+  it.each(["qa", "prod"] as const)("the commands the preflight prints bring stack %s to ready, and the program runs on what they stored", async (stack) => {
     // The CA bundle's command is a download: into a copy of certs/ under this test's folder, inside the project.
-    const config = readConfigBlock(stackFilePath("prod"));
-    let { items } = readiness("prod", config);
+    const config = readConfigBlock(stackFilePath(stack));
+    let { items } = readiness(stack, config);
     expect(items.length).toBeGreaterThan(20);
     const example = (problem: string) => /\(example: (.*)\)$/.exec(problem)?.[1];
     for (const item of items) {
@@ -68,13 +79,24 @@ describe("config values as the CLI stores them", () => {
     const caBundle = path.relative(PROJECT, path.join(dir, "rds-global-bundle.pem"));
     fs.writeFileSync(path.join(PROJECT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
     (config["hubExport:database"] as Record<string, unknown>).caBundle = caBundle;
-    ({ items } = readiness("prod", config));
+    ({ items } = readiness(stack, config));
     expect(items).toEqual([]);
 
     // The program's own preflight on the same values, as the engine hands them over (objects as JSON text).
-    const engine = engineConfigFromStackFile(path.join(dir, "Pulumi.prod.yaml"));
-    const run = await runProgramUnderMocks({ stack: "prod", config: engine.config, secretKeys: engine.secretKeys, program: () => hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH }) });
+    const engine = engineConfigFromStackFile(path.join(dir, `Pulumi.${stack}.yaml`));
+    const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: () => hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH }) });
     expect(run.resources.map((r) => r.type)).toContain("hubExport:index:HubExport");
+  });
+
+  it("the offline commands of 'From clone to first up' run on the committed files", async () => {
+    const text = fs.readFileSync(path.join(PROJECT, "docs", "pulumi.md"), "utf8");
+    const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
+    const commands = [...new Set([...section.matchAll(/`npx hub-export ((?:validate|plan|render) --stack \w+)`/g)].map((m) => m[1]))];
+    expect(commands).toEqual(["validate --stack qa", "plan --stack qa", "render --stack qa"]);
+    for (const command of commands) {
+      const result = await runCli(command.split(" "));
+      expect(result.code, `${command}: ${result.stderr}`).toBe(0);
+    }
   });
 
   it("reads an account id stored as a number, and still refuses one that is not 12 digits", () => {
