@@ -83,13 +83,10 @@ const string = () =>
 /** Free text of 1 to `max` characters: what its column or its use holds (config/text.ts refuses control characters). */
 const text = (max: number) => cliText(string().min(1, "must not be empty").max(max, `must be at most ${max} characters`));
 /** A name that becomes part of an S3 key, a URL path or a Secrets Manager name: never `.`, `..` or holding `..`. */
-const DOT_NAME = "must not be '.' or '..' or contain '..': it becomes part of a key, a path or a secret's name";
+const dotless = (schema: z.ZodString) => schema.refine((v) => !isDotName(v), "must not be '.' or '..' or contain '..': it becomes part of a key, a path or a secret's name");
 
 /** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
-const connectionName = z
-  .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . - (at most 128)")
-  .refine((v) => !isDotName(v), DOT_NAME);
+const connectionName = dotless(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . - (at most 128)"));
 
 /**
  * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
@@ -283,7 +280,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     /** The queue provider's base URL; the record's url and authUrl are derived from it. */
     baseUrl: z.string().url("must be a URL"),
     /** A URL path segment of the broker's publish call. */
-    queueName: cliText(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)").refine((v) => !isDotName(v), DOT_NAME)),
+    queueName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
     clientAccessId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
     clientSecret: secret,
     description: text(256).optional(),
@@ -413,7 +410,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       .string()
       .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
     /** Also a part of S3 keys (the rendered pipeline, pipelines/hub_hrsys_export/<JOB_NAME>.Json). */
-    jobName: cliText(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)").refine((v) => !isDotName(v), DOT_NAME)),
+    jobName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
     parameters: parametersSchema.default(PARAMETER_DEFAULTS),
