@@ -13,7 +13,9 @@ import YAML from "yaml";
 import yazl from "yazl";
 
 const PROJECT = path.resolve(__dirname, "..", "..");
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-checkouts-"));
+// Next to the run's temporary folder, not in it: tests that read every file of that folder (embeddedPostgres.test.ts)
+// need not go through two copies of node_modules. A killed run's copies go with its folder (test/support/globalSetup.ts).
+const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-checkouts-`);
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const CA_BUNDLE = "-----BEGIN CERTIFICATE-----\nMIIBstand-in\n-----END CERTIFICATE-----\n";
