@@ -1,7 +1,6 @@
 /** The CLS load sheet of a stack: built from its `hubExport:cls.exports` folder, in both formats. */
-import path from "node:path";
 import type { ClsConfig } from "../config/schema";
-import { PROJECT_ROOT } from "../config/load";
+import { PROJECT_ROOT, projectFile } from "../config/load";
 import { buildFromFolder } from "./files";
 import { loadSheetXlsx } from "./xlsx";
 import { loadSheetCsv } from "./csv";
@@ -23,7 +22,7 @@ async function files(sheet: LoadSheet, problems: string[], source: string): Prom
 
 /** The exports folder of the config, relative to the project folder (where Pulumi.yaml is). */
 export function exportsFolder(cls: ClsConfig, root: string = PROJECT_ROOT): string {
-  return path.resolve(root, cls.exports);
+  return projectFile(cls.exports, "hubExport:cls.exports", root);
 }
 
 export async function buildStackSheets(cls: ClsConfig, root: string = PROJECT_ROOT): Promise<ClsSheetFiles> {

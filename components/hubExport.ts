@@ -4,14 +4,13 @@
  * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
  */
 import fs from "node:fs";
-import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SHARED_TABLE_ACCESS, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
-import { PROJECT_ROOT, type LoadedScriptsRelease } from "../config/load";
+import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../cls/stack";
@@ -35,7 +34,8 @@ import { TaskImage } from "./task/taskImage";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
-import { ExportMonitoring } from "./monitoring/exportMonitoring";
+import { onRemoval } from "./onRemoval";
+import { alertEndpointKey, ExportMonitoring, type AlertEndpoint } from "./monitoring/exportMonitoring";
 
 export interface HubExportArgs {
   config: StackConfig;
@@ -63,7 +63,7 @@ export interface HubExportArgs {
 export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): string | undefined {
   const file = config.database.caBundle;
   if (!file) return undefined;
-  const absolute = path.resolve(root, file);
+  const absolute = projectFile(file, "hubExport:database.caBundle", root);
   return fs.existsSync(absolute) ? fs.readFileSync(absolute, "utf8") : undefined;
 }
 
@@ -76,6 +76,8 @@ export interface SecretInputs {
   tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
   routingRules: TenantRuleSet[];
+  /** The alert webhooks, each with the hash that names its subscription. */
+  alertEndpoints: AlertEndpoint[];
 }
 
 export function secretInputs(plan: InstallationPlan): SecretInputs {
@@ -97,6 +99,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       rules: r.rules,
       credentialsString: pulumiSecret(r.credentialsString, `tenant ${r.tenant.hubTenantId} credentials string`),
     })),
+    alertEndpoints: config.alerts.https.map((h, i) => ({ key: alertEndpointKey(h.reveal(`hubExport:alerts.https[${i}] key`)), endpoint: pulumiSecret(h, `hubExport:alerts.https[${i}]`) })),
   };
 }
 
@@ -134,6 +137,8 @@ export interface HubExportOutputs {
   alerts: { topicArn: pulumi.Output<string>; deadLetterQueueUrl: pulumi.Output<string>; dashboard: pulumi.Output<string>; alarms: pulumi.Output<string>[] };
   /** What `hub-export run-now` needs to start the task as the schedule does. */
   runTask: RunTaskOutput;
+  /** What a destroy or a rename keeps and why, and what it removes that people notice (components/onRemoval.ts). */
+  onRemoval: { kept: { what: string; why: string }[]; removed: string[] };
 }
 
 /** The stack output `runTask`: the schedule's own RunTask parameters, and where the run's log goes. */
@@ -226,7 +231,7 @@ export class HubExport extends pulumi.ComponentResource {
     // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
     // resources keep only the database's label; they read the admin login from the stack config when they run.
     const db = config.database;
-    const login = warehouseLogin(db, secrets.adminPassword, PROJECT_ROOT);
+    const login = warehouseLogin(db, secrets.adminPassword);
     const warehouse = new Warehouse(
       `${name}-warehouse`,
       {
@@ -263,9 +268,19 @@ export class HubExport extends pulumi.ComponentResource {
     const clsSheetKey = cls ? hubConfigurationFolder(config.jobName) + HUB_CONFIGURATION_FILES.clsCsv : undefined;
 
     // Step 9: the image, the task and its schedule.
+    // Built once (the build stack), promoted by digest (prod runs what qa tested, and never builds).
     const image = new TaskImage(
       `${name}-image`,
-      { repositoryName: physicalName(config, "", 256), sourceHash: args.taskSourceHash ?? taskSourceHash(), forceDelete: retention.destroyable },
+      {
+        repositoryName: physicalName(config, "", 256),
+        sourceHash: config.image.promoted ? "" : (args.taskSourceHash ?? taskSourceHash()),
+        forceDelete: retention.destroyable,
+        promoted: config.image.promoted,
+        pullAccounts: config.image.pullAccounts,
+        accountId: aws.accountId,
+        partition: aws.partition,
+        awsProfile: new pulumi.Config("aws").get("profile"),
+      },
       child,
     );
     const task = new ExportTask(
@@ -278,6 +293,7 @@ export class HubExport extends pulumi.ComponentResource {
         cpu: config.task.cpu,
         memory: config.task.memory,
         logRetentionDays: config.task.logRetentionDays,
+        retainLogs: retention.protect,
         imageUri: image.imageUri,
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
@@ -309,8 +325,9 @@ export class HubExport extends pulumi.ComponentResource {
         logGroupName: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
         email: config.alerts.email,
-        https: config.alerts.https.map((h, i) => pulumiSecret(h, `hubExport:alerts.https[${i}]`)),
+        https: secrets.alertEndpoints,
         noCompletedRunWithinHours: config.alerts.noCompletedRunWithinHours,
+        watchStart: task.createdAt,
         scheduleEnabled: config.schedule.enabled,
         aws,
       },
@@ -342,6 +359,8 @@ export class HubExport extends pulumi.ComponentResource {
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
+    const { kept, removed } = onRemoval(config, retention, logGroupName);
+    const removal = { kept: kept.map(({ what, why }) => ({ what, why })), removed };
     this.outputs = {
       bucket: bucket.bucketName,
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
@@ -384,6 +403,7 @@ export class HubExport extends pulumi.ComponentResource {
         logGroup: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
       },
+      onRemoval: removal,
     };
     this.registerOutputs({ ...this.outputs });
   }

@@ -3,10 +3,9 @@
  * that two stacks never collide in one account, and are shortened with a hash where a service limits their length.
  */
 import crypto from "node:crypto";
-import type { StackConfig } from "../config/schema";
+import { PROJECT_NAME, type StackConfig } from "../config/schema";
 
-/** The Pulumi project name (Pulumi.yaml `name`). */
-export const PROJECT_NAME = "hub-export";
+export { PROJECT_NAME };
 
 /** `acme-qa`: lower case, letters, digits and single hyphens. */
 export function stackSlug(config: Pick<StackConfig, "clientName" | "environment">): string {

@@ -101,6 +101,19 @@ export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocu
   );
 }
 
+/**
+ * The build stack's image repository: the accounts of the stacks that run its images promoted by digest (prod) may
+ * pull them, nothing else. Their execution roles still need the same actions in their own IAM policy.
+ */
+export function imagePullPolicy(input: { partition: string; accountIds: readonly string[] }): PolicyDocument {
+  return document({
+    Sid: "PullPromotedImages",
+    Effect: "Allow",
+    Principal: { AWS: sorted(input.accountIds).map((a) => `arn:${input.partition}:iam::${a}:root`) },
+    Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+  });
+}
+
 export interface SchedulerRolePolicyInput {
   /** The task definition's ARN without revision: any revision of the family may run. */
   taskDefinitionFamilyArn: string;

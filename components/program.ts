@@ -6,14 +6,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { inspectEngineConfig, isJsonText, namespaceKeys, PROJECT_ROOT } from "../config/load";
 import { CONFIG_NAMESPACE, type StackConfig } from "../config/schema";
 import { withOfflineSecrets } from "../config/placeholders";
-import { ALLOWED_ACCOUNTS_KEY, missingCaBundle, preflight } from "../config/preflight";
+import { preflight } from "../config/preflight";
+import { loadStackInputs } from "../config/inputs";
 import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
-import { buildStackSheets } from "../cls/stack";
-import { loadScriptsRelease } from "../config/load";
 import { offlineObjectInspector } from "./storage/objectGuard";
 import { formatIssue, routingRuleWarnings } from "../config/validate";
+import { stackAwsProvider } from "./awsProvider";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -46,14 +46,7 @@ export function stackConfigFromEngine(options: { offline?: boolean } = {}): Stac
     const stack = pulumi.getStack();
     const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline });
     if (options.offline) return withOfflineSecrets(inspected.config);
-    preflight({
-      stack,
-      placeholders: inspected.placeholders,
-      missingSecrets: inspected.missingSecrets,
-      allowedAccountIds: pulumi.runtime.allConfig()[ALLOWED_ACCOUNTS_KEY],
-      missingFiles: missingCaBundle(inspected.config, PROJECT_ROOT),
-      projectNamespaceKeys: Object.keys(pulumi.runtime.allConfig()).filter((key) => key.startsWith(`${PROJECT_NAME}:`)),
-    });
+    preflight({ stack, inspected, allConfig: pulumi.runtime.allConfig(), root: PROJECT_ROOT });
     return inspected.config;
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
@@ -66,15 +59,16 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
   const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
-    // The CLS load sheets are read from the exports folder before any resource is declared.
-    const cls = overrides.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined);
+    // The CLS load sheets (from the exports folder) and the vendor scripts release (step 7.1, checked for zip-slip),
+    // read before any resource is declared.
+    const { cls, scriptsRelease } = await loadStackInputs(config, overrides);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
     for (const issue of routingRuleWarnings(config)) void pulumi.log.warn(formatIssue(issue));
-    // The vendor scripts release (step 7.1), checked (zip-slip) before any resource is declared.
-    const scriptsRelease = overrides.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
     // Offline, the mocks stand in for the bucket the guard looks at.
     const objectInspector = overrides.objectInspector ?? (offline ? offlineObjectInspector() : undefined);
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease, objectInspector });
+    // Every AWS resource and read goes through the stack's provider: its `aws:` config, and the stack's tags.
+    const aws = stackAwsProvider(config, pulumi.getStack());
+    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease, objectInspector }, { providers: { aws } });
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;

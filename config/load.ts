@@ -11,15 +11,38 @@ export const PROJECT_ROOT = path.resolve(__dirname, "..");
 
 /** A release read from its zip, with where it was read from (the resource reads it again there at `pulumi up`). */
 export interface LoadedScriptsRelease extends ScriptsRelease {
-  /** Absolute path of the zip. */
+  /**
+   * The zip's path relative to the project folder, with /: the folder where Pulumi starts the program and its
+   * providers. Never absolute: the resource's state must be the same from every checkout.
+   */
   zipPath: string;
   /** The configured value, for messages. */
   source: string;
 }
 
+/**
+ * A file or folder the config names (`key`), relative to the project folder: its absolute path. Refused when it leads
+ * out of the project, by `..` or through a symbolic link (the schema already refuses absolute paths and `..`).
+ */
+export function projectFile(relative: string, key: string, root: string = PROJECT_ROOT): string {
+  const absolute = path.resolve(root, relative);
+  const inside = (file: string, folder: string) => file === folder || file.startsWith(folder + path.sep);
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync(absolute);
+  } catch {
+    // Not there (yet): its reader says so.
+  }
+  const realRoot = fs.realpathSync(root);
+  if (!inside(absolute, path.resolve(root)) || (real !== undefined && !inside(real, realRoot))) {
+    throw new UserError(`${key}: ${relative} leads out of the project folder${real && real !== absolute ? ` (to ${real})` : ""}: keep it inside the project`);
+  }
+  return absolute;
+}
+
 /** `hubExport:scriptsRelease.zip` (relative to the project), read and checked: providers/scriptsRelease.ts. */
 export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRelease> {
-  const file = path.resolve(PROJECT_ROOT, zip);
+  const file = projectFile(zip, "hubExport:scriptsRelease.zip");
   const source = `hubExport:scriptsRelease.zip ${zip}`;
   let buffer: Buffer;
   try {
@@ -28,7 +51,7 @@ export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRele
     throw new UserError(`hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   try {
-    return { ...(await readScriptsRelease(buffer, source)), zipPath: file, source };
+    return { ...(await readScriptsRelease(buffer, source)), zipPath: path.relative(PROJECT_ROOT, file).split(path.sep).join("/"), source };
   } catch (err) {
     throw isScriptsReleaseError(err) ? new UserError((err as Error).message) : err;
   }

@@ -1,13 +1,16 @@
 /**
  * The preflight of a real `pulumi preview` or `pulumi up`: before anything is registered, every secret not set yet,
- * every placeholder left in the stack file and an unpinned AWS account stop the run, one line each, with the exact
- * command that fixes it. The offline plan skips it (it uses stand-ins instead).
+ * every placeholder left in the stack file, a key in the wrong namespace, a file the config names that is not here
+ * (the CA bundle) and an unpinned AWS account stop the run, one line each, with the exact command that fixes it.
+ * `hub-export validate` lists the same items from the same function (readinessItems), offline. The offline plan
+ * skips it (it uses stand-ins instead).
  */
 import fs from "node:fs";
-import path from "node:path";
 import { UserError } from "../core/errors";
-import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
+import { CONFIG_NAMESPACE, PROJECT_NAME, type StackConfig } from "./schema";
 import { isPlaceholder, keyPathText, type KeyPath, type Placeholder } from "./placeholders";
+import type { InspectedConfig } from "./validate";
+import { projectFile } from "./load";
 
 /** The AWS provider's key that pins the account a stack may deploy to. */
 export const ALLOWED_ACCOUNTS_KEY = "aws:allowedAccountIds";
@@ -16,8 +19,8 @@ export interface PreflightInput {
   stack: string;
   placeholders: Placeholder[];
   missingSecrets: KeyPath[];
-  /** `aws:allowedAccountIds` as the engine holds it (JSON text), if set. */
-  allowedAccountIds?: string;
+  /** `aws:allowedAccountIds` as a stack file holds it (a list) or as the engine hands it over (JSON text), if set. */
+  allowedAccountIds?: unknown;
   /** Files the config names that are not on this machine. */
   missingFiles?: { path: KeyPath; file: string; fix: string }[];
   /** Keys set in the project's namespace (`hub-export:x`, from `pulumi config set x` without one): never read. */
@@ -56,13 +59,15 @@ export function preflightItems(input: PreflightInput): PreflightItem[] {
   return items;
 }
 
-function accountItems(text: string | undefined, stack: string): PreflightItem[] {
+function accountItems(value: unknown, stack: string): PreflightItem[] {
   const fix = (i: number) => `pulumi config set ${stack} --path ${shellQuote(`${ALLOWED_ACCOUNTS_KEY}[${i}]`)} <12-digit account id>`;
-  let ids: unknown;
-  try {
-    ids = text === undefined ? undefined : JSON.parse(text);
-  } catch {
-    ids = text;
+  let ids: unknown = value;
+  if (typeof value === "string") {
+    try {
+      ids = JSON.parse(value);
+    } catch {
+      ids = value;
+    }
   }
   if (!Array.isArray(ids) || ids.length === 0) {
     return [{ key: ALLOWED_ACCOUNTS_KEY, problem: "not set: each stack pins the AWS account it deploys to", command: fix(0) }];
@@ -71,9 +76,18 @@ function accountItems(text: string | undefined, stack: string): PreflightItem[] 
   ids.forEach((id, i) => {
     const key = `${ALLOWED_ACCOUNTS_KEY}[${i}]`;
     if (isPlaceholder(id)) items.push({ key, problem: `placeholder (example: ${id.slice("PLACEHOLDER:".length)})`, command: fix(i) });
-    else if (typeof id !== "string" || !/^\d{12}$/.test(id)) items.push({ key, problem: "must be a 12-digit AWS account id", command: fix(i) });
+    else if (accountIdText(id) === undefined) items.push({ key, problem: "must be a 12-digit AWS account id", command: fix(i) });
   });
   return items;
+}
+
+/**
+ * An AWS account id as text: `pulumi config set --path 'aws:allowedAccountIds[0]' 123456789012` stores the digits as
+ * a YAML integer (an id with a leading zero stays a string), so both forms are read. Undefined when it is not one.
+ */
+export function accountIdText(id: unknown): string | undefined {
+  const text = typeof id === "number" && Number.isSafeInteger(id) ? String(id) : id;
+  return typeof text === "string" && /^\d{12}$/.test(text) ? text : undefined;
 }
 
 /** What is left to do, or undefined when the stack is ready. */
@@ -88,13 +102,34 @@ export class PreflightError extends UserError {
 }
 
 /** The CA bundle named by database.caBundle, when it is not on this machine (resolved from the project folder). */
-export function missingCaBundle(config: Pick<StackConfig, "database">, root: string): PreflightInput["missingFiles"] {
+export function missingCaBundle(config: Pick<StackConfig, "database">, root: string): NonNullable<PreflightInput["missingFiles"]> {
   const file = config.database.caBundle;
-  if (!file || fs.existsSync(path.resolve(root, file))) return [];
+  if (!file || fs.existsSync(projectFile(file, "hubExport:database.caBundle", root))) return [];
   return [{ path: ["database", "caBundle"], file, fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)` }];
 }
 
-export function preflight(input: PreflightInput): void {
-  const items = preflightItems(input);
+export interface ReadinessInput {
+  stack: string;
+  inspected: InspectedConfig;
+  /** The stack's whole config block, every namespace: values as a stack file holds them, or the engine's JSON text. */
+  allConfig: Record<string, unknown>;
+  /** The project folder, where the config's file paths start. */
+  root: string;
+}
+
+/** Everything a real `preview` or `up` stops on, in one list: the preflight and `hub-export validate` both use it. */
+export function readinessItems(input: ReadinessInput): PreflightItem[] {
+  return preflightItems({
+    stack: input.stack,
+    placeholders: input.inspected.placeholders,
+    missingSecrets: input.inspected.missingSecrets,
+    allowedAccountIds: input.allConfig[ALLOWED_ACCOUNTS_KEY],
+    missingFiles: missingCaBundle(input.inspected.config, input.root),
+    projectNamespaceKeys: Object.keys(input.allConfig).filter((key) => key.startsWith(`${PROJECT_NAME}:`)),
+  });
+}
+
+export function preflight(input: ReadinessInput): void {
+  const items = readinessItems(input);
   if (items.length > 0) throw new PreflightError(input.stack, items);
 }

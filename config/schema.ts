@@ -10,8 +10,11 @@ import { Secret } from "../core/secret";
 import { boundsProblems } from "../core/concurrency";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
 import { BUSINESS_OBJECTS } from "../cls/table";
+import { isDotName, projectPath } from "./text";
 
 export const CONFIG_NAMESPACE = "hubExport";
+/** The Pulumi project name (Pulumi.yaml `name`): also the namespace `pulumi config set` uses for a key without one. */
+export const PROJECT_NAME = "hub-export";
 
 /** The specification's defaults of the six environment-independent pipeline parameters. */
 export const PARAMETER_DEFAULTS = {
@@ -64,8 +67,26 @@ function isTimeZone(zone: string): boolean {
 
 const positiveInt = z.number().int("must be an integer").positive("must be a positive integer");
 
+/**
+ * Text as the Pulumi CLI writes it. `pulumi config set --path KEY 123456` stores an all-digit value as a YAML integer
+ * (one with a leading zero stays a string, as the CLI keeps it), so every id-like key reads an integer back as its
+ * digits. An integer too long to be exact in JavaScript is refused: its digits may already be lost.
+ */
+function cliText<T extends z.ZodType<string>>(schema: T) {
+  return z.preprocess((value) => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? String(value) : value), schema);
+}
+/** A string schema whose type error says how an integer the CLI wrote can be kept whole. */
+const string = () =>
+  z.string({
+    error: (issue) => (typeof issue.input === "number" ? "is a number, not text: write it in quotes in the stack file (`pulumi config set --path` stores digits as a number)" : undefined),
+  });
+/** Free text of 1 to `max` characters: what its column or its use holds (config/text.ts refuses control characters). */
+const text = (max: number) => cliText(string().min(1, "must not be empty").max(max, `must be at most ${max} characters`));
+/** A name that becomes part of an S3 key, a URL path or a Secrets Manager name: never `.`, `..` or holding `..`. */
+const dotless = (schema: z.ZodString) => schema.refine((v) => !isDotName(v), "must not be '.' or '..' or contain '..': it becomes part of a key, a path or a secret's name");
+
 /** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
-const connectionName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . -");
+const connectionName = dotless(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . - (at most 128)"));
 
 /**
  * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
@@ -99,9 +120,9 @@ export const parametersSchema = z.strictObject({
   records_per_hub_message: positiveInt.default(PARAMETER_DEFAULTS.records_per_hub_message),
   records_per_ers_request: positiveInt.default(PARAMETER_DEFAULTS.records_per_ers_request),
   idl_date: isoLocalDateTime.default(PARAMETER_DEFAULTS.idl_date),
-  system_code: z.string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code").default(PARAMETER_DEFAULTS.system_code),
-  EmpTypeDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpTypeDefault),
-  EmpGenderDefault: z.string().min(1).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+  system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(PARAMETER_DEFAULTS.system_code),
+  EmpTypeDefault: text(64).default(PARAMETER_DEFAULTS.EmpTypeDefault),
+  EmpGenderDefault: text(64).default(PARAMETER_DEFAULTS.EmpGenderDefault),
 });
 
 /**
@@ -143,8 +164,14 @@ const failureMode = z.enum(FAILURE_MODES, { error: `must be one of ${FAILURE_MOD
 const pathTemplate = z
   .string()
   .min(1, "must not be empty")
+  .max(256, "must be at most 256 characters")
   .refine((v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v), "must be relative to the API URL (which ends in /api/): no leading / and no scheme")
   .refine((v) => !/\s/.test(v), "must not contain spaces")
+  .refine((v) => {
+    // Resolved against the API's base URL it must stay under it: no dot segments, no // or \, nothing encoded.
+    const route = v.split(/[?#]/)[0];
+    return !route.split("/").some((segment) => segment === "." || segment === "..") && !route.includes("//") && !route.includes("\\") && !/%(2e|2f|5c)/i.test(route);
+  }, "must stay under its API's base URL: no . or .. segments, no // or \\, no encoded . / or \\")
   .refine((v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER), `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`);
 const assumedCallSchema = (name: "ers" | "intakeReport") =>
   z
@@ -210,13 +237,34 @@ function resolveHubEnvironments(hub: { default?: HubEnvironmentPart; regions: Pa
   return out;
 }
 
+/** An image in ECR by digest: `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>`. */
+export const ECR_IMAGE_BY_DIGEST = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
+
+/**
+ * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
+ * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
+ * image, the one qa tested, and never builds (docs/pulumi.md, "Promoting an image").
+ */
+export const imageConfigSchema = z
+  .strictObject({
+    promoted: z
+      .string()
+      .regex(ECR_IMAGE_BY_DIGEST, "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'")
+      .optional(),
+    pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
+  })
+  .superRefine((v, ctx) => {
+    if (v.promoted && v.pullAccounts.length > 0) ctx.addIssue({ code: "custom", path: ["pullAccounts"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository to share" });
+  })
+  .prefault({});
+
 /** The schema of the whole stack config; `source` says how secrets arrive (see secretSchema). */
 export function buildStackConfigSchema(source: SecretSource) {
   const secret = secretSchema(source);
   // A hub environment's values: its name and the ERS, CFG and HRSYS base URLs. `hub.default` holds values shared by
   // the regions (for brevity); each region's own keys win. Completeness is checked for the regions in use.
   const apis = z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl.optional()])) as Record<(typeof HUB_API_NAMES)[number], z.ZodOptional<typeof apiUrl>>);
-  const hubEnvironmentPart = z.strictObject({ environmentName: z.string().min(1).optional(), apis: apis.optional() });
+  const hubEnvironmentPart = z.strictObject({ environmentName: text(128).optional(), apis: apis.optional() });
   const hubSchema = z
     .strictObject({
       default: hubEnvironmentPart.optional(),
@@ -231,18 +279,19 @@ export function buildStackConfigSchema(source: SecretSource) {
     connectionName,
     /** The queue provider's base URL; the record's url and authUrl are derived from it. */
     baseUrl: z.string().url("must be a URL"),
-    queueName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
-    clientAccessId: z.string().min(1),
+    /** A URL path segment of the broker's publish call. */
+    queueName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
+    clientAccessId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
     clientSecret: secret,
-    description: z.string().optional(),
+    description: text(256).optional(),
   });
 
   /** A hub tenant: where the messages go (its region's queue and hub environment) and how it authenticates. */
   const hubTenantSchema = z.strictObject({
     hubTenantId: uuid,
-    hubTenantCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -"),
+    hubTenantCode: cliText(string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -")),
     hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
-    clientId: z.string().min(1),
+    clientId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
     clientSecret: secret,
     /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
     routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
@@ -251,12 +300,12 @@ export function buildStackConfigSchema(source: SecretSource) {
   /** A platform tenant of the client (one HUB_PLAT_CONFIG row): a platform region whose employees feed a hub tenant. */
   const platTenantSchema = z.strictObject({
     platRegion: z.string().regex(/^[A-Z]{2,8}$/, "must be an uppercase platform region code, like US"),
-    codebase: z.string().min(1),
-    gblOrUs: z.string().min(1),
-    secureViewSource: z.string().min(1).nullable().default(null),
-    connectorId: z.string().min(1).nullable().default(null),
+    codebase: text(64),
+    gblOrUs: text(64),
+    secureViewSource: text(256).nullable().default(null),
+    connectorId: text(256).nullable().default(null),
     /** The hubTenantCode of the hub tenant it feeds (an entry of hubExport:hubTenants). */
-    hubTenantCode: z.string().min(1),
+    hubTenantCode: text(64),
   });
 
   const endpoint = {
@@ -277,7 +326,7 @@ export function buildStackConfigSchema(source: SecretSource) {
      * PEM file of the CA certificates that sign the server's certificate (for RDS, the region's bundle), relative to
      * the project folder: `pulumi up` verifies the server with it, and the task gets it in its connection record.
      */
-    caBundle: z.string().regex(/^[^\0]{1,1024}\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)").optional(),
+    caBundle: projectPath("the CA bundle").regex(/\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)").optional(),
     /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
     provisioning: z.strictObject(endpoint).optional(),
     /** Owner used by `pulumi up` for schemas, grants and the baseline. */
@@ -287,24 +336,28 @@ export function buildStackConfigSchema(source: SecretSource) {
   });
 
   const bucketSchema = z.strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name"),
+    name: cliText(
+      string()
+        .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name")
+        .refine((v) => !v.includes("..") && !/^\d+\.\d+\.\d+\.\d+$/.test(v), "must be a valid S3 bucket name: no two adjacent periods, not an IP address"),
+    ),
     /** true: create it; false: adopt an existing bucket of that name. */
     create: z.boolean().default(true),
     /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
     connectionName,
     /** KMS key for the credential files and connection secrets; a key is created when absent. */
-    kmsKeyArn: z.string().startsWith("arn:").optional(),
+    kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]{1,256}$/, "must be the ARN of a KMS key or alias").optional(),
   });
 
   const scheduleSchema = z.strictObject({
-    expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
+    expression: z.string().max(256, "must be at most 256 characters").regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
     timezone: z.string().refine(isTimeZone, "must be an IANA time zone, like UTC or Europe/Berlin").default("UTC"),
     enabled: z.boolean().default(true),
   });
 
   const networkSchema = z.strictObject({
-    subnetIds: z.array(z.string().startsWith("subnet-", "must be a subnet id")).min(1, "must list at least one subnet"),
-    securityGroupIds: z.array(z.string().startsWith("sg-", "must be a security group id")).min(1, "must list at least one security group"),
+    subnetIds: z.array(z.string().regex(/^subnet-[0-9a-z]{1,32}$/, "must be a subnet id")).min(1, "must list at least one subnet"),
+    securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-z]{1,32}$/, "must be a security group id")).min(1, "must list at least one security group"),
     assignPublicIp: z.boolean().default(false),
   });
 
@@ -314,7 +367,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       memory: positiveInt.default(2048),
       logRetentionDays: z.number().refine((v) => LOG_RETENTION_DAYS.includes(v), `must be a CloudWatch retention: ${LOG_RETENTION_DAYS.join(", ")}`).default(30),
       /** Run in an existing ECS cluster instead of creating one. */
-      clusterArn: z.string().startsWith("arn:").optional(),
+      clusterArn: z.string().regex(/^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster\/[A-Za-z0-9_-]{1,255}$/, "must be the ARN of an ECS cluster").optional(),
     })
     .refine((t) => !(t.cpu in FARGATE_MEMORY) || FARGATE_MEMORY[t.cpu].includes(t.memory), {
       path: ["memory"],
@@ -326,7 +379,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   /** Where failures are reported (SNS subscriptions) and when silence is a failure too. */
   const alertsSchema = z
     .strictObject({
-      email: z.array(z.string().regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address")).default([]),
+      email: z.array(z.string().max(254, "must be at most 254 characters").regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address")).default([]),
       /** Webhook URLs usually carry a token: each is a secret. */
       https: z.array(secretSchema(source, { test: (v) => /^https:\/\/[^\s/]+/.test(v), message: "must be an https:// URL" })).default([]),
       /** The "no completed run within N hours" alarm; default: the schedule's longest gap plus a quarter (at least 2 h). */
@@ -335,15 +388,15 @@ export function buildStackConfigSchema(source: SecretSource) {
     .prefault({});
 
   /** The HR system's exports for the CLS load sheet, and the unknown-code check of a run (cls/README.md). */
-  const columnName = z.string().trim().min(1, "must name a column");
+  const columnName = cliText(string().trim().min(1, "must name a column").max(128, "must be at most 128 characters"));
   const clsSchema = z.strictObject({
     /** Folder of the exports, one CSV or XLSX file per business object; relative to the project folder. */
-    exports: z.string().min(1, "must name the folder of the HR system's exports"),
+    exports: projectPath("the folder of the HR system's exports"),
     /** Per business object, when its file or its column names cannot be detected. */
     businessObjects: z
       .partialRecord(
         z.enum(BUSINESS_OBJECTS, { error: `must be one of ${BUSINESS_OBJECTS.join(", ")}` }),
-        z.strictObject({ file: z.string().regex(/^[^/\\]+\.(csv|xlsx)$/i, "must be a .csv or .xlsx file name in the exports folder").optional(), code: columnName.optional(), description: columnName.optional() }),
+        z.strictObject({ file: z.string().regex(/^[^/\\]{1,250}\.(csv|xlsx)$/i, "must be a .csv or .xlsx file name in the exports folder").optional(), code: columnName.optional(), description: columnName.optional() }),
       )
       .default({}),
     /** false: unknown codes are reported and the run goes on; true: the affected employees' messages are held back. */
@@ -356,7 +409,8 @@ export function buildStackConfigSchema(source: SecretSource) {
     clientName: z
       .string()
       .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
-    jobName: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . -"),
+    /** Also a part of S3 keys (the rendered pipeline, pipelines/hub_hrsys_export/<JOB_NAME>.Json). */
+    jobName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
     parameters: parametersSchema.default(PARAMETER_DEFAULTS),
@@ -366,9 +420,9 @@ export function buildStackConfigSchema(source: SecretSource) {
     database: databaseSchema,
     /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
     connectionStore: z.strictObject({
-    prefix: z
-      .string()
+    prefix: cliText(string()
       .regex(/^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/, "must be a Secrets Manager name prefix, not starting with /")
+      .refine((v) => v.replace(/\/+$/, "").split("/").every((segment) => segment !== "" && !isDotName(segment)), "must be folder names joined by single /: no empty, '.' or '..' parts"))
       .transform((p) => p.replace(/\/+$/, "")),
   }),
     hub: hubSchema,
@@ -378,10 +432,11 @@ export function buildStackConfigSchema(source: SecretSource) {
     schedule: scheduleSchema,
     network: networkSchema,
     task: taskSchema,
+    image: imageConfigSchema,
     concurrency: concurrencySchema,
     cls: clsSchema.optional(),
     /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
-    scriptsRelease: z.strictObject({ zip: z.string().regex(/\.zip$/i, "must be the path of a .zip file (hub_python_scripts.zip)") }).optional(),
+    scriptsRelease: z.strictObject({ zip: projectPath("the scripts release").regex(/\.zip$/i, "must be the path of a .zip file (hub_python_scripts.zip)") }).optional(),
     alerts: alertsSchema,
   })
     .transform((config, ctx) => {
@@ -415,4 +470,5 @@ export type PlatTenant = StackConfig["platTenants"][number];
 export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type ClsConfig = NonNullable<StackConfig["cls"]>;
+export type ImageConfig = StackConfig["image"];
 export type { HubRegion };

@@ -7,6 +7,7 @@ import { unknownRoutingValues } from "../core/routingRules";
 import { isLoopbackHost } from "../core/hubEndpoints";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
+import { unsafeTextIssues } from "./text";
 
 /** Stacks that are real environments: they may never point at loopback. */
 export const PROTECTED_STACKS = ["qa", "prod"] as const;
@@ -70,9 +71,14 @@ export interface InspectedConfig {
 
 export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
   const { value, placeholders } = stripPlaceholders(raw);
+  // Text no key may hold (control characters, overlong values), checked at any depth first: one line per key, so a
+  // key's own rule does not report the same value again.
+  const unsafe = unsafeTextIssues(value);
+  const reported = (path: (string | number)[]) => unsafe.some((u) => u.path.every((p, i) => path[i] === p));
   const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.flatMap((i) => fromZod(i, value));
+  if (!parsed.success || unsafe.length > 0) {
+    const issues = [...unsafe, ...(parsed.success ? [] : parsed.error.issues.flatMap((i) => fromZod(i, value)).filter((i) => !reported(i.path)))];
+    if (parsed.success) throw new ConfigError(options.source, issues);
     // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
     const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
     if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));
@@ -164,6 +170,11 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   const stack = options.stack?.toLowerCase();
   if (options.checkEnvironment && options.stack && !stackMatchesEnvironment(options.stack, config.environment)) {
     add(["environment"], `is '${config.environment}', but the stack is '${options.stack}': a stack deploys only its own environment (name the stack after it, like ${config.environment.toLowerCase()})`);
+  }
+
+  // Build once, promote by digest: a PROD stack runs the image qa tested and never builds one of its own.
+  if (config.environment === "PROD" && !config.image.promoted) {
+    add(["image", "promoted"], "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi.md, \"Promoting an image\")");
   }
 
   // TLS: qa and prod verify the server against a configured CA bundle.

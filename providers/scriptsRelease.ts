@@ -249,7 +249,10 @@ async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<stri
 /** The dynamic resource's inputs and outputs: the manifest, never the content. */
 export interface ScriptsReleaseState {
   location: ScriptFolderLocation;
-  /** Where create and update read the zip: an absolute path on the machine running `pulumi up` (not compared). */
+  /**
+   * Where create and update read the zip (not compared): relative to the project folder, in which Pulumi starts the
+   * provider, so that the state is the same from every checkout (an absolute path also works).
+   */
   zipPath: string;
   /** hubExport:scriptsRelease.zip as configured, for messages. */
   source: string;

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Bundles the export task alone (task/main.ts) into dist/task/index.js: one CommonJS file for Node 20 and later, with
-// its dependencies (pg, undici, pino, zod, the AWS SDK clients) inside, so the image needs no node_modules.
+// Bundles the export task alone (task/main.ts) into dist/task/index.js: one CommonJS file for the Node.js major the
+// image runs (task/Dockerfile, scripts/image-node.js), with its dependencies (pg, undici, pino, zod, the AWS SDK
+// clients) inside, so the image needs no node_modules.
 // `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }). bundleInputs() lists every file the
 // bundle is made of, from esbuild's own metafile: the image's rebuild trigger hashes exactly those.
 "use strict";
 const path = require("node:path");
+
+const { imageNode } = require("./image-node");
 
 const ROOT = path.resolve(__dirname, "..");
 
@@ -16,7 +19,7 @@ function bundleOptions(outdir, minify = true) {
     outfile: path.join(outdir, "index.js"),
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: `node${imageNode(ROOT).major}`,
     format: "cjs",
     // pg loads pg-native only when asked for; the task never asks.
     external: ["pg-native"],

@@ -4,9 +4,9 @@ import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
 import { ConfigError, formatIssue, routingRuleWarnings } from "../../config/validate";
-import { loadScriptsRelease } from "../../config/load";
-import { inspectStackFile, readStackFileConfig, stackFilePath } from "../../config/load";
-import { ALLOWED_ACCOUNTS_KEY, preflightItems } from "../../config/preflight";
+import { inspectStackFile, PROJECT_ROOT, readStackFileConfig, stackFilePath } from "../../config/load";
+import { loadStackInputs } from "../../config/inputs";
+import { readinessItems } from "../../config/preflight";
 
 export default defineCommand({
   summary:
@@ -27,10 +27,12 @@ export default defineCommand({
   exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings; what is left to set before 'pulumi up' is listed on stdout)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
   async run(values, io) {
     const selection = stackSelection(values);
-    const { config, placeholders, missingSecrets } = inspectStackFile(selection);
+    const inspected = inspectStackFile(selection);
+    const { config } = inspected;
     renderTemplate(loadPipelineTemplate(), config);
-    // A vendor scripts release is read and checked (zip-slip) as `pulumi up` will.
-    const release = config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined;
+    // The CLS load sheets and a vendor scripts release are read and checked as `pulumi up` reads them.
+    const { cls, scriptsRelease: release } = await loadStackInputs(config);
+    for (const problem of cls?.problems ?? []) io.stderr.write(`warning: CLS exports: ${problem}\n`);
     const source = values.file ?? `stack ${selection.stack}`;
     const mismatches = environmentIssues(config);
     if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
@@ -45,9 +47,9 @@ export default defineCommand({
         (routing.length ? `, ${routing.length} routing-rule warning(s)` : "") +
         "\n",
     );
-    // What a real `pulumi preview` or `up` would stop on (config/preflight.ts): secrets not set, placeholders left.
-    const accounts = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))[ALLOWED_ACCOUNTS_KEY];
-    const todo = preflightItems({ stack: selection.stack ?? "<stack>", placeholders, missingSecrets, allowedAccountIds: accounts === undefined ? undefined : JSON.stringify(accounts) });
+    // Everything a real `pulumi preview` or `up` would stop on, from the preflight's own function (config/preflight.ts).
+    const allConfig = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!));
+    const todo = readinessItems({ stack: selection.stack ?? "<stack>", inspected, allConfig, root: PROJECT_ROOT });
     if (todo.length > 0) {
       io.stdout.write(`before 'pulumi up': ${todo.length} value${todo.length === 1 ? "" : "s"} to set (pulumi preview and up stop on them):\n`);
       for (const item of todo) io.stdout.write(`  ${item.key}: ${item.problem}: ${item.command}\n`);

@@ -3,10 +3,11 @@
  * subscriptions), the EventBridge rules that tell it when a run did not complete, the schedule's dead-letter queue
  * and its alarm, the "no completed run within N hours" alarm on the task's own metric, and a dashboard.
  */
+import crypto from "node:crypto";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
-import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
+import { noCompletedRunAlarm } from "./noCompletedRun";
 import { alertsKeyPolicy, alertsTopicPolicy } from "./policies";
 import { taskStopRules } from "./taskStopRules";
 import { dashboardBody } from "./dashboard";
@@ -24,13 +25,29 @@ export interface ExportMonitoringArgs {
   logGroupName: pulumi.Input<string>;
   logStreamPrefix: string;
   email: string[];
-  /** HTTPS endpoints: Pulumi secrets (webhook URLs carry tokens). */
-  https: pulumi.Input<string>[];
+  /** HTTPS endpoints (Pulumi secrets: webhook URLs carry tokens), each with its key (alertEndpointKey). */
+  https: AlertEndpoint[];
   /** Absent: no such alarm (a one-time schedule). */
   noCompletedRunWithinHours?: number;
+  /** When the no-completed-run alarm starts watching (RFC 3339): hours before count as completed. */
+  watchStart: pulumi.Input<string>;
   /** A disabled schedule keeps the alarm, with its actions off. */
   scheduleEnabled: boolean;
   aws: AwsContext;
+}
+
+export interface AlertEndpoint {
+  /** alertEndpointKey of the URL: names the subscription, so that removing one endpoint renames no other. */
+  key: string;
+  endpoint: pulumi.Input<string>;
+}
+
+/**
+ * The key of an HTTPS endpoint: 16 hex digits of its sha256. The URL is a secret (it carries a token); its hash in a
+ * resource name reveals nothing of it, and stays the same while the endpoint does.
+ */
+export function alertEndpointKey(url: string): string {
+  return crypto.createHash("sha256").update(url).digest("hex").slice(0, 16);
 }
 
 /** Seconds a dead letter is kept: the SQS maximum, 14 days. */
@@ -67,8 +84,14 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     for (const address of args.email) {
       new aws.sns.TopicSubscription(`${name}-email-${address}`, { topic: topic.arn, protocol: "email", endpoint: address }, parent);
     }
-    args.https.forEach((endpoint, i) => {
-      new aws.sns.TopicSubscription(`${name}-https-${i + 1}`, { topic: topic.arn, protocol: "https", endpoint: pulumi.secret(endpoint), endpointAutoConfirms: false }, parent);
+    // Keyed by the endpoint, not its place in the list: removing one leaves the others (and their confirmations) alone.
+    // The alias adopts a subscription that an earlier version named by position, the first time the list is applied.
+    args.https.forEach(({ key, endpoint }, i) => {
+      new aws.sns.TopicSubscription(
+        `${name}-https-${key}`,
+        { topic: topic.arn, protocol: "https", endpoint: pulumi.secret(endpoint), endpointAutoConfirms: false },
+        { ...parent, aliases: [{ name: `${name}-https-${i + 1}` }] },
+      );
     });
 
     // A run that did not complete: one rule per exit meaning, each with its own message.
@@ -122,23 +145,20 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     );
     if (args.noCompletedRunWithinHours !== undefined) {
       const hours = args.noCompletedRunWithinHours;
-      // Hourly periods, all N without a completed run (missing data counts): no run completed in the last N hours.
+      // N hourly periods without a completed run, from the time the watch started (components/monitoring/noCompletedRun.ts).
+      const definition = pulumi.output(args.watchStart).apply((watchStart) => noCompletedRunAlarm({ baseName: base, jobName: args.jobName, environment: args.environment, hours, watchStart }));
       alarms.push(
         new aws.cloudwatch.MetricAlarm(
           `${name}-no-completed-run`,
           {
-            name: `${base} no completed run within ${hours} hours`,
-            alarmDescription: `No run of export job ${args.jobName} (${args.environment}) reached ExecutionCompleted within ${hours} hours (metric ${METRIC_NAMESPACE} ${METRICS.completed}). Look for failure alerts, the schedule's state and its dead-letter alarm.`,
-            namespace: METRIC_NAMESPACE,
-            metricName: METRICS.completed,
-            dimensions: { [METRIC_DIMENSIONS.jobName]: args.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
-            statistic: "Sum",
-            period: 3600,
-            evaluationPeriods: hours,
-            datapointsToAlarm: hours,
-            threshold: 1,
-            comparisonOperator: "LessThanThreshold",
-            treatMissingData: "breaching",
+            name: definition.name,
+            alarmDescription: definition.alarmDescription,
+            metricQueries: definition.metricQueries,
+            evaluationPeriods: definition.evaluationPeriods,
+            datapointsToAlarm: definition.datapointsToAlarm,
+            threshold: definition.threshold,
+            comparisonOperator: definition.comparisonOperator,
+            treatMissingData: definition.treatMissingData,
             actionsEnabled: args.scheduleEnabled,
             alarmActions: [topic.arn],
             okActions: [topic.arn],

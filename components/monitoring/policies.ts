@@ -35,8 +35,8 @@ const PUBLISH_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"];
 
 /**
  * The alerts key. In a key policy, Resource "*" is the key itself. EventBridge and CloudWatch publish to the
- * encrypted topic (the AWS-managed SNS key cannot be used by them); the account's principals may publish a test
- * message through SNS; nobody else uses it.
+ * encrypted topic (the AWS-managed SNS key cannot be used by them), for this account's rules and alarms only; the
+ * account's principals may publish a test message through SNS; nobody else uses it.
  */
 export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
   const root = `arn:${scope.partition}:iam::${scope.accountId}:root`;
@@ -52,7 +52,16 @@ export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
         Resource: "*",
         Condition: { StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId } },
       },
-      { Sid: "EventBridgeAndCloudWatchPublish", Effect: "Allow", Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }, Action: PUBLISH_KEY_ACTIONS, Resource: "*" },
+      // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
+      // that names this topic cannot use its key.
+      {
+        Sid: "EventBridgeAndCloudWatchPublish",
+        Effect: "Allow",
+        Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
+        Action: PUBLISH_KEY_ACTIONS,
+        Resource: "*",
+        Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+      },
     ],
   };
 }

@@ -14,6 +14,7 @@ import YAML from "yaml";
 import * as pulumi from "@pulumi/pulumi";
 import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../naming";
+import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
 import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";
 
@@ -245,6 +246,9 @@ export async function planStackFile(options: { stack?: string; file?: string; pr
   loadStackConfig({ file, stack: options.stack });
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigFromStackFile(file);
-  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: options.program });
+  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: options.program }).catch((err: unknown) => {
+    // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
+    throw pulumi.RunError.isInstance(err as Error) ? new UserError((err as Error).message) : err;
+  });
   return { ...run, file, placeholders: engine.placeholders };
 }

@@ -17,6 +17,8 @@ export interface MockAccount {
 }
 
 export const DEFAULT_MOCK_ACCOUNT: MockAccount = { accountId: "123456789012", region: "us-east-1", partition: "aws" };
+/** The creation time of every offline resource that reports one. */
+export const OFFLINE_CREATE_DATE = "2026-11-01T00:00:00Z";
 
 type State = Record<string, unknown>;
 
@@ -57,7 +59,8 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
     case "aws:secretsmanager/secretVersion:SecretVersion":
       return { id: `${args.name}|v1`, state: { ...inputs, versionId: short(args.name, 32) } };
     case "aws:iam/role:Role":
-      return { id: name, state: { ...inputs, name, arn: `arn:${partition}:iam::${acct}:role/${name}`, uniqueId: `AROA${short(name, 16).toUpperCase()}` } };
+      // createDate: a fixed stand-in, so that a plan is the same on every run.
+      return { id: name, state: { ...inputs, name, arn: `arn:${partition}:iam::${acct}:role/${name}`, uniqueId: `AROA${short(name, 16).toUpperCase()}`, createDate: OFFLINE_CREATE_DATE } };
     case "aws:iam/rolePolicy:RolePolicy":
       return { id: `${str(inputs.role) ?? "role"}:${name}`, state: inputs };
     case "aws:cloudwatch/logGroup:LogGroup":

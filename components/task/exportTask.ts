@@ -29,6 +29,8 @@ export interface ExportTaskArgs {
   cpu: number;
   memory: number;
   logRetentionDays: number;
+  /** prod: a rename or destroy leaves the log group and its logs (they expire with their retention). */
+  retainLogs: boolean;
   imageUri: pulumi.Input<string>;
   repositoryArn: pulumi.Input<string>;
   bucketName: pulumi.Input<string>;
@@ -117,6 +119,8 @@ export class ExportTask extends pulumi.ComponentResource {
   readonly taskRoleArn: pulumi.Output<string>;
   readonly executionRoleArn: pulumi.Output<string>;
   readonly logGroupName: pulumi.Output<string>;
+  /** When the task was set up (its task role's creation, RFC 3339): the no-completed-run alarm watches from then. */
+  readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: ExportTaskArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:ExportTask", name, {}, opts);
@@ -130,7 +134,11 @@ export class ExportTask extends pulumi.ComponentResource {
       this.clusterArn = cluster.arn;
     }
 
-    const logGroup = new aws.cloudwatch.LogGroup(name, { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn }, parent);
+    const logGroup = new aws.cloudwatch.LogGroup(
+      name,
+      { name: args.logGroupName, retentionInDays: args.logRetentionDays, kmsKeyId: args.kmsKeyArn },
+      { ...parent, ...(args.retainLogs ? { retainOnDelete: true } : {}) },
+    );
     this.logGroupName = logGroup.name;
 
     const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
@@ -199,6 +207,7 @@ export class ExportTask extends pulumi.ComponentResource {
     this.taskDefinitionFamilyArn = taskDefinition.arnWithoutRevision;
     this.taskRoleArn = taskRole.arn;
     this.executionRoleArn = executionRole.arn;
+    this.createdAt = taskRole.createDate;
     this.registerOutputs({
       clusterArn: this.clusterArn,
       taskDefinitionArn: this.taskDefinitionArn,

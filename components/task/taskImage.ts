@@ -1,16 +1,22 @@
 /**
- * The export task's image: an ECR repository (scan on push, immutable tags, lifecycle policy) and the build and push
- * through @pulumi/command, triggered by the content hash of what the image is made of (components/task/sourceHash.ts),
- * which is also the tag.
+ * The export task's image, built once and promoted by digest.
  *
- * Nothing that changes from run to run is among the command's inputs: the script logs in to ECR itself with the
- * AWS CLI's short-lived password, so the command changes only with the content hash. An `up` that changes only
- * config runs no Docker; a new hash builds and pushes once. The script prints the pushed image's digest, and the
- * task definition pins the image by it (`<repository>@sha256:...`), not by tag.
+ * The build stack (qa) has an ECR repository (scan on push, immutable tags, lifecycle policy) and builds and pushes
+ * through @pulumi/command, triggered by the content hash of what the image is made of (components/task/sourceHash.ts),
+ * which is also the tag. Nothing that changes from run to run is among the command's inputs: the script logs in to
+ * ECR itself with the AWS CLI's short-lived password, so the command changes only with the content hash. The script
+ * first checks that the AWS CLI's credentials are of the account the stack's provider deploys to (its
+ * aws:allowedAccountIds), and prints the pushed image's digest; the task definition pins the image by it.
+ *
+ * A stack with `hubExport:image.promoted` (prod) runs exactly that image, by digest, as the build stack pushed it:
+ * no repository, no build, no Docker. The build stack lets `hubExport:image.pullAccounts` pull from its repository
+ * and then keeps every tagged image and the repository itself, whatever happens to the build stack.
  */
 import * as aws from "@pulumi/aws";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
+import { ECR_IMAGE_BY_DIGEST } from "../../config/schema";
+import { imagePullPolicy } from "../policies";
 
 export interface TaskImageArgs {
   repositoryName: string;
@@ -18,10 +24,19 @@ export interface TaskImageArgs {
   sourceHash: string;
   /** Dockerfile, relative to the project root (the build context). */
   dockerfile?: string;
-  /** Images kept besides the one in use; older ones expire. */
+  /** Images kept besides the one in use; older ones expire (unless other accounts pull from the repository). */
   keepImages?: number;
   /** `pulumi destroy` deletes the repository with its images (qa); otherwise a repository with images stays. */
   forceDelete: boolean;
+  /** An image by digest that another stack built (hubExport:image.promoted): no repository and no build here. */
+  promoted?: string;
+  /** Accounts whose stacks run images promoted from this repository (hubExport:image.pullAccounts). */
+  pullAccounts: string[];
+  /** The account the stack's AWS provider deploys to: the build refuses AWS CLI credentials of another. */
+  accountId: pulumi.Input<string>;
+  partition: pulumi.Input<string>;
+  /** `aws:profile`, when the stack's provider uses one: the AWS CLI of the build uses the same. */
+  awsProfile?: string;
 }
 
 /** Tag of an image built from `sourceHash`. */
@@ -36,6 +51,12 @@ export function imageTag(sourceHash: string): string {
 export const BUILD_AND_PUSH_SCRIPT = [
   "set -euo pipefail",
   "{",
+  // The same credentials as the program's provider, and its account (which aws:allowedAccountIds pins), or nothing.
+  '  caller="$(aws sts get-caller-identity --query Account --output text)"',
+  '  if [ "$caller" != "$ACCOUNT_ID" ]; then',
+  '    echo "the AWS CLI\'s credentials are of account $caller, but this stack deploys to $ACCOUNT_ID (aws:allowedAccountIds): give the AWS CLI the credentials of the stack\'s provider (AWS_PROFILE or aws:profile); nothing was built or pushed"',
+  "    exit 1",
+  "  fi",
   '  aws ecr get-login-password --region "$AWS_REGION" | docker login --username AWS --password-stdin "$REGISTRY" >/dev/null',
   '  if docker manifest inspect "$REGISTRY/$REPOSITORY:$TAG" >/dev/null 2>&1; then',
   '    echo "$REGISTRY/$REPOSITORY:$TAG is already in the registry"',
@@ -55,29 +76,60 @@ export function imageDigest(stdout: string, tag: string): string {
   return digest;
 }
 
-export function lifecyclePolicy(keepImages: number): string {
+/**
+ * Untagged layers expire after a day. Tagged images: the `keepImages` newest are kept, unless other accounts run
+ * images promoted from the repository: then none expires (a promoted digest must stay pullable for as long as a stack
+ * runs it; an image costs cents a month).
+ */
+export function lifecyclePolicy(keepImages: number, shared = false): string {
   return JSON.stringify({
     rules: [
       { rulePriority: 1, description: "Expire untagged layers after a day", selection: { tagStatus: "untagged", countType: "sinceImagePushed", countUnit: "days", countNumber: 1 }, action: { type: "expire" } },
-      { rulePriority: 2, description: `Keep the ${keepImages} newest images`, selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: keepImages }, action: { type: "expire" } },
+      ...(shared ? [] : [{ rulePriority: 2, description: `Keep the ${keepImages} newest images`, selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: keepImages }, action: { type: "expire" } }]),
     ],
   });
+}
+
+/** The parts of an image by digest in ECR. */
+export function parseEcrImage(image: string): { accountId: string; region: string; repositoryName: string; repositoryUrl: string; digest: string } {
+  const m = ECR_IMAGE_BY_DIGEST.exec(image);
+  if (!m) throw new Error(`not an ECR image by digest: ${image}`);
+  return { accountId: m[1], region: m[2], repositoryName: m[3], repositoryUrl: image.slice(0, image.indexOf("@")), digest: m[4] };
 }
 
 export class TaskImage extends pulumi.ComponentResource {
   readonly repositoryArn: pulumi.Output<string>;
   readonly repositoryUrl: pulumi.Output<string>;
-  /** `<repository url>@sha256:...`: the pushed image by digest; resolves after the push. */
+  /** `<repository url>@sha256:...`: the pushed (or promoted) image by digest; resolves after the push. */
   readonly imageUri: pulumi.Output<string>;
 
   constructor(name: string, args: TaskImageArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:TaskImage", name, {}, opts);
+
+    if (args.promoted) {
+      const image = parseEcrImage(args.promoted);
+      this.imageUri = pulumi.output(args.promoted);
+      this.repositoryUrl = pulumi.output(image.repositoryUrl);
+      this.repositoryArn = pulumi.interpolate`arn:${args.partition}:ecr:${image.region}:${image.accountId}:repository/${image.repositoryName}`;
+      this.registerOutputs({ repositoryArn: this.repositoryArn, repositoryUrl: this.repositoryUrl, imageUri: this.imageUri });
+      return;
+    }
+
+    const shared = args.pullAccounts.length > 0;
     const repository = new aws.ecr.Repository(
       name,
-      { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: args.forceDelete },
-      { parent: this },
+      { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: args.forceDelete && !shared },
+      // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi.md).
+      { parent: this, retainOnDelete: shared },
     );
-    new aws.ecr.LifecyclePolicy(name, { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20) }, { parent: this });
+    new aws.ecr.LifecyclePolicy(name, { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20, shared) }, { parent: this });
+    if (shared) {
+      new aws.ecr.RepositoryPolicy(
+        name,
+        { repository: repository.name, policy: pulumi.output(args.partition).apply((partition) => JSON.stringify(imagePullPolicy({ partition, accountIds: args.pullAccounts }))) },
+        { parent: this, retainOnDelete: true },
+      );
+    }
 
     const tag = imageTag(args.sourceHash);
     const build = new command.local.Command(
@@ -87,11 +139,13 @@ export class TaskImage extends pulumi.ComponentResource {
         interpreter: ["/bin/bash", "-c"],
         triggers: [args.sourceHash],
         environment: {
+          ACCOUNT_ID: args.accountId,
           AWS_REGION: repository.repositoryUrl.apply((url) => url.split(".")[3]),
           REGISTRY: repository.repositoryUrl.apply((url) => url.split("/")[0]),
           REPOSITORY: repository.name,
           TAG: tag,
           DOCKERFILE: args.dockerfile ?? "task/Dockerfile",
+          ...(args.awsProfile ? { AWS_PROFILE: args.awsProfile } : {}),
         },
       },
       { parent: this, dependsOn: [repository] },

@@ -16,13 +16,17 @@ export interface WarehouseLogin {
   password: pulumi.Output<string>;
   /** libpq sslmode for the PostgreSQL provider. */
   sslMode: SslMode | "verify-ca";
-  /** Absolute path of the CA bundle, for verify-full. */
+  /**
+   * The CA bundle for verify-full, relative to the project folder: Pulumi starts the PostgreSQL provider there. Never
+   * absolute: a provider input that names the checkout's folder would show as a change in every preview from another
+   * machine (a CI runner after a laptop's `up`).
+   */
   sslRootCert?: string;
   /** `host:port/database` of the task endpoint: the label the SQL resources keep. */
   label: string;
 }
 
-export function warehouseLogin(db: StackConfig["database"], password: pulumi.Output<string>, root: string): WarehouseLogin {
+export function warehouseLogin(db: StackConfig["database"], password: pulumi.Output<string>): WarehouseLogin {
   const host = db.provisioning?.host ?? db.host;
   const port = db.provisioning?.port ?? db.port;
   // Through a tunnel the server's certificate does not name the tunnel's host: the PostgreSQL provider (libpq)
@@ -35,7 +39,7 @@ export function warehouseLogin(db: StackConfig["database"], password: pulumi.Out
     user: db.admin.username,
     password,
     sslMode: db.sslMode === "verify-full" && tunnel ? "verify-ca" : db.sslMode,
-    ...(db.caBundle ? { sslRootCert: path.resolve(root, db.caBundle) } : {}),
+    ...(db.caBundle ? { sslRootCert: path.posix.normalize(db.caBundle) } : {}),
     label: databaseLabel(db),
   };
 }

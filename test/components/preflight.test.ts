@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { engineConfigFromStackFile, runProgramUnderMocks } from "../../components/planner";
 import { hubExportProgram } from "../../components/program";
-import { stackFilePath } from "../../config/load";
+import { PROJECT_ROOT, stackFilePath } from "../../config/load";
 import { PLACEHOLDER_PREFIX } from "../../config/placeholders";
 import { runCli } from "../support/cli";
 import { offlineObjectInspector } from "../../components/storage/objectGuard";
@@ -39,8 +39,9 @@ async function realRun(stack: string, config: Record<string, string>) {
 function readyConfig(stack: "qa" | "prod"): Record<string, string> {
   const { config } = engineConfigFromStackFile(stackFilePath(stack));
   const ready: Record<string, string> = {};
-  const caBundle = path.join(dir, "ca.pem");
-  fs.writeFileSync(caBundle, "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
+  // A path in the project, as the config takes it: this test's folder is in the project's .tmp.
+  const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "ca.pem"));
+  fs.writeFileSync(path.join(PROJECT_ROOT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
   for (const [key, text] of Object.entries(config)) {
     const value = /^\s*[[{]/.test(text) ? JSON.parse(text) : text;
     const strip = (v: unknown): unknown =>
@@ -120,6 +121,23 @@ describe("the preflight of a real preview or up", () => {
     expect(validate.stdout).toContain("ok: stack qa: client ACME");
     expect(validate.stdout).toContain("  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n");
     expect(validate.stdout).toContain("  aws:allowedAccountIds[0]: placeholder (example: 111111111111)");
+  });
+
+  it("validate lists exactly what the preflight stops on, in one list: a key in the wrong namespace and a missing CA bundle too", async () => {
+    const file = path.join(dir, "Pulumi.qa.yaml");
+    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8")) as { config: Record<string, unknown> };
+    doc.config["hub-export:clientName"] = "ACME";
+    doc.config["hubExport:database"] = { ...(doc.config["hubExport:database"] as object), caBundle: "certs/not-downloaded.pem" };
+    fs.writeFileSync(file, YAML.stringify(doc));
+    const validate = await runCli(["validate", "--file", file]);
+    expect(validate.code).toBe(0);
+    const listed = validate.stdout.split("\n").filter((l) => l.startsWith("  "));
+    const { error } = await realRun("qa", engineConfigFromStackFile(file).config);
+    expect(listed).toEqual(error!.message.split("\n").slice(1));
+    expect(listed).toContain("  hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead");
+    expect(listed).toContain(
+      "  hubExport:database.caBundle: file certs/not-downloaded.pem not found: download the CA bundle of the database's server to certs/not-downloaded.pem (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)",
+    );
   });
 
   it("commits no encryptionsalt and no secure: value in any stack file, and pins each stack's account", () => {

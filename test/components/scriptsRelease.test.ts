@@ -9,13 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import yazl from "yazl";
 import { repoStack } from "../fixtures/stacks";
+import { PROJECT_ROOT } from "../../config/load";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-release-stack-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The qa stack with hubExport:scriptsRelease set, in engine form. */
-const withRelease = (zip: string) => ({ ...repoStack("qa").config, "hubExport:scriptsRelease": JSON.stringify({ zip }) });
+/** The qa stack with hubExport:scriptsRelease set (a path in the project: this test's folder is in it), in engine form. */
+const withRelease = (zip: string) => ({ ...repoStack("qa").config, "hubExport:scriptsRelease": JSON.stringify({ zip: path.relative(PROJECT_ROOT, zip) }) });
 
 async function writeZip(file: string, files: Record<string, string>): Promise<string> {
   const zip = new yazl.ZipFile();
@@ -33,7 +34,7 @@ describe("a vendor scripts release in a stack", () => {
     const sha = (data: string | Buffer) => crypto.createHash("sha256").update(data).digest("hex");
     expect(inputs(release)).toMatchObject({
       location: { kind: "s3", prefix: "Tools/hub_python_scripts/" },
-      zipPath: zip,
+      zipPath: path.relative(PROJECT_ROOT, zip),
       sha256: sha(fs.readFileSync(zip)),
       files: { "export_hub.py": sha("print('x')\n"), "lib/hub_client.py": sha("C = 1\n") },
       keep: ["credentials.ini", "tenant_credentials.txt", "credentials_template.ini", "tenant_credentials_template.txt"],

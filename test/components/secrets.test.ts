@@ -87,7 +87,7 @@ describe("secrets", () => {
       expect(r.inputs.target).toBe(`${stackConfig.database.host}:${stackConfig.database.port}/${stackConfig.database.database}`);
       expect(r.options.additionalSecretOutputs).toBeUndefined();
     }
-    expect(Object.keys(run.resources.find((r) => r.type === "command:local:Command")!.inputs.environment as object).sort()).toEqual(["AWS_REGION", "DOCKERFILE", "REGISTRY", "REPOSITORY", "TAG"]);
+    expect(Object.keys(run.resources.find((r) => r.type === "command:local:Command")!.inputs.environment as object).sort()).toEqual(["ACCOUNT_ID", "AWS_REGION", "DOCKERFILE", "REGISTRY", "REPOSITORY", "TAG"]);
     const version = run.resources.find((r) => r.type === "aws:secretsmanager/secretVersion:SecretVersion")!;
     expect(isSecretValue(version.state!.secretString)).toBe(true);
   });

@@ -24,10 +24,11 @@ import type { PlanRun } from "../../components/planner";
 import { editKey, repoStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 import { containsSecret } from "../../components/planner/values";
-import { PROJECT_ROOT } from "../../config/load";
 
 const ACCOUNT = "123456789012";
 const REGION = "us-east-1";
+/** Where each stack's image is: qa builds it into its repository (the mocks' account); prod runs it from qa's account. */
+const IMAGE_ACCOUNT = { qa: ACCOUNT, prod: "111111111111" };
 
 const T = {
   bucket: "aws:s3/bucket:Bucket",
@@ -267,8 +268,9 @@ for (const stack of ["qa", "prod"] as const) {
       expect(isSecretInput(taskRole, "password")).toBe(true);
       const provider = one(run, "pulumi:providers:postgresql");
       expect(isSecretInput(provider, "password")).toBe(true);
-      // qa and prod verify the server against the configured CA bundle.
-      expect(inputs(provider)).toMatchObject({ host: config.database.host, sslmode: "verify-full", sslrootcert: path.resolve(PROJECT_ROOT, "certs/rds-global-bundle.pem") });
+      // qa and prod verify the server against the configured CA bundle, named relative to the project folder (where
+      // Pulumi starts the provider): the same input from every checkout.
+      expect(inputs(provider)).toMatchObject({ host: config.database.host, sslmode: "verify-full", sslrootcert: "certs/rds-global-bundle.pem" });
     });
 
     it("writes exactly the config-table rows of the tenants, after the baseline", () => {
@@ -324,7 +326,8 @@ for (const stack of ["qa", "prod"] as const) {
       expect(policy("export-task-start")).toEqual({
         Version: "2012-10-17",
         Statement: [
-          { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [`arn:aws:ecr:${REGION}:${ACCOUNT}:repository/hub-export-${slug}`] },
+          // prod pulls the image promoted from qa's repository (in qa's account); qa its own.
+          { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [`arn:aws:ecr:${REGION}:${IMAGE_ACCOUNT[stack]}:repository/hub-export-acme-qa`] },
           { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
           { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/ecs/hub-export-${slug}:log-stream:*`] },
         ],
@@ -370,9 +373,11 @@ for (const stack of ["qa", "prod"] as const) {
       });
       const [container] = JSON.parse(definition.containerDefinitions);
       const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
-      // Pinned by digest: the one the build printed after its push.
-      const build = one(run, "command:local:Command");
-      expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(build).stdout.trim()}`);
+      // Pinned by digest: in qa the one the build printed after its push; prod runs the promoted one and builds nothing.
+      const builds = ofType(run, "command:local:Command");
+      if (stack === "qa") expect(container.image).toBe(`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(builds[0]).stdout.trim()}`);
+      else expect(container.image).toBe(config.image.promoted);
+      expect(builds).toHaveLength(stack === "qa" ? 1 : 0);
       expect(container.image).toMatch(/@sha256:[0-9a-f]{64}$/);
       // Never root, whatever the image says.
       expect(container.user).toBe("1000:1000");
@@ -392,9 +397,16 @@ for (const stack of ["qa", "prod"] as const) {
       expect(container.logConfiguration).toEqual({ logDriver: "awslogs", options: { "awslogs-group": `/ecs/hub-export-${slug}`, "awslogs-region": REGION, "awslogs-stream-prefix": "export" } });
       const keyArn = stack === "prod" ? config.bucket.kmsKeyArn : outputs(one(run, T.key, "hub-export-key")).arn;
       expect(inputs(one(run, "aws:cloudwatch/logGroup:LogGroup"))).toMatchObject({ retentionInDays: config.task.logRetentionDays, kmsKeyId: keyArn });
-      // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run.
+      if (stack === "prod") {
+        expect(ofType(run, "aws:ecr/repository:Repository")).toEqual([]);
+        return;
+      }
+      // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run, and
+      // the build checks the AWS CLI's account against the provider's.
+      const build = builds[0];
       expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);
       expect(inputs(build).environment).toEqual({
+        ACCOUNT_ID: ACCOUNT,
         AWS_REGION: REGION,
         REGISTRY: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com`,
         REPOSITORY: `hub-export-${slug}`,
@@ -402,9 +414,15 @@ for (const stack of ["qa", "prod"] as const) {
         DOCKERFILE: "task/Dockerfile",
       });
       expect(containsSecret(build.inputs)).toBe(false);
-      // qa's repository goes with `pulumi destroy`, images and all; prod's stays while it holds images.
-      expect(inputs(one(run, "aws:ecr/repository:Repository"))).toMatchObject({ imageScanningConfiguration: { scanOnPush: true }, imageTagMutability: "IMMUTABLE", forceDelete: stack === "qa" });
-      expect(ofType(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).toHaveLength(1);
+      // qa's repository is prod's source: prod's account pulls from it, and it is kept, with every tagged image.
+      const repository = one(run, "aws:ecr/repository:Repository");
+      expect(inputs(repository)).toMatchObject({ imageScanningConfiguration: { scanOnPush: true }, imageTagMutability: "IMMUTABLE", forceDelete: false });
+      expect(repository.options.retainOnDelete).toBe(true);
+      expect(JSON.parse(inputs(one(run, "aws:ecr/repositoryPolicy:RepositoryPolicy")).policy)).toEqual({
+        Version: "2012-10-17",
+        Statement: [{ Sid: "PullPromotedImages", Effect: "Allow", Principal: { AWS: ["arn:aws:iam::210987654321:root"] }, Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"] }],
+      });
+      expect(JSON.parse(inputs(one(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).policy).rules.map((r: { selection: { tagStatus: string } }) => r.selection.tagStatus)).toEqual(["untagged"]);
       // The task definition waits for the push of its image.
       expect(one(run, T.taskDefinition).dependsOn).toContain(build.urn);
     });
@@ -459,7 +477,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(out).toMatchObject({
         subnetIds: config.network.subnetIds,
         securityGroupIds: config.network.securityGroupIds,
-        repositoryUrl: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}`,
+        repositoryUrl: `${IMAGE_ACCOUNT[stack]}.dkr.ecr.${REGION}.amazonaws.com/hub-export-acme-qa`,
         taskRoleArn: `arn:aws:iam::${ACCOUNT}:role/hub-export-${slug}-task`,
         databaseRole: `hub_export_acme_${stack}`,
         runTaskCommand: `aws ecs run-task --region ${REGION} --cluster arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/hub-export-${slug} --task-definition ${definition.arn} --launch-type FARGATE --network-configuration '${network}' --started-by hub-export-operator`,

@@ -12,6 +12,8 @@ import { ALL_REGIONS, METRICS, METRIC_NAMESPACE } from "../../core/metrics";
 import { EXIT_CODES } from "../../core/exitCodes";
 import { MESSAGE_PLACEHOLDERS } from "../../components/monitoring/taskStopRules";
 import type { PolicyDocument } from "../../components/policies";
+import { OFFLINE_CREATE_DATE } from "../../components/planner/mocks";
+import { alertEndpointKey } from "../../components/monitoring/exportMonitoring";
 
 const ACCOUNT = "123456789012";
 const REGION = "us-east-1";
@@ -179,26 +181,29 @@ describe("operating the export (stack qa, under mocks)", () => {
     });
   });
 
-  it("alarms when no run completed within N hours: N hourly periods without RunsCompleted, missing data breaching", () => {
+  it("alarms when no run completed within N hours, counting from the creation of the task's role (the watch start)", () => {
     const config = configFromEngine(repoStack("qa").config, "qa");
     const n = config.alerts.noCompletedRunWithinHours!;
     expect(n).toBe(30);
+    const taskRole = ofType(run, "aws:iam/role:Role").find((r) => inputs(r).name === `${SLUG}-task`)!;
+    const watchStart = Date.parse(outputs(taskRole).createDate) / 1000;
+    expect(watchStart).toBe(Date.parse(OFFLINE_CREATE_DATE) / 1000);
     expect(inputs(alarm("no-completed-run"))).toMatchObject({
       name: `${SLUG} no completed run within 30 hours`,
-      namespace: METRIC_NAMESPACE,
-      metricName: METRICS.completed,
-      dimensions: { JobName: config.jobName, Region: ALL_REGIONS },
-      statistic: "Sum",
-      period: 3600,
+      metricQueries: [
+        { id: "completed", returnData: false, metric: { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { JobName: config.jobName, Region: ALL_REGIONS }, stat: "Sum", period: 3600 } },
+        { id: "watched", returnData: true, expression: `IF(EPOCH(completed) < ${watchStart}, 1, FILL(completed, 0))` },
+      ],
       evaluationPeriods: n,
       datapointsToAlarm: n,
       threshold: 1,
       comparisonOperator: "LessThanThreshold",
-      treatMissingData: "breaching",
       actionsEnabled: true,
       alarmActions: [TOPIC],
       okActions: [TOPIC],
     });
+    expect(inputs(alarm("no-completed-run")).alarmDescription).toContain("It does not fire before the first scheduled run has had its chance: hours before 2026-11-01T00:00:00.000Z");
+    expect(inputs(alarm("no-completed-run"))).not.toHaveProperty("metricName");
   });
 
   it("lets exactly the stack's rules and alarms publish to the topic", () => {
@@ -235,7 +240,15 @@ describe("operating the export (stack qa, under mocks)", () => {
     }
     const key = JSON.parse(inputs(one(run, T.key, "hub-export-monitoring-key")).policy) as PolicyDocument;
     expect(key.Statement.map((s) => s.Sid)).toEqual(["KeyAdministrationByTheAccount", "AccountPublishesThroughSns", "EventBridgeAndCloudWatchPublish"]);
-    expect(key.Statement[2]).toMatchObject({ Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }, Action: ["kms:Decrypt", "kms:GenerateDataKey"] });
+    expect(key.Statement[2]).toEqual({
+      Sid: "EventBridgeAndCloudWatchPublish",
+      Effect: "Allow",
+      Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
+      Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+      Resource: "*",
+      // Only for this account's rules and alarms: the services act for any account.
+      Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT } },
+    });
     expect(key.Statement[0].Principal).toEqual({ AWS: `arn:aws:iam::${ACCOUNT}:root` });
   });
 
@@ -280,6 +293,21 @@ describe("operating the export: schedule variants", () => {
   it("a disabled schedule keeps the no-completed-run alarm with its actions off", async () => {
     const run = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
     expect(inputs(alarms(run).find((a) => a.name.endsWith("no-completed-run"))!).actionsEnabled).toBe(false);
+  });
+
+  it("keys the https subscriptions by their endpoint: removing one renames none of the others", async () => {
+    const other = "https://hooks.example.com/services/T000/B111/other-token-7";
+    const subscriptions = async (https: string[]) =>
+      ofType(await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, https })), "qa"), T.subscription).filter((s) => inputs(s).protocol === "https");
+    const both = await subscriptions([WEBHOOK, other]);
+    const after = await subscriptions([other]);
+    const key = (url: string) => `hub-export-monitoring-https-${alertEndpointKey(url)}`;
+    expect(both.map((s) => s.name)).toEqual([key(WEBHOOK), key(other)]);
+    expect(after.map((s) => s.name)).toEqual([key(other)]);
+    expect(inputs(after[0]).endpoint).toBe(other);
+    // A hash of the URL, never the URL or its token, in the name; 16 hex digits.
+    expect(alertEndpointKey(other)).toMatch(/^[0-9a-f]{16}$/);
+    for (const s of both) expect(s.name).not.toMatch(/token|hooks/);
   });
 
   it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {

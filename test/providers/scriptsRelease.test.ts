@@ -21,7 +21,7 @@ import {
   SCRIPTS_RELEASE_PROVIDER_VERSION,
   type ScriptsReleaseState,
 } from "../../providers/scriptsRelease";
-import { loadScriptsRelease } from "../../config/load";
+import { loadScriptsRelease, PROJECT_ROOT } from "../../config/load";
 import { UserError } from "../../core/errors";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 
@@ -112,7 +112,8 @@ describe("a vendor scripts release", () => {
       expect((error as Error).message).toMatch(/^hubExport:scriptsRelease\.zip .*hub_python_scripts\.zip: not a readable zip file/);
       await zipFile(file, { "export_hub.py": "x" });
       const loaded = await loadScriptsRelease(file);
-      expect(loaded).toMatchObject({ zipPath: file, sha256: sha256(fs.readFileSync(file)) });
+      // Relative to the project folder (this test's folder is in it): the same in every checkout's state.
+      expect(loaded).toMatchObject({ zipPath: path.relative(PROJECT_ROOT, file), sha256: sha256(fs.readFileSync(file)) });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

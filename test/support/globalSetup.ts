@@ -40,7 +40,8 @@ export async function teardown(): Promise<void> {
 
 function removeStaleRuns(): void {
   for (const name of fs.existsSync(TEST_TMP_ROOT) ? fs.readdirSync(TEST_TMP_ROOT) : []) {
-    const pid = Number(/^test-(\d+)$/.exec(name)?.[1]);
+    // The run's folder, and the copies of the project a test makes next to it (test/components/checkouts.test.ts).
+    const pid = Number(/^test-(\d+)(?:-checkouts-.+)?$/.exec(name)?.[1]);
     if (pid && !isAlive(pid)) fs.rmSync(path.join(TEST_TMP_ROOT, name), { recursive: true, force: true });
   }
 }

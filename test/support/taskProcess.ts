@@ -1,10 +1,17 @@
-/** The bundled export task, built once per test file and run with node, exactly as the image runs it. */
+/**
+ * The bundled export task, built once per test file and run with node, exactly as the image runs it: on the image's
+ * Node.js (task/Dockerfile's version, from the pinned node-<platform>-<arch> package), not the one running the tests.
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
 let bundle: Promise<string> | undefined;
+
+/** The node executable the bundle runs on in tests: the image's Node.js (scripts/image-node.js). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const TASK_NODE: string = (require("../../scripts/image-node.js") as { imageNodeBinary(): string }).imageNodeBinary();
 
 /** Builds dist/task/index.js into a temporary folder (once per test file) and returns its path. */
 export function taskBundle(): Promise<string> {
@@ -36,7 +43,7 @@ export interface StartedTask {
 
 export async function startTask(args: string[], env: Record<string, string> = {}): Promise<StartedTask> {
   const file = await taskBundle();
-  const child = spawn(process.execPath, [file, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(TASK_NODE, [file, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   const events: Record<string, unknown>[] = [];

@@ -1,7 +1,19 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runTask, taskBundle } from "../support/taskProcess";
+import { runTask, taskBundle, TASK_NODE } from "../support/taskProcess";
+
+const ROOT = path.join(__dirname, "..", "..");
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { imageNode, binaryPackage, unlinkBin } = require("../../scripts/image-node.js") as {
+  imageNode(): { version: string; major: number; from: string };
+  binaryPackage(platform?: string, arch?: string): string;
+  unlinkBin(root: string): void;
+};
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { bundleOptions } = require("../../scripts/build-task.js") as { bundleOptions(outdir: string): { target: string } };
 
 describe("the task bundle", () => {
   it("is one CommonJS file that runs with node alone, as the image runs it", async () => {
@@ -18,12 +30,46 @@ describe("the task bundle", () => {
     expect(usage.stderr).toMatch(/--definition is required/);
   });
 
-  it("the Dockerfile runs the bundle as the user node", () => {
-    const text = fs.readFileSync(path.join(__dirname, "..", "..", "task", "Dockerfile"), "utf8");
-    // A supported LTS (Node 20 reached its end of life in April 2026).
-    expect(text).toMatch(/^FROM node:(22|24)[.\d]*-bookworm-slim(@sha256:[0-9a-f]{64})?$/m);
+  it("the Dockerfile runs the bundle as the user node, on a base pinned by digest with its tag in a comment", () => {
+    const text = fs.readFileSync(path.join(ROOT, "task", "Dockerfile"), "utf8");
+    // A supported LTS (Node 20 reached its end of life in April 2026), one exact image: a digest, never a bare tag.
+    expect(text).toMatch(/^FROM node:(22|24)\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/m);
+    expect(text.match(/^FROM /gm)).toHaveLength(1);
+    const { version } = imageNode();
+    expect(text).toContain(`\n# node:${version}-bookworm-slim\nFROM node:${version}-bookworm-slim@sha256:`);
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/ENTRYPOINT \["node", .*"\/app\/index\.js", "run"\]/);
+  });
+
+  it("is built for the image's Node.js major, and its tests run it on the image's Node.js", () => {
+    const { version, major } = imageNode();
+    expect(bundleOptions("/unused").target).toBe(`node${major}`);
+    // The exact version is pinned for the platforms npm has it for, and that is what the tests run here.
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> };
+    expect(pkg.optionalDependencies).toMatchObject({ [binaryPackage("linux", "x64")]: version, [binaryPackage("darwin", "x64")]: version });
+    const running = execFileSync(TASK_NODE, ["--version"]).toString().trim();
+    if (fs.existsSync(path.join(ROOT, "node_modules", binaryPackage()))) expect(running).toBe(`v${version}`);
+    else expect(running.split(".")[0]).toBe(`v${major}`);
+  });
+
+  it("leaves npm scripts and npx on the machine's Node.js: the postinstall removes the .bin/node link of the binary packages", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.postinstall).toBe("node scripts/image-node.js unlink-bin");
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bin-"));
+    try {
+      const bin = path.join(root, "node_modules", ".bin");
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync(`../${binaryPackage()}/bin/node`, path.join(bin, "node"));
+      fs.symlinkSync("../vitest/vitest.mjs", path.join(bin, "vitest"));
+      unlinkBin(root);
+      expect(fs.readdirSync(bin)).toEqual(["vitest"]);
+      // Not npm's link into a binary package (a node the user put there): left alone.
+      fs.symlinkSync("/usr/local/bin/node", path.join(bin, "node"));
+      unlinkBin(root);
+      expect(fs.readdirSync(bin).sort()).toEqual(["node", "vitest"]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

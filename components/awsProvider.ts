@@ -1,0 +1,46 @@
+/**
+ * The stack's AWS provider: the `aws:` stack config exactly as the default provider would read it (region, profile,
+ * `aws:allowedAccountIds`, ...), plus default tags that every taggable AWS resource of the stack carries, so that
+ * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi.md, "Tags and
+ * costs"). An explicit provider, because the tags come from the validated `hubExport:` config, which the default
+ * provider cannot read.
+ */
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { PROJECT_NAME, type StackConfig } from "../config/schema";
+import { ALLOWED_ACCOUNTS_KEY, accountIdText } from "../config/preflight";
+
+/** The tags every taggable AWS resource of the stack carries, and the keys the cost query groups by. */
+export function stackTags(config: Pick<StackConfig, "clientName" | "environment">, stack: string): Record<string, string> {
+  return { project: PROJECT_NAME, stack, client: config.clientName, environment: config.environment };
+}
+
+// The runtime's own test of whether a config key is a secret (pinned with @pulumi/pulumi 3.248.0).
+const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(key: string): boolean };
+
+/**
+ * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for objects, lists,
+ * numbers and booleans), with the stack's tags over any `aws:defaultTags` of its own. Account ids are text, as the
+ * provider takes them (`pulumi config set --path` may have stored them as numbers). Secrets (keys, tokens) stay
+ * secret.
+ */
+export function awsProviderArgs(all: Record<string, string>, tags: Record<string, string>, isSecret: (key: string) => boolean = () => false): aws.ProviderArgs {
+  const args: Record<string, unknown> = {};
+  for (const [key, text] of Object.entries(all)) {
+    if (!key.startsWith("aws:")) continue;
+    let value: unknown = text;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // plain text
+    }
+    if (key === ALLOWED_ACCOUNTS_KEY && Array.isArray(value)) value = value.map((id) => accountIdText(id) ?? id);
+    args[key.slice("aws:".length)] = isSecret(key) ? pulumi.secret(value) : value;
+  }
+  const own = (args.defaultTags as { tags?: Record<string, string> } | undefined)?.tags ?? {};
+  return { ...args, defaultTags: { tags: { ...own, ...tags } } } as aws.ProviderArgs;
+}
+
+export function stackAwsProvider(config: StackConfig, stack: string): aws.Provider {
+  return new aws.Provider("aws", awsProviderArgs(pulumi.runtime.allConfig(), stackTags(config, stack), isConfigSecret));
+}

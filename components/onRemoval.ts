@@ -1,0 +1,71 @@
+/**
+ * What a `pulumi destroy` of the stack, or a change that renames its resources (a client rename), keeps and why, and
+ * what it removes that people will notice. The stack output `onRemoval` says it before any change (`pulumi stack
+ * output onRemoval`, `hub-export plan`), from the same choices the components make: each kept item names the resource
+ * types it covers, and test/components/onRemoval.test.ts holds every retained or protected resource of a plan to an
+ * item.
+ */
+import type { StackConfig } from "../config/schema";
+import type { RetentionOptions } from "./storage/platformBucket";
+
+export interface KeptItem {
+  what: string;
+  why: string;
+  /** The resource types it covers (none: kept outside the stack's state). */
+  types: string[];
+}
+
+export interface OnRemoval {
+  kept: KeptItem[];
+  /** Removed with consequences someone will notice. */
+  removed: string[];
+}
+
+export function onRemoval(config: StackConfig, retention: RetentionOptions, logGroupName: string): OnRemoval {
+  const kept: KeptItem[] = [];
+  const removed: string[] = [];
+  const protectedNote = retention.protect ? "; protected: a destroy stops on it until `pulumi state unprotect`" : "";
+
+  kept.push({
+    what: config.bucket.create ? "the bucket's shared objects: folder markers, the tagged template, the scripts templates" : "every object this stack wrote to the adopted bucket",
+    why: config.bucket.create ? "the platform environment's other pipelines use them" : "the bucket is the platform environment's, not this stack's",
+    types: ["aws:s3/bucketObjectv2:BucketObjectv2"],
+  });
+  kept.push({
+    what: "the publish and staging schemas, the common tables and this client's run tables",
+    why: `they hold the HR data, the messages and the run history, and the common tables are shared by the environment's clients${protectedNote}`,
+    types: ["postgresql:index/schema:Schema", "pulumi-nodejs:dynamic/hubExport:SqlBaseline", "pulumi-nodejs:dynamic/hubExport:ClientRunTables"],
+  });
+  if (config.scriptsRelease) {
+    kept.push({ what: "the scripts release in Tools/hub_python_scripts/", why: "the folder is the platform environment's", types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"] });
+  }
+  kept.push({ what: "the hub tenants' routing rules", why: "the hub's cfg API has no delete: ask the hub team to remove the rows from cfg_routing_rule", types: [] });
+  if (retention.protect && config.bucket.create) kept.push({ what: "the created bucket", why: "prod's data; protected", types: ["aws:s3/bucket:Bucket"] });
+  if (retention.protect && !config.bucket.kmsKeyArn) kept.push({ what: "the stack's KMS key", why: "it decrypts every object, record and log it encrypted; protected", types: ["aws:kms/key:Key"] });
+  if (retention.protect) {
+    kept.push({
+      what: `the log group ${logGroupName} with the runs' logs`,
+      why: `the record of what prod exported; its logs expire after ${config.task.logRetentionDays} days (hubExport:task.logRetentionDays), and a renamed stack writes to a new one`,
+      types: ["aws:cloudwatch/logGroup:LogGroup"],
+    });
+  } else {
+    removed.push(`the log group ${logGroupName}, with its logs`);
+  }
+
+  if (config.image.promoted) {
+    removed.push(`nothing of the image: this stack runs ${config.image.promoted} from the build stack's repository, which keeps it`);
+  } else if (config.image.pullAccounts.length > 0) {
+    kept.push({
+      what: "the image repository with every tagged image",
+      why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does`,
+      types: ["aws:ecr/repository:Repository", "aws:ecr/repositoryPolicy:RepositoryPolicy"],
+    });
+  } else {
+    removed.push("the image repository with its images");
+  }
+  removed.push(
+    "the alerts topic with its subscriptions: after a rename, every email address gets AWS's confirmation mail again and must confirm it, and each https endpoint must confirm again",
+    "the connection records, at once (no recovery window: they are derived from the config)",
+  );
+  return { kept, removed };
+}

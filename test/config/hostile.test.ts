@@ -1,0 +1,130 @@
+/**
+ * Hostile stack values: each is refused before anything is declared, with one line naming its key, by validation,
+ * `hub-export validate` and `hub-export plan` alike (exit 1, never the internal error's 70).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { ConfigError, validateStackConfig } from "../../config/validate";
+import { stackFilePath } from "../../config/load";
+import { rawConfig } from "../support/rawConfig";
+import { runCli } from "../support/cli";
+
+type Raw = ReturnType<typeof rawConfig>;
+
+const PROJECT = path.resolve(__dirname, "..", "..");
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-hostile-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const HUGE = "x".repeat(100_000);
+
+/** [what, the key its one line names, edit] */
+const HOSTILE: [string, string, (c: Raw) => void][] = [
+  ["NUL in codebase", "platTenants[0].codebase", (c) => (c.platTenants[0].codebase = "US\u0000")],
+  ["escape sequence in gblOrUs", "platTenants[0].gblOrUs", (c) => (c.platTenants[0].gblOrUs = "\u001b[2JUS")],
+  ["right-to-left override in secureViewSource", "platTenants[0].secureViewSource", (c) => (c.platTenants[0].secureViewSource = "view\u202Etxt.exe")],
+  ["100 kB connectorId", "platTenants[1].connectorId", (c) => (c.platTenants[1].connectorId = HUGE)],
+  ["connectorId longer than its column", "platTenants[1].connectorId", (c) => (c.platTenants[1].connectorId = "c".repeat(257))],
+  ["codebase longer than its column", "platTenants[0].codebase", (c) => (c.platTenants[0].codebase = "U".repeat(65))],
+  ["NUL in a default (EmpTypeDefault)", "parameters.EmpTypeDefault", (c) => (c.parameters = { EmpTypeDefault: "Sa\u0000les" })],
+  ["newline in EmpGenderDefault", "parameters.EmpGenderDefault", (c) => (c.parameters = { EmpGenderDefault: "Not\nDeclared" })],
+  ["NUL in a hub environmentName", "hub.regions.US.environmentName", (c) => (c.hub.regions.US.environmentName = "hub-qa\u0000")],
+  ["bell in a queue description", "queues.EU.description", (c) => (c.queues.EU.description = "EU\u0007")],
+  ["lone surrogate in clientId", "hubTenants[0].clientId", (c) => (c.hubTenants[0].clientId = "acme\uD800")],
+  ["whitespace in clientId", "hubTenants[0].clientId", (c) => (c.hubTenants[0].clientId = "acme us")],
+  ["newline in clientAccessId", "queues.US.clientAccessId", (c) => (c.queues.US.clientAccessId = "id\nX-Injected: 1")],
+  ["NUL in a secret (its value never printed)", "database.admin.password", (c) => (c.database.admin.password = "pw\u0000")],
+  ["100 kB secret", "hubTenants[1].clientSecret", (c) => (c.hubTenants[1].clientSecret = HUGE)],
+  ["queueName '..' (one level up in the publish URL)", "queues.US.queueName", (c) => (c.queues.US.queueName = "..")],
+  ["queueName '.'", "queues.US.queueName", (c) => (c.queues.US.queueName = ".")],
+  ["jobName '..' (an S3 key)", "jobName", (c) => (c.jobName = "..")],
+  ["a connection name with '..' (a secret's name)", "queues.US.connectionName", (c) => (c.queues.US.connectionName = "HUB..MQ")],
+  ["connectionStore.prefix climbing with '..'", "connectionStore.prefix", (c) => (c.connectionStore.prefix = "acme/../other")],
+  ["connectionStore.prefix with an empty part", "connectionStore.prefix", (c) => (c.connectionStore.prefix = "acme//qa")],
+  ["a bucket name with '..'", "bucket.name", (c) => (c.bucket.name = "acme..qa")],
+  ["a bucket name that is an IP address", "bucket.name", (c) => (c.bucket.name = "192.168.1.10")],
+  ["a hubContract path pointing ERS at the cfg API", "hubContract.ers.path", (c) => (c.hubContract = { ers: { path: "../../cfg/api/routingRules?tenantId={tenantId}" } })],
+  ["a hubContract path with encoded dots", "hubContract.intakeReport.path", (c) => (c.hubContract = { intakeReport: { path: "%2e%2e/cfg/api/x" } })],
+  ["a hubContract path with //", "hubContract.ers.path", (c) => (c.hubContract = { ers: { path: "entities//x" } })],
+  ["scriptsRelease.zip at an absolute path", "scriptsRelease.zip", (c) => (c.scriptsRelease = { zip: "/etc/hub_python_scripts.zip" })],
+  ["scriptsRelease.zip out of the project", "scriptsRelease.zip", (c) => (c.scriptsRelease = { zip: "../../hub_python_scripts.zip" })],
+  ["database.caBundle out of the project", "database.caBundle", (c) => (c.database.caBundle = "../../../etc/ssl/certs/ca-certificates.crt")],
+  ["cls.exports at /etc", "cls.exports", (c) => (c.cls = { exports: "/etc" })],
+  ["cls.exports with a backslash", "cls.exports", (c) => (c.cls = { exports: "cls\\..\\..\\etc" })],
+  ["a subnet id with a newline", "network.subnetIds[0]", (c) => (c.network.subnetIds = ["subnet-0123\nsubnet-0456"])],
+  ["an alert address with NUL", "alerts.email[0]", (c) => (c.alerts = { email: ["ops@acme.example.com\u0000"] })],
+  ["a KMS key that is not an ARN", "bucket.kmsKeyArn", (c) => (c.bucket.kmsKeyArn = "arn:\u0000")],
+  ["a cluster ARN of another service", "task.clusterArn", (c) => (c.task = { clusterArn: "arn:aws:iam::123456789012:role/x" })],
+  ["a schedule expression of 100 kB", "schedule.expression", (c) => (c.schedule.expression = `cron(${HUGE})`)],
+  ["an unknown key holding NUL", "tennants", (c) => (c.tennants = "\u0000")],
+];
+
+describe("hostile stack values", () => {
+  it.each(HOSTILE)("%s: refused with one line naming hubExport:%s", (_what, key, edit) => {
+    const raw = rawConfig();
+    edit(raw);
+    let error: ConfigError | undefined;
+    try {
+      validateStackConfig(raw, { source: "test", stack: "dev" });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const lines = error!.lines.slice(1);
+    expect(lines, lines.join("\n")).toHaveLength(1);
+    expect(lines[0].startsWith(`hubExport:${key}: `), lines[0]).toBe(true);
+    // Short, printable and without the value: a line of the terminal, never the 100 kB or a secret.
+    expect(lines[0].length).toBeLessThan(300);
+    expect(lines[0]).not.toMatch(/[\u0000-\u001f\u202e]|xxxxxxxxxx|pw/);
+  });
+
+  it("accepts the ordinary values next to them (the table's edits are what is refused)", () => {
+    expect(() => validateStackConfig(rawConfig(), { source: "test", stack: "dev" })).not.toThrow();
+  });
+});
+
+describe("validate and plan agree on a stack file's bad values, and exit 1", () => {
+  /** The committed qa file with `edit` applied, written under this test's folder (inside the project). */
+  function stackFile(name: string, edit: (config: Record<string, any>) => void): string {
+    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8")) as { config: Record<string, any> };
+    edit(doc.config);
+    const file = path.join(dir, name, "Pulumi.qa.yaml");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, YAML.stringify(doc));
+    return file;
+  }
+
+  async function both(file: string) {
+    const [validate, plan] = await Promise.all([runCli(["validate", "--file", file]), runCli(["plan", "--file", file])]);
+    return { validate, plan };
+  }
+
+  it("a cls.exports folder that is not there", async () => {
+    const missing = path.relative(PROJECT, path.join(dir, "no-such-exports"));
+    const { validate, plan } = await both(stackFile("missing-exports", (c) => (c["hubExport:cls"] = { exports: missing })));
+    expect([validate.code, plan.code]).toEqual([1, 1]);
+    expect(validate.stderr).toContain("cannot read the folder of exports (ENOENT)");
+    expect(plan.stderr).toContain("cannot read the folder of exports (ENOENT)");
+    expect(plan.stderr).not.toMatch(/internal error|    at /);
+  });
+
+  it("a cls.exports folder that leads out of the project through a symbolic link", async () => {
+    const link = path.join(dir, "exports-link");
+    fs.symlinkSync("/etc", link);
+    const { validate, plan } = await both(stackFile("linked-exports", (c) => (c["hubExport:cls"] = { exports: path.relative(PROJECT, link) })));
+    expect([validate.code, plan.code]).toEqual([1, 1]);
+    const line = `hubExport:cls.exports: ${path.relative(PROJECT, link)} leads out of the project folder (to /etc): keep it inside the project`;
+    expect(validate.stderr).toContain(line);
+    expect(plan.stderr).toContain(line);
+  });
+
+  it("a NUL in a value of the stack file", async () => {
+    const { validate, plan } = await both(stackFile("nul", (c) => (c["hubExport:platTenants"][0].codebase = "US\u0000")));
+    expect([validate.code, plan.code]).toEqual([1, 1]);
+    const line = "hubExport:platTenants[0].codebase: must not contain control or bidirectional-override characters (found U+0000)";
+    expect(validate.stderr).toContain(line);
+    expect(plan.stderr).toContain(line);
+  });
+});
