@@ -8,6 +8,10 @@
 import type { StackConfig } from "../config/schema";
 import type { RetentionOptions } from "./storage/platformBucket";
 
+/** Resources whose provider never deletes what they stand for (providers/sharedObjects.ts): kept without retainOnDelete. */
+export const SHARED_OBJECT_TYPE = "pulumi-nodejs:dynamic/hubExport:SharedObject";
+export const KEPT_BY_PROVIDER_TYPES: readonly string[] = [SHARED_OBJECT_TYPE];
+
 export interface KeptItem {
   what: string;
   why: string;
@@ -27,10 +31,13 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   const protectedNote = retention.protect ? "; protected: a destroy stops on it until `pulumi state unprotect`" : "";
 
   kept.push({
-    what: config.bucket.create ? "the bucket's shared objects: folder markers, the tagged template, the scripts templates" : "every object this stack wrote to the adopted bucket",
-    why: config.bucket.create ? "the platform environment's other pipelines use them" : "the bucket is the platform environment's, not this stack's",
-    types: ["aws:s3/bucketObjectv2:BucketObjectv2"],
+    what: "the bucket's shared objects: folder markers, the build's template, the scripts templates",
+    why: "the platform environment's other pipelines use them: they are created only where absent and never deleted",
+    types: [SHARED_OBJECT_TYPE],
   });
+  if (!config.bucket.create) {
+    kept.push({ what: "every object this stack wrote to the adopted bucket", why: "the bucket is the platform environment's, not this stack's", types: ["aws:s3/bucketObjectv2:BucketObjectv2"] });
+  }
   kept.push({
     what: "the publish and staging schemas, the common tables and this client's run tables",
     why: `they hold the HR data, the messages and the run history, and the common tables are shared by the environment's clients${protectedNote}`,

@@ -3,7 +3,7 @@
  * onRemoval), and that statement is the components' own choices: every retained or protected resource is covered.
  */
 import { describe, expect, it } from "vitest";
-import { onRemoval } from "../../components/onRemoval";
+import { KEPT_BY_PROVIDER_TYPES, onRemoval } from "../../components/onRemoval";
 import { retentionOf } from "../../components/hubExport";
 import { configFromEngine } from "../../config/load";
 import { editKey, repoStack } from "../fixtures/stacks";
@@ -16,7 +16,7 @@ describe("what a destroy or a rename keeps", () => {
     const config = configFromEngine(engine, stack);
     const removal = onRemoval(config, retentionOf(config), `/ecs/hub-export-acme-${stack}`);
     const coveredTypes = new Set(removal.kept.flatMap((k) => k.types));
-    const kept = run.resources.filter((r) => r.options.retainOnDelete || r.options.protect);
+    const kept = run.resources.filter((r) => r.options.retainOnDelete || r.options.protect || KEPT_BY_PROVIDER_TYPES.includes(r.type));
     expect(kept.length).toBeGreaterThan(0);
     for (const r of kept) expect(coveredTypes, `${r.type} ${r.name} is kept but onRemoval does not say so`).toContain(r.type);
     // And no claim without a resource behind it.

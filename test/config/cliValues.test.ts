@@ -3,6 +3,7 @@
  * integer: the account id and every id-like key must read it back as text, and the commands that the docs and the
  * preflight print must bring a stack to ready (not loop on the same command).
  */
+import { offlineObjectInspector } from "../../components/storage/objectGuard";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -84,7 +85,7 @@ describe("config values as the CLI stores them", () => {
 
     // The program's own preflight on the same values, as the engine hands them over (objects as JSON text).
     const engine = engineConfigFromStackFile(path.join(dir, `Pulumi.${stack}.yaml`));
-    const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: () => hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH }) });
+    const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: () => hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH, objectInspector: offlineObjectInspector() }) });
     expect(run.resources.map((r) => r.type)).toContain("hubExport:index:HubExport");
   });
 
