@@ -185,7 +185,8 @@ export class Publisher {
 
   private async enqueue(lane: Lane, messages: StoredMessage[]): Promise<void> {
     for (const message of messages) {
-      while (lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
+      // An empty lane takes a message whatever its size: what waits is bounded by the larger of the read-ahead and one message.
+      while (lane.size > 0 && lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
       lane.waiting.push(message);
       lane.waitingChars += message.body.length;
       this.pump(lane);
@@ -194,10 +195,11 @@ export class Publisher {
 
   /**
    * Starts the lane's batches while it has room: full batches of 10 (the last, smaller one when draining), within the
-   * broker's body limit and the bytes in flight.
+   * broker's body limit and the bytes in flight. A full read-ahead is sent as it is: no more messages can join it
+   * (the extract waits for room), so waiting for 10 would wait forever.
    */
   private pump(lane: Lane): void {
-    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
+    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize || lane.waitingChars >= READ_AHEAD_CHARS)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
       const { batch, bytes } = lane.nextBatch(
