@@ -11,3 +11,19 @@ export function entitiesText(body: string): string {
   if (at < 0 || !body.endsWith("]}")) throw new Error("not a hub message body");
   return body.slice(at + ENTITIES_MARKER.length, -2);
 }
+
+/**
+ * The header's transactionId, first in the header as json_build_object writes it: `{"header":{"transactionId" : "<id>"`.
+ * A message carries the transaction id of the run that publishes it, so a message of an earlier transaction that a
+ * later run publishes gets that run's id here, without parsing the body.
+ */
+const HEADER_TRANSACTION = /^\{"header":\{"transactionId" : "([0-9a-f-]{36})"/;
+
+/** The body with `transactionId` in its header (the body itself when it carries that id already). */
+export function withTransactionId(body: string, transactionId: string): string {
+  const m = HEADER_TRANSACTION.exec(body);
+  if (!m) throw new Error("not a hub message body");
+  if (m[1] === transactionId) return body;
+  const at = m[0].length - 37;
+  return body.slice(0, at) + transactionId + body.slice(at + 36);
+}

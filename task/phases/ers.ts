@@ -52,7 +52,7 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
       // Failed ones stay for the next run, and go to ERS once published.
       const published = rows.filter((r) => r.status === "PUBLISHED");
       for (const r of published) if (r.body === null) throw new Error(`${t.archive} has no row for the published message ${r.message_id} of ${t.messages}`);
-      if (published.length) yield published.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
+      if (published.length) yield published.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
     }
   }
 }
