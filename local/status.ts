@@ -4,7 +4,9 @@
  */
 import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
-import { HELD_BACK, type CodeCheckSummary } from "../task/cls/codeCheck";
+import type { CodeCheckSummary } from "../task/cls/codeCheck";
+import type { BadRowsReport } from "../task/phases/badRows";
+import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 
 export interface IntakeJobRow {
   transactionId: string;
@@ -17,18 +19,38 @@ export interface IntakeJobRow {
   error: string | null;
   /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
   unknownCodes: CodeCheckSummary | null;
+  /** Messages the run set aside, and the warehouse rows it found bad (detail.setAside, detail.badRows). */
+  setAside: number;
+  badRows: BadRowsReport | null;
   /** Per publish status, from HUB_<CLIENT>_MESSAGES_STATUS. */
   statusCounts: Record<string, number>;
 }
 
-export interface FailedMessage {
+/** A message as _STATUS and _ARCHIVE hold it. */
+export interface MessageRow {
   messageId: string;
-  /** FAILED, or HELD_BACK by the strict CLS check. */
+  /** PUBLISHED, FAILED, HELD_BACK, SET_ASIDE, SUPERSEDED, DISCARDED, PENDING (task/warehouse/messageStatus.ts). */
   status: string;
   hubTenantId: string;
   hubDestination: string;
+  recordCount: number;
+  employeeIds: string[];
   attempts: number;
   reason: string | null;
+  updatedAt: Date;
+  /** The transaction that extracted it (the one it carries is the _STATUS row's). */
+  extractedBy: string;
+}
+
+/** A warehouse row the extract holds back (HUB_<CLIENT>_ROWS_HELD_BACK). */
+export interface HeldRow {
+  employeeId: string;
+  kind: string;
+  reason: string;
+  copies: number;
+  firstHeldAt: Date;
+  heldAt: Date;
+  heldBy: string;
 }
 
 export interface RunInProgress {
@@ -60,15 +82,23 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
     counts: { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
     error: r.error,
     unknownCodes: null,
+    setAside: 0,
+    badRows: null,
     statusCounts: {},
   }));
   if (jobs.length) {
     const { rows: history } = await client.query(
-      `SELECT DISTINCT ON (transaction_id) transaction_id, detail -> 'unknownCodes' AS unknown_codes FROM ${s}.${TABLES.runHistory}
-        WHERE transaction_id = ANY($1::uuid[]) AND detail ? 'unknownCodes' ORDER BY transaction_id, recorded_at DESC`,
+      `SELECT DISTINCT ON (transaction_id) transaction_id, detail -> 'unknownCodes' AS unknown_codes, (detail ->> 'setAside')::int AS set_aside, detail -> 'badRows' AS bad_rows
+         FROM ${s}.${TABLES.runHistory}
+        WHERE transaction_id = ANY($1::uuid[]) AND event IN ('ExecutionCompleted', 'ExecutionFailed') ORDER BY transaction_id, recorded_at DESC`,
       [jobs.map((j) => j.transactionId)],
     );
-    for (const h of history) jobs.find((j) => j.transactionId === h.transaction_id)!.unknownCodes = h.unknown_codes;
+    for (const h of history) {
+      const job = jobs.find((j) => j.transactionId === h.transaction_id)!;
+      job.unknownCodes = h.unknown_codes;
+      job.setAside = h.set_aside ?? 0;
+      job.badRows = h.bad_rows;
+    }
   }
   // One grouped query per client's STATUS table for all listed transactions.
   for (const clientName of new Set(jobs.map((j) => j.clientName))) {
@@ -91,13 +121,62 @@ export async function runsInProgress(client: Client, schema: string, jobName: st
   return rows.map((r) => ({ transactionId: r.transaction_id, phase: r.phase, startedAt: r.started_at }));
 }
 
-export async function failedMessages(client: Client, schema: string, clientName: string, transactionId: string, limit = 1000): Promise<FailedMessage[]> {
-  const { rows } = await client.query(
-    `SELECT message_id, status, hub_tenant_id, hub_destination, attempts, reason FROM ${ident(schema)}.${ident(clientTables(clientName).status)}
-      WHERE transaction_id = $1 AND status IN ('FAILED', '${HELD_BACK}') ORDER BY status, message_id LIMIT $2`,
-    [transactionId, limit],
-  );
-  return rows.map((r) => ({ messageId: r.message_id, status: r.status, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
+const MESSAGE_COLUMNS = `s.message_id, s.status, s.hub_tenant_id, s.hub_destination, a.record_count, a.employee_ids, s.attempts, s.reason, s.updated_at, a.transaction_id AS extracted_by`;
+
+function messageRow(r: Record<string, unknown>): MessageRow {
+  return {
+    messageId: r.message_id as string,
+    status: r.status as string,
+    hubTenantId: r.hub_tenant_id as string,
+    hubDestination: r.hub_destination as string,
+    recordCount: r.record_count as number,
+    employeeIds: r.employee_ids as string[],
+    attempts: r.attempts as number,
+    reason: r.reason as string | null,
+    updatedAt: r.updated_at as Date,
+    extractedBy: r.extracted_by as string,
+  };
+}
+
+/**
+ * The messages of a transaction as _STATUS holds them (a message carries the transaction id of the run that publishes
+ * it, so the PUBLISHED ones are what the hub received under that id), by messageId, a page at a time: `received` the
+ * published ones, otherwise the others (failed, held back, set aside, superseded) with their reasons.
+ */
+export async function* transactionMessages(client: Client, schema: string, clientName: string, transactionId: string, received: boolean, pageSize = 1000): AsyncGenerator<MessageRow[]> {
+  const t = clientTables(clientName);
+  let after = "00000000-0000-0000-0000-000000000000";
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id
+        WHERE s.transaction_id = $1 AND (s.status = '${MESSAGE_STATUS.published}') = $2 AND s.message_id > $3 ORDER BY s.message_id LIMIT $4`,
+      [transactionId, received, after, pageSize],
+    );
+    if (rows.length === 0) return;
+    yield rows.map(messageRow);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1].message_id;
+  }
+}
+
+/** The client's set-aside messages (no run retries them), oldest first, and how many there are. */
+export async function setAsideMessages(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; messages: MessageRow[] }> {
+  const t = clientTables(clientName);
+  const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
+  const { rows } = await client.query(`SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`, [limit]);
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`);
+  return { total: count[0].n, messages: rows.map(messageRow) };
+}
+
+/** The warehouse rows the client's extract holds back now (duplicate or blank ids, mapping errors), and how many. */
+export async function rowsHeldBack(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; rows: HeldRow[] }> {
+  const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
+  const { rows } = await client.query(`SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`, [limit]);
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+  return {
+    total: count[0].n,
+    rows: rows.map((r) => ({ employeeId: r.employee_id, kind: r.kind, reason: r.reason, copies: r.copies, firstHeldAt: r.first_held_at, heldAt: r.held_at, heldBy: r.held_by })),
+  };
 }
 
 export interface HistoryRow {

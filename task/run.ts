@@ -16,6 +16,7 @@ import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
 import { finish, HISTORY_ACTOR } from "./phases/finish";
+import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";
 import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
@@ -84,6 +85,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
 
     let streamed = 0;
     let ersFailed = 0;
+    let badRows: BadRowsReport = {};
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -97,7 +99,9 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
         for await (const page of pendingMessages(ctx, resumeAt)) await publisher.submit(await screened(page));
       });
       if (run.phase === "EXTRACT") {
-        const totals = await timed("extract", () => extract(ctx, async (messages) => publisher.submit(await screened(messages))));
+        // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
+        badRows = await timed("extract", () => findBadRowsUpFront(ctx));
+        const totals = await timed("extract", () => extract(ctx, async (messages) => publisher.submit(await screened(messages)), (superseded) => publisher.forget(superseded)));
         await setPhase(lock, config.tables, run, "PUBLISH");
         log.info({ event: "extract.done", ...totals }, "extract done");
       }
@@ -116,13 +120,13 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     }
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
-    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }));
+    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     await closeRun(lock, config.tables, run);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     // The metrics first: run.done stays the run's last line.
-    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack } });
+    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack, setAside: result.counts.setAside } });
     log.info(
       { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,

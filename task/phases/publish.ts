@@ -16,9 +16,14 @@ import type { Link } from "../http/concurrency";
 import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
+import { withTransactionId } from "../mapping/messageBody";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
+  /**
+   * The transaction id the message carries (properties, body header, ERS, _STATUS): that of the run publishing it,
+   * also for a message an earlier transaction extracted (task/README.md, "Transaction ids").
+   */
   transactionId: string;
   seq: string;
   messageId: string;
@@ -40,6 +45,8 @@ interface Pending {
   message: StoredMessage;
   out: OutgoingMessage;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** One hub destination: its broker, the messages waiting for a batch, and its batches in progress. */
 export class Lane {
@@ -81,11 +88,20 @@ export class Lane {
    * Takes the next batch: up to 10 waiting messages whose joined body stays under the broker's limit. A message over
    * the limit by itself is never sent: it goes to `refuse` with its outcome. `build` makes a message's JSON.
    */
-  nextBatch(build: (m: StoredMessage) => OutgoingMessage, refuse: (m: StoredMessage, outcome: MessageOutcome) => void): { batch: Pending[]; bytes: number } {
+  nextBatch(
+    build: (m: StoredMessage) => OutgoingMessage,
+    refuse: (m: StoredMessage, outcome: MessageOutcome) => void,
+    /** Messages not to send after all (superseded while they waited): they leave the lane unsent. */
+    dropped: ReadonlySet<string> = NONE,
+  ): { batch: Pending[]; bytes: number } {
     const batch: Pending[] = [];
     let bytes = 2;
     while (this.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
       const next = this.waiting[this.head];
+      if (dropped.has(next.messageId)) {
+        this.take();
+        continue;
+      }
       const out = this.headOut ?? build(next);
       const early = tooLarge(out);
       if (early) {
@@ -125,6 +141,8 @@ export class Publisher {
   private failure?: Error;
   /** Properties' JSON texts, the same for every message of a transaction and tenant with one record count. */
   private readonly properties = new Map<string, string>();
+  /** Messages superseded by a newer extract while they waited in a lane (supersede.ts): not sent. */
+  private readonly dropped = new Set<string>();
 
   constructor(private readonly ctx: RunContext) {
     const { config, dispatcher, settings, links } = ctx;
@@ -133,7 +151,7 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, dispatcher, settings.retry, link), link));
     }
-    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE);
+    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs);
     this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
@@ -173,6 +191,11 @@ export class Publisher {
     if (this.failure) throw this.failure;
   }
 
+  /** Messages a newer extract superseded: those still waiting are not sent (their status says SUPERSEDED already). */
+  forget(messageIds: readonly string[]): void {
+    for (const id of messageIds) this.dropped.add(id);
+  }
+
   counts() {
     return {
       published: this.status.published,
@@ -205,6 +228,7 @@ export class Publisher {
       const { batch, bytes } = lane.nextBatch(
         (m) => outgoing(m, this.propertiesJson(m)),
         (m, early) => this.track(this.record([m], [early])),
+        this.dropped,
       );
       while (lane.room.length && lane.waitingChars < READ_AHEAD_CHARS) lane.room.shift()!();
       if (batch.length) this.send(lane, batch, bytes);
@@ -275,7 +299,8 @@ export function propertiesJson(m: StoredMessage, systemCode: string, contract: Q
 
 /**
  * Messages stored before this run's extract that are not PUBLISHED yet: failed ones of earlier runs (retried with
- * their messageId), and those of this transaction extracted before a kill. Oldest transaction first, by seq.
+ * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill.
+ * Oldest transaction first, by seq.
  */
 export async function* pendingMessages(ctx: RunContext, before: Date, pageSize = 1000): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
@@ -300,7 +325,8 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
       after = rows[rows.length - 1].seq;
       const pending = rows.filter((r) => !r.published);
       for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
-      if (pending.length) yield pending.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
+      const run = ctx.run.transactionId;
+      if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
     }
   }
 }

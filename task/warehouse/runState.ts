@@ -20,6 +20,10 @@ export interface FinalCounts {
   failed: number;
   /** Held back by the strict CLS check (status HELD_BACK): not failed, retried once the load sheet has their codes. */
   heldBack: number;
+  /** Set aside by this run (status SET_ASIDE: refused for good by set_aside_after_runs runs): a warning, not a failure. */
+  setAside: number;
+  /** Left unpublished because newer messages carry their employees (status SUPERSEDED). */
+  superseded: number;
   retried: number;
   ersEntities: number;
   /** Per tenant id: what the HRSYS API is told. */

@@ -119,8 +119,12 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART (
   -- [tenant id, country code] pairs scanned: their watermarks advance when the run finishes.
   pairs          jsonb NOT NULL DEFAULT '[]',
   done           boolean NOT NULL DEFAULT false,
+  -- records_per_hub_message > 1: employees of the part's last messages that are not full yet, written with the next
+  -- chunk (or, once every part is done, with the other parts' in the run's last messages).
+  carry          text[] NOT NULL DEFAULT '{}',
   PRIMARY KEY (transaction_id, part)
 );
+ALTER TABLE <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART ADD COLUMN IF NOT EXISTS carry text[] NOT NULL DEFAULT '{}';
 
 -- Per tenant, what the run in progress has done so far: messages leave the client's work queue as they are published
 -- and sent to ERS, not all at the end, and these are the counts of its intake job.

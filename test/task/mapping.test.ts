@@ -40,8 +40,8 @@ describe("mapping employees to User entities", () => {
     try {
       await f.pool.query(extractChunkSql(t, perMessage), extractChunkValues({
         transactionId: TX, clientName: "ACME", tenantIds: [TENANTS.US.hubTenantId, TENANTS.EU.hubTenantId], destinations: ["HUB_MQ_US_TEST", "HUB_MQ_EU_TEST"], platRegions: ["US", "EU"],
-        idlDate: "1901-01-01T00:00:00", upperBound: "2100-01-01T00:00:00", after: "", through: "ZZZ", seqOffset: 0, systemCode: "HRSYS", empTypeDefault: "Sales", empGenderDefault: "Not_Declared", createdAt: "2026-11-22T00:00:00Z",
-      }));
+        idlDate: "1901-01-01T00:00:00", upperBound: "2100-01-01T00:00:00", after: "", through: "ZZZ", seqOffset: 0, systemCode: "HRSYS", empTypeDefault: "Sales", empGenderDefault: "Not_Declared", createdAt: "2026-11-22T00:00:00Z", final: true,
+      }, perMessage));
       const { rows } = await f.pool.query(`SELECT message_id, body, record_count, hub_tenant_id, country_code, employee_ids FROM ${f.t.archive} ORDER BY seq`);
       // The body is written once, to _ARCHIVE; the run's work queue gets the same messages, ids only.
       const { rows: queued } = await f.pool.query(`SELECT message_id, record_count, hub_tenant_id FROM ${f.t.messages} ORDER BY seq`);
