@@ -11,7 +11,7 @@ import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent } from "./http/retry";
 import { Links } from "./http/links";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type RunState } from "./warehouse/runState";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type OpenedRun } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
@@ -61,7 +61,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const params = config.definition.parameters;
   const lock = await config.pool.connect();
-  let run: RunState | undefined;
+  let run: OpenedRun | undefined;
   try {
     await lockClient(lock, params.client_name);
     run = await openRun(lock, config.tables, config.definition);
@@ -75,9 +75,10 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       ctx = { ...ctx, run };
     }
     log.info(
-      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
+      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, upperBound: run.upperBound, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
       run.resumed ? "resuming the unfinished transaction" : "opened a new transaction",
     );
+    logUpperBound(log, run);
     if (!run.startedReported) {
       await timed("report", () => reportIntakeJob(ctx, "STARTED"));
       await markStartedReported(lock, config.tables, run);
@@ -156,6 +157,22 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     lock.release();
     await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
   }
+}
+
+/** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */
+const LONG_HOLD_SECONDS = 15 * 60;
+
+/** Why a new run's upper bound is where it is, when that is worth knowing (task/README.md, "Change capture"). */
+function logUpperBound(log: Logger, run: OpenedRun): void {
+  if (run.resumed) return;
+  const { heldBy } = run;
+  if (heldBy) {
+    const line = { event: "run.upperBound", upperBound: run.upperBound, heldBy };
+    if (heldBy.seconds > LONG_HOLD_SECONDS) log.warn(line, `an open transaction (session pid ${heldBy.pid}${heldBy.applicationName ? `, ${heldBy.applicationName}` : ""}) started ${heldBy.seconds} s before this run: changes since then wait for it to end`);
+    else log.info(line, "the upper bound stays below the oldest open transaction of the warehouse");
+  }
+  if (!run.horizonKnown) log.warn({ event: "run.upperBound", upperBound: run.upperBound }, "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')");
+  if (run.hiddenSessions > 0) log.warn({ event: "run.upperBound", hiddenSessions: run.hiddenSessions }, `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`);
 }
 
 /** The process's peak resident set (VmHWM), in MB. */

@@ -93,7 +93,7 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
       transactionId: tx,
       event: status,
       actor: HISTORY_ACTOR,
-      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, ...totals, ...(error ? { error } : {}), ...(setAside.length ? { setAsideMessages: setAside } : {}), ...(Object.keys(bad).length ? { badRows: bad } : {}), ...detail },
+      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, upperBound: ctx.run.upperBound, ...totals, ...(error ? { error } : {}), ...(setAside.length ? { setAsideMessages: setAside } : {}), ...(Object.keys(bad).length ? { badRows: bad } : {}), ...detail },
     });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
