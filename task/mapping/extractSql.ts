@@ -71,12 +71,15 @@ export interface ExtractedMessage {
   carry?: string[] | null;
 }
 
-/** [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). */
+/**
+ * [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). A row
+ * without a country has no watermark (its employee is looked at by every run until it has one).
+ */
 export function chunkPairsSql(t: ExtractTables): string {
   return `SELECT DISTINCT t.hub_tenant_id, e.country_code
       FROM ${t.publishSchema}.${PUBLISH_TABLES.employee} e
       JOIN unnest($1::text[], $2::text[]) AS t(hub_tenant_id, plat_region) ON t.plat_region = e.plat_region
-     WHERE e.employee_id > $3 AND e.employee_id <= $4`;
+     WHERE e.employee_id > $3 AND e.employee_id <= $4 AND e.country_code IS NOT NULL`;
 }
 
 /**

@@ -64,11 +64,3 @@ export function ersRequestBody(transactionId: string, systemCode: string, entiti
   pieces.push("]}");
   return utf8Body(pieces);
 }
-
-/** Splits one message's entities (JSON texts joined by commas) into slices of at most `size`. */
-export function splitEntities(entities: string, size: number): string[][] {
-  const all = (JSON.parse(`[${entities}]`) as unknown[]).map((e) => JSON.stringify(e));
-  const slices: string[][] = [];
-  for (let i = 0; i < all.length; i += size) slices.push(all.slice(i, i + size));
-  return slices;
-}
