@@ -17,6 +17,7 @@ import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
+import { withBodies } from "../warehouse/archive";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
@@ -311,17 +312,19 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      // A page by seq (the index), each message's status by its key; published ones are skipped here.
-      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string | null; published: boolean }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body, coalesce(st.status = 'PUBLISHED', false) AS published
+      // A page by seq (the index), each message's status by its key; published ones are skipped here. Bodies are
+      // read for as many as fit a page of bodies (withBodies), the rest come with the next page.
+      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; published: boolean }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = 'PUBLISHED', false) AS published
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
-           LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
           ORDER BY p.seq`,
         [tx, after, before, pageSize],
       );
-      if (rows.length === 0) break;
+      if (listed.length === 0) break;
+      const rows = await withBodies(pool, t, listed);
       after = rows[rows.length - 1].seq;
       const pending = rows.filter((r) => !r.published);
       for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);

@@ -9,6 +9,7 @@
  * queueing the FAILED and HELD_BACK messages of _ARCHIVE again, and when one leaves the queue its one _ARCHIVE row
  * records the run (archived_by); no second row is written.
  */
+import type { Pool } from "pg";
 import type { RunTables } from "./tables";
 import { MESSAGE_STATUS } from "./messageStatus";
 
@@ -67,4 +68,23 @@ export function requeueFailedSql(t: RunTables): string {
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.status IN ('${MESSAGE_STATUS.failed}', '${MESSAGE_STATUS.heldBack}')
      ON CONFLICT (message_id) DO NOTHING`;
+}
+
+/** Bytes of bodies read back from _ARCHIVE at a time, at most (at least one message): a page of large messages stays bounded. */
+export const BODY_PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The first rows (in their order, each with its body's size in `bytes`, null when it needs no body) whose bodies
+ * together fit BODY_PAGE_BYTES (at least one row), with those bodies read from _ARCHIVE (null for those that need
+ * none). `octet_length` of a stored body reads its size, not the body.
+ */
+export async function withBodies<T extends { message_id: string; bytes: number | null }>(pool: Pool, t: Pick<RunTables, "archive">, rows: T[]): Promise<(T & { body: string | null })[]> {
+  let bytes = 0;
+  let n = 0;
+  while (n < rows.length && (n === 0 || bytes + (rows[n].bytes ?? 0) <= BODY_PAGE_BYTES)) bytes += rows[n++].bytes ?? 0;
+  const page = rows.slice(0, n);
+  const wanted = page.filter((r) => r.bytes !== null).map((r) => r.message_id);
+  const { rows: bodies } = wanted.length ? await pool.query<{ message_id: string; body: string }>(`SELECT message_id, body FROM ${t.archive} WHERE message_id = ANY($1::uuid[])`, [wanted]) : { rows: [] };
+  const byId = new Map(bodies.map((b) => [b.message_id, b.body]));
+  return page.map((r) => ({ ...r, body: byId.get(r.message_id) ?? null }));
 }
