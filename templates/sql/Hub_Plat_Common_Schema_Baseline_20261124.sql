@@ -94,7 +94,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
   -- Runs that worked on this transaction (1 + resumes).
   attempts         integer NOT NULL DEFAULT 1,
   started_reported boolean NOT NULL DEFAULT false,
-  -- Changes up to this database time belong to the run; the watermarks of the tenants/countries scanned advance to it.
+  -- Changes up to this time belong to the run (the database time less change_lag_seconds, kept below the start of the
+  -- oldest open transaction: task/README.md); the watermarks of the tenants/countries scanned advance to it.
   upper_bound      timestamp NOT NULL,
   -- Set when finished in the database: the intake job's status and counts, still to be reported to HRSYS.
   final_status     text NULL CHECK (final_status IN ('ExecutionCompleted', 'ExecutionFailed')),
