@@ -13,8 +13,9 @@ import { UserError } from "../core/errors";
 import { TABLES, clientTables } from "../core/naming";
 import { MESSAGE_STATUS, type MessageStatus } from "../task/warehouse/messageStatus";
 import { ident, lockForOperator } from "./runLock";
+import type { RunHistoryEvent } from "../task/warehouse/runHistory";
 
-export type MessageAction = "Discard" | "Retry";
+export type MessageAction = Extract<RunHistoryEvent, "Discard" | "Retry">;
 
 export interface MessageActionInput {
   stagingSchema: string;

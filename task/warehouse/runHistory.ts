@@ -1,11 +1,12 @@
 /**
  * HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. `event` is ExecutionCompleted,
- * ExecutionFailed, Stopped, Refused or Reload; `detail` carries the counts and issue-specific keys (unknownCodes, ...).
+ * ExecutionFailed, Stopped, Refused, or an operator's Reload, Discard or Retry (operate/); `detail` carries the counts
+ * and issue-specific keys (unknownCodes, setAside, badRows, ...).
  */
 import type { ClientBase } from "pg";
 import type { RunTables } from "./tables";
 
-export type RunHistoryEvent = "ExecutionCompleted" | "ExecutionFailed" | "Stopped" | "Refused" | "Reload";
+export type RunHistoryEvent = "ExecutionCompleted" | "ExecutionFailed" | "Stopped" | "Refused" | "Reload" | "Discard" | "Retry";
 
 export interface RunHistoryEntry {
   clientName: string;
