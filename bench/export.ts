@@ -195,8 +195,8 @@ async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof prov
     extractChunkValues({
       transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platTenantsWithHub(platform.config).map((x) => x.hub.hubTenantId),
       destinations: platTenantsWithHub(platform.config).map((x) => platform.config.queues[x.hub.hubRegion]!.connectionName), platRegions: platform.config.platTenants.map((x) => x.platRegion),
-      idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(),
-    }),
+      idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(), final: true,
+    }, p.records_per_hub_message),
   );
   return { seconds: secs(Date.now() - t), messages: rows[0].messages, chars: Number(rows[0].chars) };
 }

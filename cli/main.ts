@@ -16,6 +16,8 @@ export const COMMANDS: Record<string, string> = {
   status: "commands/status",
   "run-now": "commands/runNow",
   reload: "commands/reload",
+  discard: "commands/discard",
+  retry: "commands/retry",
   cls: "commands/cls",
   hub: "commands/hub",
   bench: "commands/bench",

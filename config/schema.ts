@@ -26,6 +26,12 @@ export const PARAMETER_DEFAULTS = {
   EmpGenderDefault: "Not_Declared",
 } as const;
 
+/** The defaults of the export task's own parameters (task/README.md, "Change capture" and "Poison messages"). */
+export const TASK_PARAMETER_DEFAULTS = {
+  change_lag_seconds: 0,
+  set_aside_after_runs: 3,
+} as const;
+
 /** Identifiers used unquoted in SQL: PostgreSQL folds them to lower case, and they must fit 63 bytes. */
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const sqlIdentifier = (what: string) =>
@@ -123,6 +129,10 @@ export const parametersSchema = z.strictObject({
   system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(PARAMETER_DEFAULTS.system_code),
   EmpTypeDefault: text(64).default(PARAMETER_DEFAULTS.EmpTypeDefault),
   EmpGenderDefault: text(64).default(PARAMETER_DEFAULTS.EmpGenderDefault),
+  // The export task's own parameters (not the specification's), task/README.md: how far a loader's changed_at may lie
+  // behind the moment its change commits, and how many runs retry a message the broker refuses for good.
+  change_lag_seconds: z.number().int("must be an integer").min(0, "must be 0 or more").max(7 * 24 * 3600, "must be at most a week (604800)").default(TASK_PARAMETER_DEFAULTS.change_lag_seconds),
+  set_aside_after_runs: positiveInt.max(100, "must be at most 100").default(TASK_PARAMETER_DEFAULTS.set_aside_after_runs),
 });
 
 /**
@@ -413,7 +423,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     jobName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
     publishSchema: qualifiedSchema,
     stagingSchema: qualifiedSchema,
-    parameters: parametersSchema.default(PARAMETER_DEFAULTS),
+    parameters: parametersSchema.prefault({}),
     /** The assumed hub calls; absent: today's behaviour (HUB_CONTRACT_DEFAULTS). */
     hubContract: hubContractSchema.prefault({}),
     bucket: bucketSchema,

@@ -221,6 +221,15 @@ export function isTransientStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
+/**
+ * A refusal of the message itself, which no retry of the same message can change: a 4xx other than 401 (credentials),
+ * 403 (a destination refusing for now), 408 (a timeout) and 409 (a conflict) and 429. Runs that meet it count towards
+ * setting the message aside (the parameter set_aside_after_runs); other failures are retried by every run.
+ */
+export function isPermanentRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 408, 409, 429].includes(status);
+}
+
 function stripSlash(url: string): string {
   return url.replace(/\/+$/, "");
 }

@@ -4,7 +4,8 @@
  * the monitoring component's alarms and dashboard read them, and local mode prints them: the names live here only.
  *
  * One record per hub region with that region's published, failed and ERS counts, and one with Region = ALL carrying the
- * run's totals (held back too: it is counted per run), its duration and its outcome (one of the Runs* metrics is 1).
+ * run's totals (held back and set aside too: they are counted per run), its duration and its outcome (one of the Runs*
+ * metrics is 1).
  * Dimensions: JobName and Region.
  */
 
@@ -19,6 +20,8 @@ export const METRICS = {
   published: "MessagesPublished",
   failed: "MessagesFailed",
   heldBack: "MessagesHeldBack",
+  /** Messages set aside by the run (refused for good by set_aside_after_runs runs): an alarm-worthy count. */
+  setAside: "MessagesSetAside",
   ersEntities: "ErsEntities",
   duration: "RunDurationSeconds",
   completed: "RunsCompleted",
@@ -41,6 +44,7 @@ export interface MessageCounts {
   published: number;
   failed: number;
   heldBack: number;
+  setAside: number;
   ersEntities: number;
 }
 
@@ -72,8 +76,11 @@ const COUNTS: [keyof MessageCounts, string][] = [
   ["published", METRICS.published],
   ["failed", METRICS.failed],
   ["heldBack", METRICS.heldBack],
+  ["setAside", METRICS.setAside],
   ["ersEntities", METRICS.ersEntities],
 ];
+/** Counted per run, not per region. */
+const RUN_ONLY: (keyof MessageCounts)[] = ["heldBack", "setAside"];
 
 function record(input: RunMetricsInput, region: string, values: Record<string, number>, units: Record<string, "Count" | "Seconds">, properties: Record<string, unknown> = {}): EmfRecord {
   return {
@@ -91,12 +98,12 @@ function record(input: RunMetricsInput, region: string, values: Record<string, n
 /** The EMF records of one run: per hub region (when counts are final), then the run's own. */
 export function runMetricRecords(input: RunMetricsInput): EmfRecord[] {
   const records: EmfRecord[] = [];
-  const totals: MessageCounts = { published: 0, failed: 0, heldBack: 0, ersEntities: 0 };
+  const totals: MessageCounts = { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 };
   for (const [region, counts] of Object.entries(input.regions ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     const values: Record<string, number> = {};
     for (const [key, name] of COUNTS) {
       totals[key] += counts[key];
-      if (key !== "heldBack") values[name] = counts[key];
+      if (!RUN_ONLY.includes(key)) values[name] = counts[key];
     }
     records.push(record(input, region, values, {}));
   }

@@ -24,10 +24,13 @@ export const SHARED_TABLE_ACCESS = {
   appendOnly: [TABLES.intakeJob],
 } as const;
 
-/** HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS. */
+/**
+ * HUB_<CLIENT_NAME>_MESSAGES, _ARCHIVE and _STATUS; HUB_<CLIENT_NAME>_ROWS_HELD_BACK (warehouse rows the extract holds
+ * back) and the function HUB_<CLIENT_NAME>_OLDEST_XACT() (the start of the oldest open transaction).
+ */
 export function clientTables(clientName: string) {
   const base = `HUB_${clientName}_MESSAGES`;
-  return { messages: base, archive: `${base}_ARCHIVE`, status: `${base}_STATUS` };
+  return { messages: base, archive: `${base}_ARCHIVE`, status: `${base}_STATUS`, rowsHeldBack: `HUB_${clientName}_ROWS_HELD_BACK`, oldestXact: `HUB_${clientName}_OLDEST_XACT` };
 }
 
 /** `PLATDB.staging` → `staging`: the pipeline parameter staging_schema_only. */

@@ -4,7 +4,9 @@
  */
 import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
-import { HELD_BACK, type CodeCheckSummary } from "../task/cls/codeCheck";
+import type { CodeCheckSummary } from "../task/cls/codeCheck";
+import type { BadRowsReport } from "../task/phases/badRows";
+import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 
 /** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
 export interface IntakeJobRow {
@@ -19,18 +21,38 @@ export interface IntakeJobRow {
   error: string | null;
   /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
   unknownCodes: CodeCheckSummary | null;
+  /** Messages the run set aside, and the warehouse rows it found bad (detail.setAside, detail.badRows). */
+  setAside: number;
+  badRows: BadRowsReport | null;
   /** Per publish status, from HUB_<CLIENT>_MESSAGES_STATUS. */
   statusCounts: Record<string, number>;
 }
 
-export interface FailedMessage {
+/** A message as _STATUS and _ARCHIVE hold it. */
+export interface MessageRow {
   messageId: string;
-  /** FAILED, or HELD_BACK by the strict CLS check. */
+  /** PUBLISHED, FAILED, HELD_BACK, SET_ASIDE, SUPERSEDED, DISCARDED, PENDING (task/warehouse/messageStatus.ts). */
   status: string;
   hubTenantId: string;
   hubDestination: string;
+  recordCount: number;
+  employeeIds: string[];
   attempts: number;
   reason: string | null;
+  updatedAt: Date;
+  /** The transaction that extracted it (the one it carries is the _STATUS row's). */
+  extractedBy: string;
+}
+
+/** A warehouse row the extract holds back (HUB_<CLIENT>_ROWS_HELD_BACK). */
+export interface HeldRow {
+  employeeId: string;
+  kind: string;
+  reason: string;
+  copies: number;
+  firstHeldAt: Date;
+  heldAt: Date;
+  heldBy: string;
 }
 
 export interface RunInProgress {
@@ -57,7 +79,8 @@ export function completedRuns(schema: string): string {
                   (h.detail ->> 'startedAt')::timestamptz AS started_at, h.recorded_at AS finished_at, h.detail ->> 'buildNumber' AS build_number,
                   ${count("extracted")} AS extracted_count, ${count("messages")} AS message_count, ${count("published")} AS published_count,
                   ${count("failed")} AS failed_count, ${count("heldBack")} AS held_back_count, ${count("retried")} AS retried_count,
-                  ${count("ersEntities")} AS ers_entity_count, h.detail ->> 'error' AS error, h.detail -> 'unknownCodes' AS unknown_codes
+                  ${count("ersEntities")} AS ers_entity_count, h.detail ->> 'error' AS error, h.detail -> 'unknownCodes' AS unknown_codes,
+                  ${count("setAside")} AS set_aside, h.detail -> 'badRows' AS bad_rows
              FROM ${s}.${TABLES.intakeJob} j
              LEFT JOIN LATERAL (SELECT plat_client_name, recorded_at, detail FROM ${s}.${TABLES.runHistory} r
                                  WHERE r.transaction_id::text = lower(j.transaction_id::text) AND r.event = 'ExecutionCompleted'
@@ -71,7 +94,7 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
   const s = ident(schema);
   const { rows } = await client.query(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes
+            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows
        FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
     [jobName, limit],
   );
@@ -88,6 +111,8 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
         : { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
     error: r.error,
     unknownCodes: r.unknown_codes ?? null,
+    setAside: r.set_aside ?? 0,
+    badRows: r.bad_rows ?? null,
     statusCounts: {},
   }));
   const ours = jobs.filter((j) => UUID.test(j.transactionId));
@@ -112,13 +137,62 @@ export async function runsInProgress(client: Client, schema: string, jobName: st
   return rows.map((r) => ({ transactionId: r.transaction_id, phase: r.phase, startedAt: r.started_at }));
 }
 
-export async function failedMessages(client: Client, schema: string, clientName: string, transactionId: string, limit = 1000): Promise<FailedMessage[]> {
-  const { rows } = await client.query(
-    `SELECT message_id, status, hub_tenant_id, hub_destination, attempts, reason FROM ${ident(schema)}.${ident(clientTables(clientName).status)}
-      WHERE transaction_id = $1 AND status IN ('FAILED', '${HELD_BACK}') ORDER BY status, message_id LIMIT $2`,
-    [transactionId, limit],
-  );
-  return rows.map((r) => ({ messageId: r.message_id, status: r.status, hubTenantId: r.hub_tenant_id, hubDestination: r.hub_destination, attempts: r.attempts, reason: r.reason }));
+const MESSAGE_COLUMNS = `s.message_id, s.status, s.hub_tenant_id, s.hub_destination, a.record_count, a.employee_ids, s.attempts, s.reason, s.updated_at, a.transaction_id AS extracted_by`;
+
+function messageRow(r: Record<string, unknown>): MessageRow {
+  return {
+    messageId: r.message_id as string,
+    status: r.status as string,
+    hubTenantId: r.hub_tenant_id as string,
+    hubDestination: r.hub_destination as string,
+    recordCount: r.record_count as number,
+    employeeIds: r.employee_ids as string[],
+    attempts: r.attempts as number,
+    reason: r.reason as string | null,
+    updatedAt: r.updated_at as Date,
+    extractedBy: r.extracted_by as string,
+  };
+}
+
+/**
+ * The messages of a transaction as _STATUS holds them (a message carries the transaction id of the run that publishes
+ * it, so the PUBLISHED ones are what the hub received under that id), by messageId, a page at a time: `received` the
+ * published ones, otherwise the others (failed, held back, set aside, superseded) with their reasons.
+ */
+export async function* transactionMessages(client: Client, schema: string, clientName: string, transactionId: string, received: boolean, pageSize = 1000): AsyncGenerator<MessageRow[]> {
+  const t = clientTables(clientName);
+  let after = "00000000-0000-0000-0000-000000000000";
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id
+        WHERE s.transaction_id = $1 AND (s.status = '${MESSAGE_STATUS.published}') = $2 AND s.message_id > $3 ORDER BY s.message_id LIMIT $4`,
+      [transactionId, received, after, pageSize],
+    );
+    if (rows.length === 0) return;
+    yield rows.map(messageRow);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1].message_id;
+  }
+}
+
+/** The client's set-aside messages (no run retries them), oldest first, and how many there are. */
+export async function setAsideMessages(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; messages: MessageRow[] }> {
+  const t = clientTables(clientName);
+  const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
+  const { rows } = await client.query(`SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`, [limit]);
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`);
+  return { total: count[0].n, messages: rows.map(messageRow) };
+}
+
+/** The warehouse rows the client's extract holds back now (duplicate or blank ids, mapping errors), and how many. */
+export async function rowsHeldBack(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; rows: HeldRow[] }> {
+  const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
+  const { rows } = await client.query(`SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`, [limit]);
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+  return {
+    total: count[0].n,
+    rows: rows.map((r) => ({ employeeId: r.employee_id, kind: r.kind, reason: r.reason, copies: r.copies, firstHeldAt: r.first_held_at, heldAt: r.held_at, heldBy: r.held_by })),
+  };
 }
 
 export interface HistoryRow {

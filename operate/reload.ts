@@ -5,10 +5,9 @@
  * run starts until it is done. Who did it, when and why go to HUB_EXPORT_RUN_HISTORY (event Reload).
  */
 import type { Client } from "pg";
-import { UserError } from "../core/errors";
 import { TABLES, clientTables } from "../core/naming";
 import { PUBLISH_TABLES } from "../task/model/schema";
-import { RUN_LOCK_KEYS } from "../task/warehouse/runState";
+import { ident, lockForOperator } from "./runLock";
 
 export interface ReloadTarget {
   hubTenantId: string;
@@ -46,35 +45,14 @@ export interface ReloadResult {
   jobName: string;
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const ident = (name: string) => {
-  if (!IDENT.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
-  return name;
-};
-
 export async function reloadTenant(client: Client, input: ReloadInput): Promise<ReloadResult> {
   const staging = ident(input.stagingSchema);
   const publish = ident(input.publishSchema);
-  const t = { watermark: `${staging}.${TABLES.watermark}`, run: `${staging}.${TABLES.run}`, history: `${staging}.${TABLES.runHistory}`, messages: `${staging}.${ident(clientTables(input.clientName).messages)}` };
+  const t = { watermark: `${staging}.${TABLES.watermark}`, history: `${staging}.${TABLES.runHistory}`, messages: `${staging}.${ident(clientTables(input.clientName).messages)}` };
   await client.query("BEGIN");
   try {
-    const { rows: lock } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`, [input.clientName]);
-    if (!lock[0].ok) throw new UserError([`a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): reload refuses while it holds the run lock`, "try again when it has ended ('hub-export status' shows it)"]);
-    const missing = await client.query<{ t: string }>("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL", [[t.watermark, t.run, t.history]]);
-    if (missing.rows.length) throw new UserError(`table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`);
-
     // A stopped run resumes first and then advances the watermarks it scanned: that would undo the reload.
-    const { rows: unfinished } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
-      `SELECT transaction_id, phase, started_at FROM ${t.run} WHERE plat_client_name = $1 AND phase <> 'REPORT'`,
-      [input.clientName],
-    );
-    if (unfinished[0]) {
-      const u = unfinished[0];
-      throw new UserError([
-        `run ${u.transaction_id} of client ${input.clientName} is unfinished (phase ${u.phase}, since ${u.started_at.toISOString()}): the next run resumes it and then advances the watermarks it scanned, which would undo a reload now`,
-        "let that run finish first ('hub-export run-now --wait', or the schedule), then reload",
-      ]);
-    }
+    await lockForOperator(client, { stagingSchema: staging, clientName: input.clientName, action: "reload", undone: "advances the watermarks it scanned, which would undo a reload now", tables: [t.watermark] });
 
     const country = input.country ?? null;
     const { rows: removed } = await client.query<{ country_code: string; changed_through: string; transaction_id: string }>(
@@ -121,23 +99,6 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
-  }
-}
-
-/** Who holds the client's run lock: the session's pid, application and since when, as far as this login may see. */
-async function lockHolder(client: Client, clientName: string): Promise<string> {
-  try {
-    const { rows } = await client.query<{ pid: number; application_name: string | null; backend_start: Date | null }>(
-      `SELECT a.pid, a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND l.classid = (hashtext('hub-export')::bigint & 4294967295)::text::oid AND l.objid = (hashtext($1)::bigint & 4294967295)::text::oid AND l.objsubid = 2`,
-      [clientName],
-    );
-    const r = rows[0];
-    if (!r) return "its session holds the run lock";
-    return `session pid ${r.pid}${r.application_name ? `, ${r.application_name}` : ""}${r.backend_start ? `, connected since ${r.backend_start.toISOString()}` : ""}`;
-  } catch {
-    return "its session holds the run lock";
   }
 }
 

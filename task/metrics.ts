@@ -10,7 +10,7 @@ import type { Logger } from "./log";
 /** A finished run's per-tenant counts, summed per hub region (every region of the run's tenants appears). */
 export function countsPerRegion(tenants: readonly Pick<TenantConfig, "hubTenantId" | "region">[], counts: FinalCounts): Record<string, MessageCounts> {
   const regions: Record<string, MessageCounts> = {};
-  for (const t of tenants) regions[t.region] ??= { published: 0, failed: 0, heldBack: 0, ersEntities: 0 };
+  for (const t of tenants) regions[t.region] ??= { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 };
   for (const [tenantId, c] of Object.entries(counts.tenants)) {
     const region = tenants.find((t) => t.hubTenantId === tenantId)?.region;
     if (!region) continue;

@@ -13,11 +13,12 @@ import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent, HubHttp } from "./http/client";
 import { Links } from "./http/links";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type FinalCounts, type IntakeJobStatus, type RunState } from "./warehouse/runState";
+import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type FinalCounts, type IntakeJobStatus, type OpenedRun, type RunState } from "./warehouse/runState";
 import { extract } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
 import { finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
+import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";
 import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
@@ -104,7 +105,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
   const lock = await config.pool.connect();
-  let run: RunState | undefined;
+  let run: OpenedRun | undefined;
   try {
     await lockClient(lock, params.client_name);
     stop.throwIfStopping();
@@ -122,9 +123,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       ctx = { ...ctx, run };
     }
     log.info(
-      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
+      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, upperBound: run.upperBound, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
       run.resumed ? "resuming the unfinished transaction" : "opened a new transaction",
     );
+    logUpperBound(log, run);
     if (!run.startedReported) {
       await timed("report", () => reportIntakeJob(ctx, "STARTED"));
       await markStartedReported(lock, config.tables, run);
@@ -132,6 +134,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
 
     let streamed = 0;
     let ersFailed = 0;
+    let badRows: BadRowsReport = {};
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -151,7 +154,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           for await (const page of pendingMessages(ctx, resumeAt)) await submit(page);
         });
         if (run.phase === "EXTRACT") {
-          const totals = await timed("extract", () => extract(ctx, submit));
+          // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
+          badRows = await timed("extract", () => findBadRowsUpFront(ctx));
+          const totals = await timed("extract", () => extract(ctx, submit, (superseded) => publisher.forget(superseded)));
           stop.throwIfStopping();
           await setPhase(lock, config.tables, run, "PUBLISH");
           log.info({ event: "extract.done", ...totals }, "extract done");
@@ -178,7 +183,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     stop.throwIfStopping();
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
-    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }));
+    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
@@ -186,7 +191,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     // The metrics first: run.done stays the run's last line.
-    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack } });
+    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack, setAside: result.counts.setAside } });
     log.info(
       { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
@@ -228,6 +233,22 @@ async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobS
     await recordIntakeJob(lock, ctx, status, counts);
     await closeRun(lock, ctx.config.tables, ctx.run);
   });
+}
+
+/** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */
+const LONG_HOLD_SECONDS = 15 * 60;
+
+/** Why a new run's upper bound is where it is, when that is worth knowing (task/README.md, "Change capture"). */
+function logUpperBound(log: Logger, run: OpenedRun): void {
+  if (run.resumed) return;
+  const { heldBy } = run;
+  if (heldBy) {
+    const line = { event: "run.upperBound", upperBound: run.upperBound, heldBy };
+    if (heldBy.seconds > LONG_HOLD_SECONDS) log.warn(line, `an open transaction (session pid ${heldBy.pid}${heldBy.applicationName ? `, ${heldBy.applicationName}` : ""}) started ${heldBy.seconds} s before this run: changes since then wait for it to end`);
+    else log.info(line, "the upper bound stays below the oldest open transaction of the warehouse");
+  }
+  if (!run.horizonKnown) log.warn({ event: "run.upperBound", upperBound: run.upperBound }, "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')");
+  if (run.hiddenSessions > 0) log.warn({ event: "run.upperBound", hiddenSessions: run.hiddenSessions }, `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`);
 }
 
 /** The process's peak resident set (VmHWM), in MB. */

@@ -1,27 +1,28 @@
 import type { Client } from "pg";
 import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
-import { schemaOnly, TABLES } from "../../core/naming";
+import { clientTables, schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
-import { completedRuns, failedMessages, knownJobs, latestIntakeJobs, runHistory, runsInProgress, type HistoryRow } from "../../local/status";
+import { completedRuns, knownJobs, latestIntakeJobs, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type MessageRow } from "../../local/status";
+import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";
 
 export default defineCommand({
-  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses and unknown CLS codes, and its run history (every outcome); --transaction lists a run's failed and held-back messages",
+  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
   options: {
     "job-name": { type: "string", value: "NAME", required: true, description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    transaction: { type: "string", value: "ID", description: "Show this run's failed and held-back messages with their reasons instead of the latest runs", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
+    transaction: { type: "string", value: "ID", description: "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
     limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
     json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
   details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
   examples: [
     { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA", does: "the latest runs of the embedded default's job, with per-status message counts" },
-    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "that run's failed and held-back messages and why" },
+    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
   ],
   async run(values, io) {
     const jobName = values["job-name"];
@@ -29,7 +30,8 @@ export default defineCommand({
     const limit = intOption("limit", values.limit);
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
-    const schema = schemaOnly(loadFromOptions(values).stagingSchema);
+    const config = loadFromOptions(values);
+    const schema = schemaOnly(config.stagingSchema);
     // Without --database-url: the embedded default's database, started for the query when it is not running.
     const db = await openCommandDatabase(values);
     const client = db.client;
@@ -38,6 +40,9 @@ export default defineCommand({
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
       const history = await runHistory(client, schema, jobName, limit);
+      const clientName = history[0]?.clientName ?? jobs[0]?.clientName ?? config.clientName;
+      const aside = await setAsideMessages(client, schema, clientName);
+      const held = await rowsHeldBack(client, schema, clientName);
       if (jobs.length === 0 && running.length === 0 && history.length === 0) {
         // A mistyped job name must not look like a job that never ran.
         const known = await knownJobs(client, schema);
@@ -46,7 +51,7 @@ export default defineCommand({
         }
       }
       if (values.json) {
-        io.stdout.write(JSON.stringify(redactDeep({ jobName, schema, runsInProgress: running, intakeJobs: jobs, history }), null, 2) + "\n");
+        io.stdout.write(JSON.stringify(redactDeep({ jobName, schema, runsInProgress: running, intakeJobs: jobs, setAside: aside, rowsHeldBack: held, history }), null, 2) + "\n");
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
@@ -67,8 +72,18 @@ export default defineCommand({
             out.push(`      unknown CLS codes (${j.unknownCodes.mode} mode, sheet ${j.unknownCodes.sheet}):`);
             for (const line of reportLines(j.unknownCodes.fields)) out.push(`        ${line}`);
           }
+          if (j.setAside) out.push(`      warning: ${j.setAside} message(s) set aside by this run (refused for good by set_aside_after_runs runs): listed below`);
+          if (j.badRows) for (const [, line] of badRowLines(j.badRows)) out.push(`      bad rows: ${line}`);
         }
       }
+      out.push("", `Set-aside messages (${schema}.${clientTables(clientName).status}): no run retries them; 'hub-export retry' or 'hub-export discard' --message-id decides`);
+      if (aside.total === 0) out.push("  none");
+      for (const m of aside.messages) out.push(`  ${formatMessage(m)}`);
+      if (aside.total > aside.messages.length) out.push(`  ... and ${aside.total - aside.messages.length} more`);
+      out.push("", `Warehouse rows held back (${schema}.${clientTables(clientName).rowsHeldBack}): not published until fixed; each run looks at them again`);
+      if (held.total === 0) out.push("  none");
+      for (const r of held.rows) out.push(`  ${JSON.stringify(r.employeeId)}  ${r.kind.padEnd(13)}  since ${r.firstHeldAt.toISOString()}  ${r.reason}`);
+      if (held.total > held.rows.length) out.push(`  ... and ${held.total - held.rows.length} more`);
       out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
       if (history.length === 0) out.push("  none yet");
       for (const h of history) out.push(`  ${formatHistory(h)}`);
@@ -83,22 +98,39 @@ export default defineCommand({
   },
 });
 
-/** `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>` */
+/**
+ * `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>`; an
+ * operator's action on a message names it: `Discard  by alice  message <id> (was SET_ASIDE): <reason>`.
+ */
 function formatHistory(h: HistoryRow): string {
-  const d = h.detail as { published?: number; failed?: number; extracted?: number; error?: string; reason?: string };
-  const counts = ["extracted", "published", "failed"].filter((k) => typeof (d as Record<string, unknown>)[k] === "number").map((k) => `${k} ${(d as Record<string, number>)[k]}`);
+  const d = h.detail as { published?: number; failed?: number; extracted?: number; setAside?: number; error?: string; messageId?: string; previousStatus?: string; reason?: string | null };
+  const counts = (["extracted", "published", "failed", "setAside"] as const)
+    .filter((k) => typeof d[k] === "number" && (k !== "setAside" || d.setAside))
+    .map((k) => `${k === "setAside" ? "set aside" : k} ${d[k]}`);
   return [
     h.recordedAt.toISOString().padEnd(24),
     (h.transactionId ?? "-").padEnd(36),
     h.event.padEnd(18),
     h.actor ? `by ${h.actor}` : "",
-    counts.join(", "),
-    d.error ? `: ${d.error}` : d.reason ? `: ${d.reason}` : "",
+    d.messageId ? `message ${d.messageId} (was ${d.previousStatus})${d.reason ? `: ${d.reason}` : ""}` : counts.join(", "),
+    // An operator's reason is part of the message line above; a stopped run's reason (e.g. SIGTERM) comes last.
+    d.error ? `: ${d.error}` : !d.messageId && d.reason ? `: ${d.reason}` : "",
   ]
     .filter(Boolean)
     .join("  ");
 }
 
+/** `<messageId>  SET_ASIDE  tenant <id>  <destination>  1 record(s): E1  attempts 2  <reason>` */
+function formatMessage(m: MessageRow): string {
+  const employees = m.employeeIds.length > 3 ? `${m.employeeIds.slice(0, 3).join(", ")} +${m.employeeIds.length - 3}` : m.employeeIds.join(", ");
+  return `${m.messageId}  ${m.status.padEnd(10)}  tenant ${m.hubTenantId}  ${m.hubDestination}  ${m.recordCount} record(s): ${employees}  attempts ${m.attempts}${m.reason ? `  ${m.reason}` : ""}`;
+}
+
+/**
+ * The run's messages, as its _STATUS rows name it: a message carries the transaction id of the run that publishes it,
+ * so the published ones are exactly what the hub received under the id (a standard queue may hold one twice, under
+ * its one messageId). Written a page at a time: a run may have published millions.
+ */
 async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
@@ -107,15 +139,25 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
     [transactionId, jobName],
   );
   if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
-  const failed = await failedMessages(client, schema, rows[0].plat_client_name, transactionId);
-  if (json) {
-    stdout.write(JSON.stringify(redactDeep({ jobName, transactionId, status: rows[0].status, failedMessages: failed }), null, 2) + "\n");
-    return 0;
+  const clientName: string = rows[0].plat_client_name;
+  // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
+  const write = (text: string) => stdout.write(text);
+  if (json) write(`{\n  "jobName": ${JSON.stringify(jobName)},\n  "transactionId": ${JSON.stringify(transactionId)},\n  "status": ${JSON.stringify(rows[0].status)},\n`);
+  else write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}`]));
+  for (const received of [true, false]) {
+    let n = 0;
+    if (json) write(`  ${JSON.stringify(received ? "received" : "notPublished")}: [`);
+    else write(received ? "Received by the hub under this transaction id:\n" : "Tried by this run and not published:\n");
+    for await (const page of transactionMessages(client, schema, clientName, transactionId, received)) {
+      for (const m of page) {
+        write(json ? `${n ? "," : ""}\n    ${JSON.stringify(redactDeep(m))}` : shown([`  ${formatMessage(m)}`]));
+        n++;
+      }
+    }
+    if (json) write(`${n ? "\n  " : ""}]${received ? "," : ""}\n`);
+    else write(`  (${n} message${n === 1 ? "" : "s"})\n`);
   }
-  const held = failed.filter((m) => m.status !== "FAILED").length;
-  const out = [`Run ${transactionId} of ${jobName}: ${rows[0].status}, ${failed.length - held} failed message(s), ${held} held back`];
-  for (const m of failed) out.push(`  ${m.messageId}  ${m.status.padEnd(9)}  tenant ${m.hubTenantId}  ${m.hubDestination}  attempts ${m.attempts}  ${m.reason ?? ""}`);
-  stdout.write(shown(out));
+  if (json) write("}\n");
   return 0;
 }
 

@@ -14,14 +14,15 @@ import { readLocation } from "../load/location";
 import type { RunContext } from "../context";
 import type { StoredMessage } from "../phases/publish";
 import type { RunTables } from "../warehouse/tables";
+import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 
 export const CLS_MODES = ["report", "strict"] as const;
 export type ClsMode = (typeof CLS_MODES)[number];
 
 /** The status of a held-back message in HUB_<CLIENT>_MESSAGES_STATUS (metrics count it under this name). */
-export const HELD_BACK = "HELD_BACK";
+export const HELD_BACK = MESSAGE_STATUS.heldBack;
 /** The status of a held-back message released for publishing (its codes are known now). */
-export const RELEASED = "PENDING";
+export const RELEASED = MESSAGE_STATUS.pending;
 
 export interface ClsInputs {
   /** The current load sheet: a path or s3:// URL of the CSV sheet. */
@@ -106,7 +107,7 @@ export class CodeCheck {
     }
     if (reasons.size === 0) return messages;
     const heldIds = [...reasons.keys()];
-    await pool.query(this.sql.hold, [heldIds, heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON))]);
+    await pool.query(this.sql.hold, [heldIds, heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON)), this.ctx.run.transactionId]);
     this.held += heldIds.length;
     this.anyHeld = true;
     return messages.filter((m) => !reasons.has(m.messageId));
@@ -154,10 +155,11 @@ export function checkStatements(t: RunTables) {
   SELECT m.message_id, (SELECT string_agg(x, ', ' ORDER BY x) FROM unnest(m.employee_ids) AS x WHERE x IN (SELECT employee_id FROM affected)) AS employees
     FROM ${messages} m
    WHERE m.message_id = ANY($1::uuid[]) AND m.employee_ids && (SELECT coalesce(array_agg(employee_id), '{}') FROM affected)`;
+  // Held back by the run $3: its _STATUS row names that run, as the rows of the messages it publishes do.
   const hold = `INSERT INTO ${t.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
-    SELECT m.message_id, m.transaction_id, m.hub_tenant_id, m.hub_destination, '${HELD_BACK}', 0, r.reason, now()
+    SELECT m.message_id, $3::uuid, m.hub_tenant_id, m.hub_destination, '${HELD_BACK}', 0, r.reason, now()
       FROM unnest($1::uuid[], $2::text[]) AS r(id, reason) JOIN ${messages} m ON m.message_id = r.id
-    ON CONFLICT (message_id) DO UPDATE SET status = '${HELD_BACK}', reason = EXCLUDED.reason, updated_at = now()`;
+    ON CONFLICT (message_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id, status = '${HELD_BACK}', reason = EXCLUDED.reason, updated_at = now()`;
   const release = `WITH held AS MATERIALIZED (
     SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${messages} m ON m.message_id = s.message_id WHERE s.status = '${HELD_BACK}'
   ),

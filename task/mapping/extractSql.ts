@@ -19,6 +19,8 @@ export interface ExtractTables {
   messages: string;
   archive: string;
   watermark: string;
+  /** HUB_<CLIENT>_ROWS_HELD_BACK: without it (the benchmark's floor, mapping tests) bad rows are left out, not recorded. */
+  rowsHeldBack?: string;
 }
 
 /** Parameters, in order. */
@@ -39,13 +41,26 @@ export interface ExtractChunkParams {
   empTypeDefault: string;
   empGenderDefault: string;
   createdAt: string;
+  /** Employees held back earlier (HUB_<CLIENT>_ROWS_HELD_BACK): looked at again whether or not they changed. */
+  held?: string[];
+  /**
+   * records_per_hub_message > 1 only: employees of earlier chunks whose message was not full (carried over, so that
+   * every message is full but the last of each tenant and country), and whether this chunk writes its last ones too.
+   */
+  carry?: string[];
+  final?: boolean;
 }
 
-export function extractChunkValues(p: ExtractChunkParams): unknown[] {
-  return [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt];
+/** The statement's values, in order; `carry` and `final` only for records_per_hub_message > 1. */
+export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unknown[] {
+  const values = [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt, p.held ?? []];
+  return perMessage > 1 ? [...values, p.carry ?? [], p.final ?? false] : values;
 }
 
-/** A message written by the chunk, as the publisher takes it. */
+/**
+ * A message written by the chunk, as the publisher takes it. With records_per_hub_message > 1 the statement adds one
+ * row with `carry` (the employees of the chunk's messages that are not full, not written) and nulls elsewhere.
+ */
 export interface ExtractedMessage {
   seq: string;
   message_id: string;
@@ -53,14 +68,18 @@ export interface ExtractedMessage {
   hub_destination: string;
   record_count: number;
   body: string;
+  carry?: string[] | null;
 }
 
-/** [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). */
+/**
+ * [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). A row
+ * without a country has no watermark (its employee is looked at by every run until it has one).
+ */
 export function chunkPairsSql(t: ExtractTables): string {
   return `SELECT DISTINCT t.hub_tenant_id, e.country_code
       FROM ${t.publishSchema}.${PUBLISH_TABLES.employee} e
       JOIN unnest($1::text[], $2::text[]) AS t(hub_tenant_id, plat_region) ON t.plat_region = e.plat_region
-     WHERE e.employee_id > $3 AND e.employee_id <= $4`;
+     WHERE e.employee_id > $3 AND e.employee_id <= $4 AND e.country_code IS NOT NULL`;
 }
 
 /**
@@ -85,12 +104,21 @@ export function chunkEndSql(t: ExtractTables): string {
 }
 
 /**
- * The statement for records_per_hub_message `perMessage`. Messages group the employees of one tenant and country
- * within a chunk, in employee_id order; with one record per message no grouping is needed.
+ * The statement for records_per_hub_message `perMessage`. Messages group the employees of one tenant and country in
+ * employee_id order; with one record per message no grouping is needed. With more, a chunk writes full messages only:
+ * the employees of the last one of each tenant and country are carried to the next chunk ($16; $17 true writes them
+ * all), so that every message is full but one per tenant and country per run.
+ *
+ * Bad rows (task/README.md, "Bad warehouse rows"): an employee_id of white space only, and (`checkDuplicates`: the
+ * publish schema has no unique index on it) an employee_id in several rows of the tenants' scope, are left out and
+ * recorded in HUB_<CLIENT>_ROWS_HELD_BACK; the employees held there ($15) are looked at again whether they changed or
+ * not, and leave it once they map cleanly. Duplicates always fall into one chunk: chunks end at an employee_id.
  */
-export function extractChunkSql(t: ExtractTables, perMessage: number, options: { insert?: boolean } = {}): string {
+export function extractChunkSql(t: ExtractTables, perMessage: number, options: { insert?: boolean; checkDuplicates?: boolean } = {}): string {
   const pub = (table: string) => `${t.publishSchema}.${table}`;
-  const inChunk = "x.employee_id > $8 AND x.employee_id <= $9";
+  const carry = perMessage > 1;
+  const range = (x: string) => `((${x}.employee_id > $8 AND ${x}.employee_id <= $9)${carry ? ` OR ${x}.employee_id = ANY($16::text[])` : ""})`;
+  const inChunk = range("x");
   // Whether some employee of the chunk did not change itself: only then are sub-entity changes looked up.
   const needSubChanges = "(SELECT look FROM mode)";
 
@@ -132,29 +160,39 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
       FROM grouped GROUP BY hub_tenant_id, hub_destination, country_code, grp
   ),
   msgs AS (
-    SELECT g.*, $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, grp) AS seq FROM groups g
+    SELECT g.*, $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, grp) AS seq FROM groups g WHERE g.n = ${perMessage} OR $17::boolean
+  ),
+  carried AS (
+    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM groups g CROSS JOIN LATERAL unnest(g.ids) AS id WHERE g.n < ${perMessage} AND NOT $17::boolean
   )`;
 
   return `WITH tenant AS (
     SELECT * FROM unnest($3::text[], $4::text[], $5::text[]) AS t(hub_tenant_id, hub_destination, plat_region)
   ),
   chunk AS MATERIALIZED (
-    SELECT e.* FROM ${pub(PUBLISH_TABLES.employee)} e
-     WHERE e.employee_id > $8 AND e.employee_id <= $9 AND e.plat_region = ANY($5::text[])
+    SELECT e.*, ${options.checkDuplicates ? "count(*) OVER (PARTITION BY e.employee_id)" : "1"} AS copies,
+           e.employee_id = ANY($15::text[])${carry ? " OR e.employee_id = ANY($16::text[])" : ""} AS forced
+      FROM ${pub(PUBLISH_TABLES.employee)} e
+     WHERE ${range("e")} AND e.plat_region = ANY($5::text[])
+  ),
+  bad AS MATERIALIZED (
+    SELECT employee_id, count(*)::int AS copies, CASE WHEN btrim(employee_id) = '' THEN 'BLANK_ID' ELSE 'DUPLICATE_ID' END AS kind
+      FROM chunk WHERE copies > 1 OR btrim(employee_id) = '' GROUP BY employee_id
   ),
   scope AS MATERIALIZED (
     SELECT c.*, t.hub_tenant_id, t.hub_destination, coalesce(w.changed_through, $6::timestamp) AS since
       FROM chunk c
       JOIN tenant t ON t.plat_region = c.plat_region
       LEFT JOIN ${t.watermark} w ON w.plat_client_name = $2 AND w.hub_tenant_id = t.hub_tenant_id AND w.country_code = c.country_code
+     WHERE c.copies = 1 AND btrim(c.employee_id) <> ''
   ),
-  mode AS (SELECT NOT coalesce(bool_and(changed_at > since), true) AS look, min(since) AS since FROM scope),
+  mode AS (SELECT NOT coalesce(bool_and(changed_at > since OR forced), true) AS look, min(since) AS since FROM scope),
   sub_changed AS (
       ${subChanged}
   ),
   cand AS MATERIALIZED (
     SELECT s.* FROM scope s LEFT JOIN sub_changed sc ON sc.employee_id = s.employee_id
-     WHERE s.changed_at > s.since OR sc.employee_id IS NOT NULL
+     WHERE s.changed_at > s.since OR s.forced OR sc.employee_id IS NOT NULL
   ),
   ${aggregates},
   users AS (
@@ -163,7 +201,7 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
       ${joins}
       CROSS JOIN LATERAL (SELECT ${rollup} AS changed_at) r
       CROSS JOIN LATERAL (SELECT ${user}) u
-     WHERE r.changed_at > e.since AND r.changed_at <= $7::timestamp
+     WHERE (r.changed_at > e.since OR e.forced) AND r.changed_at <= $7::timestamp
   ),
   ${messages},
   ins AS (
@@ -175,8 +213,29 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   queued AS (
     INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at)
     SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM ins
-  )
-  SELECT * FROM ins ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
+  )${t.rowsHeldBack ? `,\n  ${heldBackCtes(t.rowsHeldBack, range("h"))}` : ""}
+  SELECT *${carry ? ", NULL::text[] AS carry" : ""} FROM ins${carry ? "\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ids FROM carried" : ""}
+  ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
+}
+
+/**
+ * The chunk's bad rows go to HUB_<CLIENT>_ROWS_HELD_BACK (or stay there, named by this run $1); the held employees
+ * ($15) of the chunk's range (`inRange`, over alias h) that are bad no more leave it: they are in this chunk's messages
+ * (or changed after the run's upper bound, and the next run has them), or gone from the tenants' scope.
+ */
+function heldBackCtes(table: string, inRange: string): string {
+  return `held_bad AS (
+    INSERT INTO ${table} AS h (employee_id, kind, reason, copies, first_held_by, held_by)
+    SELECT employee_id, kind,
+           CASE kind WHEN 'BLANK_ID' THEN 'employee_id is blank (white space only): not published until the row has an id'
+                ELSE format('employee_id %s is in %s employee rows of the tenants'' scope: none is published until one is left', employee_id, copies) END,
+           copies, $1::uuid, $1::uuid
+      FROM bad
+    ON CONFLICT (employee_id) DO UPDATE SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, copies = EXCLUDED.copies, held_by = EXCLUDED.held_by, held_at = now()
+  ),
+  held_clean AS (
+    DELETE FROM ${table} h WHERE h.employee_id = ANY($15::text[]) AND ${inRange} AND h.employee_id NOT IN (SELECT employee_id FROM bad)
+  )`;
 }
 
 /** The benchmark's floor: the same mapping, bodies built, nothing written: one row of totals. */

@@ -10,6 +10,7 @@ import { ErsStream } from "./ersStream";
 import { StatusWriter } from "./statusWriter";
 import type { StoredMessage } from "./publish";
 import { utf8Body } from "../http/utf8Body";
+import { withBodies } from "../warehouse/archive";
 
 /** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
@@ -39,20 +40,22 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; status: string | null; body: string | null }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, st.status, b.body
+      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; status: string | null; bytes: number | null }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, st.status, b.bytes
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages} WHERE transaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
-           LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status = 'PUBLISHED') b ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status = 'PUBLISHED') b ON true
           ORDER BY p.seq`,
         [tx, after, pageSize],
       );
-      if (rows.length === 0) break;
+      if (listed.length === 0) break;
+      // Bodies for as many as fit a page of bodies; the rest come with the next page.
+      const rows = await withBodies(pool, t, listed);
       after = rows[rows.length - 1].seq;
       // Failed ones stay for the next run, and go to ERS once published.
       const published = rows.filter((r) => r.status === "PUBLISHED");
       for (const r of published) if (r.body === null) throw new Error(`${t.archive} has no row for the published message ${r.message_id} of ${t.messages}`);
-      if (published.length) yield published.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
+      if (published.length) yield published.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
     }
   }
 }
@@ -63,12 +66,4 @@ export function ersRequestBody(transactionId: string, systemCode: string, entiti
   entities.forEach((entity, i) => (i ? pieces.push(",", entity) : pieces.push(entity)));
   pieces.push("]}");
   return utf8Body(pieces);
-}
-
-/** Splits one message's entities (JSON texts joined by commas) into slices of at most `size`. */
-export function splitEntities(entities: string, size: number): string[][] {
-  const all = (JSON.parse(`[${entities}]`) as unknown[]).map((e) => JSON.stringify(e));
-  const slices: string[][] = [];
-  for (let i = 0; i < all.length; i += size) slices.push(all.slice(i, i + size));
-  return slices;
 }

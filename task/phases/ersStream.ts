@@ -1,6 +1,7 @@
 /**
- * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of up to
- * records_per_ers_request entities of one transaction and tenant. Once all of a message's entities are sent, it
+ * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of
+ * records_per_ers_request entities of one tenant (every message of a run carries the run's transaction id), all full
+ * but the last one per tenant. Once all of a message's entities are sent, it
  * leaves the run's work queue (_MESSAGES) in a commit the request's slot waits for: a message off the queue has reached
  * the queue broker and ERS, and after a kill at most the requests in flight (ERS concurrency x records_per_ers_request
  * entities) are sent again.
@@ -16,15 +17,15 @@ import { postToHub } from "../hub/api";
 import { RunStopped } from "../stop";
 import type { Link } from "../http/concurrency";
 import { Progress } from "../log";
-import { entitiesText } from "../mapping/messageBody";
-import { ersRequestBody, splitEntities } from "./ers";
+import { entitiesText, entityTexts } from "../mapping/messageBody";
+import { ersRequestBody } from "./ers";
 import type { StoredMessage } from "./publish";
 import type { StatusWriter } from "./statusWriter";
 
 /** A published message waiting for its entities to reach ERS. */
 interface Entry {
   messageId: string;
-  /** Batches holding its entities and not sent yet (more than one only for a split message). */
+  /** Batches holding its entities and not sent yet (more than one when its entities span batches). */
   pieces: number;
   done: boolean;
 }
@@ -75,33 +76,34 @@ export class ErsStream {
         archiveNow.push(message.messageId);
         continue;
       }
-      const entry: Entry = { messageId: message.messageId, pieces: 1, done: false };
-      const entities = entitiesText(message.body);
-      if (message.recordCount > this.size) {
-        // Rare (records_per_hub_message > records_per_ers_request): the message's entities split over batches.
-        const slices = splitEntities(entities, this.size);
-        entry.pieces = slices.length;
-        for (const slice of slices) await this.send({ transactionId: message.transactionId, tenant, entities: slice, count: slice.length, entries: [entry] });
-        continue;
-      }
-      // The buffers change before any await: several publish batches add at once.
+      const entry: Entry = { messageId: message.messageId, pieces: 0, done: false };
+      // The buffers change before any await: several publish batches add at once. A batch is sent when it holds
+      // records_per_ers_request entities: a message that does not fit fills it, and the rest of it starts the next.
       const key = `${message.transactionId} ${message.tenantId}`;
       const full: Batch[] = [];
-      let batch = this.buffers.get(key);
-      if (batch && batch.count + message.recordCount > this.size) {
-        full.push(batch);
-        batch = undefined;
-      }
-      if (!batch) {
-        batch = { transactionId: message.transactionId, tenant, entities: [], count: 0, entries: [] };
-        this.buffers.set(key, batch);
-      }
-      batch.entities.push(entities);
-      batch.count += message.recordCount;
-      batch.entries.push(entry);
-      if (batch.count >= this.size) {
-        full.push(batch);
-        this.buffers.delete(key);
+      let rest: string | string[] = entitiesText(message.body);
+      let left = message.recordCount;
+      while (left > 0) {
+        const batch = this.buffers.get(key) ?? { transactionId: message.transactionId, tenant, entities: [], count: 0, entries: [] };
+        const room = this.size - batch.count;
+        let take = rest;
+        let n = left;
+        if (left > room) {
+          // records_per_hub_message > 1 only: the message's entities one by one.
+          const each: string[] = typeof rest === "string" ? entityTexts(rest) : rest;
+          take = each.slice(0, room);
+          rest = each.slice(room);
+          n = room;
+        }
+        batch.entities.push(typeof take === "string" ? take : take.join(","));
+        batch.count += n;
+        batch.entries.push(entry);
+        entry.pieces++;
+        left -= n;
+        if (batch.count >= this.size) {
+          full.push(batch);
+          this.buffers.delete(key);
+        } else this.buffers.set(key, batch);
       }
       for (const b of full) await this.send(b);
     }

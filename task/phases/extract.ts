@@ -3,6 +3,14 @@
  * HUB_<CLIENT>_MESSAGES. The employee ids are split into parts mapped side by side, each chunk in one database
  * transaction that also moves its part's cursor: a killed run resumes at the next chunk of each part. Each chunk's
  * messages go to the publisher as soon as they are committed.
+ *
+ * With records_per_hub_message > 1 a chunk writes full messages only and carries the employees of each tenant and
+ * country's last, partial one to the part's next chunk (HUB_EXPORT_RUN_PART.carry); once every part is done, the
+ * carried employees of all parts make the run's last messages: one partial message per tenant and country at most.
+ *
+ * A chunk the mapping SQL fails on (a data error: a value that breaks a cast or a constraint, a row too large) is
+ * split in halves until the employee it fails on is alone; that employee is held back (HUB_<CLIENT>_ROWS_HELD_BACK,
+ * kind MAPPING_ERROR, with the database's message) and the others go on.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -11,9 +19,16 @@ import { chunkEndSql, chunkPairsSql, extractChunkSql, extractChunkValues, type E
 import { PUBLISH_TABLES } from "../model/schema";
 import { Progress } from "../log";
 import type { StoredMessage } from "./publish";
+import { anySupersedable, supersede, supersedeSql } from "./supersede";
+import { employeeIdUnique, heldEmployees } from "./badRows";
 
 /** seq of part p's messages starts at p * PART_SEQ_SPAN. */
 export const PART_SEQ_SPAN = 1_000_000_000_000;
+/** The row of HUB_EXPORT_RUN_PART whose seqs and counts the run's last messages (the carried employees) take. */
+const LAST_MESSAGES_PART = 100;
+/** SQLSTATE classes of an error a row's data causes: data exception, integrity constraint violation, program limit exceeded. */
+const DATA_ERROR_CLASSES = ["22", "23", "54"];
+const MAX_REASON = 500;
 
 interface Part {
   part: number;
@@ -22,6 +37,7 @@ interface Part {
   cursor: string;
   nextSeq: string;
   done: boolean;
+  carry: string[];
 }
 
 export interface ExtractTotals {
@@ -29,91 +45,238 @@ export interface ExtractTotals {
   messages: number;
 }
 
-/** Extracts every part to its end, handing each committed chunk's messages to `publish`. */
-export async function extract(ctx: RunContext, publish: (messages: StoredMessage[]) => Promise<void>): Promise<ExtractTotals> {
+/** What every chunk of the run shares. */
+interface Chunks {
+  t: ExtractTables;
+  sql: string;
+  perMessage: number;
+  /** Employees held back by earlier runs, looked at again. */
+  held: string[];
+}
+
+/**
+ * Extracts every part to its end, handing each committed chunk's messages to `publish`, and the older messages they
+ * supersede (supersede.ts) to `superseded`.
+ */
+export async function extract(ctx: RunContext, publish: (messages: StoredMessage[]) => Promise<void>, superseded: (messageIds: string[]) => void = () => {}): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
   const totals = await currentTotals(ctx);
-  const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, archive: tables.archive, watermark: tables.watermark };
+  const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, archive: tables.archive, watermark: tables.watermark, rowsHeldBack: tables.rowsHeldBack };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
-  const sql = extractChunkSql(t, perMessage);
+  const [unique, held, supersedable] = await Promise.all([employeeIdUnique(ctx), heldEmployees(ctx), anySupersedable(ctx)]);
+  const chunks: Chunks = { t, sql: extractChunkSql(t, perMessage, { checkDuplicates: !unique }), perMessage, held };
+  const supersedeStatement = supersedable ? supersedeSql(tables) : undefined;
 
-  const worker = async (part: Part) => {
+  const hand = async (client: PoolClient, rows: ExtractedMessage[]) => {
+    totals.messages += rows.length;
+    totals.employees += rows.reduce((n, r) => n + r.record_count, 0);
+    progress.tick(totals.employees, { messages: totals.messages });
+    if (rows.length === 0) return;
+    if (supersedeStatement) {
+      const ids = await supersede(ctx, client, supersedeStatement, rows.map((r) => r.message_id));
+      if (ids.length) superseded(ids);
+    }
+    await publish(rows.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body })));
+  };
+  const session = async (work: (client: PoolClient) => Promise<void>) => {
     const client = await pool.connect();
     try {
       await client.query("SET work_mem = '64MB'; SET random_page_cost = 1.1");
-      while (!part.done) {
-        const rows = await extractChunk(ctx, client, t, sql, part);
-        totals.messages += rows.length;
-        totals.employees += rows.reduce((n, r) => n + r.record_count, 0);
-        progress.tick(totals.employees, { messages: totals.messages });
-        if (rows.length) {
-          await publish(rows.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body })));
-        }
-      }
+      await work(client);
     } finally {
       client.release();
     }
   };
-  await Promise.all(parts.filter((p) => !p.done).map(worker));
+  await Promise.all(
+    parts.filter((p) => !p.done).map((part) =>
+      session(async (client) => {
+        while (!part.done) await hand(client, await nextChunk(ctx, client, chunks, part));
+      }),
+    ),
+  );
+  if (parts.some((p) => p.carry.length > 0)) await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
   progress.tick(totals.employees, { messages: totals.messages }, true);
   return totals;
 }
 
-/** One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three). */
-async function extractChunk(ctx: RunContext, client: PoolClient, t: ExtractTables, sql: string, part: Part): Promise<ExtractedMessage[]> {
-  const { definition, tables, tenants } = ctx.config;
-  const p = definition.parameters;
+/** The part's next chunk: up to chunkSize employees after its cursor. */
+async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
   // Ids compare in PostgreSQL (its collation orders them), never in JavaScript.
-  const end = await client.query<{ through: string | null }>(chunkEndSql(t), [part.cursor, ctx.settings.chunkSize, part.lastId]);
+  const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, ctx.settings.chunkSize, part.lastId]);
   const through = end.rows[0].through;
   if (through === null) {
-    await client.query(`UPDATE ${tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
+    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
     part.done = true;
     return [];
   }
-  const last = through === part.lastId;
+  return extractRange(ctx, client, chunks, part, through, through === part.lastId, part.carry);
+}
+
+/** The employees after the part's cursor up to `through`; on a data error, its halves (down to the employee that fails). */
+async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[]): Promise<ExtractedMessage[]> {
+  try {
+    return await commitChunk(ctx, client, chunks, part, through, last, carryIn);
+  } catch (err) {
+    if (!isDataError(err)) throw err;
+    const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
+    const { rows } = await client.query<{ employee_id: string }>(`SELECT DISTINCT employee_id FROM ${employee} WHERE employee_id > $1 AND employee_id <= $2 ORDER BY 1`, [part.cursor, through]);
+    if (rows.length === 0) throw err;
+    if (rows.length === 1) {
+      await holdMappingError(ctx, client, rows[0].employee_id, err as Error, { part, through, last });
+      return [];
+    }
+    // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
+    const mid = rows[Math.floor(rows.length / 2) - 1].employee_id;
+    const first = await extractRange(ctx, client, chunks, part, mid, false, []);
+    return [...first, ...(await extractRange(ctx, client, chunks, part, through, last, []))];
+  }
+}
+
+/**
+ * One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three).
+ * `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part then carries the others
+ * and the chunk's own last ones.
+ */
+async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[]): Promise<ExtractedMessage[]> {
+  const { tables, tenants } = ctx.config;
   const result = await inTransaction(
     client,
     async () => {
-      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(t), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through]);
-      const { rows } = await client.query<ExtractedMessage>(
-        sql,
-        extractChunkValues({
-          transactionId: ctx.run.transactionId,
-          clientName: p.client_name,
-          tenantIds: tenants.map((x) => x.hubTenantId),
-          destinations: tenants.map((x) => x.hubDestination),
-          platRegions: tenants.map((x) => x.platRegion),
-          idlDate: p.idl_date,
-          upperBound: ctx.run.upperBound,
-          after: part.cursor,
-          through,
-          seqOffset: Number(part.nextSeq),
-          systemCode: p.system_code,
-          empTypeDefault: p.EmpTypeDefault,
-          empGenderDefault: p.EmpGenderDefault,
-          createdAt: new Date().toISOString(),
-        }),
-      );
-      const employees = rows.reduce((n, r) => n + r.record_count, 0);
+      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(chunks.t), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through]);
+      const { messages, carried } = await runChunk(ctx, client, chunks, { after: part.cursor, through, seqOffset: part.nextSeq, carry: carryIn, final: false });
+      const carry = [...part.carry.filter((id) => !carryIn.includes(id)), ...carried];
+      const employees = messages.reduce((n, r) => n + r.record_count, 0);
       await client.query(
         `UPDATE ${tables.runPart}
-            SET cursor_id = $3, next_seq = next_seq + $4, messages = messages + $4, employees = employees + $5, done = $6,
+            SET cursor_id = $3, next_seq = next_seq + $4, messages = messages + $4, employees = employees + $5, done = $6, carry = $8,
                 pairs = (SELECT coalesce(jsonb_agg(DISTINCT x), '[]') FROM (SELECT jsonb_array_elements(pairs) AS x UNION SELECT jsonb_array_elements($7::jsonb)) u)
           WHERE transaction_id = $1 AND part = $2`,
-        [ctx.run.transactionId, part.part, through, rows.length, employees, last, JSON.stringify(pairs.rows.map((r) => [r.hub_tenant_id, r.country_code]))],
+        [ctx.run.transactionId, part.part, through, messages.length, employees, last, JSON.stringify(pairs.rows.map((r) => [r.hub_tenant_id, r.country_code])), carry],
       );
-      return rows;
+      return { messages, carry };
     },
     "BEGIN ISOLATION LEVEL REPEATABLE READ",
   );
   // Only once committed: after a rollback the part stays where the database has it.
   part.cursor = through;
-  part.nextSeq = String(Number(part.nextSeq) + result.length);
+  part.nextSeq = String(Number(part.nextSeq) + result.messages.length);
   part.done = last;
-  return result;
+  part.carry = result.carry;
+  return result.messages;
+}
+
+/** The chunk statement; with records_per_hub_message > 1 its extra row names the employees it carries. */
+async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: { after: string; through: string; seqOffset: string; carry: string[]; final: boolean }): Promise<{ messages: ExtractedMessage[]; carried: string[] }> {
+  const { definition, tenants } = ctx.config;
+  const p = definition.parameters;
+  const { rows } = await client.query<ExtractedMessage>(
+    chunks.sql,
+    extractChunkValues(
+      {
+        transactionId: ctx.run.transactionId,
+        clientName: p.client_name,
+        tenantIds: tenants.map((x) => x.hubTenantId),
+        destinations: tenants.map((x) => x.hubDestination),
+        platRegions: tenants.map((x) => x.platRegion),
+        idlDate: p.idl_date,
+        upperBound: ctx.run.upperBound,
+        after: c.after,
+        through: c.through,
+        seqOffset: Number(c.seqOffset),
+        systemCode: p.system_code,
+        empTypeDefault: p.EmpTypeDefault,
+        empGenderDefault: p.EmpGenderDefault,
+        createdAt: new Date().toISOString(),
+        held: chunks.held,
+        carry: c.carry,
+        final: c.final,
+      },
+      chunks.perMessage,
+    ),
+  );
+  const messages = rows.filter((r) => r.message_id !== null);
+  return { messages, carried: rows.find((r) => r.message_id === null)?.carry ?? [] };
+}
+
+/**
+ * Once every part is done: the employees the parts carry (records_per_hub_message > 1) make the run's last messages,
+ * at most one partial per tenant and country. A data error splits them in halves, as a chunk's range.
+ */
+async function lastMessages(ctx: RunContext, client: PoolClient, chunks: Chunks, parts: Part[]): Promise<ExtractedMessage[]> {
+  const { tables } = ctx.config;
+  const tx = ctx.run.transactionId;
+  await client.query(
+    `INSERT INTO ${tables.runPart} (transaction_id, part, first_after, last_id, cursor_id, next_seq, done) VALUES ($1, $2, '', '', '', $3, true) ON CONFLICT DO NOTHING`,
+    [tx, LAST_MESSAGES_PART, LAST_MESSAGES_PART * PART_SEQ_SPAN],
+  );
+  const write = async (carry: string[]): Promise<ExtractedMessage[]> => {
+    try {
+      return await inTransaction(
+        client,
+        async () => {
+          const { rows } = await client.query<{ next_seq: string }>(`SELECT next_seq FROM ${tables.runPart} WHERE transaction_id = $1 AND part = $2`, [tx, LAST_MESSAGES_PART]);
+          // An empty id range: only the carried employees.
+          const { messages } = await runChunk(ctx, client, chunks, { after: "", through: "", seqOffset: rows[0].next_seq, carry, final: true });
+          await writtenOff(ctx, client, carry);
+          await client.query(
+            `UPDATE ${tables.runPart} SET next_seq = next_seq + $3, messages = messages + $3, employees = employees + $4 WHERE transaction_id = $1 AND part = $2`,
+            [tx, LAST_MESSAGES_PART, messages.length, messages.reduce((n, r) => n + r.record_count, 0)],
+          );
+          return messages;
+        },
+        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+      );
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      if (carry.length === 1) {
+        await inTransaction(client, async () => {
+          await holdMappingError(ctx, client, carry[0], err as Error);
+          await writtenOff(ctx, client, carry);
+        });
+        return [];
+      }
+      const half = Math.ceil(carry.length / 2);
+      return [...(await write(carry.slice(0, half))), ...(await write(carry.slice(half)))];
+    }
+  };
+  const messages = await write([...new Set(parts.flatMap((p) => p.carry))]);
+  for (const p of parts) p.carry = [];
+  return messages;
+}
+
+/** The carried employees `ids` are written (or held back): no part carries them any more. */
+async function writtenOff(ctx: RunContext, client: PoolClient, ids: string[]): Promise<void> {
+  await client.query(`UPDATE ${ctx.config.tables.runPart} SET carry = ARRAY(SELECT x FROM unnest(carry) AS x WHERE x <> ALL ($2::text[])) WHERE transaction_id = $1 AND carry && $2::text[]`, [ctx.run.transactionId, ids]);
+}
+
+/**
+ * The mapping SQL fails on this employee alone: it is held back with the database's message, and (with `at`) the
+ * part's cursor moves past it, in one transaction. The next runs look at it again until it maps.
+ */
+async function holdMappingError(ctx: RunContext, client: PoolClient, employeeId: string, err: Error, at?: { part: Part; through: string; last: boolean }): Promise<void> {
+  const { tables } = ctx.config;
+  const code = (err as { code?: string }).code;
+  const reason = `the mapping SQL fails on this employee${code ? ` (SQLSTATE ${code})` : ""}: ${String(err.message).split("\n")[0]}`.slice(0, MAX_REASON);
+  ctx.log.warn({ event: "extract.mappingError", employeeId, code, reason }, "a row breaks the mapping SQL: its employee is held back, the others go on");
+  const hold = async () => {
+    await client.query(
+      `INSERT INTO ${tables.rowsHeldBack} AS h (employee_id, kind, reason, copies, first_held_by, held_by) VALUES ($1, 'MAPPING_ERROR', $2, 1, $3, $3)
+       ON CONFLICT (employee_id) DO UPDATE SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, held_by = EXCLUDED.held_by, held_at = now()`,
+      [employeeId, reason, ctx.run.transactionId],
+    );
+    if (at) await client.query(`UPDATE ${tables.runPart} SET cursor_id = $3, done = $4 WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, at.part.part, at.through, at.last]);
+  };
+  if (!at) return hold();
+  await inTransaction(client, hold);
+  at.part.cursor = at.through;
+  at.part.done = at.last;
+}
+
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && DATA_ERROR_CLASSES.includes(code.slice(0, 2));
 }
 
 /** The parts of this transaction, split at employee-id quantiles when the extract starts. */
@@ -122,11 +285,11 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
   const tx = ctx.run.transactionId;
   const load = async () =>
     (
-      await pool.query<{ part: number; first_after: string; last_id: string | null; cursor_id: string; next_seq: string; done: boolean }>(
-        `SELECT part, first_after, last_id, cursor_id, next_seq, done FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
+      await pool.query<{ part: number; first_after: string; last_id: string | null; cursor_id: string; next_seq: string; done: boolean; carry: string[] }>(
+        `SELECT part, first_after, last_id, cursor_id, next_seq, done, carry FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
         [tx],
       )
-    ).rows.map((r) => ({ part: r.part, firstAfter: r.first_after, lastId: r.last_id, cursor: r.cursor_id, nextSeq: r.next_seq, done: r.done }));
+    ).rows.map((r) => ({ part: r.part, firstAfter: r.first_after, lastId: r.last_id, cursor: r.cursor_id, nextSeq: r.next_seq, done: r.done, carry: r.carry }));
   const existing = await load();
   if (existing.length > 0) return existing;
 

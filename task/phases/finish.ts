@@ -14,6 +14,8 @@ import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 import { archiveSql, archiveUnpublishedSql } from "../warehouse/archive";
 import { recordRunHistory } from "../warehouse/runHistory";
 import { insertIntakeJob } from "../warehouse/intakeJob";
+import { MESSAGE_STATUS } from "../warehouse/messageStatus";
+import { heldBackBy, logBadRows, type BadRowsReport } from "./badRows";
 
 /** The actor of the history rows a run writes itself. */
 export const HISTORY_ACTOR = "export-task";
@@ -23,8 +25,11 @@ export interface FinishResult {
   counts: FinalCounts;
 }
 
-/** `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes). */
-export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}): Promise<FinishResult> {
+/**
+ * `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes); `badRows` are the bad warehouse rows
+ * found before the extract, to which the rows the extract held back are added (detail.badRows, one warning each).
+ */
+export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}, badRows: BadRowsReport = {}): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
@@ -43,8 +48,9 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
-    // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check (not a failure).
-    const left = await client.query<{ hub_tenant_id: string; n: number; held: number }>(archiveUnpublishedSql(t), [tx]);
+    // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check, set aside or
+    // superseded (none of them a failure).
+    const left = await client.query<{ hub_tenant_id: string; n: number; held: number; aside: number; superseded: number }>(archiveUnpublishedSql(t), [tx]);
     const parts = await client.query<{ employees: number; messages: number }>(
       `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
       [tx],
@@ -60,6 +66,8 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
       published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
       heldBack: left.rows.reduce((n, r) => n + r.held, 0),
+      setAside: left.rows.reduce((n, r) => n + r.aside, 0),
+      superseded: left.rows.reduce((n, r) => n + r.superseded, 0),
       retried: sum((r) => r.retried),
       ersEntities: sum((r) => r.entities),
       tenants,
@@ -69,13 +77,17 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     const p = definition.parameters;
     // Every outcome goes to the run history; HUB_INTAKE_JOB gets its row once the run is complete (recordIntakeJob).
     const { tenants: _perTenant, ...totals } = counts;
+    const setAside = counts.setAside ? await setAsideBy(ctx, client) : [];
+    const bad = { ...(await heldBackBy(ctx, client)), ...badRows };
+    logBadRows(ctx, bad);
+    for (const m of setAside) ctx.log.warn({ event: "publish.setAside", ...m }, "message set aside: no run retries it until 'hub-export retry' (or a newer extract of its employees supersedes it)");
     await recordRunHistory(client, t, {
       clientName: p.client_name,
       jobName: p.job_name,
       transactionId: tx,
       event: status,
       actor: HISTORY_ACTOR,
-      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, ...totals, ...(error ? { error } : {}), ...detail },
+      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, upperBound: ctx.run.upperBound, ...totals, ...(error ? { error } : {}), ...(setAside.length ? { setAsideMessages: setAside } : {}), ...(Object.keys(bad).length ? { badRows: bad } : {}), ...detail },
     });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
@@ -108,4 +120,16 @@ export async function recordIntakeJob(client: PoolClient, ctx: Pick<RunContext, 
   // The specification's columns, and the known ones the shared table has (warehouse/intakeJob.ts).
   const { tenants: _perTenant, ...totals } = counts;
   await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
+}
+
+/** The messages this run set aside (their _STATUS rows name it), with their reasons: the first SET_ASIDE_LISTED. */
+const SET_ASIDE_LISTED = 20;
+async function setAsideBy(ctx: RunContext, client: PoolClient): Promise<{ messageId: string; hubTenantId: string; employeeIds: string[]; reason: string }[]> {
+  const t = ctx.config.tables;
+  const { rows } = await client.query<{ message_id: string; hub_tenant_id: string; employee_ids: string[]; reason: string }>(
+    `SELECT s.message_id, s.hub_tenant_id, a.employee_ids, s.reason FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
+      WHERE s.transaction_id = $1 AND s.status = '${MESSAGE_STATUS.setAside}' ORDER BY s.message_id LIMIT ${SET_ASIDE_LISTED}`,
+    [ctx.run.transactionId],
+  );
+  return rows.map((r) => ({ messageId: r.message_id, hubTenantId: r.hub_tenant_id, employeeIds: r.employee_ids, reason: r.reason }));
 }

@@ -16,9 +16,15 @@ import type { Link } from "../http/concurrency";
 import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
+import { withTransactionId } from "../mapping/messageBody";
+import { withBodies } from "../warehouse/archive";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
+  /**
+   * The transaction id the message carries (properties, body header, ERS, _STATUS): that of the run publishing it,
+   * also for a message an earlier transaction extracted (task/README.md, "Transaction ids").
+   */
   transactionId: string;
   seq: string;
   messageId: string;
@@ -40,6 +46,8 @@ interface Pending {
   message: StoredMessage;
   out: OutgoingMessage;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** One hub destination: its broker, the messages waiting for a batch, and its batches in progress. */
 export class Lane {
@@ -81,11 +89,20 @@ export class Lane {
    * Takes the next batch: up to 10 waiting messages whose joined body stays under the broker's limit. A message over
    * the limit by itself is never sent: it goes to `refuse` with its outcome. `build` makes a message's JSON.
    */
-  nextBatch(build: (m: StoredMessage) => OutgoingMessage, refuse: (m: StoredMessage, outcome: MessageOutcome) => void): { batch: Pending[]; bytes: number } {
+  nextBatch(
+    build: (m: StoredMessage) => OutgoingMessage,
+    refuse: (m: StoredMessage, outcome: MessageOutcome) => void,
+    /** Messages not to send after all (superseded while they waited): they leave the lane unsent. */
+    dropped: ReadonlySet<string> = NONE,
+  ): { batch: Pending[]; bytes: number } {
     const batch: Pending[] = [];
     let bytes = 2;
     while (this.size > 0 && batch.length < QUEUE_API.maxBatchSize) {
       const next = this.waiting[this.head];
+      if (dropped.has(next.messageId)) {
+        this.take();
+        continue;
+      }
       const out = this.headOut ?? build(next);
       const early = tooLarge(out);
       if (early) {
@@ -125,6 +142,8 @@ export class Publisher {
   private failure?: Error;
   /** Properties' JSON texts, the same for every message of a transaction and tenant with one record count. */
   private readonly properties = new Map<string, string>();
+  /** Messages superseded by a newer extract while they waited in a lane (supersede.ts): not sent. */
+  private readonly dropped = new Set<string>();
 
   constructor(private readonly ctx: RunContext) {
     const { config, http, links } = ctx;
@@ -133,7 +152,7 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link), link));
     }
-    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE);
+    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs);
     this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
@@ -173,6 +192,11 @@ export class Publisher {
     if (this.failure) throw this.failure;
   }
 
+  /** Messages a newer extract superseded: those still waiting are not sent (their status says SUPERSEDED already). */
+  forget(messageIds: readonly string[]): void {
+    for (const id of messageIds) this.dropped.add(id);
+  }
+
   counts() {
     return {
       published: this.status.published,
@@ -185,7 +209,8 @@ export class Publisher {
 
   private async enqueue(lane: Lane, messages: StoredMessage[]): Promise<void> {
     for (const message of messages) {
-      while (lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
+      // An empty lane takes a message whatever its size: what waits is bounded by the larger of the read-ahead and one message.
+      while (lane.size > 0 && lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
       lane.waiting.push(message);
       lane.waitingChars += message.body.length;
       this.pump(lane);
@@ -194,15 +219,17 @@ export class Publisher {
 
   /**
    * Starts the lane's batches while it has room: full batches of 10 (the last, smaller one when draining), within the
-   * broker's body limit and the bytes in flight.
+   * broker's body limit and the bytes in flight. A full read-ahead is sent as it is: no more messages can join it
+   * (the extract waits for room), so waiting for 10 would wait forever.
    */
   private pump(lane: Lane): void {
-    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize)) {
+    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize || lane.waitingChars >= READ_AHEAD_CHARS)) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
       const { batch, bytes } = lane.nextBatch(
         (m) => outgoing(m, this.propertiesJson(m)),
         (m, early) => this.track(this.record([m], [early])),
+        this.dropped,
       );
       while (lane.room.length && lane.waitingChars < READ_AHEAD_CHARS) lane.room.shift()!();
       if (batch.length) this.send(lane, batch, bytes);
@@ -273,7 +300,8 @@ export function propertiesJson(m: StoredMessage, systemCode: string, contract: Q
 
 /**
  * Messages stored before this run's extract that are not PUBLISHED yet: failed ones of earlier runs (retried with
- * their messageId), and those of this transaction extracted before a kill. Oldest transaction first, by seq.
+ * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill.
+ * Oldest transaction first, by seq.
  */
 export async function* pendingMessages(ctx: RunContext, before: Date, pageSize = 1000): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
@@ -284,21 +312,24 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      // A page by seq (the index), each message's status by its key; published ones are skipped here.
-      const { rows } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; body: string | null; published: boolean }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.body, coalesce(st.status = 'PUBLISHED', false) AS published
+      // A page by seq (the index), each message's status by its key; published ones are skipped here. Bodies are
+      // read for as many as fit a page of bodies (withBodies), the rest come with the next page.
+      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; published: boolean }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = 'PUBLISHED', false) AS published
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
-           LEFT JOIN LATERAL (SELECT a.body FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
           ORDER BY p.seq`,
         [tx, after, before, pageSize],
       );
-      if (rows.length === 0) break;
+      if (listed.length === 0) break;
+      const rows = await withBodies(pool, t, listed);
       after = rows[rows.length - 1].seq;
       const pending = rows.filter((r) => !r.published);
       for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
-      if (pending.length) yield pending.map((r) => ({ transactionId: tx, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
+      const run = ctx.run.transactionId;
+      if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
     }
   }
 }

@@ -16,6 +16,8 @@ import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
 import type { RunTables } from "../warehouse/tables";
 import { archiveByIdSql } from "../warehouse/archive";
+import { MESSAGE_STATUS } from "../warehouse/messageStatus";
+import { TASK_PARAMETER_DEFAULTS } from "../../config/schema";
 
 export interface StatusRecord extends MessageOutcome {
   transactionId: string;
@@ -50,13 +52,15 @@ export class StatusWriter {
     /** Sessions that commit asynchronously (RunConfiguration.ackPool): an acknowledgement is visible once committed. */
     private readonly pool: Pool,
     tables: RunTables,
-    /** The run's transaction: archived_by of what it archives. */
+    /** The run's transaction: archived_by of what it archives, and the transaction of the status rows it writes. */
     private readonly runTransactionId: string,
     /**
      * Writes at a time. Status rows of distinct messages never conflict; archive writes share the per-tenant count
      * rows, which they lock in tenant order (archiveSql), so concurrent writes cannot deadlock.
      */
     private readonly lanes = 1,
+    /** The parameter set_aside_after_runs: a message refused for good by this many runs is set aside. */
+    private readonly setAsideAfterRuns: number = TASK_PARAMETER_DEFAULTS.set_aside_after_runs,
   ) {
     this.sql = acknowledgeSql(tables);
   }
@@ -151,6 +155,8 @@ export class StatusWriter {
           statuses.map((r) => (r.published ? null : (r.reason ?? "failed"))),
           this.runTransactionId,
           archive,
+          statuses.map((r) => r.permanent === true),
+          this.setAsideAfterRuns,
         ],
       });
     } catch (err) {
@@ -164,15 +170,34 @@ export class StatusWriter {
 }
 
 /**
- * The write: outcomes upserted into _STATUS ($1 to $7), and the messages $9 done for the run $8 (archiveByIdSql). The
- * two parts touch different tables, so one snapshot serves both.
+ * The write: outcomes upserted into _STATUS ($1 to $7, $10: refused for good), and the messages $9 done for the run $8
+ * (archiveByIdSql). The two parts touch different tables, so one snapshot serves both.
+ *
+ * A message refused for good by its $11-th run (the parameter set_aside_after_runs) is SET_ASIDE with the reason; one
+ * a newer message superseded stays SUPERSEDED unless it was published after all (the truth wins).
  */
 function acknowledgeSql(tables: RunTables): string {
+  const S = MESSAGE_STATUS;
+  const aside = (runs: string, reason: string) => `format('set aside after %s run(s) refused it for good; last refusal: %s', ${runs}, ${reason})`;
   const statuses = `statuses AS (
-       INSERT INTO ${tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
-       SELECT id, tx, tenant, dest, CASE WHEN ok THEN 'PUBLISHED' ELSE 'FAILED' END, n, reason, now()
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[]) AS u(id, tx, tenant, dest, ok, n, reason)
-       ON CONFLICT (message_id) DO UPDATE SET status = EXCLUDED.status, attempts = s.attempts + EXCLUDED.attempts, reason = EXCLUDED.reason, updated_at = now()
+       INSERT INTO ${tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at, refusals, employee_ids)
+       SELECT id, tx, tenant, dest, CASE WHEN ok THEN '${S.published}' WHEN refused AND $11 <= 1 THEN '${S.setAside}' ELSE '${S.failed}' END, n,
+              CASE WHEN NOT ok AND refused AND $11 <= 1 THEN ${aside("1", "reason")} ELSE reason END, now(), CASE WHEN refused THEN 1 ELSE 0 END,
+              CASE WHEN NOT ok THEN (SELECT a.employee_ids FROM ${tables.archive} a WHERE a.message_id = id) END
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[], $10::boolean[]) AS u(id, tx, tenant, dest, ok, n, reason, refused)
+       ON CONFLICT (message_id) DO UPDATE SET
+         transaction_id = EXCLUDED.transaction_id,
+         refusals = s.refusals + EXCLUDED.refusals,
+         employee_ids = CASE WHEN EXCLUDED.status = '${S.published}' THEN NULL ELSE coalesce(s.employee_ids, EXCLUDED.employee_ids) END,
+         status = CASE WHEN EXCLUDED.status = '${S.published}' THEN '${S.published}'
+                       WHEN s.status = '${S.superseded}' THEN s.status
+                       WHEN EXCLUDED.refusals > 0 AND s.refusals + 1 >= $11 THEN '${S.setAside}'
+                       ELSE '${S.failed}' END,
+         reason = CASE WHEN EXCLUDED.status = '${S.published}' THEN NULL
+                       WHEN s.status = '${S.superseded}' THEN s.reason
+                       WHEN EXCLUDED.refusals > 0 AND s.refusals + 1 >= $11 THEN ${aside("s.refusals + 1", "EXCLUDED.reason")}
+                       ELSE EXCLUDED.reason END,
+         attempts = s.attempts + EXCLUDED.attempts, updated_at = now()
      ),
      `;
   return archiveByIdSql(tables, "$8", "$9", statuses);

@@ -6,7 +6,7 @@
  * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped: the
  * batch is left unrecorded, for the next run.
  */
-import { QUEUE_API, authorizeResponseSchema, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
+import { QUEUE_API, authorizeResponseSchema, isPermanentRefusal, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
 import { maskSecret, redact } from "../../core/redact";
 import type { QueueEndpoint } from "../connections/record";
 import { answerText, describeRequestError } from "../http/retry";
@@ -30,6 +30,8 @@ export interface MessageOutcome {
   reason?: string;
   /** HTTP attempts made for it in this run. */
   attempts: number;
+  /** Refused for good (over the size limit, or isPermanentRefusal): counts towards setting it aside. */
+  permanent?: boolean;
 }
 
 interface Session {
@@ -64,12 +66,14 @@ export class QueueBroker {
     if (outcome.kind === "rejected" && batch.length > 1) {
       // A permanent answer for the whole batch: find out which messages it is about.
       const singles = await Promise.all(batch.map((m) => this.publishBatch([m])));
-      return singles.flatMap((o, i) => (o.kind === "results" ? o.results : [failed(batch[i], o.reason, o.attempts + outcome.attempts)]));
+      return singles.flatMap((o, i) => (o.kind === "results" ? o.results : [failed(batch[i], o.reason, o.attempts + outcome.attempts, permanentOf(o))]));
     }
-    return batch.map((m) => failed(m, outcome.reason, outcome.attempts));
+    return batch.map((m) => failed(m, outcome.reason, outcome.attempts, batch.length === 1 && permanentOf(outcome)));
   }
 
-  private async publishBatch(batch: OutgoingMessage[]): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number }> {
+  private async publishBatch(
+    batch: OutgoingMessage[],
+  ): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number; status?: number }> {
     const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
     const attempts = this.http.attempts();
@@ -114,7 +118,7 @@ export class QueueBroker {
         await attempts.backoff(retryAfter);
         continue;
       }
-      return { kind: "rejected", reason: lastReason, attempts: attempt };
+      return { kind: "rejected", reason: lastReason, attempts: attempt, status };
     }
     return { kind: "gaveUp", reason: `gave up ${attempts.describe()}: ${lastReason}`, attempts: attempts.attempt };
   }
@@ -173,14 +177,19 @@ export class QueueBroker {
   }
 }
 
-/** A message over the broker's body limit is never sent. */
+/** A message over the broker's body limit is never sent: a permanent refusal. */
 export function tooLarge(message: OutgoingMessage): MessageOutcome | undefined {
   const bytes = message.json.length;
-  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0) : undefined;
+  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0, true) : undefined;
 }
 
-function failed(m: OutgoingMessage, reason: string, attempts: number): MessageOutcome {
-  return { messageId: m.messageId, published: false, reason, attempts };
+function failed(m: OutgoingMessage, reason: string, attempts: number, permanent = false): MessageOutcome {
+  return permanent ? { messageId: m.messageId, published: false, reason, attempts, permanent } : { messageId: m.messageId, published: false, reason, attempts };
+}
+
+/** Whether a refused single message was refused for good. */
+function permanentOf(outcome: { kind: string; status?: number }): boolean {
+  return outcome.kind === "rejected" && outcome.status !== undefined && isPermanentRefusal(outcome.status);
 }
 
 /** Per-message results of a batch (an array) or of a single publish (one object); undefined if they do not match. */

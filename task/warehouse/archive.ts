@@ -9,8 +9,9 @@
  * queueing the FAILED and HELD_BACK messages of _ARCHIVE again, and when one leaves the queue its one _ARCHIVE row
  * records the run (archived_by); no second row is written.
  */
+import type { Pool } from "pg";
 import type { RunTables } from "./tables";
-import { HELD_BACK } from "../cls/codeCheck";
+import { MESSAGE_STATUS } from "./messageStatus";
 
 /** The columns of a queue row (_MESSAGES): all are in _ARCHIVE too. */
 const QUEUE_COLUMNS = "message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at";
@@ -41,25 +42,49 @@ export function archiveByIdSql(t: RunTables, run = "$1", ids = "$2", before = ""
 }
 
 /**
- * The end of a run: every message still queued (not published: FAILED, or HELD_BACK by the strict CLS check) leaves
- * the queue, its archive row marked as tried by the run $1, without counting as archived (published) by it. Returns
- * per tenant the failed (`n`) and held-back (`held`) counts.
+ * The end of a run: every message still queued (not published: FAILED; HELD_BACK by the strict CLS check; SET_ASIDE
+ * by this run; SUPERSEDED by a newer message) leaves the queue, its archive row marked as tried by the run $1, without
+ * counting as archived (published) by it. Returns per tenant the failed (`n`), held-back (`held`), set-aside (`aside`)
+ * and superseded counts: only the failed ones make the run ExecutionFailed.
  */
 export function archiveUnpublishedSql(t: RunTables): string {
+  const S = MESSAGE_STATUS;
   return `WITH moved AS (DELETE FROM ${t.messages} m RETURNING m.message_id, m.transaction_id, m.hub_tenant_id),
      again AS (${archivedAgain(t, "moved", "$1")})
-     SELECT m.hub_tenant_id, count(*) FILTER (WHERE s.status IS DISTINCT FROM '${HELD_BACK}')::int AS n, count(*) FILTER (WHERE s.status = '${HELD_BACK}')::int AS held
+     SELECT m.hub_tenant_id, count(*) FILTER (WHERE s.status IS NULL OR s.status NOT IN ('${S.heldBack}', '${S.setAside}', '${S.superseded}'))::int AS n,
+            count(*) FILTER (WHERE s.status = '${S.heldBack}')::int AS held, count(*) FILTER (WHERE s.status = '${S.setAside}')::int AS aside,
+            count(*) FILTER (WHERE s.status = '${S.superseded}')::int AS superseded
        FROM moved m LEFT JOIN ${t.status} s ON s.message_id = m.message_id GROUP BY m.hub_tenant_id`;
 }
 
 /**
  * The start of a run: the FAILED and HELD_BACK messages of _ARCHIVE are queued again, to be published (or released)
- * under their messageIds. Idempotent (a resumed run finds them queued already).
+ * under their messageIds. Idempotent (a resumed run finds them queued already). SET_ASIDE, SUPERSEDED and DISCARDED
+ * ones stay where they are: an operator's `hub-export retry` makes a set-aside (or discarded) one FAILED again.
  */
 export function requeueFailedSql(t: RunTables): string {
   return `INSERT INTO ${t.messages} (${QUEUE_COLUMNS})
      SELECT ${QUEUE_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
-      WHERE s.status IN ('FAILED', '${HELD_BACK}')
+      WHERE s.status IN ('${MESSAGE_STATUS.failed}', '${MESSAGE_STATUS.heldBack}')
      ON CONFLICT (message_id) DO NOTHING`;
+}
+
+/** Bytes of bodies read back from _ARCHIVE at a time, at most (at least one message): a page of large messages stays bounded. */
+export const BODY_PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The first rows (in their order, each with its body's size in `bytes`, null when it needs no body) whose bodies
+ * together fit BODY_PAGE_BYTES (at least one row), with those bodies read from _ARCHIVE (null for those that need
+ * none). `octet_length` of a stored body reads its size, not the body.
+ */
+export async function withBodies<T extends { message_id: string; bytes: number | null }>(pool: Pool, t: Pick<RunTables, "archive">, rows: T[]): Promise<(T & { body: string | null })[]> {
+  let bytes = 0;
+  let n = 0;
+  while (n < rows.length && (n === 0 || bytes + (rows[n].bytes ?? 0) <= BODY_PAGE_BYTES)) bytes += rows[n++].bytes ?? 0;
+  const page = rows.slice(0, n);
+  const wanted = page.filter((r) => r.bytes !== null).map((r) => r.message_id);
+  const { rows: bodies } = wanted.length ? await pool.query<{ message_id: string; body: string }>(`SELECT message_id, body FROM ${t.archive} WHERE message_id = ANY($1::uuid[])`, [wanted]) : { rows: [] };
+  const byId = new Map(bodies.map((b) => [b.message_id, b.body]));
+  return page.map((r) => ({ ...r, body: byId.get(r.message_id) ?? null }));
 }

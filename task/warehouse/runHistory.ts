@@ -1,13 +1,14 @@
 /**
  * HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. `event` is ExecutionCompleted,
- * ExecutionFailed, Stopped, Refused or Reload; `detail` carries the counts and issue-specific keys (unknownCodes, ...),
+ * ExecutionFailed, Stopped, Refused, or an operator's Reload, Discard or Retry (operate/); `detail` carries the counts
+ * and issue-specific keys (unknownCodes, setAside, badRows, ...),
  * redacted (core/redact.ts): a reason may quote a hub's answer.
  */
 import type { ClientBase } from "pg";
 import { redactDeep } from "../../core/redact";
 import type { RunTables } from "./tables";
 
-export type RunHistoryEvent = "ExecutionCompleted" | "ExecutionFailed" | "Stopped" | "Refused" | "Reload";
+export type RunHistoryEvent = "ExecutionCompleted" | "ExecutionFailed" | "Stopped" | "Refused" | "Reload" | "Discard" | "Retry";
 
 export interface RunHistoryEntry {
   clientName: string;

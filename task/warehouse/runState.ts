@@ -20,6 +20,10 @@ export interface FinalCounts {
   failed: number;
   /** Held back by the strict CLS check (status HELD_BACK): not failed, retried once the load sheet has their codes. */
   heldBack: number;
+  /** Set aside by this run (status SET_ASIDE: refused for good by set_aside_after_runs runs): a warning, not a failure. */
+  setAside: number;
+  /** Left unpublished because newer messages carry their employees (status SUPERSEDED). */
+  superseded: number;
   retried: number;
   ersEntities: number;
   /** Per tenant id: what the HRSYS API is told. */
@@ -31,8 +35,10 @@ export interface RunState {
   phase: RunPhase;
   attempts: number;
   startedReported: boolean;
-  /** ISO local date-time: changes up to here belong to this run. */
+  /** ISO local date-time: changes up to here belong to this run (openRun says how it is chosen). */
   upperBound: string;
+  /** A new run's: the transaction that held its upper bound back, if one did (openRun). */
+  heldBy?: UpperBoundHold;
   finalStatus: IntakeJobStatus | null;
   finalCounts: FinalCounts | null;
   startedAt: Date;
@@ -76,20 +82,61 @@ interface RunRow {
 
 const COLUMNS = "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, final_status, final_counts, started_at";
 
-/** The unfinished run of the client, resumed; or a new one with a new transaction id. */
-export async function openRun(client: PoolClient, t: RunTables, def: PipelineDefinition): Promise<RunState> {
+/** The open transaction a new run's upper bound stays below (HUB_<CLIENT>_OLDEST_XACT()). */
+export interface UpperBoundHold {
+  /** Its start (ISO local date-time) and how long before the run (minus the lag) that was. */
+  since: string;
+  seconds: number;
+  pid: number;
+  applicationName: string | null;
+  user: string | null;
+}
+
+export interface OpenedRun extends RunState {
+  /** Sessions of the warehouse the function's owner cannot see (their transactions cannot hold the bound back). */
+  hiddenSessions: number;
+  /** false: the run tables lack HUB_<CLIENT>_OLDEST_XACT() (an earlier build): the bound rests on the lag alone. */
+  horizonKnown: boolean;
+}
+
+const LOCAL = (e: string) => `to_char(${e}, 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+
+/**
+ * The unfinished run of the client, resumed; or a new one with a new transaction id and its upper bound (task/README.md,
+ * "Change capture"): the database time less the parameter change_lag_seconds, and below the start of the oldest
+ * transaction open in the warehouse, so that no change a transaction commits after this run read its rows can be at
+ * or below the watermark the run leaves.
+ */
+export async function openRun(client: PoolClient, t: RunTables, def: PipelineDefinition): Promise<OpenedRun> {
   const name = def.parameters.client_name;
   const found = await client.query<RunRow>(
     `UPDATE ${t.run} SET attempts = attempts + 1, updated_at = now() WHERE plat_client_name = $1 RETURNING ${COLUMNS}`,
     [name],
   );
-  if (found.rows[0]) return toState(found.rows[0], true);
-  const created = await client.query<RunRow>(
-    `INSERT INTO ${t.run} (transaction_id, job_name, plat_client_name, phase, build_number, upper_bound)
-     VALUES ($1, $2, $3, 'EXTRACT', $4, localtimestamp) RETURNING ${COLUMNS}`,
-    [crypto.randomUUID(), def.parameters.job_name, name, def.buildNumber],
-  );
-  return toState(created.rows[0], false);
+  if (found.rows[0]) return { ...toState(found.rows[0], true), hiddenSessions: 0, horizonKnown: true };
+  const create = (oldest: string) =>
+    client.query<RunRow & { since: string | null; held_seconds: number | null; pid: number | null; application_name: string | null; usename: string | null; hidden_sessions: number | null }>(
+      `WITH o AS (${oldest}),
+       b AS (SELECT localtimestamp - make_interval(secs => $5::int) AS lagged, o.xact_start::timestamp AS since FROM o),
+       ins AS (
+         INSERT INTO ${t.run} (transaction_id, job_name, plat_client_name, phase, build_number, upper_bound)
+         SELECT $1, $2, $3, 'EXTRACT', $4, least(b.lagged, b.since - interval '1 microsecond') FROM b
+         RETURNING ${COLUMNS}
+       )
+       SELECT ins.*, ${LOCAL("b.since")} AS since, extract(epoch FROM b.lagged - b.since)::float8 AS held_seconds, o.pid, o.application_name, o.usename, o.hidden_sessions
+         FROM ins, b, o`,
+      [crypto.randomUUID(), def.parameters.job_name, name, def.buildNumber, def.parameters.change_lag_seconds],
+    );
+  let horizonKnown = true;
+  const created = await create(`SELECT * FROM ${t.oldestXact}()`).catch((err: { code?: string }) => {
+    // 42883: the run tables of an earlier build have no such function.
+    if (err.code !== "42883") throw err;
+    horizonKnown = false;
+    return create("SELECT NULL::timestamptz AS xact_start, NULL::int AS pid, NULL::text AS application_name, NULL::text AS usename, 0 AS hidden_sessions");
+  });
+  const r = created.rows[0];
+  const heldBy = r.since !== null && r.held_seconds !== null && r.held_seconds > 0 ? { since: r.since, seconds: Math.round(r.held_seconds), pid: r.pid!, applicationName: r.application_name, user: r.usename } : undefined;
+  return { ...toState(r, false), heldBy, hiddenSessions: r.hidden_sessions ?? 0, horizonKnown };
 }
 
 function toState(r: RunRow, resumed: boolean): RunState {

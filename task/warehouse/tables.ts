@@ -1,6 +1,6 @@
 /** The tables a run reads and writes, named by the pipeline definition (already checked as `<schema>.<table>`). */
 import { taskOf, type PipelineDefinition } from "../../core/definition";
-import { TABLES, schemaOnly } from "../../core/naming";
+import { TABLES, clientTables, schemaOnly } from "../../core/naming";
 
 export interface RunTables {
   publishSchema: string;
@@ -17,6 +17,10 @@ export interface RunTables {
   runTenant: string;
   /** HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. */
   runHistory: string;
+  /** HUB_<CLIENT>_ROWS_HELD_BACK: warehouse rows held back instead of published (duplicate or blank ids, mapping errors). */
+  rowsHeldBack: string;
+  /** The function HUB_<CLIENT>_OLDEST_XACT(): the start of the oldest transaction open in the warehouse. */
+  oldestXact: string;
 }
 
 export function runTables(def: PipelineDefinition): RunTables {
@@ -37,5 +41,7 @@ export function runTables(def: PipelineDefinition): RunTables {
     runPart: `${staging}.${TABLES.run}_PART`,
     runTenant: `${staging}.${TABLES.run}_TENANT`,
     runHistory: `${staging}.${TABLES.runHistory}`,
+    rowsHeldBack: `${staging}.${clientTables(def.parameters.client_name).rowsHeldBack}`,
+    oldestXact: `${staging}.${clientTables(def.parameters.client_name).oldestXact}`,
   };
 }

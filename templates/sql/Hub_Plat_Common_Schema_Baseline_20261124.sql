@@ -86,7 +86,8 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN (
   -- Runs that worked on this transaction (1 + resumes).
   attempts         integer NOT NULL DEFAULT 1,
   started_reported boolean NOT NULL DEFAULT false,
-  -- Changes up to this database time belong to the run; the watermarks of the tenants/countries scanned advance to it.
+  -- Changes up to this time belong to the run (the database time less change_lag_seconds, kept below the start of the
+  -- oldest open transaction: task/README.md); the watermarks of the tenants/countries scanned advance to it.
   upper_bound      timestamp NOT NULL,
   -- Set when finished in the database: the intake job's status and counts, still to be reported to HRSYS.
   final_status     text NULL CHECK (final_status IN ('ExecutionCompleted', 'ExecutionFailed')),
@@ -111,8 +112,12 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART (
   -- [tenant id, country code] pairs scanned: their watermarks advance when the run finishes.
   pairs          jsonb NOT NULL DEFAULT '[]',
   done           boolean NOT NULL DEFAULT false,
+  -- records_per_hub_message > 1: employees of the part's last messages that are not full yet, written with the next
+  -- chunk (or, once every part is done, with the other parts' in the run's last messages).
+  carry          text[] NOT NULL DEFAULT '{}',
   PRIMARY KEY (transaction_id, part)
 );
+ALTER TABLE <STAGING_SCHEMA_ONLY_VALUE>.HUB_EXPORT_RUN_PART ADD COLUMN IF NOT EXISTS carry text[] NOT NULL DEFAULT '{}';
 
 -- Per tenant, what the run in progress has done so far: messages leave the client's work queue as they are published
 -- and sent to ERS, not all at the end, and these are the counts of its intake job.

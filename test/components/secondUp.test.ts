@@ -140,8 +140,8 @@ describe("the second up", () => {
     const after = await planOf({ ...qa, "hubExport:clientName": "GLOBEX" });
     const ops = await secondUp(before, after);
     const grantsOf = (step: Step) => only(ops, step).filter((k) => k.startsWith(GRANT));
-    expect(grantsOf("add")).toEqual(["hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status"].map((t) => `${GRANT}staging/${t}`));
-    expect(grantsOf("remove")).toEqual(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status"].map((t) => `${GRANT}staging/${t}`));
+    expect(grantsOf("add")).toEqual(["hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status", "hub_globex_rows_held_back"].map((t) => `${GRANT}staging/${t}`));
+    expect(grantsOf("remove")).toEqual(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_acme_rows_held_back"].map((t) => `${GRANT}staging/${t}`));
     expect(grantsOf("replace")).toEqual([]);
     expect(grantsOf("update")).toEqual([]);
     // The tables that stay keep their grants untouched: the task role keeps exactly what it needs.

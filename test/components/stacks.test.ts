@@ -214,7 +214,7 @@ for (const stack of ["qa", "prod"] as const) {
       expect(inputs(baseline).writtenWhenPresent).toEqual({ "staging.hub_intake_job": [...INTAKE_JOB_KNOWN_COLUMNS] });
       expect(inputs(clientRunTables)).toMatchObject({ name: loadClientRunTables().name, buildNumber: loadClientRunTables().buildNumber, templateSha256: loadClientRunTables().sha256, sql: client, version: 3 });
       expect(inputs(clientRunTables).writtenWhenPresent).toBeUndefined();
-      expect(baselineTables(client).sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status"]);
+      expect(baselineTables(client).sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status", "staging.hub_acme_rows_held_back"]);
       expect(baselineTables(common).filter((t) => t.includes("acme"))).toEqual([]);
       // After the common schema (its tables hold what the run tables' rows refer to).
       expect(clientRunTables.dependsOn).toContain(baseline.urn);

@@ -3,7 +3,7 @@ import { validateStackConfig, inspectStackConfig, stackMatchesEnvironment, Confi
 import { keyPathText } from "../../config/placeholders";
 import { environmentIssues } from "../../config/environment";
 import { loadStackConfig } from "../../config/load";
-import { PARAMETER_DEFAULTS } from "../../config/schema";
+import { PARAMETER_DEFAULTS, TASK_PARAMETER_DEFAULTS } from "../../config/schema";
 import { rawConfig, rawHubTenant, rawPlatTenant, rawHubEnvironment, rawQueue, TENANT_IDS } from "../support/rawConfig";
 
 type Raw = ReturnType<typeof rawConfig>;
@@ -24,7 +24,7 @@ function problems(edit: (c: Raw) => void, stack = "dev", fromFile = false): stri
 describe("stack config validation", () => {
   it("accepts the valid fixture and applies the specification's parameter defaults", () => {
     const config = validateStackConfig(rawConfig(), { source: "test" });
-    expect(config.parameters).toEqual(PARAMETER_DEFAULTS);
+    expect(config.parameters).toEqual({ ...PARAMETER_DEFAULTS, ...TASK_PARAMETER_DEFAULTS });
     expect(config.parameters).toEqual({
       records_per_hub_message: 1,
       records_per_ers_request: 100,
@@ -32,6 +32,8 @@ describe("stack config validation", () => {
       system_code: "HRSYS",
       EmpTypeDefault: "Sales",
       EmpGenderDefault: "Not_Declared",
+      change_lag_seconds: 0,
+      set_aside_after_runs: 3,
     });
     expect(config.platTenants[0].secureViewSource).toBeNull();
     expect(config.schedule.enabled).toBe(true);
@@ -76,6 +78,8 @@ describe("stack config validation", () => {
     ["routing rules carry all five fields", (c) => (c.hubTenants[0].routingRules = [{ dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "OM", systemRoleCodeTarget: "ALL" }]), "hubExport:hubTenants[0].routingRules[0].status"],
     ["records_per_hub_message is a positive integer", (c) => (c.parameters = { records_per_hub_message: 0 }), "hubExport:parameters.records_per_hub_message: must be a positive integer"],
     ["records_per_ers_request is an integer", (c) => (c.parameters = { records_per_ers_request: 2.5 }), "hubExport:parameters.records_per_ers_request: must be an integer"],
+    ["change_lag_seconds is not negative", (c) => (c.parameters = { change_lag_seconds: -5 }), "hubExport:parameters.change_lag_seconds: must be 0 or more"],
+    ["set_aside_after_runs is a positive integer", (c) => (c.parameters = { set_aside_after_runs: 0 }), "hubExport:parameters.set_aside_after_runs: must be a positive integer"],
     ["schema names are safe SQL identifiers", (c) => (c.publishSchema = "PLATDB.pub-lish"), "hubExport:publishSchema: must have the form <DatabaseName>.<schema>, each a safe SQL identifier"],
     ["database role names are safe SQL identifiers", (c) => (c.database.task.username = "hub export"), "hubExport:database.task.username: username must be a safe SQL identifier"],
     ["tenant ids are unique", (c) => (c.hubTenants.push(rawHubTenant("US", { hubTenantCode: "OTHER" })), c.platTenants.push(rawPlatTenant("US", { platRegion: "CA", hubTenantCode: "OTHER" }))), `hubExport:hubTenants[2].hubTenantId: duplicates hubTenants[0].hubTenantId '${TENANT_IDS.US}'`],

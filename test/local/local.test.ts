@@ -90,7 +90,10 @@ describe("hub-export local", () => {
 
     const one = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
     expect(one.code, one.stderr).toBe(0);
-    expect(JSON.parse(one.stdout)).toEqual({ jobName: JOB, transactionId: first.transactionId, status: "ExecutionCompleted", failedMessages: [] });
+    const listed = JSON.parse(one.stdout);
+    expect(listed).toMatchObject({ jobName: JOB, transactionId: first.transactionId, status: "ExecutionCompleted", notPublished: [] });
+    expect(listed.received).toHaveLength(120);
+    expect(new Set(listed.received.map((m: { messageId: string }) => m.messageId)).size).toBe(120);
 
     const unknown = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
     expect(unknown.code).toBe(1);

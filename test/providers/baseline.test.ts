@@ -33,7 +33,7 @@ describe("baseline provider", () => {
     expect(await tablesIn("staging")).toEqual([...common, ...client].map((t) => t.slice("staging.".length)).sort());
     expect(common).toEqual(expect.arrayContaining(["staging.hub_api_config", "staging.hub_plat_config", "staging.hub_intake_job", "staging.hub_export_run_history"]));
     expect(common.filter((t) => t.includes("acme"))).toEqual([]);
-    expect(client.sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status"]);
+    expect(client.sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status", "staging.hub_acme_rows_held_back"]);
   });
 
   it("is idempotent: the same baseline applied again changes nothing", async () => {

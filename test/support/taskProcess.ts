@@ -99,3 +99,14 @@ export function finalEvent(result: TaskResult): string | undefined {
 export async function runTask(args: string[], env: Record<string, string> = {}): Promise<TaskResult> {
   return (await startTask(args, env)).done;
 }
+
+/** Runs the task, killing it after `ms`: a run that hangs ends with signal SIGKILL instead of an exit code. */
+export async function runTaskWithin(args: string[], env: Record<string, string>, ms: number): Promise<TaskResult> {
+  const task = await startTask(args, env);
+  const timer = setTimeout(() => task.child.kill("SIGKILL"), ms);
+  try {
+    return await task.done;
+  } finally {
+    clearTimeout(timer);
+  }
+}

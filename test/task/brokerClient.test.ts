@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
 import { QueueBroker, type OutgoingMessage } from "../../task/queue/broker";
 import { createAgent, HubHttp } from "../../task/http/client";
-import { queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
+import { isPermanentRefusal, queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
 import type { Dispatcher } from "undici";
 
 const unhandled: unknown[] = [];
@@ -56,6 +56,34 @@ describe("queue broker client", () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(unhandled).toEqual([]);
     expect(recovered.flat().filter((o) => o.published).length).toBeGreaterThan(10);
+  });
+
+  it("marks a refusal of the message itself as permanent (a 4xx other than 401, 403, 408, 409, 429), and no other failure", async () => {
+    const client = broker();
+    // The broker refuses a messageId over 256 characters (HTTP 400): the batch is tried message by message.
+    const bad: OutgoingMessage = { messageId: "x".repeat(300), json: Buffer.from(JSON.stringify({ properties: {}, headers: { messageId: "x".repeat(300) }, body: "b" })) };
+    const [good, refused] = await client.publish([message(1), bad]);
+    expect(good).toMatchObject({ published: true });
+    expect(good.permanent).toBeUndefined();
+    expect(refused).toMatchObject({ published: false, permanent: true, reason: expect.stringMatching(/^HTTP 400: /) });
+    // A destination that refuses for now (HTTP 403) is not a permanent refusal; nor is giving up on 503s.
+    const rejecting = await startEmulator({ config: { rejectDestinations: ["q"] } });
+    try {
+      const dev = rejecting.config.queues.US;
+      const base = rejecting.urls.queues.US;
+      const other = new QueueBroker({ connection: "HUB_MQ_US", organizationsUrl: queueOrganizationsUrl(base), authUrl: queueAuthUrl(base), queueName: "q", clientId: dev.clientId, clientSecret: dev.clientSecret }, new HubHttp(dispatcher, { attempts: 2, baseMs: 1, maxMs: 2 }));
+      const [forbidden] = await other.publish([message(2)]);
+      expect(forbidden).toMatchObject({ published: false, reason: expect.stringMatching(/^HTTP 403/) });
+      expect(forbidden.permanent).toBeUndefined();
+    } finally {
+      await rejecting.close();
+    }
+    em.setFaults("queue.publish:503=1");
+    const [unavailable] = await client.publish([message(3)]);
+    expect(unavailable).toMatchObject({ published: false, reason: expect.stringMatching(/^gave up after 6 attempts/) });
+    expect(unavailable.permanent).toBeUndefined();
+    expect([400, 404, 413, 422].map(isPermanentRefusal)).toEqual([true, true, true, true]);
+    expect([401, 403, 408, 409, 429, 500, 503].map(isPermanentRefusal)).toEqual([false, false, false, false, false, false, false]);
   });
 
   it("reports a refused authorization on every batch without retrying it, and nothing escapes", async () => {

@@ -65,6 +65,7 @@ describe("export task: metrics in the embedded metric format", () => {
       [key(METRICS.published, ALL_REGIONS)]: job.published_count,
       [key(METRICS.failed, ALL_REGIONS)]: job.failed_count,
       [key(METRICS.heldBack, ALL_REGIONS)]: 0,
+      [key(METRICS.setAside, ALL_REGIONS)]: 0,
       [key(METRICS.ersEntities, ALL_REGIONS)]: job.ers_entity_count,
       [key(METRICS.duration, ALL_REGIONS)]: expect.any(Number),
       [key(METRICS.completed, ALL_REGIONS)]: 0,
@@ -117,12 +118,12 @@ describe("metric records", () => {
       { hubTenantId: "c", region: "APAC" as const },
     ];
     const regions = countsPerRegion(tenants, {
-      extracted: 0, messages: 0, published: 0, failed: 0, heldBack: 0, retried: 0, ersEntities: 0,
+      extracted: 0, messages: 0, published: 0, failed: 0, heldBack: 0, setAside: 0, superseded: 0, retried: 0, ersEntities: 0,
       tenants: { a: { published: 2, failed: 1, entities: 2 }, b: { published: 3, failed: 0, entities: 3 } },
     });
-    expect(regions).toEqual({ US: { published: 5, failed: 1, heldBack: 0, ersEntities: 5 }, APAC: { published: 0, failed: 0, heldBack: 0, ersEntities: 0 } });
-    const finished = runMetricRecords({ jobName: "J", outcome: "ExecutionCompleted", seconds: 2, regions, totals: { heldBack: 4 }, timestamp: 1 });
-    expect(finished.map((r) => [r.Region, r[METRICS.published], r[METRICS.heldBack]])).toEqual([["APAC", 0, undefined], ["US", 5, undefined], [ALL_REGIONS, 5, 4]]);
+    expect(regions).toEqual({ US: { published: 5, failed: 1, heldBack: 0, setAside: 0, ersEntities: 5 }, APAC: { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 } });
+    const finished = runMetricRecords({ jobName: "J", outcome: "ExecutionCompleted", seconds: 2, regions, totals: { heldBack: 4, setAside: 2 }, timestamp: 1 });
+    expect(finished.map((r) => [r.Region, r[METRICS.published], r[METRICS.heldBack], r[METRICS.setAside]])).toEqual([["APAC", 0, undefined, undefined], ["US", 5, undefined, undefined], [ALL_REGIONS, 5, 4, 2]]);
     const records = runMetricRecords({ jobName: "J", outcome: "Refused", seconds: 0.5, timestamp: 1 });
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ JobName: "J", Region: ALL_REGIONS, Outcome: "Refused", [METRICS.refused]: 1, [METRICS.completed]: 0, [METRICS.duration]: 0.5 });

@@ -1,0 +1,137 @@
+/**
+ * An operator's decision on one message that runs no longer retry (task/README.md, "Poison messages"):
+ *
+ * * discard: a SET_ASIDE (or FAILED) message becomes DISCARDED: no run sends it, ever.
+ * * retry: a SET_ASIDE message becomes FAILED again: the next run queues it under its messageId and tries it once
+ *   more; refused for good again, it is set aside again at once (its refusals stay one short of set_aside_after_runs).
+ *
+ * In one database transaction that holds the client's run lock (operate/runLock.ts); who, when and why go to
+ * HUB_EXPORT_RUN_HISTORY (event Discard or Retry).
+ */
+import type { Client } from "pg";
+import { UserError } from "../core/errors";
+import { TABLES, clientTables } from "../core/naming";
+import { MESSAGE_STATUS, type MessageStatus } from "../task/warehouse/messageStatus";
+import { ident, lockForOperator } from "./runLock";
+import type { RunHistoryEvent } from "../task/warehouse/runHistory";
+
+export type MessageAction = Extract<RunHistoryEvent, "Discard" | "Retry">;
+
+export interface MessageActionInput {
+  stagingSchema: string;
+  clientName: string;
+  jobName: string;
+  messageId: string;
+  actor: string;
+  reason?: string;
+  /** The parameter set_aside_after_runs of the stack: a retried message is one refusal short of it. */
+  setAsideAfterRuns: number;
+}
+
+export interface MessageActionResult {
+  historyId: string;
+  recordedAt: Date;
+  actor: string;
+  action: MessageAction;
+  messageId: string;
+  previousStatus: string;
+  previousReason: string | null;
+  status: MessageStatus;
+  hubTenantId: string;
+  hubDestination: string;
+  employeeIds: string[];
+  /** The transaction that extracted it. */
+  extractedBy: string;
+  jobName: string;
+}
+
+/** From which statuses each action goes, and to which. */
+const ACTIONS: Record<MessageAction, { from: MessageStatus[]; to: MessageStatus; verb: string }> = {
+  Discard: { from: [MESSAGE_STATUS.setAside, MESSAGE_STATUS.failed], to: MESSAGE_STATUS.discarded, verb: "discard" },
+  Retry: { from: [MESSAGE_STATUS.setAside], to: MESSAGE_STATUS.failed, verb: "retry" },
+};
+
+/** Why a message in another status cannot take the action. */
+function refusal(action: MessageAction, id: string, status: string | null): string {
+  const verb = ACTIONS[action].verb;
+  switch (status) {
+    case MESSAGE_STATUS.published:
+      return `message ${id} was published: there is nothing to ${verb}`;
+    case MESSAGE_STATUS.superseded:
+      return `message ${id} is superseded by a newer message of its employees: no run sends it again, and sending it would carry an older state of them`;
+    case MESSAGE_STATUS.discarded:
+      return action === "Discard" ? `message ${id} is discarded already` : `message ${id} is discarded: no run sends it again (its employees' next change does)`;
+    case MESSAGE_STATUS.heldBack:
+      return `message ${id} is held back by the strict CLS check: it is published once the CLS load sheet has its codes (cls/README.md)`;
+    case MESSAGE_STATUS.failed:
+      return `message ${id} is FAILED: the next run retries it anyway (only a set-aside message needs 'hub-export retry')`;
+    default:
+      return `message ${id} has status ${status ?? "none (not attempted yet)"}: only ${ACTIONS[action].from.join(" or ")} messages can be ${verb === "retry" ? "retried" : "discarded"}`;
+  }
+}
+
+export async function changeMessage(client: Client, action: MessageAction, input: MessageActionInput): Promise<MessageActionResult> {
+  const staging = ident(input.stagingSchema);
+  const names = clientTables(input.clientName);
+  const t = { status: `${staging}.${ident(names.status)}`, archive: `${staging}.${ident(names.archive)}`, history: `${staging}.${TABLES.runHistory}` };
+  const { from, to, verb } = ACTIONS[action];
+  await client.query("BEGIN");
+  try {
+    await lockForOperator(client, { stagingSchema: staging, clientName: input.clientName, action: verb, undone: "publishes or archives its queued messages as it finds them", tables: [t.status, t.archive] });
+    const { rows: found } = await client.query<{ status: string | null; reason: string | null; hub_tenant_id: string; hub_destination: string; employee_ids: string[]; transaction_id: string }>(
+      `SELECT s.status, s.reason, a.hub_tenant_id, a.hub_destination, a.employee_ids, a.transaction_id
+         FROM ${t.archive} a LEFT JOIN ${t.status} s ON s.message_id = a.message_id WHERE a.message_id = $1 FOR UPDATE OF a`,
+      [input.messageId],
+    );
+    const m = found[0];
+    if (!m) throw new UserError(`no message ${input.messageId} in ${t.archive} (client ${input.clientName}): 'hub-export status --job-name ${input.jobName}' lists the set-aside ones`);
+    if (!m.status || !(from as string[]).includes(m.status)) throw new UserError(refusal(action, input.messageId, m.status));
+    const why = `${verb} by ${input.actor}${input.reason ? `: ${input.reason}` : ""}`;
+    await client.query(
+      action === "Retry"
+        ? `UPDATE ${t.status} SET status = $2, reason = $3, refusals = $4, employee_ids = $5, updated_at = now() WHERE message_id = $1`
+        : `UPDATE ${t.status} SET status = $2, reason = $3, updated_at = now() WHERE message_id = $1`,
+      action === "Retry" ? [input.messageId, to, why, Math.max(input.setAsideAfterRuns - 1, 0), m.employee_ids] : [input.messageId, to, why],
+    );
+    const detail = { messageId: input.messageId, previousStatus: m.status, previousReason: m.reason, status: to, hubTenantId: m.hub_tenant_id, employeeIds: m.employee_ids, extractedBy: m.transaction_id, reason: input.reason ?? null };
+    const { rows: history } = await client.query<{ history_id: string; recorded_at: Date }>(
+      `INSERT INTO ${t.history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, $3, $4, $5::jsonb || jsonb_build_object('databaseUser', current_user))
+       RETURNING history_id, recorded_at`,
+      [input.clientName, input.jobName, action, input.actor, JSON.stringify(detail)],
+    );
+    await client.query("COMMIT");
+    return {
+      historyId: String(history[0].history_id),
+      recordedAt: history[0].recorded_at,
+      actor: input.actor,
+      action,
+      messageId: input.messageId,
+      previousStatus: m.status,
+      previousReason: m.reason,
+      status: to,
+      hubTenantId: m.hub_tenant_id,
+      hubDestination: m.hub_destination,
+      employeeIds: m.employee_ids,
+      extractedBy: m.transaction_id,
+      jobName: input.jobName,
+    };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}
+
+/** What the operator reads: what was done, and what the next run does. */
+export function formatMessageAction(r: MessageActionResult, startNow: string): string {
+  const employees = r.employeeIds.length > 5 ? `${r.employeeIds.slice(0, 5).join(", ")} and ${r.employeeIds.length - 5} more` : r.employeeIds.join(", ");
+  const lines = [
+    `${r.action} recorded in HUB_EXPORT_RUN_HISTORY (id ${r.historyId}) at ${r.recordedAt.toISOString()} by ${r.actor}:`,
+    `  message ${r.messageId} (tenant ${r.hubTenantId}, ${r.hubDestination}; employee${r.employeeIds.length === 1 ? "" : "s"} ${employees}): ${r.previousStatus} -> ${r.status}`,
+    r.previousReason ? `  it was ${r.previousStatus}: ${r.previousReason}` : "",
+    "",
+    r.action === "Retry"
+      ? `The next run of ${r.jobName} publishes it again under its messageId; refused for good again, it is set aside again at once. Start one now: ${startNow}`
+      : `No run of ${r.jobName} sends it again. Its employees reach the hub with their next change (or 'hub-export reload').`,
+  ];
+  return lines.filter((l, i) => l !== "" || i === 3).join("\n") + "\n";
+}

@@ -1,0 +1,74 @@
+/**
+ * No message stalls the publisher: a message over the lane's read-ahead (2 M characters) is taken by its empty lane
+ * and sent, alone when it fits no batch, and the messages after it follow; messages of several wide records likewise.
+ * Each run is bounded in time: before the fix the extract waited for room that never came, holding the run lock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
+import { runTaskWithin, taskBundle } from "../support/taskProcess";
+import { QUEUES } from "../support/platform";
+
+/** Makes the employees' first address line `chars` long, changed now. */
+async function widen(f: ExportFixture, employeeIds: string[], chars: number): Promise<void> {
+  await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2), changed_at = localtimestamp WHERE employee_id = ANY($1) AND address_id = employee_id || '-A1'`, [employeeIds, chars]);
+}
+
+/** Employee ids of one platform region, in id order. */
+async function idsOf(f: ExportFixture, region: string, limit: number): Promise<string[]> {
+  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = $1 ORDER BY 1 LIMIT $2`, [region, limit]);
+  return rows.map((r) => r.employee_id);
+}
+
+function stored(f: ExportFixture) {
+  const s = f.emulator.state({ messages: true });
+  return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
+}
+
+describe("publishing: a message over the read-ahead, then normal ones in the same lane", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 300 }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  it("sends the large message and every one after it; the run completes", async () => {
+    const [first] = await idsOf(f, "US", 1);
+    // 3 M characters: over the 2 M read-ahead, under the broker's 10 MB limit.
+    await widen(f, [first], 3_000_000);
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    const result = await runTaskWithin(f.platform.args, { HUB_EXPORT_CHUNK_SIZE: "100" }, 40_000);
+    expect(result.signal, "the run hung").toBeNull();
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope);
+    const messages = stored(f);
+    expect(messages).toHaveLength(inScope);
+    const large = messages.filter((m) => (m.body?.length ?? 0) > 3_000_000);
+    expect(large).toHaveLength(1);
+    expect(JSON.parse(large[0].body!).entities[0].UserId).toBe(first);
+  });
+});
+
+describe("publishing: several wide records per message", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 200, parameters: { records_per_hub_message: 4, records_per_ers_request: 4 } }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  it("messages of about 2.4 MB (each over the read-ahead, five over the broker's body limit) are all sent; the run completes", async () => {
+    const wide = await idsOf(f, "US", 1000);
+    await widen(f, wide, 600_000);
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    const result = await runTaskWithin(f.platform.args, { HUB_EXPORT_CHUNK_SIZE: "50" }, 40_000);
+    expect(result.signal, "the run hung").toBeNull();
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const messages = stored(f);
+    const employees = messages.flatMap((m) => (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.map((e) => e.UserId));
+    expect(new Set(employees).size).toBe(inScope);
+    expect(employees).toHaveLength(inScope);
+    expect(messages.filter((m) => (m.body?.length ?? 0) > 2_000_000).length).toBeGreaterThanOrEqual(8);
+    expect(await f.count(f.t.status, "status <> 'PUBLISHED'")).toBe(0);
+  });
+});
