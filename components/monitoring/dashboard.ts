@@ -34,7 +34,11 @@ export function dashboardBody(input: DashboardInput): string {
     ], { view: "bar" }),
     widget(12, 0, "Run duration (seconds)", [metric(METRICS.duration, ALL_REGIONS, "longest run", "Maximum"), metric(METRICS.duration, ALL_REGIONS, "average run", "Average")]),
     widget(0, 6, "Messages published per day, by hub region", perRegion(METRICS.published)),
-    widget(12, 6, "Messages failed per day by hub region, and held back", [...perRegion(METRICS.failed), metric(METRICS.heldBack, ALL_REGIONS, "held back (all regions)")]),
+    widget(12, 6, "Messages failed per day by hub region, held back and set aside", [
+      ...perRegion(METRICS.failed),
+      metric(METRICS.heldBack, ALL_REGIONS, "held back (all regions)"),
+      metric(METRICS.setAside, ALL_REGIONS, "set aside (all regions)"),
+    ]),
     widget(0, 12, "ERS entities per day, by hub region", perRegion(METRICS.ersEntities)),
     widget(12, 12, "Schedule: invocations not delivered (dead-letter queue)", [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", input.deadLetterQueueName, { stat: "Maximum", period: 300 }]], { period: 300 }),
     { type: "alarm", x: 0, y: 18, width: 12, height: 4, properties: { title: "Alarms", alarms: [...input.alarmArns].sort() } },

@@ -11,6 +11,7 @@ import { noCompletedRunAlarm } from "./noCompletedRun";
 import { alertsKeyPolicy, alertsTopicPolicy } from "./policies";
 import { taskStopRules } from "./taskStopRules";
 import { dashboardBody } from "./dashboard";
+import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
 
 export interface ExportMonitoringArgs {
   /** Physical base name (at most 40 characters): the topic, rules, queue, alarms and dashboard are named after it. */
@@ -167,6 +168,32 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         ),
       );
     }
+    // A message the broker refused for good in set_aside_after_runs runs no longer fails a run (task/README.md,
+    // "Poison messages"): the run completes, so only this alarm tells someone to retry or discard it.
+    alarms.push(
+      new aws.cloudwatch.MetricAlarm(
+        `${name}-messages-set-aside`,
+        {
+          name: `${base} messages set aside`,
+          alarmDescription:
+            `A run of export job ${args.jobName} (${args.environment}) set messages aside: the hub's broker refused them for good in several runs, and no run retries them. ` +
+            `'hub-export status --job-name ${args.jobName}' lists them with the reason; fix the cause, then 'hub-export retry --message-id <id>' or 'hub-export discard --message-id <id>'.`,
+          namespace: METRIC_NAMESPACE,
+          metricName: METRICS.setAside,
+          dimensions: { [METRIC_DIMENSIONS.jobName]: args.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
+          statistic: "Sum",
+          period: 3600,
+          evaluationPeriods: 1,
+          threshold: 0,
+          comparisonOperator: "GreaterThanThreshold",
+          // No run in the hour, or a run that set nothing aside: nothing to tell.
+          treatMissingData: "notBreaching",
+          alarmActions: [topic.arn],
+          okActions: [topic.arn],
+        },
+        parent,
+      ),
+    );
     this.alarmNames = alarms.map((a) => a.name);
 
     new aws.sns.TopicPolicy(

@@ -206,6 +206,23 @@ describe("operating the export (stack qa, under mocks)", () => {
     expect(inputs(alarm("no-completed-run"))).not.toHaveProperty("metricName");
   });
 
+  it("alarms on messages set aside (a run that sets one aside completes, so nothing else tells anyone)", () => {
+    const config = configFromEngine(repoStack("qa").config, "qa");
+    expect(inputs(alarm("messages-set-aside"))).toMatchObject({
+      name: `${SLUG} messages set aside`,
+      namespace: METRIC_NAMESPACE,
+      metricName: METRICS.setAside,
+      dimensions: { JobName: config.jobName, Region: ALL_REGIONS },
+      statistic: "Sum",
+      comparisonOperator: "GreaterThanThreshold",
+      threshold: 0,
+      treatMissingData: "notBreaching",
+      alarmActions: [TOPIC],
+      okActions: [TOPIC],
+    });
+    expect(inputs(alarm("messages-set-aside")).alarmDescription).toContain("hub-export retry --message-id");
+  });
+
   it("lets exactly the stack's rules and alarms publish to the topic", () => {
     const policy = JSON.parse(inputs(one(run, T.topicPolicy)).policy) as PolicyDocument;
     expect(inputs(one(run, T.topicPolicy)).arn).toBe(TOPIC);
@@ -270,7 +287,7 @@ describe("operating the export (stack qa, under mocks)", () => {
       topicArn: TOPIC,
       deadLetterQueueUrl: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${SLUG}-schedule-dlq`,
       dashboard: SLUG,
-      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no completed run within 30 hours`],
+      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no completed run within 30 hours`, `${SLUG} messages set aside`],
     });
     expect(run.outputs.runTask).toEqual({
       region: REGION,
@@ -312,7 +329,7 @@ describe("operating the export: schedule variants", () => {
 
   it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {
     const once = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
-    expect(alarms(once).map((a) => a.name)).toEqual(["hub-export-monitoring-schedule-dead-letters"]);
+    expect(alarms(once).map((a) => a.name).sort()).toEqual(["hub-export-monitoring-messages-set-aside", "hub-export-monitoring-schedule-dead-letters"]);
     const explicit = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
     expect(inputs(alarms(explicit).find((a) => a.name.endsWith("no-completed-run"))!).evaluationPeriods).toBe(50);
   });
