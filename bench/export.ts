@@ -10,7 +10,8 @@
  * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts). `--cls report|strict` adds the
  * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
  *
- * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_STATEMENTS=1 lists the
+ * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_SETTINGS='{...}' adds server
+ * settings (auto_explain, to see a slow statement's plan); BENCH_PG_STATEMENTS=1 lists the
  * statements that took the most time; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags to the task and the
  * emulator (e.g. --cpu-prof).
  */
@@ -94,7 +95,9 @@ export async function main(argv: string[]): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
   // BENCH_PG_STATEMENTS=1: the task's statements that took the most time, from pg_stat_statements.
   const statements = process.env.BENCH_PG_STATEMENTS === "1";
-  const server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: { ...SERVER_SETTINGS, ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}) } });
+  // BENCH_PG_SETTINGS: more server settings as JSON (e.g. auto_explain's, to see the plan of a slow statement).
+  const extra = process.env.BENCH_PG_SETTINGS ? (JSON.parse(process.env.BENCH_PG_SETTINGS) as Record<string, string>) : {};
+  const server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: { ...SERVER_SETTINGS, ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}), ...extra } });
   try {
     const admin = new Client({ connectionString: server.adminUrl });
     await admin.connect();
