@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_M
   archived_by     uuid NULL,
   archived_at     timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_archive_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (transaction_id);
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_archive_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_ARCHIVE (transaction_id);
 
 -- The run's work queue, ids only (the bodies are in _ARCHIVE): the messages of the run in progress not yet done
 -- (published and their entities sent to ERS), and the failed and held-back ones it retries (queued again from
@@ -99,10 +99,10 @@ BEGIN
   END IF;
 END
 $status_values$;
-CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_status_tx_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (transaction_id, status);
 -- The failed and held-back messages the next run retries (the strict CLS check also looks the held ones up per batch).
-CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_failed_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'FAILED';
-CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_messages_status_held_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'HELD_BACK';
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_status_fail_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'FAILED';
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_status_held_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'HELD_BACK';
 -- Set-aside messages: listed by 'hub-export status'.
 CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_status_aside_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_STATUS (message_id) WHERE status = 'SET_ASIDE';
 -- The employees of the failed and set-aside messages, for the extract to find the ones a newer message supersedes
@@ -128,7 +128,26 @@ CREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_R
   held_by         uuid NOT NULL,
   held_at         timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_rows_held_run_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_ROWS_HELD_BACK (held_by);
+CREATE INDEX IF NOT EXISTS hub_<CLIENT_NAME_VALUE>_held_run_idx ON <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_ROWS_HELD_BACK (held_by);
+
+-- Index names fit 63 characters with a client name of 42 (the longest clientName). Build 20261122 named four of them
+-- hub_CLIENT_messages_..., which PostgreSQL truncates: for a long client name three became one name and the fourth the
+-- _ARCHIVE table's, so only one of them was created. Those indexes are dropped now that the names above exist (a
+-- truncated one too, when it is an index: the table of the same name is left alone).
+DO $earlier_index_names$
+DECLARE
+  old text;
+BEGIN
+  FOREACH old IN ARRAY ARRAY['hub_<CLIENT_NAME_VALUE>_messages_archive_tx_idx', 'hub_<CLIENT_NAME_VALUE>_messages_status_tx_idx',
+                             'hub_<CLIENT_NAME_VALUE>_messages_status_failed_idx', 'hub_<CLIENT_NAME_VALUE>_messages_status_held_idx'] LOOP
+    old := left(lower(old), 63);
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = lower('<STAGING_SCHEMA_ONLY_VALUE>') AND c.relname = old AND c.relkind = 'i') THEN
+      EXECUTE format('DROP INDEX %I.%I', lower('<STAGING_SCHEMA_ONLY_VALUE>'), old);
+    END IF;
+  END LOOP;
+END
+$earlier_index_names$;
 
 -- The start of the oldest transaction open in this database, other than the caller's: the run's upper bound stays
 -- below it, so that a change a loader commits after the run read its rows is newer than the watermark

@@ -213,6 +213,33 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
   });
 
+  it("creates every index of the run tables with the longest client name (42 characters), and replaces an earlier build's index names", async () => {
+    const indexes = async (client: string) =>
+      (await query("SELECT indexname FROM pg_indexes WHERE schemaname = 'staging' AND tablename LIKE $1 AND indexname NOT LIKE '%pkey' AND indexname NOT LIKE '%\\_key' ORDER BY 1", [`hub_${client.toLowerCase()}_%`])).map((r) => r.indexname);
+    const expected = (client: string) =>
+      ["archive_tx_idx", "held_run_idx", "status_aside_idx", "status_emp_idx", "status_fail_idx", "status_held_idx", "status_tx_idx"].map((n) => `hub_${client.toLowerCase()}_${n}`).sort();
+    const long = `LONG_${"X".repeat(37)}`;
+    expect(long).toHaveLength(42);
+    const runTables = (clientName: string) => renderBaseline(loadClientRunTables(), { ...qa(), clientName });
+    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
+    await applyBaseline(db.url, runTables(long), "Hub_Client_Run_Tables_test");
+    expect(await indexes(long)).toEqual(expected(long));
+
+    // An install of the earlier build: its index names (truncated to 63 characters by PostgreSQL for a long client, where
+    // one of them is the _ARCHIVE table's own name and was never created) go; the new ones stay, and so does the table.
+    for (const client of ["OLDIDX", long]) {
+      if (client === "OLDIDX") await applyBaseline(db.url, runTables(client), "Hub_Client_Run_Tables_test");
+      const c = client.toLowerCase();
+      await query(`CREATE INDEX IF NOT EXISTS hub_${c}_messages_status_tx_idx ON staging.hub_${c}_messages_status (transaction_id, status);
+        CREATE INDEX IF NOT EXISTS hub_${c}_messages_status_failed_idx ON staging.hub_${c}_messages_status (message_id) WHERE status = 'FAILED';
+        CREATE INDEX IF NOT EXISTS hub_${c}_messages_archive_tx_idx ON staging.hub_${c}_messages_archive (transaction_id);`);
+      expect((await indexes(client)).length).toBeGreaterThan(expected(client).length);
+      await applyBaseline(db.url, runTables(client), "Hub_Client_Run_Tables_test");
+      expect(await indexes(client)).toEqual(expected(client));
+      expect(await query(`SELECT to_regclass('staging.hub_${c}_messages_archive') IS NOT NULL AS table`)).toEqual([{ table: true }]);
+    }
+  });
+
   it("adopts a client's run tables that exist already (an earlier install), and refuses, naming the columns, when they lack some", async () => {
     const runTables = renderBaseline(loadClientRunTables(), qa());
     await query("INSERT INTO staging.hub_acme_messages_status (message_id, transaction_id, hub_tenant_id, hub_destination, status) VALUES (gen_random_uuid(), gen_random_uuid(), 't', 'HUB_MQ_US', 'PUBLISHED')");
