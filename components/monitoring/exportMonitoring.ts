@@ -123,17 +123,18 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     this.deadLetterQueueUrl = deadLetters.url;
 
     const alarms: aws.cloudwatch.MetricAlarm[] = [];
-    alarms.push(
+    // An alarm on any datapoint above zero in one period; no data is nothing to tell.
+    const onAnyDatapoint = (key: string, alarm: { name: string; description: string; namespace: string; metricName: string; dimensions: pulumi.Input<Record<string, pulumi.Input<string>>>; statistic: string; period: number }) =>
       new aws.cloudwatch.MetricAlarm(
-        `${name}-schedule-dead-letters`,
+        `${name}-${key}`,
         {
-          name: `${base} schedule could not start the task`,
-          alarmDescription: `EventBridge Scheduler could not start export job ${args.jobName} (${args.environment}): its invocations are in SQS queue ${base}-schedule-dlq (kept 14 days). Check the schedule's role and the task definition.`,
-          namespace: "AWS/SQS",
-          metricName: "ApproximateNumberOfMessagesVisible",
-          dimensions: { QueueName: deadLetters.name },
-          statistic: "Maximum",
-          period: 300,
+          name: alarm.name,
+          alarmDescription: alarm.description,
+          namespace: alarm.namespace,
+          metricName: alarm.metricName,
+          dimensions: alarm.dimensions,
+          statistic: alarm.statistic,
+          period: alarm.period,
           evaluationPeriods: 1,
           threshold: 0,
           comparisonOperator: "GreaterThanThreshold",
@@ -142,7 +143,17 @@ export class ExportMonitoring extends pulumi.ComponentResource {
           okActions: [topic.arn],
         },
         parent,
-      ),
+      );
+    alarms.push(
+      onAnyDatapoint("schedule-dead-letters", {
+        name: `${base} schedule could not start the task`,
+        description: `EventBridge Scheduler could not start export job ${args.jobName} (${args.environment}): its invocations are in SQS queue ${base}-schedule-dlq (kept 14 days). Check the schedule's role and the task definition.`,
+        namespace: "AWS/SQS",
+        metricName: "ApproximateNumberOfMessagesVisible",
+        dimensions: { QueueName: deadLetters.name },
+        statistic: "Maximum",
+        period: 300,
+      }),
     );
     if (args.noCompletedRunWithinHours !== undefined) {
       const hours = args.noCompletedRunWithinHours;
@@ -171,28 +182,17 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     // A message the broker refused for good in set_aside_after_runs runs no longer fails a run (task/README.md,
     // "Poison messages"): the run completes, so only this alarm tells someone to retry or discard it.
     alarms.push(
-      new aws.cloudwatch.MetricAlarm(
-        `${name}-messages-set-aside`,
-        {
-          name: `${base} messages set aside`,
-          alarmDescription:
-            `A run of export job ${args.jobName} (${args.environment}) set messages aside: the hub's broker refused them for good in several runs, and no run retries them. ` +
-            `'hub-export status --job-name ${args.jobName}' lists them with the reason; fix the cause, then 'hub-export retry --message-id <id>' or 'hub-export discard --message-id <id>'.`,
-          namespace: METRIC_NAMESPACE,
-          metricName: METRICS.setAside,
-          dimensions: { [METRIC_DIMENSIONS.jobName]: args.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
-          statistic: "Sum",
-          period: 3600,
-          evaluationPeriods: 1,
-          threshold: 0,
-          comparisonOperator: "GreaterThanThreshold",
-          // No run in the hour, or a run that set nothing aside: nothing to tell.
-          treatMissingData: "notBreaching",
-          alarmActions: [topic.arn],
-          okActions: [topic.arn],
-        },
-        parent,
-      ),
+      onAnyDatapoint("messages-set-aside", {
+        name: `${base} messages set aside`,
+        description:
+          `A run of export job ${args.jobName} (${args.environment}) set messages aside: the hub's broker refused them for good in several runs, and no run retries them. ` +
+          `'hub-export status --job-name ${args.jobName}' lists them with the reason; fix the cause, then 'hub-export retry --message-id <id>' or 'hub-export discard --message-id <id>'.`,
+        namespace: METRIC_NAMESPACE,
+        metricName: METRICS.setAside,
+        dimensions: { [METRIC_DIMENSIONS.jobName]: args.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
+        statistic: "Sum",
+        period: 3600,
+      }),
     );
     this.alarmNames = alarms.map((a) => a.name);
 
