@@ -116,7 +116,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
       await reportIntakeJob(ctx, hrsysStatus(run.finalStatus!), run.finalCounts!);
-      await completeRun(lock, ctx, run.finalStatus!, run.finalCounts!);
+      await completeRun(lock, ctx, run.finalStatus!, run.finalCounts!, started);
       stop.throwIfStopping();
       run = await openRun(lock, config.tables, config.definition);
       scope.opened(run);
@@ -134,7 +134,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
 
     let streamed = 0;
     let ersFailed = 0;
-    let badRows: BadRowsReport = {};
+    let badRows: BadRowsReport | undefined;
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -181,17 +181,18 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     stop.throwIfStopping();
+    // A run resumed past its extract looks for them now: its history reports every bad row all the same.
+    badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
     const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
-    await completeRun(lock, ctx, result.status, result.counts);
+    // The metrics first (completeRun): run.done stays the run's last line.
+    await completeRun(lock, ctx, result.status, result.counts, started);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
-    // The metrics first: run.done stays the run's last line.
-    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack, setAside: result.counts.setAside } });
     log.info(
       { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
@@ -227,12 +228,19 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   }
 }
 
-/** The run is over: a completed run's HUB_INTAKE_JOB row and the end of HUB_EXPORT_RUN's row, in one transaction. */
-async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts): Promise<void> {
+/**
+ * The run is over: a completed run's HUB_INTAKE_JOB row and the end of HUB_EXPORT_RUN's row, in one transaction; then
+ * its metrics. A run stopped in its final report is completed by the next run, which emits them then (its counts, and
+ * MessagesSetAside, whose alarm is the only call to decide on a message set aside): `seconds` is this process's time.
+ */
+async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts, started: number): Promise<void> {
   await inTransaction(lock, async () => {
     await recordIntakeJob(lock, ctx, status, counts);
     await closeRun(lock, ctx.config.tables, ctx.run);
   });
+  const { config } = ctx;
+  const seconds = round((Date.now() - started) / 1000);
+  emitRunMetrics(ctx.log, { jobName: config.definition.parameters.job_name, outcome: status, seconds, regions: countsPerRegion(config.tenants, counts), totals: { heldBack: counts.heldBack, setAside: counts.setAside } });
 }
 
 /** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */

@@ -89,13 +89,18 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
       client.release();
     }
   };
+  // A stopping run takes no next chunk (what is committed is resumed by the next run).
   await Promise.all(
     parts.filter((p) => !p.done).map((part) =>
       session(async (client) => {
-        while (!part.done) await hand(client, await nextChunk(ctx, client, chunks, part));
+        while (!part.done) {
+          ctx.stop.throwIfStopping();
+          await hand(client, await nextChunk(ctx, client, chunks, part));
+        }
       }),
     ),
   );
+  ctx.stop.throwIfStopping();
   if (parts.some((p) => p.carry.length > 0)) await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
   progress.tick(totals.employees, { messages: totals.messages }, true);
   return totals;
