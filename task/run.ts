@@ -163,8 +163,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         }
         await timed("publishDrain", () => publisher.drain());
       } catch (err) {
-        // Stopping: the batches in flight finish (or are abandoned) and their acknowledgements are recorded.
-        if (err instanceof RunStopped) await publisher.drain().catch(() => {});
+        // Stopping, or failing (a database error, a refusal the hub contract stops on): no new work; the batches in
+        // flight finish (or are abandoned) and their acknowledgements are recorded before the run records its end.
+        if (!(err instanceof RunStopped)) stop.request(firstLine(err));
+        await publisher.drain().catch(() => {});
         throw err;
       }
       stop.throwIfStopping();
@@ -199,7 +201,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
-    const reason = err instanceof RunStopped ? err.reason : String((err as Error)?.message ?? err).split("\n")[0];
+    const reason = err instanceof RunStopped ? err.reason : firstLine(err);
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
@@ -257,6 +259,11 @@ function logUpperBound(log: Logger, run: OpenedRun): void {
   }
   if (!run.horizonKnown) log.warn({ event: "run.upperBound", upperBound: run.upperBound }, "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')");
   if (run.hiddenSessions > 0) log.warn({ event: "run.upperBound", hiddenSessions: run.hiddenSessions }, `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`);
+}
+
+/** An error's message, its first line only (no stack trace). */
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split("\n")[0];
 }
 
 /** The process's peak resident set (VmHWM), in MB. */

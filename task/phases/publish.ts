@@ -179,13 +179,16 @@ export class Publisher {
     await Promise.all([...byLane].map(([lane, list]) => this.enqueue(lane, list)));
   }
 
-  /** Sends what is waiting, waits for every batch and its ERS requests, and writes the last statuses. */
+  /**
+   * Sends what is waiting, waits for every batch and its ERS requests, and writes the last statuses. Every batch: one
+   * that fails (a stopping run's next batches fail at once) never leaves the others unrecorded behind the run's end.
+   */
   async drain(): Promise<void> {
     this.draining = true;
     for (;;) {
       for (const lane of this.lanes.values()) this.pump(lane);
       if (this.running.size === 0) break;
-      await Promise.all([...this.running]);
+      await Promise.allSettled([...this.running]);
     }
     await this.ers.drain();
     await this.status.flush();
