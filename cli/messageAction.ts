@@ -5,6 +5,7 @@ import { schemaOnly } from "../core/naming";
 import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
 import { OPERATOR_DATABASE_DETAILS, databaseRefusal, openOperatorDatabase, operatorActor, operatorOptions } from "./database";
+import { redactDeep } from "../core/redact";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -40,7 +41,7 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
           reason: values.reason,
           setAsideAfterRuns: config.parameters.set_aside_after_runs,
         }).catch(databaseRefusal(name));
-        io.stdout.write(values.json ? JSON.stringify(result, null, 2) + "\n" : formatMessageAction(result, startNow));
+        io.stdout.write(values.json ? JSON.stringify(redactDeep(result), null, 2) + "\n" : formatMessageAction(result, startNow));
         return 0;
       } finally {
         await db.close();

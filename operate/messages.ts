@@ -6,7 +6,8 @@
  *   more; refused for good again, it is set aside again at once (its refusals stay one short of set_aside_after_runs).
  *
  * In one database transaction that holds the client's run lock (operate/runLock.ts); who, when and why go to
- * HUB_EXPORT_RUN_HISTORY (event Discard or Retry).
+ * HUB_EXPORT_RUN_HISTORY (event Discard or Retry). Employee ids come from the warehouse and reasons quote hub answers:
+ * the history's detail and what the operator reads pass core/redact.ts, as the task's own output does.
  */
 import type { Client } from "pg";
 import { UserError } from "../core/errors";
@@ -14,6 +15,7 @@ import { TABLES, clientTables } from "../core/naming";
 import { MESSAGE_STATUS, type MessageStatus } from "../task/warehouse/messageStatus";
 import { ident, lockForOperator } from "./runLock";
 import type { RunHistoryEvent } from "../task/warehouse/runHistory";
+import { redact, redactDeep } from "../core/redact";
 
 export type MessageAction = Extract<RunHistoryEvent, "Discard" | "Retry">;
 
@@ -97,7 +99,7 @@ export async function changeMessage(client: Client, action: MessageAction, input
     const { rows: history } = await client.query<{ history_id: string; recorded_at: Date }>(
       `INSERT INTO ${t.history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, $3, $4, $5::jsonb || jsonb_build_object('databaseUser', current_user))
        RETURNING history_id, recorded_at`,
-      [input.clientName, input.jobName, action, input.actor, JSON.stringify(detail)],
+      [input.clientName, input.jobName, action, input.actor, JSON.stringify(redactDeep(detail))],
     );
     await client.query("COMMIT");
     return {
@@ -133,5 +135,5 @@ export function formatMessageAction(r: MessageActionResult, startNow: string): s
       ? `The next run of ${r.jobName} publishes it again under its messageId; refused for good again, it is set aside again at once. Start one now: ${startNow}`
       : `No run of ${r.jobName} sends it again. Its employees reach the hub with their next change (or 'hub-export reload').`,
   ];
-  return lines.filter((l, i) => l !== "" || i === 3).join("\n") + "\n";
+  return lines.filter((l, i) => l !== "" || i === 3).map(redact).join("\n") + "\n";
 }

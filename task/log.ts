@@ -1,10 +1,11 @@
 /**
  * The task's log: one JSON line per event on stdout (pino). Secrets never reach it: no event carries a credential;
- * every field passes core/redact.ts (the process's known secrets masked, control characters escaped), so text a hub
- * or an error brought along is harmless; and the redact paths below guard fields that might one day hold one.
+ * every field and the message pass core/redact.ts (the process's known secrets masked, control characters escaped), so
+ * text a hub, an error or the warehouse brought along is harmless; and the redact paths below guard fields that might
+ * one day hold one.
  */
 import pino, { type Logger } from "pino";
-import { redactDeep } from "../core/redact";
+import { redact, redactDeep } from "../core/redact";
 
 export type { Logger };
 
@@ -12,7 +13,22 @@ const REDACT = ["password", "clientSecret", "client_secret", "credentialsString"
 
 export function createLogger(destination: NodeJS.WritableStream | number = 1, level = process.env.HUB_EXPORT_LOG_LEVEL ?? "info"): Logger {
   const stream = typeof destination === "number" ? pino.destination({ fd: destination, sync: true }) : destination;
-  return pino({ base: { task: "hub-export" }, level, redact: { paths: REDACT, censor: "[secret]" }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }), log: (fields) => redactDeep(fields) } }, stream);
+  return pino(
+    {
+      base: { task: "hub-export" },
+      level,
+      redact: { paths: REDACT, censor: "[secret]" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }), log: (fields) => redactDeep(fields) },
+      // The message is no field: a line may name warehouse values (extract.badRows) or quote an answer.
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => (typeof a === "string" ? redact(a) : a)) as Parameters<typeof method>);
+        },
+      },
+    },
+    stream,
+  );
 }
 
 /** Progress of a long phase: a line every `everyMs` with counts and the rate since the phase began. */

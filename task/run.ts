@@ -116,7 +116,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
       await reportIntakeJob(ctx, hrsysStatus(run.finalStatus!), run.finalCounts!);
-      await completeRun(lock, ctx, run.finalStatus!, run.finalCounts!);
+      await completeRun(lock, ctx, run.finalStatus!, run.finalCounts!, started);
       stop.throwIfStopping();
       run = await openRun(lock, config.tables, config.definition);
       scope.opened(run);
@@ -134,7 +134,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
 
     let streamed = 0;
     let ersFailed = 0;
-    let badRows: BadRowsReport = {};
+    let badRows: BadRowsReport | undefined;
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -163,8 +163,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         }
         await timed("publishDrain", () => publisher.drain());
       } catch (err) {
-        // Stopping: the batches in flight finish (or are abandoned) and their acknowledgements are recorded.
-        if (err instanceof RunStopped) await publisher.drain().catch(() => {});
+        // Stopping, or failing (a database error, a refusal the hub contract stops on): no new work; the batches in
+        // flight finish (or are abandoned) and their acknowledgements are recorded before the run records its end.
+        if (!(err instanceof RunStopped)) stop.request(firstLine(err));
+        await publisher.drain().catch(() => {});
         throw err;
       }
       stop.throwIfStopping();
@@ -181,24 +183,25 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
     }
     stop.throwIfStopping();
+    // A run resumed past its extract looks for them now: its history reports every bad row all the same.
+    badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
     const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
-    await completeRun(lock, ctx, result.status, result.counts);
+    // The metrics first (completeRun): run.done stays the run's last line.
+    await completeRun(lock, ctx, result.status, result.counts, started);
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
-    // The metrics first: run.done stays the run's last line.
-    emitRunMetrics(log, { jobName: params.job_name, outcome: result.status, seconds, regions: countsPerRegion(config.tenants, result.counts), totals: { heldBack: result.counts.heldBack, setAside: result.counts.setAside } });
     log.info(
       { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
-    const reason = err instanceof RunStopped ? err.reason : String((err as Error)?.message ?? err).split("\n")[0];
+    const reason = err instanceof RunStopped ? err.reason : firstLine(err);
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
@@ -227,12 +230,19 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   }
 }
 
-/** The run is over: a completed run's HUB_INTAKE_JOB row and the end of HUB_EXPORT_RUN's row, in one transaction. */
-async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts): Promise<void> {
+/**
+ * The run is over: a completed run's HUB_INTAKE_JOB row and the end of HUB_EXPORT_RUN's row, in one transaction; then
+ * its metrics. A run stopped in its final report is completed by the next run, which emits them then (its counts, and
+ * MessagesSetAside, whose alarm is the only call to decide on a message set aside): `seconds` is this process's time.
+ */
+async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts, started: number): Promise<void> {
   await inTransaction(lock, async () => {
     await recordIntakeJob(lock, ctx, status, counts);
     await closeRun(lock, ctx.config.tables, ctx.run);
   });
+  const { config } = ctx;
+  const seconds = round((Date.now() - started) / 1000);
+  emitRunMetrics(ctx.log, { jobName: config.definition.parameters.job_name, outcome: status, seconds, regions: countsPerRegion(config.tenants, counts), totals: { heldBack: counts.heldBack, setAside: counts.setAside } });
 }
 
 /** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */
@@ -249,6 +259,11 @@ function logUpperBound(log: Logger, run: OpenedRun): void {
   }
   if (!run.horizonKnown) log.warn({ event: "run.upperBound", upperBound: run.upperBound }, "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')");
   if (run.hiddenSessions > 0) log.warn({ event: "run.upperBound", hiddenSessions: run.hiddenSessions }, `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`);
+}
+
+/** An error's message, its first line only (no stack trace). */
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split("\n")[0];
 }
 
 /** The process's peak resident set (VmHWM), in MB. */

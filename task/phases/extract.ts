@@ -89,13 +89,23 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
       client.release();
     }
   };
+  // A stopping run takes no next chunk (what is committed is resumed by the next run); nor do the other parts once
+  // one fails, and the failure is thrown only when none works any more: nothing of the run goes on after its end.
+  let failure: { error: unknown } | undefined;
   await Promise.all(
     parts.filter((p) => !p.done).map((part) =>
       session(async (client) => {
-        while (!part.done) await hand(client, await nextChunk(ctx, client, chunks, part));
+        while (!part.done && !failure) {
+          ctx.stop.throwIfStopping();
+          await hand(client, await nextChunk(ctx, client, chunks, part));
+        }
+      }).catch((error: unknown) => {
+        failure ??= { error };
       }),
     ),
   );
+  if (failure) throw failure.error;
+  ctx.stop.throwIfStopping();
   if (parts.some((p) => p.carry.length > 0)) await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
   progress.tick(totals.employees, { messages: totals.messages }, true);
   return totals;

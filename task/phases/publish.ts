@@ -18,6 +18,7 @@ import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
 import { withBodies } from "../warehouse/archive";
+import { NOT_SENT } from "../warehouse/messageStatus";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
@@ -178,13 +179,16 @@ export class Publisher {
     await Promise.all([...byLane].map(([lane, list]) => this.enqueue(lane, list)));
   }
 
-  /** Sends what is waiting, waits for every batch and its ERS requests, and writes the last statuses. */
+  /**
+   * Sends what is waiting, waits for every batch and its ERS requests, and writes the last statuses. Every batch: one
+   * that fails (a stopping run's next batches fail at once) never leaves the others unrecorded behind the run's end.
+   */
   async drain(): Promise<void> {
     this.draining = true;
     for (;;) {
       for (const lane of this.lanes.values()) this.pump(lane);
       if (this.running.size === 0) break;
-      await Promise.all([...this.running]);
+      await Promise.allSettled([...this.running]);
     }
     await this.ers.drain();
     await this.status.flush();
@@ -300,8 +304,8 @@ export function propertiesJson(m: StoredMessage, systemCode: string, contract: Q
 
 /**
  * Messages stored before this run's extract that are not PUBLISHED yet: failed ones of earlier runs (retried with
- * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill.
- * Oldest transaction first, by seq.
+ * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill
+ * (but those set aside or superseded meanwhile: NOT_SENT). Oldest transaction first, by seq.
  */
 export async function* pendingMessages(ctx: RunContext, before: Date, pageSize = 1000): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
@@ -312,21 +316,22 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      // A page by seq (the index), each message's status by its key; published ones are skipped here. Bodies are
-      // read for as many as fit a page of bodies (withBodies), the rest come with the next page.
-      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; published: boolean }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = 'PUBLISHED', false) AS published
+      // A page by seq (the index), each message's status by its key; published ones are skipped here, and so are
+      // those a resumed run finds set aside or superseded before its stop (no run sends them). Bodies are read for as
+      // many as fit a page of bodies (withBodies), the rest come with the next page.
+      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; settled: boolean }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = ANY($5::text[]), false) AS settled
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
-           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND st.status IS DISTINCT FROM 'PUBLISHED') b ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND NOT coalesce(st.status = ANY($5::text[]), false)) b ON true
           ORDER BY p.seq`,
-        [tx, after, before, pageSize],
+        [tx, after, before, pageSize, NOT_SENT],
       );
       if (listed.length === 0) break;
       const rows = await withBodies(pool, t, listed);
       after = rows[rows.length - 1].seq;
-      const pending = rows.filter((r) => !r.published);
+      const pending = rows.filter((r) => !r.settled);
       for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
       const run = ctx.run.transactionId;
       if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));

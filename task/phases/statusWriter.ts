@@ -173,12 +173,17 @@ export class StatusWriter {
  * The write: outcomes upserted into _STATUS ($1 to $7, $10: refused for good), and the messages $9 done for the run $8
  * (archiveByIdSql). The two parts touch different tables, so one snapshot serves both.
  *
- * A message refused for good by its $11-th run (the parameter set_aside_after_runs) is SET_ASIDE with the reason; one
- * a newer message superseded stays SUPERSEDED unless it was published after all (the truth wins).
+ * A message refused for good by its $11-th run (the parameter set_aside_after_runs; a run counts once, resumed or not)
+ * is SET_ASIDE with the reason; one a newer message superseded stays SUPERSEDED unless it was published after all (the
+ * truth wins).
  */
 function acknowledgeSql(tables: RunTables): string {
   const S = MESSAGE_STATUS;
   const aside = (runs: string, reason: string) => `format('set aside after %s run(s) refused it for good; last refusal: %s', ${runs}, ${reason})`;
+  // A refusal counts once per run: a run resumed after a stop that sends again a message it has refused already (its
+  // row names the run and counts a refusal) does not count it again. (Had that earlier failure in the run not been a
+  // refusal, the message is set aside a run later: never sooner than set_aside_after_runs runs.)
+  const counts = `EXCLUDED.refusals > 0 AND (s.transaction_id <> EXCLUDED.transaction_id OR s.refusals = 0)`;
   const statuses = `statuses AS (
        INSERT INTO ${tables.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at, refusals, employee_ids)
        SELECT id, tx, tenant, dest, CASE WHEN ok THEN '${S.published}' WHEN refused AND $11 <= 1 THEN '${S.setAside}' ELSE '${S.failed}' END, n,
@@ -187,15 +192,15 @@ function acknowledgeSql(tables: RunTables): string {
          FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::text[], $10::boolean[]) AS u(id, tx, tenant, dest, ok, n, reason, refused)
        ON CONFLICT (message_id) DO UPDATE SET
          transaction_id = EXCLUDED.transaction_id,
-         refusals = s.refusals + EXCLUDED.refusals,
+         refusals = s.refusals + CASE WHEN ${counts} THEN 1 ELSE 0 END,
          employee_ids = CASE WHEN EXCLUDED.status = '${S.published}' THEN NULL ELSE coalesce(s.employee_ids, EXCLUDED.employee_ids) END,
          status = CASE WHEN EXCLUDED.status = '${S.published}' THEN '${S.published}'
                        WHEN s.status = '${S.superseded}' THEN s.status
-                       WHEN EXCLUDED.refusals > 0 AND s.refusals + 1 >= $11 THEN '${S.setAside}'
+                       WHEN ${counts} AND s.refusals + 1 >= $11 THEN '${S.setAside}'
                        ELSE '${S.failed}' END,
          reason = CASE WHEN EXCLUDED.status = '${S.published}' THEN NULL
                        WHEN s.status = '${S.superseded}' THEN s.reason
-                       WHEN EXCLUDED.refusals > 0 AND s.refusals + 1 >= $11 THEN ${aside("s.refusals + 1", "EXCLUDED.reason")}
+                       WHEN ${counts} AND s.refusals + 1 >= $11 THEN ${aside("s.refusals + 1", "EXCLUDED.reason")}
                        ELSE EXCLUDED.reason END,
          attempts = s.attempts + EXCLUDED.attempts, updated_at = now()
      ),

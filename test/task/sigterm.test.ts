@@ -57,6 +57,12 @@ describe("export task: SIGTERM in every phase", () => {
     expect(await lastHistory()).toMatchObject({ event: "Stopped", transaction_id: (opened?.transactionId as string) ?? null, detail: { phase, reason: "SIGTERM" } });
     return r;
   };
+  /** What the queues hold: distinct messages and duplicate deliveries, both regions. */
+  const queued = () => {
+    const s = f.emulator.state();
+    const q = [s.queues.US.destinations[QUEUES.US.queueName], s.queues.EU.destinations[QUEUES.EU.queueName]];
+    return { distinct: (q[0]?.distinct ?? 0) + (q[1]?.distinct ?? 0), duplicates: (q[0]?.duplicates ?? 0) + (q[1]?.duplicates ?? 0) };
+  };
   /** The next run, on a sane hub: it resumes and completes. */
   const resumes = async (transactionId?: string) => {
     f.emulator.setFaults("none");
@@ -104,6 +110,22 @@ describe("export task: SIGTERM in every phase", () => {
     const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
     expect(await f.count(f.t.messages, `transaction_id = '${tx}'`)).toBeGreaterThan(0);
     await resumes(tx);
+  });
+
+  it("publish at the links' own concurrency (not pinned): the batches in flight finish before the run records its stop; nothing is sent twice", async () => {
+    await touch(600, "unpinned");
+    f.emulator.setFaults("queue.publish:latency=300");
+    const { HUB_EXPORT_PUBLISH_CONCURRENCY: _pinned, ...unpinned } = ENV;
+    const before = queued();
+    const task = await startTask(f.platform.args, unpinned);
+    expect(await task.waitFor((e) => e.event === "extract.done")).toBe(true);
+    const r = await stopped(task, "PUBLISH");
+    expect(r.events.filter((e) => e.event === "publish.failed")).toEqual([]);
+    // Every message the queues hold now is PUBLISHED in _STATUS: none was stored without its acknowledgement.
+    const now = queued();
+    expect(now.distinct - before.distinct).toBe(await f.count(f.t.status, `status = 'PUBLISHED' AND transaction_id = '${r.events.find((e) => e.event === "run.open")!.transactionId}'`));
+    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    expect(queued().duplicates).toBe(before.duplicates);
   });
 
   it("ERS: requests in flight finish and their messages leave the queue; nothing is sent twice", async () => {
