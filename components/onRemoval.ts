@@ -6,6 +6,7 @@
  * item.
  */
 import type { StackConfig } from "../config/schema";
+import { BUCKET_FOLDERS, clientTables, SCRIPT_FILES } from "../core/naming";
 import type { RetentionOptions } from "./storage/platformBucket";
 
 /** Resources whose provider never deletes what they stand for (providers/sharedObjects.ts): kept without retainOnDelete. */
@@ -30,21 +31,30 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   const removed: string[] = [];
   const protectedNote = retention.protect ? "; protected: a destroy stops on it until `pulumi state unprotect`" : "";
 
+  // A created bucket that a destroy may delete (qa: forceDestroy) takes every object with it, shared ones included.
+  const bucketGoes = config.bucket.create && retention.destroyable;
+  const withBucket = (why: string) => (bucketGoes ? `${why}; a rename keeps them, a destroy deletes them with the bucket` : why);
   kept.push({
     what: "the bucket's shared objects: folder markers, the build's template, the scripts templates",
-    why: "the platform environment's other pipelines use them: they are created only where absent and never deleted",
+    why: withBucket("the platform environment's other pipelines use them: they are created only where absent and never deleted"),
     types: [SHARED_OBJECT_TYPE],
+  });
+  kept.push({
+    what: `${BUCKET_FOLDERS.scripts}${SCRIPT_FILES.credentialsIni} with its warehouse_connection, and ${SCRIPT_FILES.tenantCredentials} with the other pipelines' entries`,
+    why: withBucket("the platform environment's pipelines share them: only this stack's hub tenants' entries leave"),
+    types: [],
   });
   if (!config.bucket.create) {
     kept.push({ what: "every object this stack wrote to the adopted bucket", why: "the bucket is the platform environment's, not this stack's", types: ["aws:s3/bucketObjectv2:BucketObjectv2"] });
   }
+  const client = clientTables(config.clientName);
   kept.push({
-    what: "the publish and staging schemas, the common tables and this client's run tables",
+    what: `the publish and staging schemas, the common tables, this client's run tables (${[client.messages, client.archive, client.status, client.rowsHeldBack].join(", ")}) and its function ${client.oldestXact}()`,
     why: `they hold the HR data, the messages and the run history, and the common tables are shared by the environment's clients${protectedNote}`,
     types: ["postgresql:index/schema:Schema", "pulumi-nodejs:dynamic/hubExport:SqlBaseline", "pulumi-nodejs:dynamic/hubExport:ClientRunTables"],
   });
   if (config.scriptsRelease) {
-    kept.push({ what: "the scripts release in Tools/hub_python_scripts/", why: "the folder is the platform environment's", types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"] });
+    kept.push({ what: `the scripts release in ${BUCKET_FOLDERS.scripts}`, why: withBucket("the folder is the platform environment's"), types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"] });
   }
   kept.push({ what: "the hub tenants' routing rules", why: "the hub's cfg API has no delete: ask the hub team to remove the rows from cfg_routing_rule", types: [] });
   if (retention.protect && config.bucket.create) kept.push({ what: "the created bucket", why: "prod's data; protected", types: ["aws:s3/bucket:Bucket"] });
@@ -70,7 +80,9 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   } else {
     removed.push("the image repository with its images");
   }
+  if (bucketGoes) removed.push(`on a destroy, the bucket ${config.bucket.name} with every object and every version in it (forceDestroy), the shared ones and the credential files included`);
   removed.push(
+    `this stack's hub tenants' entries (their credentials strings) in ${BUCKET_FOLDERS.scripts}${SCRIPT_FILES.tenantCredentials}`,
     "the alerts topic with its subscriptions: after a rename, every email address gets AWS's confirmation mail again and must confirm it, and each https endpoint must confirm again",
     "the connection records, at once (no recovery window: they are derived from the config)",
   );

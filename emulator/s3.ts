@@ -36,8 +36,11 @@ export interface S3Emulator {
   buckets: Map<string, Map<string, S3Object>>;
   /** Answers by status code, for tests that must see the conditional path taken. */
   answers: Record<number, number>;
-  /** Every request: method, bucket, key, sub-resource (`tagging`) and the status answered, for tests that must see which calls were made. */
-  requests: { method: string; bucket: string; key: string; subresource?: string; status?: number }[];
+  /**
+   * Every request: method, bucket, key, sub-resource (`tagging`), the access key id it was signed with and the status
+   * answered, for tests that must see which calls were made, and by whom (signatures are not checked).
+   */
+  requests: { method: string; bucket: string; key: string; subresource?: string; accessKeyId?: string; status?: number }[];
   close(): Promise<void>;
 }
 
@@ -69,7 +72,8 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
     const method = req.method ?? "GET";
     const body = method === "PUT" ? await readBody(req, MAX_OBJECT_BYTES) : undefined;
     const subresource = url.searchParams.has("tagging") ? "tagging" : undefined;
-    const request: S3Emulator["requests"][number] = { method, bucket: bucketName, key, ...(subresource ? { subresource } : {}) };
+    const accessKeyId = /Credential=([^/,\s]+)\//.exec(req.headers.authorization ?? "")?.[1];
+    const request: S3Emulator["requests"][number] = { method, bucket: bucketName, key, ...(subresource ? { subresource } : {}), ...(accessKeyId ? { accessKeyId } : {}) };
     requests.push(request);
     res.on("finish", () => (request.status = res.statusCode));
     await options.beforeAnswer?.({ method, bucket: bucketName, key });

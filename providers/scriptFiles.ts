@@ -20,9 +20,13 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { stableJson as jsonStable } from "./json";
+import { awsClientCredentials as stackCredentials, configureAwsAccess as configureAccess, rememberedAwsAccess as configuredAccess } from "./awsAccess";
 
-// A local alias: the serializer captures the function value, not the ./json module object.
+// Local aliases: the serializer captures the function values, not the ./json and ./awsAccess module objects.
 const stableJson = jsonStable;
+const awsClientCredentials = stackCredentials;
+const configureAwsAccess = configureAccess;
+const rememberedAwsAccess = configuredAccess;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
 export const SCRIPT_FILES_PROVIDER_VERSION = 2;
@@ -78,11 +82,16 @@ export function openSharedStore(location: ScriptFolderLocation): SharedObjectSto
 
 export type S3FolderLocation = Extract<ScriptFolderLocation, { kind: "s3" }>;
 
-/** The folder's S3 client and its key prefix (ending in `/`). Also used by providers/scriptsRelease.ts. */
+/**
+ * The folder's S3 client and its key prefix (ending in `/`). Also used by providers/scriptsRelease.ts and
+ * sharedObjects.ts. The client has the credentials of the stack's AWS provider, its account checked
+ * (providers/awsAccess.ts), once `configure` has read them.
+ */
 export function s3Folder(location: S3FolderLocation): { client: import("@aws-sdk/client-s3").S3Client; prefix: string } {
   const { S3Client } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const client = new S3Client({
     ...(location.region ? { region: location.region } : {}),
+    ...awsClientCredentials(rememberedAwsAccess(), location.region),
     ...(location.endpoint ? { endpoint: location.endpoint, forcePathStyle: true } : {}),
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
@@ -366,7 +375,12 @@ function state(inputs: ScriptFilesState): ScriptFilesState {
   return { location: inputs.location, warehouseConnection: inputs.warehouseConnection, entries: inputs.entries, version: inputs.version };
 }
 
+/** The AWS credentials come from the stack config (configure), never from the state. */
 export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, ScriptFilesState> = {
+  async configure(req) {
+    configureAwsAccess(req.config);
+  },
+
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
     if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });

@@ -24,9 +24,11 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { s3Folder as scriptFolderS3, SHARED_FILES as SCRIPT_FOLDER_FILES, type S3FolderLocation, type ScriptFolderLocation } from "./scriptFiles";
+import { configureAwsAccess as configureAccess } from "./awsAccess";
 
 const s3Folder = scriptFolderS3;
 const SHARED_FILES = SCRIPT_FOLDER_FILES;
+const configureAwsAccess = configureAccess;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the release again. */
 export const SCRIPTS_RELEASE_PROVIDER_VERSION = 1;
@@ -292,7 +294,12 @@ async function apply(inputs: ScriptsReleaseState): Promise<void> {
   process.stderr.write(`${inputs.source} (sha256 ${sha256.slice(0, 12)}…): ${done.written} files written${done.deleted.length ? `, deleted as not in the release: ${done.deleted.join(", ")}` : ""}\n`);
 }
 
+/** The AWS credentials come from the stack config (configure), never from the state. */
 export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseState, ScriptsReleaseState> = {
+  async configure(req) {
+    configureAwsAccess(req.config);
+  },
+
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
     if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });

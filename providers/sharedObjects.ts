@@ -14,10 +14,12 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { openSharedStore as scriptFolderStore, type ScriptFolderLocation } from "./scriptFiles";
 import { stableJson as jsonStable } from "./json";
+import { configureAwsAccess as configureAccess } from "./awsAccess";
 
 // Local aliases: the serializer captures the function values, not the modules.
 const openSharedStore = scriptFolderStore;
 const stableJson = jsonStable;
+const configureAwsAccess = configureAccess;
 
 /** Bump when writing behaves differently. */
 export const SHARED_OBJECT_PROVIDER_VERSION = 1;
@@ -52,7 +54,12 @@ function state(inputs: SharedObjectState, created: boolean): SharedObjectState {
   return { location: inputs.location, key: inputs.key, content: inputs.content, contentType: inputs.contentType, version: inputs.version, created };
 }
 
+/** The AWS credentials come from the stack config (configure), never from the state. */
 export const sharedObjectProvider: dynamic.ResourceProvider<SharedObjectState, SharedObjectState> = {
+  async configure(req) {
+    configureAwsAccess(req.config);
+  },
+
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
     if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });

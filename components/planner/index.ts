@@ -20,6 +20,8 @@ import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAcco
 
 interface RuntimeState {
   withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
+  /** The store of the current async context: a run's own inside withLocalStorage. */
+  getLocalStore(): object | undefined;
 }
 interface RuntimeSettings {
   waitForRPCs(): Promise<void>;
@@ -98,6 +100,32 @@ export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
   }
+}
+
+/** Each run's store → its failure: the run takes the unhandled rejections of its own context (later ones too). */
+const runFailures = new WeakMap<object, (err: unknown) => void>();
+let listening = false;
+
+/**
+ * Node emits `unhandledRejection` in the async context of the rejected promise: the rejection goes to the run whose
+ * store that context holds. Any other is thrown, as Node does when nothing listens.
+ */
+function onUnhandledRejection(reason: unknown): void {
+  const store = runtimeState.getLocalStore();
+  const fail = store && runFailures.get(store);
+  if (fail) fail(reason);
+  else if (process.listenerCount("unhandledRejection") === 1) throw reason;
+}
+
+/** `work`, or the current run's first unhandled rejection if that comes first. */
+function runFailure(): <T>(work: Promise<T>) => Promise<T> {
+  let fail!: (err: unknown) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => undefined);
+  runFailures.set(runtimeState.getLocalStore()!, fail);
+  if (!listening) process.on("unhandledRejection", onUnhandledRejection);
+  listening = true;
+  return (work) => Promise.race([work, failed]);
 }
 
 function runIsolated(options: RunOptions, project: string, account: MockAccount, program: () => unknown): Promise<PlanRun> {
@@ -181,15 +209,18 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
     // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
     // also reject the stack's internal promises, which nothing here awaits.
     let programError: unknown;
-    await pulumi.runtime.runInPulumiStack(async () => {
-      try {
-        return await program();
-      } catch (err) {
-        programError = err;
-        return {};
-      }
-    });
-    await runtimeSettings.waitForRPCs();
+    const unlessFailed = runFailure();
+    await unlessFailed(
+      pulumi.runtime.runInPulumiStack(async () => {
+        try {
+          return await program();
+        } catch (err) {
+          programError = err;
+          return {};
+        }
+      }),
+    );
+    await unlessFailed(runtimeSettings.waitForRPCs());
     if (programError !== undefined) throw programError;
     if (failures.length > 0) throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
     const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");

@@ -8,9 +8,12 @@
  * The guard never reads an object's body: HeadObject says whether the key exists, GetObjectTagging gives its tags.
  * So `pulumi preview` needs only s3:ListBucket (a 404 rather than a 403 for a free key), s3:GetObject (which HeadObject
  * is authorized by; no body, so no kms:Decrypt on SSE-KMS objects) and s3:GetObjectTagging (docs/pulumi.md, "IAM").
- * Under the SDK's mocks (`hub-export plan`, tests) an invoke the mocks answer stands in for those calls.
+ * It uses the credentials of the stack's AWS provider and checks their account as the provider does
+ * (providers/awsAccess.ts). Under the SDK's mocks (`hub-export plan`, tests) an invoke the mocks answer stands in for
+ * those calls.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { awsAccessFromConfig, awsClientCredentials } from "../../providers/awsAccess";
 
 export const OWNER_TAG = "hub-export:stack";
 
@@ -24,11 +27,17 @@ export interface ObjectInspector {
   tagsOf(bucket: string, region: string, keys: string[]): Promise<Record<string, Record<string, string>>>;
 }
 
-/** The real one: HeadObject, then GetObjectTagging for a key that exists, with the AWS SDK (its credential chain). */
+/** The real one: HeadObject, then GetObjectTagging for a key that exists, with the AWS SDK and the stack's `aws:` config. */
 export const s3ObjectInspector: ObjectInspector = {
   async tagsOf(bucket, region, keys) {
     const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-    const client = new S3Client({ region });
+    const config = pulumi.runtime.allConfig();
+    const stack = awsClientCredentials(awsAccessFromConfig((key) => config[key]), region);
+    // The stack's credentials and account first: a refusal names them, not an S3 permission.
+    await stack.credentials?.().catch((err: Error) => {
+      throw new pulumi.RunError(`cannot check s3://${bucket}/ before writing to it: ${err.message}`);
+    });
+    const client = new S3Client({ region, ...stack });
     const problem = (key: string, call: string, needs: string, err: unknown) => {
       const e = err as { name?: string; message?: string };
       return new pulumi.RunError(`cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`);

@@ -3,6 +3,7 @@
  * and retains its own on delete. The guard reads tags only (HeadObject, GetObjectTagging), never a body: against the
  * loopback S3 through the AWS SDK, and under mocks with objects already in the bucket.
  */
+import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProgramUnderMocks } from "../../components/planner";
 import type { MockAccount } from "../../components/planner/mocks";
@@ -75,6 +76,20 @@ describe("an adopted bucket", () => {
       expect(o.options.retainOnDelete).toBe(true);
       expect(inputs(o).tags).toEqual(OWN);
     }
+  });
+
+  it("stops the real program with the guard's message at once, not after the resources waiting on the refused objects", async () => {
+    // The refusal is thrown in an apply: the SDK rejects the objects' registrations, and everything that depends on
+    // them (the schedule, the stack's outputs) would wait forever.
+    const run = runProgramUnderMocks({
+      stack: "prod",
+      config: repoStack("prod").config,
+      account: { existingObjects: { [`${BUCKET}/${PIPELINE}`]: { owner: "platform-release" } } },
+      program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH }),
+    });
+    const error = (await run.catch((e: unknown) => e)) as Error;
+    expect(pulumi.RunError.isInstance(error)).toBe(true);
+    expect(error.message).toContain(`bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/${PIPELINE}, not created by stack hub-export/prod`);
   });
 
   it("tells foreign objects from the stack's own by the owner tag", () => {

@@ -39,6 +39,22 @@ describe("what a destroy or a rename keeps", () => {
     expect(ofType(run, "aws:ecr/repository:Repository")).toEqual([]);
   });
 
+  it("a destroy of qa's created bucket takes the shared objects and the credential files with it; both stacks say what becomes of the shared files and name the run tables' function", async () => {
+    const qa = (await planOf(repoStack("qa").config, "qa")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
+    const prod = (await planOf(repoStack("prod").config, "prod")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
+    const sharedObjects = (out: typeof qa) => out.kept.find((k) => k.what.startsWith("the bucket's shared objects"))!.why;
+    expect(sharedObjects(qa)).toMatch(/; a rename keeps them, a destroy deletes them with the bucket$/);
+    expect(qa.removed).toContain("on a destroy, the bucket acme-platform-qa with every object and every version in it (forceDestroy), the shared ones and the credential files included");
+    // prod adopts its bucket: nothing of it goes.
+    expect(sharedObjects(prod)).toBe("the platform environment's other pipelines use them: they are created only where absent and never deleted");
+    expect(prod.removed.join("\n")).not.toMatch(/the bucket/);
+    for (const out of [qa, prod]) {
+      expect(out.kept.map((k) => k.what)).toContain("Tools/hub_python_scripts/credentials.ini with its warehouse_connection, and tenant_credentials.txt with the other pipelines' entries");
+      expect(out.removed).toContain("this stack's hub tenants' entries (their credentials strings) in Tools/hub_python_scripts/tenant_credentials.txt");
+      expect(out.kept.map((k) => k.what)).toContainEqual(expect.stringMatching(/this client's run tables \(HUB_ACME_MESSAGES, .*HUB_ACME_ROWS_HELD_BACK\) and its function HUB_ACME_OLDEST_XACT\(\)$/));
+    }
+  });
+
   it("qa removes its logs, and keeps the image repository only while another account runs its images", async () => {
     const shared = await planOf(repoStack("qa").config, "qa");
     expect(one(shared, "aws:cloudwatch/logGroup:LogGroup").options.retainOnDelete).toBeUndefined();

@@ -24,6 +24,8 @@ import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../cor
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
 import { keptScriptFiles, readScriptsRelease, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
 import yazl from "yazl";
+import { startS3Emulator } from "../../emulator/s3";
+import { awsProfilesEnv, setEnv, startStsStandIn } from "../support/stsStandIn";
 import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);
@@ -101,7 +103,8 @@ for (const compiler of ["vitest", "typescript"] as const) {
         // Only npm packages and builtins are required, by name, inside the functions.
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
         const sql = ["pg", "node:tls", "node:fs", "node:path"];
-        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], scriptsRelease: ["yauzl", "@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"], sharedObjects: ["@aws-sdk/client-s3", "node:fs", "node:path", "node:crypto"] }[name as ProviderName];
+        const s3 = ["@aws-sdk/client-s3", "@aws-sdk/client-sts", "node:fs", "node:path", "node:crypto"];
+        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: s3, scriptsRelease: ["yauzl", ...s3], sharedObjects: s3 }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
         for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
         // A few functions each, never a captured module (those run to hundreds of kB).
@@ -202,6 +205,24 @@ for (const compiler of ["vitest", "typescript"] as const) {
         expect(fs.readFileSync(path.join(dir, "Tools/vendor.ini"), "utf8")).toBe("the vendor's");
         expect(fs.readFileSync(path.join(dir, "Tools/ours.ini"), "utf8")).toBe("ours");
       } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("run in a plain node process: a shared object in S3, with the stack's aws:profile and its account checked", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-aws-"));
+      const [s3, sts] = await Promise.all([startS3Emulator({ buckets: ["platform-qa"] }), startStsStandIn({ AKIADEFAULT0000000000: "999999999999", AKIAACMEQA0000000000: "111111111111" })]);
+      const restore = setEnv({ ...awsProfilesEnv(dir, { default: "AKIADEFAULT0000000000", "acme-qa": "AKIAACMEQA0000000000" }), AWS_ENDPOINT_URL_S3: s3.url, AWS_ENDPOINT_URL_STS: sts.url });
+      try {
+        const inputs = { location: { kind: "s3", bucket: "platform-qa", prefix: "", region: "us-east-1" }, key: "Tools/hub_python_scripts/", content: "", contentType: "text/plain", version: SHARED_OBJECT_PROVIDER_VERSION };
+        const aws = { "aws:region": "us-east-1", "aws:profile": "acme-qa", "aws:allowedAccountIds": "[111111111111]" };
+        const [, created] = await runInHost(texts[compiler].sharedObjects, [{ method: "configure", config: aws }, { method: "create", args: [inputs] }]);
+        expect(created.outs.created).toBe(true);
+        expect(s3.requests.map((r) => `${r.method} ${r.accessKeyId}`)).toEqual(["PUT AKIAACMEQA0000000000"]);
+        expect(sts.calls.map((c) => `${c.action} ${c.accessKeyId}`)).toEqual(["GetCallerIdentity AKIAACMEQA0000000000"]);
+      } finally {
+        restore();
+        await Promise.all([s3.close(), sts.close()]);
         fs.rmSync(dir, { recursive: true, force: true });
       }
     });
