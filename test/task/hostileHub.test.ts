@@ -111,6 +111,20 @@ describe("export task: a hostile hub", () => {
     await recover();
   });
 
+  it("huge body from the broker: its answer is read up to 64 KiB, the batch fails for good, once, then each message once alone", async () => {
+    await touch();
+    const r = await hostileRun("queue.publish:huge=1", 3);
+    expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionFailed", published: 0 });
+    expect(await reasons()).toEqual(["the answer is longer than 64 KiB; it was cut off and the request is not retried"]);
+    // Never retried: each batch once, then each of its messages once on its own (a batch refused for good is split to
+    // find out which message it is about), never 1 GiB each; and no message counts it as a refusal of its own.
+    const publish = f.emulator.state().faults.stats["queue.publish"];
+    expect(publish.injected.huge).toBe(publish.requests);
+    expect(publish.requests).toBeLessThanOrEqual(Math.ceil(inScope / 10) + inScope + 4);
+    expect(await f.count(f.t.status, "status = 'FAILED' AND refusals > 0")).toBe(0);
+    await recover();
+  });
+
   it("echo of the request's headers and body: no credentials string, client secret or bearer token in the log, the tables or status", async () => {
     await touch();
     // The broker's authorize echoes the form (client_secret), HRSYS the Basic header: every message fails, the report is recorded.
