@@ -31,6 +31,7 @@ import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
+import { awsAccessFromConfig } from "../providers/awsAccess";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
@@ -269,6 +270,9 @@ export class HubExport extends pulumi.ComponentResource {
 
     // Step 9: the image, the task and its schedule.
     // Built once (the build stack), promoted by digest (prod runs what qa tested, and never builds).
+    // The build's AWS CLI takes the provider's profile and roles (static keys of the config are not handed to it).
+    const allConfig = pulumi.runtime.allConfig();
+    const buildAws = awsAccessFromConfig((key) => allConfig[key]);
     const image = new TaskImage(
       `${name}-image`,
       {
@@ -279,7 +283,8 @@ export class HubExport extends pulumi.ComponentResource {
         pullAccounts: config.image.pullAccounts,
         accountId: aws.accountId,
         partition: aws.partition,
-        awsProfile: new pulumi.Config("aws").get("profile"),
+        awsProfile: buildAws.profile,
+        awsAssumeRoles: buildAws.assumeRoles,
       },
       child,
     );

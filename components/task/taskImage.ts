@@ -5,8 +5,9 @@
  * through @pulumi/command, triggered by the content hash of what the image is made of (components/task/sourceHash.ts),
  * which is also the tag. Nothing that changes from run to run is among the command's inputs: the script logs in to
  * ECR itself with the AWS CLI's short-lived password, so the command changes only with the content hash. The script
- * first checks that the AWS CLI's credentials are of the account the stack's provider deploys to (its
- * aws:allowedAccountIds), and prints the pushed image's digest; the task definition pins the image by it.
+ * takes the stack provider's credentials (its aws:profile, then each role of aws:assumeRoles in turn), checks that
+ * they are of the account the provider deploys to (its aws:allowedAccountIds), and prints the pushed image's digest;
+ * the task definition pins the image by it.
  *
  * A stack with `hubExport:image.promoted` (prod) runs exactly that image, by digest, as the build stack pushed it:
  * no repository, no build, no Docker. The build stack lets `hubExport:image.pullAccounts` pull from its repository
@@ -16,6 +17,7 @@ import * as aws from "@pulumi/aws";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { ECR_IMAGE_BY_DIGEST } from "../../config/schema";
+import { durationSeconds, type AwsAssumeRole } from "../../providers/awsAccess";
 import { imagePullPolicy } from "../policies";
 
 export interface TaskImageArgs {
@@ -37,6 +39,8 @@ export interface TaskImageArgs {
   partition: pulumi.Input<string>;
   /** `aws:profile`, when the stack's provider uses one: the AWS CLI of the build uses the same. */
   awsProfile?: string;
+  /** `aws:assumeRoles`, when the stack's provider assumes roles: the build assumes the same, in turn. */
+  awsAssumeRoles?: AwsAssumeRole[];
 }
 
 /** Tag of an image built from `sourceHash`. */
@@ -51,6 +55,18 @@ export function imageTag(sourceHash: string): string {
 export const BUILD_AND_PUSH_SCRIPT = [
   "set -euo pipefail",
   "{",
+  // aws:assumeRoles, one role a line (assumeRoleLines): each assumed with the credentials the previous one gave.
+  "  while IFS='|' read -r role_arn external_id session_name duration; do",
+  '    [ -n "$role_arn" ] || continue',
+  '    if ! creds="$(aws sts assume-role --role-arn "$role_arn" --role-session-name "${session_name:-hub-export-build}" ${external_id:+--external-id "$external_id"} ${duration:+--duration-seconds "$duration"} --query "Credentials.[AccessKeyId,SecretAccessKey,SessionToken]" --output text)"; then',
+  '      echo "cannot assume $role_arn (aws:assumeRoles) with the AWS CLI\'s credentials; nothing was built or pushed"',
+  "      exit 1",
+  "    fi",
+  '    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN <<<"$creds"',
+  "    export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN",
+  // A profile would win over the role's keys in the AWS CLI.
+  "    unset AWS_PROFILE",
+  '  done <<<"${ASSUME_ROLES:-}"',
   // The same credentials as the program's provider, and its account (which aws:allowedAccountIds pins), or nothing.
   '  caller="$(aws sts get-caller-identity --query Account --output text)"',
   '  if [ "$caller" != "$ACCOUNT_ID" ]; then',
@@ -68,6 +84,17 @@ export const BUILD_AND_PUSH_SCRIPT = [
   "} >&2",
   'aws ecr describe-images --region "$AWS_REGION" --repository-name "$REPOSITORY" --image-ids "imageTag=$TAG" --query "imageDetails[0].imageDigest" --output text',
 ].join("\n");
+
+/**
+ * `aws:assumeRoles` for the build script's ASSUME_ROLES: one role a line, `roleArn|externalId|sessionName|durationSeconds`
+ * (empty fields where unset; AWS allows no `|` in any of them, and a tab would not do: `read` merges empty fields
+ * between whitespace separators). The script passes these to `aws sts assume-role`; session policies and tags are not
+ * passed (the role's own permissions apply).
+ */
+export function assumeRoleLines(roles: AwsAssumeRole[]): string {
+  const field = (value: string | number | undefined) => String(value ?? "").replace(/[|\r\n]/g, "");
+  return roles.map((r) => [r.roleArn, r.externalId, r.sessionName, durationSeconds(r.duration)].map(field).join("|")).join("\n");
+}
 
 /** The digest the script printed (its last line), or a clear error. */
 export function imageDigest(stdout: string, tag: string): string {
@@ -146,6 +173,7 @@ export class TaskImage extends pulumi.ComponentResource {
           TAG: tag,
           DOCKERFILE: args.dockerfile ?? "task/Dockerfile",
           ...(args.awsProfile ? { AWS_PROFILE: args.awsProfile } : {}),
+          ...(args.awsAssumeRoles?.length ? { ASSUME_ROLES: assumeRoleLines(args.awsAssumeRoles) } : {}),
         },
       },
       { parent: this, dependsOn: [repository] },
