@@ -116,6 +116,12 @@ export interface MessageBody<E = unknown> {
 export const HUB_API_NAMES = ["ERS", "CFG", "HRSYS"] as const;
 export type HubApiName = (typeof HUB_API_NAMES)[number];
 
+/**
+ * ASSUMED: the largest request body a hub API takes (its real limit is not documented; the broker's is 10 MiB). ERS
+ * requests are cut to stay within it (task/phases/ersStream.ts), the emulator answers 413 beyond it.
+ */
+export const HUB_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
 export const HUB_API_PATHS = {
   CFG: "routingRules",
   ERS: "entities",

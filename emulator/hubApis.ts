@@ -4,13 +4,10 @@
  */
 import type { IncomingMessage } from "node:http";
 import { decodeCredentialsString } from "../core/credentials";
-import { ERS_ENTITY_KEY, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema } from "../core/hubContract";
+import { ERS_ENTITY_KEY, HUB_API_MAX_BODY_BYTES, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema } from "../core/hubContract";
 import type { EmulatorConfig, TenantConfig } from "./config";
 import { ruleKey, type EmulatorStore } from "./state";
 import { HttpError, describeIssues, parseJson, readBody, requireMediaType, safeEqual, type Reply } from "./http";
-
-/** The emulator's own limit for hub API bodies (the hub's real limit is not documented). */
-export const HUB_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const CHALLENGE = { "www-authenticate": 'Basic realm="hub"' };

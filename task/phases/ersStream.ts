@@ -1,7 +1,9 @@
 /**
  * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of
  * records_per_ers_request entities of one tenant (every message of a run carries the run's transaction id), all full
- * but the last one per tenant. Once all of a message's entities are sent, it
+ * but the last one per tenant, unless wide entities would take a request past the hub API's body limit
+ * (HUB_API_MAX_BODY_BYTES): then the request is sent with fewer, and the next takes the rest (an entity over the
+ * limit goes alone). That also bounds the memory of the requests in flight. Once all of a message's entities are sent, it
  * leaves the run's work queue (_MESSAGES) in a commit the request's slot waits for: a message off the queue has reached
  * the queue broker and ERS, and after a kill at most the requests in flight (ERS concurrency x records_per_ers_request
  * entities) are sent again.
@@ -18,6 +20,7 @@ import { RunStopped } from "../stop";
 import type { Link } from "../http/concurrency";
 import { Progress } from "../log";
 import { entitiesText, entityTexts } from "../mapping/messageBody";
+import { HUB_API_MAX_BODY_BYTES } from "../../core/hubContract";
 import { ersRequestBody } from "./ers";
 import type { StoredMessage } from "./publish";
 import type { StatusWriter } from "./statusWriter";
@@ -35,8 +38,13 @@ interface Batch {
   tenant: TenantConfig;
   entities: string[];
   count: number;
+  /** UTF-8 bytes of the entities and the commas between them. */
+  bytes: number;
   entries: Entry[];
 }
+
+/** The entities' share of an ERS request: the body limit less room for the envelope (ids, codes, names). */
+export const ERS_ENTITY_BYTES = HUB_API_MAX_BODY_BYTES - 4096;
 
 export class ErsStream {
   private readonly buffers = new Map<string, Batch>();
@@ -79,24 +87,44 @@ export class ErsStream {
       const entry: Entry = { messageId: message.messageId, pieces: 0, done: false };
       // The buffers change before any await: several publish batches add at once. A batch is sent when it holds
       // records_per_ers_request entities: a message that does not fit fills it, and the rest of it starts the next.
+      // A batch whose bytes would pass ERS_ENTITY_BYTES is sent as it is, the message starting the next.
       const key = `${message.transactionId} ${message.tenantId}`;
       const full: Batch[] = [];
       let rest: string | string[] = entitiesText(message.body);
+      const restBytes = Buffer.byteLength(rest);
       let left = message.recordCount;
       while (left > 0) {
-        const batch = this.buffers.get(key) ?? { transactionId: message.transactionId, tenant, entities: [], count: 0, entries: [] };
+        const batch = this.buffers.get(key) ?? { transactionId: message.transactionId, tenant, entities: [], count: 0, bytes: 0, entries: [] };
         const room = this.size - batch.count;
+        const comma = batch.count > 0 ? 1 : 0;
         let take = rest;
         let n = left;
-        if (left > room) {
-          // records_per_hub_message > 1 only: the message's entities one by one.
+        let bytes = restBytes + comma;
+        if (typeof rest !== "string" || left > room || batch.bytes + bytes > ERS_ENTITY_BYTES) {
+          // The message's entities one by one (records_per_hub_message > 1, or wide entities): as many as there is
+          // room for, by count and by bytes; an empty batch takes at least one.
           const each: string[] = typeof rest === "string" ? entityTexts(rest) : rest;
-          take = each.slice(0, room);
-          rest = each.slice(room);
-          n = room;
+          let k = 0;
+          bytes = 0;
+          for (; k < Math.min(room, each.length); k++) {
+            const next = Buffer.byteLength(each[k]) + (batch.count + k > 0 ? 1 : 0);
+            if (batch.count + k > 0 && batch.bytes + bytes + next > ERS_ENTITY_BYTES) break;
+            bytes += next;
+          }
+          if (k === 0) {
+            if (batch.count === 0) break; // no entity left (a record count the body does not hold)
+            full.push(batch);
+            this.buffers.delete(key);
+            rest = each;
+            continue;
+          }
+          take = each.slice(0, k);
+          rest = each.slice(k);
+          n = k;
         }
         batch.entities.push(typeof take === "string" ? take : take.join(","));
         batch.count += n;
+        batch.bytes += bytes;
         batch.entries.push(entry);
         entry.pieces++;
         left -= n;
@@ -105,6 +133,7 @@ export class ErsStream {
           this.buffers.delete(key);
         } else this.buffers.set(key, batch);
       }
+      if (entry.pieces === 0) archiveNow.push(message.messageId);
       for (const b of full) await this.send(b);
     }
     if (archiveNow.length) await this.status.commit([], archiveNow);

@@ -72,3 +72,28 @@ describe("publishing: several wide records per message", () => {
     expect(await f.count(f.t.status, "status <> 'PUBLISHED'")).toBe(0);
   });
 });
+
+describe("ERS: wide entities never take a request past the hub API's body limit", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 60 }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  it("cuts a tenant's request of 100 entities where its bytes would pass 10 MiB; every entity reaches ERS once; the run completes", async () => {
+    // Every US employee about 1 MB: a tenant's 100-entity request would be tens of MB, which the hub refuses (413).
+    const wide = await idsOf(f, "US", 1000);
+    await widen(f, wide, 1_000_000);
+    const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
+    const result = await runTaskWithin(f.platform.args, { HUB_EXPORT_CHUNK_SIZE: "20" }, 60_000);
+    expect(result.signal, "the run hung").toBeNull();
+    expect(result.code, result.stdout.split("\n").slice(-3).join("\n")).toBe(0);
+    const ers = Object.values(f.emulator.state().ers);
+    expect(ers.reduce((n, t) => n + t.entities, 0)).toBe(inScope);
+    expect(ers.reduce((n, t) => n + t.duplicates, 0)).toBe(0);
+    // Some tenant's entities went in more requests than records_per_ers_request alone would make (one per tenant).
+    const requests = ers.reduce((n, t) => n + t.requests, 0);
+    expect(requests).toBeGreaterThanOrEqual(ers.length + Math.floor((wide.length * 1_000_000) / (10 * 1024 * 1024)));
+    expect(await f.count(f.t.messages)).toBe(0);
+  });
+});
