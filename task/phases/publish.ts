@@ -17,7 +17,7 @@ import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
-import { withBodies } from "../warehouse/archive";
+import { bodyPages } from "../warehouse/archive";
 import { NOT_SENT } from "../warehouse/messageStatus";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
@@ -317,8 +317,8 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
     let after = "-1";
     for (;;) {
       // A page by seq (the index), each message's status by its key; published ones are skipped here, and so are
-      // those a resumed run finds set aside or superseded before its stop (no run sends them). Bodies are read for as
-      // many as fit a page of bodies (withBodies), the rest come with the next page.
+      // those a resumed run finds set aside or superseded before its stop (no run sends them). Bodies are read a page
+      // of bodies at a time (bodyPages).
       const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; settled: boolean }>(
         `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = ANY($5::text[]), false) AS settled
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
@@ -329,12 +329,13 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
         [tx, after, before, pageSize, NOT_SENT],
       );
       if (listed.length === 0) break;
-      const rows = await withBodies(pool, t, listed);
-      after = rows[rows.length - 1].seq;
-      const pending = rows.filter((r) => !r.settled);
-      for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
-      const run = ctx.run.transactionId;
-      if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
+      after = listed[listed.length - 1].seq;
+      for await (const rows of bodyPages(pool, t, listed)) {
+        const pending = rows.filter((r) => !r.settled);
+        for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
+        const run = ctx.run.transactionId;
+        if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
+      }
     }
   }
 }

@@ -88,3 +88,12 @@ export async function withBodies<T extends { message_id: string; bytes: number |
   const byId = new Map(bodies.map((b) => [b.message_id, b.body]));
   return page.map((r) => ({ ...r, body: byId.get(r.message_id) ?? null }));
 }
+
+/** Every row of a listing with its body, a page of bodies (withBodies) at a time: the listing is read once. */
+export async function* bodyPages<T extends { message_id: string; bytes: number | null }>(pool: Pool, t: Pick<RunTables, "archive">, rows: T[]): AsyncGenerator<(T & { body: string | null })[]> {
+  for (let left = rows; left.length > 0; ) {
+    const page = await withBodies(pool, t, left);
+    left = left.slice(page.length);
+    yield page;
+  }
+}
