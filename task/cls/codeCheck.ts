@@ -19,10 +19,6 @@ import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 export const CLS_MODES = ["report", "strict"] as const;
 export type ClsMode = (typeof CLS_MODES)[number];
 
-/** The status of a held-back message in HUB_<CLIENT>_MESSAGES_STATUS (metrics count it under this name). */
-export const HELD_BACK = MESSAGE_STATUS.heldBack;
-/** The status of a held-back message released for publishing (its codes are known now). */
-export const RELEASED = MESSAGE_STATUS.pending;
 
 export interface ClsInputs {
   /** The current load sheet: a path or s3:// URL of the CSV sheet. */
@@ -150,18 +146,18 @@ export function checkStatements(t: RunTables) {
     SELECT employee_id FROM unknown
     UNION
     SELECT e FROM ${t.status} s JOIN ${messages} h ON h.message_id = s.message_id CROSS JOIN LATERAL unnest(h.employee_ids) AS e
-     WHERE s.status = '${HELD_BACK}' AND NOT (h.message_id = ANY($1::uuid[]))
+     WHERE s.status = '${MESSAGE_STATUS.heldBack}' AND NOT (h.message_id = ANY($1::uuid[]))
   )
   SELECT m.message_id, (SELECT string_agg(x, ', ' ORDER BY x) FROM unnest(m.employee_ids) AS x WHERE x IN (SELECT employee_id FROM affected)) AS employees
     FROM ${messages} m
    WHERE m.message_id = ANY($1::uuid[]) AND m.employee_ids && (SELECT coalesce(array_agg(employee_id), '{}') FROM affected)`;
   // Held back by the run $3: its _STATUS row names that run, as the rows of the messages it publishes do.
   const hold = `INSERT INTO ${t.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
-    SELECT m.message_id, $3::uuid, m.hub_tenant_id, m.hub_destination, '${HELD_BACK}', 0, r.reason, now()
+    SELECT m.message_id, $3::uuid, m.hub_tenant_id, m.hub_destination, '${MESSAGE_STATUS.heldBack}', 0, r.reason, now()
       FROM unnest($1::uuid[], $2::text[]) AS r(id, reason) JOIN ${messages} m ON m.message_id = r.id
-    ON CONFLICT (message_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id, status = '${HELD_BACK}', reason = EXCLUDED.reason, updated_at = now()`;
+    ON CONFLICT (message_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id, status = '${MESSAGE_STATUS.heldBack}', reason = EXCLUDED.reason, updated_at = now()`;
   const release = `WITH held AS MATERIALIZED (
-    SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${messages} m ON m.message_id = s.message_id WHERE s.status = '${HELD_BACK}'
+    SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${messages} m ON m.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.heldBack}'
   ),
   batch AS (SELECT message_id, body FROM held),
   ${messageCodesCtes()},
@@ -170,7 +166,7 @@ export function checkStatements(t: RunTables) {
   still AS (SELECT DISTINCT message_id FROM unknown),
   still_employees AS (SELECT coalesce(array_agg(DISTINCT e), '{}') AS ids FROM held h CROSS JOIN LATERAL unnest(h.employee_ids) AS e WHERE h.message_id IN (SELECT message_id FROM still)),
   released AS (
-    UPDATE ${t.status} s SET status = '${RELEASED}', reason = 'released: the CLS load sheet has its codes now', updated_at = now()
+    UPDATE ${t.status} s SET status = '${MESSAGE_STATUS.pending}', reason = 'released: the CLS load sheet has its codes now', updated_at = now()
       FROM held h
      WHERE s.message_id = h.message_id AND h.message_id NOT IN (SELECT message_id FROM still) AND NOT (h.employee_ids && (SELECT ids FROM still_employees))
     RETURNING s.message_id

@@ -41,12 +41,6 @@ export async function findBadRowsUpFront(ctx: RunContext): Promise<BadRowsReport
   const employee = `${tables.publishSchema}.${PUBLISH_TABLES.employee}`;
   const regions = [...new Set(tenants.map((t) => t.platRegion))];
   const report: BadRowsReport = {};
-  const { rows: missing } = await pool.query<{ rows: number; examples: { platRegion: string; countryCode: string | null; changedAt: string | null }[] | null }>(
-    `SELECT count(*)::int AS rows, (array_agg(json_build_object('platRegion', plat_region, 'countryCode', country_code, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at))[1:${EXAMPLES}] AS examples
-       FROM ${employee} WHERE (employee_id IS NULL OR employee_id = '') AND plat_region = ANY($1::text[])`,
-    [regions],
-  );
-  if (missing[0].rows) report.missingIds = { rows: missing[0].rows, examples: missing[0].examples ?? [] };
   const future = [
     `SELECT employee_id, '${PUBLISH_TABLES.employee}' AS tbl, changed_at FROM ${employee} WHERE changed_at > localtimestamp AND plat_region = ANY($1::text[])`,
     ...SUB_ENTITIES.map(
@@ -54,13 +48,22 @@ export async function findBadRowsUpFront(ctx: RunContext): Promise<BadRowsReport
                WHERE x.changed_at > localtimestamp AND e.plat_region = ANY($1::text[])`,
     ),
   ].join("\n UNION ALL ");
-  const { rows: ahead } = await pool.query<{ rows: number; employees: number; examples: { employeeId: string; table: string; changedAt: string }[] | null }>(
-    `WITH f AS (${future})
-     SELECT count(*)::int AS rows, count(DISTINCT employee_id)::int AS employees,
-            (array_agg(json_build_object('employeeId', employee_id, 'table', tbl, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at DESC))[1:${EXAMPLES}] AS examples
-       FROM f`,
-    [regions],
-  );
+  // Two independent statements, side by side on the pool.
+  const [{ rows: missing }, { rows: ahead }] = await Promise.all([
+    pool.query<{ rows: number; examples: { platRegion: string; countryCode: string | null; changedAt: string | null }[] | null }>(
+      `SELECT count(*)::int AS rows, (array_agg(json_build_object('platRegion', plat_region, 'countryCode', country_code, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at))[1:${EXAMPLES}] AS examples
+         FROM ${employee} WHERE (employee_id IS NULL OR employee_id = '') AND plat_region = ANY($1::text[])`,
+      [regions],
+    ),
+    pool.query<{ rows: number; employees: number; examples: { employeeId: string; table: string; changedAt: string }[] | null }>(
+      `WITH f AS (${future})
+       SELECT count(*)::int AS rows, count(DISTINCT employee_id)::int AS employees,
+              (array_agg(json_build_object('employeeId', employee_id, 'table', tbl, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at DESC))[1:${EXAMPLES}] AS examples
+         FROM f`,
+      [regions],
+    ),
+  ]);
+  if (missing[0].rows) report.missingIds = { rows: missing[0].rows, examples: missing[0].examples ?? [] };
   if (ahead[0].rows) report.futureChangedAt = { rows: ahead[0].rows, employees: ahead[0].employees, examples: ahead[0].examples ?? [] };
   return report;
 }

@@ -44,7 +44,7 @@ interface Batch {
 }
 
 /** The entities' share of an ERS request: the body limit less room for the envelope (ids, codes, names). */
-export const ERS_ENTITY_BYTES = HUB_API_MAX_BODY_BYTES - 4096;
+const ERS_ENTITY_BYTES = HUB_API_MAX_BODY_BYTES - 4096;
 
 export class ErsStream {
   private readonly buffers = new Map<string, Batch>();

@@ -156,7 +156,8 @@ async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, 
     async () => {
       const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(chunks.t), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through]);
       const { messages, carried } = await runChunk(ctx, client, chunks, { after: part.cursor, through, seqOffset: part.nextSeq, carry: carryIn, final: false });
-      const carry = [...part.carry.filter((id) => !carryIn.includes(id)), ...carried];
+      const taken = new Set(carryIn);
+      const carry = [...part.carry.filter((id) => !taken.has(id)), ...carried];
       const employees = messages.reduce((n, r) => n + r.record_count, 0);
       await client.query(
         `UPDATE ${tables.runPart}
