@@ -6,8 +6,8 @@ import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
 import { OPERATOR_DATABASE_DETAILS, databaseRefusal, openOperatorDatabase, operatorActor, operatorOptions } from "./database";
 import { redactDeep } from "../core/redact";
+import { UUID } from "../core/uuid";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function messageActionCommand(action: MessageAction, text: { summary: string; detail: string; reasonExample: string; does: string; exit1: string }) {
   const name = action.toLowerCase();

@@ -11,6 +11,7 @@ import { boundsProblems } from "../core/concurrency";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
 import { BUSINESS_OBJECTS } from "../cls/table";
 import { isDotName, projectPath } from "./text";
+import { UUID } from "../core/uuid";
 
 export const CONFIG_NAMESPACE = "hubExport";
 /** The Pulumi project name (Pulumi.yaml `name`): also the namespace `pulumi config set` uses for a key without one. */
@@ -37,7 +38,6 @@ const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const sqlIdentifier = (what: string) =>
   z.string().regex(SQL_IDENTIFIER, `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`);
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
 
 /** ISO 8601 local date-time, no zone: 1901-01-01T00:00:00 (fraction allowed). */

@@ -7,11 +7,11 @@ import { z } from "zod";
 import { QUEUE_API } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { UserError } from "../core/errors";
+import { UUID } from "../core/uuid";
 
 /** The ERS batch limit, the specification's records_per_ers_request default. */
 export const DEFAULT_ERS_MAX_BATCH = 100;
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** Queue (destination) names as the broker takes them. */
 export const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** orgId and envId are path segments: no slashes, no spaces. */

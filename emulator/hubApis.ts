@@ -8,8 +8,8 @@ import { ERS_ENTITY_KEY, HUB_API_MAX_BODY_BYTES, ersEntitiesBodySchema, intakeJo
 import type { EmulatorConfig, TenantConfig } from "./config";
 import { ruleKey, type EmulatorStore } from "./state";
 import { HttpError, describeIssues, parseJson, readBody, requireMediaType, safeEqual, type Reply } from "./http";
+import { UUID } from "../core/uuid";
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const CHALLENGE = { "www-authenticate": 'Basic realm="hub"' };
 
 export class HubApis {
