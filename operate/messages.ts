@@ -13,7 +13,7 @@ import type { Client } from "pg";
 import { UserError } from "../core/errors";
 import { TABLES, clientTables } from "../core/naming";
 import { MESSAGE_STATUS, type MessageStatus } from "../task/warehouse/messageStatus";
-import { ident, lockForOperator } from "./runLock";
+import { ident, operatorTransaction, recordOperatorAction } from "./runLock";
 import type { RunHistoryEvent } from "../task/warehouse/runHistory";
 import { redact, redactDeep } from "../core/redact";
 
@@ -77,9 +77,8 @@ export async function changeMessage(client: Client, action: MessageAction, input
   const names = clientTables(input.clientName);
   const t = { status: `${staging}.${ident(names.status)}`, archive: `${staging}.${ident(names.archive)}`, history: `${staging}.${TABLES.runHistory}` };
   const { from, to, verb } = ACTIONS[action];
-  await client.query("BEGIN");
-  try {
-    await lockForOperator(client, { stagingSchema: staging, clientName: input.clientName, action: verb, undone: "publishes or archives its queued messages as it finds them", tables: [t.status, t.archive] });
+  const lock = { stagingSchema: staging, clientName: input.clientName, action: verb, undone: "publishes or archives its queued messages as it finds them", tables: [t.status, t.archive] };
+  return operatorTransaction(client, lock, async () => {
     const { rows: found } = await client.query<{ status: string | null; reason: string | null; hub_tenant_id: string; hub_destination: string; employee_ids: string[]; transaction_id: string }>(
       `SELECT s.status, s.reason, a.hub_tenant_id, a.hub_destination, a.employee_ids, a.transaction_id
          FROM ${t.archive} a LEFT JOIN ${t.status} s ON s.message_id = a.message_id WHERE a.message_id = $1 FOR UPDATE OF a`,
@@ -96,15 +95,9 @@ export async function changeMessage(client: Client, action: MessageAction, input
       action === "Retry" ? [input.messageId, to, why, Math.max(input.setAsideAfterRuns - 1, 0), m.employee_ids] : [input.messageId, to, why],
     );
     const detail = { messageId: input.messageId, previousStatus: m.status, previousReason: m.reason, status: to, hubTenantId: m.hub_tenant_id, employeeIds: m.employee_ids, extractedBy: m.transaction_id, reason: input.reason ?? null };
-    const { rows: history } = await client.query<{ history_id: string; recorded_at: Date }>(
-      `INSERT INTO ${t.history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, $3, $4, $5::jsonb || jsonb_build_object('databaseUser', current_user))
-       RETURNING history_id, recorded_at`,
-      [input.clientName, input.jobName, action, input.actor, JSON.stringify(redactDeep(detail))],
-    );
-    await client.query("COMMIT");
+    const recorded = await recordOperatorAction(client, t.history, { clientName: input.clientName, jobName: input.jobName, event: action, actor: input.actor, detail: redactDeep(detail) });
     return {
-      historyId: String(history[0].history_id),
-      recordedAt: history[0].recorded_at,
+      ...recorded,
       actor: input.actor,
       action,
       messageId: input.messageId,
@@ -117,10 +110,7 @@ export async function changeMessage(client: Client, action: MessageAction, input
       extractedBy: m.transaction_id,
       jobName: input.jobName,
     };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  }
+  });
 }
 
 /** What the operator reads: what was done, and what the next run does. */

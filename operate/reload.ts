@@ -7,7 +7,7 @@
 import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
 import { PUBLISH_TABLES } from "../task/model/schema";
-import { ident, lockForOperator } from "./runLock";
+import { ident, operatorTransaction, recordOperatorAction } from "./runLock";
 
 export interface ReloadTarget {
   hubTenantId: string;
@@ -49,11 +49,9 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
   const staging = ident(input.stagingSchema);
   const publish = ident(input.publishSchema);
   const t = { watermark: `${staging}.${TABLES.watermark}`, history: `${staging}.${TABLES.runHistory}`, messages: `${staging}.${ident(clientTables(input.clientName).messages)}` };
-  await client.query("BEGIN");
-  try {
-    // A stopped run resumes first and then advances the watermarks it scanned: that would undo the reload.
-    await lockForOperator(client, { stagingSchema: staging, clientName: input.clientName, action: "reload", undone: "advances the watermarks it scanned, which would undo a reload now", tables: [t.watermark] });
-
+  // A stopped run resumes first and then advances the watermarks it scanned: that would undo the reload.
+  const lock = { stagingSchema: staging, clientName: input.clientName, action: "reload", undone: "advances the watermarks it scanned, which would undo a reload now", tables: [t.watermark] };
+  return operatorTransaction(client, lock, async () => {
     const country = input.country ?? null;
     const { rows: removed } = await client.query<{ country_code: string; changed_through: string; transaction_id: string }>(
       `DELETE FROM ${t.watermark} WHERE plat_client_name = $1 AND hub_tenant_id = $2 AND ($3::text IS NULL OR country_code = $3)
@@ -78,15 +76,9 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
       idlDate: input.idlDate,
       reason: input.reason ?? null,
     };
-    const { rows: history } = await client.query<{ history_id: string; recorded_at: Date; database_user: string }>(
-      `INSERT INTO ${t.history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Reload', $3, $4::jsonb || jsonb_build_object('databaseUser', current_user))
-       RETURNING history_id, recorded_at, current_user AS database_user`,
-      [input.clientName, input.jobName, input.actor, JSON.stringify(detail)],
-    );
-    await client.query("COMMIT");
+    const recorded = await recordOperatorAction(client, t.history, { clientName: input.clientName, jobName: input.jobName, event: "Reload", actor: input.actor, detail });
     return {
-      historyId: String(history[0].history_id),
-      recordedAt: history[0].recorded_at,
+      ...recorded,
       actor: input.actor,
       tenant: input.tenant,
       country,
@@ -96,10 +88,7 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
       idlDate: input.idlDate,
       jobName: input.jobName,
     };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  }
+  });
 }
 
 /** What the operator reads: what was done, and what the next run will do. */

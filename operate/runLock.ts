@@ -8,6 +8,7 @@ import type { Client } from "pg";
 import { UserError } from "../core/errors";
 import { TABLES } from "../core/naming";
 import { RUN_LOCK_KEYS } from "../task/warehouse/runState";
+import { inTransaction } from "../task/warehouse/database";
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const ident = (name: string): string => {
@@ -15,11 +16,41 @@ export const ident = (name: string): string => {
   return name;
 };
 
-/**
- * In the caller's open transaction: the run lock, the run tables present, no unfinished run. `action` names the
- * command in messages (`reload`); `undone` says what the unfinished run would do to it.
- */
-export async function lockForOperator(client: Client, input: { stagingSchema: string; clientName: string; action: string; undone: string; tables?: string[] }): Promise<void> {
+export interface OperatorLock {
+  stagingSchema: string;
+  clientName: string;
+  /** The command, in messages (`reload`). */
+  action: string;
+  /** What the unfinished run would do to the action. */
+  undone: string;
+  /** Tables the action needs besides the run tables. */
+  tables?: string[];
+}
+
+/** An operator action in one transaction: the checks of lockForOperator first, then `work`; rolled back if either throws. */
+export function operatorTransaction<T>(client: Client, lock: OperatorLock, work: () => Promise<T>): Promise<T> {
+  return inTransaction(client, async () => {
+    await lockForOperator(client, lock);
+    return work();
+  });
+}
+
+/** The action's HUB_EXPORT_RUN_HISTORY row, with the database user that made it (`detail.databaseUser`). */
+export async function recordOperatorAction(
+  client: Client,
+  history: string,
+  row: { clientName: string; jobName: string; event: string; actor: string; detail: Record<string, unknown> },
+): Promise<{ historyId: string; recordedAt: Date }> {
+  const { rows } = await client.query<{ history_id: string; recorded_at: Date }>(
+    `INSERT INTO ${history} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, $3, $4, $5::jsonb || jsonb_build_object('databaseUser', current_user))
+     RETURNING history_id, recorded_at`,
+    [row.clientName, row.jobName, row.event, row.actor, JSON.stringify(row.detail)],
+  );
+  return { historyId: String(rows[0].history_id), recordedAt: rows[0].recorded_at };
+}
+
+/** In the caller's open transaction: the run lock, the run tables present, no unfinished run. */
+export async function lockForOperator(client: Client, input: OperatorLock): Promise<void> {
   const staging = ident(input.stagingSchema);
   const run = `${staging}.${TABLES.run}`;
   const { rows: lock } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`, [input.clientName]);

@@ -1,5 +1,5 @@
 /** The warehouse connection: a small pool, opened from the PostgreSQL connection record. */
-import { Pool, type PoolClient } from "pg";
+import { Pool, type ClientBase, type PoolClient } from "pg";
 import { UserError } from "../../core/errors";
 import type { DatabaseSettings } from "../connections/record";
 
@@ -71,7 +71,7 @@ async function tryOpen(settings: DatabaseSettings, max: number, options: string 
 }
 
 /** Runs `work` in one database transaction on `client`. */
-export async function inTransaction<T>(client: PoolClient, work: () => Promise<T>, begin = "BEGIN"): Promise<T> {
+export async function inTransaction<T>(client: ClientBase, work: () => Promise<T>, begin = "BEGIN"): Promise<T> {
   await client.query(begin);
   try {
     const result = await work();
