@@ -8,7 +8,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SHARED_TABLE_ACCESS, hubConfigurationFolder } from "../core/naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
@@ -243,8 +243,6 @@ export class HubExport extends pulumi.ComponentResource {
         // Adopting another pipeline's HUB_INTAKE_JOB: the columns the task writes when present are not "never written".
         baseline: { ...sqlFile(plan.baseline), writtenWhenPresent: intakeJobWrittenWhenPresent(plan.stagingSchema) },
         runTables: sqlFile(plan.runTables),
-        configTables: SHARED_TABLE_ACCESS.readOnly,
-        appendOnlyTables: SHARED_TABLE_ACCESS.appendOnly,
         protect: retention.protect,
       },
       child,

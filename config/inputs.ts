@@ -5,7 +5,7 @@
  * what one accepts the others accept too; a problem is a UserError naming the key.
  */
 import type { StackConfig } from "./schema";
-import { loadScriptsRelease, PROJECT_ROOT, type LoadedScriptsRelease } from "./load";
+import { loadScriptsRelease, type LoadedScriptsRelease } from "./load";
 import { buildStackSheets, type ClsSheetFiles } from "../cls/stack";
 
 export interface StackInputs {
@@ -13,9 +13,9 @@ export interface StackInputs {
   scriptsRelease?: LoadedScriptsRelease;
 }
 
-export async function loadStackInputs(config: StackConfig, given: StackInputs = {}, root: string = PROJECT_ROOT): Promise<StackInputs> {
+export async function loadStackInputs(config: StackConfig, given: StackInputs = {}): Promise<StackInputs> {
   return {
-    cls: given.cls ?? (config.cls ? await buildStackSheets(config.cls, root) : undefined),
+    cls: given.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined),
     scriptsRelease: given.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined),
   };
 }

@@ -480,5 +480,4 @@ export type PlatTenant = StackConfig["platTenants"][number];
 export type AlertsConfig = StackConfig["alerts"];
 export type PipelineParameters = z.output<typeof parametersSchema>;
 export type ClsConfig = NonNullable<StackConfig["cls"]>;
-export type ImageConfig = StackConfig["image"];
 export type { HubRegion };

@@ -11,7 +11,7 @@ import { withPgClient, quoteIdent } from "../providers/pg";
 import { stagingGrants, APPEND_ONLY_PRIVILEGES, RUN_TABLE_PRIVILEGES } from "../components/warehouse/warehouse";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import path from "node:path";
-import { BUCKET_FOLDERS, SHARED_TABLE_ACCESS } from "../core/naming";
+import { BUCKET_FOLDERS } from "../core/naming";
 import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "./stores";
 import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
@@ -85,7 +85,7 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
   const publish = quoteIdent(plan.publishSchema, "schema");
   const staging = quoteIdent(plan.stagingSchema, "schema");
   // The tables of both files: the common schema's and this client's run tables.
-  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema, SHARED_TABLE_ACCESS.readOnly, SHARED_TABLE_ACCESS.appendOnly);
+  const grants = stagingGrants(`${plan.baseline.sql}\n${plan.runTables.sql}`, plan.stagingSchema);
   await withPgClient(dbUrl, async (client) => {
     await client.query(`GRANT CONNECT ON DATABASE ${quoteDatabase(plan.config.database.database)} TO ${role}`);
     await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);

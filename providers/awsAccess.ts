@@ -105,7 +105,7 @@ export function configureAwsAccess(config: { get(key: string): string | undefine
 /** Seconds of a duration written as the AWS provider takes it (`1h30m`, `900s`); undefined when it is not one. */
 export function durationSeconds(duration: string | undefined): number | undefined {
   const m = duration ? /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(duration) : null;
-  if (!m || duration === "") return undefined;
+  if (!m) return undefined;
   return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
 

@@ -285,7 +285,7 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
   const lines = text.split(/\r?\n/);
   const done = (t: string) => (t.endsWith("\n") ? t : t + "\n");
   const found = warehouseConnectionLine(lines);
-  if (found.index >= 0 && "value" in found) {
+  if ("value" in found) {
     if (found.value === connection) return done(text);
     if (found.value !== "" && !PLACEHOLDER.test(found.value) && found.value !== previous) {
       throw new Error(
@@ -296,8 +296,7 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
     lines[found.index] = `${found.key} = ${connection}`;
     return done(lines.join("\n"));
   }
-  const warehouseAt = "warehouseAt" in found ? found.warehouseAt : -1;
-  if (warehouseAt >= 0) lines.splice(warehouseAt + 1, 0, `warehouse_connection = ${connection}`);
+  if (found.warehouseAt >= 0) lines.splice(found.warehouseAt + 1, 0, `warehouse_connection = ${connection}`);
   else lines.push(...(lines.at(-1) === "" ? [] : [""]), "[warehouse]", `warehouse_connection = ${connection}`);
   return done(lines.join("\n"));
 }

@@ -4,12 +4,10 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
+import { scriptFolderLocation, type ScriptFolderArgs } from "./credentialFiles";
 
-export interface SharedObjectArgs {
-  bucketName: pulumi.Input<string>;
-  region: pulumi.Input<string>;
-  /** Used when this stack creates the object. */
-  kmsKeyArn: pulumi.Input<string>;
+/** `kmsKeyArn` is used when this stack creates the object. */
+export interface SharedObjectArgs extends Omit<ScriptFolderArgs, "prefix"> {
   key: string;
   content: pulumi.Input<string>;
   contentType: string;
@@ -20,7 +18,7 @@ export class SharedObject extends pulumi.dynamic.Resource {
   declare readonly created: pulumi.Output<boolean>;
 
   constructor(name: string, args: SharedObjectArgs, opts?: pulumi.CustomResourceOptions) {
-    const location = { kind: "s3" as const, bucket: args.bucketName, prefix: "", region: args.region, kmsKeyArn: args.kmsKeyArn };
+    const location = scriptFolderLocation({ ...args, prefix: "" });
     super(
       sharedObjectProvider,
       name,

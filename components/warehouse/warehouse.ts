@@ -17,6 +17,7 @@
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
+import { SHARED_TABLE_ACCESS } from "../../core/naming";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
 
@@ -34,10 +35,6 @@ export interface WarehouseArgs {
   baseline: SqlFile;
   /** This client's run tables, rendered with its name. */
   runTables: SqlFile;
-  /** Staging tables the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG); every other table is a run table. */
-  configTables: readonly string[];
-  /** Shared staging tables the task only adds rows to (HUB_INTAKE_JOB): INSERT and SELECT, never UPDATE or DELETE. */
-  appendOnlyTables?: readonly string[];
 }
 
 export interface SqlFile {
@@ -60,13 +57,14 @@ export interface StagingGrants {
 }
 
 /**
- * Splits the SQL's staging tables into read-only config tables, insert-only shared tables and the run tables the task
- * writes.
+ * Splits the SQL's staging tables into the shared ones the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG) or only
+ * adds rows to (HUB_INTAKE_JOB: INSERT and SELECT, never UPDATE or DELETE), as SHARED_TABLE_ACCESS says, and the run
+ * tables the task writes.
  */
-export function stagingGrants(sql: string, stagingSchema: string, configTables: readonly string[], appendOnlyTables: readonly string[] = []): StagingGrants {
+export function stagingGrants(sql: string, stagingSchema: string): StagingGrants {
   const schema = stagingSchema.toLowerCase();
-  const config = new Set(configTables.map((t) => t.toLowerCase()));
-  const appendOnly = new Set(appendOnlyTables.map((t) => t.toLowerCase()));
+  const config = new Set(SHARED_TABLE_ACCESS.readOnly.map((t) => t.toLowerCase()));
+  const appendOnly = new Set(SHARED_TABLE_ACCESS.appendOnly.map((t) => t.toLowerCase()));
   const tables = baselineTables(sql)
     .filter((qualified) => qualified.startsWith(`${schema}.`))
     .map((qualified) => qualified.slice(schema.length + 1));
@@ -134,8 +132,8 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     this.taskRoleName = role.name;
 
-    this.grants = stagingGrants(args.baseline.sql, args.stagingSchema, args.configTables, args.appendOnlyTables);
-    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema, args.configTables, args.appendOnlyTables);
+    this.grants = stagingGrants(args.baseline.sql, args.stagingSchema);
+    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema);
     // Delete-first: see the file comment.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
     const grant = (key: string, grantArgs: Omit<postgresql.GrantArgs, "database" | "role">, dependsOn: pulumi.Resource[]) =>
