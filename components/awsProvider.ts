@@ -15,14 +15,17 @@ export function stackTags(config: Pick<StackConfig, "clientName" | "environment"
   return { project: PROJECT_NAME, stack, client: config.clientName, environment: config.environment };
 }
 
+/** The provider's account-id lists: `pulumi config set --path` may store their entries as numbers. */
+const ACCOUNT_ID_LISTS = [ALLOWED_ACCOUNTS_KEY, "aws:forbiddenAccountIds"];
+
 // The runtime's own test of whether a config key is a secret (pinned with @pulumi/pulumi 3.248.0).
 const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(key: string): boolean };
 
 /**
  * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for objects, lists,
- * numbers and booleans), with the stack's tags over any `aws:defaultTags` of its own. Account ids are text, as the
- * provider takes them (`pulumi config set --path` may have stored them as numbers). Secrets (keys, tokens) stay
- * secret.
+ * numbers and booleans), with the stack's tags over any `aws:defaultTags` of its own. Account ids (allowed and
+ * forbidden) are text, as the provider takes them (`pulumi config set --path` may have stored them as numbers).
+ * Secrets (keys, tokens) stay secret.
  */
 export function awsProviderArgs(all: Record<string, string>, tags: Record<string, string>, isSecret: (key: string) => boolean = () => false): aws.ProviderArgs {
   const args: Record<string, unknown> = {};
@@ -34,7 +37,7 @@ export function awsProviderArgs(all: Record<string, string>, tags: Record<string
     } catch {
       // plain text
     }
-    if (key === ALLOWED_ACCOUNTS_KEY && Array.isArray(value)) value = value.map((id) => accountIdText(id) ?? id);
+    if (ACCOUNT_ID_LISTS.includes(key) && Array.isArray(value)) value = value.map((id) => accountIdText(id) ?? id);
     args[key.slice("aws:".length)] = isSecret(key) ? pulumi.secret(value) : value;
   }
   const own = (args.defaultTags as { tags?: Record<string, string> } | undefined)?.tags ?? {};

@@ -34,6 +34,7 @@ describe("tags on every AWS resource", () => {
       {
         "aws:region": "eu-central-1",
         "aws:allowedAccountIds": "[123456789012]",
+        "aws:forbiddenAccountIds": "[210987654321]",
         "aws:maxRetries": "5",
         "aws:skipMetadataApiCheck": "false",
         "aws:secretKey": "abc/def",
@@ -43,7 +44,7 @@ describe("tags on every AWS resource", () => {
       stackTags({ clientName: "ACME", environment: "QA" }, "acme-qa"),
       (key) => key === "aws:secretKey",
     );
-    expect(args).toMatchObject({ region: "eu-central-1", allowedAccountIds: ["123456789012"], maxRetries: 5, skipMetadataApiCheck: false });
+    expect(args).toMatchObject({ region: "eu-central-1", allowedAccountIds: ["123456789012"], forbiddenAccountIds: ["210987654321"], maxRetries: 5, skipMetadataApiCheck: false });
     expect(args.defaultTags).toEqual({ tags: { costCenter: "4711", project: "hub-export", stack: "acme-qa", client: "ACME", environment: "QA" } });
     expect(pulumi.Output.isInstance(args.secretKey)).toBe(true);
     expect(await new Promise((resolve) => (args.secretKey as pulumi.Output<string>).apply(resolve))).toBe("abc/def");
