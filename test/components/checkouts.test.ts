@@ -11,8 +11,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import yazl from "yazl";
+import { PROJECT_ROOT } from "../support/cli";
 
-const PROJECT = path.resolve(__dirname, "..", "..");
 // Next to the run's temporary folder, not in it: tests that read every file of that folder (embeddedPostgres.test.ts)
 // need not go through two copies of node_modules. A killed run's copies go with its folder (test/support/globalSetup.ts).
 const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-checkouts-`);
@@ -32,13 +32,13 @@ async function zipBytes(files: Record<string, string>): Promise<Buffer> {
 
 /** A copy of the project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
 function checkout(root: string, release: Buffer): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT }).toString("utf8").split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
   for (const file of files) {
-    if (!fs.existsSync(path.join(PROJECT, file))) continue; // deleted in the work tree
+    if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT, file), path.join(root, file));
+    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
   }
-  execFileSync("cp", ["-al", path.join(PROJECT, "node_modules"), path.join(root, "node_modules")]);
+  execFileSync("cp", ["-al", path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules")]);
   fs.mkdirSync(path.join(root, "certs"), { recursive: true });
   fs.writeFileSync(path.join(root, "certs", "rds-global-bundle.pem"), CA_BUNDLE);
   fs.mkdirSync(path.join(root, "releases"), { recursive: true });
@@ -73,7 +73,7 @@ describe("plans from two checkouts", () => {
     const [a, b] = await Promise.all(roots.map((root) => plan(root, stack)));
     for (const [root, text] of [[roots[0], a], [roots[1], b]]) {
       expect(text.includes(root), `the plan from ${root} names its folder`).toBe(false);
-      expect(text.includes(PROJECT), `the plan from ${root} names the original project's folder`).toBe(false);
+      expect(text.includes(PROJECT_ROOT), `the plan from ${root} names the original project's folder`).toBe(false);
     }
     const [planA, planB] = [JSON.parse(a), JSON.parse(b)] as { resources: { urn: string; type: string; inputs: Record<string, unknown> }[] }[];
     expect(planA.resources.length).toBeGreaterThan(50);

@@ -14,16 +14,16 @@ import { editKey, repoStack } from "../fixtures/stacks";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 import { applyConfigCommand } from "../support/pulumiConfig";
 import { rawConfig } from "../support/rawConfig";
+import { PROJECT_ROOT } from "../support/cli";
 
 const execFileAsync = promisify(execFile);
-const PROJECT = path.resolve(__dirname, "..", "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-image-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The promotion command of docs/pulumi.md, "Promoting an image". */
 function promotionCommand(): string {
   const line = fs
-    .readFileSync(path.join(PROJECT, "docs", "pulumi.md"), "utf8")
+    .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8")
     .split("\n")
     .find((l) => l.startsWith("pulumi config set --stack prod --path 'hubExport:image.promoted'"));
   expect(line).toBeDefined();

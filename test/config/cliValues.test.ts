@@ -16,15 +16,14 @@ import { hubExportProgram } from "../../components/program";
 import { applyConfigCommand, readConfigBlock, writeStackFile, type ConfigBlock } from "../support/pulumiConfig";
 import { rawConfig } from "../support/rawConfig";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
-import { runCli } from "../support/cli";
+import { PROJECT_ROOT, runCli } from "../support/cli";
 
-const PROJECT = path.resolve(__dirname, "..", "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-values-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The `pulumi config set|rm` lines of docs/pulumi.md's "From clone to first up". */
 function docsCommands(): string[] {
-  const text = fs.readFileSync(path.join(PROJECT, "docs", "pulumi.md"), "utf8");
+  const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8");
   const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
   return section
     .split("\n")
@@ -33,7 +32,7 @@ function docsCommands(): string[] {
 }
 
 /** The stack file with `config` as its block, written where `readinessItems` reads it, and what is left to do. */
-function readiness(stack: "qa" | "prod", config: ConfigBlock, root = PROJECT) {
+function readiness(stack: "qa" | "prod", config: ConfigBlock, root = PROJECT_ROOT) {
   const file = path.join(dir, `Pulumi.${stack}.yaml`);
   writeStackFile(file, stackFilePath(stack), config);
   const inspected = inspectStackFile({ file, stack });
@@ -77,8 +76,8 @@ describe("config values as the CLI stores them", () => {
       applyConfigCommand(config, item.command.replace(/ <[^>]+>$/, value === undefined ? "" : ` ${value}`), `Secret-for-${item.key}`);
     }
     expect(config["aws:allowedAccountIds"]).toEqual([210987654321]);
-    const caBundle = path.relative(PROJECT, path.join(dir, "rds-global-bundle.pem"));
-    fs.writeFileSync(path.join(PROJECT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
+    const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "rds-global-bundle.pem"));
+    fs.writeFileSync(path.join(PROJECT_ROOT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
     (config["hubExport:database"] as Record<string, unknown>).caBundle = caBundle;
     ({ items } = readiness(stack, config));
     expect(items).toEqual([]);
@@ -90,7 +89,7 @@ describe("config values as the CLI stores them", () => {
   });
 
   it("the offline commands of 'From clone to first up' run on the committed files", async () => {
-    const text = fs.readFileSync(path.join(PROJECT, "docs", "pulumi.md"), "utf8");
+    const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8");
     const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
     const commands = [...new Set([...section.matchAll(/`npx hub-export ((?:validate|plan|render) --stack \w+)`/g)].map((m) => m[1]))];
     expect(commands).toEqual(["validate --stack qa", "plan --stack qa", "render --stack qa"]);

@@ -10,11 +10,10 @@ import YAML from "yaml";
 import { ConfigError, validateStackConfig } from "../../config/validate";
 import { stackFilePath } from "../../config/load";
 import { rawConfig } from "../support/rawConfig";
-import { runCli } from "../support/cli";
+import { PROJECT_ROOT, runCli } from "../support/cli";
 
 type Raw = ReturnType<typeof rawConfig>;
 
-const PROJECT = path.resolve(__dirname, "..", "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-hostile-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -102,7 +101,7 @@ describe("validate and plan agree on a stack file's bad values, and exit 1", () 
   }
 
   it("a cls.exports folder that is not there", async () => {
-    const missing = path.relative(PROJECT, path.join(dir, "no-such-exports"));
+    const missing = path.relative(PROJECT_ROOT, path.join(dir, "no-such-exports"));
     const { validate, plan } = await both(stackFile("missing-exports", (c) => (c["hubExport:cls"] = { exports: missing })));
     expect([validate.code, plan.code]).toEqual([1, 1]);
     expect(validate.stderr).toContain("cannot read the folder of exports (ENOENT)");
@@ -113,9 +112,9 @@ describe("validate and plan agree on a stack file's bad values, and exit 1", () 
   it("a cls.exports folder that leads out of the project through a symbolic link", async () => {
     const link = path.join(dir, "exports-link");
     fs.symlinkSync("/etc", link);
-    const { validate, plan } = await both(stackFile("linked-exports", (c) => (c["hubExport:cls"] = { exports: path.relative(PROJECT, link) })));
+    const { validate, plan } = await both(stackFile("linked-exports", (c) => (c["hubExport:cls"] = { exports: path.relative(PROJECT_ROOT, link) })));
     expect([validate.code, plan.code]).toEqual([1, 1]);
-    const line = `hubExport:cls.exports: ${path.relative(PROJECT, link)} leads out of the project folder (to /etc): keep it inside the project`;
+    const line = `hubExport:cls.exports: ${path.relative(PROJECT_ROOT, link)} leads out of the project folder (to /etc): keep it inside the project`;
     expect(validate.stderr).toContain(line);
     expect(plan.stderr).toContain(line);
   });

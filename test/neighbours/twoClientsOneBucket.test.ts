@@ -10,7 +10,7 @@ import { rawStackConfigFor, QUEUES, TENANTS } from "../support/platform";
 import { runTask, type TaskResult } from "../support/taskProcess";
 import { destroy, planStack, startPlatformServices, taskCommand, up, type PlatformServices, type StackState } from "../support/deploy";
 import type { PlanRun } from "../../components/planner";
-import { revealValue } from "../../components/planner/values";
+import { inputs, ofType } from "../fixtures/plan";
 import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
@@ -21,7 +21,7 @@ describe("two clients' stacks in one bucket", () => {
   const stacks = {} as Record<"acme" | "globex", { config: Record<string, any>; plan: PlanRun; state: StackState }>;
   const objects = () => platform.s3.buckets.get(BUCKET)!;
   /** The stack's own objects (BucketObjectv2), by key. */
-  const ownKeys = (plan: PlanRun) => plan.resources.filter((r) => r.type === "aws:s3/bucketObjectv2:BucketObjectv2").map((r) => (revealValue(r.inputs) as { key: string }).key).sort();
+  const ownKeys = (plan: PlanRun): string[] => ofType(plan, "aws:s3/bucketObjectv2:BucketObjectv2").map((r) => inputs(r).key as string).sort();
 
   async function run(client: "acme" | "globex"): Promise<TaskResult> {
     // The container's own command line; connection records from the folder standing in for Secrets Manager.

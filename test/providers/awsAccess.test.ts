@@ -18,7 +18,8 @@ import { foreignObjects, s3ObjectInspector } from "../../components/storage/obje
 import { runProgramUnderMocks } from "../../components/planner";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
 import { createResource, deleteResource, refreshResource } from "../support/engine";
-import { awsProfilesEnv, setEnv, startStsStandIn, type StsStandIn } from "../support/stsStandIn";
+import { awsProfilesEnv, startStsStandIn, type StsStandIn } from "../support/stsStandIn";
+import { setEnv } from "../support/loopbackAws";
 
 const BUCKET = "acme-platform-qa";
 const SCRIPTS = "Tools/hub_python_scripts/";

@@ -25,7 +25,8 @@ import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../prov
 import { keptScriptFiles, readScriptsRelease, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
 import yazl from "yazl";
 import { startS3Emulator } from "../../emulator/s3";
-import { awsProfilesEnv, setEnv, startStsStandIn } from "../support/stsStandIn";
+import { awsProfilesEnv, startStsStandIn } from "../support/stsStandIn";
+import { setEnv } from "../support/loopbackAws";
 import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 
 const execFileAsync = promisify(execFile);

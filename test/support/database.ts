@@ -1,6 +1,6 @@
 /** A fresh database per test file on the run's one embedded server. */
 import { inject } from "vitest";
-import { Client } from "pg";
+import { Client, type Pool } from "pg";
 import crypto from "node:crypto";
 
 export async function createTestDatabase(prefix = "t"): Promise<{ url: string; name: string; drop(): Promise<void> }> {
@@ -31,14 +31,32 @@ export async function createTestDatabase(prefix = "t"): Promise<{ url: string; n
   };
 }
 
+export const sleep = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * Waits until no session of pg_stat_activity matches `where` (a condition with parameters `params`), up to `ms`:
  * a session whose client has gone may still be running, and committing, its last statement.
  */
 export async function sessionsGone(db: Pick<Client, "query">, where: string, params: unknown[] = [], ms = 5000): Promise<void> {
-  for (const started = Date.now(); Date.now() - started < ms; await new Promise((resolve) => setTimeout(resolve, 50))) {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(50)) {
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${where}`, params);
     if (rows[0].n === 0) return;
   }
   throw new Error(`sessions matching ${where} did not end within ${ms} ms`);
+}
+
+/** Waits until the export task's sessions (application_name hub-export) on this database have ended. */
+export function taskSessionsGone(pool: Pick<Client, "query">): Promise<void> {
+  return sessionsGone(pool, "datname = current_database() AND application_name = 'hub-export'");
+}
+
+/** Holds `table` with an ACCESS EXCLUSIVE lock until the returned function is called: statements on it wait. */
+export async function holdTable(pool: Pool, table: string): Promise<() => Promise<void>> {
+  const c = await pool.connect();
+  await c.query("BEGIN");
+  await c.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+  return async () => {
+    await c.query("COMMIT");
+    c.release();
+  };
 }

@@ -9,8 +9,7 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { S3Client, PutObjectCommand, DeleteObjectCommand } from "@aws-sdk/client-s3";
-import { runProgramUnderMocks, type PlanRun } from "../../components/planner";
-import { hubExportProgram } from "../../components/program";
+import type { PlanRun } from "../../components/planner";
 import { s3ObjectInspector } from "../../components/storage/objectGuard";
 import { revealValue } from "../../components/planner/values";
 import { configRowProvider } from "../../providers/sqlRows";
@@ -24,7 +23,7 @@ import { emulatorConfig, engineConfigOf } from "./platform";
 import { createTestDatabase } from "./database";
 import { loopbackAwsEnv, startLoopbackS3 } from "./loopbackAws";
 import { taskBundle } from "./taskProcess";
-import { FIXED_SOURCE_HASH } from "../fixtures/plan";
+import { inputs as revealedInputs, one, planOf } from "../fixtures/plan";
 import { configureSqlProviders, databaseConfigOf, pgConnectionOf } from "../fixtures/warehouse";
 import fs from "node:fs";
 import os from "node:os";
@@ -161,13 +160,12 @@ export async function destroy(state: StackState): Promise<void> {
  * AWS_ENDPOINT_URL_S3).
  */
 export function planStack(config: Record<string, unknown>, stack: string): Promise<PlanRun> {
-  return runProgramUnderMocks({ stack, config: engineConfigOf(config), program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH, objectInspector: s3ObjectInspector }) });
+  return planOf(engineConfigOf(config), stack, { objectInspector: s3ObjectInspector });
 }
 
 /** The task's command line as the plan's task definition holds it (`run --definition ... --cls ...`). */
 export function taskCommand(plan: PlanRun): string[] {
-  const taskDefinition = plan.resources.find((r) => r.type === "aws:ecs/taskDefinition:TaskDefinition")!;
-  const [container] = JSON.parse(revealValue(taskDefinition.inputs.containerDefinitions) as string);
+  const [container] = JSON.parse(revealedInputs(one(plan, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions);
   return container.command;
 }
 

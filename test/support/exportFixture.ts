@@ -2,8 +2,8 @@
 import fs from "node:fs";
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
-import { emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
-import { startEmulator, type Emulator, type EmulatorConfigInput, type LinkInput } from "../../emulator";
+import { QUEUES, emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
+import { startEmulator, type Emulator, type EmulatorConfigInput, type EmulatorState, type LinkInput } from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
 import { completedRuns } from "../../local/status";
@@ -78,4 +78,40 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
 export async function employeesInScope(pool: Pool | Client, schema: string): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.employee WHERE plat_region IN ('US', 'EU')`);
   return rows[0].n;
+}
+
+/** A message the broker holds (with `state({ messages: true })`). */
+export type BrokerMessage = NonNullable<EmulatorState["queues"]["US"]["destinations"][string]["messages"]>[number];
+
+/** Every message the emulator's US and EU queues hold now (read from `f.emulator` at each call: a test may restart it). */
+export function storedMessages(f: ExportFixture): BrokerMessage[] {
+  const s = f.emulator.state({ messages: true });
+  return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
+}
+
+/** The first `n` employee ids of a platform region of the publish schema, in id order. */
+export async function employeeIds(f: ExportFixture, n: number, region = "US"): Promise<string[]> {
+  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = $1 ORDER BY 1 LIMIT $2`, [region, n]);
+  return rows.map((r) => r.employee_id);
+}
+
+/** Distinct employees of the messages archived (_ARCHIVE), of one transaction if given. */
+export async function archivedEmployees(f: ExportFixture, transactionId?: string): Promise<number> {
+  const { rows } =
+    transactionId === undefined
+      ? await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`)
+      : await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`, [transactionId]);
+  return rows[0].n;
+}
+
+export interface HistoryRow {
+  event: string;
+  transaction_id: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** The last row of HUB_EXPORT_RUN_HISTORY (its event, transaction id and detail). */
+export async function lastHistory(f: ExportFixture): Promise<HistoryRow> {
+  const { rows } = await f.pool.query<HistoryRow>(`SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
+  return rows[0];
 }

@@ -6,30 +6,27 @@ export function loopbackAwsEnv(s3Url: string): Record<string, string> {
   return { AWS_ENDPOINT_URL_S3: s3Url, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" };
 }
 
-/** Sets this process's AWS SDK environment for the loopback S3; `restore` puts it back. */
-function loopbackAwsEnvironment(s3Url: string): { env: Record<string, string>; restore(): void } {
-  const env = loopbackAwsEnv(s3Url);
+/** Sets (or, for undefined, removes) these variables of this process; the result puts them back. */
+export function setEnv(env: Record<string, string | undefined>): () => void {
   const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, env);
-  return {
-    env,
-    restore() {
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-    },
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   };
+  apply(env);
+  return () => apply(saved);
 }
 
 /** A loopback S3 that this process's AWS SDK clients reach; `close` also puts the environment back. */
 export async function startLoopbackS3(options: S3EmulatorOptions): Promise<S3Emulator> {
   const s3 = await startS3Emulator(options);
-  const aws = loopbackAwsEnvironment(s3.url);
+  const restoreEnv = setEnv(loopbackAwsEnv(s3.url));
   return {
     ...s3,
     async close() {
-      aws.restore();
+      restoreEnv();
       await s3.close();
     },
   };

@@ -97,16 +97,3 @@ export function awsProfilesEnv(dir: string, profiles: Record<string, string>): R
   fs.writeFileSync(config, Object.keys(profiles).map((name) => `[${name === "default" ? "default" : `profile ${name}`}]\nregion = us-east-1\n`).join("\n"));
   return { AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: config, AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_PROFILE: undefined };
 }
-
-/** Sets (or, for undefined, removes) these variables of this process; the result puts them back. */
-export function setEnv(env: Record<string, string | undefined>): () => void {
-  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [key, value] of Object.entries(values)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  };
-  apply(env);
-  return () => apply(saved);
-}

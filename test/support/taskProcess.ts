@@ -96,6 +96,13 @@ export function finalEvent(result: TaskResult): string | undefined {
   return result.events.at(-1)?.event as string | undefined;
 }
 
+/** The transaction id of the run's `run.open` event. */
+export function openedTransaction(result: TaskResult): string {
+  const opened = result.events.find((e) => e.event === "run.open");
+  if (!opened) throw new Error(`the run logged no run.open event (its last: ${JSON.stringify(result.events.at(-1)?.event)})`);
+  return opened.transactionId as string;
+}
+
 export async function runTask(args: string[], env: Record<string, string> = {}): Promise<TaskResult> {
   return (await startTask(args, env)).done;
 }

@@ -5,10 +5,10 @@
  * once fixed, a held-back employee is published by the next run, whether its changed_at moved or not.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
+import { archivedEmployees, employeeIds, employeesInScope, exportFixture, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
-import { JOB_NAME, QUEUES } from "../support/platform";
+import { JOB_NAME } from "../support/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 
@@ -17,19 +17,15 @@ describe("bad warehouse rows", () => {
   let ids: string[];
   const emp = () => `${f.platform.publishSchema}.employee`;
   /** Deliveries of an employee's entities at the broker. */
-  const delivered = (employeeId: string): number => {
-    const s = f.emulator.state({ messages: true });
-    const all = [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
-    return all.reduce((n, m) => n + (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.filter((e) => e.UserId === employeeId).length * m.deliveries, 0);
-  };
+  const delivered = (employeeId: string): number =>
+    storedMessages(f).reduce((n, m) => n + (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.filter((e) => e.UserId === employeeId).length * m.deliveries, 0);
   const held = async () => (await f.pool.query(`SELECT employee_id, kind, reason, copies FROM ${f.platform.stagingSchema}.hub_acme_rows_held_back ORDER BY employee_id`)).rows;
-  const lastDetail = async () => (await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`)).rows[0];
   const badRowEvents = (r: TaskResult) => Object.fromEntries(r.events.filter((e) => e.event === "extract.badRows").map((e) => [e.kind as string, e]));
 
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 300 }), taskBundle()]);
     expect((await runTask(f.platform.args, ENV)).code).toBe(0);
-    ids = (await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 4`)).rows.map((r) => r.employee_id);
+    ids = await employeeIds(f, 4);
     // A warehouse as a loader may keep it: no unique index on employee_id, country_code nullable.
     await f.pool.query(`DROP INDEX ${f.platform.publishSchema}.employee_pkey; ALTER TABLE ${emp()} ALTER COLUMN country_code DROP NOT NULL`);
   });
@@ -68,7 +64,7 @@ describe("bad warehouse rows", () => {
     expect(logged.missingIds).toMatchObject({ rows: 1 });
     expect(run.events.some((e) => e.event === "extract.mappingError" && e.employeeId === mappingError)).toBe(true);
     // The run history's detail.
-    const { event, detail } = await lastDetail();
+    const { event, detail } = await lastHistory(f);
     expect(event).toBe("ExecutionCompleted");
     expect(detail.badRows).toMatchObject({
       duplicateIds: { employees: 1, examples: [duplicate] },
@@ -124,9 +120,7 @@ describe("bad warehouse rows with records_per_hub_message > 1", () => {
     expect(run.code).toBe(0);
     const { rows: heldRows } = await f.pool.query(`SELECT employee_id, kind FROM ${f.platform.stagingSchema}.hub_acme_rows_held_back`);
     expect(heldRows).toEqual([{ employee_id: bad, kind: "MAPPING_ERROR" }]);
-    const { rows: archived } = await f.pool.query(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`);
-    const { rows: scope } = await f.pool.query(`SELECT count(*)::int AS n FROM ${emp} WHERE plat_region IN ('US', 'EU')`);
-    expect(archived[0].n).toBe(scope[0].n - 1);
+    expect(await archivedEmployees(f)).toBe((await employeesInScope(f.pool, f.platform.publishSchema)) - 1);
     expect(await f.count(f.t.status, "status <> 'PUBLISHED'")).toBe(0);
   });
 });

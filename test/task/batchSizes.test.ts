@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { runTask, startTask, taskBundle } from "../support/taskProcess";
+import { openedTransaction, runTask, startTask, taskBundle } from "../support/taskProcess";
 import { TENANTS } from "../support/platform";
-import { sessionsGone } from "../support/database";
+import { taskSessionsGone } from "../support/database";
 
 const PER_MESSAGE = 3;
 const PER_REQUEST = 7;
@@ -36,7 +36,7 @@ describe("batch sizes across extract chunks and parts", () => {
     const result = await runTask(f.platform.args, ENV);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const tx = (result.events.find((e) => e.event === "run.open") as { transactionId: string }).transactionId;
+    const tx = openedTransaction(result);
     const groups = await partialMessages(tx);
     // Many chunks (400 employees in chunks of 40, two parts) and several countries per tenant.
     expect(groups.length).toBeGreaterThan(4);
@@ -65,7 +65,7 @@ describe("batch sizes across extract chunks and parts", () => {
     }
     task.child.kill("SIGKILL");
     expect((await task.done).signal).toBe("SIGKILL");
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
+    await taskSessionsGone(f.pool);
     const resumed = await runTask(f.platform.args, ENV);
     expect(resumed.code).toBe(0);
     const tx = resumed.events.find((e) => e.event === "run.open") as { transactionId: string; resumed: boolean };

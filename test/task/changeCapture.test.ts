@@ -5,16 +5,13 @@
  */
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
+import { employeeIds, exportFixture, storedMessages, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { QUEUES } from "../support/platform";
 
 /** Messages at the broker carrying the employee with this first name. */
 function delivered(f: ExportFixture, employeeId: string, firstName: string): number {
-  const s = f.emulator.state({ messages: true });
-  const all = [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
   let n = 0;
-  for (const m of all) for (const e of (JSON.parse(m.body!) as { entities: { UserId: string; FirstName: string }[] }).entities) if (e.UserId === employeeId && e.FirstName === firstName) n += m.deliveries;
+  for (const m of storedMessages(f)) for (const e of (JSON.parse(m.body!) as { entities: { UserId: string; FirstName: string }[] }).entities) if (e.UserId === employeeId && e.FirstName === firstName) n += m.deliveries;
   return n;
 }
 
@@ -22,10 +19,6 @@ async function loader(f: ExportFixture): Promise<Client> {
   const c = new Client({ connectionString: f.db.url, application_name: "hr-loader" });
   await c.connect();
   return c;
-}
-
-async function firstUs(f: ExportFixture): Promise<string> {
-  return (await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 1`)).rows[0].employee_id;
 }
 
 describe("change capture: a loader transaction open across a run", () => {
@@ -37,7 +30,7 @@ describe("change capture: a loader transaction open across a run", () => {
   afterAll(async () => f?.close());
 
   it("an update made in an open transaction, a run, the commit, another run: the change reaches the queue exactly once", async () => {
-    const employee = await firstUs(f);
+    const [employee] = await employeeIds(f, 1);
     const hr = await loader(f);
     try {
       await hr.query("BEGIN");
@@ -93,7 +86,7 @@ describe("change capture: a loader whose changed_at lies behind its commit (chan
   afterAll(async () => f?.close());
 
   it("a change dated 10 s before its transaction, committed after a run: the first run once it is 20 s old exports it, once", { timeout: 90_000 }, async () => {
-    const employee = await firstUs(f);
+    const [employee] = await employeeIds(f, 1);
     const hr = await loader(f);
     let written: number;
     try {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
+import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { QUEUES } from "../support/platform";
 import { SAMPLE_BUSINESS_OBJECTS } from "../../task/model/sampleData";
@@ -202,7 +202,6 @@ describe("unknown-code check, strict mode", () => {
     expect(release).toMatchObject({ held: counsels.length + 1, released: counsels.length + 1, stillHeld: 0 });
     const { rows } = await f.pool.query(`SELECT held_back_count, retried_count, status FROM ${f.t.completedRuns} ORDER BY finished_at DESC LIMIT 1`);
     expect(rows[0]).toEqual({ held_back_count: 0, retried_count: counsels.length + 1, status: "ExecutionCompleted" });
-    const { rows: hist } = await f.pool.query(`SELECT detail FROM ${history(f)} ORDER BY history_id DESC LIMIT 1`);
-    expect(hist[0].detail.unknownCodes).toMatchObject({ released: counsels.length + 1, heldBack: 0, fields: {} });
+    expect((await lastHistory(f)).detail.unknownCodes).toMatchObject({ released: counsels.length + 1, heldBack: 0, fields: {} });
   });
 });

@@ -4,9 +4,9 @@
  * last log line, and the next run resumes with nothing lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { finalEvent, runTask, taskBundle } from "../support/taskProcess";
-import { sessionsGone } from "../support/database";
+import { archivedEmployees, exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { finalEvent, openedTransaction, runTask, taskBundle } from "../support/taskProcess";
+import { taskSessionsGone } from "../support/database";
 import { PART_SEQ_SPAN } from "../../task/phases/extract";
 
 const CHUNK = 25;
@@ -32,19 +32,16 @@ describe("export task: a database error in one extract part", () => {
        CREATE TRIGGER slow_chunk AFTER INSERT ON ${f.t.messages} FOR EACH STATEMENT EXECUTE FUNCTION ${s}.slow_chunk()`,
     );
     const r = await runTask(f.platform.args, ENV);
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
+    await taskSessionsGone(f.pool);
     expect(finalEvent(r), r.stdout.split("\n").slice(-4).join("\n")).toBe("run.stopped");
-    const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
-    const { rows: history } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
-    expect(history[0]).toMatchObject({ event: "Stopped", detail: { phase: "EXTRACT", reason: "canceling statement due to statement timeout" } });
+    const tx = openedTransaction(r);
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { phase: "EXTRACT", reason: "canceling statement due to statement timeout" } });
     // The first part stopped at most a chunk after the failure: it did not extract its whole range.
-    const { rows } = await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`, [tx]);
-    expect(rows[0].n, "employees extracted after the failure").toBeLessThanOrEqual(2 * CHUNK);
+    expect(await archivedEmployees(f, tx), "employees extracted after the failure").toBeLessThanOrEqual(2 * CHUNK);
 
     await f.pool.query(`DROP TRIGGER fail_second_part ON ${f.t.messages}; DROP TRIGGER slow_chunk ON ${f.t.messages}`);
     const next = await runTask(f.platform.args, ENV);
     expect(next.code, next.stderr).toBe(0);
-    const { rows: all } = await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`);
-    expect(all[0].n).toBe(await employeesInScope(f.pool, f.platform.publishSchema));
+    expect(await archivedEmployees(f)).toBe(await employeesInScope(f.pool, f.platform.publishSchema));
   });
 });

@@ -6,8 +6,8 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { FINAL_EVENTS, finalEvent, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
+import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { FINAL_EVENTS, finalEvent, openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { QUEUES, JOB_NAME } from "../support/platform";
 import { executeCommand } from "../../cli/command";
 import statusCommand from "../../cli/commands/status";
@@ -68,7 +68,6 @@ describe("export task: a hostile hub", () => {
   /** New work for the next run: every employee in scope changed. */
   const touch = () => f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region IN ('US', 'EU')`);
   const reasons = async () => (await f.pool.query<{ reason: string }>(`SELECT DISTINCT reason FROM ${f.t.status} WHERE status = 'FAILED'`)).rows.map((r) => r.reason);
-  const lastHistory = async () => (await f.pool.query<{ event: string; detail: Record<string, unknown> }>(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`)).rows[0];
   const status = async (...args: string[]) => {
     let out = "";
     const sink = new Writable({ write: (chunk, _enc, done) => ((out += chunk), done()) });
@@ -91,18 +90,18 @@ describe("export task: a hostile hub", () => {
     await touch();
     const r = await hostileRun("ers.entities:silence=1", 1);
     expect(finalEvent(r)).toBe("run.stopped");
-    expect(await lastHistory()).toMatchObject({
+    expect(await lastHistory(f)).toMatchObject({
       event: "Stopped",
       detail: { phase: "ERS", reason: expect.stringMatching(/^ERS API: gave up for tenant \S+ after \d attempts? \(its retry budget of 3 s is used up\): no complete answer within 1 s/) },
     });
-    expect(await f.count(f.t.intakeJob, `transaction_id = '${r.events.find((e) => e.event === "run.open")!.transactionId}'`)).toBe(0);
+    expect(await f.count(f.t.intakeJob, `transaction_id = '${openedTransaction(r)}'`)).toBe(0);
     await recover();
   });
 
   it("huge body: read up to 64 KiB, then the request fails for good, once, and memory stays bounded", async () => {
     await touch();
     const r = await hostileRun("ers.entities:huge=1", 1);
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", detail: { reason: expect.stringMatching(/ERS API: the request for tenant \S+ failed for good: the answer is longer than 64 KiB; it was cut off and the request is not retried/) } });
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { reason: expect.stringMatching(/ERS API: the request for tenant \S+ failed for good: the answer is longer than 64 KiB; it was cut off and the request is not retried/) } });
     // Never retried: each request sent once (the stream's in flight, then the ERS phase's first), never 1 GiB each.
     const ers = f.emulator.state().faults.stats["ers.entities"];
     expect(ers.injected.huge).toBe(ers.requests);
@@ -139,7 +138,7 @@ describe("export task: a hostile hub", () => {
     // ERS echoes the Basic header into the stop's reason.
     const failed = (await f.pool.query<{ transaction_id: string }>(`SELECT transaction_id FROM ${f.t.status} WHERE status = 'FAILED' LIMIT 1`)).rows[0].transaction_id;
     await hostileRun("ers.entities:echo=1", 1);
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", detail: { reason: expect.stringContaining("authorization: Basic [secret]") } });
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { reason: expect.stringContaining("authorization: Basic [secret]") } });
 
     const secrets = f.platform.secrets.flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2), Buffer.from(s).toString("base64")]);
     const credentials = f.platform.plan.routingRules.map((r) => r.credentialsString.reveal().slice(0, -2));
@@ -157,13 +156,13 @@ describe("export task: a hostile hub", () => {
     await touch();
     const r = await hostileRun("queue.publish:escape=1;hrsys.intakeJobs:escape=1", 3);
     const failedReasons = await reasons();
-    const shownFailed = await status("--transaction", r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    const shownFailed = await status("--transaction", openedTransaction(r));
     await hostileRun("ers.entities:escape=1", 1);
     const texts: [string, string][] = [
       ["log fields", JSON.stringify(results.slice(-2).flatMap((x) => x.events.map((e) => Object.values(e).filter((v) => typeof v === "string"))))],
       ["stderr", results.slice(-2).map((x) => x.stderr).join("")],
       ["_STATUS", failedReasons.join("\n")],
-      ["run history", JSON.stringify((await lastHistory()).detail)],
+      ["run history", JSON.stringify((await lastHistory(f)).detail)],
       ["status", await status()],
       ["status --transaction", shownFailed],
     ];

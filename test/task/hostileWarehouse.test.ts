@@ -5,8 +5,8 @@
  * print and record. None of them passes a control character on: they are escaped (core/redact.ts) wherever shown.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
-import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
+import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { JOB_NAME } from "../support/platform";
 
@@ -44,8 +44,7 @@ describe("warehouse values with escape sequences", () => {
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 60, parameters: { set_aside_after_runs: 1 } }), taskBundle()]);
     const emp = `${f.platform.publishSchema}.employee`;
-    const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${emp} WHERE plat_region = 'US' ORDER BY 1 LIMIT 1`);
-    const model = rows[0].employee_id;
+    const [model] = await employeeIds(f, 1);
     // A loader's warehouse: no unique index on employee_id. Two rows of one hostile id, and one whose message is too wide.
     await f.pool.query(`DROP INDEX ${f.platform.publishSchema}.employee_pkey`);
     const copy = `INSERT INTO ${emp} SELECT $2, first_name, last_name, preferred_name, email, country_code, plat_region, job_family, gender, worker_status, job_profile, hire_date, termination_date, is_active, changed_at FROM ${emp} WHERE employee_id = $1`;
@@ -67,12 +66,11 @@ describe("warehouse values with escape sequences", () => {
     expect(run.events.find((e) => e.event === "publish.setAside")).toMatchObject({ messageId });
     clean("the task's stdout", run.stdout.replace(/\n/g, " "));
     for (const e of run.events) clean(`log line ${String(e.event)}`, JSON.stringify(e));
-    const { rows } = await f.pool.query(`SELECT detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
-    clean("run history", JSON.stringify(rows[0].detail));
+    clean("run history", JSON.stringify((await lastHistory(f)).detail));
   });
 
   it("what the operator reads: hub-export status (set-aside and held-back sections, --json, --transaction), and what retry and discard print (text and --json) and record", async () => {
-    const tx = run.events.find((e) => e.event === "run.open")!.transactionId as string;
+    const tx = openedTransaction(run);
     for (const extra of [[], ["--json"], ["--transaction", tx], ["--transaction", tx, "--json"]]) {
       const r = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url, ...extra]);
       expect(r.code, r.stderr).toBe(0);

@@ -5,9 +5,8 @@
  */
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { FINAL_EVENTS, finalEvent, runTask, startTask, taskBundle } from "../support/taskProcess";
-import { QUEUES } from "../support/platform";
+import { exportFixture, employeesInScope, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
+import { FINAL_EVENTS, finalEvent, openedTransaction, runTask, startTask, taskBundle } from "../support/taskProcess";
 import { HUB_CONTRACT_DEFAULTS, type HubContract } from "../../core/hubContract";
 
 const FAST_RETRY = { HUB_EXPORT_RETRY_BASE_MS: "5", HUB_EXPORT_RETRY_MAX_MS: "20", HUB_EXPORT_RETRY_ATTEMPTS: "3" };
@@ -24,10 +23,6 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     const def = JSON.parse(fs.readFileSync(f.platform.definitionFile, "utf8"));
     fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...def, hubContract: contract }, null, 2));
   };
-  const stored = () => {
-    const s = f.emulator.state({ messages: true });
-    return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
-  };
 
   it("with the default contract, records the report's failure, publishes everyone, and stops (resumable, exit 1) at ERS", async () => {
     const r = await runTask(f.platform.args, FAST_RETRY);
@@ -39,7 +34,7 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(r.stderr).toMatch(/run stopped in phase ERS: ERS API refused the request .*HTTP 404/);
     expect(r.stderr).toMatch(/the next run resumes the transaction/);
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
-    expect(new Set(stored().map((m) => m.messageId)).size).toBe(inScope);
+    expect(new Set(storedMessages(f).map((m) => m.messageId)).size).toBe(inScope);
     // Not complete: no HUB_INTAKE_JOB row; its published messages wait in _MESSAGES for ERS.
     expect(await f.count(f.t.intakeJob)).toBe(0);
     expect(await f.count(f.t.messages)).toBe(inScope);
@@ -52,15 +47,14 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(r.code).toBe(0);
     expect(finalEvent(r)).toBe("run.done");
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
-    expect(new Set(stored().map((m) => m.messageId)).size).toBe(inScope);
+    expect(new Set(storedMessages(f).map((m) => m.messageId)).size).toBe(inScope);
     expect(await f.count(f.t.archive)).toBe(inScope);
     // The ERS failures are recorded: in the log, per batch, and counted on the run's last line.
     const failures = r.events.filter((e) => e.event === "hub.call.failed");
     expect(failures.length).toBeGreaterThan(0);
     expect(failures.every((e) => e.api === "ERS" && /HTTP 404/.test(String(e.reason)))).toBe(true);
     expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", ersFailedEntities: inScope });
-    const { rows: history } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
-    expect(history[0]).toMatchObject({ event: "ExecutionCompleted", detail: { ersFailedEntities: inScope } });
+    expect(await lastHistory(f)).toMatchObject({ event: "ExecutionCompleted", detail: { ersFailedEntities: inScope } });
     expect(f.emulator.state().intakeJobs).toEqual([]);
   });
 
@@ -79,7 +73,7 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     const reported = r.events.filter((e) => e.event === "hub.call.failed");
     // STARTED and COMPLETED, for each of the two tenants; nothing about ERS, which is off.
     expect(reported.map((e) => `${e.api} ${e.status}`).sort()).toEqual(["HRSYS COMPLETED", "HRSYS COMPLETED", "HRSYS STARTED", "HRSYS STARTED"]);
-    const messages = stored();
+    const messages = storedMessages(f);
     expect(messages.length).toBeGreaterThan(0);
     expect(Object.keys(messages[0].properties!).sort()).toEqual(["dataDomainCode", "entityName", "hubTenantId", "recordCount", "systemCode", "transactionId"]);
     expect(f.emulator.state().ers).toEqual({});
@@ -105,7 +99,7 @@ describe("export task: HUB_INTAKE_JOB's row comes after every step that can stil
     expect(r.code).toBe(1);
     expect(finalEvent(r)).toBe("run.stopped");
     expect(r.stderr).toMatch(/run stopped in phase REPORT: HRSYS API refused the request .*HTTP 400/);
-    const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
+    const tx = openedTransaction(r);
     expect(await f.count(f.t.intakeJob)).toBe(0);
     const { rows: history } = await f.pool.query(`SELECT event, detail->>'phase' AS phase FROM ${f.t.runHistory} WHERE transaction_id = $1 ORDER BY history_id`, [tx]);
     expect(history).toEqual([

@@ -6,7 +6,7 @@
  */
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
+import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { JOB_NAME, QUEUES } from "../support/platform";
@@ -21,11 +21,6 @@ async function setLine1(f: ExportFixture, employeeId: string, text: string | num
     `UPDATE ${f.platform.publishSchema}.employee_address SET line1 = ${typeof text === "number" ? "repeat('x', $2::int)" : "$2"}, changed_at = localtimestamp WHERE address_id = $1 || '-A1'`,
     [employeeId, text],
   );
-}
-
-async function usEmployees(f: ExportFixture, n: number): Promise<string[]> {
-  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT $1`, [n]);
-  return rows.map((r) => r.employee_id);
 }
 
 const STATUS_COLUMNS = "s.message_id, s.status, s.reason, s.refusals, s.attempts, s.transaction_id, s.superseded_by";
@@ -53,7 +48,7 @@ describe("a message the broker refuses for good", () => {
   const cli = (...args: string[]) => runCli([...args, "--stack", "qa", "--database-url", f.db.url]);
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 200, parameters: { set_aside_after_runs: 2 } }), taskBundle()]);
-    [wide] = await usEmployees(f, 1);
+    [wide] = await employeeIds(f, 1);
     await setLine1(f, wide, TOO_WIDE);
   });
   afterAll(async () => f?.close());
@@ -75,8 +70,7 @@ describe("a message the broker refuses for good", () => {
     expect(second.events.filter((e) => e.event === "publish.setAside")).toEqual([expect.objectContaining({ level: "warn", messageId, employeeIds: [wide] })]);
     expect(metric(second, METRICS.setAside)).toBe(1);
     expect(metric(second, METRICS.completed)).toBe(1);
-    const { rows } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
-    expect(rows[0]).toMatchObject({ event: "ExecutionCompleted", detail: { setAside: 1, failed: 0, setAsideMessages: [{ messageId, employeeIds: [wide], reason: aside.reason }] } });
+    expect(await lastHistory(f)).toMatchObject({ event: "ExecutionCompleted", detail: { setAside: 1, failed: 0, setAsideMessages: [{ messageId, employeeIds: [wide], reason: aside.reason }] } });
     expect(storedIds(f)).not.toContain(messageId);
 
     // hub-export status: the run's warning, and the set-aside message with its reason.
@@ -154,7 +148,7 @@ describe("a newer extract of the same employee", () => {
   let setAside: string;
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 200, parameters: { set_aside_after_runs: 3 } }), taskBundle()]);
-    [setAside, failing] = await usEmployees(f, 2);
+    [setAside, failing] = await employeeIds(f, 2);
   });
   afterAll(async () => f?.close());
 
@@ -185,8 +179,7 @@ describe("a newer extract of the same employee", () => {
       expect(storedIds(f)).not.toContain(before.message_id);
     }
     expect(run.events.filter((e) => e.event === "extract.superseded")).toHaveLength(2);
-    const { rows } = await f.pool.query(`SELECT detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
-    expect(rows[0].detail).toMatchObject({ failed: 0, setAside: 0 });
+    expect((await lastHistory(f)).detail).toMatchObject({ failed: 0, setAside: 0 });
 
     const after = await statusById(f, old.failed.message_id);
     expect((await runTask(f.platform.args, ENV)).code).toBe(0);

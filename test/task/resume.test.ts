@@ -10,7 +10,7 @@ import { QUEUES, TENANTS } from "../support/platform";
 import { mulberry32 } from "../../emulator/faults";
 import { startRecordingProxy, type RecordingProxy } from "../support/recordingProxy";
 import { QUEUE_API } from "../../core/hubContract";
-import { sessionsGone } from "../support/database";
+import { taskSessionsGone } from "../support/database";
 
 const PUBLISH_CONCURRENCY = 4;
 const ERS_CONCURRENCY = 2;
@@ -105,7 +105,7 @@ describe("export task: killed with SIGKILL in every phase, against standard queu
         kills++;
         // A statement the task had sent still runs, and may commit, after the kill: the database is read once the
         // killed task's sessions are gone.
-        await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
+        await taskSessionsGone(f.pool);
         perKill.push({ trigger: trigger.name, lastEvent: finalEvent(result), ...(await inFlightAtKill(before, await received())) });
       } else {
         // It finished before the kill: it must end with its final line, and the next transaction gets new work.

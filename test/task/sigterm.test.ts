@@ -5,15 +5,13 @@
  * and, since nothing acknowledged went unrecorded, sends nothing twice. A second SIGTERM, or the grace period's end,
  * exits at once; the run deadline stops a run the same way as SIGTERM.
  */
-import type { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
-import { finalEvent, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
+import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { finalEvent, openedTransaction, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
 import { QUEUES } from "../support/platform";
-import { sessionsGone } from "../support/database";
+import { holdTable, sleep, taskSessionsGone } from "../support/database";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "250", HUB_EXPORT_PUBLISH_CONCURRENCY: "2", HUB_EXPORT_ERS_CONCURRENCY: "2", HUB_EXPORT_STOP_GRACE_SECONDS: "20" };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("export task: SIGTERM in every phase", () => {
   let f: ExportFixture;
@@ -25,17 +23,6 @@ describe("export task: SIGTERM in every phase", () => {
   });
   afterAll(async () => f?.close());
 
-  /** Holds `table` with an ACCESS EXCLUSIVE lock until `release`: the task's next statement on it waits. */
-  const hold = async (table: string) => {
-    const c = (await f.pool.connect()) as unknown as Client & { release(): void };
-    await c.query("BEGIN");
-    await c.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-    return async () => {
-      await c.query("COMMIT");
-      c.release();
-    };
-  };
-  const lastHistory = async () => (await f.pool.query<{ event: string; transaction_id: string | null; detail: Record<string, unknown> }>(`SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`)).rows[0];
   const touch = async (n: number, salt: string) => {
     const r = await f.pool.query(
       `UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE employee_id IN (SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') ORDER BY md5(employee_id || $1) LIMIT $2)`,
@@ -52,9 +39,9 @@ describe("export task: SIGTERM in every phase", () => {
     expect(r.events.find((e) => e.event === "run.stopping")).toMatchObject({ reason: "SIGTERM" });
     expect(finalEvent(r)).toBe("run.stopped");
     expect(r.stderr).toMatch(/^run stopped: SIGTERM \(phase .+\)\nthe next run resumes the transaction\n$/);
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
+    await taskSessionsGone(f.pool);
     const opened = r.events.find((e) => e.event === "run.open");
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", transaction_id: (opened?.transactionId as string) ?? null, detail: { phase, reason: "SIGTERM" } });
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: (opened?.transactionId as string) ?? null, detail: { phase, reason: "SIGTERM" } });
     return r;
   };
   /** What the queues hold: distinct messages and duplicate deliveries, both regions. */
@@ -76,7 +63,7 @@ describe("export task: SIGTERM in every phase", () => {
 
   it("load: stops before opening a transaction", async () => {
     // The load reads HUB_PLAT_CONFIG: held, the run is still loading when SIGTERM arrives.
-    const unlock = await hold(`${f.platform.stagingSchema}.HUB_PLAT_CONFIG`);
+    const unlock = await holdTable(f.pool, `${f.platform.stagingSchema}.HUB_PLAT_CONFIG`);
     const task = await startTask(f.platform.args, ENV);
     expect(await task.waitFor((e) => e.event === "run.start")).toBe(true);
     const done = stopped(task, null);
@@ -90,14 +77,14 @@ describe("export task: SIGTERM in every phase", () => {
   it("extract: the chunk being extracted is stored, the next run publishes it", async () => {
     await touch(600, "extract");
     // The extract starts by counting the employees: held there, the run is in phase EXTRACT.
-    const unlock = await hold(`${f.platform.publishSchema}.employee`);
+    const unlock = await holdTable(f.pool, `${f.platform.publishSchema}.employee`);
     const task = await startTask(f.platform.args, ENV);
     expect(await task.waitFor((e) => e.event === "run.open")).toBe(true);
     const done = stopped(task, "EXTRACT");
     await sleep(200);
     await unlock();
     const r = await done;
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    await resumes(openedTransaction(r));
   });
 
   it("publish: batches in flight finish and their acknowledgements are recorded; nothing is sent twice", async () => {
@@ -107,7 +94,7 @@ describe("export task: SIGTERM in every phase", () => {
     expect(await task.waitFor((e) => e.event === "extract.done")).toBe(true);
     const r = await stopped(task, "PUBLISH");
     // Fewer published than extracted: it stopped mid-way.
-    const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
+    const tx = openedTransaction(r);
     expect(await f.count(f.t.messages, `transaction_id = '${tx}'`)).toBeGreaterThan(0);
     await resumes(tx);
   });
@@ -123,8 +110,8 @@ describe("export task: SIGTERM in every phase", () => {
     expect(r.events.filter((e) => e.event === "publish.failed")).toEqual([]);
     // Every message the queues hold now is PUBLISHED in _STATUS: none was stored without its acknowledgement.
     const now = queued();
-    expect(now.distinct - before.distinct).toBe(await f.count(f.t.status, `status = 'PUBLISHED' AND transaction_id = '${r.events.find((e) => e.event === "run.open")!.transactionId}'`));
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    expect(now.distinct - before.distinct).toBe(await f.count(f.t.status, `status = 'PUBLISHED' AND transaction_id = '${openedTransaction(r)}'`));
+    await resumes(openedTransaction(r));
     expect(queued().duplicates).toBe(before.duplicates);
   });
 
@@ -134,7 +121,7 @@ describe("export task: SIGTERM in every phase", () => {
     f.emulator.setFaults("ers.entities:503=1");
     const failing = await (await startTask(f.platform.args, { ...ENV, HUB_EXPORT_RETRY_BUDGET_SECONDS: "1", HUB_EXPORT_RETRY_MAX_MS: "100" })).done;
     expect(failing.code).toBe(1);
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", detail: { phase: "ERS" } });
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { phase: "ERS" } });
     f.emulator.setFaults("ers.entities:latency=100");
     const before = f.emulator.state().faults.stats["ers.entities"].requests;
     const task = await startTask(f.platform.args, ENV);
@@ -142,7 +129,7 @@ describe("export task: SIGTERM in every phase", () => {
     while (f.emulator.state().faults.stats["ers.entities"].requests < before + 3) await sleep(10);
     const r = await stopped(task, "ERS");
     expect(await f.count(f.t.messages)).toBeGreaterThan(0);
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    await resumes(openedTransaction(r));
   });
 
   it("finish and report: the final HRSYS report is abandoned at the grace period; HUB_INTAKE_JOB gets the run's row only once the next run reported it", async () => {
@@ -152,7 +139,7 @@ describe("export task: SIGTERM in every phase", () => {
     expect(await task.waitFor((e) => e.event === "ers.done")).toBe(true);
     await sleep(500);
     const r = await stopped(task, "REPORT");
-    const tx = r.events.find((e) => e.event === "run.open")!.transactionId as string;
+    const tx = openedTransaction(r);
     expect(await f.count(f.t.intakeJob, `transaction_id = '${tx}'`)).toBe(0);
     await resumes(tx);
     expect(await f.count(f.t.intakeJob, `transaction_id = '${tx}'`)).toBe(1);
@@ -173,8 +160,8 @@ describe("export task: SIGTERM in every phase", () => {
     expect(Date.now() - sent).toBeLessThan(3000);
     expect(r.code).toBe(1);
     expect(r.events.at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGTERM, then SIGTERM again" });
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    await taskSessionsGone(f.pool);
+    await resumes(openedTransaction(r));
   });
 
   it("the grace period's end exits at once, even when the database does not answer", async () => {
@@ -183,7 +170,7 @@ describe("export task: SIGTERM in every phase", () => {
     // The Stopped row waits for the run history table, held here: only the grace period ends the run.
     const task = await startTask(f.platform.args, { ...ENV, HUB_EXPORT_STOP_GRACE_SECONDS: "2" });
     expect(await task.waitFor((e) => e.event === "run.open")).toBe(true);
-    const unlock = await hold(f.t.runHistory);
+    const unlock = await holdTable(f.pool, f.t.runHistory);
     const sent = Date.now();
     task.child.kill("SIGTERM");
     const r = await task.done;
@@ -191,8 +178,8 @@ describe("export task: SIGTERM in every phase", () => {
     expect(Date.now() - sent).toBeLessThan(6000);
     expect(r.code).toBe(1);
     expect(r.events.at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGTERM; the grace period of 2 s ended" });
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    await taskSessionsGone(f.pool);
+    await resumes(openedTransaction(r));
   });
 
   it("the run deadline stops a run as SIGTERM does, records why, and frees the lock for the next run", async () => {
@@ -203,9 +190,9 @@ describe("export task: SIGTERM in every phase", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(r.code).toBe(1);
     expect(r.events.find((e) => e.event === "run.stopping")).toMatchObject({ reason: "run deadline of 2 s passed" });
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", detail: { reason: "run deadline of 2 s passed" } });
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { reason: "run deadline of 2 s passed" } });
     // The next run takes the lock at once: it is not refused.
-    await resumes(r.events.find((e) => e.event === "run.open")!.transactionId as string);
+    await resumes(openedTransaction(r));
   });
 
   it("lost nothing, and sent nothing twice: every stop recorded what the hub had acknowledged", async () => {

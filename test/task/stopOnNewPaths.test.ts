@@ -6,13 +6,12 @@
  * is raised when the next run completes it. Throughout, what the hub received under each transaction id is what
  * `status --transaction` lists.
  */
-import type { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
-import { finalEvent, runTask, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
+import { archivedEmployees, employeeIds, employeesInScope, exportFixture, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
+import { finalEvent, openedTransaction, runTask, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
-import { JOB_NAME, QUEUES } from "../support/platform";
-import { sessionsGone } from "../support/database";
+import { JOB_NAME } from "../support/platform";
+import { holdTable, sleep, taskSessionsGone } from "../support/database";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 
 const ENV = {
@@ -25,7 +24,6 @@ const ENV = {
 };
 /** Over the broker's 10 MB body limit: refused for good before it is sent. */
 const TOO_WIDE = 11_000_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("export task: a stop on the paths of poison messages and bad rows", () => {
   let f: ExportFixture;
@@ -37,7 +35,7 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
 
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 40, seed: 41, parameters: { set_aside_after_runs: 3 } }), taskBundle()]);
-    [wide, changed] = (await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 2`)).rows.map((r) => r.employee_id);
+    [wide, changed] = await employeeIds(f, 2);
   });
   afterAll(async () => f?.close());
 
@@ -47,17 +45,10 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     (await f.pool.query(`SELECT status, refusals, transaction_id FROM ${f.t.status} WHERE message_id = $1`, [messageId])).rows[0] as { status: string; refusals: number; transaction_id: string };
   const messageOf = async (employeeId: string, transactionId: string) =>
     (await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE $1 = ANY(employee_ids) AND transaction_id = $2`, [employeeId, transactionId])).rows[0]?.message_id;
-  const opened = (r: TaskResult) => r.events.find((e) => e.event === "run.open")!.transactionId as string;
-  const lastHistory = async () => (await f.pool.query<{ event: string; transaction_id: string | null; detail: Record<string, unknown> }>(`SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`)).rows[0];
-  /** Every delivery the queues hold: messageId and the transaction id it carries. */
-  const delivered = () => {
-    const s = f.emulator.state({ messages: true });
-    return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
-  };
   /** `status --transaction` lists, for each run, exactly the messages the hub received under its id. */
   const listedAsReceived = async () => {
     const byTransaction = new Map<string, Set<string>>();
-    for (const m of delivered()) {
+    for (const m of storedMessages(f)) {
       const tx = m.properties!.transactionId as string;
       expect(JSON.parse(m.body!).header.transactionId).toBe(tx);
       if (!byTransaction.has(tx)) byTransaction.set(tx, new Set());
@@ -77,17 +68,15 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     const r = await task.done;
     expect(r.code, r.stderr).toBe(1);
     expect(finalEvent(r)).toBe("run.stopped");
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", transaction_id: opened(r), detail: { phase, reason: "SIGTERM" } });
-    transactions.push(opened(r));
+    await taskSessionsGone(f.pool);
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: openedTransaction(r), detail: { phase, reason: "SIGTERM" } });
+    transactions.push(openedTransaction(r));
     return r;
   };
 
   it("SIGTERM during the bad-row pre-pass: no chunk is extracted after the stop; the next run extracts everything", async () => {
     // The pre-pass reads the sub-entities' changed_at: held there, the run is past its open and before its first chunk.
-    const c = (await f.pool.connect()) as unknown as Client & { release(): void };
-    await c.query("BEGIN");
-    await c.query(`LOCK TABLE ${f.platform.publishSchema}.employee_address IN ACCESS EXCLUSIVE MODE`);
+    const unlock = await holdTable(f.pool, `${f.platform.publishSchema}.employee_address`);
     const task = await startTask(f.platform.args, ENV);
     try {
       for (let waited = 0; ; waited += 50) {
@@ -101,21 +90,19 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
       task.child.kill("SIGTERM");
       expect(await task.waitFor((e) => e.event === "run.stopping")).toBe(true);
     } finally {
-      await c.query("COMMIT");
-      c.release();
+      await unlock();
     }
     const r = await task.done;
     expect(r.code, r.stderr).toBe(1);
-    await sessionsGone(f.pool, "datname = current_database() AND application_name = 'hub-export'");
-    const tx = opened(r);
-    expect(await lastHistory()).toMatchObject({ event: "Stopped", transaction_id: tx, detail: { phase: "EXTRACT", reason: "SIGTERM" } });
+    await taskSessionsGone(f.pool);
+    const tx = openedTransaction(r);
+    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: tx, detail: { phase: "EXTRACT", reason: "SIGTERM" } });
     expect(await f.count(f.t.archive, `transaction_id = '${tx}'`), "messages extracted after the stop").toBe(0);
 
     const next = await runTask(f.platform.args, ENV);
     expect(next.code, next.stderr).toBe(0);
-    expect(opened(next)).toBe(tx);
-    const { rows } = await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`);
-    expect(rows[0].n).toBe(await f.count(emp(), "plat_region IN ('US', 'EU')"));
+    expect(openedTransaction(next)).toBe(tx);
+    expect(await archivedEmployees(f)).toBe(await employeesInScope(f.pool, f.platform.publishSchema));
     transactions.push(tx);
   });
 
@@ -131,9 +118,9 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     f.emulator.setFaults("queue.publish:503=1");
     const a = await runTask(f.platform.args, ENV);
     expect(a.code, a.stderr).toBe(3);
-    transactions.push(opened(a));
-    ids.wide = await messageOf(wide, opened(a));
-    ids.superseded = await messageOf(changed, opened(a));
+    transactions.push(openedTransaction(a));
+    ids.wide = await messageOf(wide, openedTransaction(a));
+    ids.superseded = await messageOf(changed, openedTransaction(a));
     expect(await statusById(ids.wide!)).toMatchObject({ status: "FAILED", refusals: 1 });
     expect(await statusById(ids.superseded!)).toMatchObject({ status: "FAILED" });
 
@@ -146,19 +133,19 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     const b = await stopped(task, "PUBLISH");
     expect(b.events.some((e) => e.event === "extract.superseded" && e.messageId === ids.superseded)).toBe(true);
     expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
-    expect(await statusById(ids.wide!)).toMatchObject({ status: "FAILED", refusals: 2, transaction_id: opened(b) });
+    expect(await statusById(ids.wide!)).toMatchObject({ status: "FAILED", refusals: 2, transaction_id: openedTransaction(b) });
 
     // B resumed on a sane queue: A's superseded message is never sent; W's second refusal by B is not a third run's.
     f.emulator.setFaults("none");
     const resumed = await runTask(f.platform.args, ENV);
-    expect(opened(resumed)).toBe(opened(b));
-    expect(delivered().map((m) => m.messageId), "the superseded message reached the queue").not.toContain(ids.superseded);
+    expect(openedTransaction(resumed)).toBe(openedTransaction(b));
+    expect(storedMessages(f).map((m) => m.messageId), "the superseded message reached the queue").not.toContain(ids.superseded);
     expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
     expect(await statusById(ids.wide!), "a resumed run counted its refusal twice").toMatchObject({ status: "FAILED", refusals: 2 });
     expect(resumed.code, resumed.stderr).toBe(3);
     // The run history of B reports the row without an id though B's attempt that extracted did not finish.
-    const history = await lastHistory();
-    expect(history).toMatchObject({ event: "ExecutionFailed", transaction_id: opened(b) });
+    const history = await lastHistory(f);
+    expect(history).toMatchObject({ event: "ExecutionFailed", transaction_id: openedTransaction(b) });
     expect(history.detail.badRows, "the resumed run's history lost the pre-pass's bad rows").toMatchObject({ missingIds: { rows: 1 } });
     expect(resumed.events.find((e) => e.event === "extract.badRows" && e.kind === "missingIds")).toMatchObject({ rows: 1 });
     await listedAsReceived();
@@ -177,15 +164,15 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     f.emulator.setFaults("none");
     const d = await runTask(f.platform.args, ENV);
     expect(d.code, d.stderr).toBe(0);
-    expect(d.events.some((e) => e.event === "run.report" && e.transactionId === opened(c))).toBe(true);
+    expect(d.events.some((e) => e.event === "run.report" && e.transactionId === openedTransaction(c))).toBe(true);
     const runs = d.events.filter(isEmfRecord).filter((e) => e.Region === ALL_REGIONS);
     // C's record (completed now, one message set aside), then D's own.
     expect(runs.map((e) => [e.Outcome, e[METRICS.setAside], e[METRICS.completed]])).toEqual([
       ["ExecutionCompleted", 1, 1],
       ["ExecutionCompleted", 0, 1],
     ]);
-    expect(await f.count(f.t.intakeJob, `transaction_id = '${opened(c)}'`)).toBe(1);
-    transactions.push(opened(d));
+    expect(await f.count(f.t.intakeJob, `transaction_id = '${openedTransaction(c)}'`)).toBe(1);
+    transactions.push(openedTransaction(d));
     expect(await f.count(f.t.messages)).toBe(0);
     await listedAsReceived();
   });

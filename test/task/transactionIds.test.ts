@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
-import { runTask, taskBundle } from "../support/taskProcess";
+import { openedTransaction, runTask, taskBundle } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../support/platform";
 import { startEmulator } from "../../emulator";
@@ -22,7 +22,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
   it("carries B everywhere, and status --transaction lists exactly what the hub received under each id", async () => {
     const a = await runTask(f.platform.args, FAST_RETRY);
     expect(a.code).toBe(3);
-    const txA = (a.events.find((e) => e.event === "run.open") as { transactionId: string }).transactionId;
+    const txA = openedTransaction(a);
     // The EU destination accepts again: the next run publishes the failed EU messages.
     const port = Number(new URL(f.emulator.urls.base).port);
     await f.emulator.close();
@@ -30,7 +30,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
     const b = await runTask(f.platform.args, FAST_RETRY);
     expect(b.stderr).toBe("");
     expect(b.code).toBe(0);
-    const txB = (b.events.find((e) => e.event === "run.open") as { transactionId: string }).transactionId;
+    const txB = openedTransaction(b);
     expect(txB).not.toBe(txA);
 
     // The EU messages were extracted by A; the hub received them under B: properties, body header.

@@ -4,24 +4,12 @@
  * Each run is bounded in time: before the fix the extract waited for room that never came, holding the run lock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
+import { employeeIds, exportFixture, employeesInScope, storedMessages, type ExportFixture } from "../support/exportFixture";
 import { runTaskWithin, taskBundle } from "../support/taskProcess";
-import { QUEUES } from "../support/platform";
 
 /** Makes the employees' first address line `chars` long, changed now. */
-async function widen(f: ExportFixture, employeeIds: string[], chars: number): Promise<void> {
-  await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2), changed_at = localtimestamp WHERE employee_id = ANY($1) AND address_id = employee_id || '-A1'`, [employeeIds, chars]);
-}
-
-/** Employee ids of one platform region, in id order. */
-async function idsOf(f: ExportFixture, region: string, limit: number): Promise<string[]> {
-  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = $1 ORDER BY 1 LIMIT $2`, [region, limit]);
-  return rows.map((r) => r.employee_id);
-}
-
-function stored(f: ExportFixture) {
-  const s = f.emulator.state({ messages: true });
-  return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
+async function widen(f: ExportFixture, ids: string[], chars: number): Promise<void> {
+  await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2), changed_at = localtimestamp WHERE employee_id = ANY($1) AND address_id = employee_id || '-A1'`, [ids, chars]);
 }
 
 describe("publishing: a message over the read-ahead, then normal ones in the same lane", () => {
@@ -32,7 +20,7 @@ describe("publishing: a message over the read-ahead, then normal ones in the sam
   afterAll(async () => f?.close());
 
   it("sends the large message and every one after it; the run completes", async () => {
-    const [first] = await idsOf(f, "US", 1);
+    const [first] = await employeeIds(f, 1, "US");
     // 3 M characters: over the 2 M read-ahead, under the broker's 10 MB limit.
     await widen(f, [first], 3_000_000);
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
@@ -41,7 +29,7 @@ describe("publishing: a message over the read-ahead, then normal ones in the sam
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(inScope);
-    const messages = stored(f);
+    const messages = storedMessages(f);
     expect(messages).toHaveLength(inScope);
     const large = messages.filter((m) => (m.body?.length ?? 0) > 3_000_000);
     expect(large).toHaveLength(1);
@@ -57,14 +45,14 @@ describe("publishing: several wide records per message", () => {
   afterAll(async () => f?.close());
 
   it("messages of about 2.4 MB (each over the read-ahead, five over the broker's body limit) are all sent; the run completes", async () => {
-    const wide = await idsOf(f, "US", 1000);
+    const wide = await employeeIds(f, 1000, "US");
     await widen(f, wide, 600_000);
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
     const result = await runTaskWithin(f.platform.args, { HUB_EXPORT_CHUNK_SIZE: "50" }, 40_000);
     expect(result.signal, "the run hung").toBeNull();
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const messages = stored(f);
+    const messages = storedMessages(f);
     const employees = messages.flatMap((m) => (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.map((e) => e.UserId));
     expect(new Set(employees).size).toBe(inScope);
     expect(employees).toHaveLength(inScope);
@@ -82,7 +70,7 @@ describe("ERS: wide entities never take a request past the hub API's body limit"
 
   it("cuts a tenant's request of 100 entities where its bytes would pass 10 MiB; every entity reaches ERS once; the run completes", async () => {
     // Every US employee about 1 MB: a tenant's 100-entity request would be tens of MB, which the hub refuses (413).
-    const wide = await idsOf(f, "US", 1000);
+    const wide = await employeeIds(f, 1000, "US");
     await widen(f, wide, 1_000_000);
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
     const result = await runTaskWithin(f.platform.args, { HUB_EXPORT_CHUNK_SIZE: "20" }, 60_000);
