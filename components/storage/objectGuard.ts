@@ -13,7 +13,7 @@
  * those calls.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { awsAccessFromConfig, awsClientCredentials } from "../../providers/awsAccess";
+import { awsAccessFromConfig, awsClientCredentials, type AwsAccess } from "../../providers/awsAccess";
 
 export const OWNER_TAG = "hub-export:stack";
 
@@ -27,43 +27,53 @@ export interface ObjectInspector {
   tagsOf(bucket: string, region: string, keys: string[]): Promise<Record<string, Record<string, string>>>;
 }
 
-/** The real one: HeadObject, then GetObjectTagging for a key that exists, with the AWS SDK and the stack's `aws:` config. */
-export const s3ObjectInspector: ObjectInspector = {
-  async tagsOf(bucket, region, keys) {
-    const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-    const config = pulumi.runtime.allConfig();
-    const stack = awsClientCredentials(awsAccessFromConfig((key) => config[key]), region);
-    // The stack's credentials and account first: a refusal names them, not an S3 permission.
-    await stack.credentials?.().catch((err: Error) => {
-      throw new pulumi.RunError(`cannot check s3://${bucket}/ before writing to it: ${err.message}`);
-    });
-    const client = new S3Client({ region, ...stack });
-    const problem = (key: string, call: string, needs: string, err: unknown) => {
-      const e = err as { name?: string; message?: string };
-      return new pulumi.RunError(`cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`);
-    };
-    const found: Record<string, Record<string, string>> = {};
-    try {
-      for (const key of keys) {
-        try {
-          await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        } catch (err) {
-          if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) continue;
-          throw problem(key, "HeadObject", "s3:ListBucket on the bucket and s3:GetObject on the key (HeadObject reads no body)", err);
+/** The stack's `aws:` config as the program's engine holds it. */
+function stackAwsAccess(): AwsAccess {
+  const config = pulumi.runtime.allConfig();
+  return awsAccessFromConfig((key) => config[key]);
+}
+
+/**
+ * The real one: HeadObject, then GetObjectTagging for a key that exists, with the AWS SDK and the stack's `aws:` config.
+ * Every call of one inspector uses the credentials it resolved first (and their account check).
+ */
+export function s3ObjectInspector(access: AwsAccess = stackAwsAccess()): ObjectInspector {
+  return {
+    async tagsOf(bucket, region, keys) {
+      const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+      const stack = awsClientCredentials(access, region);
+      // The stack's credentials and account first: a refusal names them, not an S3 permission.
+      await stack.credentials?.().catch((err: Error) => {
+        throw new pulumi.RunError(`cannot check s3://${bucket}/ before writing to it: ${err.message}`);
+      });
+      const client = new S3Client({ region, ...stack });
+      const problem = (key: string, call: string, needs: string, err: unknown) => {
+        const e = err as { name?: string; message?: string };
+        return new pulumi.RunError(`cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`);
+      };
+      const found: Record<string, Record<string, string>> = {};
+      try {
+        for (const key of keys) {
+          try {
+            await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+          } catch (err) {
+            if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) continue;
+            throw problem(key, "HeadObject", "s3:ListBucket on the bucket and s3:GetObject on the key (HeadObject reads no body)", err);
+          }
+          try {
+            const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
+            found[key] = Object.fromEntries((tagging.TagSet ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+          } catch (err) {
+            throw problem(key, "GetObjectTagging", "s3:GetObjectTagging on the key", err);
+          }
         }
-        try {
-          const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
-          found[key] = Object.fromEntries((tagging.TagSet ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
-        } catch (err) {
-          throw problem(key, "GetObjectTagging", "s3:GetObjectTagging on the key", err);
-        }
+      } finally {
+        client.destroy();
       }
-    } finally {
-      client.destroy();
-    }
-    return found;
-  },
-};
+      return found;
+    },
+  };
+}
 
 /** Offline: the SDK's mocks answer this invoke from their account's objects (components/planner/mocks.ts). */
 export const OFFLINE_OBJECT_TAGS_TOKEN = "hubExport:offline:getObjectTags";

@@ -100,8 +100,10 @@ export class PlatformBucket extends pulumi.ComponentResource {
     }
 
     const adopted = !args.create;
+    // One inspector for every write: the stack's credentials are resolved (and their account checked) once.
+    const inspector = args.objectInspector ?? s3ObjectInspector();
     this.placement = {
-      bucket: (keys) => (adopted ? guardedBucketName(this.bucketName, args.region, keys, args.objectInspector ?? s3ObjectInspector) : this.bucketName),
+      bucket: (keys) => (adopted ? guardedBucketName(this.bucketName, args.region, keys, inspector) : this.bucketName),
       kmsKeyArn: args.kmsKeyArn,
       region: args.region,
       tags: { [OWNER_TAG]: ownerTagValue() },

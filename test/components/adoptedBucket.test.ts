@@ -113,7 +113,7 @@ describe("the guard against S3: HeadObject and GetObjectTagging, never a body", 
     put(PIPELINE, OWN);
     put(CHECKLIST, { owner: "another-client" });
     s3.requests.length = 0;
-    const foreign = await foreignObjects(s3ObjectInspector, BUCKET, "us-east-1", [PIPELINE, CHECKLIST, "pipelines/hub_hrsys_export/FREE.Json"], "hub-export/prod");
+    const foreign = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", [PIPELINE, CHECKLIST, "pipelines/hub_hrsys_export/FREE.Json"], "hub-export/prod");
     expect(foreign).toEqual([CHECKLIST]);
     expect(s3.requests.map((r) => `${r.method} ${r.key}${r.subresource ? `?${r.subresource}` : ""}`)).toEqual([
       `HEAD ${PIPELINE}`,
@@ -129,7 +129,7 @@ describe("the guard against S3: HeadObject and GetObjectTagging, never a body", 
     process.env.AWS_ENDPOINT_URL_S3 = closed.url;
     await closed.close();
     try {
-      const error = await foreignObjects(s3ObjectInspector, BUCKET, "us-east-1", [PIPELINE], "hub-export/prod").catch((e: Error) => e);
+      const error = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", [PIPELINE], "hub-export/prod").catch((e: Error) => e);
       expect((error as Error).message).toMatch(/^cannot check s3:\/\/acme-platform-prod\/.* \(HeadObject: .*\); the guard of an adopted bucket needs s3:ListBucket on the bucket and s3:GetObject on the key \(HeadObject reads no body\)$/);
     } finally {
       process.env.AWS_ENDPOINT_URL_S3 = s3.url;

@@ -149,7 +149,7 @@ describe("the adopted bucket's guard", () => {
       stack: "qa",
       config: engineForm(config),
       program: async () => {
-        result = await foreignObjects(s3ObjectInspector, BUCKET, "us-east-1", ["pipelines/hub_hrsys_export/JOB.Json"], "hub-export/qa").catch((e: Error) => e);
+        result = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", ["pipelines/hub_hrsys_export/JOB.Json"], "hub-export/qa").catch((e: Error) => e);
         return {};
       },
     });
@@ -159,6 +159,21 @@ describe("the adopted bucket's guard", () => {
   it("looks at the bucket with the stack's aws:profile", async () => {
     expect(await guard(QA)).toEqual([]);
     expect(s3.requests.map((r) => `${r.method} ${r.accessKeyId}`)).toEqual([`HEAD ${KEYS["acme-qa"]}`]);
+  });
+
+  it("resolves the stack's credentials once for every check of one inspector (one AssumeRole, one GetCallerIdentity)", async () => {
+    const config = { ...QA, "aws:assumeRoles": [{ roleArn: "arn:aws:iam::111111111111:role/hub-export-deployer" }] };
+    await runProgramUnderMocks({
+      stack: "qa",
+      config: engineForm(config),
+      program: async () => {
+        const inspector = s3ObjectInspector();
+        for (const key of ["pipelines/hub_hrsys_export/JOB.Json", "hub-configuration/JOB/checklist.md"]) expect(await foreignObjects(inspector, BUCKET, "us-east-1", [key], "hub-export/qa")).toEqual([]);
+        return {};
+      },
+    });
+    expect(sts.calls.map((c) => c.action)).toEqual(["AssumeRole", "GetCallerIdentity"]);
+    expect(s3.requests).toHaveLength(2);
   });
 
   it("stops on credentials of another account before any request, naming aws:allowedAccountIds", async () => {
