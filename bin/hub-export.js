@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly, so the command works right after `npm ci` with no build step.
+// Runs the command from a bundle of its TypeScript sources, built on first use and whenever a source changes
+// (scripts/build-cli.js), so it works right after `npm ci` with no build step and writes nothing to the system's
+// temporary folder.
 "use strict";
-require("tsx/cjs");
 
 // Exit explicitly (a command may leave handles open, e.g. a pool's idle timer), but only once stdout and stderr have
 // flushed: a large --json output to a pipe is written asynchronously.
@@ -13,9 +14,17 @@ function exit(code) {
   process.stderr.write("", done);
 }
 
-require("../cli/main.ts").main(process.argv.slice(2)).then(exit, (err) => {
-  // Exit 70 (EX_SOFTWARE): a bug, never something the input caused (that is exit 1 or 2, with a one-line message).
-  const { redactLines } = require("../core/redact.ts");
-  process.stderr.write(`hub-export: internal error (a bug; please report it with this output): ${redactLines(String(err && err.stack ? err.stack : err))}\n`);
-  exit(70);
-});
+const { loadCli, BuildError } = require("../scripts/build-cli.js");
+
+loadCli().then(
+  (cli) =>
+    cli.main(process.argv.slice(2)).then(exit, (err) => {
+      // Exit 70 (EX_SOFTWARE): a bug, never something the input caused (that is exit 1 or 2, with a one-line message).
+      process.stderr.write(`hub-export: internal error (a bug; please report it with this output): ${cli.redactLines(String(err && err.stack ? err.stack : err))}\n`);
+      exit(70);
+    }),
+  (err) => {
+    process.stderr.write(`hub-export: ${err instanceof BuildError ? err.message : `internal error (a bug; please report it with this output): ${err && err.stack ? err.stack : err}`}\n`);
+    exit(70);
+  },
+);

@@ -1,31 +1,34 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
-import path from "node:path";
 import { executeCommand, type Command, type Io } from "./command";
 import { EXIT, exitCodeLines } from "./exitCodes";
 
-/** Subcommands and their modules, loaded on demand so that `validate` does not pay for the Pulumi SDK. */
+// bin/hub-export.js redacts an internal error's stack with it.
+export { redactLines } from "../core/redact";
+
+/** Subcommands and their modules in cli/commands, loaded on demand so that `validate` does not pay for the Pulumi SDK. */
 export const COMMANDS: Record<string, string> = {
-  validate: "commands/validate",
-  render: "commands/render",
-  "credentials-string": "commands/credentialsString",
-  emulator: "commands/emulator",
-  plan: "commands/plan",
-  run: "commands/run",
-  probe: "commands/probe",
-  local: "commands/local",
-  status: "commands/status",
-  "run-now": "commands/runNow",
-  reload: "commands/reload",
-  discard: "commands/discard",
-  retry: "commands/retry",
-  cls: "commands/cls",
-  hub: "commands/hub",
-  bench: "commands/bench",
+  validate: "validate",
+  render: "render",
+  "credentials-string": "credentialsString",
+  emulator: "emulator",
+  plan: "plan",
+  run: "run",
+  probe: "probe",
+  local: "local",
+  status: "status",
+  "run-now": "runNow",
+  reload: "reload",
+  discard: "discard",
+  retry: "retry",
+  cls: "cls",
+  hub: "hub",
+  bench: "bench",
 };
 
 export type CommandLoader = (name: string) => Promise<Command<any>>;
 
-const requireCommand: CommandLoader = async (name) => (require(path.join(__dirname, COMMANDS[name])) as { default: Command<any> }).default;
+// A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every module of cli/commands.
+const requireCommand: CommandLoader = async (name) => (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command<any> }).default;
 
 async function help(load: CommandLoader): Promise<string> {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];

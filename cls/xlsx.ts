@@ -3,10 +3,14 @@
  * written workbook is byte-for-byte the same for the same sheet (fixed document and zip-entry dates), so that
  * `pulumi preview` shows a change only when the codes change.
  */
-import ExcelJS from "exceljs";
-import JSZip from "jszip";
+import type ExcelJS from "exceljs";
+import type JSZip from "jszip";
 import { ExportError, type SheetRow } from "./exports";
 import { LOAD_SHEET_COLUMNS, type LoadSheet } from "./loadSheet";
+
+// Loaded when a workbook is read or written: every command that can read a CLS file would otherwise pay for ExcelJS.
+const excel = () => require("exceljs") as typeof ExcelJS;
+const zipLibrary = () => require("jszip") as typeof JSZip;
 
 /** The date written into the workbook's properties and zip entries. */
 const FIXED_DATE = new Date(Date.UTC(2000, 0, 1));
@@ -22,7 +26,7 @@ function cellText(cell: ExcelJS.Cell): string {
 
 /** Rows of the first worksheet that has data, with their row numbers. */
 export async function parseXlsxRows(file: string, data: Buffer): Promise<SheetRow[]> {
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (excel().Workbook)();
   try {
     await workbook.xlsx.load(data as unknown as ArrayBuffer);
   } catch (err) {
@@ -41,7 +45,7 @@ export async function parseXlsxRows(file: string, data: Buffer): Promise<SheetRo
 
 /** The load sheet as an XLSX workbook: one worksheet, a bold frozen header row, the same columns as the CSV. */
 export async function loadSheetXlsx(sheet: LoadSheet): Promise<Buffer> {
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (excel().Workbook)();
   workbook.creator = "hub-export";
   workbook.created = FIXED_DATE;
   workbook.modified = FIXED_DATE;
@@ -51,8 +55,8 @@ export async function loadSheetXlsx(sheet: LoadSheet): Promise<Buffer> {
   for (const r of sheet.rows) ws.addRow(LOAD_SHEET_COLUMNS.map((c) => r[c]));
   const written = Buffer.from(await workbook.xlsx.writeBuffer());
   // ExcelJS stamps every zip entry with the current time: repack with a fixed one.
-  const zip = await JSZip.loadAsync(written);
-  const out = new JSZip();
+  const zip = await zipLibrary().loadAsync(written);
+  const out = new (zipLibrary())();
   for (const name of Object.keys(zip.files).sort()) {
     const entry = zip.files[name];
     if (!entry.dir) out.file(name, await entry.async("uint8array"), { date: FIXED_DATE, createFolders: false });

@@ -2,7 +2,6 @@ import path from "node:path";
 import { defineCommand, intOption } from "../command";
 import { stackOptions } from "../stackOptions";
 import { UsageError } from "../../core/errors";
-import { runLocal } from "../../local/run";
 import { formatSummary } from "../../local/summary";
 
 export default defineCommand({
@@ -27,6 +26,8 @@ export default defineCommand({
   exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
+    // Loaded here, not at the top: it brings the Pulumi SDK, which `hub-export --help` should not wait for.
+    const { runLocal } = await import("../../local/run.js");
     const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
     const summary = await runLocal({
       stack: values.stack,
