@@ -14,6 +14,10 @@ function exit(code) {
   process.stderr.write("", done);
 }
 
+// The AWS SDK warns, on every command that loads it, that its releases after January 2027 will need Node 22: the
+// project pins its SDK versions and supports Node 20 (package.json engines), so the warning tells a user nothing to do.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 const { loadCli, BuildError } = require("../scripts/build-cli.js");
 
 loadCli().then(

@@ -1,6 +1,6 @@
 /** `hub-export probe`: checks a stack's hub endpoints before its first run (task/probe/, docs/hub-contract.md). */
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions } from "../stackOptions";
+import { loadFromOptions, stackAwsRegion, stackOptions } from "../stackOptions";
 
 export default defineCommand({
   summary: "Check the hub a stack's task calls: DNS, TLS, reachability, authentication and answer shapes",
@@ -34,6 +34,9 @@ export default defineCommand({
   exitCodes: { 0: "every required check passed", 1: "a required check failed (or the stack config is invalid)" },
   async run(values, io) {
     const config = loadFromOptions(values);
+    // The deployed stores are in the stack's region (the SDK would otherwise want AWS_REGION, as in the container).
+    const region = stackAwsRegion(values);
+    if (region) process.env.AWS_REGION = region;
     const { deployedInputs, probeFromStack, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
     const deployed = deployedInputs(config);
     const report = await probeFromStack(config, { scripts: values.scripts ?? deployed.scripts, connections: values.connections ?? deployed.connections }, { write: values.write ?? false });
