@@ -2,6 +2,8 @@
  * The progress display of `npm start`: on a terminal, one line per phase rewritten in place with its count and rate;
  * otherwise (CI, a pipe, --json) plain lines, one per phase change and at most one every few seconds per phase.
  */
+import { bold } from "../core/terminal";
+
 export interface PhaseUpdate {
   phase: string;
   done: number;
@@ -61,7 +63,7 @@ class TerminalProgress implements ProgressDisplay {
   constructor(private readonly out: NodeJS.WriteStream) {}
   step(message: string): void {
     this.clear();
-    this.out.write(`\x1b[1m»\x1b[0m ${message}\n`);
+    this.out.write(`${bold("»")} ${message}\n`);
     this.phases.clear();
   }
   update(update: PhaseUpdate): void {
