@@ -1,6 +1,11 @@
 /** `hub-export run`: the export task (the container's command). The work is in task/run.ts. */
 import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder, renderedPipelineKey } from "../../core/naming";
+
+// The qa stack's bucket and job (test/cli/help.test.ts keeps them equal); the keys are the ones `pulumi up` writes.
+const EXAMPLE_BUCKET = "s3://acme-platform-qa/";
+const EXAMPLE_JOB = "HRSYS_EMPL_HUB_ACME_202611_QA";
 
 export default defineCommand({
   summary: "Run the export task: the rendered pipeline, from the warehouse to the hub's regional queues",
@@ -10,14 +15,14 @@ export default defineCommand({
       value: "PATH|s3://BUCKET/KEY",
       required: true,
       description: "The rendered pipeline definition (env HUB_EXPORT_DEFINITION)",
-      example: "--definition s3://acme-platform-qa/templates/hub_hrsys_export/HRSYS_Employee_HUB_Pipeline_Baseline_20261101.Json",
+      example: `--definition ${EXAMPLE_BUCKET}${renderedPipelineKey(EXAMPLE_JOB)}`,
     },
     scripts: {
       type: "string",
       value: "DIR|s3://BUCKET/PREFIX/",
       required: true,
       description: "The scripts folder holding credentials.ini and tenant_credentials.txt (env HUB_EXPORT_SCRIPTS)",
-      example: "--scripts s3://acme-platform-qa/Tools/hub_python_scripts/",
+      example: `--scripts ${EXAMPLE_BUCKET}${BUCKET_FOLDERS.scripts}`,
     },
     connections: {
       type: "string",
@@ -31,7 +36,7 @@ export default defineCommand({
       value: "PATH|s3://BUCKET/KEY",
       description: "The CLS load sheet (CSV): the codes of every message are compared with it before publishing (env HUB_EXPORT_CLS)",
       defaultText: "no check",
-      example: "--cls s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv",
+      example: `--cls ${EXAMPLE_BUCKET}${hubConfigurationFolder(EXAMPLE_JOB)}${HUB_CONFIGURATION_FILES.clsCsv}`,
     },
     "cls-mode": {
       type: "string",

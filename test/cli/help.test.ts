@@ -11,6 +11,9 @@ import { PassThrough } from "node:stream";
 import { COMMANDS, main, type CommandLoader } from "../../cli/main";
 import type { Command, Options } from "../../cli/command";
 import { PROJECT_ROOT, runCli } from "../support/cli";
+import { loadStackConfig } from "../../config/load";
+import { HUB_CONFIGURATION_FILES, TEMPLATE_FILE_PREFIX, hubConfigurationFolder, renderedPipelineKey } from "../../core/naming";
+import { deployedInputs } from "../../task/probe";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-help-"));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -81,6 +84,17 @@ describe("hub-export --help", () => {
     expect(emulator).toContain("--faults SPEC: rules separated by ';'");
     expect(emulator).toContain("queue.publish, cfg.routingRules");
     expect((await cli("run", "--help")).stdout).toContain("HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS");
+  });
+
+  it("run's examples are the qa stack's deployed keys (core/naming.ts), not a template file with a build number", async () => {
+    const config = loadStackConfig({ stack: "qa" });
+    const deployed = deployedInputs(config);
+    const help = (await cli("run", "--help")).stdout;
+    expect(help).toContain(`example: --definition s3://${config.bucket.name}/${renderedPipelineKey(config.jobName)}\n`);
+    expect(help).toContain(`example: --scripts ${deployed.scripts}\n`);
+    expect(help).toContain(`example: --connections ${deployed.connections}\n`);
+    expect(help).toContain(`example: --cls s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${HUB_CONFIGURATION_FILES.clsCsv}\n`);
+    expect(help).not.toContain(TEMPLATE_FILE_PREFIX);
   });
 
   it("the top-level help lists the commands and every exit code, 70 included; the README documents the same codes", async () => {
