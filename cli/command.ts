@@ -50,6 +50,11 @@ export interface Command<O extends Options = Options> {
   exitCodes?: Record<number, string>;
   /** Replaces the generated help (the bench command lists its benchmarks' own options). */
   help?(): Promise<string>;
+  /**
+   * Actions with options of their own (`cls build`, `cls check`): the first argument names one, which then parses,
+   * runs and answers `--help` as a command of its own. `run` is reached only without an action.
+   */
+  actions?: Record<string, Command<any>>;
   run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
@@ -171,6 +176,7 @@ export function usageLine(name: string, command: Command<any>): string {
 /** The full `--help` text, from the declaration. */
 export async function helpText(name: string, command: Command<any>): Promise<string> {
   if (command.help) return command.help();
+  if (command.actions) return actionsHelp(name, command, command.actions);
   const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
   if (command.positionals) lines.push("", `${command.positionals.name}: ${command.positionals.description}`);
   lines.push("", "Options:", ...optionLines(command.options), ...optionLines({ help: { type: "boolean", short: "h", description: "Show this help and exit" } }));
@@ -179,6 +185,15 @@ export async function helpText(name: string, command: Command<any>): Promise<str
     lines.push("", "Examples:");
     for (const e of command.examples) lines.push(`  ${e.command}`, `      ${e.does}`);
   }
+  lines.push("", "Exit codes:", ...exitCodeLines(command.exitCodes).map((l) => `  ${l}`));
+  return lines.join("\n") + "\n";
+}
+
+function actionsHelp(name: string, command: Command<any>, actions: Record<string, Command<any>>): string {
+  const names = Object.keys(actions);
+  const lines = [command.summary, "", `Usage: hub-export ${name} <${names.join("|")}> [options]`, "", "Actions:"];
+  for (const action of names) lines.push(`  ${action.padEnd(10)}${actions[action].summary}`);
+  lines.push("", `Run 'hub-export ${name} <action> --help' for an action's options, their defaults and examples.`);
   lines.push("", "Exit codes:", ...exitCodeLines(command.exitCodes).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
@@ -202,12 +217,18 @@ export function optionLines(options: Options): string[] {
  * as one line (a UserError may list several problems) without a stack trace. Anything else is a bug, and is thrown.
  */
 export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
+  if (command.actions && argv[0] !== undefined && Object.hasOwn(command.actions, argv[0])) {
+    return executeCommand(`${name} ${argv[0]}`, command.actions[argv[0]], argv.slice(1), io);
+  }
   const help = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));
   if ((help.includes("--help") || help.includes("-h")) && (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)) {
     io.stdout.write(await helpText(name, command));
     return EXIT.ok;
   }
   try {
+    // `cls --stack qa build`: each action has its own options, so the action is read first.
+    const late = command.actions ? help.find((a) => Object.hasOwn(command.actions!, a)) : undefined;
+    if (late !== undefined) throw new UsageError(`the action comes first: 'hub-export ${name} ${late} [options]'`);
     const { values, positionals } = parseCommandArgs(command, argv, name);
     return await command.run(values, io, positionals);
   } catch (err) {

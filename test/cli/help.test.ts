@@ -97,6 +97,22 @@ describe("hub-export --help", () => {
     expect(help).not.toContain(TEMPLATE_FILE_PREFIX);
   });
 
+  it("cls build --help and cls check --help each say what that action does and list only its own options", async () => {
+    const build = await cli("cls", "build", "--help");
+    const check = await cli("cls", "check", "--help");
+    expect([build.code, check.code]).toEqual([0, 0]);
+    expect(build.stdout).not.toBe(check.stdout);
+    expect(build.stdout).toMatch(/^Build the CLS load sheet from the HR system's exports/);
+    expect(build.stdout).toContain("Usage: hub-export cls build ");
+    expect(check.stdout).toMatch(/^Check the codes of the client's employees .* against the CLS load sheet/);
+    expect(check.stdout).toContain("Usage: hub-export cls check ");
+    for (const option of ["--from", "--out", "--strict"]) expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([true, false]);
+    for (const option of ["--sheet", "--database-url"]) expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([false, true]);
+    const both = (await cli("cls", "--help")).stdout;
+    expect(both).toMatch(/^ {2}build {5}Build the CLS load sheet/m);
+    expect(both).toMatch(/^ {2}check {5}Check the codes/m);
+  });
+
   it("the top-level help lists the commands and every exit code, 70 included; the README documents the same codes", async () => {
     const r = await cli("--help");
     expect(r.code).toBe(0);
@@ -124,6 +140,10 @@ describe("user mistakes get one line naming the problem and the fix", () => {
     [["local", "--keep=yes"], "hub-export local: --keep takes no value (see 'hub-export local --help')"],
     [["status", "--job-name", "J", "--database-url", "notaurl"], "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')"],
     [["status", "--job-name", "J", "--database-url", "https://db.example.com/x"], "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')"],
+    [["cls"], "hub-export cls: build or check is required (see 'hub-export cls --help')"],
+    [["cls", "frob"], "hub-export cls: unknown action 'frob': build or check (see 'hub-export cls --help')"],
+    [["cls", "--stack", "qa", "check"], "hub-export cls: the action comes first: 'hub-export cls check [options]' (see 'hub-export cls --help')"],
+    [["cls", "build", "--stack", "qa", "--sheet", "x.csv"], "hub-export cls build: unknown option --sheet (see 'hub-export cls build --help')"],
     [["frobnicate"], `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
   ])("%j", async (argv, message) => {
     const r = await cli(...argv);
