@@ -27,6 +27,8 @@ export interface CodeList {
   values: CodeValue[];
   /** Blank and duplicate codes: one line each, already naming the file and row. */
   problems: string[];
+  /** Set when the description column was not recognised by name: it is the only column besides the code. */
+  descriptionNote?: string;
 }
 
 /** A file we cannot use as it is: the message names the file and says what to do. */
@@ -100,7 +102,13 @@ export function readCodeList(file: string, businessObject: BusinessObject, rows:
   }
   const headers = rows[headerAt].cells.map((c) => c.trim());
   const codeAt = pickColumn(file, headers, businessObject, "code", mapping.code);
-  const descriptionAt = pickColumn(file, headers, businessObject, "description", mapping.description, codeAt);
+  // Beside the code, a single column is the description whatever its name (a business object's own word, say).
+  const others = headers.flatMap((h, i) => (i !== codeAt && h !== "" ? [i] : []));
+  const onlyOther = mapping.description === undefined && others.length === 1 ? others[0] : undefined;
+  const named = candidates(headers, businessObject, "description", codeAt).some((tier) => tier.length > 0);
+  const descriptionAt = onlyOther ?? pickColumn(file, headers, businessObject, "description", mapping.description, codeAt);
+  const descriptionNote =
+    onlyOther !== undefined && !named ? `${file}: description column '${headers[onlyOther]}', the only column besides the code '${headers[codeAt]}'` : undefined;
   if (codeAt === descriptionAt) throw new ExportError(`${file}: the code and description columns are the same column '${headers[codeAt]}'; columns seen: ${quoteList(headers)}`);
 
   const values: CodeValue[] = [];
@@ -123,5 +131,5 @@ export function readCodeList(file: string, businessObject: BusinessObject, rows:
     values.push({ code, description });
   }
   if (values.length === 0) throw new ExportError(`${file}: has no codes below its header row (column '${headers[codeAt]}')`);
-  return { businessObject, file, codeColumn: headers[codeAt], descriptionColumn: headers[descriptionAt], values, problems };
+  return { businessObject, file, codeColumn: headers[codeAt], descriptionColumn: headers[descriptionAt], values, problems, ...(descriptionNote ? { descriptionNote } : {}) };
 }

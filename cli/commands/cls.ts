@@ -16,45 +16,65 @@ import { reportLines } from "../../cls/report";
 import { checkDatabase } from "../../cls/databaseCheck";
 import type { StackConfig } from "../../config/schema";
 
-export default defineCommand({
-  summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
-  positionals: { name: "<build|check>", description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check" },
+const json = { type: "boolean", description: "Print the result as one JSON object", example: "--json" } as const;
+
+const buildAction = defineCommand({
+  summary: "Build the CLS load sheet from the HR system's exports (one CSV or XLSX per business object)",
   options: {
     ...stackOptions,
-    ...DATABASE_OPTIONS,
     from: {
       type: "string",
       value: "DIR",
-      description: "build: the folder of the HR system's exports (one CSV or XLSX per business object)",
+      description: "The folder of the HR system's exports (one CSV or XLSX per business object)",
       defaultText: "the stack's hubExport:cls.exports, with --stack/--file",
       example: "--from ./exports",
     },
-    out: { type: "string", value: "FILE", multiple: true, description: "build: the load sheet to write, .csv or .xlsx (give it twice for both)", example: "--out cls.xlsx" },
-    strict: { type: "boolean", description: "build: blank or duplicate codes fail (exit 1) instead of being reported and left out", example: "--strict" },
-    sheet: {
-      type: "string",
-      value: "FILE",
-      description: "check: the load sheet to compare with",
-      defaultText: "the embedded default's sheet (without --database-url), else the one built from the stack's hubExport:cls.exports",
-      example: "--sheet cls.csv",
-    },
-    json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
+    out: { type: "string", value: "FILE", multiple: true, required: true, description: "The load sheet to write, .csv or .xlsx (give it twice for both)", example: "--out cls.xlsx" },
+    strict: { type: "boolean", description: "Blank or duplicate codes fail (exit 1) instead of being reported and left out", example: "--strict" },
+    json,
   },
   details: [
-    "build reads the HR system's exports and writes the CLS load sheet; with --stack/--file, column names come from its hubExport:cls.businessObjects. Blank and duplicate codes are reported one line each.",
-    "check compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found.",
+    "Each export's code column and description column are found by name; with --stack/--file, names come from its hubExport:cls.businessObjects. An export with one column besides the code uses that column as the description, and says so. Blank and duplicate codes are reported one line each.",
   ],
   examples: [
     { command: "hub-export cls build --from ./exports --out cls.csv --out cls.xlsx", does: "both sheets from a folder of exports" },
-    { command: "hub-export cls check --stack qa", does: "unknown codes in the embedded default's data, against its sheet" },
+    { command: "hub-export cls build --stack qa --out cls.csv", does: "the sheet of the qa stack's exports, with its column names" },
   ],
+  exitCodes: { 1: "a problem to fix, or (--strict) blank or duplicate codes" },
+  run: (values, io) => build(values, io),
+});
+
+const checkAction = defineCommand({
+  summary: "Check the codes of the client's employees and held-back messages against the CLS load sheet",
+  options: {
+    ...stackOptions,
+    ...DATABASE_OPTIONS,
+    sheet: {
+      type: "string",
+      value: "FILE",
+      description: "The load sheet to compare with",
+      defaultText: "the embedded default's sheet (without --database-url), else the one built from the stack's hubExport:cls.exports",
+      example: "--sheet cls.csv",
+    },
+    json,
+  },
+  details: ["Compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found."],
+  examples: [
+    { command: "hub-export cls check --stack qa", does: "unknown codes in the embedded default's data, against its sheet" },
+    { command: "hub-export cls check --stack prod --database-url \"$WAREHOUSE_URL\" --sheet cls.csv", does: "a deployed warehouse against a sheet file" },
+  ],
+  exitCodes: { 1: "a problem to fix, or unknown codes found" },
+  run: (values, io) => check(values, io),
+});
+
+export default defineCommand({
+  summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
+  positionals: { name: "<build|check>", description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check" },
+  options: {},
+  actions: { build: buildAction, check: checkAction },
   exitCodes: { 1: "a problem to fix, or (check) unknown codes found, or (build --strict) blank or duplicate codes" },
-  async run(values, io, positionals) {
-    const [action, ...extra] = positionals;
-    if (extra.length) throw new UsageError(`unexpected argument '${extra[0]}'`);
-    if (action === "build") return build(values, io);
-    if (action === "check") return check(values, io);
-    throw new UsageError(action ? `unknown action '${action}': build or check` : "build or check is required");
+  async run(_values, _io, positionals) {
+    throw new UsageError(positionals[0] ? `unknown action '${positionals[0]}': build or check` : "build or check is required");
   },
 });
 
@@ -76,7 +96,7 @@ async function build(values: Values, io: Io): Promise<number> {
     out: outs,
     rows: built.sheet.rows.length,
     fields: rowCounts(built.sheet),
-    exports: built.lists.map((l) => ({ businessObject: l.businessObject, file: path.basename(l.file), codeColumn: l.codeColumn, descriptionColumn: l.descriptionColumn, codes: l.values.length })),
+    exports: built.lists.map((l) => ({ businessObject: l.businessObject, file: path.basename(l.file), codeColumn: l.codeColumn, descriptionColumn: l.descriptionColumn, codes: l.values.length, ...(l.descriptionNote ? { note: l.descriptionNote } : {}) })),
     problems: built.problems,
   };
   if (values.json) {
@@ -85,6 +105,7 @@ async function build(values: Values, io: Io): Promise<number> {
   }
   const lines = [`CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`];
   for (const e of summary.exports) lines.push(`  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`);
+  for (const e of summary.exports) if (e.note) lines.push(`  note: ${e.note}`);
   if (built.problems.length) lines.push(`  ${built.problems.length} row(s) left out: see the warnings above`);
   io.stdout.write(lines.join("\n") + "\n");
   return 0;

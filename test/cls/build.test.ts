@@ -170,6 +170,35 @@ describe("hub-export cls build", () => {
     expect(await readLoadSheetFile(path.join(out, "CLS.xlsx"))).toEqual(await readLoadSheetFile(path.join(out, "CLS.csv")));
   });
 
+  it("uses the only column besides the code as the description whatever its name, and says so in one line", async () => {
+    const dir = exportsFolder({ "Gender.csv": "onecolumn-Gender.csv", "Job Family.xlsx": "onecolumn-Job_Family.xlsx" });
+    const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cls-cli-"));
+    temps.push(outDir);
+    const out = path.join(outDir, "CLS.csv");
+    const result = await runCli(["cls", "build", "--from", dir, "--out", out]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const notes = result.stdout.split("\n").filter((l) => l.startsWith("  note: "));
+    expect(notes).toHaveLength(2);
+    expect(notes).toEqual(expect.arrayContaining([
+      `  note: ${path.join(dir, "Job Family.xlsx")}: description column 'Bereich', the only column besides the code 'Job Family ID'`,
+      `  note: ${path.join(dir, "Gender.csv")}: description column 'Geschlecht', the only column besides the code 'Integration ID'`,
+    ]));
+    const sheet = await readLoadSheetFile(out);
+    for (const businessObject of ["Job Family", "Gender"] as const) {
+      const row = CLS_TABLE.find((r) => "businessObject" in r.source && r.source.businessObject === businessObject)!;
+      const rows = sheet.rows.filter((r) => r.CLS_ENTITY_NAME === row.entity && r.CLS_CODE_FIELD_NAME === row.field);
+      expect(rows.map((r) => ({ code: r.CLS_CODE, description: r.CLS_DESCRIPTION })), businessObject).toEqual(SAMPLE_BUSINESS_OBJECTS[businessObject]);
+    }
+
+    const json = JSON.parse((await runCli(["cls", "build", "--from", dir, "--out", out, "--json"])).stdout);
+    expect(json.exports.find((e: { businessObject: string }) => e.businessObject === "Gender")).toMatchObject({ descriptionColumn: "Geschlecht", note: expect.stringContaining("the only column besides the code") });
+    // A named description column gets no note; two unknown columns stay a question for the mapping.
+    expect(json.exports.find((e: { businessObject: string }) => e.businessObject === "Country").note).toBeUndefined();
+    const rows = [{ line: 1, cells: ["Job Family ID", "Bereich", "Aktiv"] }, { line: 2, cells: ["Sales", "Vertrieb", "ja"] }];
+    expect(() => readCodeList("f.xlsx", "Job Family", rows)).toThrow("f.xlsx: no description column found; columns seen: 'Job Family ID', 'Bereich', 'Aktiv'");
+  });
+
   it("warns about duplicates (and fails with --strict, writing nothing); refuses an ambiguous file with one line, no stack trace", async () => {
     const dir = exportsFolder({ "Gender.csv": "duplicates-Gender.csv" });
     const out = path.join(dir, "out.csv");
