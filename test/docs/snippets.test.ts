@@ -97,6 +97,8 @@ describe("snippets paste", () => {
       if (notRunReason(block) || SHELL.has(block.lang) || block.lang === "yaml") continue;
       if (block.lang === "mermaid") {
         if (!DIAGRAMS.test(block.lines[0] ?? "")) problems.push(`${where(block)}: a picture starts with 'flowchart <direction>'`);
+        // Mermaid reads HTML entities as text: its own codes are #lt; and #gt;, and <br/> its only tag here.
+        for (const line of block.lines.filter((l) => /&[a-z]+;|<(?!br\/>)/.test(l.replace(/-->|<-->/g, "")))) problems.push(`${where(block)}: '${line.trim()}': write #lt; and #gt; (mermaid's codes), and no tag but <br/>`);
       } else if (block.lang === "json") {
         try {
           JSON.parse(block.lines.join("\n"));
