@@ -47,6 +47,8 @@ export interface CodeCheckSummary {
   sheetRows: number;
   mode: ClsMode;
   checkedMessages: number;
+  /** Of those, checked by the extract statement from the columns (the others, read back from _ARCHIVE, from their bodies). */
+  checkedAtSource: number;
   /** Messages held back by this run (strict). */
   heldBack: number;
   /** Held-back messages of earlier runs released because the sheet now has their codes. */
@@ -59,6 +61,7 @@ const MAX_REASON = 1000;
 export class CodeCheck {
   private readonly unknown = new UnknownCodes();
   private checked = 0;
+  private atSource = 0;
   private held = 0;
   private releasedCount = 0;
   /** Whether any message is held back: until one is, a batch without unknown codes needs no second look. */
@@ -101,6 +104,7 @@ export class CodeCheck {
       found.by_message.push(...rows[0].by_message);
     }
     this.checked += messages.length;
+    this.atSource += messages.length - fromBodies.length;
     const { by_code: byCode, by_message: byMessage } = found;
     if (byCode.length) {
       this.unknown.add(byCode);
@@ -123,7 +127,7 @@ export class CodeCheck {
   }
 
   summary(): CodeCheckSummary {
-    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
+    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, checkedAtSource: this.atSource, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
   }
 
   /** One warning per field with unknown codes, or one info line when there were none. */
