@@ -1,5 +1,5 @@
 /**
- * Which employees a run must map (task/README.md, "Incremental runs"): the rows changed after the earliest watermark
+ * Which employees a run must map (task/README.md, "Publish schema indexes"): the rows changed after the earliest watermark
  * of the run's tenants are found through the changed_at indexes of the employee and sub-entity tables, and when they
  * are few, only their employees are mapped (incremental mode), in chunks of chunkSize of them. When they are many
  * (the first run, a reload) every employee is mapped chunk after chunk (full mode): a scan is cheaper then.
@@ -33,9 +33,12 @@ export interface ChangeLookup {
   employees?: string[];
 }
 
-/** `CREATE INDEX` for each table without a changed_at index: what the warning tells the warehouse team to run. */
-export function changeIndexDdl(schema: string, tables: readonly string[]): string[] {
-  return tables.map((t) => `CREATE INDEX ${t}_changed_idx ON ${schema}.${t} (changed_at);`);
+/**
+ * The changed_at indexes' DDL: what the warning tells the warehouse team to run for the tables without one. The same
+ * statements as task/model/publish_schema.sql and task/README.md, "Publish schema indexes" (a test compares them).
+ */
+export function changeIndexDdl(schema: string, tables: readonly string[] = CHANGE_TABLES): string[] {
+  return tables.map((t) => `CREATE INDEX IF NOT EXISTS ${t}_changed_idx ON ${schema}.${t} (changed_at);`);
 }
 
 /** The publish tables (of CHANGE_TABLES) without a valid, non-partial index whose first column is changed_at. */
@@ -85,7 +88,7 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
   if (missingIndexes.length) {
     ctx.log.warn(
       { event: "extract.changeIndexes", missing: missingIndexes, seconds: lookup.seconds, create: changeIndexDdl(tables.publishSchema, missingIndexes) },
-      `the publish schema has no index on changed_at for ${missingIndexes.join(", ")}: finding the changed employees scans ${missingIndexes.length === 1 ? "it" : "them"} (${lookup.seconds} s this run); create the indexes (task/README.md, "Incremental runs")`,
+      `the publish schema has no index on changed_at for ${missingIndexes.join(", ")}: finding the changed employees scans ${missingIndexes.length === 1 ? "it" : "them"} (${lookup.seconds} s this run); create the indexes (task/README.md, "Publish schema indexes")`,
     );
   }
   ctx.log.info({ event: "extract.changes", mode: lookup.mode, since, changedRows: lookup.changedRows, limit, seconds: lookup.seconds }, incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped");

@@ -16,6 +16,8 @@ import { loadSheetCsv } from "../../cls/csv";
 import { checkStatements } from "../../task/cls/codeCheck";
 import { UnknownCodes } from "../../cls/report";
 import type { RunTables } from "../../task/warehouse/tables";
+import { CHANGE_TABLES, changeIndexDdl } from "../../task/phases/changes";
+import { PROJECT_ROOT } from "../support/cli";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 
@@ -90,9 +92,11 @@ describe("incremental runs", () => {
       expect(await extracted(f, run)).toEqual(await inScope(f, touched));
       const warnings = run.events.filter((e) => e.event === "extract.changeIndexes");
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatchObject({ level: "warn", missing: ["employee", "employee_address"], create: [`CREATE INDEX employee_changed_idx ON ${s}.employee (changed_at);`, `CREATE INDEX employee_address_changed_idx ON ${s}.employee_address (changed_at);`] });
+      expect(warnings[0]).toMatchObject({ level: "warn", missing: ["employee", "employee_address"], create: [`CREATE INDEX IF NOT EXISTS employee_changed_idx ON ${s}.employee (changed_at);`, `CREATE INDEX IF NOT EXISTS employee_address_changed_idx ON ${s}.employee_address (changed_at);`] });
       expect(changesOf(run)).toMatchObject({ mode: "incremental", missingIndexes: ["employee", "employee_address"] });
       expect((await lastHistory(f)).detail.changes).toMatchObject({ missingIndexes: ["employee", "employee_address"], seconds: expect.any(Number) });
+      // The run's last line says what the scan cost too.
+      expect(run.events.find((e) => e.event === "run.done")?.changes).toMatchObject({ missingIndexes: ["employee", "employee_address"], seconds: warnings[0].seconds });
     } finally {
       await f.pool.query(`CREATE INDEX employee_changed_idx ON ${s}.employee (changed_at); CREATE INDEX employee_address_changed_idx ON ${s}.employee_address (changed_at)`);
     }
@@ -144,5 +148,17 @@ describe("the unknown-code check at the source", () => {
     expect(rows[0].by_message.length).toBeGreaterThan(0);
     for (const m of rows[0].by_message) expect(reasons.get(m.message_id)).toBe(`unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`);
     expect(summary.heldBack).toBe(held.length);
+  });
+});
+
+describe("the publish schema's changed_at indexes", () => {
+  it("task/README.md documents exactly the DDL the local model creates and the run-start warning asks for", () => {
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "task", "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("\n## Publish schema indexes\n"));
+    const documented = /```sql\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf("\n## ", 1)))![1].trim().split("\n");
+    const model = fs.readFileSync(path.join(PROJECT_ROOT, "task", "model", "publish_schema.sql"), "utf8").split("\n").filter((l) => /\(changed_at\);$/.test(l));
+    expect(documented).toEqual(changeIndexDdl("<PUBLISH_SCHEMA>"));
+    expect(model).toEqual(documented);
+    expect(documented.map((l) => / ON <PUBLISH_SCHEMA>\.(\w+) /.exec(l)![1])).toEqual(CHANGE_TABLES);
   });
 });
