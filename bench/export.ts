@@ -195,12 +195,15 @@ export async function main(argv: string[]): Promise<void> {
       const incDone = inc.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
       if (!incDone || inc.code !== 0) throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
       const changes = inc.events.find((e) => e.event === "extract.done")?.changes as { mode: string; changedRows: number; chunks: number; seconds: number } | undefined;
-      const phases = incDone.phases as Record<string, number>;
-      say(`Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)`);
-      say(`  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}): ${((100 * incSeconds) / totalSeconds).toFixed(2)} % of the full run's ${totalSeconds} s`);
-      say(`    task time (run.done) ${String(incDone.seconds)} s; extract ${phases.extract ?? 0} s`);
+      const incCls = inc.events.find((e) => e.event === "cls.done");
+      const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)} %`;
+      say(`Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`);
+      say(`  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}); the full run's ${totalSeconds} s: ${share(incSeconds, totalSeconds)}`);
+      say(`  task time (run.done) ${String(incDone.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(incDone.seconds), Number(done.seconds))}`);
+      for (const [phase, s] of Object.entries(incDone.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
       if (changes) say(`  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`);
       say(`  messages published  ${String(incDone.published)}`);
+      if (incCls) say(`  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`);
       say(`  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${incServerCpu.seconds.toFixed(1)}`);
     }
   } finally {
