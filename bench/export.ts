@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --employees N [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N] [--cls MODE]`: N
+ * `npm run bench -- --employees N [--changes M] [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N] [--cls MODE]`: N
  * sample employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
  * exported by the bundled task run with node as a child process, as the image runs it (the node flags of
  * task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS, and per link (API and region): requests,
@@ -9,6 +9,8 @@
  * employee to message bodies (the extraction query, nothing written), and total/floor. With --latency and
  * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts). `--cls report|strict` adds the
  * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
+ * `--changes M` then changes M employees (half in the employee row, half only in an address) and runs the task again:
+ * the daily incremental run, its task time and its share of the full run's (with --cls, both runs check).
  *
  * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_SETTINGS='{...}' adds server
  * settings (auto_explain, to see a slow statement's plan); BENCH_PG_STATEMENTS=1 lists the
@@ -23,7 +25,7 @@ import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "../test/support/platform";
-import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
@@ -43,6 +45,7 @@ export const options = {
   "rate-limit": { type: "string", value: "SPEC", description: "The emulator's token-bucket limits per API and region, as `hub-export emulator --rate-limit`", defaultText: "none", example: "--rate-limit queue=2000/s" },
   "no-retry-after": { type: "boolean", description: "The rate limit's 429s come without Retry-After", example: "--no-retry-after" },
   cls: { type: "string", value: "MODE", description: "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost", example: "--cls report" },
+  changes: { type: "string", value: "M", description: "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export", defaultText: "none", example: "--changes 50" },
 } satisfies CommandOptions;
 
 interface BenchOptions {
@@ -52,6 +55,7 @@ interface BenchOptions {
   rateLimit: string;
   retryAfter: boolean;
   cls?: "report" | "strict";
+  changes?: number;
 }
 
 function parse(argv: string[]): BenchOptions {
@@ -74,6 +78,7 @@ function parse(argv: string[]): BenchOptions {
     rateLimit: spec("rate-limit", values["rate-limit"], parseRateLimitSpec),
     retryAfter: !values["no-retry-after"],
     cls,
+    ...(values.changes !== undefined ? { changes: intOption("changes", values.changes) } : {}),
   };
 }
 
@@ -179,6 +184,28 @@ export async function main(argv: string[]): Promise<void> {
     if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
     for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, entitiesPerRegion(hub.ers))) say(line);
     for (const line of top) say(line);
+    if (options.changes !== undefined) {
+      const touchPool = new Pool({ connectionString: url.toString(), max: 1 });
+      const touched = await touchEmployees(touchPool, { schema: platform.publishSchema, count: options.changes, seed: options.seed + 1 });
+      await touchPool.end();
+      const incServerCpu = new UserCpu(fs.statSync(dataDir).uid).start();
+      t = Date.now();
+      const inc = await runAndWatch(outfile, [...platform.args, ...clsArgs], incServerCpu);
+      const incSeconds = secs(Date.now() - t);
+      const incDone = inc.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
+      if (!incDone || inc.code !== 0) throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
+      const changes = inc.events.find((e) => e.event === "extract.done")?.changes as { mode: string; changedRows: number; chunks: number; seconds: number } | undefined;
+      const incCls = inc.events.find((e) => e.event === "cls.done");
+      const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)} %`;
+      say(`Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`);
+      say(`  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}); the full run's ${totalSeconds} s: ${share(incSeconds, totalSeconds)}`);
+      say(`  task time (run.done) ${String(incDone.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(incDone.seconds), Number(done.seconds))}`);
+      for (const [phase, s] of Object.entries(incDone.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
+      if (changes) say(`  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`);
+      say(`  messages published  ${String(incDone.published)}`);
+      if (incCls) say(`  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`);
+      say(`  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${incServerCpu.seconds.toFixed(1)}`);
+    }
   } finally {
     emulator?.kill("SIGTERM");
     await server.stop().catch(() => {});

@@ -63,6 +63,32 @@ export function publishCodesCtes(publishSchema: string): string {
   )`;
 }
 
+/**
+ * The check at the source (the extract statement, task/mapping/extractSql.ts): the same code expressions as the
+ * mapping's, compared with the sheet's `Entity.Field=code` keys (text[] `known`, hashed by PostgreSQL as a constant)
+ * before they become JSON. `user`: a text[] of the unknown keys of employee row e (empty when none); `sub(table)`: the
+ * aggregates over sub-entity rows x, one text[] per code field (null when none), each key once per row, as in the body.
+ */
+export function sourceCodeChecks(known: string, typeDefault: string, genderDefault: string): { user: string; sub(table: string): string[] } {
+  const check = (entity: ClsEntity, field: string, expr: string) => {
+    const key = `(${literal(`${entity}.${field}=`)} || ${expr})`;
+    return { key, unknown: `${expr} IS NOT NULL AND NOT ${key} = ANY(${known}::text[])` };
+  };
+  const user = new Map(userFields(typeDefault, genderDefault));
+  const userChecks = (fieldsByEntity().get("User") ?? []).map((f) => check("User", f, user.get(f)!));
+  return {
+    user: `array_remove(ARRAY[${userChecks.map((c) => `CASE WHEN ${c.unknown} THEN ${c.key} END`).join(", ")}], NULL)`,
+    sub(table) {
+      const s = SUB_ENTITIES.find((x) => x.table === table)!;
+      const fields = new Map(s.fields);
+      return (fieldsByEntity().get(s.name) ?? []).map((f) => {
+        const c = check(s.name, f, fields.get(f)!);
+        return `array_agg(${c.key}) FILTER (WHERE ${c.unknown})`;
+      });
+    },
+  };
+}
+
 /** Per unknown (field, code): occurrences and distinct employees. Needs CTEs codes and known. */
 export const UNKNOWN_CTE = `unknown AS (
     SELECT c.* FROM codes c WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.field = c.field AND k.code = c.code)

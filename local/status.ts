@@ -6,6 +6,7 @@ import type { Client } from "pg";
 import { TABLES, clientTables } from "../core/naming";
 import type { CodeCheckSummary } from "../task/cls/codeCheck";
 import type { BadRowsReport } from "../task/phases/badRows";
+import type { ExtractTotals } from "../task/phases/extract";
 import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 
 /** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
@@ -24,6 +25,8 @@ export interface IntakeJobRow {
   /** Messages the run set aside, and the warehouse rows it found bad (detail.setAside, detail.badRows). */
   setAside: number;
   badRows: BadRowsReport | null;
+  /** How the run found the changed employees and what that cost (detail.changes); null for a run resumed past its extract. */
+  changes: NonNullable<ExtractTotals["changes"]> | null;
   /** Per publish status, from HUB_<CLIENT>_MESSAGES_STATUS. */
   statusCounts: Record<string, number>;
 }
@@ -80,7 +83,7 @@ export function completedRuns(schema: string): string {
                   ${count("extracted")} AS extracted_count, ${count("messages")} AS message_count, ${count("published")} AS published_count,
                   ${count("failed")} AS failed_count, ${count("heldBack")} AS held_back_count, ${count("retried")} AS retried_count,
                   ${count("ersEntities")} AS ers_entity_count, h.detail ->> 'error' AS error, h.detail -> 'unknownCodes' AS unknown_codes,
-                  ${count("setAside")} AS set_aside, h.detail -> 'badRows' AS bad_rows
+                  ${count("setAside")} AS set_aside, h.detail -> 'badRows' AS bad_rows, h.detail -> 'changes' AS changes
              FROM ${s}.${TABLES.intakeJob} j
              LEFT JOIN LATERAL (SELECT plat_client_name, recorded_at, detail FROM ${s}.${TABLES.runHistory} r
                                  WHERE r.transaction_id::text = lower(j.transaction_id::text) AND r.event = 'ExecutionCompleted'
@@ -94,7 +97,7 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
   const s = ident(schema);
   const { rows } = await client.query(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows
+            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows, changes
        FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
     [jobName, limit],
   );
@@ -113,6 +116,7 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
     unknownCodes: r.unknown_codes ?? null,
     setAside: r.set_aside ?? 0,
     badRows: r.bad_rows ?? null,
+    changes: r.changes ?? null,
     statusCounts: {},
   }));
   const ours = jobs.filter((j) => UUID.test(j.transactionId));

@@ -16,6 +16,13 @@ export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "fina
   return `Stopped (task exit code ${run.exitCode} without its final log line; resumable: the next run resumes the transaction)`;
 }
 
+/** How the run found the changed employees, and what a publish schema without the changed_at indexes cost it. */
+export function changeLookup(c: NonNullable<IntakeJobRow["changes"]>): string {
+  const found = `${c.mode} mode: ${c.changedRows.toLocaleString("en-US")} changed rows found in ${c.seconds} s, ${c.chunks.toLocaleString("en-US")} chunk statement(s)`;
+  if (c.missingIndexes.length === 0) return `${found} (through the changed_at indexes)`;
+  return `${found}; no changed_at index on ${c.missingIndexes.join(", ")}: each scanned in full (task/README.md, "Publish schema indexes")`;
+}
+
 export function formatSummary(s: LocalSummary): string {
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
   const n = (v: number) => v.toLocaleString("en-US");
@@ -36,6 +43,7 @@ export function formatSummary(s: LocalSummary): string {
       `  ERS            ${n(j.counts.ersEntities)} entities`,
       `  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`,
     );
+    if (j.changes) lines.push(`  changes        ${changeLookup(j.changes)}`);
     if (j.error) lines.push(`  error          ${j.error}`);
     if (j.unknownCodes) {
       const fields = Object.entries(j.unknownCodes.fields);

@@ -14,7 +14,7 @@ import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent, HubHttp } from "./http/client";
 import { Links } from "./http/links";
 import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type FinalCounts, type IntakeJobStatus, type OpenedRun, type RunState } from "./warehouse/runState";
-import { extract } from "./phases/extract";
+import { extract, type ExtractTotals } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
 import { finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
@@ -135,6 +135,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     let streamed = 0;
     let ersFailed = 0;
     let badRows: BadRowsReport | undefined;
+    let changes: ExtractTotals["changes"];
     // Before publishing: the codes of each batch against the current CLS load sheet (task/cls/codeCheck.ts).
     const check = sheet ? new CodeCheck(ctx, sheet, options.cls!.mode) : undefined;
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
@@ -156,7 +157,8 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         if (run.phase === "EXTRACT") {
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
           badRows = await timed("extract", () => findBadRowsUpFront(ctx));
-          const totals = await timed("extract", () => extract(ctx, submit, (superseded) => publisher.forget(superseded)));
+          const totals = await timed("extract", () => extract(ctx, submit, (superseded) => publisher.forget(superseded), { knownCodes: check?.knownCodes }));
+          changes = totals.changes;
           stop.throwIfStopping();
           await setPhase(lock, config.tables, run, "PUBLISH");
           log.info({ event: "extract.done", ...totals }, "extract done");
@@ -187,7 +189,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
-    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
+    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(changes ? { changes } : {}), ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
@@ -196,7 +198,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(changes ? { changes } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;

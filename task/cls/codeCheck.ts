@@ -47,6 +47,8 @@ export interface CodeCheckSummary {
   sheetRows: number;
   mode: ClsMode;
   checkedMessages: number;
+  /** Of those, checked by the extract statement from the columns (the others, read back from _ARCHIVE, from their bodies). */
+  checkedAtSource: number;
   /** Messages held back by this run (strict). */
   heldBack: number;
   /** Held-back messages of earlier runs released because the sheet now has their codes. */
@@ -59,11 +61,14 @@ const MAX_REASON = 1000;
 export class CodeCheck {
   private readonly unknown = new UnknownCodes();
   private checked = 0;
+  private atSource = 0;
   private held = 0;
   private releasedCount = 0;
   /** Whether any message is held back: until one is, a batch without unknown codes needs no second look. */
   private anyHeld = false;
   private readonly sql: { screen: string; affected: string; hold: string; release: string };
+  /** The sheet as `Entity.Field=code` keys: the extract statement checks its columns against them (task/mapping/extractSql.ts). */
+  readonly knownCodes: string[];
 
   constructor(
     private readonly ctx: RunContext,
@@ -71,6 +76,7 @@ export class CodeCheck {
     readonly mode: ClsMode,
   ) {
     this.sql = checkStatements(ctx.config.tables);
+    this.knownCodes = sheet.fields.map((f, i) => `${f}=${sheet.codes[i]}`);
   }
 
   /** Strict: held-back messages whose codes (and whose employees' other held messages) are all known now go back to publishing. */
@@ -82,14 +88,24 @@ export class CodeCheck {
     if (rows[0].held) this.ctx.log.info({ event: "cls.release", held: rows[0].held, released: rows[0].released, stillHeld: rows[0].held - rows[0].released }, "held-back messages checked against the current CLS load sheet");
   }
 
-  /** The messages that may be published now; in strict mode the others are marked HELD_BACK. */
+  /**
+   * The messages that may be published now; in strict mode the others are marked HELD_BACK. Messages the extract
+   * checked at the source carry their unknown codes; the others (read back from _ARCHIVE) are checked from their bodies.
+   */
   async screen(messages: StoredMessage[]): Promise<StoredMessage[]> {
     if (messages.length === 0) return messages;
     const ids = messages.map((m) => m.messageId);
     const pool = this.ctx.config.pool;
-    const { rows } = await pool.query<{ by_code: UnknownCodeRow[]; by_message: { message_id: string; codes: string }[] }>(this.sql.screen, [ids, this.sheet.fields, this.sheet.codes]);
+    const fromBodies = messages.filter((m) => m.unknownCodes === undefined).map((m) => m.messageId);
+    const found = unknownAtSource(messages);
+    if (fromBodies.length) {
+      const { rows } = await pool.query<UnknownFound>(this.sql.screen, [fromBodies, this.sheet.fields, this.sheet.codes]);
+      found.by_code.push(...rows[0].by_code);
+      found.by_message.push(...rows[0].by_message);
+    }
     this.checked += messages.length;
-    const { by_code: byCode, by_message: byMessage } = rows[0];
+    this.atSource += messages.length - fromBodies.length;
+    const { by_code: byCode, by_message: byMessage } = found;
     if (byCode.length) {
       this.unknown.add(byCode);
       this.ctx.log.warn({ event: "cls.unknown", messages: byMessage.length, codes: byCode.slice(0, 20).map((r) => `${r.field}=${r.code}`) }, `${byMessage.length} message(s) carry codes the CLS load sheet does not have`);
@@ -97,7 +113,8 @@ export class CodeCheck {
     if (this.mode !== "strict" || (byMessage.length === 0 && !this.anyHeld)) return messages;
 
     const reasons = new Map(byMessage.map((m) => [m.message_id, `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`]));
-    const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [ids, this.sheet.fields, this.sheet.codes]);
+    const unknownEmployees = [...new Set(byMessage.flatMap((m) => m.employees))];
+    const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [ids, unknownEmployees]);
     for (const a of affected.rows) {
       if (!reasons.has(a.message_id)) reasons.set(a.message_id, `employee ${a.employees} has a message held back for unknown codes (strict CLS check); released with it`);
     }
@@ -110,7 +127,7 @@ export class CodeCheck {
   }
 
   summary(): CodeCheckSummary {
-    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
+    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, checkedAtSource: this.atSource, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
   }
 
   /** One warning per field with unknown codes, or one info line when there were none. */
@@ -126,7 +143,41 @@ export class CodeCheck {
   }
 }
 
-/** The statements of a run's tables. $1: message ids; $2, $3: the sheet's fields and codes. */
+interface UnknownFound {
+  by_code: UnknownCodeRow[];
+  /** Per message with unknown codes: its `field=code` list (as the reason shows it) and the employees having them. */
+  by_message: { message_id: string; codes: string; employees: string[] }[];
+}
+
+/** Byte order, as PostgreSQL's C collation (the statement's own ORDER BY) sorts the same lists. */
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The unknown codes the extract found at the source, in the shape the body statement returns. */
+function unknownAtSource(messages: StoredMessage[]): UnknownFound {
+  const codes = new Map<string, { occurrences: number; employees: Set<string> }>();
+  const byMessage: UnknownFound["by_message"] = [];
+  for (const m of messages) {
+    if (!m.unknownCodes?.length) continue;
+    const keys = new Set<string>();
+    for (const [employee, unknown] of m.unknownCodes) {
+      for (const key of unknown) {
+        keys.add(key);
+        const c = codes.get(key) ?? { occurrences: 0, employees: new Set<string>() };
+        c.occurrences++;
+        c.employees.add(employee);
+        codes.set(key, c);
+      }
+    }
+    byMessage.push({ message_id: m.messageId, codes: [...keys].sort(byteOrder).join(", "), employees: m.unknownCodes.map(([e]) => e) });
+  }
+  const byCode = [...codes].map(([key, c]) => {
+    const at = key.indexOf("=");
+    return { field: key.slice(0, at), code: key.slice(at + 1), occurrences: c.occurrences, employees: c.employees.size };
+  });
+  return { by_code: byCode, by_message: byMessage };
+}
+
+/** The statements of a run's tables. screen: $1 message ids, $2 and $3 the sheet's fields and codes. */
 export function checkStatements(t: RunTables) {
   // Bodies and employee ids are in _ARCHIVE (written by the extract), every message of every run keyed by message_id.
   const messages = t.archive;
@@ -137,13 +188,12 @@ export function checkStatements(t: RunTables) {
   ${common}
   SELECT (SELECT coalesce(json_agg(r), '[]'::json) FROM (${UNKNOWN_BY_CODE}) r) AS by_code,
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (
-            SELECT message_id, string_agg(DISTINCT field || '=' || code, ', ' ORDER BY field || '=' || code) AS codes FROM unknown GROUP BY message_id
+            SELECT message_id, string_agg(DISTINCT field || '=' || code, ', ' ORDER BY field || '=' || code) AS codes, array_agg(DISTINCT employee_id) AS employees FROM unknown GROUP BY message_id
          ) r) AS by_message`;
-  // The employees affected: those with unknown codes in this batch, and those with a message held back elsewhere.
-  const affected = `WITH batch AS MATERIALIZED (SELECT message_id, body FROM ${messages} WHERE message_id = ANY($1::uuid[])),
-  ${common},
-  affected AS (
-    SELECT employee_id FROM unknown
+  // The employees affected: those with unknown codes in this batch ($2, found by screen), and those with a message
+  // held back elsewhere.
+  const affected = `WITH affected AS (
+    SELECT unnest($2::text[]) AS employee_id
     UNION
     SELECT e FROM ${t.status} s JOIN ${messages} h ON h.message_id = s.message_id CROSS JOIN LATERAL unnest(h.employee_ids) AS e
      WHERE s.status = '${MESSAGE_STATUS.heldBack}' AND NOT (h.message_id = ANY($1::uuid[]))

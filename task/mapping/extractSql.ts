@@ -12,6 +12,7 @@
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
+import { sourceCodeChecks } from "../../cls/checkSql";
 
 export interface ExtractTables {
   publishSchema: string;
@@ -49,12 +50,42 @@ export interface ExtractChunkParams {
    */
   carry?: string[];
   final?: boolean;
+  /** Incremental mode: the chunk's employees (changed or held back); the statement maps no other (extractChunkSql `only`). */
+  only?: string[];
+  /** The unknown-code check at the source: the CLS load sheet's `Entity.Field=code` keys (extractChunkSql `codeCheck`). */
+  knownCodes?: string[];
 }
 
-/** The statement's values, in order; `carry` and `final` only for records_per_hub_message > 1. */
+/**
+ * The statement's values, in order; `carry` and `final` only for records_per_hub_message > 1, then `only` and
+ * `knownCodes` when the statement was made for them (extractParams gives their numbers).
+ */
 export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unknown[] {
-  const values = [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt, p.held ?? []];
-  return perMessage > 1 ? [...values, p.carry ?? [], p.final ?? false] : values;
+  const values: unknown[] = [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt, p.held ?? []];
+  if (perMessage > 1) values.push(p.carry ?? [], p.final ?? false);
+  if (p.only) values.push(p.only);
+  if (p.knownCodes) values.push(p.knownCodes);
+  return values;
+}
+
+/** The numbers of the optional parameters: `only` and `knownCodes` follow the 15 (17 with carry) others. */
+function extractParams(perMessage: number, options: ExtractOptions): { only?: string; known?: string } {
+  let n = perMessage > 1 ? 17 : 15;
+  return { only: options.only ? `$${++n}` : undefined, known: options.codeCheck ? `$${++n}` : undefined };
+}
+
+export interface ExtractOptions {
+  /** false: the benchmark's floor (nothing written, one row of totals). */
+  insert?: boolean;
+  /** The publish schema has no unique index on employee_id: duplicates are counted. */
+  checkDuplicates?: boolean;
+  /** Incremental mode: only the employees of a text[] parameter are mapped (their rows found by the id indexes). */
+  only?: boolean;
+  /**
+   * The unknown-code check at the source: each message row gets `unknown_codes`, [employee id, [Entity.Field=code, ...]]
+   * per employee with codes a text[] parameter of known keys lacks (null when none), computed from the columns.
+   */
+  codeCheck?: boolean;
 }
 
 /**
@@ -69,17 +100,19 @@ export interface ExtractedMessage {
   record_count: number;
   body: string;
   carry?: string[] | null;
+  /** The unknown-code check at the source: [employee id, its unknown `Entity.Field=code` keys] per employee, null when none. */
+  unknown_codes?: [string, string[]][] | null;
 }
 
 /**
  * [tenant id, country code] pairs in the chunk's id range ($3, $4] for tenants ($1) of platform regions ($2). A row
  * without a country has no watermark (its employee is looked at by every run until it has one).
  */
-export function chunkPairsSql(t: ExtractTables): string {
+export function chunkPairsSql(t: ExtractTables, only = false): string {
   return `SELECT DISTINCT t.hub_tenant_id, e.country_code
       FROM ${t.publishSchema}.${PUBLISH_TABLES.employee} e
       JOIN unnest($1::text[], $2::text[]) AS t(hub_tenant_id, plat_region) ON t.plat_region = e.plat_region
-     WHERE e.employee_id > $3 AND e.employee_id <= $4 AND e.country_code IS NOT NULL`;
+     WHERE e.employee_id > $3 AND e.employee_id <= $4 AND e.country_code IS NOT NULL${only ? " AND e.employee_id = ANY($5::text[])" : ""}`;
 }
 
 /**
@@ -118,10 +151,12 @@ export function chunkEndSql(t: ExtractTables): string {
  * 0.5 % of the rows, and a chunk estimated at one row gets nested loops that run each sub-entity aggregate once per
  * employee (seen: 35 s for a chunk instead of 0.3 s). So the scope's filters are ones estimated to keep most rows.
  */
-export function extractChunkSql(t: ExtractTables, perMessage: number, options: { insert?: boolean; checkDuplicates?: boolean } = {}): string {
+export function extractChunkSql(t: ExtractTables, perMessage: number, options: ExtractOptions = {}): string {
   const pub = (table: string) => `${t.publishSchema}.${table}`;
   const carry = perMessage > 1;
-  const range = (x: string) => `((${x}.employee_id > $8 AND ${x}.employee_id <= $9)${carry ? ` OR ${x}.employee_id = ANY($16::text[])` : ""})`;
+  const param = extractParams(perMessage, options);
+  const only = (x: string) => (param.only ? ` AND ${x}.employee_id = ANY(${param.only}::text[])` : "");
+  const range = (x: string) => `((${x}.employee_id > $8 AND ${x}.employee_id <= $9${only(x)})${carry ? ` OR ${x}.employee_id = ANY($16::text[])` : ""})`;
   const inChunk = range("x");
   // Whether some employee of the chunk did not change itself: only then are sub-entity changes looked up.
   const needSubChanges = "(SELECT look FROM mode)";
@@ -130,9 +165,12 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
     (s) => `SELECT x.employee_id FROM ${pub(s.table)} x WHERE ${needSubChanges} AND ${inChunk} AND x.changed_at > (SELECT since FROM mode)`,
   ).join("\n      UNION ");
 
+  // The unknown-code check at the source: the code columns against the sheet's keys, before they become JSON.
+  const codes = param.known ? sourceCodeChecks(param.known, "$12", "$13") : undefined;
+  const subCodes = SUB_ENTITIES.map((s) => codes?.sub(s.table) ?? []);
   const aggregates = SUB_ENTITIES.map(
     (s, i) => `s${i} AS (
-    SELECT x.employee_id, json_agg(r ORDER BY x.${s.key}) AS items, max(x.changed_at) AS changed_at
+    SELECT x.employee_id, json_agg(r ORDER BY x.${s.key}) AS items, max(x.changed_at) AS changed_at${subCodes[i].map((a, j) => `, ${a} AS uc${j}`).join("")}
       FROM ${pub(s.table)} x CROSS JOIN LATERAL (SELECT ${selectFields(s.fields)}) r
      WHERE ${inChunk} AND x.employee_id IN (SELECT employee_id FROM cand)
      GROUP BY x.employee_id
@@ -142,6 +180,7 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   const user = selectFields([...userFields("$12", "$13"), ...SUB_ENTITIES.map((s, i) => [s.name, `coalesce(s${i}.items, '[]'::json)`] as const)]);
   const joins = SUB_ENTITIES.map((_, i) => `LEFT JOIN s${i} ON s${i}.employee_id = e.employee_id`).join("\n      ");
   const rollup = `greatest(e.changed_at, ${SUB_ENTITIES.map((_, i) => `s${i}.changed_at`).join(", ")})`;
+  const unknownCodes = codes ? subCodes.flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`)).reduce((all, next) => `array_cat(${all}, ${next})`, codes.user) : undefined;
 
   const header = (count: string) =>
     `json_build_object('transactionId', $1::text, 'tenantId', hub_tenant_id, 'systemCode', $11::text, 'dataDomainCode', '${DATA_DOMAIN_CODE}', 'entityName', '${ENTITY_NAME}', 'recordCount', ${count}, 'createdAt', $14::text)::text`;
@@ -151,7 +190,8 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   const messages =
     perMessage === 1
       ? `msgs AS (
-    SELECT hub_tenant_id, hub_destination, country_code, 1 AS n, ARRAY[employee_id] AS ids, changed_at AS changed_through, entity AS entities,
+    SELECT hub_tenant_id, hub_destination, country_code, 1 AS n, ARRAY[employee_id] AS ids, changed_at AS changed_through, entity AS entities,${codes ? `
+           CASE WHEN cardinality(uc) > 0 THEN json_build_array(json_build_array(employee_id, uc)) END AS unknown_codes,` : ""}
            $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, employee_id) AS seq
       FROM users
   )`
@@ -160,7 +200,8 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   ),
   groups AS (
     SELECT hub_tenant_id, hub_destination, country_code, grp, count(*)::int AS n, array_agg(employee_id ORDER BY employee_id) AS ids,
-           max(changed_at) AS changed_through, string_agg(entity, ',' ORDER BY employee_id) AS entities
+           max(changed_at) AS changed_through, string_agg(entity, ',' ORDER BY employee_id) AS entities${codes ? `,
+           json_agg(json_build_array(employee_id, uc) ORDER BY employee_id) FILTER (WHERE cardinality(uc) > 0) AS unknown_codes` : ""}
       FROM grouped GROUP BY hub_tenant_id, hub_destination, country_code, grp
   ),
   msgs AS (
@@ -200,7 +241,7 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
   ),
   ${aggregates},
   users AS (
-    SELECT e.hub_tenant_id, e.hub_destination, e.country_code, e.employee_id, r.changed_at, row_to_json(u)::text AS entity
+    SELECT e.hub_tenant_id, e.hub_destination, e.country_code, e.employee_id, r.changed_at, row_to_json(u)::text AS entity${unknownCodes ? `, ${unknownCodes} AS uc` : ""}
       FROM cand e
       ${joins}
       CROSS JOIN LATERAL (SELECT ${rollup} AS changed_at) r
@@ -218,7 +259,7 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: {
     INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at)
     SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM ins
   )${t.rowsHeldBack ? `,\n  ${heldBackCtes(t.rowsHeldBack, range("h"))}` : ""}
-  SELECT *${carry ? ", NULL::text[] AS carry" : ""} FROM ins${carry ? "\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ids FROM carried" : ""}
+  SELECT ${codes ? "i.*, m.unknown_codes" : "*"}${carry ? ", NULL::text[] AS carry" : ""} FROM ins${codes ? " i JOIN msgs m ON m.seq = i.seq" : ""}${carry ? `\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ${codes ? "NULL, " : ""}ids FROM carried` : ""}
   ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
 }
 

@@ -21,6 +21,7 @@ import { Progress } from "../log";
 import type { StoredMessage } from "./publish";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
+import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";
 
 /** seq of part p's messages starts at p * PART_SEQ_SPAN. */
 export const PART_SEQ_SPAN = 1_000_000_000_000;
@@ -38,11 +39,15 @@ interface Part {
   nextSeq: string;
   done: boolean;
   carry: string[];
+  /** Incremental mode: the part's employees still to map, sorted by PostgreSQL. */
+  pending?: string[];
 }
 
 export interface ExtractTotals {
   employees: number;
   messages: number;
+  /** How the changed employees were found, and what that cost (the run history's `detail.changes`). */
+  changes?: Omit<ChangeLookup, "employees"> & { chunks: number };
 }
 
 /** What every chunk of the run shares. */
@@ -52,13 +57,19 @@ interface Chunks {
   perMessage: number;
   /** Employees held back by earlier runs, looked at again. */
   held: string[];
+  /** Incremental mode: each chunk maps the employees it is given, nothing else of its id range. */
+  only: boolean;
+  /** The unknown-code check at the source: the sheet's `Entity.Field=code` keys. */
+  knownCodes?: string[];
+  /** Chunk statements run (split halves included): what the mode saves. */
+  statements: number;
 }
 
 /**
  * Extracts every part to its end, handing each committed chunk's messages to `publish`, and the older messages they
  * supersede (supersede.ts) to `superseded`.
  */
-export async function extract(ctx: RunContext, publish: (messages: StoredMessage[]) => Promise<void>, superseded: (messageIds: string[]) => void = () => {}): Promise<ExtractTotals> {
+export async function extract(ctx: RunContext, publish: (messages: StoredMessage[]) => Promise<void>, superseded: (messageIds: string[]) => void = () => {}, options: { knownCodes?: string[] } = {}): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
@@ -66,7 +77,10 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
   const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, archive: tables.archive, watermark: tables.watermark, rowsHeldBack: tables.rowsHeldBack };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const [unique, held, supersedable] = await Promise.all([employeeIdUnique(ctx), heldEmployees(ctx), anySupersedable(ctx)]);
-  const chunks: Chunks = { t, sql: extractChunkSql(t, perMessage, { checkDuplicates: !unique }), perMessage, held };
+  const changes = await lookUpChanges(ctx, held);
+  const only = changes.mode === "incremental";
+  const chunks: Chunks = { t, sql: extractChunkSql(t, perMessage, { checkDuplicates: !unique, only, codeCheck: options.knownCodes !== undefined }), perMessage, held, only, knownCodes: options.knownCodes, statements: 0 };
+  if (changes.employees) await planIncremental(ctx, parts, changes.employees);
   const supersedeStatement = supersedable ? supersedeSql(tables) : undefined;
 
   const hand = async (client: PoolClient, rows: ExtractedMessage[]) => {
@@ -78,7 +92,7 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
       const ids = await supersede(ctx, client, supersedeStatement, rows.map((r) => r.message_id));
       if (ids.length) superseded(ids);
     }
-    await publish(rows.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body })));
+    await publish(rows.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body, ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}) })));
   };
   const session = async (work: (client: PoolClient) => Promise<void>) => {
     const client = await pool.connect();
@@ -108,11 +122,30 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
   ctx.stop.throwIfStopping();
   if (parts.some((p) => p.carry.length > 0)) await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
   progress.tick(totals.employees, { messages: totals.messages }, true);
-  return totals;
+  const { employees: _ids, ...lookup } = changes;
+  return { ...totals, changes: { ...lookup, chunks: chunks.statements } };
+}
+
+/**
+ * Incremental mode: each part takes its share of the changed employees, and the watermarks of the run's tenants
+ * advance as a full run's would (every change after them is mapped), kept with the parts' pairs.
+ */
+async function planIncremental(ctx: RunContext, parts: Part[], employees: string[]): Promise<void> {
+  const { pool, tables } = ctx.config;
+  for (const part of parts) if (!part.done) part.pending = await partEmployees(pool, employees, part.cursor, part.lastId);
+  const pairs = await watermarkPairs(ctx);
+  if (pairs.length === 0) return;
+  await pool.query(
+    `UPDATE ${tables.runPart}
+        SET pairs = (SELECT coalesce(jsonb_agg(DISTINCT x), '[]') FROM (SELECT jsonb_array_elements(pairs) AS x UNION SELECT jsonb_array_elements($3::jsonb)) u)
+      WHERE transaction_id = $1 AND part = $2`,
+    [ctx.run.transactionId, parts[0].part, JSON.stringify(pairs)],
+  );
 }
 
 /** The part's next chunk: up to chunkSize employees after its cursor. */
 async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
+  if (part.pending) return nextIncrementalChunk(ctx, client, chunks, part, part.pending);
   // Ids compare in PostgreSQL (its collation orders them), never in JavaScript.
   const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, ctx.settings.chunkSize, part.lastId]);
   const through = end.rows[0].through;
@@ -124,23 +157,40 @@ async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, pa
   return extractRange(ctx, client, chunks, part, through, through === part.lastId, part.carry);
 }
 
-/** The employees after the part's cursor up to `through`; on a data error, its halves (down to the employee that fails). */
-async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[]): Promise<ExtractedMessage[]> {
+/** Incremental mode: the part's next chunkSize changed employees (sorted by PostgreSQL), or the part is done. */
+async function nextIncrementalChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, pending: string[]): Promise<ExtractedMessage[]> {
+  if (pending.length === 0) {
+    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
+    part.done = true;
+    return [];
+  }
+  const ids = pending.slice(0, ctx.settings.chunkSize);
+  const messages = await extractRange(ctx, client, chunks, part, ids[ids.length - 1], ids.length === pending.length, part.carry, ids);
+  part.pending = pending.slice(ids.length);
+  return messages;
+}
+
+/**
+ * The employees after the part's cursor up to `through` (incremental mode: those of `ids`); on a data error, its
+ * halves (down to the employee that fails).
+ */
+async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[], ids?: string[]): Promise<ExtractedMessage[]> {
   try {
-    return await commitChunk(ctx, client, chunks, part, through, last, carryIn);
+    return await commitChunk(ctx, client, chunks, part, through, last, carryIn, ids);
   } catch (err) {
     if (!isDataError(err)) throw err;
     const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
-    const { rows } = await client.query<{ employee_id: string }>(`SELECT DISTINCT employee_id FROM ${employee} WHERE employee_id > $1 AND employee_id <= $2 ORDER BY 1`, [part.cursor, through]);
+    const rows = ids ?? (await client.query<{ employee_id: string }>(`SELECT DISTINCT employee_id FROM ${employee} WHERE employee_id > $1 AND employee_id <= $2 ORDER BY 1`, [part.cursor, through])).rows.map((r) => r.employee_id);
     if (rows.length === 0) throw err;
     if (rows.length === 1) {
-      await holdMappingError(ctx, client, rows[0].employee_id, err as Error, { part, through, last });
+      await holdMappingError(ctx, client, rows[0], err as Error, { part, through, last });
       return [];
     }
     // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
-    const mid = rows[Math.floor(rows.length / 2) - 1].employee_id;
-    const first = await extractRange(ctx, client, chunks, part, mid, false, []);
-    return [...first, ...(await extractRange(ctx, client, chunks, part, through, last, []))];
+    const half = Math.floor(rows.length / 2);
+    const mid = rows[half - 1];
+    const first = await extractRange(ctx, client, chunks, part, mid, false, [], ids?.slice(0, half));
+    return [...first, ...(await extractRange(ctx, client, chunks, part, through, last, [], ids?.slice(half)))];
   }
 }
 
@@ -149,13 +199,13 @@ async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks,
  * `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part then carries the others
  * and the chunk's own last ones.
  */
-async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[]): Promise<ExtractedMessage[]> {
+async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[], ids?: string[]): Promise<ExtractedMessage[]> {
   const { tables, tenants } = ctx.config;
   const result = await inTransaction(
     client,
     async () => {
-      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(chunks.t), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through]);
-      const { messages, carried } = await runChunk(ctx, client, chunks, { after: part.cursor, through, seqOffset: part.nextSeq, carry: carryIn, final: false });
+      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(chunks.t, chunks.only), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through, ...(chunks.only ? [ids ?? []] : [])]);
+      const { messages, carried } = await runChunk(ctx, client, chunks, { after: part.cursor, through, seqOffset: part.nextSeq, carry: carryIn, final: false, only: ids });
       const taken = new Set(carryIn);
       const carry = [...part.carry.filter((id) => !taken.has(id)), ...carried];
       const employees = messages.reduce((n, r) => n + r.record_count, 0);
@@ -179,9 +229,10 @@ async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, 
 }
 
 /** The chunk statement; with records_per_hub_message > 1 its extra row names the employees it carries. */
-async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: { after: string; through: string; seqOffset: string; carry: string[]; final: boolean }): Promise<{ messages: ExtractedMessage[]; carried: string[] }> {
+async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: { after: string; through: string; seqOffset: string; carry: string[]; final: boolean; only?: string[] }): Promise<{ messages: ExtractedMessage[]; carried: string[] }> {
   const { definition, tenants } = ctx.config;
   const p = definition.parameters;
+  chunks.statements++;
   const { rows } = await client.query<ExtractedMessage>(
     chunks.sql,
     extractChunkValues(
@@ -203,6 +254,8 @@ async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: 
         held: chunks.held,
         carry: c.carry,
         final: c.final,
+        ...(chunks.only ? { only: c.only ?? [] } : {}),
+        knownCodes: chunks.knownCodes,
       },
       chunks.perMessage,
     ),

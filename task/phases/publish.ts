@@ -33,6 +33,11 @@ export interface StoredMessage {
   destination: string;
   recordCount: number;
   body: string;
+  /**
+   * Checked at the source (the extract statement, with --cls): the unknown codes of its employees, [employee id,
+   * `Entity.Field=code` keys] (empty when none). Undefined for a message read back from _ARCHIVE: checked from its body.
+   */
+  unknownCodes?: [string, string[]][];
 }
 
 /** Bytes of batch bodies in flight at most (one batch may exceed it): bounds memory when messages are large. */

@@ -63,6 +63,9 @@ describe("hub-export local", () => {
     expect(second).toMatchObject({ status: "ExecutionCompleted", firstRun: false, seeded: 0, changed: 7 });
     expect(second.transactionId).not.toBe(first.transactionId);
     expect(second.intakeJob.counts).toMatchObject({ extracted: 7, messages: 7, published: 7, failed: 0 });
+    // The local publish schema has the changed_at indexes: the 7 changes are found through them, only they are mapped.
+    expect(first.intakeJob.changes.missingIndexes).toEqual([]);
+    expect(second.intakeJob.changes).toMatchObject({ mode: "incremental", changedRows: 7, missingIndexes: [] });
     // The sample changes rename job profiles (SALES_REP → SALES_REP_X): codes the sheet lacks, reported, sent (report mode).
     const fields = second.intakeJob.unknownCodes.fields;
     for (const [field, report] of Object.entries<any>(fields)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runStatus } from "../../local/summary";
+import { changeLookup, runStatus } from "../../local/summary";
 
 describe("the local summary's run status", () => {
   it.each([
@@ -13,5 +13,19 @@ describe("the local summary's run status", () => {
     const status = runStatus(run, job);
     expect(status).toBe(expected);
     if (run.finalEvent !== "run.done") expect(status).not.toMatch(/ExecutionFailed/);
+  });
+});
+
+describe("the local summary's change lookup", () => {
+  const lookup = { mode: "incremental" as const, since: "2026-11-01T00:00:00.000000", changedRows: 1234, seconds: 0.02, chunks: 2 };
+
+  it("says the changes were found through the changed_at indexes", () => {
+    expect(changeLookup({ ...lookup, missingIndexes: [] })).toBe("incremental mode: 1,234 changed rows found in 0.02 s, 2 chunk statement(s) (through the changed_at indexes)");
+  });
+
+  it("without them, names the tables scanned, the time it took and where the DDL is", () => {
+    expect(changeLookup({ ...lookup, seconds: 3.4, missingIndexes: ["employee", "employee_address"] })).toBe(
+      'incremental mode: 1,234 changed rows found in 3.4 s, 2 chunk statement(s); no changed_at index on employee, employee_address: each scanned in full (task/README.md, "Publish schema indexes")',
+    );
   });
 });
