@@ -17,7 +17,7 @@ import { sheetsFromValues } from "../cls/stack";
 import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
-import { startEmulator, type Emulator } from "../emulator";
+import { startEmulator, type Emulator, type FaultRules } from "../emulator";
 import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
@@ -47,6 +47,8 @@ export interface LocalOptions {
   /** The sample changes give job profiles codes the CLS sheet lacks, to show the unknown-code check. */
   changesWithUnknownCodes?: boolean;
   seed: number;
+  /** Faults the hub emulator injects (emulator/faults.ts); none by default. */
+  hubFaults?: FaultRules;
   keep: boolean;
   json: boolean;
   root?: string;
@@ -117,6 +119,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("hub and queue emulator");
     emulator = await startEmulator({
+      faults: { rules: options.hubFaults ?? {} },
       config: {
         queues: Object.fromEntries(
           Object.entries(queues).map(([region, q]) => [region, { clientId: q.clientAccessId, clientSecret: secrets.queues[region], orgId: `local-org-${region.toLowerCase()}`, envId: "local" }]),
