@@ -70,6 +70,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const user = serverUser(binaries.nativeDir, dataDir);
   const port = options.port ?? (await freePort());
   const logs: string[] = [];
+  // At every start, not only before initdb: a start killed during initdb leaves its folder, and the orphaned initdb
+  // may still finish the data folder, so the next start finds PG_VERSION and runs no initdb.
+  removeStaleSecretFolders(path.dirname(dataDir));
 
   let password: string;
   if (fs.existsSync(path.join(dataDir, "PG_VERSION"))) {
@@ -118,7 +121,6 @@ async function initialise(initdb: string, dataDir: string, password: string, use
   // A folder without PG_VERSION is what a failed initdb left: initdb needs it empty.
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  removeStaleSecretFolders(path.dirname(dataDir));
   const secretDir = fs.mkdtempSync(path.join(path.dirname(dataDir), ".pg-init-"));
   try {
     const pwfile = path.join(secretDir, "password");

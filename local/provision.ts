@@ -16,6 +16,7 @@ import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "./stores";
 import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
 import type { LocalPaths } from "./paths";
+import { deploymentOf, previousDeployment, removeGone, writeDeployment, type Removed } from "./deployment";
 
 export interface ProvisionResult {
   databaseUrl: string;
@@ -23,6 +24,8 @@ export interface ProvisionResult {
   connectionFiles: string[];
   rows: number;
   routingRules: { tenantId: string; rules: number }[];
+  /** What the previous start provisioned and the stack config no longer has, deleted. */
+  removed: Removed;
 }
 
 /** The admin URL of the stack's database on the embedded server. */
@@ -77,7 +80,12 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     await postRoutingRules({ cfgApiUrl: r.cfgApiUrl, tenantId: r.tenant.hubTenantId, credentialsString: r.credentialsString.reveal(), rules: r.rules });
     routingRules.push({ tenantId: r.tenant.hubTenantId, rules: r.rules.length });
   }
-  return { databaseUrl: dbUrl, bucketFiles, connectionFiles, rows: rows.length, routingRules };
+
+  // As `pulumi up` does after creating and updating: delete what the stack config no longer has.
+  const current = deploymentOf(plan);
+  const removed = await removeGone(await previousDeployment(paths, plan, dbUrl), current, paths, dbUrl);
+  writeDeployment(paths, current);
+  return { databaseUrl: dbUrl, bucketFiles, connectionFiles, rows: rows.length, routingRules, removed };
 }
 
 /** The grants of components/warehouse: read the publish schema and the config tables, write the run tables. */

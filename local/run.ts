@@ -17,7 +17,7 @@ import { sheetsFromValues } from "../cls/stack";
 import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
-import { startEmulator, type Emulator } from "../emulator";
+import { startEmulator, type Emulator, type FaultRules } from "../emulator";
 import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
@@ -26,7 +26,8 @@ import { provisionLocal, grantTaskRole } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
-import { latestIntakeJobs, type IntakeJobRow } from "./status";
+import { latestIntakeJobs, recordRefusal, runOutcome, type IntakeJobRow, type RunCounts, type RunOutcome } from "./status";
+import type { Removed } from "./deployment";
 import { runStatus } from "./summary";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
@@ -43,7 +44,11 @@ export interface LocalOptions {
   employees: number;
   /** Employees changed before a later start's incremental export. */
   changes: number;
+  /** The sample changes give job profiles codes the CLS sheet lacks, to show the unknown-code check. */
+  changesWithUnknownCodes?: boolean;
   seed: number;
+  /** Faults the hub emulator injects (emulator/faults.ts); none by default. */
+  hubFaults?: FaultRules;
   keep: boolean;
   json: boolean;
   root?: string;
@@ -59,17 +64,28 @@ export interface LocalSummary {
   jobName: string;
   transactionId: string | null;
   status: string;
+  /** Why the run did not complete: the refusal's problems, the stop's reason, the failure's error (null: it completed). */
+  reason: string | null;
+  /** This run's own counts, from its run-history row (null: it recorded none, e.g. refused before it opened). */
+  counts: RunCounts | null;
   exitCode: number;
   firstRun: boolean;
   seeded: number;
+  /** Platform regions that got sample employees at this start (the first start: every one). */
+  seededRegions: string[];
   changed: number;
   intakeJob: IntakeJobRow | null;
   regions: Record<string, { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }>;
   ers: Record<string, { requests: number; entities: number }>;
   routingRules: Record<string, number>;
+  /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
+  removed: Removed;
   files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
-  /** `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`. */
-  database: { url: string; stagingSchema: string; psqlUrl: string; passwordFile: string; psql: string };
+  /**
+   * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
+   * The server runs only with --keep: without it, the psql fields are null (their port is closed once the summary shows).
+   */
+  database: { url: string; stagingSchema: string; psqlUrl: string | null; passwordFile: string; psql: string | null };
   /** The run's CloudWatch metrics, as its log carried them (embedded metric format). */
   metrics: EmfRecord[];
   hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
@@ -89,9 +105,10 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
   const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
 
-  fs.mkdirSync(paths.logs, { recursive: true });
-  // When the server runs as the postgres user, that user must be able to enter the state folder.
-  fs.chmodSync(paths.root, 0o755);
+  // A new state folder is private (it holds secrets); an existing one keeps the mode its owner gave it. Where the
+  // postgres user cannot enter it, the server runs in a user namespace (local/postgres/serverUser.ts).
+  if (!fs.existsSync(paths.root)) fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+  fs.mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
@@ -102,6 +119,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("hub and queue emulator");
     emulator = await startEmulator({
+      faults: { rules: options.hubFaults ?? {} },
       config: {
         queues: Object.fromEntries(
           Object.entries(queues).map(([region, q]) => [region, { clientId: q.clientAccessId, clientSecret: secrets.queues[region], orgId: `local-org-${region.toLowerCase()}`, envId: "local" }]),
@@ -126,7 +144,11 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const clsSheet = path.join(paths.bucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     const clsMode = config.cls?.strict ? "strict" : "report";
 
-    const { seeded, changed } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
+    if (provisioned.removed.rows.length || provisioned.removed.connections.length) {
+      const r = provisioned.removed;
+      progress.step(`removed what the stack config no longer has: ${[r.rows.length && `${r.rows.length} config row(s)`, r.hubTenantIds.length && `hub tenant(s) ${r.hubTenantIds.join(", ")} (${r.messages} unsent message(s) discarded)`, r.connections.length && `connection(s) ${r.connections.join(", ")}`].filter(Boolean).join("; ")}`);
+    }
+    const { seeded, changed, seededRegions } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
     // Tables the seed created after the grants: grant again (idempotent).
     await grantTaskRole(provisioned.databaseUrl, plan, quoteIdent(config.database.task.username, "role"));
 
@@ -142,7 +164,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress, env });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, run, firstRun, seeded, changed, definition, scripts, clsSheet, taskLog, started });
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, keep: options.keep, run, firstRun, seeded, changed, seededRegions, removed: provisioned.removed, definition, scripts, clsSheet, taskLog, started });
     if (options.keep) {
       options.onSummary?.(summary);
       options.stderr.write(
@@ -157,8 +179,11 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   }
 }
 
-/** First start: seed the sample employees. Later starts: change some, so the export is incremental. */
-async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, options: LocalOptions, progress: ProgressDisplay): Promise<{ seeded: number; changed: number }> {
+/**
+ * First start: seed the sample employees. Later starts: seed platform regions that have none yet (added to the stack
+ * config since), and change some employees, so the export is incremental.
+ */
+async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, options: LocalOptions, progress: ProgressDisplay): Promise<{ seeded: number; changed: number; seededRegions: string[] }> {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -169,11 +194,22 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
     if (count === 0) {
       progress.step(`seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`);
       const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions });
-      return { seeded: result.employees, changed: 0 };
+      return { seeded: result.employees, changed: 0, seededRegions: platRegions };
+    }
+    const { rows: present } = await client.query<{ plat_region: string }>(`SELECT DISTINCT plat_region FROM ${employees}`);
+    const newRegions = platRegions.filter((r) => !present.some((p) => p.plat_region === r));
+    let seeded = 0;
+    if (newRegions.length) {
+      // Its even share of --employees over the platform regions; numbered after the last employee.
+      const perRegion = Math.max(1, Math.ceil(options.employees / platRegions.length));
+      const { rows: last } = await client.query<{ n: string | null }>(`SELECT max(substr(employee_id, 2)::bigint) AS n FROM ${employees} WHERE employee_id ~ '^E[0-9]{9}$'`);
+      progress.step(`seeding ${(perRegion * newRegions.length).toLocaleString("en-US")} sample employees for the new platform region(s) ${newRegions.join(", ")}`);
+      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: perRegion * newRegions.length, seed: options.seed, platRegions: newRegions, firstEmployee: Number(last[0].n ?? 0) + 1 });
+      seeded = result.employees;
     }
     progress.step(`changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`);
-    const changed = await touchEmployees(client, { schema: plan.publishSchema, count: options.changes, seed: Date.now() % 2_147_483_647 });
-    return { seeded: 0, changed: changed.length };
+    const changed = await touchEmployees(client, { schema: plan.publishSchema, count: options.changes, seed: Date.now() % 2_147_483_647, unknownCodes: options.changesWithUnknownCodes });
+    return { seeded, changed: changed.length, seededRegions: newRegions };
   } finally {
     await client.end();
   }
@@ -185,10 +221,13 @@ async function summarize(input: {
   emulator: Emulator;
   databaseUrl: string;
   port: number;
+  keep: boolean;
   run: TaskRunResult;
   firstRun: boolean;
   seeded: number;
   changed: number;
+  seededRegions: string[];
+  removed: Removed;
   definition: string;
   scripts: string;
   clsSheet: string;
@@ -200,9 +239,17 @@ async function summarize(input: {
   const client = new Client({ connectionString: input.databaseUrl });
   await client.connect();
   let intakeJob: IntakeJobRow | null = null;
+  let outcome: RunOutcome | null = null;
+  const transaction = input.run.transactionId;
   try {
-    const jobs = await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1);
-    intakeJob = jobs.find((j) => j.transactionId === input.run.transactionId) ?? (input.run.transactionId ? null : jobs[0] ?? null);
+    // Only this run's own rows: a run refused before it opened a transaction has none (never the previous run's).
+    if (transaction) {
+      intakeJob = (await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1)).find((j) => j.transactionId === transaction) ?? null;
+      outcome = await runOutcome(client, plan.stagingSchema, config.jobName, transaction);
+    } else if (input.run.finalEvent === "run.refused" && input.run.reason) {
+      // Refused before it reached the run tables: recorded here, so that 'status' says why as the summary does.
+      await recordRefusal(client, plan.stagingSchema, config.clientName, config.jobName, input.run.reason);
+    }
   } finally {
     await client.end();
   }
@@ -215,19 +262,23 @@ async function summarize(input: {
     regions[region] = { destination: queue.connectionName, queueName: queue.queueName, messages: d?.count ?? 0, duplicates: d?.duplicates ?? 0, rejected: d?.rejected ?? 0 };
   }
   const tables = plan.tables;
-  const transaction = input.run.transactionId ?? intakeJob?.transactionId ?? null;
+  const status = runStatus(input.run, intakeJob);
   return {
     jobName: config.jobName,
     transactionId: transaction,
-    status: runStatus(input.run, intakeJob),
+    status,
+    reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? input.run.reason ?? input.run.error ?? null),
+    counts: intakeJob?.counts ?? outcome?.counts ?? null,
     exitCode: input.run.exitCode,
     firstRun: input.firstRun,
     seeded: input.seeded,
     changed: input.changed,
+    seededRegions: input.seededRegions,
     intakeJob,
     regions,
     ers: Object.fromEntries(Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }])),
     routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
+    removed: input.removed,
     files: {
       root: input.paths.root,
       bucket: input.paths.bucket,
@@ -238,7 +289,7 @@ async function summarize(input: {
       postgres: input.paths.postgres,
       taskLog: input.taskLog,
     },
-    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema, ...psqlAccess(input.paths, config.database.connectionName, input.port) },
+    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema, ...psqlAccess(input.paths, config.database.connectionName, input.port, input.keep) },
     metrics: input.run.metrics,
     hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
     queries: {
@@ -254,10 +305,11 @@ async function summarize(input: {
  * How to reach the local database with psql as the task's login: its URL without the password, the connection record
  * that holds the password, and a command that reads it from there (no password on screen or in shell history).
  */
-export function psqlAccess(paths: LocalPaths, connectionName: string, port: number): { psqlUrl: string; passwordFile: string; psql: string } {
+export function psqlAccess(paths: LocalPaths, connectionName: string, port: number, running = true): { psqlUrl: string | null; passwordFile: string; psql: string | null } {
+  const passwordFile = path.join(paths.connections, connectionFileName(connectionName));
+  if (!running) return { psqlUrl: null, passwordFile, psql: null };
   const url = new URL(localDatabaseUrl(paths.connections, port));
   url.password = "";
-  const passwordFile = path.join(paths.connections, connectionFileName(connectionName));
   const psqlUrl = url.toString();
   return { psqlUrl, passwordFile, psql: `PGPASSWORD="$(node -p 'require(${JSON.stringify(passwordFile)}).password')" psql '${psqlUrl}'` };
 }

@@ -19,7 +19,12 @@ export function localSecrets(file: string, regions: string[], tenantIds: string[
   if (fs.existsSync(file)) secrets = { ...secrets, ...(JSON.parse(fs.readFileSync(file, "utf8")) as Partial<LocalSecrets>) };
   for (const r of regions) secrets.queues[r] ??= generate();
   for (const t of tenantIds) secrets.tenants[t] ??= generate();
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // Written anew and renamed: the file is 0600 whatever mode an existing one had (writeFileSync's mode applies only
+  // to a file it creates).
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, file);
   return secrets;
 }

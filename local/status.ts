@@ -229,3 +229,43 @@ export async function knownJobs(client: Client, schema: string): Promise<string[
   );
   return rows.map((r) => r.job_name);
 }
+
+export type RunCounts = NonNullable<IntakeJobRow["counts"]>;
+
+/** How a transaction ended, by its latest HUB_EXPORT_RUN_HISTORY row: its event, its own counts and its reason. */
+export interface RunOutcome {
+  event: string;
+  counts: RunCounts | null;
+  /** detail.error (ExecutionFailed) or detail.reason (Stopped, Refused). */
+  reason: string | null;
+}
+
+export async function runOutcome(client: Client, schema: string, jobName: string, transactionId: string): Promise<RunOutcome | null> {
+  const { rows } = await client.query<{ event: string; detail: Record<string, unknown> | null }>(
+    `SELECT event, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1 AND transaction_id = $2::uuid
+      AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
+    [jobName, transactionId],
+  );
+  if (!rows[0]) return null;
+  const d = rows[0].detail ?? {};
+  const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
+  const counts = typeof d.extracted === "number" ? { extracted: n("extracted"), messages: n("messages"), published: n("published"), failed: n("failed"), heldBack: n("heldBack"), ersEntities: n("ersEntities") } : null;
+  const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
+  return { event: rows[0].event, counts, reason };
+}
+
+/** Who records a refusal the task made before it reached the run tables (it could not record it itself). */
+export const LOCAL_ACTOR = "hub-export local";
+
+/** A Refused row without a transaction, with the refusal's problems as its reason. */
+export async function recordRefusal(client: Client, schema: string, clientName: string, jobName: string, reason: string): Promise<void> {
+  const s = ident(schema);
+  const { rows } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [`${s}.${TABLES.runHistory}`]);
+  if (!rows[0].ok) return;
+  await client.query(`INSERT INTO ${s}.${TABLES.runHistory} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Refused', $3, $4::jsonb)`, [
+    clientName,
+    jobName,
+    LOCAL_ACTOR,
+    JSON.stringify({ reason, refusedBy: "export-task", note: "refused before it reached the run tables" }),
+  ]);
+}

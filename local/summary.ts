@@ -32,22 +32,37 @@ export function formatSummary(s: LocalSummary): string {
     `Job              ${s.jobName}`,
     `Transaction id   ${s.transactionId ?? "-"}`,
     `Status           ${s.status}${s.exitCode !== 0 ? ` (task exit code ${s.exitCode})` : ""}`,
-    `Employees        ${s.firstRun || s.seeded ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`,
   ];
-  if (j?.counts) {
+  // Why, in the run's own words: each line of a refusal's problems.
+  if (s.reason) s.reason.split("\n").forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
+  lines.push(`Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`);
+  if (!s.firstRun && s.seeded) lines.push(`                 ${n(s.seeded)} seeded for the new platform region(s) ${s.seededRegions.join(", ")}`);
+  const removed = [
+    s.removed.hubTenantIds.length ? `hub tenant(s) ${s.removed.hubTenantIds.join(", ")} (${n(s.removed.messages)} unsent message(s) discarded)` : "",
+    s.removed.rows.length ? `${s.removed.rows.length} config row(s)` : "",
+    s.removed.connections.length ? `connection record(s) ${s.removed.connections.join(", ")}` : "",
+  ].filter(Boolean);
+  if (removed.length) lines.push(`Removed          ${removed.join("; ")} (no longer in the stack config)`);
+  const c = s.counts;
+  if (c) {
     lines.push(
       "",
-      "Counts per phase",
-      `  extract        ${n(j.counts.extracted)} employees in ${n(j.counts.messages)} messages`,
-      `  publish        ${n(j.counts.published)} published, ${n(j.counts.failed)} failed, ${n(j.counts.heldBack)} held back`,
-      `  ERS            ${n(j.counts.ersEntities)} entities`,
-      `  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`,
+      "Counts per phase (this run)",
+      `  extract        ${n(c.extracted)} employees in ${n(c.messages)} messages`,
+      `  publish        ${n(c.published)} published, ${n(c.failed)} failed, ${n(c.heldBack)} held back`,
+      `  ERS            ${n(c.ersEntities)} entities`,
     );
-    if (j.changes) lines.push(`  changes        ${changeLookup(j.changes)}`);
-    if (j.error) lines.push(`  error          ${j.error}`);
-    if (j.unknownCodes) {
-      const fields = Object.entries(j.unknownCodes.fields);
-      lines.push(`  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`);
+    if (j) lines.push(`  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`);
+    if (j?.changes) lines.push(`  changes        ${changeLookup(j.changes)}`);
+  }
+  if (j?.unknownCodes) {
+    const fields = Object.entries(j.unknownCodes.fields);
+    lines.push(`  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`);
+    if (fields.length) {
+      lines.push(
+        `                 these codes are not in the CLS load sheet ${rel(j.unknownCodes.sheet)}: the hub cannot translate them.`,
+        `                 ${j.unknownCodes.mode === "strict" ? "Strict mode holds their messages back" : "Report mode sends them all the same"} until the sheet has them (cls/README.md).`,
+      );
     }
   }
   lines.push("", "Per region (what the hub queue holds in total)");
@@ -71,11 +86,10 @@ export function formatSummary(s: LocalSummary): string {
     "",
     "Look closer",
     `  ${s.queries.statusCommand}`,
-    `  connect: ${s.database.psql}`,
-    `  psql: ${s.queries.intakeJob}`,
-    `  psql: ${s.queries.statuses}`,
-    `  (the database runs only while 'npm start -- --keep' runs; 'npm start' again exports what changed)`,
-    "",
   );
+  // The psql lines only while the database runs (--keep): otherwise their port is closed already.
+  if (s.database.psql) lines.push(`  connect: ${s.database.psql}`, `  psql: ${s.queries.intakeJob}`, `  psql: ${s.queries.statuses}`);
+  else lines.push("  (to query the database with psql: 'npm start -- --keep' keeps it running and prints how to connect)");
+  lines.push("  ('npm start' again exports what changed)", "");
   return lines.join("\n");
 }

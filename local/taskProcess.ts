@@ -40,6 +40,8 @@ export interface TaskRunResult {
   metrics: EmfRecord[];
   /** The event of its last log line: run.done, run.stopped or run.refused when it ended by itself. */
   finalEvent: string | null;
+  /** Why it did not complete, as its last event says: the refusal's problems, the stop's reason. */
+  reason: string | null;
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
@@ -49,6 +51,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
   let error: string | null = null;
   const metrics: EmfRecord[] = [];
   let finalEvent: string | null = null;
+  let reason: string | null = null;
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode([options.bundle, ...options.args], (line) => {
     log.write(line + "\n");
@@ -59,7 +62,11 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
     if (typeof event.transactionId === "string") transactionId = event.transactionId;
     if (isEmfRecord(event)) metrics.push(event);
-    else if (typeof event.event === "string") finalEvent = event.event;
+    else if (typeof event.event === "string") {
+      finalEvent = event.event;
+      if (event.event === "run.refused" && Array.isArray(event.problems)) reason = event.problems.map(String).join("\n");
+      if (event.event === "run.stopped" && typeof event.reason === "string") reason = event.reason;
+    }
     if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
     const update = progressOf(event, lastDone);
     if (update) {
@@ -68,7 +75,7 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
     }
   }, options.env);
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, metrics };
+  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, reason, metrics };
 }
 
 type LogEvent = Record<string, unknown>;

@@ -2,6 +2,7 @@ import path from "node:path";
 import { defineCommand, intOption } from "../command";
 import { stackOptions } from "../stackOptions";
 import { UsageError } from "../../core/errors";
+import { FaultSpecError, parseFaultSpec, type FaultRules } from "../../emulator/faults";
 import { formatSummary } from "../../local/summary";
 
 export default defineCommand({
@@ -10,9 +11,17 @@ export default defineCommand({
     ...stackOptions,
     employees: { type: "string", value: "N", description: "Sample employees seeded on the first start (a later start changes some instead)", default: "1000", example: "--employees 100000" },
     changes: { type: "string", value: "N", description: "Employees changed before a later start's incremental export", default: "50", example: "--changes 500" },
+    "changes-with-unknown-codes": { type: "boolean", description: "The sample changes give job profiles codes the CLS load sheet lacks (SALES_REP_X), to see the unknown-code check report them; by default they use the sheet's codes", example: "--changes-with-unknown-codes" },
     seed: { type: "string", value: "N", description: "Seed of the sample data generator: the same seed gives the same employees", default: "1", example: "--seed 42" },
     dir: { type: "string", value: "PATH", description: "Where the local state lives (database, bucket, connections, secrets, logs)", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
     json: { type: "boolean", description: "Print the summary as one JSON object on stdout (progress stays on stderr)", example: "--json" },
+    "hub-faults": {
+      type: "string",
+      value: "SPEC",
+      description: "Faults the hub emulator injects, as 'hub-export emulator --faults' takes them (its --help), to see how a run meets a flaky or failing hub",
+      defaultText: "none",
+      example: "--hub-faults 'queue.publish:400=1'",
+    },
     keep: { type: "boolean", description: "Keep the database and the emulator running after the run, until Ctrl-C", example: "--keep" },
   },
   details: [
@@ -22,6 +31,7 @@ export default defineCommand({
     { command: "npm start", does: "the same as 'hub-export local': first start seeds 1,000 employees and exports them" },
     { command: "npm start -- --keep", does: "leaves PostgreSQL and the emulator running to look around (the summary prints their URLs)" },
     { command: "rm -rf .local && npm start -- --employees 100000", does: "starts over with a larger sample" },
+    { command: "npm start -- --hub-faults 'queue.publish:400=1'", does: "every publish answered 400: the run ends ExecutionFailed and the summary says why; the next start retries" },
   ],
   exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
   async run(values, io) {
@@ -34,7 +44,9 @@ export default defineCommand({
       file: values.file,
       employees: intOption("employees", values.employees),
       changes: intOption("changes", values.changes),
+      changesWithUnknownCodes: values["changes-with-unknown-codes"] ?? false,
       seed: intOption("seed", values.seed),
+      hubFaults: hubFaults(values["hub-faults"]),
       json: values.json ?? false,
       keep: values.keep ?? false,
       root: values.dir ? path.resolve(values.dir) : undefined,
@@ -48,3 +60,14 @@ export default defineCommand({
     return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },
 });
+
+/** A bad --hub-faults is wrong usage (exit 2), named. */
+function hubFaults(spec: string | undefined): FaultRules {
+  if (spec === undefined) return {};
+  try {
+    return parseFaultSpec(spec);
+  } catch (err) {
+    if (err instanceof FaultSpecError) throw new UsageError(`--hub-faults: ${err.message}`);
+    throw err;
+  }
+}

@@ -4,7 +4,7 @@ import { UserError, UsageError } from "../../core/errors";
 import { clientTables, schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
-import { completedRuns, knownJobs, latestIntakeJobs, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type MessageRow } from "../../local/status";
+import { completedRuns, runOutcome, knownJobs, latestIntakeJobs, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type MessageRow } from "../../local/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";
@@ -12,7 +12,7 @@ import { redact, redactDeep } from "../../core/redact";
 export default defineCommand({
   summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
   options: {
-    "job-name": { type: "string", value: "NAME", required: true, description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
+    "job-name": { type: "string", value: "NAME", description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", defaultText: "the stack config's hubExport:jobName", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
     ...DATABASE_OPTIONS,
     transaction: { type: "string", value: "ID", description: "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
@@ -21,16 +21,16 @@ export default defineCommand({
   },
   details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
   examples: [
-    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA", does: "the latest runs of the embedded default's job, with per-status message counts" },
+    { command: "npx hub-export status", does: "the latest runs of the embedded default's job (the qa stack's), with per-status message counts" },
     { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
   ],
   async run(values, io) {
-    const jobName = values["job-name"];
-    if (!jobName) throw new UsageError("--job-name is required");
     const limit = intOption("limit", values.limit);
     if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const config = loadFromOptions(values);
+    // The stack names its job: --job-name is for another pipeline's job in the same staging schema.
+    const jobName = values["job-name"] ?? config.jobName;
     const schema = schemaOnly(config.stagingSchema);
     // Without --database-url: the embedded default's database, started for the query when it is not running.
     const db = await openCommandDatabase(values);
@@ -55,7 +55,12 @@ export default defineCommand({
         return 0;
       }
       const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
-      for (const r of running) out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}`);
+      for (const r of running) {
+        // An unfinished run was stopped (or is working now): its last stop says why.
+        const stopped = history.find((h) => h.transactionId === r.transactionId && h.event === "Stopped");
+        const why = stopped ? (stopped.detail as { reason?: string }).reason : undefined;
+        out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}${why ? `  stopped: ${why} (the next run resumes it)` : ""}`);
+      }
       if (jobs.length === 0) out.push("  no finished run yet");
       else {
         out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
@@ -140,10 +145,18 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
   );
   if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
   const clientName: string = rows[0].plat_client_name;
+  // The run's own outcome: why it did not complete, and its counts (an unfinished run: its last stop's).
+  const outcome = await runOutcome(client, schema, jobName, transactionId);
+  const reason = rows[0].status === "ExecutionCompleted" ? null : (outcome?.reason ?? null);
   // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
   const write = (text: string) => stdout.write(text);
-  if (json) write(`{\n  "jobName": ${JSON.stringify(jobName)},\n  "transactionId": ${JSON.stringify(transactionId)},\n  "status": ${JSON.stringify(rows[0].status)},\n`);
-  else write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}`]));
+  if (json) {
+    const head = { jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null };
+    write(`${JSON.stringify(redactDeep(head), null, 2).replace(/\n}$/, ",\n")}`);
+  } else {
+    const c = outcome?.counts;
+    write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [`  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
+  }
   for (const received of [true, false]) {
     let n = 0;
     if (json) write(`  ${JSON.stringify(received ? "received" : "notPublished")}: [`);

@@ -8,11 +8,13 @@ import { PUBLISH_TABLES, publishSchemaSql, sqlIdentifier } from "./schema";
 import type { BusinessObject, CodeValue } from "../../cls/table";
 import { PARAMETER_DEFAULTS } from "../../config/schema";
 
-/** Countries per platform region, used when the caller gives none. */
+/** Countries per platform region, used when the caller gives none (every one a code of the sample Country sheet). */
 export const DEFAULT_COUNTRIES: Record<string, string[]> = {
   US: ["US", "CA", "MX"],
   EU: ["DE", "FR", "GB", "NL", "ES"],
+  UK: ["GB"],
   APAC: ["JP", "AU", "SG", "IN"],
+  AP: ["JP", "AU", "SG", "IN"],
 };
 
 const values = (pairs: Record<string, string>): CodeValue[] => Object.entries(pairs).map(([code, description]) => ({ code, description }));
@@ -84,8 +86,18 @@ const EMPLOYEE_ID = "('E' || lpad(g::text, 9, '0'))";
 
 /** Employee g's country: its region (stream 4), then a country of that region (stream 5); the same for its sub-entities. */
 function countryExpression(regions: string[], countries: Record<string, string[]>): string {
-  const arms = regions.map((r, i) => `WHEN ${i} THEN ${pick(countries[r] ?? [r], h(5))}`).join(" ");
+  const arms = regions.map((r, i) => `WHEN ${i} THEN ${pick(countriesOf(r, countries), h(5))}`).join(" ");
   return `(CASE ${h(4)} % ${regions.length} ${arms} END)`;
+}
+
+/**
+ * A region's countries: the given ones; else the region's name where it is a sample country code (CA, MX); else every
+ * sample country. A region name such as UK or AP is no country code, and the CLS check would report it unknown.
+ */
+export function countriesOf(region: string, countries: Record<string, string[]> = DEFAULT_COUNTRIES): string[] {
+  if (countries[region]) return countries[region];
+  const known = codes("Country");
+  return known.includes(region) ? [region] : known;
 }
 
 /** A client, or a pool: with a pool, the tables load in two sessions at once (the machines here have two cores). */
@@ -185,23 +197,34 @@ export interface TouchOptions {
   seed?: number;
   /** The new changed_at; default the database's current local time. */
   at?: Date;
+  /**
+   * Give the changed job profiles codes the sample CLS sheet lacks (`SALES_REP_X`), to show the unknown-code check;
+   * by default each gets the next job profile of the sheet.
+   */
+  unknownCodes?: boolean;
 }
 
 /**
  * Changes `count` employees picked by the seed: half in the employee row itself (job profile), half only in a
- * sub-entity (an address), so an incremental run must notice both. Returns the changed employee ids, sorted.
+ * sub-entity (an address), so an incremental run must notice both. Returns the changed employee ids, sorted. Any
+ * employee id is picked alike (hashed as text: a warehouse may hold ids of any shape, '' included).
  */
 export async function touchEmployees(client: ClientBase | Pool, options: TouchOptions): Promise<string[]> {
   const s = sqlIdentifier(options.schema, "publish schema");
   const at = options.at ? "$3::timestamp" : "localtimestamp";
   const params: unknown[] = [options.seed ?? 1, options.count];
   if (options.at) params.push(options.at.toISOString().replace("Z", ""));
+  // The next profile of the sheet (one not in it becomes the first): every changed employee keeps a known code.
+  const profiles = arr(JOB_PROFILES);
+  const jobProfile = options.unknownCodes
+    ? "coalesce(e.job_profile, '') || '_X'"
+    : `(${profiles})[1 + coalesce(array_position(${profiles}, e.job_profile), 0) % ${JOB_PROFILES.length}]`;
   const { rows } = await client.query<{ employee_id: string }>(
     `WITH picked AS (
-       SELECT employee_id, hashint8extended(substr(employee_id, 2)::bigint, $1::bigint) AS h
-         FROM ${s}.${PUBLISH_TABLES.employee} ORDER BY 2 LIMIT $2
+       SELECT employee_id, hashtextextended(employee_id, $1::bigint) AS h
+         FROM ${s}.${PUBLISH_TABLES.employee} ORDER BY 2, 1 LIMIT $2
      ), emp AS (
-       UPDATE ${s}.${PUBLISH_TABLES.employee} e SET job_profile = coalesce(e.job_profile, '') || '_X', changed_at = ${at}
+       UPDATE ${s}.${PUBLISH_TABLES.employee} e SET job_profile = ${jobProfile}, changed_at = ${at}
          FROM picked p WHERE p.employee_id = e.employee_id AND p.h % 2 = 0 RETURNING e.employee_id
      ), addr AS (
        UPDATE ${s}.${PUBLISH_TABLES.address} a SET line2 = 'Suite ' || (abs(p.h) % 100), changed_at = ${at}

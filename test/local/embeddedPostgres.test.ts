@@ -30,7 +30,6 @@ async function query(url: string, sql: string): Promise<Record<string, unknown>>
   }
 }
 
-/** Every file and folder under `dir`, with its mode. */
 /** Every entry under `dir`; one that another test file removes meanwhile (the folder is shared) is left out. */
 function walk(dir: string): { file: string; mode: number; isFile: boolean }[] {
   const out: { file: string; mode: number; isFile: boolean }[] = [];
@@ -54,17 +53,24 @@ function gone<T>(read: () => T): T | undefined {
   }
 }
 
-async function untilNoProcessMentions(text: string): Promise<void> {
-  const mentions = () =>
+/**
+ * Until no live process is left in process group `pgid` (zombies do nothing): a killed start's initdb and the postgres
+ * processes it runs outlive it, and go on writing and removing files in the data folder for a while.
+ */
+async function untilProcessGroupGone(pgid: number): Promise<void> {
+  const alive = () =>
     fs.readdirSync("/proc").some((pid) => {
-      try {
-        return /^\d+$/.test(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
-      } catch {
-        return false;
-      }
+      if (!/^\d+$/.test(pid)) return false;
+      // Fields after the command's closing parenthesis: state, ppid, pgrp.
+      const stat = gone(() => fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+      const [state, , pgrp] = stat?.slice(stat.lastIndexOf(")") + 2).split(" ") ?? [];
+      return Number(pgrp) === pgid && state !== "Z";
     });
-  const deadline = Date.now() + 60_000;
-  while (mentions() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const deadline = Date.now() + 120_000;
+  while (alive()) {
+    if (Date.now() > deadline) throw new Error(`processes of group ${pgid} still run after 120 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 describe("embedded PostgreSQL", () => {
@@ -96,13 +102,17 @@ describe("embedded PostgreSQL", () => {
     const dataDir = path.join(parent, "postgres");
     const password = "kill-me-S3cret-value";
     const script = `require(${JSON.stringify(path.join(PROJECT_ROOT, "local", "embeddedPostgres.ts"))}).startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, persistent: true, password: ${JSON.stringify(password)} })`;
-    const child = spawn(process.execPath, ["-r", "tsx/cjs", "-e", script], { cwd: PROJECT_ROOT, stdio: "ignore" });
+    // A process group of its own: initdb and its postgres processes stay in it after it is killed.
+    const child = spawn(process.execPath, ["-r", "tsx/cjs", "-e", script], { cwd: PROJECT_ROOT, stdio: "ignore", detached: true });
     // Kill it as soon as the password exists on disk (initdb is running).
     const deadline = Date.now() + 60_000;
     while (!fs.readdirSync(parent).some((n) => n.startsWith(".pg-init-")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(fs.readdirSync(parent).some((n) => n.startsWith(".pg-init-"))).toBe(true);
     child.kill("SIGKILL");
     await new Promise((r) => child.once("close", r));
+    // initdb outlives its killed parent for a moment, still writing and removing files: what it leaves is looked at
+    // (and the next start comes) once it and its postgres processes are gone.
+    await untilProcessGroupGone(child.pid!);
 
     for (const root of [parent, os.tmpdir()]) {
       for (const entry of walk(root)) {
@@ -113,8 +123,6 @@ describe("embedded PostgreSQL", () => {
     const secretDir = fs.readdirSync(parent).find((n) => n.startsWith(".pg-init-"))!;
     expect(fs.statSync(path.join(parent, secretDir)).mode & 0o777).toBe(0o700);
 
-    // initdb outlives its killed parent for a moment; the next start comes after it.
-    await untilNoProcessMentions(dataDir);
     const server = await startEmbeddedPostgres({ dataDir, persistent: false, password });
     await server.stop();
     expect(fs.readdirSync(parent)).toEqual([]);

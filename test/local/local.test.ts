@@ -37,9 +37,9 @@ describe("hub-export local", () => {
     expect(fs.readFileSync(path.join(first.files.scripts, "credentials.ini"), "utf8")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
     expect(fs.statSync(path.join(first.files.scripts, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(first.files.connections).sort()).toEqual(["HUB_MQ_EU_QA.json", "HUB_MQ_US_QA.json", "PLAT_S3_QA.json", "PLAT_WAREHOUSE_QA.json"]);
-    // The database URL in the summary carries no password; the psql one says where it is.
+    // The database URL in the summary carries no password; no psql URL to a port closed once it shows (--keep has one).
     expect(first.database.url).toMatch(/:\*\*\*\*@/);
-    expect(first.database.psqlUrl).toMatch(/^postgres:\/\/hub_export_acme_qa@127\.0\.0\.1:\d+\/PLATDB$/);
+    expect(first.database.psqlUrl).toBeNull();
     expect(first.database.passwordFile).toBe(path.join(dir, "connections", "PLAT_WAREHOUSE_QA.json"));
     const password = JSON.parse(fs.readFileSync(first.database.passwordFile, "utf8")).password as string;
     expect(password.length).toBeGreaterThan(8);
@@ -66,12 +66,15 @@ describe("hub-export local", () => {
     // The local publish schema has the changed_at indexes: the 7 changes are found through them, only they are mapped.
     expect(first.intakeJob.changes.missingIndexes).toEqual([]);
     expect(second.intakeJob.changes).toMatchObject({ mode: "incremental", changedRows: 7, missingIndexes: [] });
-    // The sample changes rename job profiles (SALES_REP → SALES_REP_X): codes the sheet lacks, reported, sent (report mode).
-    const fields = second.intakeJob.unknownCodes.fields;
-    for (const [field, report] of Object.entries<any>(fields)) {
-      expect(field).toBe("User.RoleCode");
-      for (const e of report.examples) expect(e.code).toMatch(/_X$/);
-    }
+    // The sample changes move job profiles to the sheet's next one: no unknown code to report.
+    expect(second.intakeJob.unknownCodes.fields).toEqual({});
+  });
+
+  it("--changes-with-unknown-codes gives job profiles codes the sheet lacks: reported, explained, sent (report mode)", async () => {
+    const r = await runCli(["local", "--changes", "6", "--changes-with-unknown-codes", "--dir", dir], { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/CLS check {6}unknown codes in User\.RoleCode \([A-Z_]+_X/);
+    expect(r.stdout).toMatch(/these codes are not in the CLS load sheet .*: the hub cannot translate them/);
   });
 
   it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
@@ -82,14 +85,14 @@ describe("hub-export local", () => {
     const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
     expect(historyAt).toBeGreaterThan(0);
     const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
-    expect(runs).toHaveLength(2);
+    expect(runs).toHaveLength(3);
     const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
-    expect(history).toHaveLength(2);
-    expect(history[1]).toContain(first.transactionId);
-    expect(history[1]).toMatch(/ExecutionCompleted\s+by export-task\s+extracted 120, published 120, failed 0$/);
-    expect(runs[1]).toContain(first.transactionId);
-    expect(runs[1]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
-    expect(runs[0]).toMatch(/PUBLISHED 7$/);
+    expect(history).toHaveLength(3);
+    expect(history[2]).toContain(first.transactionId);
+    expect(history[2]).toMatch(/ExecutionCompleted\s+by export-task\s+extracted 120, published 120, failed 0$/);
+    expect(runs[2]).toContain(first.transactionId);
+    expect(runs[2]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
+    expect(runs[1]).toMatch(/PUBLISHED 7$/);
 
     const one = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
     expect(one.code, one.stderr).toBe(0);
@@ -137,7 +140,7 @@ describe("hub-export local", () => {
       await client.connect();
       const { rows } = await client.query("SELECT count(*)::int AS n FROM staging.hub_intake_job");
       await client.end();
-      expect(rows[0].n).toBe(3);
+      expect(rows[0].n).toBe(4);
       const second = await runCli(["local", "--dir", dir], { timeoutMs: 120_000 });
       expect(second.code).toBe(1);
       expect(second.stderr.trimEnd().split("\n").pop()).toBe(
@@ -146,7 +149,7 @@ describe("hub-export local", () => {
       expect(second.stderr).not.toMatch(/internal error/);
       const status = await runCli(["status", "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
       expect(status.code, status.stderr).toBe(0);
-      expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(3);
+      expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {
       keep.kill("SIGINT");
     }

@@ -1,0 +1,96 @@
+/**
+ * A run that does not complete says why, with its own transaction id and counts, in the summary (text and --json) and
+ * in `status` and `status --transaction`: a refused run, a stopped one and an ExecutionFailed one, each after a
+ * completed run whose id and counts must not show.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { PROJECT_ROOT, runCli } from "../support/cli";
+import { formatSummary } from "../../local/summary";
+
+fs.mkdirSync(path.join(PROJECT_ROOT, ".tmp"), { recursive: true });
+const dir = fs.mkdtempSync(path.join(PROJECT_ROOT, ".tmp", "outcomes-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const local = (env: NodeJS.ProcessEnv, json = true, extra: string[] = []) =>
+  runCli(["local", ...(json ? ["--json"] : []), "--employees", "40", "--changes", "5", "--dir", dir, ...extra], { env, timeoutMs: 240_000 });
+const status = (...args: string[]) => runCli(["status", "--dir", dir, ...args], { timeoutMs: 120_000 });
+
+describe("a run that does not complete says why", () => {
+  let completed: any;
+  beforeAll(async () => {
+    const r = await local({});
+    expect(r.code, r.stderr).toBe(0);
+    completed = JSON.parse(r.stdout);
+  }, 240_000);
+
+  it("refused: the refusal's problem, no transaction id or counts of the previous run; status shows it too", async () => {
+    const r = await local({ HUB_EXPORT_PUBLISH_CONCURRENCY: "many" });
+    expect(r.code).toBe(1);
+    const s = JSON.parse(r.stdout);
+    expect(s.status).toMatch(/^Refused/);
+    expect(s.reason).toMatch(/HUB_EXPORT_PUBLISH_CONCURRENCY/);
+    expect(s).toMatchObject({ transactionId: null, counts: null, intakeJob: null });
+    const text = await local({ HUB_EXPORT_PUBLISH_CONCURRENCY: "many" }, false);
+    expect(text.stdout).toMatch(/\nReason {11}.*HUB_EXPORT_PUBLISH_CONCURRENCY/);
+    expect(text.stdout).not.toContain(completed.transactionId);
+    const shown = await status();
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/Refused\s+by hub-export local\s+: .*HUB_EXPORT_PUBLISH_CONCURRENCY/);
+  });
+
+  it("stopped: the stop's reason and its own transaction id, never the previous run's; status shows it in progress", async () => {
+    // Each publish takes 4 s and the run may take 2: it stops with its transaction open, resumable.
+    const stopping = [{ HUB_EXPORT_RUN_DEADLINE_SECONDS: "2" }, ["--hub-faults", "queue.publish:latency=4000"]] as const;
+    const r = await local(stopping[0], true, [...stopping[1]]);
+    expect(r.code, r.stderr).toBe(1);
+    const s = JSON.parse(r.stdout);
+    expect(s.status).toMatch(/^Stopped \(resumable/);
+    expect(s.reason).toBe("run deadline of 2 s passed");
+    expect(s.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(s.transactionId).not.toBe(completed.transactionId);
+    // Never the completed run's counts: a stopped run's history row has none until the run ends.
+    expect(s).toMatchObject({ intakeJob: null, counts: null });
+    // The text the CLI prints for it (a second stopped start would resume, and may complete, the transaction).
+    const text = formatSummary(s);
+    expect(text).toMatch(new RegExp(`\\nTransaction id {3}${s.transactionId}\\nStatus {11}Stopped .*\\nReason {11}run deadline of 2 s passed\\n`));
+    expect(text).not.toContain(completed.transactionId);
+    const shown = await status();
+    expect(shown.stdout).toMatch(new RegExp(`in progress: ${s.transactionId} .* stopped: run deadline of 2 s passed \\(the next run resumes it\\)`));
+    const one = await status("--transaction", s.transactionId, "--json");
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ transactionId: s.transactionId, reason: "run deadline of 2 s passed" });
+    // The next start resumes that transaction and completes it.
+    const next = await local({});
+    expect(JSON.parse(next.stdout)).toMatchObject({ status: "ExecutionCompleted", reason: null, transactionId: s.transactionId });
+  });
+
+  it("ExecutionFailed: the failure's error and this run's own counts; status and status --transaction say the same", async () => {
+    // Every publish answered 400: each message fails, the run ends ExecutionFailed (exit 3).
+    const faults = ["--hub-faults", "queue.publish:400=1"];
+    const r = await local({}, true, faults);
+    expect(r.code, r.stderr).toBe(3);
+    const s = JSON.parse(r.stdout);
+    expect(s).toMatchObject({ status: "ExecutionFailed", reason: expect.stringMatching(/^\d+ message\(s\) not published/) });
+    expect(s.transactionId).not.toBe(completed.transactionId);
+    expect(s.counts).toMatchObject({ published: 0, failed: s.counts.messages });
+    expect(s.counts.messages).toBeGreaterThan(0);
+    expect(s.counts.extracted).toBeLessThan(completed.counts.extracted);
+
+    const text = await local({}, false, faults);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toMatch(/\nStatus {11}ExecutionFailed \(task exit code 3\)\nReason {11}\d+ message\(s\) not published/);
+    expect(text.stdout).toMatch(/\n {2}publish {8}0 published, \d+ failed/);
+    expect(text.stdout).not.toContain(completed.transactionId);
+
+    const shown = await status();
+    expect(shown.stdout).toMatch(new RegExp(`${s.transactionId}\\s+ExecutionFailed\\s+by export-task\\s+extracted ${s.counts.extracted}, published 0, failed ${s.counts.failed}\\s+: ${s.counts.failed} message\\(s\\) not published`));
+    const one = await status("--transaction", s.transactionId);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(new RegExp(`^Run ${s.transactionId} of \\S+: ExecutionFailed: ${s.counts.failed} message\\(s\\) not published`));
+    expect(one.stdout).toContain(`extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, failed ${s.counts.failed}`);
+    const oneJson = JSON.parse((await status("--transaction", s.transactionId, "--json")).stdout);
+    expect(oneJson).toMatchObject({ transactionId: s.transactionId, status: "ExecutionFailed", reason: s.reason, counts: s.counts });
+  });
+});
