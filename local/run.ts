@@ -68,6 +68,8 @@ export interface LocalSummary {
   reason: string | null;
   /** This run's own counts, from its run-history row (null: it recorded none, e.g. refused before it opened). */
   counts: RunCounts | null;
+  /** The counts are what a stopped run had done so far: failed and held back are not known yet. */
+  countsSoFar: boolean;
   exitCode: number;
   firstRun: boolean;
   seeded: number;
@@ -269,6 +271,7 @@ async function summarize(input: {
     status,
     reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? input.run.reason ?? input.run.error ?? null),
     counts: intakeJob?.counts ?? outcome?.counts ?? null,
+    countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
     exitCode: input.run.exitCode,
     firstRun: input.firstRun,
     seeded: input.seeded,

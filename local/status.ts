@@ -236,6 +236,8 @@ export type RunCounts = NonNullable<IntakeJobRow["counts"]>;
 export interface RunOutcome {
   event: string;
   counts: RunCounts | null;
+  /** The counts are what a stopped run had done so far (detail.countsSoFar): failed and held back are not known yet. */
+  countsSoFar: boolean;
   /** detail.error (ExecutionFailed) or detail.reason (Stopped, Refused). */
   reason: string | null;
 }
@@ -251,7 +253,7 @@ export async function runOutcome(client: Client, schema: string, jobName: string
   const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
   const counts = typeof d.extracted === "number" ? { extracted: n("extracted"), messages: n("messages"), published: n("published"), failed: n("failed"), heldBack: n("heldBack"), ersEntities: n("ersEntities") } : null;
   const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
-  return { event: rows[0].event, counts, reason };
+  return { event: rows[0].event, counts, countsSoFar: d.countsSoFar === true, reason };
 }
 
 /** Who records a refusal the task made before it reached the run tables (it could not record it itself). */

@@ -47,9 +47,9 @@ export function formatSummary(s: LocalSummary): string {
   if (c) {
     lines.push(
       "",
-      "Counts per phase (this run)",
+      `Counts per phase (this run${s.countsSoFar ? ", so far: it stopped before the end" : ""})`,
       `  extract        ${n(c.extracted)} employees in ${n(c.messages)} messages`,
-      `  publish        ${n(c.published)} published, ${n(c.failed)} failed, ${n(c.heldBack)} held back`,
+      s.countsSoFar ? `  publish        ${n(c.published)} published (the next run publishes the rest)` : `  publish        ${n(c.published)} published, ${n(c.failed)} failed, ${n(c.heldBack)} held back`,
       `  ERS            ${n(c.ersEntities)} entities`,
     );
     if (j) lines.push(`  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`);

@@ -17,7 +17,7 @@ import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockCli
 import { extract, type ExtractTotals } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
-import { finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
+import { countsSoFar, finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
 import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";
 import { recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
@@ -207,14 +207,16 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
-    // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace).
+    // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace), and what
+    // the run had done so far (status and the summary show a stopped run's own counts).
+    const soFar = run && outcome === "Stopped" ? await countsSoFar(lock, config.tables, run).catch(() => null) : null;
     await recordRunHistory(lock, config.tables, {
       clientName: params.client_name,
       jobName: params.job_name,
       transactionId: run?.transactionId ?? null,
       event: outcome,
       actor: HISTORY_ACTOR,
-      detail: { phase: run?.phase ?? null, seconds, reason },
+      detail: { phase: run?.phase ?? null, seconds, reason, ...(soFar ? { ...soFar, countsSoFar: true } : {}) },
     }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");

@@ -22,7 +22,7 @@ export default defineCommand({
   details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
   examples: [
     { command: "npx hub-export status", does: "the latest runs of the embedded default's job (the qa stack's), with per-status message counts" },
-    { command: "npx hub-export status --job-name HRSYS_EMPL_HUB_ACME_202611_QA --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
+    { command: "npx hub-export status --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
   ],
   async run(values, io) {
     const limit = intOption("limit", values.limit);
@@ -151,11 +151,11 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
   // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
   const write = (text: string) => stdout.write(text);
   if (json) {
-    const head = { jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null };
+    const head = { jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null, countsSoFar: outcome?.countsSoFar ?? false };
     write(`${JSON.stringify(redactDeep(head), null, 2).replace(/\n}$/, ",\n")}`);
   } else {
     const c = outcome?.counts;
-    write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [`  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
+    write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [outcome.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)` : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
   }
   for (const received of [true, false]) {
     let n = 0;

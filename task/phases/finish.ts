@@ -10,7 +10,8 @@
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
-import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
+import type { FinalCounts, IntakeJobStatus, RunState } from "../warehouse/runState";
+import type { RunTables } from "../warehouse/tables";
 import { archiveSql, archiveUnpublishedSql } from "../warehouse/archive";
 import { recordRunHistory } from "../warehouse/runHistory";
 import { insertIntakeJob } from "../warehouse/intakeJob";
@@ -105,6 +106,25 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     ctx.run.finalCounts = counts;
     return { status, counts };
   });
+}
+
+/** What a run that stops had done so far, for its Stopped history row: the employees and messages its extract
+ * committed, and what it published and sent to ERS (final once finish has run). */
+export type CountsSoFar = Pick<FinalCounts, "extracted" | "messages" | "published" | "ersEntities">;
+
+export async function countsSoFar(client: PoolClient, t: Pick<RunTables, "runPart" | "runTenant">, run: Pick<RunState, "transactionId" | "finalCounts">): Promise<CountsSoFar> {
+  if (run.finalCounts) {
+    const { extracted, messages, published, ersEntities } = run.finalCounts;
+    return { extracted, messages, published, ersEntities };
+  }
+  const { rows } = await client.query<CountsSoFar>(
+    `SELECT (SELECT coalesce(sum(employees), 0)::int FROM ${t.runPart} WHERE transaction_id = $1) AS extracted,
+            (SELECT coalesce(sum(messages), 0)::int FROM ${t.runPart} WHERE transaction_id = $1) AS messages,
+            (SELECT coalesce(sum(messages), 0)::int FROM ${t.runTenant} WHERE transaction_id = $1) AS published,
+            (SELECT coalesce(sum(entities), 0)::int FROM ${t.runTenant} WHERE transaction_id = $1) AS "ersEntities"`,
+    [run.transactionId],
+  );
+  return rows[0];
 }
 
 /**

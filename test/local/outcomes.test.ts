@@ -50,17 +50,22 @@ describe("a run that does not complete says why", () => {
     expect(s.reason).toBe("run deadline of 2 s passed");
     expect(s.transactionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(s.transactionId).not.toBe(completed.transactionId);
-    // Never the completed run's counts: a stopped run's history row has none until the run ends.
-    expect(s).toMatchObject({ intakeJob: null, counts: null });
+    // Its own counts so far (what its extract committed; nothing published within the deadline), never the completed run's.
+    expect(s).toMatchObject({ intakeJob: null, countsSoFar: true });
+    expect(s.counts).toEqual({ extracted: expect.any(Number), messages: expect.any(Number), published: 0, failed: 0, heldBack: 0, ersEntities: 0 });
+    expect(s.counts.messages).toBeLessThanOrEqual(s.counts.extracted);
     // The text the CLI prints for it (a second stopped start would resume, and may complete, the transaction).
     const text = formatSummary(s);
     expect(text).toMatch(new RegExp(`\\nTransaction id {3}${s.transactionId}\\nStatus {11}Stopped .*\\nReason {11}run deadline of 2 s passed\\n`));
     expect(text).not.toContain(completed.transactionId);
+    expect(text).toContain(`Counts per phase (this run, so far: it stopped before the end)\n  extract        ${s.counts.extracted} employees in ${s.counts.messages} messages\n  publish        0 published (the next run publishes the rest)`);
     const shown = await status();
     expect(shown.stdout).toMatch(new RegExp(`in progress: ${s.transactionId} .* stopped: run deadline of 2 s passed \\(the next run resumes it\\)`));
     const one = await status("--transaction", s.transactionId, "--json");
     expect(one.code, one.stderr).toBe(0);
-    expect(JSON.parse(one.stdout)).toMatchObject({ transactionId: s.transactionId, reason: "run deadline of 2 s passed" });
+    expect(JSON.parse(one.stdout)).toMatchObject({ transactionId: s.transactionId, reason: "run deadline of 2 s passed", counts: s.counts, countsSoFar: true });
+    const oneText = await status("--transaction", s.transactionId);
+    expect(oneText.stdout).toContain(`  so far: extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, ERS entities 0 (it stopped before the end)`);
     // The next start resumes that transaction and completes it.
     const next = await local({});
     expect(JSON.parse(next.stdout)).toMatchObject({ status: "ExecutionCompleted", reason: null, transactionId: s.transactionId });
