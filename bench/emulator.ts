@@ -3,7 +3,7 @@
  * requests in flight, and prints requests/s and messages/s. The emulator runs in a child process
  * (`hub-export emulator`), so that client and server do not share one event loop.
  *
- *     node -r tsx/cjs bench/emulator.ts [--messages 100000] [--batch 10] [--concurrency 16] [--body-bytes 1024] [--retain-bodies]
+ *     npm run bench:emulator -- [--messages 100000] [--batch 10] [--concurrency 16] [--body-bytes 1024] [--retain-bodies]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";

@@ -166,7 +166,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress, env });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, keep: options.keep, run, firstRun, seeded, changed, seededRegions, removed: provisioned.removed, definition, scripts, clsSheet, taskLog, started });
+    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, keep: options.keep, run, firstRun, seeded, changed, seededRegions, removed: provisioned.removed, definition, scripts, clsSheet, taskLog, started, statusOptions: statusOptions(options) });
     if (options.keep) {
       options.onSummary?.(summary);
       options.stderr.write(
@@ -217,6 +217,16 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
   }
 }
 
+/** The options `status` needs to read what this start did: its stack (qa is the default) and its state folder. */
+function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): string {
+  const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
+  const args = [
+    ...(options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : []),
+    ...(options.root ? ["--dir", path.relative(process.cwd(), options.root) || options.root] : []),
+  ];
+  return args.map(quote).map((a) => ` ${a}`).join("");
+}
+
 async function summarize(input: {
   plan: InstallationPlan;
   paths: LocalPaths;
@@ -235,6 +245,8 @@ async function summarize(input: {
   clsSheet: string;
   taskLog: string;
   started: number;
+  /** `status`'s options to read this start's state (statusOptions). */
+  statusOptions: string;
 }): Promise<LocalSummary> {
   const { plan, emulator } = input;
   const config = plan.config;
@@ -298,7 +310,7 @@ async function summarize(input: {
     queries: {
       intakeJob: plan.intakeJobQuery,
       statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status;`,
-      statusCommand: `npx hub-export status --job-name ${config.jobName}${transaction ? ` --transaction ${transaction}` : ""}`,
+      statusCommand: `npx hub-export status${input.statusOptions}${transaction ? ` --transaction ${transaction}` : ""}`,
     },
     seconds: Math.round((Date.now() - input.started) / 100) / 10,
   };

@@ -64,7 +64,12 @@ describe("a run that does not complete says why", () => {
     const one = await status("--transaction", s.transactionId, "--json");
     expect(one.code, one.stderr).toBe(0);
     expect(JSON.parse(one.stdout)).toMatchObject({ transactionId: s.transactionId, reason: "run deadline of 2 s passed", counts: s.counts, countsSoFar: true });
-    const oneText = await status("--transaction", s.transactionId);
+    // The summary's own status command, pasted as printed, reads this run in this state folder.
+    const printed: string[] = s.queries.statusCommand.split(" ");
+    expect(printed.slice(0, 3)).toEqual(["npx", "hub-export", "status"]);
+    expect(printed).not.toContain("--job-name");
+    const oneText = await runCli(printed.slice(2), { timeoutMs: 120_000 });
+    expect(oneText.code, oneText.stderr).toBe(0);
     expect(oneText.stdout).toContain(`  so far: extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, ERS entities 0 (it stopped before the end)`);
     // The next start resumes that transaction and completes it.
     const next = await local({});

@@ -3,8 +3,8 @@
  * git), which every test process uses as its system temporary folder (TMPDIR), so that nothing a test, a child
  * process or a tool (tsx's cache) writes ends up in the system's; and one embedded PostgreSQL on a free port with its
  * data in that folder. Teardown removes the folder; a run that was killed has its folder removed by the next run.
- * tsx's transpile cache (`<tmpdir>/tsx-<uid>`, used by every `hub-export` child process) is a link to `.tmp/tsx-cache`,
- * so that it outlives the run as it would in the system temporary folder.
+ * tsx's transpile cache (`<tmpdir>/tsx-<uid>`, used by the test child processes that run TypeScript through tsx) is a
+ * link to `.tmp/tsx-cache`, so that it outlives the run as it would in the system temporary folder.
  */
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
