@@ -36,7 +36,12 @@ beforeAll(() => {
   execFileSync(process.execPath, ["scripts/build-task.js"], { cwd: copy, stdio: "ignore" });
   bundle = path.join(copy, "dist", "task", "index.js");
 }, 120_000);
-afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
+afterAll(() => {
+  // The copy's CLI bundle lives in the shared node_modules/.cache, named after the copy's path: it goes with the copy.
+  const { cacheDir } = require(path.join(copy, "scripts", "build-cli.js")) as { cacheDir(): string };
+  fs.rmSync(cacheDir(), { recursive: true, force: true });
+  fs.rmSync(copy, { recursive: true, force: true });
+});
 
 const commandEnv = () => ({ ...process.env, NO_COLOR: "1", BENCH_TASK_BUNDLE: bundle });
 
