@@ -34,8 +34,6 @@ export interface Removed {
   messages: number;
 }
 
-
-
 export function deploymentFile(paths: LocalPaths, clientName: string): string {
   return path.join(paths.root, "deployments", `${clientName}.json`);
 }
