@@ -93,10 +93,11 @@ describe("the task's HTTP client", () => {
   it("a stop ends the waits between attempts at once, lets requests in flight finish, and abandons them at two thirds of the grace period", async () => {
     const stop = new RunStop({ graceMs: 600 });
     const client = new HubHttp(dispatcher, { attempts: 8, baseMs: 10_000, maxMs: 10_000 }, { deadlineMs: 60_000, budgetMs: 600_000 }, stop);
-    // A wait for a retry, and a request the server answers after 150 ms, and one it never answers.
+    // A wait for a retry, and a request the server answers after 150 ms, and one it never answers. The wait is the
+    // hub's Retry-After of 10 s: a jittered one may be a few milliseconds and end before the stop.
     const attempts = client.attempts();
     attempts.next();
-    const waiting = attempts.backoff().catch((e: unknown) => e);
+    const waiting = attempts.backoff("10").catch((e: unknown) => e);
     behave = (req, res) => (req.url === "/slow" ? setTimeout(() => res.end("{}"), 150) : undefined);
     const slow = client.send({ origin: base, path: "/slow", method: "GET" });
     const never = client.send({ origin: base, path: "/never", method: "GET" }).catch((e: unknown) => e);
