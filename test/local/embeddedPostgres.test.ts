@@ -3,6 +3,7 @@
  * included), a data folder in use, and binaries whose install script did not run.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -100,7 +101,8 @@ describe("embedded PostgreSQL", () => {
     const parent = fs.mkdtempSync(path.join(work, "killed-"));
     fs.chmodSync(parent, 0o755);
     const dataDir = path.join(parent, "postgres");
-    const password = "kill-me-S3cret-value";
+    // Made at run time: a copy of this file in the temporary folder (another test's checkout) must not match it.
+    const password = `kill-me-${crypto.randomBytes(8).toString("hex")}`;
     const script = `require(${JSON.stringify(path.join(PROJECT_ROOT, "local", "embeddedPostgres.ts"))}).startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, persistent: true, password: ${JSON.stringify(password)} })`;
     // A process group of its own: initdb and its postgres processes stay in it after it is killed.
     const child = spawn(process.execPath, ["-r", "tsx/cjs", "-e", script], { cwd: PROJECT_ROOT, stdio: "ignore", detached: true });
