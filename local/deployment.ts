@@ -13,6 +13,7 @@ import { withPgClient, inPgTransaction, quoteIdent } from "../providers/pg";
 import { releaseScriptFiles } from "../providers/scriptFiles";
 import { NOT_SENT, MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 import type { LocalPaths } from "./paths";
+import { writeAtomic } from "./stores";
 import { LOCAL_ACTOR } from "./status";
 
 export interface LocalDeployment {
@@ -52,9 +53,7 @@ export function deploymentOf(plan: InstallationPlan): LocalDeployment {
 export function writeDeployment(paths: LocalPaths, deployment: LocalDeployment): void {
   const file = deploymentFile(paths, deployment.clientName);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(deployment, null, 2) + "\n", { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  writeAtomic(file, JSON.stringify(deployment, null, 2) + "\n", 0o600);
 }
 
 /**

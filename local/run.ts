@@ -28,7 +28,7 @@ import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProce
 import { CONCURRENCY_ENV } from "../core/concurrency";
 import { latestIntakeJobs, recordRefusal, runOutcome, type IntakeJobRow, type RunCounts, type RunOutcome } from "./status";
 import type { Removed } from "./deployment";
-import { runStatus } from "./summary";
+import { removedParts, runStatus } from "./summary";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
@@ -146,10 +146,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const clsSheet = path.join(paths.bucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     const clsMode = config.cls?.strict ? "strict" : "report";
 
-    if (provisioned.removed.rows.length || provisioned.removed.connections.length) {
-      const r = provisioned.removed;
-      progress.step(`removed what the stack config no longer has: ${[r.rows.length && `${r.rows.length} config row(s)`, r.hubTenantIds.length && `hub tenant(s) ${r.hubTenantIds.join(", ")} (${r.messages} unsent message(s) discarded)`, r.connections.length && `connection(s) ${r.connections.join(", ")}`].filter(Boolean).join("; ")}`);
-    }
+    const removed = removedParts(provisioned.removed);
+    if (removed.length) progress.step(`removed what the stack config no longer has: ${removed.join("; ")}`);
     const { seeded, changed, seededRegions } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
     // Tables the seed created after the grants: grant again (idempotent).
     await grantTaskRole(provisioned.databaseUrl, plan, quoteIdent(config.database.task.username, "role"));

@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import crypto from "node:crypto";
 import path from "node:path";
+import { writeAtomic } from "./stores";
 
 export interface LocalSecrets {
   taskPassword: string;
@@ -20,11 +21,7 @@ export function localSecrets(file: string, regions: string[], tenantIds: string[
   for (const r of regions) secrets.queues[r] ??= generate();
   for (const t of tenantIds) secrets.tenants[t] ??= generate();
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  // Written anew and renamed: the file is 0600 whatever mode an existing one had (writeFileSync's mode applies only
-  // to a file it creates).
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
-  fs.chmodSync(tmp, 0o600);
-  fs.renameSync(tmp, file);
+  // 0600 whatever mode an existing file had.
+  writeAtomic(file, JSON.stringify(secrets, null, 2) + "\n", 0o600);
   return secrets;
 }

@@ -46,8 +46,8 @@ export function writeConnectionRecords(dir: string, records: ConnectionRecord[])
   });
 }
 
-/** Write-then-rename, so a killed process never leaves half a file behind. */
-function writeAtomic(file: string, content: string | Buffer, mode: number): void {
+/** Write-then-rename, so a killed process never leaves half a file behind; the mode applies to an existing file too. */
+export function writeAtomic(file: string, content: string | Buffer, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, content, { mode });
   fs.chmodSync(tmp, mode);

@@ -4,6 +4,7 @@ import type { LocalSummary } from "./run";
 import { formatEmfRecord, METRIC_NAMESPACE } from "../core/metrics";
 import type { TaskRunResult } from "./taskProcess";
 import type { IntakeJobRow } from "./status";
+import type { Removed } from "./deployment";
 
 /** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
 export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent">, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
@@ -23,6 +24,16 @@ export function changeLookup(c: NonNullable<IntakeJobRow["changes"]>): string {
   return `${found}; no changed_at index on ${c.missingIndexes.join(", ")}: each scanned in full (task/README.md, "Publish schema indexes")`;
 }
 
+/** What a start deleted because the stack config no longer has it: for its progress line and its summary. */
+export function removedParts(r: Removed): string[] {
+  const n = (v: number) => v.toLocaleString("en-US");
+  return [
+    r.hubTenantIds.length ? `hub tenant(s) ${r.hubTenantIds.join(", ")} (${n(r.messages)} unsent message(s) discarded)` : "",
+    r.rows.length ? `${r.rows.length} config row(s)` : "",
+    r.connections.length ? `connection record(s) ${r.connections.join(", ")}` : "",
+  ].filter(Boolean);
+}
+
 export function formatSummary(s: LocalSummary): string {
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
   const n = (v: number) => v.toLocaleString("en-US");
@@ -37,11 +48,7 @@ export function formatSummary(s: LocalSummary): string {
   if (s.reason) s.reason.split("\n").forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
   lines.push(`Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`);
   if (!s.firstRun && s.seeded) lines.push(`                 ${n(s.seeded)} seeded for the new platform region(s) ${s.seededRegions.join(", ")}`);
-  const removed = [
-    s.removed.hubTenantIds.length ? `hub tenant(s) ${s.removed.hubTenantIds.join(", ")} (${n(s.removed.messages)} unsent message(s) discarded)` : "",
-    s.removed.rows.length ? `${s.removed.rows.length} config row(s)` : "",
-    s.removed.connections.length ? `connection record(s) ${s.removed.connections.join(", ")}` : "",
-  ].filter(Boolean);
+  const removed = removedParts(s.removed);
   if (removed.length) lines.push(`Removed          ${removed.join("; ")} (no longer in the stack config)`);
   const c = s.counts;
   if (c) {

@@ -4,10 +4,11 @@ import { UsageError, UserError } from "../../core/errors";
 import { encodeCredentialsString } from "../../core/credentials";
 import { HUB_REGIONS } from "../../core/regions";
 import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
-import { DEFAULT_SEED, FAULT_ENDPOINTS, FaultSpecError, HOSTILE_KINDS, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
+import { DEFAULT_SEED, FAULT_ENDPOINTS, HOSTILE_KINDS, formatFaultRules, parseFaultSpec, parseSeed } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
 import { formatLinkSettings, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
 import { untilStopSignal } from "../signals";
+import { asUsage } from "../specOption";
 
 export default defineCommand({
   summary: "Run the local hub and queue emulator (loopback HTTP, with fault injection; optionally a remote, rate-limited hub)",
@@ -100,16 +101,6 @@ export default defineCommand({
     return 0;
   },
 });
-
-/** A bad --faults or --seed is wrong usage (exit 2), reported with the option's name. */
-function asUsage<T>(option: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof FaultSpecError) throw new UsageError(`${option}: ${err.message}`);
-    throw err;
-  }
-}
 
 function parsePort(value: string | undefined): number {
   if (value === undefined) return 0;

@@ -2,7 +2,8 @@ import path from "node:path";
 import { defineCommand, intOption } from "../command";
 import { stackOptions } from "../stackOptions";
 import { UsageError } from "../../core/errors";
-import { FaultSpecError, parseFaultSpec, type FaultRules } from "../../emulator/faults";
+import { parseFaultSpec } from "../../emulator/faults";
+import { asUsage } from "../specOption";
 import { formatSummary } from "../../local/summary";
 
 export default defineCommand({
@@ -46,7 +47,7 @@ export default defineCommand({
       changes: intOption("changes", values.changes),
       changesWithUnknownCodes: values["changes-with-unknown-codes"] ?? false,
       seed: intOption("seed", values.seed),
-      hubFaults: hubFaults(values["hub-faults"]),
+      hubFaults: values["hub-faults"] === undefined ? {} : asUsage("--hub-faults", () => parseFaultSpec(values["hub-faults"]!)),
       json: values.json ?? false,
       keep: values.keep ?? false,
       root: values.dir ? path.resolve(values.dir) : undefined,
@@ -60,14 +61,3 @@ export default defineCommand({
     return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },
 });
-
-/** A bad --hub-faults is wrong usage (exit 2), named. */
-function hubFaults(spec: string | undefined): FaultRules {
-  if (spec === undefined) return {};
-  try {
-    return parseFaultSpec(spec);
-  } catch (err) {
-    if (err instanceof FaultSpecError) throw new UsageError(`--hub-faults: ${err.message}`);
-    throw err;
-  }
-}

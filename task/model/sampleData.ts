@@ -9,12 +9,14 @@ import type { BusinessObject, CodeValue } from "../../cls/table";
 import { PARAMETER_DEFAULTS } from "../../config/schema";
 
 /** Countries per platform region, used when the caller gives none (every one a code of the sample Country sheet). */
+const APAC_COUNTRIES = ["JP", "AU", "SG", "IN"];
+
 export const DEFAULT_COUNTRIES: Record<string, string[]> = {
   US: ["US", "CA", "MX"],
   EU: ["DE", "FR", "GB", "NL", "ES"],
   UK: ["GB"],
-  APAC: ["JP", "AU", "SG", "IN"],
-  AP: ["JP", "AU", "SG", "IN"],
+  APAC: APAC_COUNTRIES,
+  AP: APAC_COUNTRIES,
 };
 
 const values = (pairs: Record<string, string>): CodeValue[] => Object.entries(pairs).map(([code, description]) => ({ code, description }));

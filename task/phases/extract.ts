@@ -150,18 +150,22 @@ async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, pa
   const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, ctx.settings.chunkSize, part.lastId]);
   const through = end.rows[0].through;
   if (through === null) {
-    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
-    part.done = true;
+    await partDone(ctx, client, part);
     return [];
   }
   return extractRange(ctx, client, chunks, part, through, through === part.lastId, part.carry);
 }
 
+/** The part has no employee left to map: recorded, so that a resumed run skips it. */
+async function partDone(ctx: RunContext, client: PoolClient, part: Part): Promise<void> {
+  await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
+  part.done = true;
+}
+
 /** Incremental mode: the part's next chunkSize changed employees (sorted by PostgreSQL), or the part is done. */
 async function nextIncrementalChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, pending: string[]): Promise<ExtractedMessage[]> {
   if (pending.length === 0) {
-    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
-    part.done = true;
+    await partDone(ctx, client, part);
     return [];
   }
   const ids = pending.slice(0, ctx.settings.chunkSize);

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
-import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
+import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { SAMPLE_BUSINESS_OBJECTS, touchEmployees } from "../../task/model/sampleData";
 import { buildLoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";
@@ -32,7 +32,7 @@ const changesOf = (r: TaskResult) => r.events.find((e) => e.event === "extract.d
 
 /** Employee ids in the messages a run extracted (its transaction's archive rows). */
 async function extracted(f: ExportFixture, r: TaskResult): Promise<string[]> {
-  const tx = r.events.find((e) => e.event === "run.done")?.transactionId;
+  const tx = openedTransaction(r);
   const { rows } = await f.pool.query<{ e: string }>(`SELECT unnest(employee_ids) AS e FROM ${f.t.archive} WHERE transaction_id = $1 ORDER BY 1`, [tx]);
   return rows.map((x) => x.e);
 }
@@ -71,7 +71,7 @@ describe("incremental runs", () => {
     // The watermarks of every tenant and country advance, as after a full run.
     const { rows: marks } = await f.pool.query<{ n: number; stale: number }>(
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE transaction_id::text <> $1)::int AS stale FROM ${f.t.watermark}`,
-      [run.events.find((e) => e.event === "run.done")?.transactionId],
+      [openedTransaction(run)],
     );
     expect(marks[0]).toEqual({ n: marks[0].n, stale: 0 });
 
@@ -133,7 +133,7 @@ describe("the unknown-code check at the source", () => {
     expect(summary.checkedAtSource).toBe(summary.checkedMessages);
 
     // The same messages checked from their bodies, as the check did before.
-    const tx = run.events.find((e) => e.event === "run.done")?.transactionId;
+    const tx = openedTransaction(run);
     const { rows: ids } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE transaction_id = $1`, [tx]);
     const statements = checkStatements({ archive: f.t.archive, status: f.t.status } as RunTables);
     const { rows } = await f.pool.query<{ by_code: never[]; by_message: { message_id: string; codes: string }[] }>(statements.screen, [ids.map((r) => r.message_id), sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`), sheet.rows.map((r) => r.CLS_CODE)]);
