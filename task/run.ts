@@ -26,7 +26,7 @@ import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
-import { inTransaction } from "./warehouse/database";
+import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
 import type { PoolClient } from "pg";
 
 export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
@@ -104,7 +104,20 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
-  const lock = await config.pool.connect();
+  // A session lost while the run has it (the warehouse restarted, an administrator ended it): a clean stop.
+  let lost: string | undefined;
+  const onLost = (reason: string) => {
+    lost ??= reason;
+    stop.request(reason);
+  };
+  watchSessions(config.pool, onLost);
+  watchSessions(config.ackPool, onLost);
+  const lock = await config.pool.connect().catch(async (err: unknown) => {
+    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    const why = connectionLost(err);
+    if (why) log.error({ event: "run.refused", problems: [why] }, "run refused: nothing was touched");
+    throw why ? new UserError([`run refused: ${why}`, "nothing was touched; run again once the warehouse accepts connections"]) : err;
+  });
   let run: OpenedRun | undefined;
   try {
     await lockClient(lock, params.client_name);
@@ -167,7 +180,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       } catch (err) {
         // Stopping, or failing (a database error, a refusal the hub contract stops on): no new work; the batches in
         // flight finish (or are abandoned) and their acknowledgements are recorded before the run records its end.
-        if (!(err instanceof RunStopped)) stop.request(firstLine(err));
+        if (!(err instanceof RunStopped)) stop.request(connectionLost(err) ?? firstLine(err));
         await publisher.drain().catch(() => {});
         throw err;
       }
@@ -203,29 +216,34 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
   } catch (err) {
-    const reason = err instanceof RunStopped ? err.reason : firstLine(err);
+    // A lost warehouse stops the run as a stop request does: its grace period bounds what the run still records.
+    const lostReason = err instanceof RunStopped ? undefined : (lost ?? connectionLost(err));
+    if (lostReason) stop.request(lostReason);
+    const reason = err instanceof RunStopped ? err.reason : (lostReason ?? firstLine(err));
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
     emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
-    // Best effort: the database may be what stopped the run. The reason's first line only (no stack trace), and what
+    // Best effort: the database may be what stopped the run. On a fresh session (the run's own may be gone), again
+    // while the warehouse is away, within the grace period. The reason's first line only (no stack trace), and what
     // the run had done so far (status and the summary show a stopped run's own counts).
-    const soFar = run && outcome === "Stopped" ? await countsSoFar(lock, config.tables, run).catch(() => null) : null;
-    await recordRunHistory(lock, config.tables, {
+    const fresh = <T>(work: () => Promise<T>) => whileLost(work, () => stop.graceEnd());
+    const soFar = run && outcome === "Stopped" ? await fresh(() => countsSoFar(config.pool, config.tables, run!)).catch(() => null) : null;
+    await fresh(() => recordRunHistory(config.pool, config.tables, {
       clientName: params.client_name,
       jobName: params.job_name,
       transactionId: run?.transactionId ?? null,
       event: outcome,
       actor: HISTORY_ACTOR,
       detail: { phase: run?.phase ?? null, seconds, reason, ...(soFar ? { ...soFar, countsSoFar: true } : {}) },
-    }).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
+    })).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
     else {
-      const detail = err instanceof RunStopped ? err.reason : err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err);
+      const detail = err instanceof RunStopped ? err.reason : lostReason ?? (err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err));
       log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
     }
     if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
-    if (err instanceof RunStopped) throw new RunStopped(`${err.reason} (phase ${run?.phase ?? "open"})`);
+    if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
     throw err;
   } finally {
     await unlockClient(lock, params.client_name).catch(() => {});

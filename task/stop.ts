@@ -27,6 +27,7 @@ export interface RunStopOptions {
 export class RunStop {
   /** Why the run stops; undefined while it runs. */
   reason?: string;
+  private requestedAt?: number;
   private readonly abandoning = new AbortController();
   /** Backoffs in progress: a stop ends them (a set, not listeners on a signal: hundreds may wait at once). */
   private readonly waiters = new Set<{ timer: NodeJS.Timeout; reject: (err: unknown) => void }>();
@@ -47,6 +48,7 @@ export class RunStop {
   request(reason: string): void {
     if (this.requested) return;
     this.reason = reason;
+    this.requestedAt = Date.now();
     for (const w of this.waiters) {
       clearTimeout(w.timer);
       w.reject(this.error());
@@ -57,6 +59,11 @@ export class RunStop {
     if (!Number.isFinite(graceMs)) return;
     this.timers.push(unrefTimer(() => this.abandoning.abort(this.error()), (graceMs * 2) / 3));
     if (onGraceEnd) this.timers.push(unrefTimer(() => onGraceEnd(reason), graceMs));
+  }
+
+  /** When the grace period ends (ms): of the stop requested, or of one requested now. */
+  graceEnd(): number {
+    return (this.requestedAt ?? Date.now()) + this.options.graceMs;
   }
 
   /** Stops the run at `seconds` from now (the run deadline). */

@@ -15,7 +15,7 @@ import { bodyPages } from "../warehouse/archive";
 /** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
   const { ackPool, tables: t } = ctx.config;
-  const status = new StatusWriter(ackPool, t, ctx.run.transactionId);
+  const status = new StatusWriter(ackPool, t, ctx.run.transactionId, 1, undefined, ctx.stop);
   const stream = new ErsStream(ctx, status);
   for await (const page of publishedMessages(ctx)) {
     await stream.add(page);

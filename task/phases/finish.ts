@@ -7,7 +7,7 @@
  * ExecutionCompleted gets its HUB_INTAKE_JOB row after that report, when nothing can fail any more (recordIntakeJob;
  * the specification's step 10 finds only completed runs there).
  */
-import type { PoolClient } from "pg";
+import type { Pool, PoolClient } from "pg";
 import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
 import type { FinalCounts, IntakeJobStatus, RunState } from "../warehouse/runState";
@@ -112,7 +112,7 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
  * committed, and what it published and sent to ERS (final once finish has run). */
 export type CountsSoFar = Pick<FinalCounts, "extracted" | "messages" | "published" | "ersEntities">;
 
-export async function countsSoFar(client: PoolClient, t: Pick<RunTables, "runPart" | "runTenant">, run: Pick<RunState, "transactionId" | "finalCounts">): Promise<CountsSoFar> {
+export async function countsSoFar(client: Pool | PoolClient, t: Pick<RunTables, "runPart" | "runTenant">, run: Pick<RunState, "transactionId" | "finalCounts">): Promise<CountsSoFar> {
   if (run.finalCounts) {
     const { extracted, messages, published, ersEntities } = run.finalCounts;
     return { extracted, messages, published, ersEntities };

@@ -158,7 +158,7 @@ export class Publisher {
       const link = links.get("queue", tenant.region);
       this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link), link));
     }
-    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs);
+    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs, ctx.stop);
     this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }

@@ -18,6 +18,7 @@ import type { RunTables } from "../warehouse/tables";
 import { archiveByIdSql } from "../warehouse/archive";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 import { TASK_PARAMETER_DEFAULTS } from "../../config/schema";
+import { whileLost } from "../warehouse/database";
 
 export interface StatusRecord extends MessageOutcome {
   transactionId: string;
@@ -61,6 +62,11 @@ export class StatusWriter {
     private readonly lanes = 1,
     /** The parameter set_aside_after_runs: a message refused for good by this many runs is set aside. */
     private readonly setAsideAfterRuns: number = TASK_PARAMETER_DEFAULTS.set_aside_after_runs,
+    /**
+     * The run's stop: a write whose session was lost is written again on a fresh one until its grace period ends, so
+     * that what the hub acknowledged is recorded after a warehouse restart too (none: one try).
+     */
+    private readonly stop?: { graceEnd(): number },
   ) {
     this.sql = acknowledgeSql(tables);
   }
@@ -137,7 +143,12 @@ export class StatusWriter {
     return this.buffer.statuses.length + this.buffer.archive.length;
   }
 
-  private async write({ statuses, archive }: Pending): Promise<void> {
+  private async write(pending: Pending): Promise<void> {
+    // Tried again after a commit whose answer was lost, it is idempotent but for `attempts`, counted twice then.
+    await whileLost(() => this.writeOnce(pending), () => this.stop?.graceEnd() ?? 0);
+  }
+
+  private async writeOnce({ statuses, archive }: Pending): Promise<void> {
     const client = await this.pool.connect();
     let failure: Error | undefined;
     try {

@@ -82,3 +82,66 @@ export async function inTransaction<T>(client: ClientBase, work: () => Promise<T
     throw err;
   }
 }
+
+/**
+ * SQLSTATE classes of a session that is gone: 08 (connection exception), 57P (operator intervention: the server shut
+ * down or crashed, cannot connect now, the database was dropped).
+ */
+const LOST_SQLSTATE = /^(08|57P)[0-9A-Z]{2,3}$/;
+/** Socket errors of a connection that broke or could not be opened. */
+const LOST_SOCKET = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
+/** node-postgres's own words for a connection that ended or never came (they carry no code). */
+const LOST_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/**
+ * Why the warehouse connection is gone, when `err` says it is: "warehouse connection lost: 57P01 terminating
+ * connection due to administrator command"; undefined for any other error (a refused statement, a timeout).
+ */
+export function connectionLost(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof e?.code === "string" ? e.code : undefined;
+  const message = String(e?.message ?? err).split("\n")[0];
+  if (code && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code))) return `warehouse connection lost: ${code} ${message}`;
+  if (LOST_MESSAGE.test(message)) return `warehouse connection lost: ${message}`;
+  return undefined;
+}
+
+/**
+ * Every session checked out of `pool` gets an 'error' listener for as long as it is out: a session lost then (the
+ * server restarted, an administrator ended it) calls `onLost` with the reason, once per error. Without a listener a
+ * checked-out client's 'error' crashes the process; idle sessions are the pool's (its 'error' event).
+ */
+export function watchSessions(pool: Pool, onLost: (reason: string) => void): void {
+  const watched = new WeakSet<PoolClient>();
+  const out = new WeakSet<PoolClient>();
+  pool.on("acquire", (client) => {
+    out.add(client);
+    if (watched.has(client)) return;
+    watched.add(client);
+    // The server's FATAL message (57P01 ...) says why it closed the session; it goes to the statement running then,
+    // and the client's 'error' says only "Connection terminated unexpectedly".
+    let fatal: string | undefined;
+    client.connection.on("errorMessage", (msg: { severity?: string }) => {
+      if (msg.severity === "FATAL") fatal ??= connectionLost(msg);
+    });
+    client.on("error", (err) => {
+      if (out.has(client)) onLost(fatal ?? connectionLost(err) ?? `warehouse connection lost: ${err.message.split("\n")[0]}`);
+    });
+  });
+  pool.on("release", (_err, client) => out.delete(client));
+}
+
+/**
+ * Runs `work` (which takes a session of its own), and runs it again on a fresh session while it fails for a lost
+ * connection, until `until()` (a time in ms): after a warehouse restart, what a stopping run still has to record.
+ */
+export async function whileLost<T>(work: () => Promise<T>, until: () => number): Promise<T> {
+  for (let wait = 200; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!connectionLost(err) || Date.now() + wait > until()) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}

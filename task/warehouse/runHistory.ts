@@ -4,7 +4,7 @@
  * and issue-specific keys (unknownCodes, setAside, badRows, ...),
  * redacted (core/redact.ts): a reason may quote a hub's answer.
  */
-import type { ClientBase } from "pg";
+import type { ClientBase, Pool } from "pg";
 import { redactDeep } from "../../core/redact";
 import type { RunTables } from "./tables";
 
@@ -19,7 +19,7 @@ export interface RunHistoryEntry {
   detail: Record<string, unknown>;
 }
 
-export async function recordRunHistory(client: ClientBase, t: Pick<RunTables, "runHistory">, entry: RunHistoryEntry): Promise<void> {
+export async function recordRunHistory(client: ClientBase | Pool, t: Pick<RunTables, "runHistory">, entry: RunHistoryEntry): Promise<void> {
   await client.query(
     `INSERT INTO ${t.runHistory} (plat_client_name, job_name, transaction_id, event, actor, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
     [entry.clientName, entry.jobName, entry.transactionId, entry.event, entry.actor ?? null, JSON.stringify(redactDeep(entry.detail))],

@@ -3,8 +3,8 @@ import { inject } from "vitest";
 import { Client, type Pool } from "pg";
 import crypto from "node:crypto";
 
-export async function createTestDatabase(prefix = "t"): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  const adminUrl = inject("pgAdminUrl");
+/** A fresh database on the run's embedded server, or on the server of `adminUrl` (a test's own). */
+export async function createTestDatabase(prefix = "t", adminUrl: string = inject("pgAdminUrl")): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `${prefix}_${crypto.randomBytes(5).toString("hex")}`.toLowerCase();
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();

@@ -32,13 +32,17 @@ export interface FixtureOptions {
   platform?: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions">;
   /** Platform regions of the seeded employees (default US, EU, APAC). */
   platRegions?: string[];
+  /** The superuser URL of a server of the test's own (one it restarts); default: the run's shared server. */
+  adminUrl?: string;
 }
 
 export async function exportFixture(options: FixtureOptions = {}): Promise<ExportFixture> {
-  const db = await createTestDatabase("task");
+  const db = await createTestDatabase("task", options.adminUrl);
   const emulator = await startEmulator({ config: emulatorConfig(options.emulator), link: options.link });
   const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters, ...options.platform });
   const pool = new Pool({ connectionString: db.url, max: 4 });
+  // An idle session lost (a test restarts the server or ends sessions) is replaced at the next query.
+  pool.on("error", () => {});
   if (options.employees) {
     await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed ?? 1, platRegions: options.platRegions ?? ["US", "EU", "APAC"] });
   }

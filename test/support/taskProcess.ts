@@ -37,6 +37,8 @@ export interface TaskResult {
 export interface StartedTask {
   child: ChildProcess;
   done: Promise<TaskResult>;
+  /** The JSON log lines so far. */
+  events: Record<string, unknown>[];
   /** Resolves when a log line matches (or the task ends). */
   waitFor(match: (event: Record<string, unknown>) => boolean): Promise<boolean>;
 }
@@ -81,6 +83,7 @@ export async function startTask(args: string[], env: Record<string, string> = {}
   return {
     child,
     done,
+    events,
     waitFor(match) {
       if (events.some(match)) return Promise.resolve(true);
       return new Promise<boolean>((resolve) => watchers.push({ match, resolve }));
