@@ -11,7 +11,12 @@ export const EXIT = {
   executionFailed: EXIT_CODES.executionFailed,
   /** A bug: an error the code did not expect (EX_SOFTWARE). */
   internal: EXIT_CODES.internal,
+  /** `local` interrupted by Ctrl-C: 128 + SIGINT, as shells report it (143 for SIGTERM; local/interrupt.ts). */
+  interrupted: 130,
 } as const;
+
+/** What `local` exiting EXIT.interrupted means (its help, the top-level help and the README say the same). */
+export const INTERRUPTED_MEANING = "local: interrupted by Ctrl-C (143: by SIGTERM); the run stopped in order and the next start resumes it";
 
 const COMMON: Record<number, string> = {
   [EXIT.ok]: "success",

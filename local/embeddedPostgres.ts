@@ -84,7 +84,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const flags = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "fsync=off"];
   for (const [k, v] of Object.entries(options.settings ?? {})) flags.push("-c", `${k}=${v}`);
-  const child = spawnAs(user, binaries.postgres, ["-D", dataDir, "-p", String(port), ...flags], logs);
+  // In a process group of its own: a Ctrl-C in the terminal would stop it under a running export task; this process
+  // stops it, last (local/interrupt.ts), and the exit hooks below when it ends.
+  const child = spawnAs(user, binaries.postgres, ["-D", dataDir, "-p", String(port), ...flags], logs, true);
   try {
     await waitUntilReady(child, dataDir, logs);
   } catch (err) {
@@ -150,9 +152,9 @@ function removeStaleSecretFolders(parent: string): void {
 const children = new Set<ChildProcess>();
 let hooksInstalled = false;
 
-function spawnAs(user: ServerUser, binary: string, args: string[], logs: string[]): ChildProcess {
+function spawnAs(user: ServerUser, binary: string, args: string[], logs: string[], detached = false): ChildProcess {
   const [command, argv] = user.command(binary, args);
-  const child = spawn(command, argv, { uid: user.uid, gid: user.gid, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_MESSAGES: "C" } });
+  const child = spawn(command, argv, { uid: user.uid, gid: user.gid, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_MESSAGES: "C" }, detached });
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) keepTail(logs, line);
   };

@@ -34,6 +34,8 @@ import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
 import { localDatabaseUrl } from "./database";
+import { Interrupts } from "./interrupt";
+import { STOP_GRACE_ENV, STOP_GRACE_SECONDS } from "../core/runDeadline";
 import { connectionFileName } from "../core/naming";
 import type { EmfRecord } from "../core/metrics";
 
@@ -71,6 +73,8 @@ export interface LocalSummary {
   /** The counts are what a stopped run had done so far: failed and held back are not known yet. */
   countsSoFar: boolean;
   exitCode: number;
+  /** The signal that interrupted the start (Ctrl-C: SIGINT) and stopped the run, if one did. */
+  interrupted: NodeJS.Signals | null;
   firstRun: boolean;
   seeded: number;
   /** Platform regions that got sample employees at this start (the first start: every one). */
@@ -114,9 +118,18 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
-  const pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, owner: `hub-export local${options.keep ? " --keep" : ""}` });
   let emulator: Emulator | undefined;
+  let pg: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
+  const stopAll = async () => {
+    await emulator?.close().catch(() => {});
+    await pg?.stop().catch(() => {});
+  };
+  // Ctrl-C and SIGTERM: the task stops cleanly, then the emulator and PostgreSQL (local/interrupt.ts).
+  const graceSeconds = Number(process.env[STOP_GRACE_ENV]) || STOP_GRACE_SECONDS;
+  const interrupts = new Interrupts({ graceSeconds, notify: (line) => progress.step(line), stopAll });
   try {
+    pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, owner: `hub-export local${options.keep ? " --keep" : ""}` });
+    interrupts.throwIfInterrupted("provisioning");
     const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
 
     progress.step("hub and queue emulator");
@@ -154,6 +167,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
+    interrupts.throwIfInterrupted("the export run");
     const definition = path.join(paths.bucket, plan.definitionKey);
     const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
@@ -161,11 +175,14 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     progress.step(`running the export task: ${config.jobName}`);
     // The stack's concurrency reaches the task as it does in the container (components/task/exportTask.ts).
     const env = { [CONCURRENCY_ENV]: JSON.stringify(config.concurrency) };
-    const run: TaskRunResult = await runTaskBundle({ bundle, args: ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode], logFile: taskLog, progress, env });
+    const args = ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode];
+    const run: TaskRunResult = await runTaskBundle({ bundle, args, logFile: taskLog, progress, env, interrupts });
     progress.close();
 
     const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, keep: options.keep, run, firstRun, seeded, changed, seededRegions, removed: provisioned.removed, definition, scripts, clsSheet, taskLog, started, statusOptions: statusOptions(options) });
-    if (options.keep) {
+    // An interrupted run is not kept running: the emulator and PostgreSQL stop now.
+    if (options.keep && !run.interrupted) {
+      interrupts.dispose();
       options.onSummary?.(summary);
       options.stderr.write(
         `\nKeeping the database and the emulator running until Ctrl-C:\n  database  ${summary.database.psqlUrl}  (password: field "password" of ${summary.database.passwordFile})\n  psql      ${summary.database.psql}\n  emulator  ${emulator.urls.state}\n`,
@@ -174,8 +191,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     }
     return summary;
   } finally {
-    await emulator?.close().catch(() => {});
-    await pg.stop().catch(() => {});
+    await stopAll();
+    interrupts.dispose();
   }
 }
 
@@ -283,6 +300,7 @@ async function summarize(input: {
     counts: intakeJob?.counts ?? outcome?.counts ?? null,
     countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
     exitCode: input.run.exitCode,
+    interrupted: input.run.finalEvent === "run.done" ? null : input.run.interrupted,
     firstRun: input.firstRun,
     seeded: input.seeded,
     changed: input.changed,

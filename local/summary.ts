@@ -7,10 +7,12 @@ import type { IntakeJobRow } from "./status";
 import type { Removed } from "./deployment";
 
 /** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
-export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent">, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
+export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent"> & { interrupted?: NodeJS.Signals | null }, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
   // HUB_INTAKE_JOB holds completed runs only: a failed one ends run.done with exit 3.
   if (run.finalEvent === "run.done") return intakeJob?.status ?? (run.exitCode === 0 ? "ExecutionCompleted" : "ExecutionFailed");
   if (run.finalEvent === "run.refused") return "Refused (nothing was touched; fix the problem and run again)";
+  // Ctrl-C on `npm start`: the task was passed the signal and stopped cleanly (local/interrupt.ts).
+  if (run.interrupted && run.finalEvent === "run.stopped") return `Stopped (${run.interrupted}): resumable (the next start resumes the transaction)`;
   if (run.signal) return `Stopped (killed by ${run.signal}; resumable: the next run resumes the transaction)`;
   if (run.finalEvent === "run.stopped" || run.exitCode === 1) return "Stopped (resumable: the next run resumes the transaction)";
   if (run.exitCode === 3) return "ExecutionFailed";

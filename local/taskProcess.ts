@@ -1,7 +1,7 @@
 /** The export task as the container runs it: the esbuild bundle, started with `node` in a child process. */
 import fs from "node:fs";
 import path from "node:path";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { PROJECT_ROOT } from "../config/load";
 import type { PhaseUpdate, ProgressDisplay } from "./progress";
 import { isEmfRecord, type EmfRecord } from "../core/metrics";
@@ -42,10 +42,20 @@ export interface TaskRunResult {
   finalEvent: string | null;
   /** Why it did not complete, as its last event says: the refusal's problems, the stop's reason. */
   reason: string | null;
+  /** The signal it was passed to stop it (Ctrl-C on `npm start`), if any. */
+  interrupted: NodeJS.Signals | null;
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
-export async function runTaskBundle(options: { bundle: string; args: string[]; logFile: string; progress: ProgressDisplay; env?: NodeJS.ProcessEnv }): Promise<TaskRunResult> {
+export async function runTaskBundle(options: {
+  bundle: string;
+  args: string[];
+  logFile: string;
+  progress: ProgressDisplay;
+  env?: NodeJS.ProcessEnv;
+  /** Ctrl-C and SIGTERM: passed on to the task (local/interrupt.ts). */
+  interrupts?: { running(task: ChildProcess): void; readonly taskSignal: NodeJS.Signals | null };
+}): Promise<TaskRunResult> {
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
   let transactionId: string | null = null;
   let error: string | null = null;
@@ -73,9 +83,9 @@ export async function runTaskBundle(options: { bundle: string; args: string[]; l
       lastDone.set(update.phase, update);
       options.progress.update(update);
     }
-  }, options.env);
+  }, options.env, (child) => options.interrupts?.running(child));
   await new Promise((resolve) => log.end(resolve));
-  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, reason, metrics };
+  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, reason, metrics, interrupted: options.interrupts?.taskSignal ?? null };
 }
 
 type LogEvent = Record<string, unknown>;
@@ -117,9 +127,14 @@ const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
   ers: (e) => e.entities as number | undefined,
 };
 
-function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+/**
+ * Runs node in a process group of its own: a Ctrl-C in the terminal reaches only `local`, which passes it on to the
+ * task once (local/interrupt.ts), and lets a bundle build finish.
+ */
+function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv, onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    onSpawn?.(child);
     let output = "";
     const lines = (stream: NodeJS.ReadableStream) => {
       let rest = "";

@@ -5,6 +5,9 @@ import { UsageError } from "../../core/errors";
 import { parseFaultSpec } from "../../emulator/faults";
 import { asUsage } from "../specOption";
 import { formatSummary } from "../../local/summary";
+import { interruptedExitCode, LocalInterrupted } from "../../local/interrupt";
+import { EXIT, INTERRUPTED_MEANING } from "../exitCodes";
+import { STOP_GRACE_SECONDS } from "../../core/runDeadline";
 
 export default defineCommand({
   summary: "Run the whole system locally: embedded PostgreSQL, the hub emulator, provisioning and one export run",
@@ -27,6 +30,7 @@ export default defineCommand({
   },
   details: [
     "A second start reuses the state folder and exports only what changed. While one runs with --keep, another 'local' on the same folder is refused with how to stop the first; 'status' joins it.",
+    `Ctrl-C (or SIGTERM) stops in order: the export task stops cleanly within its grace period (HUB_EXPORT_STOP_GRACE_SECONDS, ${STOP_GRACE_SECONDS} s), then the emulator and PostgreSQL; the summary says 'Stopped (SIGINT): resumable' with the counts so far, and the next start resumes the run. A second Ctrl-C exits at once, still stopping PostgreSQL.`,
   ],
   examples: [
     { command: "npm start", does: "the same as 'hub-export local': first start seeds 1,000 employees and exports them" },
@@ -34,7 +38,11 @@ export default defineCommand({
     { command: "rm -rf .local && npm start -- --employees 100000", does: "starts over with a larger sample" },
     { command: "npm start -- --hub-faults 'queue.publish:400=1'", does: "every publish answered 400: the run ends ExecutionFailed and the summary says why; the next start retries" },
   ],
-  exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
+  exitCodes: {
+    1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)",
+    3: "the export run ended ExecutionFailed (the summary says why; the next start retries its failed messages)",
+    [EXIT.interrupted]: INTERRUPTED_MEANING,
+  },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
     // Loaded here, not at the top: it brings the Pulumi SDK, which `hub-export --help` should not wait for.
@@ -55,8 +63,17 @@ export default defineCommand({
       stderr: io.stderr,
       // --keep shows the summary while the platform runs; otherwise it comes once everything has stopped.
       onSummary: print,
+    }).catch((err: unknown) => {
+      if (err instanceof LocalInterrupted) return err;
+      throw err;
     });
-    if (!values.keep) print(summary);
+    // Interrupted before the run: the message says so.
+    if (summary instanceof LocalInterrupted) {
+      io.stderr.write(`${summary.message}\n`);
+      return interruptedExitCode(summary.signal);
+    }
+    if (!values.keep || summary.interrupted) print(summary);
+    if (summary.interrupted) return interruptedExitCode(summary.interrupted);
     // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
     return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
   },

@@ -120,7 +120,7 @@ describe("hub-export --help", () => {
     expect(r.stdout).toMatch(/^ {2}70 {2}internal error/m);
     expect(r.stdout).toMatch(/^ {2}3 {3}the export run ended ExecutionFailed/m);
     const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
-    for (const code of [0, 1, 2, 3, 70]) expect(readme).toMatch(new RegExp(`^\\| \`${code}\` \\|`, "m"));
+    for (const code of [0, 1, 2, 3, 70, 130]) expect(readme).toMatch(new RegExp(`^\\| \`${code}\` \\|`, "m"));
   });
 });
 

@@ -1,0 +1,106 @@
+/**
+ * Ctrl-C on `npm start` mid-publish: SIGINT to the process group of `local`. The task is passed the signal once and
+ * stops cleanly, then the emulator and PostgreSQL stop; the summary says "Stopped (SIGINT): resumable" with the
+ * transaction and the counts so far, and `local` exits 130. The next start completes the resumed run. A second Ctrl-C
+ * exits at once, still stopping PostgreSQL.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
+import { sleep } from "../support/database";
+import { runningServer } from "../../local/postgres/running";
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-interrupt-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** One publish batch in flight at a time, each answered slowly: a run that is mid-publish for a while. */
+const SLOW = { HUB_EXPORT_PUBLISH_CONCURRENCY: "1", HUB_EXPORT_CHUNK_SIZE: "100" };
+
+/** `local` in a process group of its own, as a terminal runs it; its output, exit, and its task's log lines. */
+function startLocal(root: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN, "local", "--dir", root, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  /** The task's JSON log lines so far (its log file under logs/). */
+  const events = (): Record<string, unknown>[] => {
+    const logs = path.join(root, "logs");
+    const file = fs.existsSync(logs) ? fs.readdirSync(logs).filter((f) => f.startsWith("task-")).sort().at(-1) : undefined;
+    if (!file) return [];
+    return fs
+      .readFileSync(path.join(logs, file), "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return []; // a line being written
+        }
+      });
+  };
+  const until = async (what: () => boolean) => {
+    let ended = false;
+    void exited.then(() => (ended = true));
+    while (!what()) {
+      if (ended) throw new Error(`local ended first: ${stderr}`);
+      await sleep(50);
+    }
+  };
+  return { child, exited, events, until, output: () => ({ stdout, stderr }) };
+}
+
+describe("hub-export local interrupted", () => {
+  it("Ctrl-C mid-publish: the task stops cleanly, then PostgreSQL; the summary says so; the next start completes the resumed run", { timeout: 300_000 }, async () => {
+    const local = startLocal(dir, ["--employees", "600", "--hub-faults", "queue.publish:latency=300"], SLOW);
+    // Extracted, and published in part: entities of published messages reached ERS.
+    await local.until(() => local.events().some((e) => e.event === "extract.done") && local.events().some((e) => e.event === "progress" && e.phase === "ers" && Number(e.done) > 0));
+    process.kill(-local.child.pid!, "SIGINT");
+    expect(await local.exited).toBe(130);
+    const { stdout, stderr } = local.output();
+    expect(stderr).toMatch(/» SIGINT: the export task stops cleanly \(within its grace period of \d+ s\), then the emulator and PostgreSQL; Ctrl-C again exits at once\n/);
+    expect(stderr).not.toMatch(/internal error|Unhandled|at .*\.js:\d+/);
+    const events = local.events();
+    const opened = events.find((e) => e.event === "run.open")!;
+    expect(events.at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGINT", phase: "PUBLISH", transactionId: opened.transactionId });
+    expect(stdout).toContain(`Transaction id   ${opened.transactionId}\n`);
+    expect(stdout).toContain("Status           Stopped (SIGINT): resumable (the next start resumes the transaction) (task exit code 1)\n");
+    expect(stdout).toContain("Reason           SIGINT\n");
+    const published = Number(/^ {2}publish +([\d,]+) published \(the next run publishes the rest\)$/m.exec(stdout)?.[1].replace(/,/g, ""));
+    expect(stdout).toMatch(/Counts per phase \(this run, so far: it stopped before the end\)\n {2}extract +[\d,]+ employees in [\d,]+ messages\n/);
+    expect(published).toBeGreaterThan(0);
+    // PostgreSQL was stopped, after the task: nobody runs on the data folder.
+    expect(runningServer(path.join(dir, "postgres"))).toBeUndefined();
+
+    const next = await runCli(["local", "--json", "--dir", dir], { timeoutMs: 240_000 });
+    expect(next.code, next.stderr).toBe(0);
+    const summary = JSON.parse(next.stdout);
+    expect(summary).toMatchObject({ status: "ExecutionCompleted", transactionId: opened.transactionId, interrupted: null });
+    // The resumed transaction, complete: every message it extracted is published, none failed.
+    const counts = summary.intakeJob.counts;
+    expect(counts.published).toBe(counts.messages);
+    expect(counts.published).toBeGreaterThan(published);
+    expect(counts).toMatchObject({ failed: 0, heldBack: 0 });
+  });
+
+  it("a second Ctrl-C exits at once, still stopping PostgreSQL", { timeout: 300_000 }, async () => {
+    const root = path.join(dir, "second");
+    // A silent broker and a long grace period: only the second Ctrl-C ends this stop soon.
+    const local = startLocal(root, ["--employees", "300", "--hub-faults", "queue.publish:silence=1"], { ...SLOW, HUB_EXPORT_STOP_GRACE_SECONDS: "600" });
+    await local.until(() => local.events().some((e) => e.event === "run.open"));
+    process.kill(-local.child.pid!, "SIGINT");
+    await local.until(() => local.events().some((e) => e.event === "run.stopping"));
+    process.kill(-local.child.pid!, "SIGINT");
+    expect(await local.exited).toBe(130);
+    const { stderr } = local.output();
+    expect(stderr).toContain("» SIGINT again: exiting at once; stopping PostgreSQL\n");
+    expect(stderr).not.toMatch(/internal error|Unhandled/);
+    expect(local.events().at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGINT, then SIGINT again" });
+    expect(runningServer(path.join(root, "postgres"))).toBeUndefined();
+  });
+});
