@@ -94,8 +94,9 @@ export async function loadSheetFile(file: string, sheet: LoadSheet): Promise<Buf
 
 export async function writeLoadSheet(file: string, sheet: LoadSheet): Promise<void> {
   const data = await loadSheetFile(file, sheet);
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  fs.writeFileSync(file, data);
+  // Explicit modes: under `umask 000` nothing is world-writable (a stricter umask makes them stricter still).
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o755 });
+  fs.writeFileSync(file, data, { mode: 0o644 });
 }
 
 /** A load sheet file (.csv or .xlsx, as `cls build` writes it), checked row by row. */

@@ -14,6 +14,7 @@ import { releaseScriptFiles } from "../providers/scriptFiles";
 import { NOT_SENT, MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 import type { LocalPaths } from "./paths";
 import { writeAtomic } from "./stores";
+import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { LOCAL_ACTOR } from "./status";
 
 export interface LocalDeployment {
@@ -52,7 +53,7 @@ export function deploymentOf(plan: InstallationPlan): LocalDeployment {
 
 export function writeDeployment(paths: LocalPaths, deployment: LocalDeployment): void {
   const file = deploymentFile(paths, deployment.clientName);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makeFolder(path.dirname(file), PRIVATE_FOLDER_MODE);
   writeAtomic(file, JSON.stringify(deployment, null, 2) + "\n", 0o600);
 }
 

@@ -13,6 +13,7 @@ import { UserError } from "../core/errors";
 import { locatePostgresBinaries } from "./postgres/binaries";
 import { serverUser, type ServerUser } from "./postgres/serverUser";
 import { inUseHint, OWNER_FILE, runningServer, writeOwner } from "./postgres/running";
+import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 
 export interface EmbeddedServer {
   port: number;
@@ -122,7 +123,7 @@ function readPassword(dataDir: string, fallback?: string): string {
 async function initialise(initdb: string, dataDir: string, password: string, user: ServerUser, logs: string[]): Promise<void> {
   // A folder without PG_VERSION is what a failed initdb left: initdb needs it empty.
   fs.rmSync(dataDir, { recursive: true, force: true });
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeFolder(dataDir, PRIVATE_FOLDER_MODE);
   const secretDir = fs.mkdtempSync(path.join(path.dirname(dataDir), ".pg-init-"));
   try {
     const pwfile = path.join(secretDir, "password");

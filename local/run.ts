@@ -34,6 +34,7 @@ import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
 import { localDatabaseUrl } from "./database";
+import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { Interrupts } from "./interrupt";
 import { STOP_GRACE_ENV, STOP_GRACE_SECONDS } from "../core/runDeadline";
 import { connectionFileName } from "../core/naming";
@@ -113,8 +114,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
   // A new state folder is private (it holds secrets); an existing one keeps the mode its owner gave it. Where the
   // postgres user cannot enter it, the server runs in a user namespace (local/postgres/serverUser.ts).
-  if (!fs.existsSync(paths.root)) fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
-  fs.mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
+  makeFolder(paths.root, PRIVATE_FOLDER_MODE);
+  makeFolder(paths.logs, PRIVATE_FOLDER_MODE);
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));

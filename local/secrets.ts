@@ -3,6 +3,7 @@ import fs from "node:fs";
 import crypto from "node:crypto";
 import path from "node:path";
 import { writeAtomic } from "./stores";
+import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 
 export interface LocalSecrets {
   taskPassword: string;
@@ -20,7 +21,7 @@ export function localSecrets(file: string, regions: string[], tenantIds: string[
   if (fs.existsSync(file)) secrets = { ...secrets, ...(JSON.parse(fs.readFileSync(file, "utf8")) as Partial<LocalSecrets>) };
   for (const r of regions) secrets.queues[r] ??= generate();
   for (const t of tenantIds) secrets.tenants[t] ??= generate();
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makeFolder(path.dirname(file), PRIVATE_FOLDER_MODE);
   // 0600 whatever mode an existing file had.
   writeAtomic(file, JSON.stringify(secrets, null, 2) + "\n", 0o600);
   return secrets;

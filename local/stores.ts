@@ -5,6 +5,7 @@ import type { BucketObject } from "../core/bucketObjects";
 import { serializeConnectionRecord, type ConnectionRecord } from "../core/connections";
 import { connectionFileName } from "../core/naming";
 import type { HubConfigurationFile } from "../core/hubConfiguration";
+import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 
 /**
  * Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts);
@@ -14,11 +15,12 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
   const written: string[] = [];
   for (const object of objects) {
     const target = path.join(dir, object.key);
+    // The bucket stands in for a private S3 bucket: its folders are the owner's only.
     if (object.folder) {
-      fs.mkdirSync(target, { recursive: true });
+      makeFolder(target, PRIVATE_FOLDER_MODE);
       continue;
     }
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    makeFolder(path.dirname(target), PRIVATE_FOLDER_MODE);
     // The platform environment's shared objects (the template, the scripts templates): written only when absent, as
     // `pulumi up` does (providers/sharedObjects.ts).
     if (!(object.shared && fs.existsSync(target))) writeAtomic(target, object.content, 0o644);
@@ -31,14 +33,14 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
 export function writeHubConfiguration(dir: string, files: HubConfigurationFile[]): string[] {
   return files.map((file) => {
     const target = path.join(dir, file.key);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    makeFolder(path.dirname(target), PRIVATE_FOLDER_MODE);
     writeAtomic(target, file.body, 0o644);
     return target;
   });
 }
 
 export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): string[] {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeFolder(dir, PRIVATE_FOLDER_MODE);
   return records.map((record) => {
     const target = path.join(dir, connectionFileName(record.systemName));
     writeAtomic(target, serializeConnectionRecord(record) + "\n", 0o600);

@@ -21,12 +21,16 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { stableJson as jsonStable } from "./json";
 import { awsClientCredentials as stackCredentials, configureAwsAccess as configureAccess, rememberedAwsAccess as configuredAccess } from "./awsAccess";
+import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
 
 // Local aliases: the serializer captures the function values, not the ./json and ./awsAccess module objects.
 const stableJson = jsonStable;
 const awsClientCredentials = stackCredentials;
 const configureAwsAccess = configureAccess;
 const rememberedAwsAccess = configuredAccess;
+const makeFolder = makeFolderWithMode;
+/** The folder holds the credential files: the owner's only. */
+const FOLDER_MODE = PRIVATE_FOLDER_MODE;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
 export const SCRIPT_FILES_PROVIDER_VERSION = 2;
@@ -177,14 +181,14 @@ function folderStore(dir: string): SharedObjectStore {
       // A folder marker (a key ending in /) is the folder itself.
       if (name === "" || name.endsWith("/")) {
         if (etag !== undefined || fs.existsSync(file)) return false;
-        fs.mkdirSync(file, { recursive: true });
+        makeFolder(file, FOLDER_MODE);
         return true;
       }
-      fs.mkdirSync(path.dirname(file), { recursive: true });
+      makeFolder(path.dirname(file), FOLDER_MODE);
       const lock = `${file}.lock`;
       let fd: number;
       try {
-        fd = fs.openSync(lock, "wx");
+        fd = fs.openSync(lock, "wx", 0o600);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
         throw err;

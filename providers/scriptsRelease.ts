@@ -25,10 +25,14 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { s3Folder as scriptFolderS3, SHARED_FILES as SCRIPT_FOLDER_FILES, type S3FolderLocation, type ScriptFolderLocation } from "./scriptFiles";
 import { configureAwsAccess as configureAccess } from "./awsAccess";
+import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
 
 const s3Folder = scriptFolderS3;
 const SHARED_FILES = SCRIPT_FOLDER_FILES;
 const configureAwsAccess = configureAccess;
+const makeFolder = makeFolderWithMode;
+/** The scripts folder holds the credential files too: the owner's only. */
+const FOLDER_MODE = PRIVATE_FOLDER_MODE;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the release again. */
 export const SCRIPTS_RELEASE_PROVIDER_VERSION = 1;
@@ -220,10 +224,10 @@ async function applyToS3(location: S3FolderLocation, files: ReleaseFile[], wante
 async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<string>, keep: readonly string[]): Promise<AppliedRelease> {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolder(dir, FOLDER_MODE);
   for (const file of files) {
     const target = path.join(dir, ...file.name.split("/"));
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    makeFolder(path.dirname(target), FOLDER_MODE);
     // Write-then-rename, so a killed process never leaves half a file behind.
     const tmp = `${target}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });

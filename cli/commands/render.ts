@@ -19,7 +19,7 @@ export default defineCommand({
       return 0;
     }
     try {
-      fs.writeFileSync(values.out, rendered.text);
+      fs.writeFileSync(values.out, rendered.text, { mode: 0o644 });
     } catch (err) {
       throw new UserError(`--out ${values.out}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
