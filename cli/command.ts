@@ -4,7 +4,8 @@
  * (cli/README.md: how to add a command).
  */
 import { parseArgs } from "node:util";
-import { UsageError, isUserError } from "../core/errors";
+import { UsageError } from "../core/errors";
+import { asUserError } from "../core/refusals";
 import { redact, redactLines } from "../core/redact";
 import { EXIT, exitCodeLines } from "./exitCodes";
 
@@ -214,7 +215,8 @@ export function optionLines(options: Options): string[] {
 
 /**
  * Runs one command as the CLI does: `--help` prints its help; a UsageError exits 2 and a UserError 1, each printed
- * as one line (a UserError may list several problems) without a stack trace. Anything else is a bug, and is thrown.
+ * as one line (a UserError may list several problems) without a stack trace; so does a foreign state's error
+ * (core/refusals.ts). Anything else is a bug, and is thrown.
  */
 export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
   if (command.actions && argv[0] !== undefined && Object.hasOwn(command.actions, argv[0])) {
@@ -236,9 +238,11 @@ export async function executeCommand(name: string, command: Command<any>, argv: 
       io.stderr.write(`hub-export ${name}: ${redact(err.message)} (see 'hub-export ${name} --help')\n`);
       return EXIT.usage;
     }
-    if (isUserError(err)) {
+    // A user error, or a foreign state's (a full disk, a refused connection, a shared table changed: core/refusals.ts).
+    const user = asUserError(err);
+    if (user) {
       // A message may quote a hub's answer or an error: shown redacted (core/redact.ts).
-      for (const line of err.lines) io.stderr.write(redactLines(line) + "\n");
+      for (const line of user.lines) io.stderr.write(redactLines(line) + "\n");
       return EXIT.failed;
     }
     throw err;

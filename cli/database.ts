@@ -47,6 +47,7 @@ export async function openCommandDatabase(values: { "database-url"?: string; dir
   // Its password (in the URL, or PGPASSWORD) is masked in everything the command shows (core/redact.ts).
   maskSecret(decodeURIComponent(new URL(url).password), process.env.PGPASSWORD);
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   try {
     await client.connect();
   } catch (err) {
@@ -124,6 +125,7 @@ export async function openOperatorDatabase(
     throw new UserError(`no password for ${connection.user}@${d.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
   }
   const client = new Client(connection);
+  client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   try {
     await client.connect();
   } catch (err) {

@@ -7,8 +7,15 @@ import { UserError } from "../core/errors";
 export function localDatabaseUrl(connectionsDir: string, port?: number): string {
   const files = fs.existsSync(connectionsDir) ? fs.readdirSync(connectionsDir).filter((f) => f.endsWith(".json")) : [];
   for (const file of files) {
-    const record = JSON.parse(fs.readFileSync(path.join(connectionsDir, file), "utf8"));
-    if (record.type !== "PostgreSQL") continue;
+    const full = path.join(connectionsDir, file);
+    let record: { type?: unknown; url: string; username: string; password: string };
+    try {
+      record = JSON.parse(fs.readFileSync(full, "utf8"));
+    } catch (err) {
+      // Written by another tool, or edited by hand: never a bug of ours.
+      throw new UserError(`${full}: not a connection record (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); correct it, or 'npm start' writes it again`);
+    }
+    if (record?.type !== "PostgreSQL") continue;
     const url = new URL(record.url);
     url.username = encodeURIComponent(record.username);
     url.password = encodeURIComponent(record.password);

@@ -14,6 +14,7 @@ import { releaseScriptFiles } from "../providers/scriptFiles";
 import { NOT_SENT, MESSAGE_STATUS } from "../task/warehouse/messageStatus";
 import type { LocalPaths } from "./paths";
 import { writeAtomic } from "./stores";
+import { UserError } from "../core/errors";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { LOCAL_ACTOR } from "./status";
 
@@ -63,7 +64,13 @@ export function writeDeployment(paths: LocalPaths, deployment: LocalDeployment):
  */
 export async function previousDeployment(paths: LocalPaths, plan: InstallationPlan, dbUrl: string): Promise<LocalDeployment> {
   const file = deploymentFile(paths, plan.config.clientName);
-  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, "utf8")) as LocalDeployment;
+  if (fs.existsSync(file)) {
+    try {
+      return JSON.parse(fs.readFileSync(file, "utf8")) as LocalDeployment;
+    } catch (err) {
+      throw new UserError(`${file}: not the record of the previous start (${(err as Error).message}); correct it, or remove it: the next start then reads what the database holds`);
+    }
+  }
   const staging = quoteIdent(plan.stagingSchema, "schema");
   return withPgClient(dbUrl, async (client) => {
     const previous: LocalDeployment = { ...deploymentOf(plan), rows: [], hubTenantIds: [], connections: [] };

@@ -227,9 +227,19 @@ function spawnFailure(binary: string, err: NodeJS.ErrnoException): UserError {
   return new UserError(`embedded PostgreSQL: cannot run ${binary} (${err.code ?? err.message}): check that it exists and that the user the server runs as may execute it; 'npm ci' reinstalls it`);
 }
 
-/** The server or initdb ended with an error: the line to act on, then the server's own last log lines. */
+/** The server's words for a full disk (its messages are in English: LC_MESSAGES=C). */
+const DISK_FULL = /No space left on device|Disk quota exceeded|could not extend file/i;
+
+/**
+ * The server or initdb ended with an error: the line to act on, then the server's own last log lines. A full disk is
+ * temporary: the advice is to free space, never to remove the data folder (that would lose the state).
+ */
 function serverFailure(what: string, dataDir: string, logs: string[]): UserError {
-  return new UserError([`embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`, ...logs.slice(-15).map((l) => `  ${l}`)]);
+  const tail = logs.slice(-15).map((l) => `  ${l}`);
+  if (logs.some((l) => DISK_FULL.test(l))) {
+    return new UserError([`embedded PostgreSQL: ${what}: the disk is full: free space in ${path.dirname(dataDir)} (the file system of ${dataDir}), then start again; the data folder is kept as it is. Its last log lines:`, ...tail]);
+  }
+  return new UserError([`embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`, ...tail]);
 }
 
 function once<T>(fn: () => Promise<T>): () => Promise<T> {

@@ -203,6 +203,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
  */
 async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, options: LocalOptions, progress: ProgressDisplay): Promise<{ seeded: number; changed: number; seededRegions: string[] }> {
   const client = new Client({ connectionString: databaseUrl });
+  client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   await client.connect();
   try {
     const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
@@ -267,6 +268,7 @@ async function summarize(input: {
   const { plan, emulator } = input;
   const config = plan.config;
   const client = new Client({ connectionString: input.databaseUrl });
+  client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   await client.connect();
   let intakeJob: IntakeJobRow | null = null;
   let outcome: RunOutcome | null = null;

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import crypto from "node:crypto";
 import path from "node:path";
 import { writeAtomic } from "./stores";
+import { UserError } from "../core/errors";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 
 export interface LocalSecrets {
@@ -15,10 +16,21 @@ export interface LocalSecrets {
 
 const generate = () => crypto.randomBytes(24).toString("base64url");
 
+/** The secrets a file holds; one that is not ours to read (edited by hand, another tool's) is named. */
+function readSecrets(file: string): Partial<LocalSecrets> {
+  try {
+    const doc = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
+    if (doc && typeof doc === "object" && !Array.isArray(doc)) return doc as Partial<LocalSecrets>;
+  } catch {
+    // said below
+  }
+  throw new UserError(`${file} is not the JSON object of the local secrets (edited by hand?): correct it, or remove it and 'npm start' generates new ones`);
+}
+
 /** Loads the file, adding a secret for every region and tenant that has none yet. */
 export function localSecrets(file: string, regions: string[], tenantIds: string[]): LocalSecrets {
   let secrets: LocalSecrets = { taskPassword: generate(), queues: {}, tenants: {} };
-  if (fs.existsSync(file)) secrets = { ...secrets, ...(JSON.parse(fs.readFileSync(file, "utf8")) as Partial<LocalSecrets>) };
+  if (fs.existsSync(file)) secrets = { ...secrets, ...readSecrets(file) };
   for (const r of regions) secrets.queues[r] ??= generate();
   for (const t of tenantIds) secrets.tenants[t] ??= generate();
   makeFolder(path.dirname(file), PRIVATE_FOLDER_MODE);

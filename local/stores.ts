@@ -6,6 +6,7 @@ import { serializeConnectionRecord, type ConnectionRecord } from "../core/connec
 import { connectionFileName } from "../core/naming";
 import type { HubConfigurationFile } from "../core/hubConfiguration";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
+import { onFile } from "../core/refusals";
 
 /**
  * Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts);
@@ -51,7 +52,13 @@ export function writeConnectionRecords(dir: string, records: ConnectionRecord[])
 /** Write-then-rename, so a killed process never leaves half a file behind; the mode applies to an existing file too. */
 export function writeAtomic(file: string, content: string | Buffer, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, content, { mode });
+  try {
+    // A failed write (a full disk) names the file (core/refusals.ts).
+    onFile(file, () => fs.writeFileSync(tmp, content, { mode }));
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
   fs.chmodSync(tmp, mode);
   fs.renameSync(tmp, file);
 }

@@ -3,6 +3,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { PROJECT_ROOT } from "../config/load";
+import { UserError } from "../core/errors";
+import { systemRefusal } from "../core/refusals";
+import { finished } from "node:stream/promises";
 import type { PhaseUpdate, ProgressDisplay } from "./progress";
 import { isEmfRecord, type EmfRecord } from "../core/metrics";
 
@@ -25,7 +28,8 @@ export async function ensureTaskBundle(): Promise<string> {
   const built = fs.existsSync(TASK_BUNDLE) ? fs.statSync(TASK_BUNDLE).mtimeMs : 0;
   if (built > Math.max(...SOURCE_DIRS.map(newestMtime))) return TASK_BUNDLE;
   const result = await runNode([BUILD_SCRIPT], () => {});
-  if (result.code !== 0) throw new Error(`building the task bundle failed (exit ${result.code}):\n${result.output}`);
+  // A source that does not compile (an edit), or a full disk: the build's own words say which.
+  if (result.code !== 0) throw new UserError([`building the task bundle (${path.relative(PROJECT_ROOT, TASK_BUNDLE)}) failed (exit ${result.code}): fix what the build says below, then start again`, result.output.trimEnd()]);
   return TASK_BUNDLE;
 }
 
@@ -57,6 +61,14 @@ export async function runTaskBundle(options: {
   interrupts?: { running(task: ChildProcess): void; readonly taskSignal: NodeJS.Signals | null };
 }): Promise<TaskRunResult> {
   const log = fs.createWriteStream(options.logFile, { mode: 0o600 });
+  // A log that cannot be written (a full disk) does not stop the run: the progress display says so once.
+  let logFailed = false;
+  log.on("error", (err: NodeJS.ErrnoException) => {
+    if (logFailed) return;
+    logFailed = true;
+    err.path ??= options.logFile;
+    options.progress.step(`the task log is incomplete: ${systemRefusal(err) ?? err.message}`);
+  });
   let transactionId: string | null = null;
   let error: string | null = null;
   const metrics: EmfRecord[] = [];
@@ -84,7 +96,7 @@ export async function runTaskBundle(options: {
       options.progress.update(update);
     }
   }, options.env, (child) => options.interrupts?.running(child));
-  await new Promise((resolve) => log.end(resolve));
+  await finished(log.end()).catch(() => {});
   return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, reason, metrics, interrupted: options.interrupts?.taskSignal ?? null };
 }
 

@@ -36,6 +36,7 @@ import {
   type PgTarget,
 } from "./pg";
 import { stableJson as jsonStable } from "./json";
+import { refusal as userRefusal } from "./refusal";
 
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
@@ -44,6 +45,7 @@ const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
 const loginFor = pgCurrentLogin;
 const stableJson = jsonStable;
+const refusal = userRefusal;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
 export const BASELINE_PROVIDER_VERSION = 3;
@@ -81,7 +83,7 @@ export function sha256Hex(text: string): string {
  */
 export async function applyBaseline(target: PgTarget, sql: string, name = "baseline", writtenWhenPresent: Record<string, string[]> = {}): Promise<void> {
   await withPgClient(target, async (client) => {
-    let refusal: Error | undefined;
+    let refused: Error | undefined;
     try {
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('hub_export_common_schema_baseline'))");
@@ -89,27 +91,28 @@ export async function applyBaseline(target: PgTarget, sql: string, name = "basel
         // install created them) are adopted as they are, if they have the columns this project needs.
         const lacking = await lackingColumns(client, sql);
         if (lacking.length > 0) {
-          refusal = new Error(
+          refused = refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
               `${lacking.join(", ")}. Add them by hand (ALTER TABLE ... ADD COLUMN), or ship a new build-number baseline file with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them; nothing was changed`,
           );
-          throw refusal;
+          throw refused;
         }
         const unwritten = await unwrittenColumns(client, sql, writtenWhenPresent);
         if (unwritten.length > 0) {
-          refusal = new Error(
+          refused = refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
               `${unwritten.join(", ")}. Give them a default or drop their NOT NULL by hand, or ship a new build-number baseline file that does (or drops them); nothing was changed`,
           );
-          throw refusal;
+          throw refused;
         }
         await client.query(sql);
       });
     } catch (err) {
-      if (err === refusal) throw err;
+      if (err === refused) throw err;
       const e = err as Error & { position?: string; where?: string };
       const at = e.position ? ` (at character ${e.position} of the rendered SQL)` : "";
-      throw new Error(`${name}: applying the baseline to ${pgTargetLabel(target)} failed, nothing was changed: ${e.message}${at}`);
+      // The database's answer is the cause: a refusal of a foreign state (core/refusals.ts) is the user's to fix.
+      throw new Error(`${name}: applying the baseline to ${pgTargetLabel(target)} failed, nothing was changed: ${e.message}${at}`, { cause: err });
     }
   });
 }
@@ -313,7 +316,7 @@ async function missingColumnsWith(client: PgClient, sql: string): Promise<string
 async function requireBaselineColumns(target: PgTarget, sql: string, name: string): Promise<void> {
   const missing = await missingBaselineColumns(target, sql);
   if (missing.length === 0) return;
-  throw new Error(
+  throw refusal(
     `${name}: applied to ${pgTargetLabel(target)}, but columns of existing tables are still missing: ${missing.join(", ")}. ` +
       "CREATE TABLE IF NOT EXISTS does not change an existing table: ship the change as a new build-number baseline file " +
       "with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them",

@@ -7,6 +7,9 @@
  * serializer captures the functions and not this module.
  */
 import type { Client, ClientConfig } from "pg";
+import { refusal as userRefusal } from "./refusal";
+
+const refusal = userRefusal;
 
 export type SslMode = "disable" | "require" | "verify-full";
 
@@ -71,7 +74,7 @@ export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "
  * endpoint's name.
  */
 export function provisioningLogin(db: DatabaseConfigValues, root: string): PgConnection {
-  if (!db.admin?.password) throw new Error("hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'");
+  if (!db.admin?.password) throw refusal("hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'");
   const sslMode = db.sslMode ?? "require";
   const login: PgConnection = {
     host: db.provisioning?.host ?? db.host,
@@ -90,7 +93,7 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
       try {
         login.caPem = fs.readFileSync(file, "utf8");
       } catch (err) {
-        throw new Error(`hubExport:database.caBundle: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        throw refusal(`hubExport:database.caBundle: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
       }
     }
   }
@@ -104,12 +107,12 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
  */
 export function loginFor(configured: { label: string; login: PgConnection } | undefined, target: string, what: string): PgConnection {
   if (!configured) {
-    throw new Error(
+    throw refusal(
       `${what}: no database login: the provider was not configured with the stack's hubExport:database (Pulumi CLI 3.140 or later passes the stack config to dynamic providers)`,
     );
   }
   if (configured.label !== target) {
-    throw new Error(`${what}: belongs to database ${target}, but hubExport:database is ${configured.label}; put the old endpoint back for this 'up', or remove the resource from the state with 'pulumi state delete'`);
+    throw refusal(`${what}: belongs to database ${target}, but hubExport:database is ${configured.label}; put the old endpoint back for this 'up', or remove the resource from the state with 'pulumi state delete'`);
   }
   return configured.login;
 }
@@ -144,6 +147,8 @@ export function configuredLogin(config: { get(key: string): string | undefined }
 export async function withPgClient<T>(target: PgTarget, fn: (client: Client) => Promise<T>): Promise<T> {
   const { Client: PgClient } = require("pg") as typeof import("pg");
   const client = new PgClient(pgClientConfig(target));
+  // A connection lost between statements must not crash the process: the next statement reports it.
+  client.on("error", () => undefined);
   await client.connect();
   try {
     return await fn(client);

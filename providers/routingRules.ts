@@ -8,6 +8,9 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { redactSecrets } from "../core/redact";
+import { refusal as userRefusal } from "./refusal";
+
+const refusal = userRefusal;
 
 /** Bump when posting behaves differently, so that `pulumi up` posts every tenant's set again. */
 export const ROUTING_RULES_PROVIDER_VERSION = 1;
@@ -197,19 +200,19 @@ export async function postRoutingRules(request: PostRoutingRulesRequest): Promis
     }
     const outcome = await postOnce(url, request, pending, timeoutMs);
     if (outcome.kind === "ok") return { status: outcome.status, attempts: attempt, posted: pending.length };
-    if (outcome.kind === "refused") throw new Error(`${what} failed: ${outcome.problem}`);
+    if (outcome.kind === "refused") throw refusal(`${what} failed: ${outcome.problem}`);
     lastProblem = outcome.problem;
     waitMs = outcome.kind === "notProcessed" ? outcome.waitMs : undefined;
     if (outcome.kind === "unknown") {
       const read = await readRules(url, request, timeoutMs);
       if ("problem" in read) {
-        throw new Error(`${what}: ${lastProblem}; the hub may hold the set already, and ${read.problem}: check the tenant's routing rules on the hub before posting again (pulumi up)`);
+        throw refusal(`${what}: ${lastProblem}; the hub may hold the set already, and ${read.problem}: check the tenant's routing rules on the hub before posting again (pulumi up)`);
       }
       pending = missingRules(request.rules, read.rules);
       if (pending.length === 0) return { status: 200, attempts: attempt, posted: 0 };
     }
   }
-  throw new Error(`${what} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${lastProblem}`);
+  throw refusal(`${what} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${lastProblem}; check the hub (hub-export probe), then run again`);
 }
 
 function ruleSetState(inputs: RoutingRuleSetState, posted: { postedAt?: string }): RoutingRuleSetState {

@@ -22,6 +22,7 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { stableJson as jsonStable } from "./json";
 import { awsClientCredentials as stackCredentials, configureAwsAccess as configureAccess, rememberedAwsAccess as configuredAccess } from "./awsAccess";
 import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
+import { refusal as userRefusal } from "./refusal";
 
 // Local aliases: the serializer captures the function values, not the ./json and ./awsAccess module objects.
 const stableJson = jsonStable;
@@ -29,6 +30,7 @@ const awsClientCredentials = stackCredentials;
 const configureAwsAccess = configureAccess;
 const rememberedAwsAccess = configuredAccess;
 const makeFolder = makeFolderWithMode;
+const refusal = userRefusal;
 /** The folder holds the credential files: the owner's only. */
 const FOLDER_MODE = PRIVATE_FOLDER_MODE;
 
@@ -226,7 +228,7 @@ export async function updateSharedFile(
     const reencrypt = reencryptFrom !== undefined && current?.kmsKeyId === reencryptFrom;
     if (next === undefined || (current && next === current.text && !reencrypt)) return;
     if (await store.write(name, next, current?.etag, contentType)) return;
-    if (attempt >= ATTEMPTS) throw new Error(`${store.describe}${name}: another writer changed it ${ATTEMPTS} times while this one tried; nothing of this stack was written, run again`);
+    if (attempt >= ATTEMPTS) throw refusal(`${store.describe}${name}: another writer changed it ${ATTEMPTS} times while this one tried; nothing of this stack was written, run again`);
     // Jitter, so that two writers do not meet again at once.
     await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 80 * attempt)));
   }
@@ -244,10 +246,10 @@ export function mergeTenantCredentials(text: string, own: Record<string, string>
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new Error(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not valid JSON: fix it by hand (nothing was written)`);
+    throw refusal(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not valid JSON (another tool wrote it?): fix it by hand (nothing was written)`);
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
-    throw new Error(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`);
+    throw refusal(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`);
   }
   const ownByLower = new Map(Object.keys(own).map((id) => [id.toLowerCase(), id]));
   const drop = new Set(released.map((id) => id.toLowerCase()).filter((id) => !ownByLower.has(id)));
@@ -292,7 +294,7 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
   if ("value" in found) {
     if (found.value === connection) return done(text);
     if (found.value !== "" && !PLACEHOLDER.test(found.value) && found.value !== previous) {
-      throw new Error(
+      throw refusal(
         `${SHARED_FILES.credentialsIni} in the shared scripts folder sets warehouse_connection = ${found.value}, but this stack's database connection is ${connection}: ` +
           "the hub pipelines of a platform environment share one; correct hubExport:database.connectionName or the file (nothing was written)",
       );
@@ -309,7 +311,7 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
 async function fromTemplate(store: SharedObjectStore, template: string, current: string | undefined): Promise<string> {
   if (current !== undefined) return current;
   const copy = await store.read(template);
-  if (!copy) throw new Error(`${store.describe}${template} is missing: the scripts folder's templates must be there to create the file from (procedure step 7.2)`);
+  if (!copy) throw refusal(`${store.describe}${template} is missing: the scripts folder's templates must be there to create the file from (procedure step 7.2): put it back (a scripts release brings it; 'pulumi up' writes a missing one after 'pulumi refresh'), then run again`);
   return copy.text;
 }
 

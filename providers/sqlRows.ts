@@ -17,6 +17,7 @@ import {
   type PgTarget,
 } from "./pg";
 import { stableJson as jsonStable } from "./json";
+import { refusal as userRefusal } from "./refusal";
 
 // Local aliases: the serializer captures these function values, not the ./pg module object.
 const withPgClient = pgWithClient;
@@ -26,6 +27,7 @@ const configureLogin = pgConfigureLogin;
 /** The login `configure` read from the stack config, for a resource of database `target`. */
 const loginFor = pgCurrentLogin;
 const stableJson = jsonStable;
+const refusal = userRefusal;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
 export const CONFIG_ROW_PROVIDER_VERSION = 2;
@@ -78,7 +80,7 @@ export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<v
         const found = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, keyParams);
         const n = found.rows[0].n;
         if (n > 1) {
-          throw new Error(`the key matches ${n} rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`);
+          throw refusal(`the key matches ${n} rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`);
         }
         if (n === 1) {
           if (valueColumns.length === 0) return;
@@ -91,7 +93,9 @@ export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<v
         await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${params.map((_, i) => `$${i + 1}`).join(", ")})`, params);
       });
     } catch (err) {
-      throw new Error(`upsert into ${row.schema}.${row.table} (${id}) failed: ${(err as Error).message}`);
+      const message = `upsert into ${row.schema}.${row.table} (${id}) failed: ${(err as Error).message}`;
+      // A refusal, or the database's answer as the cause (a shared table with other columns or types: core/refusals.ts).
+      throw (err as Error).name === "UserError" ? refusal(message) : new Error(message, { cause: err });
     }
   });
 }
@@ -108,7 +112,7 @@ export async function readRow(
   return withPgClient(target, async (client) => {
     const result = await client.query(`SELECT ${select} FROM ${table} WHERE ${where}`, keyColumns.map((c) => row.key[c]));
     if (result.rowCount === 0) return undefined;
-    if ((result.rowCount ?? 0) > 1) throw new Error(`${configRowId(row)}: the key matches ${result.rowCount} rows; the key columns must be unique`);
+    if ((result.rowCount ?? 0) > 1) throw refusal(`${configRowId(row)}: the key matches ${result.rowCount} rows; this project keeps one row per key: delete all but one by hand`);
     const found = result.rows[0] as Record<string, SqlValue>;
     const values: Record<string, SqlValue> = {};
     for (const column of row.columns) values[column] = found[column.toLowerCase()] ?? null;

@@ -7,6 +7,7 @@
  * run resumes the transaction).
  */
 import { UserError } from "../core/errors";
+import { asUserError } from "../core/refusals";
 import { EXIT_CODES } from "../core/exitCodes";
 import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
@@ -219,6 +220,8 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // A lost warehouse stops the run as a stop request does: its grace period bounds what the run still records.
     const lostReason = err instanceof RunStopped ? undefined : (lost ?? connectionLost(err));
     if (lostReason) stop.request(lostReason);
+    // A foreign state's refusal (a shared table changed, a full disk: core/refusals.ts) is the user's to fix, not a bug.
+    const refused = lostReason || err instanceof UserError || err instanceof HubApiError ? undefined : asUserError(err);
     const reason = err instanceof RunStopped ? err.reason : (lostReason ?? firstLine(err));
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
@@ -239,10 +242,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
     else {
-      const detail = err instanceof RunStopped ? err.reason : lostReason ?? (err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err));
+      const detail = err instanceof RunStopped ? err.reason : lostReason ?? refused?.message ?? (err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err));
       log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
     }
-    if (err instanceof HubApiError) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${err.message}`, "the next run resumes the transaction"]);
+    if (err instanceof HubApiError || refused) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`, "the next run resumes the transaction"]);
     if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
     throw err;
   } finally {

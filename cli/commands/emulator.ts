@@ -83,7 +83,7 @@ export default defineCommand({
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EADDRINUSE" || code === "EACCES") throw new UserError(`emulator: cannot listen on 127.0.0.1:${port} (${code})`);
+      if (code === "EADDRINUSE" || code === "EACCES") throw new UserError(`emulator: cannot listen on 127.0.0.1:${port} (${code}): choose another --port, or stop what listens there`);
       throw err;
     }
 

@@ -55,7 +55,12 @@ export function checkLinks(packageName: string, nativeDir: string): void {
 export function missingLinks(nativeDir: string): string[] {
   const list = path.join(nativeDir, "pg-symlinks.json");
   if (!fs.existsSync(list)) return [];
-  const links = JSON.parse(fs.readFileSync(list, "utf8")) as { source: string; target: string }[];
+  let links: { source: string; target: string }[];
+  try {
+    links = JSON.parse(fs.readFileSync(list, "utf8")) as { source: string; target: string }[];
+  } catch (err) {
+    throw new UserError(`embedded PostgreSQL: ${list} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the package is damaged; 'npm ci' installs it again`);
+  }
   const packageDir = path.dirname(nativeDir);
   return links.map((l) => path.join(packageDir, l.target)).filter((target) => !fs.existsSync(target));
 }

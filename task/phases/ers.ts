@@ -10,7 +10,7 @@ import { ErsStream } from "./ersStream";
 import { StatusWriter } from "./statusWriter";
 import type { StoredMessage } from "./publish";
 import { utf8Body } from "../http/utf8Body";
-import { bodyPages } from "../warehouse/archive";
+import { bodyPages, missingBody } from "../warehouse/archive";
 
 /** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
@@ -53,7 +53,7 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
       // Bodies a page of bodies at a time. Failed ones stay for the next run, and go to ERS once published.
       for await (const rows of bodyPages(pool, t, listed)) {
         const published = rows.filter((r) => r.status === "PUBLISHED");
-        for (const r of published) if (r.body === null) throw new Error(`${t.archive} has no row for the published message ${r.message_id} of ${t.messages}`);
+        for (const r of published) if (r.body === null) throw missingBody(t, r.message_id, "published");
         if (published.length) yield published.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
       }
     }

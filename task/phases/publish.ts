@@ -17,7 +17,7 @@ import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
-import { bodyPages } from "../warehouse/archive";
+import { bodyPages, missingBody } from "../warehouse/archive";
 import { NOT_SENT } from "../warehouse/messageStatus";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
@@ -337,7 +337,7 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
       after = listed[listed.length - 1].seq;
       for await (const rows of bodyPages(pool, t, listed)) {
         const pending = rows.filter((r) => !r.settled);
-        for (const r of pending) if (r.body === null) throw new Error(`${t.archive} has no row for the queued message ${r.message_id} of ${t.messages}`);
+        for (const r of pending) if (r.body === null) throw missingBody(t, r.message_id, "queued");
         const run = ctx.run.transactionId;
         if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
       }

@@ -180,7 +180,8 @@ export class QueueBroker {
 /** A message over the broker's body limit is never sent: a permanent refusal. */
 export function tooLarge(message: OutgoingMessage): MessageOutcome | undefined {
   const bytes = message.json.length;
-  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 0, true) : undefined;
+  // One attempt, refused before it is sent (the broker's limit): a message set aside after N runs shows N attempts.
+  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 1, true) : undefined;
 }
 
 function failed(m: OutgoingMessage, reason: string, attempts: number, permanent = false): MessageOutcome {

@@ -10,6 +10,7 @@
  * records the run (archived_by); no second row is written.
  */
 import type { Pool } from "pg";
+import { UserError } from "../../core/errors";
 import type { RunTables } from "./tables";
 import { MESSAGE_STATUS } from "./messageStatus";
 
@@ -68,6 +69,13 @@ export function requeueFailedSql(t: RunTables): string {
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.status IN ('${MESSAGE_STATUS.failed}', '${MESSAGE_STATUS.heldBack}')
      ON CONFLICT (message_id) DO NOTHING`;
+}
+
+/** A message still queued whose _ARCHIVE row (its body) is gone: deleted by hand, say, to save space. */
+export function missingBody(t: RunTables, messageId: string, what: "queued" | "published"): UserError {
+  return new UserError(
+    `${t.archive} has no row for the ${what} message ${messageId} of ${t.messages} (deleted by hand?): its body is gone, so it cannot be sent; delete its row from ${t.messages} (its employees' next change exports them again), then run again`,
+  );
 }
 
 /** Bytes of bodies read back from _ARCHIVE at a time, at most (at least one message): a page of large messages stays bounded. */

@@ -218,7 +218,9 @@ describe("routing rules: posted at most once where the hub may have stored them"
   it("reports an unreachable hub", async () => {
     const port = await freePort();
     const error = (await postRoutingRules({ ...ruleSet(), cfgApiUrl: `http://127.0.0.1:${port}/cfg/api/`, attempts: 1 }).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/^cfg API POST routingRules for tenant .* failed after 1 attempt: network error \(ECONNREFUSED\)$/);
+    expect(error.message).toMatch(/^cfg API POST routingRules for tenant .* failed after 1 attempt: network error \(ECONNREFUSED\); check the hub \(hub-export probe\), then run again$/);
+    // A refusal its user fixes: the CLI shows it without a stack trace, exit 1 (core/refusals.ts).
+    expect(error.name).toBe("UserError");
   });
 
   it("checks its inputs", async () => {
