@@ -206,7 +206,8 @@ export class ErsStream {
         return;
       }
       this.failedEntities += batch.count;
-      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason: (err as Error).message }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
+      const reason = err instanceof LinkOpen ? err.reason : (err as Error).message;
+      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
     }
     const archive: string[] = [];
     for (const entry of batch.entries) {

@@ -36,7 +36,8 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
       return postToHub(ctx.http, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, UNLIMITED, ctx.links.breaker("hrsys", tenant.region));
     }),
   );
-  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
+  const why = (err: unknown) => (err instanceof LinkOpen ? err.reason : ((err as Error)?.message ?? String(err)));
+  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: why(r.reason) }] : []));
   if (failures.length === 0) {
     ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
     return true;

@@ -166,3 +166,37 @@ describe("export task: a live hub with faults keeps its links closed", () => {
     expect(stored(f, "US").distinct + stored(f, "EU").distinct).toBe(2000);
   });
 });
+
+describe("export task: a silent HRSYS API (its report best-effort, as by default)", () => {
+  let f: ExportFixture;
+  beforeAll(async () => {
+    [f] = await Promise.all([exportFixture({ employees: 40, seed: 35, platRegions: ["US", "EU"] }), taskBundle()]);
+  });
+  afterAll(async () => f?.close());
+
+  /** Deadlines of a second, and a breaker window to match, so that a silent hub costs seconds here. */
+  const SHORT = { HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "1", HUB_EXPORT_RETRY_BUDGET_SECONDS: "3", HUB_EXPORT_BREAKER_WINDOW_SECONDS: "1" };
+
+  it("the STARTED report opens the HRSYS links, the final report fails at once, the run completes and records them; the next run probes them", async () => {
+    f.emulator.setFaults("hrsys.intakeJobs:silence=1");
+    const r = await runTask(f.platform.args, SHORT);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", published: 40 });
+    expect(opened(r)).toEqual(["hrsys.EU", "hrsys.US"]);
+    // The STARTED report's attempts, and none for the final one: its link was open.
+    expect(f.emulator.state().faults.stats["hrsys.intakeJobs"].requests).toBeLessThanOrEqual(2 * DEFAULT_BREAKER.failures);
+    const completed = r.events.filter((e) => e.event === "hub.call.failed" && e.status === "COMPLETED").map((e) => e.reason);
+    expect(completed).toEqual([expect.stringMatching(/^hub link hrsys\.(US|EU) is open/), expect.stringMatching(/^hub link hrsys\.(US|EU) is open/)]);
+    const history = await lastHistory(f);
+    expect(history.event).toBe("ExecutionCompleted");
+    expect(Object.keys(history.detail.openLinks as object).sort()).toEqual(["hrsys.EU", "hrsys.US"]);
+
+    f.emulator.setFaults("none");
+    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp`);
+    const next = await runTask(f.platform.args, SHORT);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.events.find((e) => e.event === "link.probe")).toMatchObject({ links: ["hrsys.EU", "hrsys.US"] });
+    expect(next.events.filter((e) => e.event === "intakeJob.reported").map((e) => e.status)).toEqual(["STARTED", "COMPLETED"]);
+    expect((await lastHistory(f)).detail.openLinks).toBeUndefined();
+  });
+});
