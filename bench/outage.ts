@@ -55,9 +55,10 @@ export async function main(argv: string[]): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
   const say = (line: string) => process.stdout.write(line + "\n");
-  const server = await startEmbeddedPostgres({ dataDir, persistent: false });
+  let server: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   let emulator: Awaited<ReturnType<typeof startEmulatorProcess>>["child"] | undefined;
   try {
+    server = await startEmbeddedPostgres({ dataDir, persistent: false });
     const admin = new Client({ connectionString: server.adminUrl });
     await admin.connect();
     await admin.query("CREATE DATABASE bench");
@@ -124,7 +125,7 @@ export async function main(argv: string[]): Promise<void> {
     await pool.end();
   } finally {
     emulator?.kill("SIGTERM");
-    await server.stop().catch(() => {});
+    await server?.stop().catch(() => {});
     fs.rmSync(work, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
