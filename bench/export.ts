@@ -317,7 +317,7 @@ async function topStatements(url: string): Promise<string[]> {
   }
 }
 
-async function startEmulatorProcess(configFile: string, extra: string[]): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
+export async function startEmulatorProcess(configFile: string, extra: string[]): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
   const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolve, reject) => {
@@ -351,7 +351,7 @@ function cpuSeconds(pid: number | undefined): number {
  * CPU seconds used by the processes of user `uid` (the embedded server runs as a user of its own) between start() and
  * the last sample(): sampled while they live, since a backend's time goes with it when its session ends.
  */
-class UserCpu {
+export class UserCpu {
   private readonly first = new Map<number, number>();
   private readonly last = new Map<number, number>();
   constructor(private readonly uid: number) {}
@@ -391,7 +391,7 @@ class UserCpu {
   }
 }
 
-async function runAndWatch(file: string, args: string[], server: UserCpu): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
+export async function runAndWatch(file: string, args: string[], server: UserCpu): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
   // The image's node flags, and BENCH_TASK_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });

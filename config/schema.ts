@@ -226,7 +226,24 @@ export const resolvedHubContractSchema = z.strictObject({
   }),
 });
 
-const apiUrl = z.string().url("must be a URL").refine((v) => v.endsWith("/api/"), "must end in /api/");
+/**
+ * A URL must not carry credentials (`user:password@` before the host): it would be stored in clear in the pipeline
+ * definition, HUB_API_CONFIG and connection records, and printed by `render`. The check aborts: one line per key.
+ */
+function withoutCredentials(url: z.ZodString, login: string) {
+  return url.refine((v) => !hasCredentials(v), { message: `must not carry credentials (user:password@ before the host): ${login}`, abort: true });
+}
+
+function hasCredentials(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.username !== "" || url.password !== "";
+  } catch {
+    return false;
+  }
+}
+
+const apiUrl = withoutCredentials(z.string().url("must be a URL"), "a hub API authenticates with its tenant's clientId and clientSecret").refine((v) => v.endsWith("/api/"), "must end in /api/");
 
 /** A hub region's environment: its name and its ERS, CFG and HRSYS base URLs. */
 export interface HubEnvironment {
@@ -288,7 +305,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   const queueSchema = z.strictObject({
     connectionName,
     /** The queue provider's base URL; the record's url and authUrl are derived from it. */
-    baseUrl: z.string().url("must be a URL"),
+    baseUrl: withoutCredentials(z.string().url("must be a URL"), "the broker authenticates with clientAccessId and clientSecret"),
     /** A URL path segment of the broker's publish call. */
     queueName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
     clientAccessId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
@@ -319,7 +336,10 @@ export function buildStackConfigSchema(source: SecretSource) {
   });
 
   const endpoint = {
-    host: z.string().regex(/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/, "must be a host name or IP address"),
+    host: z
+      .string()
+      .refine((v) => !v.includes("@"), { message: "must be a host name or IP address, without credentials (user:password@): the logins are database.admin and database.task", abort: true })
+      .regex(/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/, "must be a host name or IP address"),
     port: z.number().int().min(1).max(65535).default(5432),
   };
   const databaseSchema = z.strictObject({

@@ -30,8 +30,8 @@ export function hubEndpoints(config: Pick<StackConfig, "hub" | "hubTenants" | "q
 }
 
 /**
- * Why the task must not call `url` for `region`, or undefined when it may: not https, a host the stack did not
- * configure for the region, or loopback where the definition does not allow it.
+ * Why the task must not call `url` for `region`, or undefined when it may: credentials in it, not https, a host the
+ * stack did not configure for the region, or loopback where the definition does not allow it.
  */
 export function endpointProblem(value: string, region: HubRegion, endpoints: HubEndpoints): string | undefined {
   let url: URL;
@@ -40,6 +40,7 @@ export function endpointProblem(value: string, region: HubRegion, endpoints: Hub
   } catch {
     return "is not a URL";
   }
+  if (url.username || url.password) return CREDENTIALS_IN_URL;
   const loopback = isLoopbackHost(url.hostname);
   if (loopback && !endpoints.allowLoopback) return "points at loopback, which the definition does not allow";
   if (url.protocol !== "https:" && !(loopback && url.protocol === "http:")) return "must use https";
@@ -47,6 +48,9 @@ export function endpointProblem(value: string, region: HubRegion, endpoints: Hub
   if (!hosts.includes(hostOf(url))) return `host ${hostOf(url)} is not one of the stack's hosts for region ${region} (${hosts.join(", ") || "none"})`;
   return undefined;
 }
+
+/** A URL must not carry `user:password@`: the secret would sit in clear in a shared table or record, and in logs. */
+export const CREDENTIALS_IN_URL = "carries credentials (user:password@ before the host): remove them; the task authenticates with the tenant's credentials string and the connection's client id and secret";
 
 /**
  * The URL without credentials, query or fragment, for a message (a URL read from a table may carry a password).

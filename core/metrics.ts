@@ -5,7 +5,8 @@
  *
  * One record per hub region with that region's published, failed and ERS counts, and one with Region = ALL carrying the
  * run's totals (held back and set aside too: they are counted per run), its duration and its outcome (one of the Runs*
- * metrics is 1).
+ * metrics is 1), and, when hub links were open at its end (a dead hub: task/http/breaker.ts), how many (`OpenLinks`
+ * names them).
  * Dimensions: JobName and Region.
  */
 
@@ -28,6 +29,8 @@ export const METRICS = {
   executionFailed: "RunsExecutionFailed",
   stopped: "RunsStopped",
   refused: "RunsRefused",
+  /** Hub links (an API in a hub region) open at the run's end: their work waits for the next run. */
+  linksOpen: "HubLinksOpen",
 } as const;
 
 /** How a run ended, in the run history's words. */
@@ -56,6 +59,8 @@ export interface RunMetricsInput {
   regions?: Record<string, MessageCounts>;
   /** Run totals known better than the regions' sum (held back is counted per run, not per tenant). */
   totals?: Partial<MessageCounts>;
+  /** Hub links open at the run's end (`queue.EU`). */
+  openLinks?: string[];
   /** Milliseconds since the epoch. */
   timestamp: number;
 }
@@ -112,7 +117,9 @@ export function runMetricRecords(input: RunMetricsInput): EmfRecord[] {
   if (input.regions) for (const [key, name] of COUNTS) values[name] = totals[key];
   values[METRICS.duration] = input.seconds;
   for (const [outcome, name] of Object.entries(OUTCOME_METRIC)) values[name] = outcome === input.outcome ? 1 : 0;
-  records.push(record(input, ALL_REGIONS, values, { [METRICS.duration]: "Seconds" }, { Outcome: input.outcome }));
+  const open = input.openLinks ?? [];
+  if (open.length) values[METRICS.linksOpen] = open.length;
+  records.push(record(input, ALL_REGIONS, values, { [METRICS.duration]: "Seconds" }, { Outcome: input.outcome, ...(open.length ? { OpenLinks: open } : {}) }));
   return records;
 }
 

@@ -12,13 +12,16 @@
  * which a valid bearer token is treated as expired; queue.publish only), `latency` (milliseconds added to every
  * request), and the rates of a hostile hub's answers (emulator/hostile.ts): `drip`, `silence`, `huge`, `echo`,
  * `escape`, `wrongBody`. Rates are in [0, 1]; an endpoint's rates add up to at most 1. `*` applies to every endpoint;
- * an endpoint's own rule overrides `*` key by key.
+ * an endpoint's own rule overrides `*` key by key, and an endpoint in one hub region (`queue.publish.EU`) overrides
+ * both: one region's broker can be dead while the others answer (its requests draw from the endpoint's stream).
  */
 import { z } from "zod";
+import { HUB_REGIONS, type HubRegion } from "../core/regions";
 
 export const FAULT_ENDPOINTS = ["queue.authorize", "queue.publish", "cfg.routingRules", "ers.entities", "hrsys.intakeJobs"] as const;
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
-export type FaultTarget = FaultEndpoint | "*";
+/** `*`, an endpoint, or an endpoint in one hub region (`queue.publish.EU`). */
+export type FaultTarget = FaultEndpoint | "*" | `${FaultEndpoint}.${HubRegion}`;
 
 /** One rule, as written in the spec or in the JSON of `POST /_emulator/faults`. */
 export interface FaultSettings {
@@ -60,8 +63,12 @@ export class FaultSpecError extends Error {
 }
 
 function isTarget(value: string): value is FaultTarget {
-  return value === "*" || (FAULT_ENDPOINTS as readonly string[]).includes(value);
+  const dot = value.lastIndexOf(".");
+  const regional = dot > 0 && (HUB_REGIONS as readonly string[]).includes(value.slice(dot + 1));
+  return value === "*" || (FAULT_ENDPOINTS as readonly string[]).includes(regional ? value.slice(0, dot) : value);
 }
+
+const TARGETS_TEXT = `${[...FAULT_ENDPOINTS, "*"].join(", ")}, or an endpoint in one hub region (${FAULT_ENDPOINTS[1]}.EU)`;
 
 /** Parses the text spec into rules (validated). An empty spec or `none` means no faults. */
 export function parseFaultSpec(spec: string): FaultRules {
@@ -73,7 +80,7 @@ export function parseFaultSpec(spec: string): FaultRules {
     const colon = ruleText.indexOf(":");
     if (colon < 0) throw new FaultSpecError(`${where}: expected <endpoint>:<key>=<value>[,...]`);
     const target = ruleText.slice(0, colon).trim();
-    if (!isTarget(target)) throw new FaultSpecError(`${where}: unknown endpoint '${target}'; use one of ${[...FAULT_ENDPOINTS, "*"].join(", ")}`);
+    if (!isTarget(target)) throw new FaultSpecError(`${where}: unknown endpoint '${target}'; use one of ${TARGETS_TEXT}`);
     if (raw[target]) throw new FaultSpecError(`${where}: endpoint '${target}' is given twice`);
     const settings: Record<string, number> = {};
     for (const item of ruleText.slice(colon + 1).split(",")) {
@@ -95,7 +102,7 @@ export function validateFaultRules(raw: unknown): FaultRules {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FaultSpecError("fault rules must be an object of endpoint → settings");
   const rules: FaultRules = {};
   for (const [target, settingsRaw] of Object.entries(raw as Record<string, unknown>)) {
-    if (!isTarget(target)) throw new FaultSpecError(`unknown endpoint '${target}'; use one of ${[...FAULT_ENDPOINTS, "*"].join(", ")}`);
+    if (!isTarget(target)) throw new FaultSpecError(`unknown endpoint '${target}'; use one of ${TARGETS_TEXT}`);
     if (settingsRaw === null || typeof settingsRaw !== "object" || Array.isArray(settingsRaw)) {
       throw new FaultSpecError(`${target}: settings must be an object of key → number`);
     }
@@ -113,7 +120,7 @@ export function validateFaultRules(raw: unknown): FaultRules {
         throw new FaultSpecError(`${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry, latency or a hostile answer (${HOSTILE_KINDS.join(", ")})`);
       }
       if (value < 0 || value > 1) throw new FaultSpecError(`${at} must be a rate between 0 and 1`);
-      if (key === "tokenExpiry" && target !== "*" && target !== "queue.publish") {
+      if (key === "tokenExpiry" && target !== "*" && !target.startsWith("queue.publish")) {
         throw new FaultSpecError(`${at}: tokenExpiry applies to queue.publish only (the one endpoint that takes bearer tokens)`);
       }
       if (isStatus) settings[Number(key)] = value;
@@ -122,8 +129,11 @@ export function validateFaultRules(raw: unknown): FaultRules {
     rules[target] = settings;
   }
   for (const endpoint of FAULT_ENDPOINTS) {
-    const total = plan(rules, endpoint).outcomes.reduce((sum, o) => sum + o.rate, 0);
-    if (total > 1 + 1e-9) throw new FaultSpecError(`${endpoint}: fault rates add up to ${round(total)}, more than 1 (counting '*')`);
+    for (const region of [undefined, ...HUB_REGIONS]) {
+      const total = plan(rules, endpoint, region).outcomes.reduce((sum, o) => sum + o.rate, 0);
+      const name = region ? `${endpoint}.${region}` : endpoint;
+      if (total > 1 + 1e-9) throw new FaultSpecError(`${name}: fault rates add up to ${round(total)}, more than 1 (counting '*'${region ? ` and ${endpoint}` : ""})`);
+    }
   }
   return rules;
 }
@@ -180,9 +190,12 @@ interface EndpointPlan {
   latencyMs: number;
 }
 
-/** An endpoint's effective rule: `*` merged with its own, key by key; outcomes in a fixed order so draws map stably. */
-function plan(rules: FaultRules, endpoint: FaultEndpoint): EndpointPlan {
-  const merged: FaultSettings = { ...rules["*"], ...rules[endpoint] };
+/**
+ * An endpoint's effective rule (in a region): `*` merged with its own and its region's, key by key; outcomes in a fixed
+ * order so draws map stably.
+ */
+function plan(rules: FaultRules, endpoint: FaultEndpoint, region?: HubRegion): EndpointPlan {
+  const merged: FaultSettings = { ...rules["*"], ...rules[endpoint], ...(region ? rules[`${endpoint}.${region}`] : {}) };
   const outcomes: Outcome[] = [];
   if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
   if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
@@ -215,6 +228,8 @@ export function streamSeed(seed: number, endpoint: string): number {
 
 export interface FaultStats {
   requests: number;
+  /** Requests per hub region, where the emulator knows it (queue requests; hub API requests of a tenant with a region). */
+  regions: Partial<Record<HubRegion, number>>;
   injected: Record<string, number>;
   /** Latency added, in all (ms). */
   delayedMs: number;
@@ -222,7 +237,8 @@ export interface FaultStats {
 
 /** Draws one decision per request; every request consumes exactly one draw of its endpoint's stream. */
 export class FaultInjector {
-  private plans = new Map<FaultEndpoint, EndpointPlan>();
+  /** Per endpoint, and per endpoint in a region (`queue.publish.EU`). */
+  private plans = new Map<string, EndpointPlan>();
   private streams = new Map<FaultEndpoint, () => number>();
   private stats = new Map<FaultEndpoint, FaultStats>();
   private current: FaultConfig;
@@ -239,7 +255,10 @@ export class FaultInjector {
   /** Replaces the rules and restarts every stream from the (new) seed. */
   apply(config: FaultConfig): void {
     this.current = config;
-    for (const endpoint of FAULT_ENDPOINTS) this.plans.set(endpoint, plan(config.rules, endpoint));
+    for (const endpoint of FAULT_ENDPOINTS) {
+      this.plans.set(endpoint, plan(config.rules, endpoint));
+      for (const region of HUB_REGIONS) this.plans.set(`${endpoint}.${region}`, plan(config.rules, endpoint, region));
+    }
     this.reseed();
   }
 
@@ -247,15 +266,18 @@ export class FaultInjector {
   reseed(): void {
     for (const endpoint of FAULT_ENDPOINTS) {
       this.streams.set(endpoint, mulberry32(streamSeed(this.current.seed, endpoint)));
-      this.stats.set(endpoint, { requests: 0, injected: {}, delayedMs: 0 });
+      this.stats.set(endpoint, { requests: 0, regions: {}, injected: {}, delayedMs: 0 });
     }
   }
 
-  decide(endpoint: FaultEndpoint): FaultDecision {
-    const { outcomes, latencyMs } = this.plans.get(endpoint)!;
+  /** `region`: the request's hub region, when known (its region's rule applies). */
+  decide(endpoint: FaultEndpoint, region?: string): FaultDecision {
+    const regional = (HUB_REGIONS as readonly string[]).includes(region ?? "") ? (region as HubRegion) : undefined;
+    const { outcomes, latencyMs } = this.plans.get(regional ? `${endpoint}.${regional}` : endpoint)!;
     const draw = this.streams.get(endpoint)!();
     const stats = this.stats.get(endpoint)!;
     stats.requests++;
+    if (regional) stats.regions[regional] = (stats.regions[regional] ?? 0) + 1;
     stats.delayedMs += latencyMs;
     let cumulative = 0;
     for (const outcome of outcomes) {
@@ -272,7 +294,7 @@ export class FaultInjector {
   /** Requests seen and faults injected per endpoint since the last (re)seed. */
   statistics(): Record<FaultEndpoint, FaultStats> {
     const out = {} as Record<FaultEndpoint, FaultStats>;
-    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, injected: { ...s.injected }, delayedMs: s.delayedMs };
+    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, regions: { ...s.regions }, injected: { ...s.injected }, delayedMs: s.delayedMs };
     return out;
   }
 }

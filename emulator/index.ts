@@ -178,9 +178,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (!r) throw new HttpError(404, "no such resource");
       const handler = own(r.methods, req.method ?? "");
       if (!handler) throw methodNotAllowed(Object.keys(r.methods));
-      if (r.endpoint) fault = injector.decide(r.endpoint);
+      const region = r.link ? (r.link.region ?? tenantRegion(query)) : undefined;
+      if (r.endpoint) fault = injector.decide(r.endpoint, region);
       // Counted always (the state's `links`); the latency and the limit only when configured.
-      const link = r.link ? links.link(r.link.api, r.link.region ?? tenantRegion(query)) : undefined;
+      const link = r.link ? links.link(r.link.api, region!) : undefined;
       if (link) {
         const trip = link.roundTripMs();
         back = trip / 2;

@@ -10,6 +10,7 @@ import type { Links } from "./http/links";
 import { DEFAULT_RETRY, envInt, type RetryPolicy } from "./http/retry";
 import { DEFAULT_LIMITS, type HttpLimits, type HubHttp } from "./http/client";
 import type { RunStop } from "./stop";
+import { BREAKER_ENV, type BreakerSettings } from "./http/breaker";
 
 export interface RunSettings {
   /** Extract parts mapped side by side (database sessions). */
@@ -26,6 +27,8 @@ export interface RunSettings {
   retry: RetryPolicy;
   /** Each hub and broker request's deadline, and the retry budget of its attempts. */
   limits: HttpLimits;
+  /** When a link (an API in a hub region) opens: its work stops for the run (task/http/breaker.ts). */
+  breaker: BreakerSettings;
   /** The run stops (resumable) this long after it started. */
   runDeadlineSeconds: number;
   /** From SIGTERM (or the run deadline) to the exit at the latest. */
@@ -43,6 +46,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
       deadlineMs: envSeconds(env, "HUB_EXPORT_REQUEST_DEADLINE_SECONDS", DEFAULT_LIMITS.deadlineMs / 1000) * 1000,
       budgetMs: envSeconds(env, "HUB_EXPORT_RETRY_BUDGET_SECONDS", DEFAULT_LIMITS.budgetMs / 1000) * 1000,
     },
+    breaker: breakerFromEnv(env),
     runDeadlineSeconds: envSeconds(env, RUN_DEADLINE_ENV, defaultRunDeadlineSeconds(env[SCHEDULE_ENV])),
     stopGraceSeconds: envSeconds(env, STOP_GRACE_ENV, STOP_GRACE_SECONDS),
   };
@@ -54,6 +58,22 @@ export function envSeconds(env: NodeJS.ProcessEnv, name: string, fallback: numbe
   if (text === undefined || text.trim() === "") return fallback;
   if (!/^\d+(\.\d+)?$/.test(text.trim()) || Number(text) <= 0) throw new UserError(`${name} must be a positive number of seconds, got '${text}'`);
   return Number(text);
+}
+
+/** The breaker's settings (BREAKER_ENV): whole numbers, the window in seconds (fractions allowed), a percentage of 1 to 100. */
+export function breakerFromEnv(env: NodeJS.ProcessEnv): BreakerSettings {
+  const whole = ({ name, default: fallback }: { name: string; default: number }, max = Infinity): number => {
+    const text = env[name]?.trim();
+    if (text === undefined || text === "") return fallback;
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new UserError(`${name} must be a whole number from 1${Number.isFinite(max) ? ` to ${max}` : ""}, got '${env[name]}'`);
+    return Number(text);
+  };
+  return {
+    failures: whole(BREAKER_ENV.failures),
+    windowMs: envSeconds(env, BREAKER_ENV.windowMs.name, BREAKER_ENV.windowMs.default) * 1000,
+    rate: whole(BREAKER_ENV.rate, 100) / 100,
+    minRequests: whole(BREAKER_ENV.minRequests),
+  };
 }
 
 /**

@@ -22,6 +22,6 @@ export function countsPerRegion(tenants: readonly Pick<TenantConfig, "hubTenantI
   return regions;
 }
 
-export function emitRunMetrics(log: Logger, input: { jobName: string; outcome: RunOutcome; seconds: number; regions?: Record<string, MessageCounts>; totals?: Partial<MessageCounts> }): void {
+export function emitRunMetrics(log: Logger, input: { jobName: string; outcome: RunOutcome; seconds: number; regions?: Record<string, MessageCounts>; totals?: Partial<MessageCounts>; openLinks?: string[] }): void {
   for (const record of runMetricRecords({ ...input, timestamp: Date.now() })) log.info({ event: "run.metrics", ...record }, `metrics ${String(record.Region)}`);
 }

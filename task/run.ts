@@ -20,7 +20,7 @@ import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish
 import { sendEntities } from "./phases/ers";
 import { countsSoFar, finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
 import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";
-import { recordRunHistory } from "./warehouse/runHistory";
+import { lastOpenLinks, recordRunHistory } from "./warehouse/runHistory";
 import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
@@ -101,7 +101,11 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
     throw err;
   }
-  const links = new Links(settings.concurrency);
+  // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
+  const links = new Links(settings.concurrency, {}, {
+    settings: settings.breaker,
+    onOpen: (b) => log.warn({ event: "link.open", link: b.name, why: b.why, lastError: b.lastError }, `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`),
+  });
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
@@ -125,6 +129,11 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     stop.throwIfStopping();
     run = await openRun(lock, config.tables, config.definition);
     scope.opened(run);
+    const probing = await lastOpenLinks(lock, config.tables, params.job_name);
+    if (probing.length) {
+      links.probeFirst(probing);
+      log.info({ event: "link.probe", links: probing }, `the last run left ${probing.join(", ")} open: one probe request first`);
+    }
     let ctx: RunContext = { config, run, log, http, stop, settings, links };
     if (run.phase === "REPORT") {
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
@@ -202,7 +211,8 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // A run resumed past its extract looks for them now: its history reports every bad row all the same.
     badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
-    const recorded = ersFailed ? { ersFailedEntities: ersFailed } : {};
+    const open = links.open();
+    const recorded = { ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(Object.keys(open).length ? { openLinks: open } : {}) };
     const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(changes ? { changes } : {}), ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
@@ -212,7 +222,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(changes ? { changes } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() },
+      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(changes ? { changes } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot(), breakers: links.breakerSnapshot() },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
@@ -225,7 +235,8 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const reason = err instanceof RunStopped ? err.reason : (lostReason ?? firstLine(err));
     const seconds = round((Date.now() - started) / 1000);
     const outcome = err instanceof RunLockHeld ? "Refused" : "Stopped";
-    emitRunMetrics(log, { jobName: params.job_name, outcome, seconds });
+    const open = links.open();
+    emitRunMetrics(log, { jobName: params.job_name, outcome, seconds, openLinks: Object.keys(open) });
     // Best effort: the database may be what stopped the run. On a fresh session (the run's own may be gone), again
     // while the warehouse is away, within the grace period. The reason's first line only (no stack trace), and what
     // the run had done so far (status and the summary show a stopped run's own counts).
@@ -237,13 +248,13 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       transactionId: run?.transactionId ?? null,
       event: outcome,
       actor: HISTORY_ACTOR,
-      detail: { phase: run?.phase ?? null, seconds, reason, ...(soFar ? { ...soFar, countsSoFar: true } : {}) },
+      detail: { phase: run?.phase ?? null, seconds, reason, ...(soFar ? { ...soFar, countsSoFar: true } : {}), ...(Object.keys(open).length ? { openLinks: open } : {}) },
     })).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
     else {
       const detail = err instanceof RunStopped ? err.reason : lostReason ?? refused?.message ?? (err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err));
-      log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot() }, "run stopped; the next run resumes its transaction");
+      log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot(), breakers: links.breakerSnapshot() }, "run stopped; the next run resumes its transaction");
     }
     if (err instanceof HubApiError || refused) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`, "the next run resumes the transaction"]);
     if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
@@ -267,7 +278,7 @@ async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobS
   });
   const { config } = ctx;
   const seconds = round((Date.now() - started) / 1000);
-  emitRunMetrics(ctx.log, { jobName: config.definition.parameters.job_name, outcome: status, seconds, regions: countsPerRegion(config.tenants, counts), totals: { heldBack: counts.heldBack, setAside: counts.setAside } });
+  emitRunMetrics(ctx.log, { jobName: config.definition.parameters.job_name, outcome: status, seconds, regions: countsPerRegion(config.tenants, counts), totals: { heldBack: counts.heldBack, setAside: counts.setAside }, openLinks: Object.keys(ctx.links.open()) });
 }
 
 /** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */

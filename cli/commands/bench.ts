@@ -12,8 +12,8 @@ interface Benchmark {
   main(argv: string[]): Promise<void>;
 }
 
-const BENCHMARKS = ["export", "emulator", "plan"] as const;
-const NPM_SCRIPTS: Record<string, string> = { export: "npm run bench --", emulator: "npm run bench:emulator --", plan: "npm run bench:plan --" };
+const BENCHMARKS = ["export", "emulator", "plan", "outage"] as const;
+const NPM_SCRIPTS: Record<string, string> = { export: "npm run bench --", emulator: "npm run bench:emulator --", plan: "npm run bench:plan --", outage: "npm run bench:outage --" };
 
 async function load(name: string | undefined): Promise<Benchmark> {
   if (!name || !(BENCHMARKS as readonly string[]).includes(name)) {
@@ -35,9 +35,9 @@ async function benchHelp(names: readonly string[]): Promise<string> {
 }
 
 export default defineCommand({
-  summary: "Run a benchmark script (export, emulator, plan) and print its figures",
+  summary: "Run a benchmark script (export, emulator, plan, outage) and print its figures",
   options: {},
-  positionals: { name: "<export|emulator|plan>", description: "the benchmark to run; its options follow it" },
+  positionals: { name: "<export|emulator|plan|outage>", description: "the benchmark to run; its options follow it" },
   passThrough: true,
   help: () => benchHelp(BENCHMARKS),
   async run(_values, io, positionals) {

@@ -31,6 +31,7 @@ export function dashboardBody(input: DashboardInput): string {
       metric(METRICS.executionFailed, ALL_REGIONS, "ExecutionFailed"),
       metric(METRICS.stopped, ALL_REGIONS, "Stopped"),
       metric(METRICS.refused, ALL_REGIONS, "Refused"),
+      metric(METRICS.linksOpen, ALL_REGIONS, "hub links open (a dead hub)"),
     ], { view: "bar" }),
     widget(12, 0, "Run duration (seconds)", [metric(METRICS.duration, ALL_REGIONS, "longest run", "Maximum"), metric(METRICS.duration, ALL_REGIONS, "average run", "Average")]),
     widget(0, 6, "Messages published per day, by hub region", perRegion(METRICS.published)),

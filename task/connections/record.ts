@@ -6,6 +6,7 @@ import { z } from "zod";
 import { CONNECTION_TYPES, parseAdditionalProperties } from "../../core/connections";
 import { UserError } from "../../core/errors";
 import { maskSecret } from "../../core/redact";
+import { shownUrl } from "../../core/hubEndpoints";
 
 export const storedConnectionSchema = z.object({
   systemName: z.string().min(1),
@@ -61,6 +62,7 @@ export function databaseSettings(record: StoredConnection): DatabaseSettings {
     return fail("url is not a URL (expected postgres://host:port/database)");
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") fail("url must start with postgres://");
+  if (url.username || url.password) fail(`url ${shownUrl(record.url)} carries credentials (user:password@ before the host): remove them; the login is the record's username and password`);
   const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (!url.hostname || !database) fail("url must name a host and a database: postgres://host:port/database");
   if (!record.username || !record.password) fail("username and password are required");

@@ -7,8 +7,9 @@
  * The per-request cost is one AbortController and one timer (all of one duration, so Node keeps them in one list).
  */
 import { Agent, type Dispatcher } from "undici";
-import { backoffMs, parseRetryAfter, type RetryPolicy } from "./retry";
+import { answerText, backoffMs, describeRequestError, parseRetryAfter, type RetryPolicy } from "./retry";
 import { outcomeOf, UNLIMITED, type Outcome, type RequestGate } from "./concurrency";
+import type { BreakerGate, BreakerTicket, Verdict } from "./breaker";
 import { NEVER_STOPPED, RunStopped, type RunStop } from "../stop";
 
 /** The longest answer read: API answers are small (the broker's answer to a batch of 10 is about 2 KB). */
@@ -73,38 +74,62 @@ export class HubHttp {
     }
   }
 
-  /** The attempts of one request: their count and their budget. */
-  attempts(): Attempts {
-    return new Attempts(this);
+  /** The attempts of one request: their count and their budget (and its link's breaker: none once it is open). */
+  attempts(breaker?: BreakerGate): Attempts {
+    return new Attempts(this, breaker);
   }
 
   /**
-   * Sends one request through `gate` and reads its answer. The permit covers this request alone, never the wait
-   * before a retry, and tells the link what the answer means for it (concurrency.ts, outcomeOf). Throws a network
-   * error, RequestDeadlineError, AnswerTooLongError, or RunStopped when the run abandons its requests.
+   * Sends one request through `breaker` and `gate` and reads its answer. The permit covers this request alone, never
+   * the wait before a retry, and tells the link what the answer means for it (concurrency.ts, outcomeOf); the breaker
+   * learns whether the hub answered (breaker.ts). Throws a network error, RequestDeadlineError, AnswerTooLongError,
+   * LinkOpen when the link is open, or RunStopped when the run abandons its requests.
    */
-  async send(options: Dispatcher.RequestOptions, gate: RequestGate = UNLIMITED): Promise<Answer> {
+  async send(options: Dispatcher.RequestOptions, gate: RequestGate = UNLIMITED, breaker?: BreakerGate): Promise<Answer> {
+    const ticket = breaker ? await breaker.admit() : NO_TICKET;
     const permit = await gate.acquire();
     let outcome: Outcome = { kind: "error" };
+    let verdict: Verdict = "none";
+    let failure: string | undefined;
+    let sentAt: number | undefined;
+    let deadline = false;
     const controller = new AbortController();
     const timer = setTimeout(abortAtDeadline, this.limits.deadlineMs, controller, this.limits.deadlineMs);
     this.inFlight.add(controller);
     try {
+      // The link opened while this request waited for its permit: it is not sent.
+      if (breaker?.isOpen()) {
+        outcome = { kind: "unsent" };
+        breaker.throwIfOpen();
+      }
       this.stop.throwIfStopping();
+      sentAt = breaker?.now();
       const res = await this.dispatcher.request({ ...options, signal: controller.signal });
       const text = await res.body.text();
       const retryAfter = res.headers["retry-after"];
       outcome = outcomeOf(res.statusCode, parseRetryAfter(retryAfter));
+      verdict = res.statusCode >= 500 ? "failed" : "answered";
+      if (verdict === "failed") failure = `HTTP ${res.statusCode}: ${answerText(text)}`;
       return { status: res.statusCode, text, retryAfter };
     } catch (err) {
-      throw requestError(err, controller.signal);
+      const error = requestError(err, controller.signal);
+      // An answer too long is an answer; a stop or an open link decides nothing about the link.
+      if (!(error instanceof RunStopped) && outcome.kind !== "unsent") {
+        verdict = error instanceof AnswerTooLongError ? "answered" : "failed";
+        failure = describeRequestError(error);
+        deadline = error instanceof RequestDeadlineError;
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
       this.inFlight.delete(controller);
       permit.done(outcome);
+      ticket.done(verdict, failure, deadline ? sentAt : undefined);
     }
   }
 }
+
+const NO_TICKET: BreakerTicket = { done() {} };
 
 /** One request's attempts: at most `retry.attempts`, and none started once the budget is spent. */
 export class Attempts {
@@ -112,13 +137,20 @@ export class Attempts {
   private readonly until: number;
   private spent = false;
 
-  constructor(private readonly http: HubHttp) {
+  constructor(
+    private readonly http: HubHttp,
+    private readonly breaker?: BreakerGate,
+  ) {
     this.until = Date.now() + http.limits.budgetMs;
   }
 
-  /** Before each attempt: false when the attempts or the budget are used up. Throws RunStopped when the run stops. */
+  /**
+   * Before each attempt: false when the attempts or the budget are used up. Throws RunStopped when the run stops, and
+   * LinkOpen when the link opened: then the request is neither tried again nor given up as failed.
+   */
   next(): boolean {
     this.http.stop.throwIfStopping();
+    this.breaker?.throwIfOpen();
     if (this.attempt >= this.http.retry.attempts || this.spent || (this.attempt > 0 && Date.now() >= this.until)) {
       this.spent ||= this.attempt < this.http.retry.attempts;
       return false;

@@ -79,7 +79,9 @@ export type Outcome =
   /** 429; retryAfterMs when the hub said how long to wait. */
   | { kind: "throttled"; retryAfterMs?: number }
   /** 5xx, a network error, or an answer that says nothing about the link's load. */
-  | { kind: "error" };
+  | { kind: "error" }
+  /** Not sent after all (its link's breaker opened while it waited for its permit): as if never started. */
+  | { kind: "unsent" };
 
 /** A started request. */
 export interface Ticket {
@@ -180,6 +182,10 @@ export class ConcurrencyController {
     const now = this.now();
     const rtt = Math.max(0, now - ticket.startedAt);
     this.flying = Math.max(0, this.flying - 1);
+    if (outcome.kind === "unsent") {
+      this.stats.requests--;
+      return;
+    }
     this.rtt.add(rtt);
     if (outcome.kind === "error") {
       this.stats.errors++;

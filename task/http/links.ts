@@ -1,17 +1,31 @@
 /**
  * The run's links: one adaptive controller (concurrency.ts) per bulk API and hub region, created on first use with the
- * bounds of the stack's `concurrency` config. Their figures go into the run's log.
+ * bounds of the stack's `concurrency` config, and one breaker (breaker.ts) per API (queue, ERS, HRSYS) and region.
+ * Their figures go into the run's log; the open breakers into its history row, for the next run to probe.
  */
 import { linkBounds, type ConcurrencyConfig, type LinkApi } from "../../core/concurrency";
 import type { HubRegion } from "../../core/regions";
 import { Link, type LinkStats, type Tuning } from "./concurrency";
+import { Breaker, DEFAULT_BREAKER, type BreakerSettings, type BreakerStats } from "./breaker";
+
+/** The APIs with a breaker: the bulk ones, and the HRSYS intake report. */
+export type BreakerApi = LinkApi | "hrsys";
+
+export interface BreakerOptions {
+  settings?: BreakerSettings;
+  /** Called once per link, when it opens (the run logs it). */
+  onOpen?: (breaker: Breaker) => void;
+}
 
 export class Links {
   private readonly links = new Map<string, Link>();
+  private readonly breakers = new Map<string, Breaker>();
+  private readonly probing = new Set<string>();
 
   constructor(
     private readonly config: ConcurrencyConfig,
     private readonly tuning: Partial<Tuning> = {},
+    private readonly breakerOptions: BreakerOptions = {},
   ) {}
 
   /** The link of `api` in `region`, e.g. `queue.EU`. */
@@ -20,6 +34,31 @@ export class Links {
     let link = this.links.get(name);
     if (!link) this.links.set(name, (link = new Link(name, linkBounds(this.config, api, region), this.tuning)));
     return link;
+  }
+
+  /** The breaker of `api` in `region`, e.g. `queue.EU`: half open when the last run left it open. */
+  breaker(api: BreakerApi, region: HubRegion): Breaker {
+    const name = `${api}.${region}`;
+    let breaker = this.breakers.get(name);
+    if (!breaker) {
+      const { settings = DEFAULT_BREAKER, onOpen } = this.breakerOptions;
+      this.breakers.set(name, (breaker = new Breaker(name, settings, onOpen)));
+      if (this.probing.has(name)) breaker.probeFirst();
+    }
+    return breaker;
+  }
+
+  /** Links the last run left open (`queue.EU`): each starts half open, its first request a probe. */
+  probeFirst(names: readonly string[]): void {
+    for (const name of names) {
+      this.probing.add(name);
+      this.breakers.get(name)?.probeFirst();
+    }
+  }
+
+  /** Open links, each with why it opened and its last error: what the run records for the next one. */
+  open(): Record<string, string> {
+    return Object.fromEntries([...this.breakers.values()].filter((b) => b.state === "open").map((b) => [b.name, b.error().reason]));
   }
 
   /** Connections one origin may need: every link may share it (the emulator serves all on one port). */
@@ -32,5 +71,10 @@ export class Links {
   /** Each link's figures, by name. */
   snapshot(): Record<string, LinkStats> {
     return Object.fromEntries([...this.links].map(([name, link]) => [name, link.controller.snapshot()]));
+  }
+
+  /** Each breaker's figures, by name (those of links that made requests). */
+  breakerSnapshot(): Record<string, BreakerStats> {
+    return Object.fromEntries([...this.breakers].map(([name, b]) => [name, b.snapshot()]));
   }
 }

@@ -9,6 +9,7 @@ import { answerText, describeRequestError } from "../http/retry";
 import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { RunStopped } from "../stop";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
+import type { BreakerGate } from "../http/breaker";
 import { target } from "../queue/broker";
 
 export class HubApiError extends Error {
@@ -36,17 +37,18 @@ export interface HubCall {
 }
 
 /**
- * `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region). The attempts
- * share the client's retry budget; an answer too long is permanent; a stopping run throws RunStopped.
+ * `gate`: every attempt passes it (for ERS, the adaptive concurrency of the API in the tenant's region), and `breaker`
+ * (the API's in the tenant's region). The attempts share the client's retry budget; an answer too long is permanent; a
+ * stopping run throws RunStopped, an open link LinkOpen.
  */
-export async function postToHub(http: HubHttp, call: HubCall, gate: RequestGate = UNLIMITED): Promise<void> {
+export async function postToHub(http: HubHttp, call: HubCall, gate: RequestGate = UNLIMITED, breaker?: BreakerGate): Promise<void> {
   const url = hubCallUrl(call.apiUrl, call.path, call.tenantId);
-  const attempts = http.attempts();
+  const attempts = http.attempts(breaker);
   let last = "";
   while (attempts.next()) {
     let answer: Answer;
     try {
-      answer = await http.send({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }, gate);
+      answer = await http.send({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }, gate, breaker);
     } catch (err) {
       if (err instanceof RunStopped) throw err;
       last = describeRequestError(err);

@@ -11,8 +11,12 @@ import { StatusWriter } from "./statusWriter";
 import type { StoredMessage } from "./publish";
 import { utf8Body } from "../http/utf8Body";
 import { bodyPages, missingBody } from "../warehouse/archive";
+import { RunStopped } from "../stop";
 
-/** Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and the contract says stop. */
+/**
+ * Sends every published message's entities; returns the number of entities sent by this run. Throws when ERS fails and
+ * the contract says stop, and RunStopped when an open ERS link left messages queued (the next run sends them).
+ */
 export async function sendEntities(ctx: RunContext): Promise<{ sent: number; failed: number }> {
   const { ackPool, tables: t } = ctx.config;
   const status = new StatusWriter(ackPool, t, ctx.run.transactionId, 1, undefined, ctx.stop);
@@ -24,6 +28,7 @@ export async function sendEntities(ctx: RunContext): Promise<{ sent: number; fai
   await stream.drain();
   await status.flush();
   if (stream.failure) throw stream.failure;
+  if (stream.held.size) throw new RunStopped([...stream.held].join("; "));
   return { sent: stream.sent, failed: stream.failedEntities };
 }
 

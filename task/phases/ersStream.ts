@@ -11,13 +11,15 @@
  * The publish feeds it each acknowledged batch (the stream); the ERS phase (ers.ts) feeds it what is still queued.
  * The hub contract decides what a failing request does: `stop` stops sending (the stream leaves the messages queued
  * for the ERS phase, which stops the run); `record` logs the failure and takes the messages off the queue. With ERS
- * turned off, messages leave the queue as they come.
+ * turned off, messages leave the queue as they come. Under `stop`, a tenant whose region's ERS link is open
+ * (task/http/breaker.ts) sends nothing more in this run: its messages stay queued (`held`), the other regions go on.
  */
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";
 import { postToHub } from "../hub/api";
 import { RunStopped } from "../stop";
 import type { Link } from "../http/concurrency";
+import { LinkOpen } from "../http/breaker";
 import { Progress } from "../log";
 import { entitiesText, entityTexts } from "../mapping/messageBody";
 import { HUB_API_MAX_BODY_BYTES } from "../../core/hubContract";
@@ -59,6 +61,8 @@ export class ErsStream {
   sent = 0;
   /** Entities ERS did not take, recorded under `onFailure: record`. */
   failedEntities = 0;
+  /** Why messages stay queued because their ERS link is open (`onFailure: stop`): the link's reasons. */
+  readonly held = new Set<string>();
 
   constructor(
     private readonly ctx: RunContext,
@@ -84,6 +88,7 @@ export class ErsStream {
         archiveNow.push(message.messageId);
         continue;
       }
+      if (this.shut(tenant)) continue; // its ERS link is open: it stays in _MESSAGES for the next run
       const entry: Entry = { messageId: message.messageId, pieces: 0, done: false };
       // The buffers change before any await: several publish batches add at once. A batch is sent when it holds
       // records_per_ers_request entities: a message that does not fit fills it, and the rest of it starts the next.
@@ -167,19 +172,29 @@ export class ErsStream {
     region.add(request);
   }
 
+  /** Under `onFailure: stop`, whether the tenant's ERS link is open: its messages stay queued (noted in `held`). */
+  private shut(tenant: TenantConfig): boolean {
+    const breaker = this.ctx.links.breaker("ers", tenant.region);
+    if (this.contract.onFailure !== "stop" || !breaker.isOpen()) return false;
+    this.held.add(breaker.error().reason);
+    return true;
+  }
+
   /** One request; the slot is held until the messages it completes are archived. */
   private async post(batch: Batch, link: Link): Promise<void> {
-    if (this.failure) return;
+    if (this.failure || this.shut(batch.tenant)) return;
     const { tenant } = batch;
     try {
       const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities);
       batch.entities = []; // the request holds the text now
-      await postToHub(this.ctx.http, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, link);
+      await postToHub(this.ctx.http, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, link, this.ctx.links.breaker("ers", tenant.region));
       this.sent += batch.count;
       this.progress.tick(this.sent);
     } catch (err) {
+      // The link opened: under `stop` the messages stay queued and the other regions go on; `record` records it.
+      if (err instanceof LinkOpen && this.shut(tenant)) return;
       // A stopping run: the messages stay queued for the next run, whatever the contract says.
-      if (err instanceof RunStopped) {
+      if (err instanceof RunStopped && !(err instanceof LinkOpen)) {
         this.failure ??= err;
         return;
       }
@@ -191,7 +206,8 @@ export class ErsStream {
         return;
       }
       this.failedEntities += batch.count;
-      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason: (err as Error).message }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
+      const reason = err instanceof LinkOpen ? err.reason : (err as Error).message;
+      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
     }
     const archive: string[] = [];
     for (const entry of batch.entries) {

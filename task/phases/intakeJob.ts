@@ -5,7 +5,9 @@
  */
 import type { RunContext } from "../context";
 import { postToHub } from "../hub/api";
+import { UNLIMITED } from "../http/concurrency";
 import { RunStopped } from "../stop";
+import { LinkOpen } from "../http/breaker";
 import { distinctHubTenants } from "../load/configuration";
 import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
@@ -31,16 +33,18 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
         status,
         counts: c ? { published: c.published, failed: c.failed, entities: c.entities } : {},
       };
-      return postToHub(ctx.http, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) });
+      return postToHub(ctx.http, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, UNLIMITED, ctx.links.breaker("hrsys", tenant.region));
     }),
   );
-  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: (r.reason as Error)?.message ?? String(r.reason) }] : []));
+  const why = (err: unknown) => (err instanceof LinkOpen ? err.reason : ((err as Error)?.message ?? String(err)));
+  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: why(r.reason) }] : []));
   if (failures.length === 0) {
     ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
     return true;
   }
-  // A stopping run stops here whatever the contract says: the next run reports.
-  const stopped = results.find((r) => r.status === "rejected" && r.reason instanceof RunStopped) as PromiseRejectedResult | undefined;
+  // A stopping run stops here whatever the contract says: the next run reports. (An open HRSYS link is a failure of
+  // the report like any other: the contract decides.)
+  const stopped = results.find((r) => r.status === "rejected" && r.reason instanceof RunStopped && !(r.reason instanceof LinkOpen)) as PromiseRejectedResult | undefined;
   if (stopped) throw stopped.reason;
   if (contract.onFailure === "stop") throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;
   for (const f of failures) {

@@ -4,7 +4,9 @@
  * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome
  * goes to _STATUS; a batch holds its slot until its PUBLISHED rows are committed, so after a kill at most the batches
  * in flight (the links' windows x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts),
- * which takes them off the run's work queue once their entities are sent.
+ * which takes them off the run's work queue once their entities are sent. A destination whose queue link opens
+ * (task/http/breaker.ts) is shut for the run: its messages stay queued, the other destinations go on, and the run
+ * stops (resumably) once they are done, or at once when every destination is shut.
  */
 import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, contractProperties, type QueueMessageContract } from "../../core/hubContract";
 import type { RunContext } from "../context";
@@ -19,6 +21,8 @@ import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
 import { bodyPages, missingBody } from "../warehouse/archive";
 import { NOT_SENT } from "../warehouse/messageStatus";
+import { LinkOpen } from "../http/breaker";
+import { RunStopped } from "../stop";
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
@@ -65,6 +69,8 @@ export class Lane {
   waitingChars = 0;
   batches = 0;
   readonly room: (() => void)[] = [];
+  /** Why the lane is shut: its queue link opened. Its messages stay queued (_MESSAGES) for the next run. */
+  shut?: LinkOpen;
   constructor(
     readonly broker: QueueBroker,
     readonly link: Link,
@@ -77,6 +83,16 @@ export class Lane {
 
   get size(): number {
     return this.waiting.length - this.head;
+  }
+
+  /** Shuts the lane: what waits is dropped (it stays queued in _MESSAGES), and so is whatever comes. */
+  close(why: LinkOpen): void {
+    this.shut ??= why;
+    this.waiting.length = 0;
+    this.head = 0;
+    this.headOut = undefined;
+    this.waitingChars = 0;
+    for (const wake of this.room.splice(0)) wake();
   }
 
   take(): StoredMessage {
@@ -156,7 +172,7 @@ export class Publisher {
     for (const tenant of config.tenants) {
       if (this.lanes.has(tenant.hubDestination)) continue;
       const link = links.get("queue", tenant.region);
-      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link), link));
+      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link, links.breaker("queue", tenant.region)), link));
     }
     this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs, ctx.stop);
     this.ers = new ErsStream(ctx, this.status);
@@ -169,6 +185,9 @@ export class Publisher {
    */
   async submit(messages: StoredMessage[]): Promise<void> {
     const byLane = new Map<Lane, StoredMessage[]>();
+    // No link left to publish on: the run stops now, resumably (what it stored stays queued).
+    const shut = this.shut();
+    if (shut && shut.length === this.lanes.size) throw new RunStopped(shut.join("; "));
     for (const message of messages) {
       if (this.failure) throw this.failure;
       this.submitted++;
@@ -199,6 +218,15 @@ export class Publisher {
     await this.status.flush();
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
     if (this.failure) throw this.failure;
+    // Destinations shut by an open link: their messages are still queued; the run stops before its finish.
+    const shut = this.shut();
+    if (shut) throw new RunStopped(shut.join("; "));
+  }
+
+  /** Why each shut destination is shut (its link's reason), or undefined when none is. */
+  private shut(): string[] | undefined {
+    const reasons = [...this.lanes.values()].flatMap((l) => (l.shut ? [l.shut.reason] : []));
+    return reasons.length ? [...new Set(reasons)] : undefined;
   }
 
   /** Messages a newer extract superseded: those still waiting are not sent (their status says SUPERSEDED already). */
@@ -220,6 +248,7 @@ export class Publisher {
     for (const message of messages) {
       // An empty lane takes a message whatever its size: what waits is bounded by the larger of the read-ahead and one message.
       while (lane.size > 0 && lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
+      if (lane.shut) return;
       lane.waiting.push(message);
       lane.waitingChars += message.body.length;
       this.pump(lane);
@@ -254,6 +283,10 @@ export class Publisher {
         try {
           const outcomes = await lane.broker.publish(batch.map((p) => p.out));
           await this.record(batch.map((p) => p.message), outcomes);
+        } catch (err) {
+          // The link opened: this batch and the lane's others stay queued, unrecorded (neither failed nor refused).
+          if (err instanceof LinkOpen) lane.close(err);
+          throw err;
         } finally {
           lane.batches--;
           this.inFlight--;

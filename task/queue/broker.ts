@@ -3,8 +3,8 @@
  * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
  * retries; 429, 5xx, network errors and the deadline retry with backoff and jitter, with the same messageIds, within
  * the request's retry budget (task/http/client.ts); other 4xx and an answer too long are permanent for the batch (a
- * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped: the
- * batch is left unrecorded, for the next run.
+ * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped, and
+ * a request on an open link LinkOpen (task/http/breaker.ts): the batch is left unrecorded, for the next run.
  */
 import { QUEUE_API, authorizeResponseSchema, isPermanentRefusal, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
 import { maskSecret, redact } from "../../core/redact";
@@ -12,6 +12,7 @@ import type { QueueEndpoint } from "../connections/record";
 import { answerText, describeRequestError } from "../http/retry";
 import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
+import type { Breaker } from "../http/breaker";
 import { RunStopped } from "../stop";
 import { jsonArrayBody } from "../http/utf8Body";
 import { z } from "zod";
@@ -57,6 +58,8 @@ export class QueueBroker {
     private readonly http: HubHttp,
     /** Every publish request passes it: the adaptive concurrency of the region's queue link. */
     private readonly gate: RequestGate = UNLIMITED,
+    /** The region's queue link's breaker: publish requests are its work, the authorize an auxiliary request. */
+    private readonly breaker?: Breaker,
   ) {}
 
   /** Publishes one batch (1 to 10 messages, within the body limit) and returns every message's outcome. */
@@ -76,7 +79,7 @@ export class QueueBroker {
   ): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number; status?: number }> {
     const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
-    const attempts = this.http.attempts();
+    const attempts = this.http.attempts(this.breaker);
     while (attempts.next()) {
       const attempt = attempts.attempt;
       if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt - 1 };
@@ -93,7 +96,7 @@ export class QueueBroker {
       const url = queueMessagesUrl(this.endpoint.organizationsUrl, session.orgId, session.envId, this.endpoint.queueName) + (batch.length === 1 ? `/${encodeURIComponent(batch[0].messageId)}` : "");
       let answer: Answer;
       try {
-        answer = await this.http.send({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }, this.gate);
+        answer = await this.http.send({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }, this.gate, this.breaker);
       } catch (err) {
         if (err instanceof RunStopped) throw err;
         lastReason = describeRequestError(err);
@@ -150,7 +153,7 @@ export class QueueBroker {
     const form = new URLSearchParams({ client_id: this.endpoint.clientId, client_secret: this.endpoint.clientSecret, grant_type: "client_credentials" }).toString();
     let answer: Answer;
     try {
-      answer = await this.http.send({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+      answer = await this.http.send({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form }, UNLIMITED, this.breaker?.auxiliary);
     } catch (err) {
       if (err instanceof RunStopped) throw err;
       // An answer too long is no token, and never will be in this run: every batch fails with the reason.

@@ -25,3 +25,17 @@ export async function recordRunHistory(client: ClientBase | Pool, t: Pick<RunTab
     [entry.clientName, entry.jobName, entry.transactionId, entry.event, entry.actor ?? null, JSON.stringify(redactDeep(entry.detail))],
   );
 }
+
+/**
+ * The links the job's last run left open (`detail.openLinks` of its last outcome row, task/http/breaker.ts): the next
+ * run sends each of them one probe request first.
+ */
+export async function lastOpenLinks(client: ClientBase, t: Pick<RunTables, "runHistory">, jobName: string): Promise<string[]> {
+  const { rows } = await client.query<{ links: Record<string, unknown> | null }>(
+    `SELECT detail->'openLinks' AS links FROM ${t.runHistory}
+      WHERE job_name = $1 AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
+    [jobName],
+  );
+  const links = rows[0]?.links;
+  return links && typeof links === "object" && !Array.isArray(links) ? Object.keys(links) : [];
+}

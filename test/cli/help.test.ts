@@ -154,7 +154,7 @@ describe("user mistakes get one line naming the problem and the fix", () => {
   it("an unknown benchmark", async () => {
     const r = await runCli(["bench", "nope"]);
     expect(r.code).toBe(2);
-    expect(oneLine(r)).toBe("hub-export bench: unknown benchmark 'nope': one of export, emulator, plan (see 'hub-export bench --help')");
+    expect(oneLine(r)).toBe("hub-export bench: unknown benchmark 'nope': one of export, emulator, plan, outage (see 'hub-export bench --help')");
   });
 
   it("--stack with no such stack lists the stacks there are", async () => {

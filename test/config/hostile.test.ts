@@ -58,6 +58,13 @@ const HOSTILE: [string, string, (c: Raw) => void][] = [
   ["a cluster ARN of another service", "task.clusterArn", (c) => (c.task = { clusterArn: "arn:aws:iam::123456789012:role/x" })],
   ["a schedule expression of 100 kB", "schedule.expression", (c) => (c.schedule.expression = `cron(${HUGE})`)],
   ["an unknown key holding NUL", "tennants", (c) => (c.tennants = "\u0000")],
+  // Credentials in a URL would be stored in clear (the definition, HUB_API_CONFIG, connection records) and printed.
+  ["a hub API URL carrying user:password@", "hub.regions.US.apis.ERS", (c) => (c.hub.regions.US.apis.ERS = "https://acme:pw-Zx9@hub-ext-qa.example.com/ers/api/")],
+  ["hub.default's API URL carrying a user", "hub.default.apis.CFG", (c) => (c.hub.default = { apis: { CFG: "https://pw-Zx9@hub-ext-qa.example.com/cfg/api/" } })],
+  ["a hub API URL with credentials and no /api/", "hub.regions.EU.apis.HRSYS", (c) => (c.hub.regions.EU.apis.HRSYS = "https://acme:pw-Zx9@hub-ext-qa.example.com/hrsys/")],
+  ["a queue base URL carrying user:password@", "queues.EU.baseUrl", (c) => (c.queues.EU.baseUrl = "https://mq:pw-Zx9@mq-eu.example.com")],
+  ["a database host carrying user:password@", "database.host", (c) => (c.database.host = "admin:pw-Zx9@db.example.com")],
+  ["a provisioning host carrying user:password@", "database.provisioning.host", (c) => (c.database.provisioning = { host: "admin:pw-Zx9@bastion.example.com" })],
 ];
 
 describe("hostile stack values", () => {
@@ -125,5 +132,35 @@ describe("validate and plan agree on a stack file's bad values, and exit 1", () 
     const line = "hubExport:platTenants[0].codebase: must not contain control or bidirectional-override characters (found U+0000)";
     expect(validate.stderr).toContain(line);
     expect(plan.stderr).toContain(line);
+  });
+});
+
+describe("credentials in a URL of a stack file", () => {
+  /** The test's raw config as a stack file (secrets left unset, as a fresh file has them), with `edit` applied. */
+  function stackFile(name: string, edit: (c: Raw) => void): string {
+    const raw = rawConfig();
+    delete raw.database.admin.password;
+    delete raw.database.task.password;
+    for (const q of Object.values(raw.queues) as { clientSecret?: string }[]) delete q.clientSecret;
+    for (const t of raw.hubTenants as { clientSecret?: string }[]) delete t.clientSecret;
+    edit(raw);
+    const file = path.join(dir, name, "Pulumi.qa.yaml");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`hubExport:${k}`, v])) }));
+    return file;
+  }
+
+  it.each([
+    ["a hub API URL", "hub.regions.US.apis.ERS", (c: Raw) => (c.hub.regions.US.apis.ERS = "https://acme:Pw-Zx9-hub@hub-ext-qa.example.com/ers/api/")],
+    ["a queue base URL", "queues.EU.baseUrl", (c: Raw) => (c.queues.EU.baseUrl = "https://mq:Pw-Zx9-hub@mq-eu.example.com")],
+    ["the database host", "database.host", (c: Raw) => (c.database.host = "admin:Pw-Zx9-hub@db.example.com")],
+  ])("%s with user:password@: validate, render and plan refuse it (exit 1) with one line naming hubExport:%s, never the password", async (_what, key, edit) => {
+    const file = stackFile(key, edit);
+    const results = await Promise.all(["validate", "render", "plan"].map((command) => runCli([command, "--file", file])));
+    for (const r of results) {
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr.split("\n").filter((l) => l.startsWith("hubExport:"))).toEqual([expect.stringMatching(new RegExp(`^hubExport:${key.replace(/[.[\]]/g, "\\$&")}: must .*without credentials|^hubExport:${key.replace(/[.[\]]/g, "\\$&")}: must not carry credentials`))]);
+      expect(r.stdout + r.stderr).not.toContain("Pw-Zx9-hub");
+    }
   });
 });

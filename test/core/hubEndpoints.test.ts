@@ -50,6 +50,9 @@ describe("the hosts a task may call", () => {
     ["https://127.0.0.1/ers/api/", "US", "points at loopback, which the definition does not allow"],
     ["https://[::ffff:127.0.0.1]/ers/api/", "US", "points at loopback"],
     ["not a url", "US", "is not a URL"],
+    // Credentials on a host of the stack's: the secret would sit in clear in a shared table or record.
+    ["https://acme:pw@hub-ext-us.example.com/ers/api/", "US", "carries credentials (user:password@ before the host): remove them"],
+    ["https://acme@mq-us.example.com:8443/api/v1/authorize", "US", "carries credentials"],
   ] as const)("refuses %s for %s", (url, region, problem) => {
     expect(endpointProblem(url, region, endpoints)).toContain(problem);
   });

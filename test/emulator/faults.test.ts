@@ -110,6 +110,18 @@ describe("fault injector", () => {
     expect(injector.decide("ers.entities")).toMatchObject({ kind: "status", status: 503, latencyMs: 7 });
   });
 
+  it("lets an endpoint's rule in one hub region override both: one region's broker dead, the others answering", () => {
+    const rules = parseFaultSpec("*:latency=3;queue.publish:503=0;queue.publish.EU:silence=1");
+    expect(rules).toEqual({ "*": { latency: 3 }, "queue.publish": { 503: 0 }, "queue.publish.EU": { silence: 1 } });
+    const injector = new FaultInjector({ seed: 1, rules });
+    expect(injector.decide("queue.publish", "EU")).toEqual({ kind: "silence", latencyMs: 3 });
+    expect(injector.decide("queue.publish", "US")).toEqual({ latencyMs: 3 });
+    expect(injector.decide("queue.publish")).toEqual({ latencyMs: 3 });
+    expect(injector.statistics()["queue.publish"]).toMatchObject({ requests: 3, regions: { EU: 1, US: 1 }, injected: { silence: 1 } });
+    expect(() => parseFaultSpec("queue.publish.LATAM:503=1")).toThrow("unknown endpoint 'queue.publish.LATAM'");
+    expect(() => parseFaultSpec("queue.publish:503=0.6;queue.publish.EU:429=0.5")).toThrow("queue.publish.EU: fault rates add up to 1.1, more than 1 (counting '*' and queue.publish)");
+  });
+
   it("applies tokenExpiry from '*' to queue.publish only", () => {
     const injector = new FaultInjector({ seed: 1, rules: { "*": { tokenExpiry: 1 } } });
     expect(injector.decide("queue.publish").kind).toBe("tokenExpiry");
@@ -152,7 +164,7 @@ describe("fault injection over HTTP", () => {
     expect(a.status).toBe(503);
     expect(a.json).toEqual({ error: "Service Unavailable", message: "injected fault" });
     expect(em.state().queues.US.destinations).toEqual({});
-    expect(em.state().faults.stats["queue.publish"]).toEqual({ requests: 1, injected: { 503: 1 }, delayedMs: 0 });
+    expect(em.state().faults.stats["queue.publish"]).toEqual({ requests: 1, regions: { US: 1 }, injected: { 503: 1 }, delayedMs: 0 });
   });
 
   it("resets the connection before processing (reset) or after it (resetAfter)", async () => {

@@ -276,7 +276,7 @@ describe("operating the export (stack qa, under mocks)", () => {
     const metrics = body.widgets.filter((w: { type: string }) => w.type === "metric").flatMap((w: { properties: { metrics: unknown[][] } }) => w.properties.metrics);
     const names = new Set(metrics.map((m: unknown[]) => `${m[1]} ${m.slice(2, -1).join(" ")}`));
     for (const region of ["US", "EU"]) for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);
-    for (const m of [METRICS.heldBack, METRICS.completed, METRICS.executionFailed, METRICS.stopped, METRICS.refused, METRICS.duration]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
+    for (const m of [METRICS.heldBack, METRICS.completed, METRICS.executionFailed, METRICS.stopped, METRICS.refused, METRICS.duration, METRICS.linksOpen]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
     expect(names).toContain(`ApproximateNumberOfMessagesVisible QueueName ${SLUG}-schedule-dlq`);
     expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(ofType(run, T.alarm).map((a) => outputs(a).arn).sort());
     expect(body.widgets.find((w: { type: string }) => w.type === "log").properties.query).toContain(`SOURCE '/ecs/${SLUG}'`);

@@ -20,7 +20,9 @@ describe("export task: ERS alongside publishing", () => {
     f.emulator.setFaults("ers.entities:503=1");
     const stopped = await runTask(f.platform.args, FAST_RETRY);
     expect(stopped.code).toBe(1);
-    expect(stopped.events.some((e) => e.event === "ers.stream.stopped")).toBe(true);
+    // Every request failing: the ERS links open (task/http/breaker.ts) and their messages stay queued.
+    expect(stopped.events.filter((e) => e.event === "link.open").map((e) => e.link).sort()).toEqual(["ers.EU", "ers.US"]);
+    expect(stopped.events.at(-1)).toMatchObject({ event: "run.stopped", phase: "ERS", reason: expect.stringMatching(/^hub link ers\.(US|EU) is open \(20 of the 20 requests of the last 30 s failed\); last error: HTTP 503: injected fault/) });
     // Every message was published and acknowledged; none left the queue (done) without its entities reaching ERS.
     const messages = await f.count(f.t.messages);
     expect(messages).toBeGreaterThan(0);

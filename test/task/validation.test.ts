@@ -106,7 +106,7 @@ describe("export task: everything is checked before any data is touched", () => 
     const setErs = (url: string) => f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [TENANTS.US.hubTenantId, url]);
     try {
       // Another pipeline (or an attacker) changed the shared table: the tenant's credentials would go elsewhere.
-      await setErs("https://user:pw@hub-ext-evil.example.net/ers/api/");
+      await setErs("https://hub-ext-evil.example.net/ers/api/");
       await expectRefused(f.platform.args.slice(), new RegExp(`HUB_API_CONFIG row ERS \\(hub_tenant_id ${TENANTS.US.hubTenantId}\\): https://hub-ext-evil\\.example\\.net/ers/api/ host hub-ext-evil\\.example\\.net is not one of the stack's hosts for region US`));
       await setErs(ers.replace("http://127.0.0.1", "http://localhost"));
       await expectRefused(f.platform.args.slice(), /HUB_API_CONFIG row ERS .*: http:\/\/localhost:\d+\/ers\/api\/ host localhost:\d+ is not one of the stack's hosts for region US/);
@@ -135,6 +135,44 @@ describe("export task: everything is checked before any data is touched", () => 
       fs.writeFileSync(definition, JSON.stringify(doc));
     });
     await expectRefused(old, /\$\.endpoints: is required: the hub hosts the task may call/);
+  });
+
+  it("refuses a URL with credentials in HUB_API_CONFIG, a queue connection record or the database's record: names the row, shows the URL without them, never the password", async () => {
+    const password = "Zx9-url-secret";
+    const apiConfig = `${f.platform.stagingSchema}.HUB_API_CONFIG`;
+    const { rows } = await f.pool.query<{ hub_api_url: string }>(`SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId]);
+    const hrsys = rows[0].hub_api_url;
+    const withCredentials = (url: string) => url.replace("://", `://acme:${password}@`);
+    const refused = async (args: string[], message: RegExp) => {
+      const result = await runTask(args);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout + result.stderr).not.toContain(password);
+      for (const table of [f.t.run, f.t.messages, f.t.status, f.t.intakeJob]) expect(await f.count(table)).toBe(0);
+      expect(f.emulator.state().intakeJobs).toEqual([]);
+    };
+    // The stack's own host, so that only the credentials are wrong.
+    await f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId, withCredentials(hrsys)]);
+    try {
+      const shown = hrsys.replace(/[.?]/g, "\\$&");
+      await refused(f.platform.args.slice(), new RegExp(`HUB_API_CONFIG row HRSYS \\(hub_tenant_id ${TENANTS.EU.hubTenantId}\\): ${shown} carries credentials \\(user:password@ before the host\\): remove them`));
+    } finally {
+      await f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId, hrsys]);
+    }
+    const queueRecord = variant(f, "broker-credentials", ({ connections }) => {
+      const file = path.join(connections, fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_US"))!);
+      const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+      doc.url = withCredentials(doc.url);
+      fs.writeFileSync(file, JSON.stringify(doc));
+    });
+    await refused(queueRecord, /connection record HUB_MQ_US_TEST url: http:\/\/127\.0\.0\.1:\d+\/mq\/us\/api\/v1\/organizations\/ carries credentials/);
+    const databaseRecord = variant(f, "database-credentials", ({ connections }) => {
+      const file = path.join(connections, "PLAT_WAREHOUSE_TEST.json");
+      const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+      doc.url = withCredentials(doc.url);
+      fs.writeFileSync(file, JSON.stringify(doc));
+    });
+    await refused(databaseRecord, /database connection PLAT_WAREHOUSE_TEST: url postgres:\/\/127\.0\.0\.1:\d+\/\S+ carries credentials \(user:password@ before the host\): remove them; the login is the record's username and password/);
   });
 
   it("refuses missing HUB_API_CONFIG rows", async () => {
