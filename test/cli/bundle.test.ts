@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { PROJECT_ROOT, runCli, type CliResult } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bundle-"));
 const cacheDirs: string[] = [];
@@ -60,7 +61,7 @@ describe("the hub-export bundle", () => {
     const validate = await runCli(["validate", "--stack", "qa"], { env });
     expect(validate.code, validate.stderr).toBe(0);
     // Embedded PostgreSQL (initdb, postgres), the emulator and the export task in its own node process.
-    const local = await runCli(["local", "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });
+    const local = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });
     expect(local.code, local.stdout + local.stderr).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);
   }, 180_000);

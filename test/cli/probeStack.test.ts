@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { PROJECT_ROOT, runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 /** Secrets Manager and S3 of an account where the stack is not deployed yet: every secret and object is missing. */
 function startUndeployedAws() {
@@ -43,8 +44,8 @@ describe("probe --stack before a deployment", () => {
   afterAll(async () => aws?.close());
 
   it("uses the stack's aws:region, prints no deprecation warning, and names what is missing", async () => {
-    const stackRegion = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8")).config["aws:region"];
-    const r = await runCli(["probe", "--stack", "qa"], {
+    const stackRegion = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8")).config["aws:region"];
+    const r = await runCli(["probe", "--file", fixtureStackFile("qa")], {
       env: {
         AWS_ENDPOINT_URL: aws.url,
         AWS_ACCESS_KEY_ID: "test",

@@ -1,0 +1,32 @@
+/**
+ * A copy of the project as a fresh clone has it: its tracked and new files (not ignored ones: no `.local/`, no
+ * `.tmp/`), node_modules linked, and its stack files as the repository ships them (the tests' fixtures), whatever a
+ * team has put in the checkout's own. Tests that follow the docs run their commands there.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { PROJECT_ROOT } from "./cli";
+import { fixtureStackFile, type FixtureStack } from "../fixtures/stacks";
+
+export function copyProject(root: string): string {
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+  for (const file of files) {
+    // Deleted in the work tree, or a link such as a work tree's node_modules.
+    if (!fs.existsSync(path.join(PROJECT_ROOT, file)) || !fs.lstatSync(path.join(PROJECT_ROOT, file)).isFile()) continue;
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
+  }
+  fs.symlinkSync(fs.realpathSync(path.join(PROJECT_ROOT, "node_modules")), path.join(root, "node_modules"));
+  for (const stack of ["qa", "prod"] as FixtureStack[]) fs.copyFileSync(fixtureStackFile(stack), path.join(root, `Pulumi.${stack}.yaml`));
+  return root;
+}
+
+/** Removes a copy, and the CLI bundle its commands built (in the shared node_modules/.cache, named after its path). */
+export function removeProjectCopy(root: string): void {
+  if (fs.existsSync(path.join(root, "scripts", "build-cli.js"))) {
+    const { cacheDir } = require(path.join(root, "scripts", "build-cli.js")) as { cacheDir(): string };
+    fs.rmSync(cacheDir(), { recursive: true, force: true });
+  }
+  fs.rmSync(root, { recursive: true, force: true });
+}
