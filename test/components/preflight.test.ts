@@ -106,6 +106,17 @@ describe("the preflight of a real preview or up", () => {
     );
   });
 
+  it("names a key in the wrong namespace with the config's problems, when a value is missing too", async () => {
+    const { "hubExport:clientName": clientName, ...ready } = readyConfig("qa");
+    const { error, registered } = await realRun("qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]', "hub-export:clientName": clientName });
+    expect(registered).toEqual([]);
+    expect(error!.message.split("\n")).toEqual([
+      "stack 'qa': invalid configuration (2 problems)",
+      "hubExport:clientName: is required",
+      "hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead",
+    ]);
+  });
+
   it("refuses a stack whose hubExport:environment is not the stack it runs in", async () => {
     const ready = readyConfig("qa");
     const { error, registered } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["111111111111"]' });
