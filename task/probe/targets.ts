@@ -11,6 +11,7 @@ import { distinctHubTenants, type RunConfiguration } from "../load/configuration
 import { credentialsStringOf, loadScriptFiles } from "../load/scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { queueEndpoint } from "../connections/record";
+import { queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
 import type { CheckResult } from "./checks";
 import type { ProbeTargets } from "./probe";
 
@@ -30,6 +31,12 @@ export function targetsFromRun(config: RunConfiguration): ProbeTargets {
 export async function targetsFromStack(config: StackConfig, inputs: { scripts: string; connections: string }): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
   const problems: CheckResult[] = [];
   const fail = (endpoint: string, check: string, result: string) => problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
+  const withoutCredentials = await awsCredentialsProblem(inputs);
+  if (withoutCredentials) {
+    // The secrets are out of reach: say how to give credentials, and still check every host the stack names.
+    fail("AWS credentials", "credentials", withoutCredentials);
+    return { targets: hostsOnly(config), problems: [...problems, ...notAuthenticated(config)] };
+  }
   const store = openConnectionStore(inputs.connections);
   const queues: ProbeTargets["queues"] = [];
   try {
@@ -59,4 +66,29 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
     tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
   }
   return { targets: { contract: config.hubContract, queues, tenants, systemCode: config.parameters.system_code, jobName: config.jobName }, problems };
+}
+
+/** Why the deployed stores cannot be read (no AWS credentials found), when `inputs` are AWS stores. */
+async function awsCredentialsProblem(inputs: { scripts: string; connections: string }): Promise<string | undefined> {
+  const where = [inputs.scripts.startsWith("s3://") ? `tenant_credentials.txt in ${inputs.scripts}` : "", inputs.connections.startsWith("secretsmanager:") ? `the queue connection records in ${inputs.connections}` : ""].filter(Boolean);
+  if (!where.length) return undefined;
+  const { missingAwsCredentials, AWS_CREDENTIALS_HOWTO } = require("../aws/credentials") as typeof import("../aws/credentials");
+  const missing = await missingAwsCredentials();
+  return missing && `no AWS credentials (${missing}), so the secrets (${where.join(", ")}) cannot be read: ${AWS_CREDENTIALS_HOWTO}; until then only DNS, TCP and TLS of each host are checked`;
+}
+
+/** The stack's hosts, with nothing to authenticate with: the queue brokers' and each tenant's API URLs. */
+function hostsOnly(config: StackConfig): ProbeTargets {
+  const queues = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [queueAuthUrl(config.queues[region]!.baseUrl), queueOrganizationsUrl(config.queues[region]!.baseUrl)] : []));
+  const apis = hubApiConfigRows(config).map((r) => String(r.values.hub_api_url));
+  return { contract: config.hubContract, queues: [], tenants: [], hosts: [...queues, ...apis], systemCode: config.parameters.system_code, jobName: config.jobName };
+}
+
+/** One line per endpoint whose authentication was not checked. */
+function notAuthenticated(config: StackConfig): CheckResult[] {
+  const skip = (endpoint: string, check: string): CheckResult => ({ endpoint, check, result: "not checked: needs its secret from the deployed stores (AWS credentials)", latencyMs: null, verdict: "skip", required: false });
+  return [
+    ...HUB_REGIONS.flatMap((region) => (config.queues[region] ? [skip(`queue ${region} (${config.queues[region]!.connectionName})`, "authorize")] : [])),
+    ...config.hubTenants.map((t) => skip(`tenant ${t.hubTenantCode}`, "credentials string")),
+  ];
 }
