@@ -76,6 +76,35 @@ describe("the hub-export bundle", () => {
     expect(ms).toBeLessThan(900);
   });
 
+  it("before `npm ci` says to run it, in one line, exit 1: not an internal error with a stack trace", async () => {
+    // A fresh clone: the sources, no node_modules.
+    const root = path.join(work, "not-installed");
+    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+    for (const file of files.filter((f) => f !== "node_modules" && fs.existsSync(path.join(PROJECT_ROOT, f)))) {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
+    }
+    const line = `hub-export: the project's dependencies are not installed (no esbuild in node_modules): run npm ci first, in ${root}\n`;
+    for (const args of [["--help"], ["validate", "--stack", "qa"]]) {
+      const r = await runIn(root, args);
+      expect(r.stderr).toBe(line);
+      expect(r.code).toBe(1);
+    }
+    // As the README has it: npx finds the project's own bin (offline: npm asks no registry).
+    const npx = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(npx.stderr).toContain(line);
+    expect(npx.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(npx.code).toBe(1);
+  }, 120_000);
+
   describe("in a checkout of its own", () => {
     const root = path.join(work, "checkout");
     const commandFile = path.join(root, "cli", "commands", "discard.ts");
