@@ -82,6 +82,11 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(item("routing-rules").automated).toEqual(
       config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): 8 rules posted with POST routingRules to the CFG API of ${config.hub.environments[t.hubRegion]!.environmentName}; the specification's rule set.`),
     );
+    // What is really in each folder: the tagged template in templates/, this job's rendered pipeline under its own key.
+    const storage = item("service-provider-storage").automated[0];
+    expect(storage).toContain("templates/hub_hrsys_export/ (the tagged pipeline template HRSYS_Employee_HUB_Pipeline_Baseline_<BuildNumber>.Json, as procedure step 1 downloads it)");
+    expect(storage).toContain("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json (this job's rendered pipeline, its tags replaced: what the task runs)");
+    expect(storage).not.toMatch(/templates\/hub_hrsys_export\/ \(the rendered/);
     expect(item("service-provider-credentials-format").automated[0]).toContain("{'clientId': '<id>', 'clientSecret': '<secret>'}, Base64-encoded with == appended");
     expect(checklistMarkdown(list)).toContain(`## 2. Hub tenant ${us.hubTenantCode}`);
     expect(checklistMarkdown(list).match(/^- \[ \] /gm)!.length).toBe(list.items.reduce((n, i) => n + i.manual.length, 0));
