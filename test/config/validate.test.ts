@@ -219,6 +219,7 @@ describe("stack config validation", () => {
       } catch (err) {
         return err as ConfigError;
       }
+      return undefined;
     })();
     expect(error?.lines).toEqual([
       "Pulumi.qa.yaml: invalid configuration (2 problems)",
