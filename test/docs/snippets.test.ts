@@ -167,5 +167,6 @@ describe("snippets paste", () => {
     await Promise.all([lane(stateful), lane(stateless)]);
     expect(problems).toEqual([]);
     expect(stateful.length + stateless.length).toBeGreaterThanOrEqual(15);
-  }, 240_000);
+    // Local starts, benchmarks and plans: four minutes on an idle machine was the margin; a loaded one needs more.
+  }, 600_000);
 });
