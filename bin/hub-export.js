@@ -29,17 +29,20 @@ const ROOT = path.resolve(__dirname, "..");
  * half-way): what the user must fix, not a bug. Undefined for any other error, a missing module of ours included.
  */
 function notInstalled(err) {
-  const name = err && err.code === "MODULE_NOT_FOUND" ? /Cannot find module '([^']+)'/.exec(err.message)?.[1] : undefined;
+  const missing = err && err.code === "MODULE_NOT_FOUND" && /Cannot find module '([^']+)'/.exec(err.message);
+  const name = missing ? missing[1] : undefined;
   if (!name || name.startsWith(".") || path.isAbsolute(name)) return undefined;
   const pkg = name.split("/").slice(0, name.startsWith("@") ? 2 : 1).join("/");
   const manifest = require("../package.json");
-  const declared = [manifest.dependencies, manifest.devDependencies, manifest.optionalDependencies].some((deps) => deps && pkg in deps);
+  const lists = [manifest.dependencies, manifest.devDependencies, manifest.optionalDependencies];
+  const declared = lists.some((deps) => deps && pkg in deps);
   return declared ? pkg : undefined;
 }
 
 /** A missing install: one line, exit 1 (a problem to fix, named), never the internal error's stack trace. */
 function needsInstall(pkg) {
-  process.stderr.write(`hub-export: the project's dependencies are not installed (no ${pkg} in node_modules): run npm ci first, in ${ROOT}\n`);
+  const line = `the project's dependencies are not installed (no ${pkg} in node_modules): run npm ci first, in ${ROOT}`;
+  process.stderr.write(`hub-export: ${line}\n`);
   exit(1);
 }
 

@@ -44,7 +44,9 @@ export function misplacedKeys(allConfig: Record<string, unknown>): string[] {
 /** What is wrong with a misplaced key, and the commands that move it. */
 export function misplacedKeyProblem(key: string, stack: string): { problem: string; command: string } {
   const name = key.slice(key.indexOf(":") + 1);
-  return { problem: `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`, command: `pulumi config rm --stack ${stack} ${shellQuote(key)} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` };
+  const rm = `pulumi config rm --stack ${stack} ${shellQuote(key)}`;
+  const problem = `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`;
+  return { problem, command: `${rm} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` };
 }
 
 /** A value in single quotes for a POSIX shell. */
@@ -102,8 +104,8 @@ export function inspectStackConfig(raw: unknown, options: ValidateOptions): Insp
       const { problem, command } = misplacedKeyProblem(key, options.stack ?? "<stack>");
       return { path: [], key, message: `${problem}: ${command}` };
     });
-    if (err instanceof ConfigError && misplaced.length) throw new ConfigError(options.source, [...err.issues, ...misplaced]);
-    throw err;
+    if (!(err instanceof ConfigError) || !misplaced.length) throw err;
+    throw new ConfigError(options.source, [...err.issues, ...misplaced]);
   }
 }
 
@@ -151,7 +153,8 @@ function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
   }
   const present = path.reduce<unknown>((v, p) => (v && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined), raw);
   if (issue.code === "invalid_type" && present === undefined) return [{ path, message: "is required" }];
-  if (issue.code === "invalid_value" && present === undefined) return [{ path, message: `is required: ${issue.message}` }];
+  const absent = present === undefined;
+  if (issue.code === "invalid_value" && absent) return [{ path, message: `is required: ${issue.message}` }];
   return [{ path, message: issue.message }];
 }
 
@@ -284,12 +287,20 @@ function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean):
 
 /** The keys the schema knows for the object at `path`, for "did you mean". */
 function knownKeys(schema: z.ZodType, path: (string | number)[]): string[] {
-  type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; valueType?: z.ZodType; keyType?: z.ZodType; entries?: Record<string, unknown> } & Record<string, unknown>;
+  type Def = Record<string, unknown> & {
+    type: string;
+    shape?: Record<string, z.ZodType>;
+    element?: z.ZodType;
+    valueType?: z.ZodType;
+    keyType?: z.ZodType;
+    entries?: Record<string, unknown>;
+  };
+  const WRAPPERS = ["optional", "nullable", "default", "prefault", "catch", "readonly", "nonoptional"];
   const def = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
   // The schemas a wrapper (optional, default, a pipe of a transform ...) stands for.
   const inner = (s: z.ZodType): z.ZodType[] => {
     const d = def(s);
-    if (["optional", "nullable", "default", "prefault", "catch", "readonly", "nonoptional"].includes(d.type)) return [d.innerType as z.ZodType];
+    if (WRAPPERS.includes(d.type)) return [d.innerType as z.ZodType];
     if (d.type === "pipe") return [d.in as z.ZodType, d.out as z.ZodType];
     if (d.type === "union") return d.options as z.ZodType[];
     return [];
@@ -307,7 +318,9 @@ function knownKeys(schema: z.ZodType, path: (string | number)[]): string[] {
   const collect = (s: z.ZodType): void => {
     const d = def(s);
     if (d.type === "object") Object.keys(d.shape!).forEach((k) => keys.add(k));
-    else if (d.type === "record" && d.keyType && def(d.keyType).type === "enum") Object.keys(def(d.keyType).entries!).forEach((k) => keys.add(k));
+    else if (d.type === "record" && d.keyType && def(d.keyType).type === "enum") {
+      Object.keys(def(d.keyType).entries!).forEach((k) => keys.add(k));
+    }
     else inner(s).forEach(collect);
   };
   at(schema, path).forEach(collect);

@@ -53,7 +53,9 @@ export default defineCommand({
     const todo = readinessItems({ stack: selection.stack ?? "<stack>", inspected, allConfig, root: PROJECT_ROOT });
     if (todo.length > 0) {
       // Grouped by who usually supplies each value (config/suppliers.ts): a list to send to each team.
-      io.stdout.write(`before 'pulumi up': ${todo.length} value${todo.length === 1 ? "" : "s"} to set (pulumi preview and up stop on them), by who usually supplies them (docs/pulumi.md, "What you need, and from whom"):\n`);
+      const values = `${todo.length} value${todo.length === 1 ? "" : "s"}`;
+      const by = `by who usually supplies them (docs/pulumi.md, "What you need, and from whom")`;
+      io.stdout.write(`before 'pulumi up': ${values} to set (pulumi preview and up stop on them), ${by}:\n`);
       for (const supplier of Object.keys(SUPPLIERS) as SupplierId[]) {
         const items = todo.filter((item) => supplierOf(item.key) === supplier);
         if (!items.length) continue;

@@ -20,4 +20,5 @@ export async function missingAwsCredentials(): Promise<string | undefined> {
 
 /** How to give the SDK credentials, for a message. */
 export const AWS_CREDENTIALS_HOWTO =
-  "set AWS_PROFILE=<profile> of the stack's account (with SSO, run 'aws sso login --profile <profile>' first), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)";
+  "set AWS_PROFILE=<profile> of the stack's account (with SSO, run 'aws sso login --profile <profile>' first), " +
+  "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)";

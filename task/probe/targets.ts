@@ -70,25 +70,37 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
 
 /** Why the deployed stores cannot be read (no AWS credentials found), when `inputs` are AWS stores. */
 async function awsCredentialsProblem(inputs: { scripts: string; connections: string }): Promise<string | undefined> {
-  const where = [inputs.scripts.startsWith("s3://") ? `tenant_credentials.txt in ${inputs.scripts}` : "", inputs.connections.startsWith("secretsmanager:") ? `the queue connection records in ${inputs.connections}` : ""].filter(Boolean);
+  const where: string[] = [];
+  if (inputs.scripts.startsWith("s3://")) where.push(`tenant_credentials.txt in ${inputs.scripts}`);
+  if (inputs.connections.startsWith("secretsmanager:")) where.push(`the queue records in ${inputs.connections}`);
   if (!where.length) return undefined;
-  const { missingAwsCredentials, AWS_CREDENTIALS_HOWTO } = require("../aws/credentials") as typeof import("../aws/credentials");
-  const missing = await missingAwsCredentials();
-  return missing && `no AWS credentials (${missing}), so the secrets (${where.join(", ")}) cannot be read: ${AWS_CREDENTIALS_HOWTO}; until then only DNS, TCP and TLS of each host are checked`;
+  const aws = require("../aws/credentials") as typeof import("../aws/credentials");
+  const missing = await aws.missingAwsCredentials();
+  if (!missing) return undefined;
+  const unread = `no AWS credentials (${missing}), so the secrets (${where.join(", ")}) cannot be read`;
+  return `${unread}: ${aws.AWS_CREDENTIALS_HOWTO}; until then only DNS, TCP and TLS of each host are checked`;
 }
 
 /** The stack's hosts, with nothing to authenticate with: the queue brokers' and each tenant's API URLs. */
 function hostsOnly(config: StackConfig): ProbeTargets {
-  const queues = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [queueAuthUrl(config.queues[region]!.baseUrl), queueOrganizationsUrl(config.queues[region]!.baseUrl)] : []));
+  const bases = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [config.queues[region]!.baseUrl] : []));
+  const queues = bases.flatMap((base) => [queueAuthUrl(base), queueOrganizationsUrl(base)]);
   const apis = hubApiConfigRows(config).map((r) => String(r.values.hub_api_url));
-  return { contract: config.hubContract, queues: [], tenants: [], hosts: [...queues, ...apis], systemCode: config.parameters.system_code, jobName: config.jobName };
+  const hosts = [...queues, ...apis];
+  const { hubContract: contract, jobName } = config;
+  return { contract, queues: [], tenants: [], hosts, systemCode: config.parameters.system_code, jobName };
 }
 
 /** One line per endpoint whose authentication was not checked. */
 function notAuthenticated(config: StackConfig): CheckResult[] {
-  const skip = (endpoint: string, check: string): CheckResult => ({ endpoint, check, result: "not checked: needs its secret from the deployed stores (AWS credentials)", latencyMs: null, verdict: "skip", required: false });
+  const result = "not checked: needs its secret from the deployed stores (AWS credentials)";
+  const skip = (endpoint: string, check: string): CheckResult => {
+    return { endpoint, check, result, latencyMs: null, verdict: "skip", required: false };
+  };
+  const regions = HUB_REGIONS.filter((region) => config.queues[region]);
+  const queues = regions.map((region) => [region, config.queues[region]!.connectionName]);
   return [
-    ...HUB_REGIONS.flatMap((region) => (config.queues[region] ? [skip(`queue ${region} (${config.queues[region]!.connectionName})`, "authorize")] : [])),
+    ...queues.map(([region, name]) => skip(`queue ${region} (${name})`, "authorize")),
     ...config.hubTenants.map((t) => skip(`tenant ${t.hubTenantCode}`, "credentials string")),
   ];
 }

@@ -23,12 +23,13 @@ import { applyConfigCommandToDocument } from "../support/pulumiConfig";
 import { applyDiff, codeBlocks, notRunReason, pasteFragment, shellCommands, type Block } from "./snippets";
 
 /** The test files that read stack files; each failed in a copy whose Pulumi.qa.yaml had the page's APAC tenant. */
-const STACK_TESTS = ["test/components/onboarding.test.ts", "test/components/preflight.test.ts", "test/cli/foundation.test.ts"];
+const STACK_TESTS = ["components/onboarding", "components/preflight", "cli/foundation"].map((t) => `test/${t}.test.ts`);
 
 const PAGE = "docs/onboarding.md";
 const text = fs.readFileSync(path.join(PROJECT_ROOT, PAGE), "utf8");
 const blocks = codeBlocks(PAGE, text);
-const scripts = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")).scripts as Record<string, string>;
+const manifest = fs.readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8");
+const scripts = (JSON.parse(manifest) as { scripts: Record<string, string> }).scripts;
 
 /** The blocks of the section that starts with `heading`. */
 function section(heading: string): Block[] {
@@ -41,11 +42,14 @@ function section(heading: string): Block[] {
 let copy: string;
 const stackFile = () => path.join(copy, "Pulumi.qa.yaml");
 
-function run(command: string, args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+type Result = { code: number | null; stdout: string; stderr: string };
+
+function run(command: string, args: string[], timeoutMs = 120_000): Promise<Result> {
   // A test run of its own in the copy: none of this run's vitest settings.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && k !== "NODE_ENV" && k !== "TEST"));
+  const own = ([k]: [string, unknown]) => !k.startsWith("VITEST") && k !== "NODE_ENV" && k !== "TEST";
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(own)), NO_COLOR: "1" };
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: copy, env: { ...env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: copy, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -76,9 +80,11 @@ async function offlineCommands(heading: string): Promise<Record<string, string>>
 
 /** The stack-reading tests, in the copy, with the copy's edited Pulumi.qa.yaml. */
 async function stackTestsPass(): Promise<void> {
-  const r = await run(process.execPath, [path.join("node_modules", "vitest", "vitest.mjs"), "run", "--maxWorkers", "1", ...STACK_TESTS], 600_000);
+  const vitest = path.join("node_modules", "vitest", "vitest.mjs");
+  const r = await run(process.execPath, [vitest, "run", "--maxWorkers", "1", ...STACK_TESTS], 600_000);
   const summary = r.stdout.split("\n").filter((l) => /Test Files|Tests /.test(l)).join("\n");
-  expect(r.code, `${summary}\n${r.stdout.split("\n").filter((l) => /FAIL|✗|×/.test(l)).slice(0, 20).join("\n")}`).toBe(0);
+  const failed = r.stdout.split("\n").filter((l) => /FAIL|✗|×/.test(l)).slice(0, 20).join("\n");
+  expect(r.code, `${summary}\n${failed}`).toBe(0);
   expect(summary).toMatch(new RegExp(`Test Files\\s+${STACK_TESTS.length} passed`));
 }
 
@@ -89,6 +95,7 @@ function edit(change: (doc: YAML.Document) => void): void {
 }
 
 const config = () => (YAML.parse(fs.readFileSync(stackFile(), "utf8")) as { config: Record<string, any> }).config;
+const hubTenantCodes = () => config()["hubExport:hubTenants"].map((t: { hubTenantCode: string }) => t.hubTenantCode);
 
 beforeAll(() => {
   copy = copyProject(fs.mkdtempSync(path.join(os.tmpdir(), "docs-onboarding-")));
@@ -96,7 +103,7 @@ beforeAll(() => {
 afterAll(() => copy && removeProjectCopy(copy));
 
 describe("docs/onboarding.md, followed literally in a fresh copy", () => {
-  it("adding the APAC hub tenant: the page's blocks, then its commands run as printed; validate lists the examples to replace", async () => {
+  it("adding the APAC hub tenant: its blocks, then its commands as printed; validate lists the examples", async () => {
     const blocksOfSection = section("## A new hub tenant");
     const yamlBlocks = blocksOfSection.filter((b) => b.lang === "yaml");
     expect(yamlBlocks).toHaveLength(2);
@@ -104,18 +111,21 @@ describe("docs/onboarding.md, followed literally in a fresh copy", () => {
       for (const block of yamlBlocks) pasteFragment(doc, block);
       // The secret commands, as `pulumi config set` stores their prompted values (ciphertext).
       for (const block of blocksOfSection.filter((b) => b.lang === "sh" && notRunReason(b))) {
-        for (const line of block.lines.map((l) => l.replace(/\s+#\s.*$/, "").trim()).filter((l) => l.startsWith("pulumi config set"))) applyConfigCommandToDocument(doc, line);
+        const lines = block.lines.map((l) => l.replace(/\s+#\s.*$/, "").trim());
+        const secrets = lines.filter((l) => l.startsWith("pulumi config set"));
+        for (const line of secrets) applyConfigCommandToDocument(doc, line);
       }
     });
     const c = config();
-    expect(c["hubExport:hubTenants"].map((t: { hubTenantCode: string }) => t.hubTenantCode)).toEqual(["ACME_US_QA", "ACME_EU_QA", "ACME_APAC_QA"]);
+    expect(hubTenantCodes()).toEqual(["ACME_US_QA", "ACME_EU_QA", "ACME_APAC_QA"]);
     expect(c["hubExport:hubTenants"][2].clientSecret).toEqual({ secure: expect.any(String) });
 
     const out = await offlineCommands("## A new hub tenant");
     const validate = out["npx hub-export validate --strict --stack qa"];
     expect(validate).toMatch(/^ok: stack qa: client ACME, 3 hub tenant\(s\) in US, EU, APAC, 4 platform tenant\(s\)/);
     // The page's example values are placeholders: listed to replace, as the committed file's are.
-    for (const key of ["hubExport:hubTenants[2].hubTenantId", "hubExport:hubTenants[2].clientId", "hubExport:queues.APAC.clientAccessId", "hubExport:hub.regions.APAC.apis.ERS"]) {
+    const examples = ["hubTenants[2].hubTenantId", "hubTenants[2].clientId", "queues.APAC.clientAccessId"];
+    for (const key of examples.map((k) => `hubExport:${k}`)) {
       expect(validate).toMatch(new RegExp(`\\n\\s+${key.replace(/[.[\]]/g, "\\$&")}: placeholder \\(example: `));
     }
     // Its secrets are set: not listed.
@@ -130,17 +140,19 @@ describe("docs/onboarding.md, followed literally in a fresh copy", () => {
     expect(diffs).toHaveLength(2);
     fs.writeFileSync(stackFile(), applyDiff(fs.readFileSync(stackFile(), "utf8"), diffs[0]));
     const c = config();
-    expect(c["hubExport:hubTenants"].map((t: { hubTenantCode: string }) => t.hubTenantCode)).toEqual(["ACME_US_QA", "ACME_APAC_QA"]);
+    expect(hubTenantCodes()).toEqual(["ACME_US_QA", "ACME_APAC_QA"]);
     expect(Object.keys(c["hubExport:queues"])).toEqual(["US", "APAC"]);
     const out = await offlineCommands("## A new hub tenant");
-    expect(out["npx hub-export validate --strict --stack qa"]).toMatch(/^ok: stack qa: client ACME, 2 hub tenant\(s\) in US, APAC, 3 platform tenant\(s\)/);
+    const validate = out["npx hub-export validate --strict --stack qa"];
+    expect(validate).toMatch(/^ok: stack qa: client ACME, 2 hub tenant\(s\) in US, APAC, 3 platform tenant\(s\)/);
     await stackTestsPass();
   }, 900_000);
 
   it("renaming a platform tenant: the page's second diff; the stack validates and plans, the tests pass", async () => {
     const diffs = section("## Changing and removing tenants").filter((b) => b.lang === "diff");
     fs.writeFileSync(stackFile(), applyDiff(fs.readFileSync(stackFile(), "utf8"), diffs[1]));
-    expect(config()["hubExport:platTenants"].map((p: { platRegion: string }) => p.platRegion)).toEqual(["US", "CAN", "AP"]);
+    const platRegions = config()["hubExport:platTenants"].map((p: { platRegion: string }) => p.platRegion);
+    expect(platRegions).toEqual(["US", "CAN", "AP"]);
     const out = await offlineCommands("## A new hub tenant");
     expect(out["npx hub-export plan --stack qa"]).toContain("HUB_PLAT_CONFIG/CAN");
     await stackTestsPass();

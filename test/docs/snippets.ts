@@ -149,7 +149,10 @@ export function applyDiff(text: string, block: Block): string {
     const before = hunk.filter((l) => !l.startsWith("+")).map((l) => l.slice(1));
     const after = hunk.filter((l) => !l.startsWith("-")).map((l) => l.slice(1));
     const at = lines.flatMap((_, start) => (before.every((l, j) => lines[start + j] === l) ? [start] : []));
-    if (at.length !== 1) throw new Error(`${where(block)}: hunk ${i + 1} (${before[0]?.trim()} ...) is found ${at.length} times in the file, not once`);
+    if (at.length !== 1) {
+      const hunk = `hunk ${i + 1} (${before[0]?.trim()} ...)`;
+      throw new Error(`${where(block)}: ${hunk} is found ${at.length} times in the file, not once`);
+    }
     lines = [...lines.slice(0, at[0]), ...after, ...lines.slice(at[0] + before.length)];
   }
   return lines.join("\n");

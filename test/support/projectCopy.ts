@@ -10,15 +10,19 @@ import { PROJECT_ROOT } from "./cli";
 import { fixtureStackFile, type FixtureStack } from "../fixtures/stacks";
 
 export function copyProject(root: string): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
-  for (const file of files) {
+  const git = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"];
+  const listed = execFileSync("git", git, { cwd: PROJECT_ROOT });
+  for (const file of listed.toString("utf8").split("\0").filter(Boolean)) {
     // Deleted in the work tree, or a link such as a work tree's node_modules.
-    if (!fs.existsSync(path.join(PROJECT_ROOT, file)) || !fs.lstatSync(path.join(PROJECT_ROOT, file)).isFile()) continue;
+    const from = path.join(PROJECT_ROOT, file);
+    if (!fs.existsSync(from) || !fs.lstatSync(from).isFile()) continue;
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
+    fs.copyFileSync(from, path.join(root, file));
   }
   fs.symlinkSync(fs.realpathSync(path.join(PROJECT_ROOT, "node_modules")), path.join(root, "node_modules"));
-  for (const stack of ["qa", "prod"] as FixtureStack[]) fs.copyFileSync(fixtureStackFile(stack), path.join(root, `Pulumi.${stack}.yaml`));
+  for (const stack of ["qa", "prod"] as FixtureStack[]) {
+    fs.copyFileSync(fixtureStackFile(stack), path.join(root, `Pulumi.${stack}.yaml`));
+  }
   return root;
 }
 
