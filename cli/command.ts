@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { UsageError } from "../core/errors";
 import { asUserError } from "../core/refusals";
 import { redact, redactLines } from "../core/redact";
+import { closest } from "../core/didYouMean";
 import { EXIT, exitCodeLines } from "./exitCodes";
 
 export interface OptionSpec {
@@ -127,29 +128,6 @@ function parserMessage(err: NodeJS.ErrnoException, options: Options, command: st
     default:
       return `${err.message.split("\n")[0]} (hub-export ${command} --help lists the options)`;
   }
-}
-
-function closest(word: string, candidates: string[]): string | undefined {
-  let best: { name: string; d: number } | undefined;
-  for (const name of candidates) {
-    const d = editDistance(word, name);
-    if (d <= Math.max(1, Math.floor(name.length / 3)) && (!best || d < best.d)) best = { name, d };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const next = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = next;
-    }
-  }
-  return row[b.length];
 }
 
 /** Parses a positive integer option, or fails with a usage error naming it. */

@@ -12,7 +12,7 @@ import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
 import { PROJECT_NAME } from "./naming";
 import { offlineObjectInspector } from "./storage/objectGuard";
-import { formatIssue, routingRuleWarnings } from "../config/validate";
+import { formatIssue, misplacedKeys, routingRuleWarnings } from "../config/validate";
 import { stackAwsProvider } from "./awsProvider";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
@@ -44,7 +44,7 @@ function readNamespace(): Record<string, unknown> {
 export function stackConfigFromEngine(options: { offline?: boolean } = {}): StackConfig {
   try {
     const stack = pulumi.getStack();
-    const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline });
+    const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline, misplacedKeys: misplacedKeys(pulumi.runtime.allConfig()) });
     if (options.offline) return withOfflineSecrets(inspected.config);
     preflight({ stack, inspected, allConfig: pulumi.runtime.allConfig(), root: PROJECT_ROOT });
     return inspected.config;

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
-import { ConfigError, inspectStackConfig, type InspectedConfig } from "./validate";
+import { ConfigError, inspectStackConfig, misplacedKeys, type InspectedConfig } from "./validate";
 import { UserError } from "../core/errors";
 import { isScriptsReleaseError, readScriptsRelease, type ScriptsRelease } from "../providers/scriptsRelease";
 
@@ -127,11 +127,12 @@ export function inspectStackFile(options: LoadOptions): InspectedConfig {
     throw new UserError(`no stack '${options.stack ?? "qa"}': ${path.basename(file)} does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ") || "none"} (or give --file PATH)`);
   }
   const stack = options.stack ?? stackNameOf(file);
-  let raw = readStackFile(file);
+  const all = readStackFileConfig(file);
+  let raw = namespaceValues(all);
   if (options.override) raw = options.override(raw);
   // The stack-name check is for a stack named with --stack: a --file's name is only a guess, and local mode's
   // overrides change the environment to LOCAL.
-  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override && options.stack !== undefined });
+  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override && options.stack !== undefined, misplacedKeys: misplacedKeys(all) });
 }
 
 /** `Pulumi.qa.yaml` → `qa`. */
@@ -156,8 +157,8 @@ export function configFromEngine(all: Record<string, string>, stack: string): St
  * Config values as the program reads them (namespace stripped, objects parsed), validated for stack `stack`. A real
  * run also checks that the environment is the stack's; the offline plan may run a file under any name.
  */
-export function inspectEngineConfig(raw: Record<string, unknown>, stack: string, options: { checkEnvironment?: boolean } = {}): InspectedConfig {
-  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: options.checkEnvironment ?? true });
+export function inspectEngineConfig(raw: Record<string, unknown>, stack: string, options: { checkEnvironment?: boolean; misplacedKeys?: string[] } = {}): InspectedConfig {
+  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: options.checkEnvironment ?? true, misplacedKeys: options.misplacedKeys });
 }
 
 /** The keys of the namespace that the engine holds, for reading each with pulumi.Config. */

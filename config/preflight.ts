@@ -7,9 +7,9 @@
  */
 import fs from "node:fs";
 import { UserError } from "../core/errors";
-import { CONFIG_NAMESPACE, PROJECT_NAME, type StackConfig } from "./schema";
+import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
 import { isPlaceholder, keyPathText, type KeyPath, type Placeholder } from "./placeholders";
-import type { InspectedConfig } from "./validate";
+import { misplacedKeyProblem, misplacedKeys, shellQuote, type InspectedConfig } from "./validate";
 import { projectFile } from "./load";
 
 /** The AWS provider's key that pins the account a stack may deploy to. */
@@ -33,11 +33,6 @@ export interface PreflightItem {
   command: string;
 }
 
-/** A value in single quotes for a POSIX shell. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
 export function preflightItems(input: PreflightInput): PreflightItem[] {
   const stack = `--stack ${input.stack}`;
   const items: PreflightItem[] = [];
@@ -50,10 +45,7 @@ export function preflightItems(input: PreflightInput): PreflightItem[] {
     const key = keyPathText(CONFIG_NAMESPACE, p.path);
     items.push({ key, problem: `placeholder (example: ${p.example})`, command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>` });
   }
-  for (const key of input.projectNamespaceKeys ?? []) {
-    const name = key.slice(key.indexOf(":") + 1);
-    items.push({ key, problem: `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`, command: `pulumi config rm ${stack} ${shellQuote(key)} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` });
-  }
+  for (const key of input.projectNamespaceKeys ?? []) items.push({ key, ...misplacedKeyProblem(key, input.stack) });
   for (const f of input.missingFiles ?? []) items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
   items.push(...accountItems(input.allowedAccountIds, stack));
   return items;
@@ -125,7 +117,7 @@ export function readinessItems(input: ReadinessInput): PreflightItem[] {
     missingSecrets: input.inspected.missingSecrets,
     allowedAccountIds: input.allConfig[ALLOWED_ACCOUNTS_KEY],
     missingFiles: missingCaBundle(input.inspected.config, input.root),
-    projectNamespaceKeys: Object.keys(input.allConfig).filter((key) => key.startsWith(`${PROJECT_NAME}:`)),
+    projectNamespaceKeys: misplacedKeys(input.allConfig),
   });
 }
 

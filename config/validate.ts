@@ -1,6 +1,6 @@
 /** Validation of raw stack config: the zod schema plus the rules that span several keys. */
 import type { z } from "zod";
-import { CONFIG_NAMESPACE, stackConfigSchema, stackFileConfigSchema, type StackConfig } from "./schema";
+import { CONFIG_NAMESPACE, PROJECT_NAME, stackConfigSchema, stackFileConfigSchema, type StackConfig } from "./schema";
 import { HUB_API_NAMES } from "../core/hubContract";
 import { sortRegions } from "../core/regions";
 import { unknownRoutingValues } from "../core/routingRules";
@@ -8,6 +8,7 @@ import { isLoopbackHost } from "../core/hubEndpoints";
 import { UserError } from "../core/errors";
 import { keyPathText, missingSecretPaths, stripPlaceholders, type KeyPath, type Placeholder } from "./placeholders";
 import { unsafeTextIssues } from "./text";
+import { closest } from "../core/didYouMean";
 
 /** Stacks that are real environments: they may never point at loopback. */
 export const PROTECTED_STACKS = ["qa", "prod"] as const;
@@ -15,6 +16,8 @@ export const PROTECTED_STACKS = ["qa", "prod"] as const;
 export interface ConfigIssue {
   path: (string | number)[];
   message: string;
+  /** The whole key, for a key outside the namespace (`hub-export:clientName`); else the path names it. */
+  key?: string;
 }
 
 /** Bad config: every problem at once, one `<key path>: <message>` line each. */
@@ -27,7 +30,28 @@ export class ConfigError extends UserError {
 
 /** `hubExport:hubTenants[1].hubTenantId: must be a UUID ...` */
 export function formatIssue(issue: ConfigIssue): string {
-  return `${keyPath(issue.path)}: ${issue.message}`;
+  return `${issue.key ?? keyPath(issue.path)}: ${issue.message}`;
+}
+
+/**
+ * The keys of a stack's config in the project's namespace (`hub-export:clientName`, what `pulumi config set
+ * clientName` writes): the program never reads them.
+ */
+export function misplacedKeys(allConfig: Record<string, unknown>): string[] {
+  return Object.keys(allConfig).filter((key) => key.startsWith(`${PROJECT_NAME}:`));
+}
+
+/** What is wrong with a misplaced key, and the commands that move it. */
+export function misplacedKeyProblem(key: string, stack: string): { problem: string; command: string } {
+  const name = key.slice(key.indexOf(":") + 1);
+  const rm = `pulumi config rm --stack ${stack} ${shellQuote(key)}`;
+  const problem = `not read: the program's keys are in namespace ${CONFIG_NAMESPACE}`;
+  return { problem, command: `${rm} and set ${shellQuote(`${CONFIG_NAMESPACE}:${name}`)} instead` };
+}
+
+/** A value in single quotes for a POSIX shell. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `hubExport:hubTenants[1].hubTenantId` */
@@ -60,6 +84,8 @@ export interface ValidateOptions {
   fromFile?: boolean;
   /** Check that hubExport:environment names the stack (the CLI on a stack file, and the real program). */
   checkEnvironment?: boolean;
+  /** Keys of the stack in the project's namespace (misplacedKeys): named with the problems, whatever else is wrong. */
+  misplacedKeys?: string[];
 }
 
 /** Validated config, and what is left to set before a real `pulumi up` (config/preflight.ts). */
@@ -70,6 +96,20 @@ export interface InspectedConfig {
 }
 
 export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
+  try {
+    return inspect(raw, options);
+  } catch (err) {
+    // A key set without the namespace is often why a value is missing: name it with the problems.
+    const misplaced = (options.misplacedKeys ?? []).map((key) => {
+      const { problem, command } = misplacedKeyProblem(key, options.stack ?? "<stack>");
+      return { path: [], key, message: `${problem}: ${command}` };
+    });
+    if (!(err instanceof ConfigError) || !misplaced.length) throw err;
+    throw new ConfigError(options.source, [...err.issues, ...misplaced]);
+  }
+}
+
+function inspect(raw: unknown, options: ValidateOptions): InspectedConfig {
   const { value, placeholders } = stripPlaceholders(raw);
   // Text no key may hold (control characters, overlong values), checked at any depth first: one line per key, so a
   // key's own rule does not report the same value again.
@@ -104,9 +144,17 @@ export function stackMatchesEnvironment(stack: string, environment: string): boo
 
 function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
   const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
-  if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...path, key], message: "is not a known key" }));
+  if (issue.code === "unrecognized_keys") {
+    const known = knownKeys(stackFileConfigSchema, path);
+    return issue.keys.map((key) => {
+      const near = closest(key, known);
+      return { path: [...path, key], message: `is not a known key${near ? ` (did you mean ${near}?)` : ""}` };
+    });
+  }
   const present = path.reduce<unknown>((v, p) => (v && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined), raw);
   if (issue.code === "invalid_type" && present === undefined) return [{ path, message: "is required" }];
+  const absent = present === undefined;
+  if (issue.code === "invalid_value" && absent) return [{ path, message: `is required: ${issue.message}` }];
   return [{ path, message: issue.message }];
 }
 
@@ -235,4 +283,46 @@ function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean):
     return `host '${url.hostname}' must be the externally reachable form, with an -ext- segment`;
   }
   return undefined;
+}
+
+/** The keys the schema knows for the object at `path`, for "did you mean". */
+function knownKeys(schema: z.ZodType, path: (string | number)[]): string[] {
+  type Def = Record<string, unknown> & {
+    type: string;
+    shape?: Record<string, z.ZodType>;
+    element?: z.ZodType;
+    valueType?: z.ZodType;
+    keyType?: z.ZodType;
+    entries?: Record<string, unknown>;
+  };
+  const WRAPPERS = ["optional", "nullable", "default", "prefault", "catch", "readonly", "nonoptional"];
+  const def = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+  // The schemas a wrapper (optional, default, a pipe of a transform ...) stands for.
+  const inner = (s: z.ZodType): z.ZodType[] => {
+    const d = def(s);
+    if (WRAPPERS.includes(d.type)) return [d.innerType as z.ZodType];
+    if (d.type === "pipe") return [d.in as z.ZodType, d.out as z.ZodType];
+    if (d.type === "union") return d.options as z.ZodType[];
+    return [];
+  };
+  const at = (s: z.ZodType, rest: (string | number)[]): z.ZodType[] => {
+    const d = def(s);
+    if (!rest.length) return [s];
+    const [head, ...tail] = rest;
+    if (d.type === "object") return typeof head === "string" && d.shape![head] ? at(d.shape![head], tail) : [];
+    if (d.type === "array") return typeof head === "number" ? at(d.element!, tail) : [];
+    if (d.type === "record") return at(d.valueType!, tail);
+    return inner(s).flatMap((x) => at(x, rest));
+  };
+  const keys = new Set<string>();
+  const collect = (s: z.ZodType): void => {
+    const d = def(s);
+    if (d.type === "object") Object.keys(d.shape!).forEach((k) => keys.add(k));
+    else if (d.type === "record" && d.keyType && def(d.keyType).type === "enum") {
+      Object.keys(def(d.keyType).entries!).forEach((k) => keys.add(k));
+    }
+    else inner(s).forEach(collect);
+  };
+  at(schema, path).forEach(collect);
+  return [...keys];
 }

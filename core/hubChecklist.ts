@@ -5,7 +5,7 @@
  */
 import type { StackConfig } from "../config/schema";
 import { DATA_DOMAIN_CODE } from "./hubContract";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES, hubConfigurationFolder } from "./naming";
+import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES, hubConfigurationFolder, renderedPipelineKey, templateFileName } from "./naming";
 import { routingRulesFor } from "./routingRules";
 import { sortRegions, type HubRegion } from "./regions";
 import { CLS_TABLE, BUSINESS_OBJECTS } from "../cls/table";
@@ -85,7 +85,7 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
       id: "service-provider-storage",
       title: "Service provider: the cloud-storage setup for the export",
       automated: [
-        `Bucket ${config.bucket.name} (${config.bucket.create ? "created" : "adopted"}), connection ${config.bucket.connectionName}, with ${BUCKET_FOLDERS.templates} (the rendered pipeline template), ${BUCKET_FOLDERS.scripts} (the scripts folder and credential files, SSE-KMS) and ${hubConfigurationFolder(config.jobName)} (this job's hub configuration).`,
+        `Bucket ${config.bucket.name} (${config.bucket.create ? "created" : "adopted"}), connection ${config.bucket.connectionName}, with ${BUCKET_FOLDERS.templates} (the tagged pipeline template ${templateFileName("<BuildNumber>")}, as procedure step 1 downloads it), ${renderedPipelineKey(config.jobName)} (this job's rendered pipeline, its tags replaced: what the task runs), ${BUCKET_FOLDERS.scripts} (the scripts folder and credential files, SSE-KMS) and ${hubConfigurationFolder(config.jobName)} (this job's hub configuration).`,
         "The export task reads only those folders, with its own role.",
       ],
       manual: ["Agree the storage setup with the service provider: bucket, folders, encryption and who reads them."],

@@ -1,7 +1,7 @@
 /** `hub-export hub checklist`: the hub team's checklist of a stack (core/hubChecklist.ts), as Markdown or JSON. */
 import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
-import { loadFromOptions, stackOptions } from "../stackOptions";
+import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
 import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
 import { buildStackSheets } from "../../cls/stack";
 
@@ -15,7 +15,8 @@ export default defineCommand({
     const config = loadFromOptions(values);
     // The sheet is built as pulumi up builds it, so the checklist states its size (and the exports are checked).
     const cls = config.cls ? await buildStackSheets(config.cls) : undefined;
-    const list = hubChecklist(config, values.stack ?? (values.file ? "(file)" : "qa"), { rows: cls?.sheet.rows.length });
+    // A --file's stack is read from its name (Pulumi.<stack>.yaml), as every other command reads it.
+    const list = hubChecklist(config, stackSelection(values).stack ?? "(file)", { rows: cls?.sheet.rows.length });
     io.stdout.write(values.json ? JSON.stringify(list, null, 2) + "\n" : checklistMarkdown(list));
     return 0;
   },

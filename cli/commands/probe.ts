@@ -26,6 +26,7 @@ export default defineCommand({
   details: [
     "Without --write nothing is created: the broker gets an empty batch and ERS and HRSYS an empty body, which their contracts refuse (a 400 proves path and credentials). The cfg API is only read.",
     "Run it after 'pulumi up' (the secrets come from the deployed stores). The container runs the same checks with 'hub-export run --probe', from the task's network.",
+    "The deployed stores need AWS credentials of the stack's account (AWS_PROFILE, after 'aws sso login' for SSO). Without them it says how to give them and checks only DNS, TCP and TLS of each host the stack names (exit 1).",
   ],
   examples: [
     { command: "hub-export probe --stack qa", does: "a table of endpoint, check, result, latency and verdict for the qa stack's hub" },

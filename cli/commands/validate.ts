@@ -7,10 +7,11 @@ import { ConfigError, formatIssue, routingRuleWarnings } from "../../config/vali
 import { inspectStackFile, PROJECT_ROOT, readStackFileConfig, stackFilePath } from "../../config/load";
 import { loadStackInputs } from "../../config/inputs";
 import { readinessItems } from "../../config/preflight";
+import { SUPPLIERS, supplierOf, type SupplierId } from "../../config/suppliers";
 
 export default defineCommand({
   summary:
-    "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors); list what is left to set before 'pulumi up'",
+    "Validate a stack's configuration, that its template renders, and that its values belong to its environment (--strict: mismatches are errors); list what is left to set before 'pulumi up', by who usually supplies it",
   options: {
     ...stackOptions,
     strict: {
@@ -51,8 +52,16 @@ export default defineCommand({
     const allConfig = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!));
     const todo = readinessItems({ stack: selection.stack ?? "<stack>", inspected, allConfig, root: PROJECT_ROOT });
     if (todo.length > 0) {
-      io.stdout.write(`before 'pulumi up': ${todo.length} value${todo.length === 1 ? "" : "s"} to set (pulumi preview and up stop on them):\n`);
-      for (const item of todo) io.stdout.write(`  ${item.key}: ${item.problem}: ${item.command}\n`);
+      // Grouped by who usually supplies each value (config/suppliers.ts): a list to send to each team.
+      const values = `${todo.length} value${todo.length === 1 ? "" : "s"}`;
+      const by = `by who usually supplies them (docs/pulumi.md, "What you need, and from whom")`;
+      io.stdout.write(`before 'pulumi up': ${values} to set (pulumi preview and up stop on them), ${by}:\n`);
+      for (const supplier of Object.keys(SUPPLIERS) as SupplierId[]) {
+        const items = todo.filter((item) => supplierOf(item.key) === supplier);
+        if (!items.length) continue;
+        io.stdout.write(`  from ${SUPPLIERS[supplier]} (${items.length}):\n`);
+        for (const item of items) io.stdout.write(`    ${item.key}: ${item.problem}: ${item.command}\n`);
+      }
     }
     return 0;
   },

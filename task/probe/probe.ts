@@ -32,6 +32,8 @@ export interface ProbeTargets {
   /** One per hub destination (region). */
   queues: { region: string; endpoint: QueueEndpoint }[];
   tenants: { hubTenantId: string; hubTenantCode: string; apis: { ERS?: string; CFG?: string; HRSYS?: string }; credentialsString: string }[];
+  /** URLs whose hosts get the network checks only (DNS, TCP, TLS): nothing to authenticate with there. */
+  hosts?: string[];
   systemCode: string;
   jobName: string;
 }
@@ -50,6 +52,7 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
   const urls = [
     ...targets.queues.flatMap((q) => [q.endpoint.authUrl, q.endpoint.organizationsUrl]),
     ...targets.tenants.flatMap((t) => (["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const).flatMap((api) => (t.apis[api] ? [t.apis[api]!] : []))),
+    ...(targets.hosts ?? []),
   ];
   const origins = [...new Set(urls.map((u) => new URL(u).origin))];
   const reachable = new Set<string>();

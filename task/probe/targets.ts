@@ -11,6 +11,7 @@ import { distinctHubTenants, type RunConfiguration } from "../load/configuration
 import { credentialsStringOf, loadScriptFiles } from "../load/scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { queueEndpoint } from "../connections/record";
+import { queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
 import type { CheckResult } from "./checks";
 import type { ProbeTargets } from "./probe";
 
@@ -30,6 +31,12 @@ export function targetsFromRun(config: RunConfiguration): ProbeTargets {
 export async function targetsFromStack(config: StackConfig, inputs: { scripts: string; connections: string }): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
   const problems: CheckResult[] = [];
   const fail = (endpoint: string, check: string, result: string) => problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
+  const withoutCredentials = await awsCredentialsProblem(inputs);
+  if (withoutCredentials) {
+    // The secrets are out of reach: say how to give credentials, and still check every host the stack names.
+    fail("AWS credentials", "credentials", withoutCredentials);
+    return { targets: hostsOnly(config), problems: [...problems, ...notAuthenticated(config)] };
+  }
   const store = openConnectionStore(inputs.connections);
   const queues: ProbeTargets["queues"] = [];
   try {
@@ -59,4 +66,41 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
     tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
   }
   return { targets: { contract: config.hubContract, queues, tenants, systemCode: config.parameters.system_code, jobName: config.jobName }, problems };
+}
+
+/** Why the deployed stores cannot be read (no AWS credentials found), when `inputs` are AWS stores. */
+async function awsCredentialsProblem(inputs: { scripts: string; connections: string }): Promise<string | undefined> {
+  const where: string[] = [];
+  if (inputs.scripts.startsWith("s3://")) where.push(`tenant_credentials.txt in ${inputs.scripts}`);
+  if (inputs.connections.startsWith("secretsmanager:")) where.push(`the queue records in ${inputs.connections}`);
+  if (!where.length) return undefined;
+  const aws = require("../aws/credentials") as typeof import("../aws/credentials");
+  const missing = await aws.missingAwsCredentials();
+  if (!missing) return undefined;
+  const unread = `no AWS credentials (${missing}), so the secrets (${where.join(", ")}) cannot be read`;
+  return `${unread}: ${aws.AWS_CREDENTIALS_HOWTO}; until then only DNS, TCP and TLS of each host are checked`;
+}
+
+/** The stack's hosts, with nothing to authenticate with: the queue brokers' and each tenant's API URLs. */
+function hostsOnly(config: StackConfig): ProbeTargets {
+  const bases = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [config.queues[region]!.baseUrl] : []));
+  const queues = bases.flatMap((base) => [queueAuthUrl(base), queueOrganizationsUrl(base)]);
+  const apis = hubApiConfigRows(config).map((r) => String(r.values.hub_api_url));
+  const hosts = [...queues, ...apis];
+  const { hubContract: contract, jobName } = config;
+  return { contract, queues: [], tenants: [], hosts, systemCode: config.parameters.system_code, jobName };
+}
+
+/** One line per endpoint whose authentication was not checked. */
+function notAuthenticated(config: StackConfig): CheckResult[] {
+  const result = "not checked: needs its secret from the deployed stores (AWS credentials)";
+  const skip = (endpoint: string, check: string): CheckResult => {
+    return { endpoint, check, result, latencyMs: null, verdict: "skip", required: false };
+  };
+  const regions = HUB_REGIONS.filter((region) => config.queues[region]);
+  const queues = regions.map((region) => [region, config.queues[region]!.connectionName]);
+  return [
+    ...queues.map(([region, name]) => skip(`queue ${region} (${name})`, "authorize")),
+    ...config.hubTenants.map((t) => skip(`tenant ${t.hubTenantCode}`, "credentials string")),
+  ];
 }

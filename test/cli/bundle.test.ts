@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { PROJECT_ROOT, runCli, type CliResult } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bundle-"));
 const cacheDirs: string[] = [];
@@ -60,10 +61,39 @@ describe("the hub-export bundle", () => {
     const validate = await runCli(["validate", "--stack", "qa"], { env });
     expect(validate.code, validate.stderr).toBe(0);
     // Embedded PostgreSQL (initdb, postgres), the emulator and the export task in its own node process.
-    const local = await runCli(["local", "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });
+    const local = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });
     expect(local.code, local.stdout + local.stderr).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);
   }, 180_000);
+
+  it("before `npm ci` says to run it, in one line, exit 1: not an internal error with a stack trace", async () => {
+    // A fresh clone: the sources, no node_modules.
+    const root = path.join(work, "not-installed");
+    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+    for (const file of files.filter((f) => f !== "node_modules" && fs.existsSync(path.join(PROJECT_ROOT, f)))) {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
+    }
+    const line = `hub-export: the project's dependencies are not installed (no esbuild in node_modules): run npm ci first, in ${root}\n`;
+    for (const args of [["--help"], ["validate", "--stack", "qa"]]) {
+      const r = await runIn(root, args);
+      expect(r.stderr).toBe(line);
+      expect(r.code).toBe(1);
+    }
+    // As the README has it: npx finds the project's own bin (offline: npm asks no registry).
+    const npx = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(npx.stderr).toContain(line);
+    expect(npx.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(npx.code).toBe(1);
+  }, 120_000);
 
   describe("in a checkout of its own", () => {
     const root = path.join(work, "checkout");

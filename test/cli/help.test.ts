@@ -12,6 +12,7 @@ import { COMMANDS, main, type CommandLoader } from "../../cli/main";
 import type { Command, Options } from "../../cli/command";
 import { PROJECT_ROOT, runCli } from "../support/cli";
 import { loadStackConfig } from "../../config/load";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { HUB_CONFIGURATION_FILES, TEMPLATE_FILE_PREFIX, hubConfigurationFolder, renderedPipelineKey } from "../../core/naming";
 import { deployedInputs } from "../../task/probe";
 
@@ -87,7 +88,8 @@ describe("hub-export --help", () => {
   });
 
   it("run's examples are the qa stack's deployed keys (core/naming.ts), not a template file with a build number", async () => {
-    const config = loadStackConfig({ stack: "qa" });
+    // The qa stack as committed (the fixture): the examples do not follow a team's own values.
+    const config = loadStackConfig({ file: fixtureStackFile("qa") });
     const deployed = deployedInputs(config);
     const help = (await cli("run", "--help")).stdout;
     expect(help).toContain(`example: --definition s3://${config.bucket.name}/${renderedPipelineKey(config.jobName)}\n`);

@@ -8,7 +8,7 @@ import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pool } from "pg";
 import { validateStackConfig, ConfigError } from "../../config/validate";
-import { stackFilePath } from "../../config/load";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { rawConfig } from "../support/rawConfig";
 import { createTestDatabase } from "../support/database";
 import { provisionPlatform, type TestPlatform } from "../support/platform";
@@ -60,8 +60,8 @@ describe("hub-export cls check", () => {
       await pool.end();
     }
     dir = platform.dir;
-    // The qa stack file, pointed at the test database (its secrets stay ciphertext: the check needs none).
-    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8"));
+    // The qa fixture, pointed at the test database (its secrets stay ciphertext: the check needs none).
+    const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8"));
     doc.config["hubExport:publishSchema"] = `${db.name}.publish`;
     doc.config["hubExport:stagingSchema"] = `${db.name}.staging`;
     doc.config["hubExport:database"].database = db.name;

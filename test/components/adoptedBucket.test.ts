@@ -11,7 +11,7 @@ import { hubExportProgram } from "../../components/program";
 import { foreignKeys, foreignObjects, foreignObjectsMessage, offlineObjectInspector, OFFLINE_OBJECT_TAGS_TOKEN, OWNER_TAG, ownerTagValue, s3ObjectInspector } from "../../components/storage/objectGuard";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { startLoopbackS3 } from "../support/loopbackAws";
-import { repoStack } from "../fixtures/stacks";
+import { fixtureStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
 
 const BUCKET = "acme-platform-prod";
@@ -59,7 +59,7 @@ describe("an adopted bucket", () => {
     const invokes: NonNullable<MockAccount["invokes"]> = [];
     const run = await runProgramUnderMocks({
       stack: "prod",
-      config: repoStack("prod").config,
+      config: fixtureStack("prod").config,
       account: { existingObjects: { [`${BUCKET}/${PIPELINE}`]: OWN }, invokes },
       program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH }),
     });
@@ -83,7 +83,7 @@ describe("an adopted bucket", () => {
     // them (the schedule, the stack's outputs) would wait forever.
     const run = runProgramUnderMocks({
       stack: "prod",
-      config: repoStack("prod").config,
+      config: fixtureStack("prod").config,
       account: { existingObjects: { [`${BUCKET}/${PIPELINE}`]: { owner: "platform-release" } } },
       program: () => hubExportProgram({ offline: true, taskSourceHash: FIXED_SOURCE_HASH }),
     });

@@ -1,8 +1,8 @@
 /**
  * A no-op preview from any checkout: the program registers the same inputs, provider inputs and outputs whichever
- * folder it runs from. Two copies of the project at different paths plan the stacks (with a CA bundle, the CLS
- * exports and a scripts release, the inputs that name files) and every input is compared; neither plan may hold
- * the path of its checkout.
+ * folder it runs from. Two copies of the project at different paths plan the stacks (the fixtures, with a CA bundle,
+ * the CLS exports and a scripts release, the inputs that name files) and every input is compared; neither plan may
+ * hold the path of its checkout.
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import yazl from "yazl";
 import { PROJECT_ROOT } from "../support/cli";
+import { fixtureStackFile, type FixtureStack } from "../fixtures/stacks";
 
 // Next to the run's temporary folder, not in it: tests that read every file of that folder (embeddedPostgres.test.ts)
 // need not go through two copies of node_modules. A killed run's copies go with its folder (test/support/globalSetup.ts).
@@ -44,16 +45,19 @@ function checkout(root: string, release: Buffer): string {
   fs.mkdirSync(path.join(root, "releases"), { recursive: true });
   fs.writeFileSync(path.join(root, "releases", "hub_python_scripts.zip"), release);
   for (const stack of ["qa", "prod"]) {
-    const doc = YAML.parse(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+    const doc = YAML.parse(fs.readFileSync(stackFile(root, stack), "utf8")) as { config: Record<string, unknown> };
     doc.config["hubExport:scriptsRelease"] = { zip: "releases/hub_python_scripts.zip" };
-    fs.writeFileSync(path.join(root, `Pulumi.${stack}.yaml`), YAML.stringify(doc));
+    fs.writeFileSync(stackFile(root, stack), YAML.stringify(doc));
   }
   return root;
 }
 
+/** The copy's fixture of `stack` (test/fixtures/stacks/): its paths are relative to the project, as a stack file's. */
+const stackFile = (root: string, stack: string) => path.join(root, path.relative(PROJECT_ROOT, fixtureStackFile(stack as FixtureStack)));
+
 function plan(root: string, stack: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "test", "fixtures", "planDump.cjs"), path.join(root, `Pulumi.${stack}.yaml`)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(root, "test", "fixtures", "planDump.cjs"), stackFile(root, stack)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -9,7 +9,7 @@ import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
 import { buildStackSheets } from "../../cls/stack";
 import { loadSheetXlsx } from "../../cls/xlsx";
 import type { PlanRun } from "../../components/planner";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
 import { inputs, ofType, one, planOf } from "../fixtures/plan";
 import { runCli } from "../support/cli";
 
@@ -21,7 +21,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
   let config: StackConfig;
   let placeholders: string[];
   beforeAll(async () => {
-    const engine = repoStack("qa");
+    const engine = fixtureStack("qa");
     placeholders = engine.placeholders;
     config = configFromEngine(engine.config, "qa");
     run = await planOf(engine.config, "qa");
@@ -82,17 +82,22 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(item("routing-rules").automated).toEqual(
       config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): 8 rules posted with POST routingRules to the CFG API of ${config.hub.environments[t.hubRegion]!.environmentName}; the specification's rule set.`),
     );
+    // What is really in each folder: the tagged template in templates/, this job's rendered pipeline under its own key.
+    const storage = item("service-provider-storage").automated[0];
+    expect(storage).toContain("templates/hub_hrsys_export/ (the tagged pipeline template HRSYS_Employee_HUB_Pipeline_Baseline_<BuildNumber>.Json, as procedure step 1 downloads it)");
+    expect(storage).toContain("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json (this job's rendered pipeline, its tags replaced: what the task runs)");
+    expect(storage).not.toMatch(/templates\/hub_hrsys_export\/ \(the rendered/);
     expect(item("service-provider-credentials-format").automated[0]).toContain("{'clientId': '<id>', 'clientSecret': '<secret>'}, Base64-encoded with == appended");
     expect(checklistMarkdown(list)).toContain(`## 2. Hub tenant ${us.hubTenantCode}`);
     expect(checklistMarkdown(list).match(/^- \[ \] /gm)!.length).toBe(list.items.reduce((n, i) => n + i.manual.length, 0));
   });
 
   it("hub-export hub checklist prints the same list as JSON and as Markdown", async () => {
-    const json = await runCli(["hub", "checklist", "--stack", "qa", "--json"]);
+    const json = await runCli(["hub", "checklist", "--file", fixtureStackFile("qa"), "--json"]);
     expect(json.stderr).toBe("");
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(hubChecklist(config, "qa", { rows: 126 }));
-    const md = await runCli(["hub", "checklist", "--stack", "prod"]);
+    const md = await runCli(["hub", "checklist", "--file", fixtureStackFile("prod")]);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain("# Hub checklist: ACME PROD (stack prod");
     const usage = await runCli(["hub", "list"]);
@@ -103,7 +108,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
 
 describe("stack without cls (prod) and with strict mode", () => {
   it("prod: only the checklist is uploaded, its CLS item says what a person must do, the task runs without the check", async () => {
-    const engine = repoStack("prod");
+    const engine = fixtureStack("prod");
     const run = await planOf(engine.config, "prod");
     expect(Object.keys(objectsUnder(run, "hub-configuration/")).sort()).toEqual(["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_PROD/HUB_CHECKLIST.json", "hub-configuration/HRSYS_EMPL_HUB_ACME_202611_PROD/HUB_CHECKLIST.md"]);
     const cls = (run.outputs as Record<string, any>).hubChecklist.items.find((i: { id: string }) => i.id === "cls-code-lists");
@@ -114,14 +119,14 @@ describe("stack without cls (prod) and with strict mode", () => {
   });
 
   it("strict: the task's command asks for strict mode", async () => {
-    const engine = repoStack("qa");
+    const engine = fixtureStack("qa");
     const run = await planOf(editKey(engine.config, "cls", (c: object) => ({ ...c, strict: true })), "qa");
     const [container] = JSON.parse(inputs(one(run, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions);
     expect(container.command.slice(-4)).toEqual(["--cls", "s3://acme-platform-qa/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv", "--cls-mode", "strict"]);
   });
 
   it("a stack whose exports cannot be read fails the program with the build's lines", async () => {
-    const engine = repoStack("qa");
+    const engine = fixtureStack("qa");
     await expect(planOf(editKey(engine.config, "cls", (c: object) => ({ ...c, exports: "no/such/folder" })), "qa")).rejects.toThrow(/no\/such\/folder: cannot read the folder of exports \(ENOENT\)/);
   });
 });

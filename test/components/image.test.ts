@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { assumeRoleLines, BUILD_AND_PUSH_SCRIPT } from "../../components/task/taskImage";
 import { validateStackConfig } from "../../config/validate";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack } from "../fixtures/stacks";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 import { applyConfigCommand } from "../support/pulumiConfig";
 import { rawConfig } from "../support/rawConfig";
@@ -32,14 +32,14 @@ function promotionCommand(): string {
 
 describe("build once, promote by digest", () => {
   it("promotes the image qa built with the documented command: prod runs that digest and builds nothing", async () => {
-    const qa = await planOf(repoStack("qa").config, "qa");
+    const qa = await planOf(fixtureStack("qa").config, "qa");
     const qaImage = qa.outputs.image as string;
     expect(qaImage).toMatch(/^123456789012\.dkr\.ecr\.us-east-1\.amazonaws\.com\/hub-export-acme-qa@sha256:[0-9a-f]{64}$/);
     expect(ofType(qa, "command:local:Command")).toHaveLength(1);
 
     // `pulumi stack output image --stack qa`, substituted into the documented command, as the CLI stores it.
     const command = promotionCommand().replace(`"$(pulumi stack output image --stack qa)"`, qaImage);
-    const prodConfig = repoStack("prod").config;
+    const prodConfig = fixtureStack("prod").config;
     const block = { "hubExport:image": JSON.parse(prodConfig["hubExport:image"]) };
     applyConfigCommand(block, command);
     const prod = await planOf({ ...prodConfig, "hubExport:image": JSON.stringify(block["hubExport:image"]) }, "prod");
@@ -64,7 +64,7 @@ describe("build once, promote by digest", () => {
   });
 
   it("a build stack nobody pulls from keeps its newest images and goes with a destroy", async () => {
-    const run = await planOf(editKey(repoStack("qa").config, "image", () => ({})), "qa");
+    const run = await planOf(editKey(fixtureStack("qa").config, "image", () => ({})), "qa");
     const repository = one(run, "aws:ecr/repository:Repository");
     expect(inputs(repository).forceDelete).toBe(true);
     expect(repository.options.retainOnDelete).toBeUndefined();
@@ -166,7 +166,7 @@ esac`,
 
   it("the program hands the build the stack's profile and roles, never its keys", async () => {
     const config = {
-      ...repoStack("qa").config,
+      ...fixtureStack("qa").config,
       "aws:profile": "platform",
       "aws:assumeRoles": JSON.stringify([{ roleArn: "arn:aws:iam::123456789012:role/deployer", externalId: "ext-7", duration: "15m" }]),
       "aws:accessKey": "AKIAEXAMPLEEXAMPLE00",

@@ -6,12 +6,12 @@ import { describe, expect, it } from "vitest";
 import { KEPT_BY_PROVIDER_TYPES, onRemoval } from "../../components/onRemoval";
 import { retentionOf } from "../../components/hubExport";
 import { configFromEngine } from "../../config/load";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack } from "../fixtures/stacks";
 import { inputs, ofType, one, planOf } from "../fixtures/plan";
 
 describe("what a destroy or a rename keeps", () => {
   it.each(["qa", "prod"] as const)("stack %s: every retained or protected resource is named in onRemoval, with why, and nothing else", async (stack) => {
-    const engine = repoStack(stack).config;
+    const engine = fixtureStack(stack).config;
     const run = await planOf(engine, stack);
     const config = configFromEngine(engine, stack);
     const removal = onRemoval(config, retentionOf(config), `/ecs/hub-export-acme-${stack}`);
@@ -25,7 +25,7 @@ describe("what a destroy or a rename keeps", () => {
   });
 
   it("prod keeps its runs' logs (expiring with their retention), and says what a rename costs the alert subscribers", async () => {
-    const run = await planOf(repoStack("prod").config, "prod");
+    const run = await planOf(fixtureStack("prod").config, "prod");
     const logGroup = one(run, "aws:cloudwatch/logGroup:LogGroup");
     expect(logGroup.options.retainOnDelete).toBe(true);
     expect(inputs(logGroup).retentionInDays).toBe(90);
@@ -40,8 +40,8 @@ describe("what a destroy or a rename keeps", () => {
   });
 
   it("a destroy of qa's created bucket takes the shared objects and the credential files with it; both stacks say what becomes of the shared files and name the run tables' function", async () => {
-    const qa = (await planOf(repoStack("qa").config, "qa")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
-    const prod = (await planOf(repoStack("prod").config, "prod")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
+    const qa = (await planOf(fixtureStack("qa").config, "qa")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
+    const prod = (await planOf(fixtureStack("prod").config, "prod")).outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
     const sharedObjects = (out: typeof qa) => out.kept.find((k) => k.what.startsWith("the bucket's shared objects"))!.why;
     expect(sharedObjects(qa)).toMatch(/; a rename keeps them, a destroy deletes them with the bucket$/);
     expect(qa.removed).toContain("on a destroy, the bucket acme-platform-qa with every object and every version in it (forceDestroy), the shared ones and the credential files included");
@@ -56,14 +56,14 @@ describe("what a destroy or a rename keeps", () => {
   });
 
   it("qa removes its logs, and keeps the image repository only while another account runs its images", async () => {
-    const shared = await planOf(repoStack("qa").config, "qa");
+    const shared = await planOf(fixtureStack("qa").config, "qa");
     expect(one(shared, "aws:cloudwatch/logGroup:LogGroup").options.retainOnDelete).toBeUndefined();
     const out = shared.outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
     expect(out.removed).toContain("the log group /ecs/hub-export-acme-qa, with its logs");
     expect(out.kept.find((k) => k.what === "the image repository with every tagged image")!.why).toBe(
       "stacks of account 210987654321 run images from it by digest; delete it by hand once none does",
     );
-    const alone = await planOf(editKey(repoStack("qa").config, "image", () => ({})), "qa");
+    const alone = await planOf(editKey(fixtureStack("qa").config, "image", () => ({})), "qa");
     expect((alone.outputs.onRemoval as { removed: string[] }).removed).toContain("the image repository with its images");
     expect(one(alone, "aws:ecr/repository:Repository").options.retainOnDelete).toBeUndefined();
   });

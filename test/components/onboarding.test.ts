@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PlanRun, PlannedResource } from "../../components/planner";
-import { editKey, getKey, repoStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
+import { editKey, getKey, fixtureStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
 const TEMPLATE = /^hub-export-bucket\/pipelines\/hub_hrsys_export\/HRSYS_/;
@@ -58,7 +58,7 @@ describe("onboarding", () => {
   let before: PlanRun;
 
   beforeAll(async () => {
-    qa = repoStack("qa").config;
+    qa = fixtureStack("qa").config;
     before = await planOf(qa);
   });
 
@@ -142,7 +142,7 @@ describe("onboarding", () => {
 
 describe("re-pointing and removing platform tenants", () => {
   it("re-pointing a platform tenant at another hub tenant updates its one row in place", async () => {
-    const qa = repoStack("qa").config;
+    const qa = fixtureStack("qa").config;
     const before = await planOf(qa);
     const [us, eu] = getKey<HubTenantFixture[]>(qa, "hubTenants");
     const plats = getKey<PlatTenantFixture[]>(qa, "platTenants");
@@ -158,7 +158,7 @@ describe("re-pointing and removing platform tenants", () => {
   });
 
   it("removing a platform tenant removes exactly its row; its hub tenant stays while another platform tenant feeds it", async () => {
-    const qa = repoStack("qa").config;
+    const qa = fixtureStack("qa").config;
     const before = await planOf(qa);
     const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.filter((p) => p.platRegion !== "CA")));
     expect(difference(before, after)).toEqual({ added: [], removed: [`${PLAT_ROW}CA`], changed: [] });
@@ -167,7 +167,7 @@ describe("re-pointing and removing platform tenants", () => {
 
 describe("changing a hub tenant's hubTenantId", () => {
   it("renames its per-tenant resources and updates the HUB_PLAT_CONFIG rows that point at it in place", async () => {
-    const qa = repoStack("qa").config;
+    const qa = fixtureStack("qa").config;
     const before = await planOf(qa);
     const old = getKey<HubTenantFixture[]>(qa, "hubTenants")[1];
     const changed = { ...old, hubTenantId: "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e" };
@@ -183,7 +183,7 @@ describe("changing a hub tenant's hubTenantId", () => {
 
 describe("removing a region", () => {
   it("removes its publish step, its connection and its tenants, and keeps the other regions as they were", async () => {
-    const prod = repoStack("prod").config;
+    const prod = fixtureStack("prod").config;
     const before = await planOf(prod, "prod");
     const apacTenant = getKey<HubTenantFixture[]>(prod, "hubTenants").find((t) => t.hubRegion === "APAC")!;
     const apacPlats = getKey<PlatTenantFixture[]>(prod, "platTenants").filter((p) => p.hubTenantCode === apacTenant.hubTenantCode);

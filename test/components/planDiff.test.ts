@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatPlanDiff, planJson } from "../../components/planner/format";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack } from "../fixtures/stacks";
 import { planOf } from "../fixtures/plan";
 import { runCli } from "../support/cli";
 
@@ -15,9 +15,9 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe("the offline plan's diff", () => {
   it("lists the resources added, changed (with their inputs before and after) and deleted, secrets masked", async () => {
-    const before = planJson(await planOf(repoStack("qa").config));
+    const before = planJson(await planOf(fixtureStack("qa").config));
     const edited = editKey(
-      editKey(repoStack("qa").config, "schedule", (s: Record<string, unknown>) => ({ ...s, expression: "cron(0 4 * * ? *)" })),
+      editKey(fixtureStack("qa").config, "schedule", (s: Record<string, unknown>) => ({ ...s, expression: "cron(0 4 * * ? *)" })),
       "hubTenants",
       (t: Record<string, unknown>[]) => [t[0], { ...t[1], clientSecret: "a-new-secret-Zx9" }],
     );
@@ -41,14 +41,15 @@ describe("the offline plan's diff", () => {
 
   it("is what `plan --diff-from` prints; a file that is not a plan is one line, exit 1", async () => {
     const base = path.join(dir, "main-qa.json");
-    const json = await runCli(["plan", "--stack", "qa", "--json"]);
+    const json = await runCli(["plan", "--stack", "qa", "--json"], { timeoutMs: 120_000 });
     fs.writeFileSync(base, json.stdout);
-    const same = await runCli(["plan", "--stack", "qa", "--diff-from", base]);
+    const same = await runCli(["plan", "--stack", "qa", "--diff-from", base], { timeoutMs: 120_000 });
     expect(same.code).toBe(0);
     expect(same.stdout).toBe("#### Stack `qa`: 0 to add, 0 to change, 0 to delete\n\nNo change.\n");
     fs.writeFileSync(path.join(dir, "not-a-plan.json"), "{}");
-    const bad = await runCli(["plan", "--stack", "qa", "--diff-from", path.join(dir, "not-a-plan.json")]);
+    const bad = await runCli(["plan", "--stack", "qa", "--diff-from", path.join(dir, "not-a-plan.json")], { timeoutMs: 120_000 });
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe(`--diff-from ${path.join(dir, "not-a-plan.json")}: not the output of 'hub-export plan --json' (no resources)`);
-  });
+    // Three plans: on a loaded machine each may take a minute.
+  }, 360_000);
 });

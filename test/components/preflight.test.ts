@@ -1,7 +1,8 @@
 /**
- * A real `pulumi preview` or `pulumi up` on the committed stack files stops before registering anything and lists every
- * secret not set and every placeholder left, one line each, with the exact command that fixes it. Once a team has set
- * them all, the same program runs. The offline plan uses stand-ins instead.
+ * A real `pulumi preview` or `pulumi up` on a stack file as committed (the tests' fixtures, copies of the repository's)
+ * stops before registering anything and lists every secret not set and every placeholder left, one line each, with the
+ * exact command that fixes it. Once a team has set them all, the same program runs. The offline plan uses stand-ins
+ * instead; the repository's own stack files, whatever a team has put in them, validate and plan.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -11,10 +12,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { engineConfigFromStackFile, runProgramUnderMocks } from "../../components/planner";
 import { hubExportProgram } from "../../components/program";
-import { PROJECT_ROOT, stackFilePath } from "../../config/load";
+import { availableStacks, PROJECT_ROOT, stackFilePath } from "../../config/load";
 import { PLACEHOLDER_PREFIX } from "../../config/placeholders";
 import { runCli } from "../support/cli";
 import { offlineObjectInspector } from "../../components/storage/objectGuard";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-preflight-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -35,9 +37,9 @@ async function realRun(stack: string, config: Record<string, string>) {
   return { error: run, registered };
 }
 
-/** The committed file as a team has it after following the preflight's commands. */
+/** The fixture as a team has it after following the preflight's commands. */
 function readyConfig(stack: "qa" | "prod"): Record<string, string> {
-  const { config } = engineConfigFromStackFile(stackFilePath(stack));
+  const { config } = engineConfigFromStackFile(fixtureStackFile(stack));
   const ready: Record<string, string> = {};
   // A path in the project, as the config takes it: this test's folder is in the project's .tmp.
   const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "ca.pem"));
@@ -58,8 +60,8 @@ function readyConfig(stack: "qa" | "prod"): Record<string, string> {
 }
 
 describe("the preflight of a real preview or up", () => {
-  it("stops on the committed qa file, nothing registered, one line with its command per value to set", async () => {
-    const { config } = engineConfigFromStackFile(stackFilePath("qa"));
+  it("stops on the qa file as committed, nothing registered, one line with its command per value to set", async () => {
+    const { config } = engineConfigFromStackFile(fixtureStackFile("qa"));
     const { error, registered } = await realRun("qa", config);
     expect(registered).toEqual([]);
     expect(pulumi.RunError.isInstance(error)).toBe(true);
@@ -79,7 +81,7 @@ describe("the preflight of a real preview or up", () => {
       ]),
     );
     // Every secret and every placeholder of the file (the account's included), no more, and the missing CA bundle.
-    const placeholders = (fs.readFileSync(stackFilePath("qa"), "utf8").match(/^[^#\n]*[:-] PLACEHOLDER:/gm) ?? []).length;
+    const placeholders = (fs.readFileSync(fixtureStackFile("qa"), "utf8").match(/^[^#\n]*[:-] PLACEHOLDER:/gm) ?? []).length;
     expect(placeholders).toBeGreaterThan(20);
     expect(lines.filter((l) => l.includes("secret not set"))).toHaveLength(6);
     expect(lines.filter((l) => l.includes(": placeholder ("))).toHaveLength(placeholders);
@@ -104,6 +106,17 @@ describe("the preflight of a real preview or up", () => {
     );
   });
 
+  it("names a key in the wrong namespace with the config's problems, when a value is missing too", async () => {
+    const { "hubExport:clientName": clientName, ...ready } = readyConfig("qa");
+    const { error, registered } = await realRun("qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]', "hub-export:clientName": clientName });
+    expect(registered).toEqual([]);
+    expect(error!.message.split("\n")).toEqual([
+      "stack 'qa': invalid configuration (2 problems)",
+      "hubExport:clientName: is required",
+      "hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead",
+    ]);
+  });
+
   it("refuses a stack whose hubExport:environment is not the stack it runs in", async () => {
     const ready = readyConfig("qa");
     const { error, registered } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["111111111111"]' });
@@ -113,36 +126,45 @@ describe("the preflight of a real preview or up", () => {
     expect((await realRun("acme-qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]' })).registered).toContain("hubExport:index:HubExport");
   });
 
-  it("lets the offline plan and validate work on the committed files; validate lists the same values to set", async () => {
-    const offline = await runProgramUnderMocks({ stack: "qa", config: engineConfigFromStackFile(stackFilePath("qa")).config, program: () => hubExportProgram({ offline: true, taskSourceHash: "ab".repeat(32) }) });
-    expect(offline.resources.some((r) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
-    const validate = await runCli(["validate", "--stack", "qa"]);
+  it("lets the offline plan and validate work on the repository's stack files, whatever a team has set in them", async () => {
+    for (const stack of availableStacks()) {
+      const offline = await runProgramUnderMocks({ stack, config: engineConfigFromStackFile(stackFilePath(stack)).config, program: () => hubExportProgram({ offline: true, taskSourceHash: "ab".repeat(32) }) });
+      expect(offline.resources.some((r) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
+      const validate = await runCli(["validate", "--stack", stack]);
+      expect(validate.code, validate.stderr).toBe(0);
+      expect(validate.stdout).toMatch(new RegExp(`^ok: stack ${stack}: `));
+    }
+  });
+
+  it("validate lists the values to set of a file as committed", async () => {
+    const validate = await runCli(["validate", "--file", fixtureStackFile("qa")]);
     expect(validate.code).toBe(0);
-    expect(validate.stdout).toContain("ok: stack qa: client ACME");
+    expect(validate.stdout).toContain(`ok: ${fixtureStackFile("qa")}: client ACME`);
     expect(validate.stdout).toContain("  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n");
     expect(validate.stdout).toContain("  aws:allowedAccountIds[0]: placeholder (example: 111111111111)");
   });
 
   it("validate lists exactly what the preflight stops on, in one list: a key in the wrong namespace and a missing CA bundle too", async () => {
     const file = path.join(dir, "Pulumi.qa.yaml");
-    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8")) as { config: Record<string, unknown> };
+    const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8")) as { config: Record<string, unknown> };
     doc.config["hub-export:clientName"] = "ACME";
     doc.config["hubExport:database"] = { ...(doc.config["hubExport:database"] as object), caBundle: "certs/not-downloaded.pem" };
     fs.writeFileSync(file, YAML.stringify(doc));
     const validate = await runCli(["validate", "--file", file]);
     expect(validate.code).toBe(0);
-    const listed = validate.stdout.split("\n").filter((l) => l.startsWith("  "));
+    // validate groups them by who supplies each (config/suppliers.ts); the preflight lists them in one run.
+    const listed = validate.stdout.split("\n").filter((l) => l.startsWith("    ")).map((l) => l.slice(2));
     const { error } = await realRun("qa", engineConfigFromStackFile(file).config);
-    expect(listed).toEqual(error!.message.split("\n").slice(1));
+    expect([...listed].sort()).toEqual(error!.message.split("\n").slice(1).sort());
     expect(listed).toContain("  hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead");
     expect(listed).toContain(
       "  hubExport:database.caBundle: file certs/not-downloaded.pem not found: download the CA bundle of the database's server to certs/not-downloaded.pem (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)",
     );
   });
 
-  it("commits no encryptionsalt and no secure: value in any stack file, and pins each stack's account", () => {
-    for (const stack of ["qa", "prod"]) {
-      const text = fs.readFileSync(stackFilePath(stack), "utf8");
+  it("the fixtures, as the stack files are committed, hold no encryptionsalt and no secure: value, and pin each stack's account", () => {
+    for (const stack of ["qa", "prod"] as const) {
+      const text = fs.readFileSync(fixtureStackFile(stack), "utf8");
       expect(text).not.toMatch(/encryptionsalt|secure:/);
       const doc = YAML.parse(text) as { config: Record<string, unknown> };
       expect(doc.config["aws:allowedAccountIds"]).toEqual([expect.stringMatching(/^PLACEHOLDER:\d{12}$/)]);

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import yazl from "yazl";
-import { repoStack } from "../fixtures/stacks";
+import { fixtureStack } from "../fixtures/stacks";
 import { PROJECT_ROOT } from "../../config/load";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 
@@ -16,7 +16,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-release-stack-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The qa stack with hubExport:scriptsRelease set (a path in the project: this test's folder is in it), in engine form. */
-const withRelease = (zip: string) => ({ ...repoStack("qa").config, "hubExport:scriptsRelease": JSON.stringify({ zip: path.relative(PROJECT_ROOT, zip) }) });
+const withRelease = (zip: string) => ({ ...fixtureStack("qa").config, "hubExport:scriptsRelease": JSON.stringify({ zip: path.relative(PROJECT_ROOT, zip) }) });
 
 async function writeZip(file: string, files: Record<string, string>): Promise<string> {
   const zip = new yazl.ZipFile();

@@ -16,7 +16,7 @@ import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { loadClientRunTables, loadSqlBaseline } from "../../templates";
 import { sha256Hex } from "../../providers/baseline";
-import { editKey, getKey, hubTenantFixture, platTenantFixture, repoStack, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
+import { editKey, getKey, hubTenantFixture, platTenantFixture, fixtureStack, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
 import { inputs, planOf } from "../fixtures/plan";
 
 type Step = "add" | "remove" | "update" | "replace";
@@ -79,7 +79,7 @@ const RUN_TABLES = "pulumi-nodejs:dynamic/hubExport:ClientRunTables hub-export-w
 let qa: EngineConfigMap;
 let before: PlanRun;
 beforeAll(async () => {
-  qa = repoStack("qa").config;
+  qa = fixtureStack("qa").config;
   before = await planOf(qa);
 });
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { configFromEngine, stackFilePath } from "../../config/load";
+import { configFromEngine } from "../../config/load";
 import { withOfflineSecrets } from "../../config/placeholders";
 import type { StackConfig } from "../../config/schema";
 import { planInstallation } from "../../core/plan";
@@ -20,7 +20,7 @@ import { engineConfigFromStackFile, planStackFile, runProgramUnderMocks } from "
 import { planJson } from "../../components/planner/format";
 import indexProgram from "../../index";
 import { containsSecret, isSecretValue, maskValue } from "../../components/planner/values";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
 import { planOf } from "../fixtures/plan";
 
 const execFileAsync = promisify(execFile);
@@ -41,7 +41,7 @@ function secretTexts(config: StackConfig): string[] {
 }
 
 describe("secrets", () => {
-  const engine = repoStack("qa");
+  const engine = fixtureStack("qa");
   // Distinct, recognizable secret values instead of placeholders.
   let config = engine.config;
   config = editKey<{ admin: { password: string }; task: { password: string } }>(config, "database", (db) => ({ ...db, admin: { ...db.admin, password: "admin-pw-Zq81" }, task: { ...db.task, password: "task-pw-Xr55" } }));
@@ -93,17 +93,17 @@ describe("secrets", () => {
   });
 
   it("are masked in the plan JSON of a stack file (offline stand-ins for the secrets not set)", async () => {
-    const text = JSON.stringify(planJson(await planStackFile({ stack: "qa" })));
+    const text = JSON.stringify(planJson(await planStackFile({ file: fixtureStackFile("qa") })));
     const plan = JSON.parse(text);
     expect(plan.resourceCount).toBe(plan.resources.length);
     expect(text).not.toContain("offline-stand-in");
-    for (const secret of secretTexts(withOfflineSecrets(configFromEngine(engineConfigFromStackFile(stackFilePath("qa")).config, "qa")))) expect(text).not.toContain(secret);
+    for (const secret of secretTexts(withOfflineSecrets(configFromEngine(engineConfigFromStackFile(fixtureStackFile("qa")).config, "qa")))) expect(text).not.toContain(secret);
     expect(text).toContain('"[secret]"');
     expect(text).not.toContain("4dabf18193072939515e22adb298388d");
   });
 
   it("are masked in `hub-export plan --json` run as a plain node process, without the Pulumi CLI", async () => {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [path.join(ROOT, "bin/hub-export.js"), "plan", "--stack", "prod", "--json"], {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [path.join(ROOT, "bin/hub-export.js"), "plan", "--file", fixtureStackFile("prod"), "--json"], {
       cwd: ROOT,
       env: { ...process.env, PATH: path.dirname(process.execPath), PULUMI_ACCESS_TOKEN: "", AWS_ACCESS_KEY_ID: "", AWS_PROFILE: "" },
       maxBuffer: 64 * 1024 * 1024,
@@ -118,7 +118,7 @@ describe("secrets", () => {
 
 describe("the program", () => {
   it("reports a config error as its message, without a stack trace", async () => {
-    const bad = editKey<Record<string, unknown>>(repoStack("qa").config, "bucket", (b) => ({ ...b, name: "Not A Bucket" }));
+    const bad = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({ ...b, name: "Not A Bucket" }));
     const error = await runProgramUnderMocks({ stack: "qa", config: bad }).then(
       () => undefined,
       (e: unknown) => e,
@@ -130,7 +130,7 @@ describe("the program", () => {
   it("is what index.ts exports for `pulumi up`: the real program, which stops on the committed files' placeholders", async () => {
     const program = indexProgram;
     expect(typeof program).toBe("function");
-    const error = await runProgramUnderMocks({ stack: "qa", config: repoStack("qa").config, program }).then(
+    const error = await runProgramUnderMocks({ stack: "qa", config: fixtureStack("qa").config, program }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -139,9 +139,9 @@ describe("the program", () => {
   });
 
   it("runs twice in one process with the same result (isolated runtime state)", async () => {
-    const first = await planOf(repoStack("qa").config);
-    await planOf(repoStack("prod").config, "prod");
-    const again = await planOf(repoStack("qa").config);
+    const first = await planOf(fixtureStack("qa").config);
+    await planOf(fixtureStack("prod").config, "prod");
+    const again = await planOf(fixtureStack("qa").config);
     const strip = (run: typeof first) => run.resources.map((r) => ({ ...r, state: undefined }));
     expect(strip(again)).toEqual(strip(first));
     expect(again.outputs).toEqual(first.outputs);

@@ -21,7 +21,7 @@ import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { imageTag } from "../../components/task/taskImage";
 import type { PlanRun } from "../../components/planner";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 import { containsSecret } from "../../components/planner/values";
 
@@ -57,7 +57,7 @@ for (const stack of ["qa", "prod"] as const) {
     const slug = `acme-${stack}`;
 
     beforeAll(async () => {
-      const engine = repoStack(stack);
+      const engine = fixtureStack(stack);
       placeholders = engine.placeholders;
       config = configFromEngine(engine.config, stack);
       run = await planOf(engine.config, stack);
@@ -454,7 +454,7 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("creates the schedule disabled when schedule.enabled is false", async () => {
       const disabled = await planOf(
-        editKey<Record<string, unknown>>(repoStack(stack).config, "schedule", (schedule) => ({ ...schedule, enabled: false })),
+        editKey<Record<string, unknown>>(fixtureStack(stack).config, "schedule", (schedule) => ({ ...schedule, enabled: false })),
         stack,
       );
       expect(inputs(one(disabled, T.schedule))).toMatchObject({ name: `hub-export-${slug}`, state: "DISABLED", scheduleExpression: config.schedule.expression });

@@ -5,12 +5,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { awsProviderArgs, stackTags } from "../../components/awsProvider";
-import { repoStack } from "../fixtures/stacks";
+import { fixtureStack } from "../fixtures/stacks";
 import { inputs, isSecretInput, ofType, planOf } from "../fixtures/plan";
 
 describe("tags on every AWS resource", () => {
   it.each(["qa", "prod"] as const)("stack %s: one AWS provider with the four tags, and every AWS resource uses it", async (stack) => {
-    const run = await planOf(repoStack(stack).config, stack);
+    const run = await planOf(fixtureStack(stack).config, stack);
     const [provider] = ofType(run, "pulumi:providers:aws");
     expect(ofType(run, "pulumi:providers:aws")).toHaveLength(1);
     // A provider's object and list inputs travel as JSON text, as the engine hands them to the provider.
@@ -52,7 +52,7 @@ describe("tags on every AWS resource", () => {
   });
 
   it("keeps a secret aws: setting secret in the provider's inputs", async () => {
-    const config = { ...repoStack("qa").config, "aws:accessKey": "AKIAEXAMPLE0000", "aws:token": "session-token" };
+    const config = { ...fixtureStack("qa").config, "aws:accessKey": "AKIAEXAMPLE0000", "aws:token": "session-token" };
     const run = await planOf(config, "qa");
     const [provider] = ofType(run, "pulumi:providers:aws");
     expect(inputs(provider)).toMatchObject({ accessKey: "AKIAEXAMPLE0000", token: "session-token" });

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { inspectStackFile, stackFilePath } from "../../config/load";
+import { inspectStackFile } from "../../config/load";
 import { readinessItems, accountIdText } from "../../config/preflight";
 import { validateStackConfig } from "../../config/validate";
 import { engineConfigFromStackFile, runProgramUnderMocks } from "../../components/planner";
@@ -16,6 +16,7 @@ import { hubExportProgram } from "../../components/program";
 import { applyConfigCommand, readConfigBlock, writeStackFile, type ConfigBlock } from "../support/pulumiConfig";
 import { rawConfig } from "../support/rawConfig";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { PROJECT_ROOT, runCli } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-values-"));
@@ -34,7 +35,7 @@ function docsCommands(): string[] {
 /** The stack file with `config` as its block, written where `readinessItems` reads it, and what is left to do. */
 function readiness(stack: "qa" | "prod", config: ConfigBlock, root = PROJECT_ROOT) {
   const file = path.join(dir, `Pulumi.${stack}.yaml`);
-  writeStackFile(file, stackFilePath(stack), config);
+  writeStackFile(file, fixtureStackFile(stack), config);
   const inspected = inspectStackFile({ file, stack });
   return { file, items: readinessItems({ stack, inspected, allConfig: readConfigBlock(file), root }) };
 }
@@ -47,7 +48,7 @@ describe("config values as the CLI stores them", () => {
     const qaImage = `111111111111.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"5e".repeat(32)}`;
     for (const stack of ["qa", "prod"] as const) {
       const commands = all.filter((l) => l.includes(`--stack ${stack} `)).map((l) => l.replace(`"$(pulumi stack output image --stack qa)"`, qaImage));
-      const config = readConfigBlock(stackFilePath(stack));
+      const config = readConfigBlock(fixtureStackFile(stack));
       for (const line of commands) applyConfigCommand(config, line, "Prompted-Secret-1");
       const { file, items } = readiness(stack, config);
       const keysSet = commands.map((l) => /'([^']+)'/.exec(l)![1]);
@@ -66,7 +67,7 @@ describe("config values as the CLI stores them", () => {
 
   it.each(["qa", "prod"] as const)("the commands the preflight prints bring stack %s to ready, and the program runs on what they stored", async (stack) => {
     // The CA bundle's command is a download: into a copy of certs/ under this test's folder, inside the project.
-    const config = readConfigBlock(stackFilePath(stack));
+    const config = readConfigBlock(fixtureStackFile(stack));
     let { items } = readiness(stack, config);
     expect(items.length).toBeGreaterThan(20);
     const example = (problem: string) => /\(example: (.*)\)$/.exec(problem)?.[1];
@@ -88,23 +89,24 @@ describe("config values as the CLI stores them", () => {
     expect(run.resources.map((r) => r.type)).toContain("hubExport:index:HubExport");
   });
 
-  it("the offline commands of 'From clone to first up' run on the committed files", async () => {
+  it("the offline commands of 'From clone to first up' run on the repository's stack files", async () => {
     const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8");
     const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
     const commands = [...new Set([...section.matchAll(/`npx hub-export ((?:validate|plan|render) --stack \w+)`/g)].map((m) => m[1]))];
     expect(commands).toEqual(["validate --stack qa", "plan --stack qa", "render --stack qa"]);
     for (const command of commands) {
-      const result = await runCli(command.split(" "));
+      const result = await runCli(command.split(" "), { timeoutMs: 120_000 });
       expect(result.code, `${command}: ${result.stderr}`).toBe(0);
     }
-  });
+    // Three commands, a plan among them: on a loaded machine each may take a minute.
+  }, 360_000);
 
   it("reads an account id stored as a number, and still refuses one that is not 12 digits", () => {
     expect(accountIdText(123456789012)).toBe("123456789012");
     expect(accountIdText("012345678901")).toBe("012345678901");
     expect(accountIdText(12345678901)).toBeUndefined();
     expect(accountIdText("12345678901x")).toBeUndefined();
-    const config = readConfigBlock(stackFilePath("qa"));
+    const config = readConfigBlock(fixtureStackFile("qa"));
     applyConfigCommand(config, "pulumi config set --stack qa --path 'aws:allowedAccountIds[0]' 2109876543");
     expect(readiness("qa", config).items.filter((i) => i.key.startsWith("aws:"))).toEqual([
       { key: "aws:allowedAccountIds[0]", problem: "must be a 12-digit AWS account id", command: "pulumi config set --stack qa --path 'aws:allowedAccountIds[0]' <12-digit account id>" },

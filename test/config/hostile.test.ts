@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ConfigError, validateStackConfig } from "../../config/validate";
-import { stackFilePath } from "../../config/load";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { rawConfig } from "../support/rawConfig";
 import { PROJECT_ROOT, runCli } from "../support/cli";
 
@@ -92,9 +92,9 @@ describe("hostile stack values", () => {
 });
 
 describe("validate and plan agree on a stack file's bad values, and exit 1", () => {
-  /** The committed qa file with `edit` applied, written under this test's folder (inside the project). */
+  /** The qa fixture with `edit` applied, written under this test's folder (inside the project). */
   function stackFile(name: string, edit: (config: Record<string, any>) => void): string {
-    const doc = YAML.parse(fs.readFileSync(stackFilePath("qa"), "utf8")) as { config: Record<string, any> };
+    const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8")) as { config: Record<string, any> };
     edit(doc.config);
     const file = path.join(dir, name, "Pulumi.qa.yaml");
     fs.mkdirSync(path.dirname(file), { recursive: true });

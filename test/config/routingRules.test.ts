@@ -8,8 +8,9 @@ import os from "node:os";
 import path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, PROJECT_ROOT } from "../support/cli";
+import { runCli } from "../support/cli";
 import { routingRuleSchema, unknownRoutingValues } from "../../core/routingRules";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { postRoutingRules } from "../../providers/routingRules";
 import { encodeCredentialsString } from "../../core/credentials";
 import { startEmulator, type Emulator } from "../../emulator";
@@ -42,7 +43,7 @@ describe("routing-rule values", () => {
   });
 
   it("validate warns, with --strict too, and lists them on the ok line", async () => {
-    const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+    const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8"));
     doc.config["hubExport:hubTenants"][0].routingRules = OTHER_FLOW;
     const file = path.join(dir, "Pulumi.qa.yaml");
     fs.writeFileSync(file, YAML.stringify(doc));

@@ -189,6 +189,44 @@ describe("stack config validation", () => {
     const config = validateStackConfig(raw, { source: "test" });
     expect(config.platTenants.map((p) => `${p.platRegion}->${p.hubTenantCode}`)).toEqual(["US->ACME_US", "EU->ACME_EU", "CA->ACME_US"]);
   });
+
+  it("answers a misspelt key with the key it is near (did you mean), at any depth", () => {
+    expect(
+      problems((c) => {
+        c.hubTenants[0].hubRegoin = c.hubTenants[0].hubRegion;
+        delete c.hubTenants[0].hubRegion;
+        c.shedule = {};
+        c.database.admin.pasword = "x";
+        c.queues.EU.clientAcessId = "x";
+        c.hubTenants[1].colour = "blue";
+      }),
+    ).toEqual([
+      "hubExport:database.admin.pasword: is not a known key (did you mean password?)",
+      "hubExport:queues.EU.clientAcessId: is not a known key (did you mean clientAccessId?)",
+      "hubExport:hubTenants[0].hubRegion: is required: must be one of US, EU, APAC",
+      "hubExport:hubTenants[0].hubRegoin: is not a known key (did you mean hubRegion?)",
+      "hubExport:hubTenants[1].colour: is not a known key",
+      "hubExport:shedule: is not a known key (did you mean schedule?)",
+    ]);
+  });
+
+  it("names a key in the project's namespace (hub-export:clientName) with the other problems, where the program never reads it", () => {
+    const raw = rawConfig();
+    delete raw.clientName;
+    const error = (() => {
+      try {
+        inspectStackConfig(raw, { source: "Pulumi.qa.yaml", stack: "qa", misplacedKeys: ["hub-export:clientName"] });
+      } catch (err) {
+        return err as ConfigError;
+      }
+      return undefined;
+    })();
+    expect(error?.lines).toEqual([
+      "Pulumi.qa.yaml: invalid configuration (2 problems)",
+      "hubExport:clientName: is required",
+      "hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead",
+    ]);
+  });
 });
 
 describe("environment checks (procedure step 4)", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { endpointProblem, hubEndpoints, isLoopbackHost, shownUrl, type HubEndpoints } from "../../core/hubEndpoints";
 import { defaultRunDeadlineSeconds, STOP_GRACE_SECONDS, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
 import { loadStackConfig } from "../../config/load";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 describe("loopback hosts", () => {
   const host = (url: string) => new URL(url).hostname;
@@ -65,7 +66,7 @@ describe("the hosts a task may call", () => {
   });
 
   it("takes each region's hosts from the stack: its hub APIs and its queue broker", () => {
-    const config = loadStackConfig({ stack: "prod" });
+    const config = loadStackConfig({ file: fixtureStackFile("prod") });
     const rendered = hubEndpoints(config);
     expect(rendered.allowLoopback).toBe(false);
     expect(Object.keys(rendered.regions)).toEqual(["US", "EU", "APAC"]);

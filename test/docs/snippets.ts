@@ -113,6 +113,51 @@ export function addFragment(config: Record<string, unknown>, fragment: Record<st
 
 const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
+/**
+ * A YAML block pasted into a stack file as a reader would paste it (addFragment's rules), comments and layout of the
+ * file kept: `doc` is the stack file's document, changed in place.
+ */
+export function pasteFragment(doc: YAML.Document, block: Block): void {
+  stackConfigFragment(block);
+  const fragment = YAML.parseDocument(block.lines.join("\n"));
+  const paste = (target: YAML.YAMLMap, from: YAML.YAMLMap) => {
+    for (const pair of from.items) {
+      const key = YAML.isScalar(pair.key) ? pair.key.value : pair.key;
+      const current = target.get(key, true);
+      if (YAML.isSeq(current) && YAML.isSeq(pair.value)) current.items.push(...pair.value.items);
+      else if (YAML.isMap(current) && YAML.isMap(pair.value)) paste(current, pair.value);
+      else target.set(pair.key, pair.value);
+    }
+  };
+  paste(doc.get("config", true) as YAML.YAMLMap, fragment.contents as YAML.YAMLMap);
+}
+
+/**
+ * A `diff` block applied to a file's text as a reader applies it by hand: each hunk (after a line starting with `@@`,
+ * which names the key it edits) is its context and `-` lines, found exactly once in the text, replaced by its context
+ * and `+` lines. Line numbers play no part: the hunk's lines place it.
+ */
+export function applyDiff(text: string, block: Block): string {
+  const hunks: string[][] = [];
+  for (const line of block.lines) {
+    if (line.startsWith("@@")) hunks.push([]);
+    else if (!hunks.length) throw new Error(`${where(block)}: a diff block starts with an '@@ <key> @@' line`);
+    else hunks[hunks.length - 1].push(line);
+  }
+  let lines = text.split("\n");
+  for (const [i, hunk] of hunks.entries()) {
+    const before = hunk.filter((l) => !l.startsWith("+")).map((l) => l.slice(1));
+    const after = hunk.filter((l) => !l.startsWith("-")).map((l) => l.slice(1));
+    const at = lines.flatMap((_, start) => (before.every((l, j) => lines[start + j] === l) ? [start] : []));
+    if (at.length !== 1) {
+      const hunk = `hunk ${i + 1} (${before[0]?.trim()} ...)`;
+      throw new Error(`${where(block)}: ${hunk} is found ${at.length} times in the file, not once`);
+    }
+    lines = [...lines.slice(0, at[0]), ...after, ...lines.slice(at[0] + before.length)];
+  }
+  return lines.join("\n");
+}
+
 /** Pulumi commands that act on a stack name it: pasted elsewhere, one without `--stack` acts on whichever is selected. */
 export function pulumiWithoutStack(block: Block): string[] {
   return block.lines

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { PROJECT_ROOT, runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 fs.mkdirSync(path.join(PROJECT_ROOT, ".tmp"), { recursive: true });
 const work = fs.mkdtempSync(path.join(PROJECT_ROOT, ".tmp", "converge-"));
@@ -18,9 +19,9 @@ const MX_TENANT = "5c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
 const EU_TENANT = "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b";
 type Raw = Record<string, any>;
 
-/** The qa stack file as a user edits it: a copy (named for its stack) with `edit` applied to its config. */
+/** The qa fixture as a user edits a stack file: a copy (named for its stack) with `edit` applied to its config. */
 function stackFile(name: string, edit: (config: Raw) => void = () => {}): string {
-  const doc = parseDocument(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+  const doc = parseDocument(fs.readFileSync(fixtureStackFile("qa"), "utf8"));
   const config = doc.toJS().config as Raw;
   edit(config);
   const file = path.join(work, name, "Pulumi.qa.yaml");

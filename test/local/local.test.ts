@@ -6,16 +6,19 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { Client } from "pg";
 import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-local-"));
 const JOB = "HRSYS_EMPL_HUB_ACME_202611_QA";
+/** `npm start` reads Pulumi.qa.yaml, the users' file: the tests give the fixture as --file. */
+const STACK = ["--file", fixtureStackFile("qa")];
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe("hub-export local", () => {
   let first: any;
 
   it("provisions the local platform, seeds employees and runs the task bundle to ExecutionCompleted", async () => {
-    const r = await runCli(["local", "--json", "--employees", "120", "--dir", dir], { timeoutMs: 240_000 });
+    const r = await runCli(["local", ...STACK, "--json", "--employees", "120", "--dir", dir], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     first = JSON.parse(r.stdout);
     expect(first).toMatchObject({ jobName: JOB, status: "ExecutionCompleted", exitCode: 0, firstRun: true, seeded: 120 });
@@ -57,7 +60,7 @@ describe("hub-export local", () => {
   });
 
   it("a second start reuses the data and exports only the employees that changed", async () => {
-    const r = await runCli(["local", "--json", "--changes", "7", "--dir", dir], { timeoutMs: 240_000 });
+    const r = await runCli(["local", ...STACK, "--json", "--changes", "7", "--dir", dir], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     const second = JSON.parse(r.stdout);
     expect(second).toMatchObject({ status: "ExecutionCompleted", firstRun: false, seeded: 0, changed: 7 });
@@ -71,14 +74,14 @@ describe("hub-export local", () => {
   });
 
   it("--changes-with-unknown-codes gives job profiles codes the sheet lacks: reported, explained, sent (report mode)", async () => {
-    const r = await runCli(["local", "--changes", "6", "--changes-with-unknown-codes", "--dir", dir], { timeoutMs: 240_000 });
+    const r = await runCli(["local", ...STACK, "--changes", "6", "--changes-with-unknown-codes", "--dir", dir], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/CLS check {6}unknown codes in User\.RoleCode \([A-Z_]+_X/);
     expect(r.stdout).toMatch(/these codes are not in the CLS load sheet .*: the hub cannot translate them/);
   });
 
   it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
-    const r = await runCli(["status", "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
+    const r = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
@@ -94,26 +97,26 @@ describe("hub-export local", () => {
     expect(runs[2]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[1]).toMatch(/PUBLISHED 7$/);
 
-    const one = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
+    const one = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
     expect(one.code, one.stderr).toBe(0);
     const listed = JSON.parse(one.stdout);
     expect(listed).toMatchObject({ jobName: JOB, transactionId: first.transactionId, status: "ExecutionCompleted", notPublished: [] });
     expect(listed.received).toHaveLength(120);
     expect(new Set(listed.received.map((m: { messageId: string }) => m.messageId)).size).toBe(120);
 
-    const unknown = await runCli(["status", "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
+    const unknown = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
   });
 
   it("status with an unknown job name exits 1 and lists the jobs it knows", async () => {
-    const r = await runCli(["status", "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], { timeoutMs: 120_000 });
+    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], { timeoutMs: 120_000 });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
   });
 
   it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
-    const keep = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = spawn(process.execPath, [BIN, "local", ...STACK, "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
@@ -141,13 +144,13 @@ describe("hub-export local", () => {
       const { rows } = await client.query("SELECT count(*)::int AS n FROM staging.hub_intake_job");
       await client.end();
       expect(rows[0].n).toBe(4);
-      const second = await runCli(["local", "--dir", dir], { timeoutMs: 120_000 });
+      const second = await runCli(["local", ...STACK, "--dir", dir], { timeoutMs: 120_000 });
       expect(second.code).toBe(1);
       expect(second.stderr.trimEnd().split("\n").pop()).toBe(
         `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
       );
       expect(second.stderr).not.toMatch(/internal error/);
-      const status = await runCli(["status", "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
+      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {

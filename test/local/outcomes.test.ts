@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
 import { PROJECT_ROOT, runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { formatSummary } from "../../local/summary";
 
 fs.mkdirSync(path.join(PROJECT_ROOT, ".tmp"), { recursive: true });
@@ -14,8 +15,8 @@ const dir = fs.mkdtempSync(path.join(PROJECT_ROOT, ".tmp", "outcomes-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const local = (env: NodeJS.ProcessEnv, json = true, extra: string[] = []) =>
-  runCli(["local", ...(json ? ["--json"] : []), "--employees", "40", "--changes", "5", "--dir", dir, ...extra], { env, timeoutMs: 240_000 });
-const status = (...args: string[]) => runCli(["status", "--dir", dir, ...args], { timeoutMs: 120_000 });
+  runCli(["local", "--file", fixtureStackFile("qa"), ...(json ? ["--json"] : []), "--employees", "40", "--changes", "5", "--dir", dir, ...extra], { env, timeoutMs: 240_000 });
+const status = (...args: string[]) => runCli(["status", "--file", fixtureStackFile("qa"), "--dir", dir, ...args], { timeoutMs: 120_000 });
 
 describe("a run that does not complete says why", () => {
   let completed: any;

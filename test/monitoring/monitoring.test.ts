@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PlanRun, PlannedResource } from "../../components/planner";
-import { editKey, repoStack } from "../fixtures/stacks";
+import { editKey, fixtureStack } from "../fixtures/stacks";
 import { inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 import { configFromEngine } from "../../config/load";
 import { ALL_REGIONS, METRICS, METRIC_NAMESPACE } from "../../core/metrics";
@@ -103,7 +103,7 @@ describe("operating the export (stack qa, under mocks)", () => {
   const alarm = (suffix: string) => ofType(run, T.alarm).find((a) => a.name.endsWith(suffix))!;
 
   beforeAll(async () => {
-    const engine = editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, https: [WEBHOOK] }));
+    const engine = editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https: [WEBHOOK] }));
     run = await planOf(engine, "qa");
   });
 
@@ -182,7 +182,7 @@ describe("operating the export (stack qa, under mocks)", () => {
   });
 
   it("alarms when no run completed within N hours, counting from the creation of the task's role (the watch start)", () => {
-    const config = configFromEngine(repoStack("qa").config, "qa");
+    const config = configFromEngine(fixtureStack("qa").config, "qa");
     const n = config.alerts.noCompletedRunWithinHours!;
     expect(n).toBe(30);
     const taskRole = ofType(run, "aws:iam/role:Role").find((r) => inputs(r).name === `${SLUG}-task`)!;
@@ -207,7 +207,7 @@ describe("operating the export (stack qa, under mocks)", () => {
   });
 
   it("alarms on messages set aside (a run that sets one aside completes, so nothing else tells anyone)", () => {
-    const config = configFromEngine(repoStack("qa").config, "qa");
+    const config = configFromEngine(fixtureStack("qa").config, "qa");
     expect(inputs(alarm("messages-set-aside"))).toMatchObject({
       name: `${SLUG} messages set aside`,
       namespace: METRIC_NAMESPACE,
@@ -308,14 +308,14 @@ describe("operating the export: schedule variants", () => {
   const alarms = (run: PlanRun): PlannedResource[] => ofType(run, T.alarm);
 
   it("a disabled schedule keeps the no-completed-run alarm with its actions off", async () => {
-    const run = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
+    const run = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
     expect(inputs(alarms(run).find((a) => a.name.endsWith("no-completed-run"))!).actionsEnabled).toBe(false);
   });
 
   it("keys the https subscriptions by their endpoint: removing one renames none of the others", async () => {
     const other = "https://hooks.example.com/services/T000/B111/other-token-7";
     const subscriptions = async (https: string[]) =>
-      ofType(await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, https })), "qa"), T.subscription).filter((s) => inputs(s).protocol === "https");
+      ofType(await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https })), "qa"), T.subscription).filter((s) => inputs(s).protocol === "https");
     const both = await subscriptions([WEBHOOK, other]);
     const after = await subscriptions([other]);
     const key = (url: string) => `hub-export-monitoring-https-${alertEndpointKey(url)}`;
@@ -328,9 +328,9 @@ describe("operating the export: schedule variants", () => {
   });
 
   it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {
-    const once = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
+    const once = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
     expect(alarms(once).map((a) => a.name).sort()).toEqual(["hub-export-monitoring-messages-set-aside", "hub-export-monitoring-schedule-dead-letters"]);
-    const explicit = await planOf(editKey<Record<string, unknown>>(repoStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
+    const explicit = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
     expect(inputs(alarms(explicit).find((a) => a.name.endsWith("no-completed-run"))!).evaluationPeriods).toBe(50);
   });
 });

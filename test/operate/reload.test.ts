@@ -11,7 +11,8 @@ import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { runCli, PROJECT_ROOT } from "../support/cli";
+import { runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { TENANTS } from "../support/platform";
 import { Writable } from "node:stream";
 import { executeCommand } from "../../cli/command";
@@ -26,10 +27,10 @@ describe("hub-export reload", () => {
   let dir: string;
   const watermarks = async (tenant: string) =>
     (await f.pool.query<{ country_code: string }>(`SELECT country_code FROM ${f.t.watermark} WHERE hub_tenant_id = $1 ORDER BY 1`, [tenant])).rows.map((r) => r.country_code);
-  const reload = (...args: string[]) => runCli(["reload", "--stack", "qa", "--database-url", f.db.url, ...args]);
+  const reload = (...args: string[]) => runCli(["reload", "--file", fixtureStackFile("qa"), "--database-url", f.db.url, ...args]);
 
   beforeAll(async () => {
-    // As in Pulumi.qa.yaml: the US hub tenant is fed by platform regions US and CA.
+    // As in the qa fixture: the US hub tenant is fed by platform regions US and CA.
     [f] = await Promise.all([exportFixture({ employees: 300, platform: { extraPlatRegions: { CA: "US" } }, platRegions: ["US", "CA", "EU", "APAC"] }), taskBundle()]);
     history = `${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY`;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-reload-"));
@@ -120,7 +121,7 @@ describe("hub-export reload", () => {
 
   it("--stack or --file without --database-url connects to the stack's database as its task login, the password from PGPASSWORD", async () => {
     const url = new URL(f.db.url);
-    const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_ROOT, "Pulumi.qa.yaml"), "utf8"));
+    const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8"));
     const database = url.pathname.slice(1);
     const { caBundle: _ca, ...stackDatabase } = doc.config["hubExport:database"];
     doc.config["hubExport:database"] = { ...stackDatabase, host: "127.0.0.1", port: Number(url.port), database, sslMode: "disable", task: { ...stackDatabase.task, username: "postgres" } };
@@ -146,7 +147,7 @@ describe("hub-export reload", () => {
   ])("rejects %s, before connecting", async (_what, args, message, code) => {
     let stderr = "";
     const sink = (into: (t: string) => void) => new Writable({ write: (chunk, _enc, done) => (into(String(chunk)), done()) });
-    const result = await executeCommand("reload", reloadCommand, ["--stack", "qa", "--database-url", "postgres://nobody@127.0.0.1:1/none", ...args], { stdout: sink(() => {}), stderr: sink((t) => (stderr += t)), stdin: process.stdin });
+    const result = await executeCommand("reload", reloadCommand, ["--file", fixtureStackFile("qa"), "--database-url", "postgres://nobody@127.0.0.1:1/none", ...args], { stdout: sink(() => {}), stderr: sink((t) => (stderr += t)), stdin: process.stdin });
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(result).toBe(code);

@@ -10,7 +10,7 @@ import { baselineInputs, runTablesInputs, warehouseWithBaseline, type Warehouse 
 import { Client } from "pg";
 import { createTestDatabase } from "../support/database";
 import { configFromEngine } from "../../config/load";
-import { repoStack } from "../fixtures/stacks";
+import { fixtureStack } from "../fixtures/stacks";
 import { intakeJobWrittenWhenPresent } from "../../core/intakeJob";
 
 let wh: Warehouse;
@@ -175,7 +175,7 @@ describe("baseline provider", () => {
 
 describe("first install only (procedure step 5.1): common tables that exist already are adopted", () => {
   let db: { url: string; drop(): Promise<void> };
-  const qa = () => configFromEngine(repoStack("qa").config, "qa");
+  const qa = () => configFromEngine(fixtureStack("qa").config, "qa");
   const query = async (sql: string, params: unknown[] = []) => {
     const client = new Client({ connectionString: db.url });
     await client.connect();

@@ -56,6 +56,32 @@ let ciphertexts = 0;
  * would prompt for (`--secret` without a value) is `prompt`.
  */
 export function applyConfigCommand(config: ConfigBlock, line: string, prompt = "prompted-value"): ConfigBlock {
+  const { remove, path, value } = parseConfigCommand(line, prompt);
+  let target: Record<string | number, unknown> = config;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = target[path[i]];
+    if (next === null || typeof next !== "object") target[path[i]] = typeof path[i + 1] === "number" ? [] : {};
+    target = target[path[i]] as Record<string | number, unknown>;
+  }
+  const last = path[path.length - 1];
+  if (remove) {
+    if (Array.isArray(target) && typeof last === "number") target.splice(last, 1);
+    else delete target[last];
+  } else {
+    target[last] = value;
+  }
+  return config;
+}
+
+/** The same command applied to a stack file's document (`config:` block), its comments and layout kept. */
+export function applyConfigCommandToDocument(doc: YAML.Document, line: string, prompt = "prompted-value"): void {
+  const { remove, path, value } = parseConfigCommand(line, prompt);
+  if (remove) doc.deleteIn(["config", ...path]);
+  else doc.setIn(["config", ...path], value);
+}
+
+/** What one `pulumi config set|rm ...` line does: the key's path and the value the CLI stores. */
+function parseConfigCommand(line: string, prompt: string): { remove: boolean; path: (string | number)[]; value: unknown } {
   const words = shellWords(line);
   if (words[0] !== "pulumi" || words[1] !== "config" || !["set", "rm"].includes(words[2])) throw new Error(`not a pulumi config set|rm command: ${line}`);
   const flags = new Set<string>();
@@ -69,21 +95,7 @@ export function applyConfigCommand(config: ConfigBlock, line: string, prompt = "
   if (!key?.includes(":")) throw new Error(`no namespaced key in: ${line}`);
   const text = given ?? prompt;
   const value = flags.has("--secret") ? { secure: `v1:ciphertext-${++ciphertexts}` } : flags.has("--path") ? pathValue(text) : text;
-  const path = flags.has("--path") ? parsePath(key) : [key];
-  let target: Record<string | number, unknown> = config;
-  for (let i = 0; i < path.length - 1; i++) {
-    const next = target[path[i]];
-    if (next === null || typeof next !== "object") target[path[i]] = typeof path[i + 1] === "number" ? [] : {};
-    target = target[path[i]] as Record<string | number, unknown>;
-  }
-  const last = path[path.length - 1];
-  if (words[2] === "rm") {
-    if (Array.isArray(target) && typeof last === "number") target.splice(last, 1);
-    else delete target[last];
-  } else {
-    target[last] = value;
-  }
-  return config;
+  return { remove: words[2] === "rm", path: flags.has("--path") ? parsePath(key) : [key], value };
 }
 
 /** A stack file with its `config:` block replaced. */

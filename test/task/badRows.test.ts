@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { archivedEmployees, employeeIds, employeesInScope, exportFixture, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME } from "../support/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
@@ -74,7 +75,7 @@ describe("bad warehouse rows", () => {
       futureChangedAt: { rows: 1, employees: 1 },
     });
     // status: the run's bad rows, and the rows held back now.
-    const status = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url]);
+    const status = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`bad rows: 1 employee_id(s) in more than one employee row, held back (not published): ${duplicate}`);
     expect(status.stdout).toContain("bad rows: 1 employee row(s) without an employee_id (NULL or empty), never exported");

@@ -6,6 +6,7 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { FINAL_EVENTS, finalEvent, openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { QUEUES, JOB_NAME } from "../support/platform";
@@ -71,7 +72,7 @@ describe("export task: a hostile hub", () => {
   const status = async (...args: string[]) => {
     let out = "";
     const sink = new Writable({ write: (chunk, _enc, done) => ((out += chunk), done()) });
-    const code = await executeCommand("status", statusCommand, ["--job-name", JOB_NAME, "--database-url", f.db.url, ...args], { stdout: sink, stderr: sink, stdin: process.stdin });
+    const code = await executeCommand("status", statusCommand, ["--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, ...args], { stdout: sink, stderr: sink, stdin: process.stdin });
     expect(code, out).toBe(0);
     return out;
   };

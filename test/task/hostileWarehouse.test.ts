@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME } from "../support/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
@@ -39,7 +40,7 @@ describe("warehouse values with escape sequences", () => {
   let messageId: string;
   const duplicate = `${HOSTILE}-dup`;
   const wide = `${HOSTILE}-wide`;
-  const cli = (...args: string[]) => runCli([...args, "--stack", "qa", "--database-url", f.db.url]);
+  const cli = (...args: string[]) => runCli([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
 
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 60, parameters: { set_aside_after_runs: 1 } }), taskBundle()]);
@@ -72,7 +73,7 @@ describe("warehouse values with escape sequences", () => {
   it("what the operator reads: hub-export status (set-aside and held-back sections, --json, --transaction), and what retry and discard print (text and --json) and record", async () => {
     const tx = openedTransaction(run);
     for (const extra of [[], ["--json"], ["--transaction", tx], ["--transaction", tx, "--json"]]) {
-      const r = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url, ...extra]);
+      const r = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, ...extra]);
       expect(r.code, r.stderr).toBe(0);
       clean(`status ${extra.join(" ")}`, extra.includes("--json") ? r.stdout : r.stdout.replace(/\n/g, " "));
       expect(r.stdout).toContain("\\x1b[2J");
@@ -90,7 +91,7 @@ describe("warehouse values with escape sequences", () => {
     const { rows } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} WHERE event IN ('Retry', 'Discard') ORDER BY history_id`);
     expect(rows.map((r) => r.event)).toEqual(["Retry", "Discard"]);
     for (const r of rows) clean(`history ${r.event}`, JSON.stringify(r.detail));
-    const status = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url]);
+    const status = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url]);
     clean("status after discard", status.stdout.replace(/\n/g, " "));
   });
 });

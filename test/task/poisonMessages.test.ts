@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME, QUEUES } from "../support/platform";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 
@@ -45,7 +46,7 @@ describe("a message the broker refuses for good", () => {
   let f: ExportFixture;
   let wide: string;
   let messageId: string;
-  const cli = (...args: string[]) => runCli([...args, "--stack", "qa", "--database-url", f.db.url]);
+  const cli = (...args: string[]) => runCli([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 200, parameters: { set_aside_after_runs: 2 } }), taskBundle()]);
     [wide] = await employeeIds(f, 1);
@@ -75,7 +76,7 @@ describe("a message the broker refuses for good", () => {
     expect(storedIds(f)).not.toContain(messageId);
 
     // hub-export status: the run's warning, and the set-aside message with its reason.
-    const status = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url]);
+    const status = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain("warning: 1 message(s) set aside by this run");
     const section = status.stdout.slice(status.stdout.indexOf("Set-aside messages"));

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle } from "../support/taskProcess";
 import { runCli } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../support/platform";
 import { startEmulator } from "../../emulator";
 
@@ -51,7 +52,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
 
     // status --transaction: exactly the messages the hub received under each id.
     const listed = async (tx: string) => {
-      const r = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", tx, "--json"]);
+      const r = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", tx, "--json"]);
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { transactionId: string; received: { messageId: string; status: string; employeeIds: string[] }[]; notPublished: unknown[] };
     };
@@ -66,7 +67,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
     expect(atA.received.every((m) => m.status === "PUBLISHED" && m.employeeIds.length === 1)).toBe(true);
     expect(atA.notPublished).toEqual([]);
 
-    const text = await runCli(["status", "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", txB]);
+    const text = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", txB]);
     expect(text.stdout.split("\n")[0]).toBe(`Run ${txB} of ${JOB_NAME}: ExecutionCompleted`);
     expect(text.stdout).toContain(`Received by the hub under this transaction id:\n  ${atB.received[0].messageId}  PUBLISHED `);
     expect(text.stdout).toContain(`  (${eu.length} messages)\nTried by this run and not published:\n  (0 messages)\n`);
