@@ -58,7 +58,7 @@ describe("the hub-export bundle", () => {
     const env = { TMPDIR: tmp, TMP: tmp, TEMP: tmp };
     const help = await runCli(["--help"], { env });
     expect(help.code).toBe(0);
-    const validate = await runCli(["validate", "--stack", "qa"], { env });
+    const validate = await runCli(["validate", "--file", fixtureStackFile("qa")], { env });
     expect(validate.code, validate.stderr).toBe(0);
     // Embedded PostgreSQL (initdb, postgres), the emulator and the export task in its own node process.
     const local = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });

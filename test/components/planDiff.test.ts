@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatPlanDiff, planJson } from "../../components/planner/format";
-import { editKey, fixtureStack } from "../fixtures/stacks";
+import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
 import { planOf } from "../fixtures/plan";
 import { runCli } from "../support/cli";
 
@@ -41,13 +41,13 @@ describe("the offline plan's diff", () => {
 
   it("is what `plan --diff-from` prints; a file that is not a plan is one line, exit 1", async () => {
     const base = path.join(dir, "main-qa.json");
-    const json = await runCli(["plan", "--stack", "qa", "--json"], { timeoutMs: 120_000 });
+    const json = await runCli(["plan", "--file", fixtureStackFile("qa"), "--json"], { timeoutMs: 120_000 });
     fs.writeFileSync(base, json.stdout);
-    const same = await runCli(["plan", "--stack", "qa", "--diff-from", base], { timeoutMs: 120_000 });
+    const same = await runCli(["plan", "--file", fixtureStackFile("qa"), "--diff-from", base], { timeoutMs: 120_000 });
     expect(same.code).toBe(0);
     expect(same.stdout).toBe("#### Stack `qa`: 0 to add, 0 to change, 0 to delete\n\nNo change.\n");
     fs.writeFileSync(path.join(dir, "not-a-plan.json"), "{}");
-    const bad = await runCli(["plan", "--stack", "qa", "--diff-from", path.join(dir, "not-a-plan.json")], { timeoutMs: 120_000 });
+    const bad = await runCli(["plan", "--file", fixtureStackFile("qa"), "--diff-from", path.join(dir, "not-a-plan.json")], { timeoutMs: 120_000 });
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe(`--diff-from ${path.join(dir, "not-a-plan.json")}: not the output of 'hub-export plan --json' (no resources)`);
     // Three plans: on a loaded machine each may take a minute.

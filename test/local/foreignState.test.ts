@@ -12,6 +12,7 @@ import { Client } from "pg";
 import { runCli } from "../support/cli";
 import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
 import { adminDatabaseUrl } from "../../local/provision";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-foreign-"));
 // Enterable by others, like a checkout in an ordinary folder (the server may run as the postgres user).
@@ -36,7 +37,7 @@ describe("a foreign state is a user error", () => {
   let database: string;
   let staging: string;
   beforeAll(async () => {
-    const first = await runCli(["local", "--json", "--employees", "20", "--dir", state], { timeoutMs: 240_000 });
+    const first = await runCli(["local", "--file", fixtureStackFile("qa"), "--json", "--employees", "20", "--dir", state], { timeoutMs: 240_000 });
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout);
     database = decodeURIComponent(new URL(summary.database.url).pathname.slice(1));
@@ -49,7 +50,7 @@ describe("a foreign state is a user error", () => {
     fs.rmSync(opts, { force: true });
     fs.symlinkSync("/dev/full", opts);
     try {
-      const r = await runCli(["local", "--dir", state], { timeoutMs: 180_000 });
+      const r = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", state], { timeoutMs: 180_000 });
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/the disk is full: free space in \S+/);
       expect(r.stderr).not.toMatch(/remov|internal error/i);
@@ -64,7 +65,7 @@ describe("a foreign state is a user error", () => {
     await onDatabase(database, `ALTER TABLE ${table} ADD COLUMN platform_batch text NOT NULL DEFAULT 'b1'; ALTER TABLE ${table} ALTER COLUMN platform_batch DROP DEFAULT`);
     const count = `SELECT (SELECT count(*) FROM ${table})::int AS jobs, (SELECT count(*) FROM ${staging}.hub_export_run_history)::int AS history`;
     const [before] = await onDatabase(database, count);
-    const r = await runCli(["local", "--dir", state], { timeoutMs: 240_000 });
+    const r = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", state], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(r.stderr).toContain(`with NOT NULL columns that have no default and that this project never writes: ${table}.platform_batch.`);

@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
 import { sleep } from "../support/database";
 import { runningServer } from "../../local/postgres/running";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-interrupt-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -21,7 +22,7 @@ const SLOW = { HUB_EXPORT_PUBLISH_CONCURRENCY: "1", HUB_EXPORT_CHUNK_SIZE: "100"
 
 /** `local` in a process group of its own, as a terminal runs it; its output, exit, and its task's log lines. */
 function startLocal(root: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, "local", "--dir", root, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(process.execPath, [BIN, "local", "--file", fixtureStackFile("qa"), "--dir", root, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d) => (stdout += d));
@@ -77,7 +78,7 @@ describe("hub-export local interrupted", () => {
     // PostgreSQL was stopped, after the task: nobody runs on the data folder.
     expect(runningServer(path.join(dir, "postgres"))).toBeUndefined();
 
-    const next = await runCli(["local", "--json", "--dir", dir], { timeoutMs: 240_000 });
+    const next = await runCli(["local", "--file", fixtureStackFile("qa"), "--json", "--dir", dir], { timeoutMs: 240_000 });
     expect(next.code, next.stderr).toBe(0);
     const summary = JSON.parse(next.stdout);
     expect(summary).toMatchObject({ status: "ExecutionCompleted", transactionId: opened.transactionId, interrupted: null });

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { BIN, PROJECT_ROOT } from "../support/cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-umask-"));
 // Enterable by others, like a checkout in an ordinary folder (the server may run as the postgres user).
@@ -44,7 +45,7 @@ describe("modes under umask 000", () => {
   it("local: an existing state folder gets private folders and secret files whatever the umask", { timeout: 300_000 }, async () => {
     const state = path.join(dir, "state");
     fs.mkdirSync(state, { mode: 0o700 });
-    const r = await underUmask000(["local", "--dir", state, "--employees", "20"]);
+    const r = await underUmask000(["local", "--file", fixtureStackFile("qa"), "--dir", state, "--employees", "20"]);
     expect(r.code, r.stderr).toBe(0);
     const entries = walk(state);
     const rel = (p: string) => path.join("state", p);
@@ -64,7 +65,7 @@ describe("modes under umask 000", () => {
 
   it("render --out writes a file others cannot write", async () => {
     const out = path.join(dir, "definition.json");
-    const r = await underUmask000(["render", "--stack", "qa", "--out", out]);
+    const r = await underUmask000(["render", "--file", fixtureStackFile("qa"), "--out", out]);
     expect(r.code, r.stderr).toBe(0);
     expect(fs.statSync(out).mode & 0o777).toBe(0o644);
   });
