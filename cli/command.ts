@@ -128,7 +128,8 @@ function parserMessage(err: NodeJS.ErrnoException, options: Options, command: st
   }
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
+/** The candidate nearest to a misspelt word (`statsu` → `status`), if one is near enough. */
+export function closest(word: string, candidates: string[]): string | undefined {
   let best: { name: string; d: number } | undefined;
   for (const name of candidates) {
     const d = editDistance(word, name);

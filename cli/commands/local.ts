@@ -5,6 +5,7 @@ import { UsageError } from "../../core/errors";
 import { parseFaultSpec } from "../../emulator/faults";
 import { asUsage } from "../specOption";
 import { formatSummary } from "../../local/summary";
+import { EXIT } from "../exitCodes";
 
 export default defineCommand({
   summary: "Run the whole system locally: embedded PostgreSQL, the hub emulator, provisioning and one export run",
@@ -34,7 +35,11 @@ export default defineCommand({
     { command: "rm -rf .local && npm start -- --employees 100000", does: "starts over with a larger sample" },
     { command: "npm start -- --hub-faults 'queue.publish:400=1'", does: "every publish answered 400: the run ends ExecutionFailed and the summary says why; the next start retries" },
   ],
-  exitCodes: { 1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)" },
+  exitCodes: {
+    0: "the export run ended ExecutionCompleted",
+    1: "a problem to fix (the message names it), or the export run was refused or stopped (the summary says why; the next start resumes it)",
+    [EXIT.executionFailed]: "the export run ended ExecutionFailed (the summary's reason says why); the next start retries its failed messages",
+  },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
     // Loaded here, not at the top: it brings the Pulumi SDK, which `hub-export --help` should not wait for.
@@ -58,6 +63,6 @@ export default defineCommand({
     });
     if (!values.keep) print(summary);
     // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
-    return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
+    return summary.exitCode === EXIT.ok ? EXIT.ok : summary.exitCode === EXIT.executionFailed ? EXIT.executionFailed : EXIT.failed;
   },
 });
