@@ -215,13 +215,15 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
   }
 }
 
-/** The options `status` needs to read what this start did: its stack (qa is the default) and its state folder. */
+/**
+ * The options `status` needs to read what this start did: its stack (qa is the default) and its state folder, which
+ * is named whenever the stack is (with --stack or --file alone, status reads that stack's own warehouse).
+ */
 function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): string {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
-  const args = [
-    ...(options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : []),
-    ...(options.root ? ["--dir", path.relative(process.cwd(), options.root) || options.root] : []),
-  ];
+  const stack = options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : [];
+  const root = options.root ?? (stack.length ? localPaths().root : undefined);
+  const args = [...stack, ...(root ? ["--dir", path.relative(process.cwd(), root) || root] : [])];
   return args.map(quote).map((a) => ` ${a}`).join("");
 }
 

@@ -81,10 +81,12 @@ describe("hub-export local", () => {
     const r = await runCli(["status", "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
+    expect(lines[0]).toMatch(/^Database: the embedded default in \S+\/ \(npm start; PLATDB on 127\.0\.0\.1:\d+\)$/);
+    expect(lines[1]).toBe(`Job ${JOB} in schema staging`);
+    expect(lines[3]).toMatch(/^Latest run: ExecutionCompleted at /);
     const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
     expect(historyAt).toBeGreaterThan(0);
-    const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
+    const runs = lines.slice(lines.indexOf("Completed runs (staging.HUB_INTAKE_JOB), newest first"), historyAt).filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(3);
     const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
     expect(history).toHaveLength(3);
