@@ -95,8 +95,11 @@ export default defineCommand({
     try {
       const headFile = path.join(dir, name);
       fs.writeFileSync(headFile, (committed as { text: string }).text);
-      before = await planStackFile({ file: headFile, stack: run.stack }).catch((err: Error) => {
-        throw new UserError(`the committed ${name} (git HEAD) cannot be planned, so there is no change to show: ${err.message.split("\n")[0]}; 'hub-export plan --stack ${run.stack} --full' lists the working copy's plan`);
+      // Named as the working copy's: --stack checks the environment as it does for that file, --file does not.
+      before = await planStackFile(values.file ? { file: headFile } : { file: headFile, stack: run.stack }).catch((err: Error) => {
+        const why = err.message.split("\n").map((l) => l.trim()).filter(Boolean).join(" ").replace(headFile, `${name} at git HEAD`);
+        const full = values.file ? `--file ${values.file}` : `--stack ${run.stack}`;
+        throw new UserError(`the committed ${name} (git HEAD) cannot be planned, so there is no change to show: ${why}; 'hub-export plan ${full} --full' lists the working copy's plan`);
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
  * what the config or code changes, not drift.
  */
 import { structuredPatch } from "diff";
-import { comparableValue } from "./values";
+import { DYNAMIC_PROVIDER_KEY, comparableValue } from "./values";
 
 /** A resource of either plan: a PlanRun's (inputs tagged) or a saved `plan --json`'s (inputs masked). */
 export interface DiffResource {
@@ -48,7 +48,8 @@ export function planChanges(before: DiffResource[], after: DiffResource[]): Plan
     const was = old.get(r.urn);
     if (!was) {
       const inputs = comparable(r.inputs) as Record<string, unknown>;
-      changes.added.push({ resource: r, inputs: Object.keys(inputs).sort().map((k) => [k, inputs[k]]) });
+      // A dynamic resource's provider is code, the same for every resource of its kind: not a detail of this one.
+      changes.added.push({ resource: r, inputs: Object.keys(inputs).filter((k) => k !== DYNAMIC_PROVIDER_KEY).sort().map((k) => [k, inputs[k]]) });
       continue;
     }
     const inputs = diffValues(comparable(was.inputs), comparable(r.inputs), "");
@@ -159,9 +160,16 @@ function shorten(value: unknown): string {
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}... (${text.length} characters)` : text;
 }
 
+function allSecret(v: unknown): boolean {
+  if (v instanceof SecretLeaf) return true;
+  const children = Array.isArray(v) ? v : isPlainObject(v) ? Object.values(v) : [];
+  return children.length > 0 && children.every(allSecret);
+}
+
 /** A value as one line: secrets as (secret) (a secret object with its keys), long text as its size. */
 function shown(value: unknown): string {
   if (value instanceof SecretLeaf) return "(secret)";
+  if (isPlainObject(value) && allSecret(value)) return `(secret: ${Object.keys(value).join(", ")})`;
   if (containsSecret(value)) return shorten(JSON.parse(JSON.stringify(value, (_k, v) => (v instanceof SecretLeaf ? "(secret)" : v))));
   if (typeof value === "string" && value.includes("\n")) return `(text, ${value.split("\n").length} lines)`;
   return shorten(value);
