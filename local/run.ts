@@ -82,6 +82,10 @@ export interface LocalSummary {
   routingRules: Record<string, number>;
   /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
   removed: Removed;
+  /** How the run found the changed employees: its mode (a first load from idl_date, incremental, full) and the rows. */
+  changes: IntakeJobRow["changes"];
+  /** The stack's hub tenant id → code, to name them. */
+  hubTenantCodes: Record<string, string>;
   files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
   /**
    * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
@@ -294,6 +298,8 @@ async function summarize(input: {
     ers: Object.fromEntries(Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }])),
     routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
     removed: input.removed,
+    changes: intakeJob?.changes ?? outcome?.changes ?? null,
+    hubTenantCodes: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
     files: {
       root: input.paths.root,
       bucket: input.paths.bucket,

@@ -240,6 +240,8 @@ export interface RunOutcome {
   countsSoFar: boolean;
   /** detail.error (ExecutionFailed) or detail.reason (Stopped, Refused). */
   reason: string | null;
+  /** How the run found the changed employees (detail.changes); null for a run that did not reach its extract. */
+  changes: IntakeJobRow["changes"];
 }
 
 export async function runOutcome(client: Client, schema: string, jobName: string, transactionId: string): Promise<RunOutcome | null> {
@@ -272,7 +274,7 @@ function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
   const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
   const counts = typeof d.extracted === "number" ? { extracted: n("extracted"), messages: n("messages"), published: n("published"), failed: n("failed"), heldBack: n("heldBack"), ersEntities: n("ersEntities") } : null;
   const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
-  return { event, counts, countsSoFar: d.countsSoFar === true, reason };
+  return { event, counts, countsSoFar: d.countsSoFar === true, reason, changes: (d.changes as IntakeJobRow["changes"]) ?? null };
 }
 
 /** Who records a refusal the task made before it reached the run tables (it could not record it itself). */

@@ -17,6 +17,7 @@ export default defineCommand({
     seed: { type: "string", value: "N", description: "Seed of the sample data generator: the same seed gives the same employees", default: "1", example: "--seed 42" },
     dir: { type: "string", value: "PATH", description: "Where the local state lives (database, bucket, connections, secrets, logs)", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
     json: { type: "boolean", description: "Print the summary as one JSON object on stdout (progress stays on stderr)", example: "--json" },
+    metrics: { type: "boolean", description: "List the run's CloudWatch metrics in the summary, value by value (--json has them always)", example: "--metrics" },
     "hub-faults": {
       type: "string",
       value: "SPEC",
@@ -44,7 +45,7 @@ export default defineCommand({
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
     // Loaded here, not at the top: it brings the Pulumi SDK, which `hub-export --help` should not wait for.
     const { runLocal } = await import("../../local/run.js");
-    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
+    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s, { metrics: values.metrics }));
     const summary = await runLocal({
       stack: values.stack,
       file: values.file,

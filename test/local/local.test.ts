@@ -115,7 +115,7 @@ describe("hub-export local", () => {
   });
 
   it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
-    const keep = spawn(process.execPath, [BIN, "local", "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = spawn(process.execPath, [BIN, "local", "--keep", "--metrics", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
