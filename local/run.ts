@@ -34,7 +34,7 @@ import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
 import { localDatabaseUrl } from "./database";
-import { connectionFileName } from "../core/naming";
+import { connectionFileName, stagingNamesNote } from "../core/naming";
 import type { EmfRecord } from "../core/metrics";
 
 export interface LocalOptions {
@@ -315,7 +315,7 @@ async function summarize(input: {
     hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
     queries: {
       intakeJob: plan.intakeJobQuery,
-      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status;`,
+      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
       statusCommand: `npx hub-export status${input.statusOptions}${transaction ? ` --transaction ${transaction}` : ""}`,
     },
     seconds: Math.round((Date.now() - input.started) / 100) / 10,
