@@ -100,8 +100,10 @@ describe("a run that does not complete says why", () => {
     // status opens with its database and the latest run (this failed one), before the completed runs.
     const opening = shown.stdout.split("\n");
     expect(opening[0]).toBe(`Database: the embedded default in ${path.relative(process.cwd(), dir)}/ (npm start; PLATDB on 127.0.0.1:${opening[0].match(/:(\d+)\)$/)?.[1]})`);
-    expect(opening[3]).toMatch(new RegExp(`^Latest run: ExecutionFailed at \\S+, transaction ${s.transactionId} \\(by export-task\\)$`));
-    expect(opening[4]).toBe(`  reason: ${s.reason}`);
+    // The latest run is the second failed start's (the text one).
+    const latest = /\nTransaction id {3}(\S+)\n/.exec(text.stdout)![1];
+    expect(opening[3]).toMatch(new RegExp(`^Latest run: ExecutionFailed at \\S+, transaction ${latest} \\(by export-task\\)$`));
+    expect(opening[4]).toBe(`  reason: ${/\nReason {11}(.*)\n/.exec(text.stdout)![1]}`);
     const one = await status("--transaction", s.transactionId);
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout).toMatch(new RegExp(`^Database: .*\\nRun ${s.transactionId} of \\S+: ExecutionFailed: ${s.counts.failed} message\\(s\\) failed: `));
