@@ -10,7 +10,7 @@ import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";
 
 export default defineCommand({
-  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
+  summary: "Show a job's latest run first, whatever its outcome, with its reason; then its completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
   options: {
     "job-name": { type: "string", value: "NAME", description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", defaultText: "the stack config's hubExport:jobName", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
