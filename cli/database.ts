@@ -158,7 +158,7 @@ async function openStackDatabase(values: DatabaseValues, config: StackConfig, co
   const instead = `give --database-url postgres://USER@HOST:PORT/${d.database} (through a tunnel if need be), or --dir .local for the embedded default's`;
   // The committed example of a host is no warehouse: never try to reach it.
   const file = values.file ?? stackFilePath(stack);
-  const example = inspectStackFile({ file, stack: values.file ? undefined : stack }).placeholders.find((p) => p.path[0] === "database");
+  const example = inspectStackFile({ file, stack: values.file ? undefined : stack }).placeholders.find((p) => p.path[0] === "database" && ["host", "port", "database", "provisioning", "task"].includes(String(p.path[1])));
   if (example) throw new UserError(`${whose} is not set: ${keyPathText("hubExport", example.path)} is still a PLACEHOLDER: value in ${path.basename(file)}; set it, or ${instead}`);
   const user = values.user ?? d.task.username;
   let login;
