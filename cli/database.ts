@@ -1,6 +1,8 @@
 /**
- * The database a read-only command works on: `--database-url`, or else the embedded default's database in `.local/`
- * (`--dir`), started for the command when it is not running.
+ * The database a command reads or acts on, one rule for every command (status, cls check, reload, retry, discard):
+ * `--database-url`; else `--dir`: the embedded default's in that folder; else, with `--stack` or `--file`, that stack's
+ * own warehouse (hubExport:database), or a one-line refusal saying what it needs; else the embedded default's in
+ * `.local/`. Never the local database for a stack's: the command names the one it reads on its first line.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -10,54 +12,103 @@ import { startEmbeddedPostgres, type EmbeddedServer } from "../local/embeddedPos
 import { UsageError, UserError } from "../core/errors";
 import { maskSecret } from "../core/redact";
 import type { Options } from "./command";
-import { stackOptions } from "./stackOptions";
+import { stackOptions, stackSelection } from "./stackOptions";
 import type { StackConfig } from "../config/schema";
+import { PROJECT_ROOT, inspectStackFile, stackFilePath } from "../config/load";
 import { localPaths, type LocalPaths } from "../local/paths";
 import { localDatabaseUrl } from "../local/database";
+import { pgClientConfig, provisioningLogin } from "../providers/pg";
+import { keyPathText } from "../config/placeholders";
 
 export const DATABASE_OPTIONS = {
   "database-url": {
     type: "string",
     value: "URL",
-    description: "The warehouse to query, as postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-    defaultText: "the embedded default's database in --dir (started for the command, or joined while 'npm start -- --keep' runs)",
+    description: "The warehouse to use, as postgres://USER:PASSWORD@HOST:PORT/DATABASE (e.g. through a tunnel)",
+    defaultText: "with --stack/--file, the stack's hubExport:database; else the embedded default's database in --dir",
     example: "--database-url postgres://hub_export@db.example.com:5432/PLATDB",
   },
-  dir: { type: "string", value: "PATH", description: "The embedded default's state folder, used without --database-url", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
+  dir: {
+    type: "string",
+    value: "PATH",
+    description: "Use the embedded default's database in this state folder (npm start), also with --stack/--file",
+    defaultText: ".local/ in the project, when neither --stack nor --file is given",
+    example: "--dir .local",
+  },
+  user: { type: "string", value: "NAME", description: "With --stack/--file: the database login", defaultText: "hubExport:database.task.username", example: "--user platform_admin" },
 } as const satisfies Options;
+
+export const DATABASE_DETAILS =
+  "The database (named on the first line of output): --database-url; else --dir, the embedded default's (npm start); else with --stack or --file the stack's own warehouse (hubExport:database: its provisioning endpoint when set, else its host; TLS as configured) as the task's login (or --user), the password from PGPASSWORD or ~/.pgpass as for psql; else the embedded default's in .local/.";
 
 export interface CommandDatabase {
   client: Client;
-  /** The embedded default's folders when its database is used (no --database-url). */
+  /** The embedded default's folders when its database is used. */
   local?: LocalPaths;
+  /** Which database it is, without a password: the command's first line is `Database: <name>` (JSON: `database`). */
+  name: string;
+  /** How to start the next run against this database. */
+  startNow: string;
   close(): Promise<void>;
 }
 
-export async function openCommandDatabase(values: { "database-url"?: string; dir?: string }): Promise<CommandDatabase> {
+type DatabaseValues = { "database-url"?: string; dir?: string; stack?: string; file?: string; user?: string };
+
+/**
+ * The database of a command (the rule at the top of this file). `config` is the stack config the command read
+ * (--stack/--file, or qa by default); `command` names the session (application_name).
+ */
+export async function openDatabase(values: DatabaseValues, config: StackConfig, command: string): Promise<CommandDatabase> {
+  if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
+  if (!values["database-url"] && !values.dir && (values.stack || values.file)) return openStackDatabase(values, config, command);
+  const db = await openUrlOrLocal(values);
+  const stack = stackSelection(values).stack ?? "<stack>";
+  return { ...db, startNow: db.local ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(db.local.root))}` : ""}` : `npx hub-export run-now --stack ${stack} --wait` };
+}
+
+function relative(p: string): string {
+  return path.relative(process.cwd(), p) || ".";
+}
+
+function shellWord(v: string): string {
+  return /^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+}
+
+/** `PLATDB on db.example.com:5432 as hub_export` */
+function named(database: string, host: string, port: number | string, user: string | undefined): string {
+  return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
+}
+
+async function openUrlOrLocal(values: { "database-url"?: string; dir?: string }): Promise<Omit<CommandDatabase, "startNow">> {
   let server: EmbeddedServer | undefined;
   let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
   let paths: LocalPaths | undefined;
   if (!url) {
     paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
-    if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --database-url`);
+    if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url`);
     // A running `npm start -- --keep` is joined: its server answers the command.
     server = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, join: true, owner: "hub-export (a read-only command)" });
     url = localDatabaseUrl(paths.connections, server.port);
   }
+  const target = new URL(url);
   // Its password (in the URL, or PGPASSWORD) is masked in everything the command shows (core/redact.ts).
-  maskSecret(decodeURIComponent(new URL(url).password), process.env.PGPASSWORD);
+  maskSecret(decodeURIComponent(target.password), process.env.PGPASSWORD);
+  const database = decodeURIComponent(target.pathname.slice(1));
+  const name = paths
+    ? `the embedded default in ${relative(paths.root)}/ (npm start; ${named(database, target.hostname, target.port, undefined)})`
+    : `${named(database, target.hostname, target.port || 5432, decodeURIComponent(target.username) || undefined)} (--database-url)`;
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   try {
     await client.connect();
   } catch (err) {
     await server?.stop();
-    const target = new URL(url);
     throw new UserError(`cannot connect to the database at ${target.host}${target.pathname}: ${(err as Error).message} (check --database-url, and that the database accepts connections from here)`);
   }
   return {
     client,
     local: paths,
+    name,
     async close() {
       await client.end().catch(() => {});
       await server?.stop().catch(() => {});
@@ -86,15 +137,11 @@ export function operatorOptions(examples: { reason: string }) {
   return {
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    user: { type: "string", value: "NAME", description: "With --stack/--file and no --database-url: the database login", defaultText: "hubExport:database.task.username", example: "--user platform_admin" },
     reason: { type: "string", value: "TEXT", description: "Why: recorded in the run history's detail", example: examples.reason },
     actor: { type: "string", value: "NAME", description: "Who: the run history's actor", defaultText: "<user>@<host>", example: "--actor alice" },
     json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   } as const satisfies Options;
 }
-
-export const OPERATOR_DATABASE_DETAILS =
-  "The database: --database-url; else, with --stack or --file, the stack's own (hubExport:database host, port, database, TLS mode) as the task's login (or --user), the password from PGPASSWORD or ~/.pgpass as for psql; else the embedded default's (npm start, --dir).";
 
 /** Who did it: --actor, or `<user>@<host>`. */
 export function operatorActor(values: { actor?: string }): string {
@@ -102,36 +149,47 @@ export function operatorActor(values: { actor?: string }): string {
 }
 
 /**
- * The database of an operator action: --database-url; else, with --stack or --file, the stack's own as the task's
- * login (or --user), the password from PGPASSWORD or ~/.pgpass; else the embedded default's. `startNow` is how to
- * start the next run there.
+ * The stack's own warehouse, as the export task reaches it (or through hubExport:database.provisioning, the route
+ * `pulumi up` takes from an operator's machine), with its TLS mode and CA bundle; or one line saying what is missing.
  */
-export async function openOperatorDatabase(
-  values: { "database-url"?: string; dir?: string; stack?: string; file?: string; user?: string },
-  config: StackConfig,
-  command: string,
-): Promise<{ db: Pick<CommandDatabase, "client" | "close">; startNow: string }> {
-  if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
-  if (values["database-url"] || !(values.stack || values.file)) {
-    // --database-url, or the embedded default's database (started for the command when it is not running).
-    const db = await openCommandDatabase(values);
-    return { db, startNow: values["database-url"] ? `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait` : "npm start" };
-  }
+async function openStackDatabase(values: DatabaseValues, config: StackConfig, command: string): Promise<CommandDatabase> {
+  const stack = stackSelection(values).stack ?? "offline";
+  const whose = values.file ? `the warehouse of ${values.file}` : `the ${stack} stack's warehouse`;
   const d = config.database;
-  const ssl = d.sslMode === "disable" ? false : { rejectUnauthorized: d.sslMode === "verify-full" };
-  // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
-  const connection: ClientConfig = { host: d.host, port: d.port, database: d.database, user: values.user ?? d.task.username, ssl, application_name: `hub-export-${command}`, connectionTimeoutMillis: 15_000 };
-  if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
-    throw new UserError(`no password for ${connection.user}@${d.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')`);
+  const instead = `give --database-url postgres://USER@HOST:PORT/${d.database} (through a tunnel if need be), or --dir .local for the embedded default's`;
+  // The committed example of a host is no warehouse: never try to reach it.
+  const file = values.file ?? stackFilePath(stack);
+  const example = inspectStackFile({ file, stack: values.file ? undefined : stack }).placeholders.find((p) => p.path[0] === "database" && ["host", "port", "database", "provisioning", "task"].includes(String(p.path[1])));
+  if (example) throw new UserError(`${whose} is not set: ${keyPathText("hubExport", example.path)} is still a PLACEHOLDER: value in ${path.basename(file)}; set it, or ${instead}`);
+  const user = values.user ?? d.task.username;
+  let login;
+  try {
+    // The route and TLS of `pulumi up` (providers/pg.ts); the password is not read from the config (see below).
+    login = provisioningLogin({ ...d, admin: { username: user, password: "-" } }, PROJECT_ROOT);
+  } catch (err) {
+    throw new UserError((err as Error).message);
   }
-  const client = new Client(connection);
+  const via = d.provisioning ? "hubExport:database.provisioning" : "hubExport:database";
+  // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
+  if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
+    throw new UserError(`no password for ${user}@${login.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password'), or ${instead}`);
+  }
+  maskSecret(process.env.PGPASSWORD);
+  const { password: _none, ...connection } = pgClientConfig(login);
+  const client = new Client({ ...connection, application_name: `hub-export-${command}` } as ClientConfig);
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
+  const name = `${named(d.database, login.host, login.port, user)} (${whose}, ${via})`;
   try {
     await client.connect();
   } catch (err) {
-    throw new UserError(`cannot connect to the database: ${(err as Error).message}`);
+    throw new UserError(`cannot connect to ${whose}, ${named(d.database, login.host, login.port, user)}: ${(err as Error).message}; this machine needs a network path to it (a VPN, or a tunnel named in hubExport:database.provisioning), or ${instead}`);
   }
-  return { db: { client, close: () => client.end().catch(() => {}) }, startNow: `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait` };
+  return { client, name, startNow: `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait`, close: () => client.end().catch(() => {}) };
+}
+
+/** The first line of a command's output: the database it reads. */
+export function databaseLine(db: Pick<CommandDatabase, "name">): string {
+  return `Database: ${db.name}\n`;
 }
 
 /** A database refusal (permissions, a missing column) is its message, without a stack trace. */

@@ -1,6 +1,8 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
 import { executeCommand, type Command, type Io } from "./command";
 import { EXIT, INTERRUPTED_MEANING, exitCodeLines } from "./exitCodes";
+import { closest } from "../core/didYouMean";
+import { FOLLOW_TIMEOUT_EXIT } from "../operate/followExit";
 
 // bin/hub-export.js redacts an internal error's stack with it.
 export { redactLines } from "../core/redact";
@@ -34,7 +36,7 @@ async function help(load: CommandLoader): Promise<string> {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];
   for (const name of Object.keys(COMMANDS)) lines.push(`  ${name.padEnd(20)}${(await load(name)).summary}`);
   lines.push("", "Run 'hub-export <command> --help' for a command's options, their defaults and examples.");
-  lines.push("", "Exit codes:", ...exitCodeLines({ [EXIT.executionFailed]: "the export run ended ExecutionFailed (run)", [EXIT.interrupted]: INTERRUPTED_MEANING }).map((l) => `  ${l}`));
+  lines.push("", "Exit codes:", ...exitCodeLines({ [EXIT.executionFailed]: "the export run ended ExecutionFailed (run, local, run-now --wait)", [FOLLOW_TIMEOUT_EXIT]: "--timeout ended the wait (run-now --wait)", [EXIT.interrupted]: INTERRUPTED_MEANING }).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
 
@@ -45,7 +47,8 @@ export async function main(argv: string[], io: Io = process, load: CommandLoader
     return name ? EXIT.ok : EXIT.usage;
   }
   if (!Object.hasOwn(COMMANDS, name)) {
-    io.stderr.write(`hub-export: unknown command '${name}': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')\n`);
+    const near = closest(name, Object.keys(COMMANDS));
+    io.stderr.write(`hub-export: unknown command '${name}'${near ? ` (did you mean '${near}'?)` : ""}: one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')\n`);
     return EXIT.usage;
   }
   return executeCommand(name, await load(name), rest, io);

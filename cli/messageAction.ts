@@ -4,10 +4,9 @@ import { UsageError } from "../core/errors";
 import { schemaOnly } from "../core/naming";
 import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
-import { OPERATOR_DATABASE_DETAILS, databaseRefusal, openOperatorDatabase, operatorActor, operatorOptions } from "./database";
+import { DATABASE_DETAILS, databaseLine, databaseRefusal, openDatabase, operatorActor, operatorOptions } from "./database";
 import { redactDeep } from "../core/redact";
 import { UUID } from "../core/uuid";
-
 
 export function messageActionCommand(action: MessageAction, text: { summary: string; detail: string; reasonExample: string; does: string; exit1: string }) {
   const name = action.toLowerCase();
@@ -18,7 +17,7 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
       ...operatorOptions({ reason: text.reasonExample }),
     },
     details: [
-      OPERATOR_DATABASE_DETAILS,
+      DATABASE_DETAILS,
       `${text.detail} It runs in one transaction holding the client's run lock: it refuses while a run works, and while a stopped run waits to be resumed. Each one is a ${action} row in HUB_EXPORT_RUN_HISTORY.`,
     ],
     examples: [
@@ -30,7 +29,7 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
       if (!id) throw new UsageError("--message-id is required: the messageId that 'hub-export status' lists");
       if (!UUID.test(id)) throw new UsageError(`--message-id must be a messageId (a UUID), got '${id}'`);
       const config = loadFromOptions(values);
-      const { db, startNow } = await openOperatorDatabase(values, config, name);
+      const db = await openDatabase(values, config, name);
       try {
         const result = await changeMessage(db.client, action, {
           stagingSchema: schemaOnly(config.stagingSchema),
@@ -41,7 +40,7 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
           reason: values.reason,
           setAsideAfterRuns: config.parameters.set_aside_after_runs,
         }).catch(databaseRefusal(name));
-        io.stdout.write(values.json ? JSON.stringify(redactDeep(result), null, 2) + "\n" : formatMessageAction(result, startNow));
+        io.stdout.write(values.json ? JSON.stringify(redactDeep({ database: db.name, ...result }), null, 2) + "\n" : databaseLine(db) + formatMessageAction(result, db.startNow));
         return 0;
       } finally {
         await db.close();

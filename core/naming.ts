@@ -101,15 +101,29 @@ export function connectionSecretName(prefix: string, systemName: string): string
 
 /**
  * The SQL an operator runs to find a run (procedure step 10): HUB_INTAKE_JOB's rows of the job (the specification's
- * columns), newest first, with when each finished and its counts from our run history.
+ * columns), newest first, with when each finished and its counts from our run history. Its names are schema-only
+ * (stagingNamesNote).
  */
 export function intakeJobQuery(config: Pick<StackConfig, "stagingSchema" | "jobName">): string {
   const s = schemaOnly(config.stagingSchema);
   return (
     `SELECT j.job_name, j.transaction_id, h.recorded_at AS finished_at, h.detail FROM ${s}.${TABLES.intakeJob} j ` +
     `LEFT JOIN ${s}.${TABLES.runHistory} h ON h.transaction_id::text = lower(j.transaction_id::text) AND h.event = 'ExecutionCompleted' ` +
-    `WHERE j.job_name = '${config.jobName}' ORDER BY finished_at DESC NULLS LAST;`
+    `WHERE j.job_name = '${config.jobName}' ORDER BY finished_at DESC NULLS LAST; ${stagingNamesNote(config.stagingSchema)}`
   );
+}
+
+/**
+ * What every query this project prints says of its table names: the specification's step 12 names the tables
+ * `<staging_schema>.HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE`, and with staging_schema `PLATDB.staging` that is a
+ * cross-database reference PostgreSQL refuses (the unquoted PLATDB folds to platdb, another database than PLATDB);
+ * connected to the database, the schema alone names them.
+ */
+export function stagingNamesNote(stagingSchema: string): string {
+  if (!stagingSchema.includes(".")) return `-- schema-only names (${stagingSchema}.<table>)`;
+  const database = databaseOf(stagingSchema);
+  const folded = database !== database.toLowerCase() ? ` (unquoted, ${database} reads as ${database.toLowerCase()})` : "";
+  return `-- in database ${database}, schema-only names (${schemaOnly(stagingSchema)}.<table>): ${stagingSchema}.<table>, the specification's <staging_schema>.<table>, is a cross-database reference PostgreSQL refuses${folded}`;
 }
 
 /** Local connection store (the embedded default): one JSON file per record, mode 0600. */

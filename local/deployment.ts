@@ -24,6 +24,8 @@ export interface LocalDeployment {
   stagingSchema: string;
   rows: { table: string; key: Record<string, string> }[];
   hubTenantIds: string[];
+  /** Hub tenant id → code, for what the summary names (absent from records of earlier builds). */
+  hubTenantCodes?: Record<string, string>;
   /** System names of the connection records. */
   connections: string[];
 }
@@ -32,6 +34,8 @@ export interface LocalDeployment {
 export interface Removed {
   rows: string[];
   hubTenantIds: string[];
+  /** The removed hub tenants' codes, where the previous record has them. */
+  hubTenantCodes: Record<string, string>;
   connections: string[];
   /** Messages of removed hub tenants that no run sends any more (DISCARDED). */
   messages: number;
@@ -48,6 +52,7 @@ export function deploymentOf(plan: InstallationPlan): LocalDeployment {
     stagingSchema: plan.stagingSchema,
     rows: [...plan.rows.apiConfig, ...plan.rows.platConfig].map((r) => ({ table: r.table, key: r.key })),
     hubTenantIds: plan.config.hubTenants.map((t) => t.hubTenantId),
+    hubTenantCodes: Object.fromEntries(plan.config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
     connections: plan.connections.map((c) => c.systemName),
   };
 }
@@ -73,14 +78,14 @@ export async function previousDeployment(paths: LocalPaths, plan: InstallationPl
   }
   const staging = quoteIdent(plan.stagingSchema, "schema");
   return withPgClient(dbUrl, async (client) => {
-    const previous: LocalDeployment = { ...deploymentOf(plan), rows: [], hubTenantIds: [], connections: [] };
+    const previous: LocalDeployment = { ...deploymentOf(plan), rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [] };
     const { rows: present } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok", [
       `${plan.stagingSchema}.${TABLES.platConfig}`,
       `${plan.stagingSchema}.${TABLES.apiConfig}`,
     ]);
     if (!present[0].ok) return previous;
-    const { rows: plat } = await client.query<{ plat_region: string; hub_tenant_id: string; hub_destination: string }>(
-      `SELECT plat_region, hub_tenant_id, hub_destination FROM ${staging}.${TABLES.platConfig} WHERE plat_client_name = $1`,
+    const { rows: plat } = await client.query<{ plat_region: string; hub_tenant_id: string; hub_tenant_code: string; hub_destination: string }>(
+      `SELECT plat_region, hub_tenant_id, hub_tenant_code, hub_destination FROM ${staging}.${TABLES.platConfig} WHERE plat_client_name = $1`,
       [plan.config.clientName],
     );
     const tenants = [...new Set(plat.map((r) => r.hub_tenant_id))];
@@ -93,6 +98,7 @@ export async function previousDeployment(paths: LocalPaths, plan: InstallationPl
       ...plat.map((r) => ({ table: TABLES.platConfig, key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region } })),
     ];
     previous.hubTenantIds = tenants;
+    previous.hubTenantCodes = Object.fromEntries(plat.map((r) => [r.hub_tenant_id, r.hub_tenant_code]));
     previous.connections = [...new Set(plat.map((r) => r.hub_destination))];
     return previous;
   });
@@ -116,7 +122,8 @@ export async function removeGone(previous: LocalDeployment, current: LocalDeploy
   for (const c of goneConnections) fs.rmSync(path.join(paths.connections, connectionFileName(c)), { force: true });
 
   const messages = goneTenants.length ? await discardTenantsRunState(previous, goneTenants, dbUrl) : 0;
-  return { rows: goneRows.map(rowId), hubTenantIds: goneTenants, connections: goneConnections, messages };
+  const hubTenantCodes = Object.fromEntries(goneTenants.flatMap((id) => (previous.hubTenantCodes?.[id] ? [[id, previous.hubTenantCodes[id]]] : [])));
+  return { rows: goneRows.map(rowId), hubTenantIds: goneTenants, hubTenantCodes, connections: goneConnections, messages };
 }
 
 /**

@@ -37,7 +37,7 @@ import { localDatabaseUrl } from "./database";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { Interrupts } from "./interrupt";
 import { STOP_GRACE_ENV, STOP_GRACE_SECONDS } from "../core/runDeadline";
-import { connectionFileName } from "../core/naming";
+import { connectionFileName, stagingNamesNote } from "../core/naming";
 import type { EmfRecord } from "../core/metrics";
 
 export interface LocalOptions {
@@ -87,6 +87,10 @@ export interface LocalSummary {
   routingRules: Record<string, number>;
   /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
   removed: Removed;
+  /** How the run found the changed employees: its mode (a first load from idl_date, incremental, full) and the rows. */
+  changes: IntakeJobRow["changes"];
+  /** The stack's hub tenant id → code, to name them. */
+  hubTenantCodes: Record<string, string>;
   files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
   /**
    * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
@@ -234,13 +238,15 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
   }
 }
 
-/** The options `status` needs to read what this start did: its stack (qa is the default) and its state folder. */
+/**
+ * The options `status` needs to read what this start did: its stack (qa is the default) and its state folder, which
+ * is named whenever the stack is (with --stack or --file alone, status reads that stack's own warehouse).
+ */
 function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): string {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
-  const args = [
-    ...(options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : []),
-    ...(options.root ? ["--dir", path.relative(process.cwd(), options.root) || options.root] : []),
-  ];
+  const stack = options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : [];
+  const root = options.root ?? (stack.length ? localPaths().root : undefined);
+  const args = [...stack, ...(root ? ["--dir", path.relative(process.cwd(), root) || root] : [])];
   return args.map(quote).map((a) => ` ${a}`).join("");
 }
 
@@ -313,6 +319,8 @@ async function summarize(input: {
     ers: Object.fromEntries(Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }])),
     routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
     removed: input.removed,
+    changes: intakeJob?.changes ?? outcome?.changes ?? null,
+    hubTenantCodes: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
     files: {
       root: input.paths.root,
       bucket: input.paths.bucket,
@@ -328,7 +336,7 @@ async function summarize(input: {
     hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
     queries: {
       intakeJob: plan.intakeJobQuery,
-      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status;`,
+      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
       statusCommand: `npx hub-export status${input.statusOptions}${transaction ? ` --transaction ${transaction}` : ""}`,
     },
     seconds: Math.round((Date.now() - input.started) / 100) / 10,

@@ -240,6 +240,8 @@ export interface RunOutcome {
   countsSoFar: boolean;
   /** detail.error (ExecutionFailed) or detail.reason (Stopped, Refused). */
   reason: string | null;
+  /** How the run found the changed employees (detail.changes); null for a run that did not reach its extract. */
+  changes: IntakeJobRow["changes"];
 }
 
 export async function runOutcome(client: Client, schema: string, jobName: string, transactionId: string): Promise<RunOutcome | null> {
@@ -248,12 +250,31 @@ export async function runOutcome(client: Client, schema: string, jobName: string
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
     [jobName, transactionId],
   );
+  return rows[0] ? outcomeOf(rows[0].event, rows[0].detail ?? {}) : null;
+}
+
+/** The job's latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) in HUB_EXPORT_RUN_HISTORY. */
+export interface LatestOutcome extends RunOutcome {
+  transactionId: string | null;
+  recordedAt: Date;
+  actor: string | null;
+}
+
+export async function latestOutcome(client: Client, schema: string, jobName: string): Promise<LatestOutcome | null> {
+  const { rows } = await client.query<{ transaction_id: string | null; event: string; recorded_at: Date; actor: string | null; detail: Record<string, unknown> | null }>(
+    `SELECT transaction_id, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1
+      AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
+    [jobName],
+  );
   if (!rows[0]) return null;
-  const d = rows[0].detail ?? {};
+  return { transactionId: rows[0].transaction_id, recordedAt: rows[0].recorded_at, actor: rows[0].actor, ...outcomeOf(rows[0].event, rows[0].detail ?? {}) };
+}
+
+function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
   const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
   const counts = typeof d.extracted === "number" ? { extracted: n("extracted"), messages: n("messages"), published: n("published"), failed: n("failed"), heldBack: n("heldBack"), ersEntities: n("ersEntities") } : null;
   const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
-  return { event: rows[0].event, counts, countsSoFar: d.countsSoFar === true, reason };
+  return { event, counts, countsSoFar: d.countsSoFar === true, reason, changes: (d.changes as IntakeJobRow["changes"]) ?? null };
 }
 
 /** Who records a refusal the task made before it reached the run tables (it could not record it itself). */

@@ -1,7 +1,7 @@
 /** The summary of `npm start`, for a person to read. */
 import path from "node:path";
 import type { LocalSummary } from "./run";
-import { formatEmfRecord, METRIC_NAMESPACE } from "../core/metrics";
+import { formatEmfRecord, METRIC_NAMESPACE, METRICS, type EmfRecord } from "../core/metrics";
 import type { TaskRunResult } from "./taskProcess";
 import type { IntakeJobRow } from "./status";
 import type { Removed } from "./deployment";
@@ -19,24 +19,54 @@ export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "fina
   return `Stopped (task exit code ${run.exitCode} without its final log line; resumable: the next run resumes the transaction)`;
 }
 
-/** How the run found the changed employees, and what a publish schema without the changed_at indexes cost it. */
-export function changeLookup(c: NonNullable<IntakeJobRow["changes"]>): string {
-  const found = `${c.mode} mode: ${c.changedRows.toLocaleString("en-US")} changed rows found in ${c.seconds} s, ${c.chunks.toLocaleString("en-US")} chunk statement(s)`;
+type Changes = NonNullable<IntakeJobRow["changes"]>;
+
+/**
+ * What the run exported: a client's first run (no watermark yet) is a full load from idl_date, whatever number of
+ * rows it found; later runs are incremental, or full when more rows changed than incremental mode takes.
+ */
+export function exportMode(c: Changes): string {
+  if (c.firstLoad) return `full (first load from idl_date ${c.since})`;
+  if (c.mode === "full") return `full (more changed rows since ${c.since} than incremental mode takes: every employee mapped)`;
+  return `incremental (the employees changed since ${c.since})`;
+}
+
+/** How the run found the changed employees (in which publish tables), and what a schema without the changed_at indexes cost it. */
+export function changeLookup(c: Changes): string {
+  const n = (v: number) => v.toLocaleString("en-US");
+  const capped = c.limit !== undefined && c.changedRows > c.limit;
+  const tables = Object.entries(c.rowsByTable ?? {}).map(([t, v]) => `${t} ${n(v)}`).join(", ");
+  const rows = capped
+    ? `more than ${n(c.limit!)} changed rows (incremental mode's limit) in the publish tables`
+    : `${n(c.changedRows)} changed rows in the publish tables${tables ? ` (${tables})` : ""}`;
+  const found = `${c.firstLoad ? "full (first load)" : `${c.mode} mode`}: ${rows}, found in ${c.seconds} s, ${n(c.chunks)} chunk statement(s)`;
   if (c.missingIndexes.length === 0) return `${found} (through the changed_at indexes)`;
   return `${found}; no changed_at index on ${c.missingIndexes.join(", ")}: each scanned in full (task/README.md, "Publish schema indexes")`;
+}
+
+/** `ACME_APAC_QA (5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e)`, or the id alone when its code is not known. */
+function tenantName(id: string, codes: Record<string, string>): string {
+  return codes[id] ? `${codes[id]} (${id})` : id;
+}
+
+/** This run's count of a metric in one hub region, from its EMF lines; undefined when the run wrote none. */
+function regionCount(metrics: EmfRecord[], region: string, metric: string): number | undefined {
+  const value = metrics.find((m) => m.Region === region)?.[metric];
+  return typeof value === "number" ? value : undefined;
 }
 
 /** What a start deleted because the stack config no longer has it: for its progress line and its summary. */
 export function removedParts(r: Removed): string[] {
   const n = (v: number) => v.toLocaleString("en-US");
   return [
-    r.hubTenantIds.length ? `hub tenant(s) ${r.hubTenantIds.join(", ")} (${n(r.messages)} unsent message(s) discarded)` : "",
+    r.hubTenantIds.length ? `hub tenant(s) ${r.hubTenantIds.map((id) => tenantName(id, r.hubTenantCodes ?? {})).join(", ")} (${n(r.messages)} unsent message(s) discarded)` : "",
     r.rows.length ? `${r.rows.length} config row(s)` : "",
     r.connections.length ? `connection record(s) ${r.connections.join(", ")}` : "",
   ].filter(Boolean);
 }
 
-export function formatSummary(s: LocalSummary): string {
+/** `metrics`: the run's CloudWatch metrics line by line (`local --metrics`; `--json` has them always). */
+export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = {}): string {
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
   const n = (v: number) => v.toLocaleString("en-US");
   const j = s.intakeJob;
@@ -48,8 +78,9 @@ export function formatSummary(s: LocalSummary): string {
   ];
   // Why, in the run's own words: each line of a refusal's problems.
   if (s.reason) s.reason.split("\n").forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
-  lines.push(`Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed since the last run (incremental)`}`);
+  lines.push(`Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed in the sample data since the last start`}`);
   if (!s.firstRun && s.seeded) lines.push(`                 ${n(s.seeded)} seeded for the new platform region(s) ${s.seededRegions.join(", ")}`);
+  if (s.changes) lines.push(`Export           ${exportMode(s.changes)}`);
   const removed = removedParts(s.removed);
   if (removed.length) lines.push(`Removed          ${removed.join("; ")} (no longer in the stack config)`);
   const c = s.counts;
@@ -62,7 +93,7 @@ export function formatSummary(s: LocalSummary): string {
       `  ERS            ${n(c.ersEntities)} entities`,
     );
     if (j) lines.push(`  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`);
-    if (j?.changes) lines.push(`  changes        ${changeLookup(j.changes)}`);
+    if (s.changes) lines.push(`  changes        ${changeLookup(s.changes)}`);
   }
   if (j?.unknownCodes) {
     const fields = Object.entries(j.unknownCodes.fields);
@@ -74,14 +105,22 @@ export function formatSummary(s: LocalSummary): string {
       );
     }
   }
-  lines.push("", "Per region (what the hub queue holds in total)");
+  lines.push("", "Per hub region: this run's messages (its metrics), and what the emulator's queue holds since this start");
   for (const [region, r] of Object.entries(s.regions)) {
-    lines.push(`  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${n(r.messages).padStart(9)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`);
+    const count = (metric: string) => regionCount(s.metrics, region, metric);
+    const run = count(METRICS.published) === undefined ? "this run: -" : `this run: ${n(count(METRICS.published)!)} published, ${n(count(METRICS.failed) ?? 0)} failed`;
+    lines.push(`  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${run};  queue: ${n(r.messages)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`);
   }
-  lines.push(`  routing rules: ${Object.entries(s.routingRules).map(([t, c]) => `${t.slice(0, 8)}… ${c}`).join(", ") || "-"}`);
-  lines.push("", `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`);
-  for (const line of s.metrics.flatMap(formatEmfRecord)) lines.push(`  ${line}`);
-  if (s.metrics.length === 0) lines.push("  none: the task ended before writing them (its log says why)");
+  const rules = Object.entries(s.routingRules).map(([t, c]) => `${tenantName(t, s.hubTenantCodes)} ${c}`);
+  lines.push(`  routing rules posted, per hub tenant: ${rules.join(", ") || "-"}`);
+  if (options.metrics) {
+    lines.push("", `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`);
+    for (const line of s.metrics.flatMap(formatEmfRecord)) lines.push(`  ${line}`);
+    if (s.metrics.length === 0) lines.push("  none: the task ended before writing them (its log says why)");
+  } else {
+    const values = s.metrics.flatMap(formatEmfRecord).length;
+    lines.push("", `Metrics          ${values ? `${values} values in CloudWatch namespace ${METRIC_NAMESPACE}` : "none: the task ended before writing them (its log says why)"} ('--metrics' lists them; '--json' has them)`);
+  }
   lines.push(
     "",
     "Files",

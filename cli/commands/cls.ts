@@ -8,7 +8,7 @@ import { defineCommand, type Io } from "../command";
 import { UsageError, UserError } from "../../core/errors";
 import { HUB_CONFIGURATION_FILES, hubConfigurationFolder, schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
-import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
+import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase } from "../database";
 import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
 import { rowCounts, type LoadSheet } from "../../cls/loadSheet";
 import { buildStackSheets, exportsFolder } from "../../cls/stack";
@@ -53,15 +53,15 @@ const checkAction = defineCommand({
       type: "string",
       value: "FILE",
       description: "The load sheet to compare with",
-      defaultText: "the embedded default's sheet (without --database-url), else the one built from the stack's hubExport:cls.exports",
+      defaultText: "the embedded default's sheet (with its database), else the one built from the stack's hubExport:cls.exports",
       example: "--sheet cls.csv",
     },
     json,
   },
-  details: ["Compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found."],
+  details: ["Compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found.", DATABASE_DETAILS],
   examples: [
-    { command: "hub-export cls check --stack qa", does: "unknown codes in the embedded default's data, against its sheet" },
-    { command: "hub-export cls check --stack prod --database-url \"$WAREHOUSE_URL\" --sheet cls.csv", does: "a deployed warehouse against a sheet file" },
+    { command: "hub-export cls check", does: "unknown codes in the embedded default's data (.local/, npm start), against its sheet" },
+    { command: "hub-export cls check --stack prod --sheet cls.csv", does: "the prod stack's warehouse against a sheet file (PGPASSWORD or ~/.pgpass holds the task login's password)" },
   ],
   exitCodes: { 1: "a problem to fix, or unknown codes found" },
   run: (values, io) => check(values, io),
@@ -78,7 +78,7 @@ export default defineCommand({
   },
 });
 
-type Values = { stack?: string; file?: string; from?: string; out?: string[]; strict?: boolean; sheet?: string; json?: boolean; "database-url"?: string; dir?: string };
+type Values = { stack?: string; file?: string; from?: string; out?: string[]; strict?: boolean; sheet?: string; json?: boolean; "database-url"?: string; dir?: string; user?: string };
 
 async function build(values: Values, io: Io): Promise<number> {
   const config = values.stack || values.file ? loadFromOptions(values) : undefined;
@@ -125,7 +125,7 @@ async function sheetFor(values: Values, config: StackConfig, localBucket: string
 
 async function check(values: Values, io: Io): Promise<number> {
   const config = loadFromOptions(values);
-  const db = await openCommandDatabase(values);
+  const db = await openDatabase(values, config, "cls-check");
   try {
     const { sheet, source } = await sheetFor(values, config, db.local?.bucket);
     let result;
@@ -141,10 +141,11 @@ async function check(values: Values, io: Io): Promise<number> {
     }
     const unknown = Object.keys(result.fields).length > 0;
     if (values.json) {
-      io.stdout.write(JSON.stringify({ sheet: source, ...result }, null, 2) + "\n");
+      io.stdout.write(JSON.stringify({ database: db.name, sheet: source, ...result }, null, 2) + "\n");
       return unknown ? 1 : 0;
     }
     const lines = [
+      databaseLine(db).trimEnd(),
       `CLS check of client ${result.clientName} (platform regions ${result.platRegions.join(", ") || "none"}): ${result.employees} employees against ${result.sheetRows} sheet rows (${source})`,
     ];
     if (!unknown) lines.push("  no unknown codes");

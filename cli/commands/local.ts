@@ -19,6 +19,7 @@ export default defineCommand({
     seed: { type: "string", value: "N", description: "Seed of the sample data generator: the same seed gives the same employees", default: "1", example: "--seed 42" },
     dir: { type: "string", value: "PATH", description: "Where the local state lives (database, bucket, connections, secrets, logs)", defaultText: ".local/ in the project", example: "--dir /var/tmp/hub-export-demo" },
     json: { type: "boolean", description: "Print the summary as one JSON object on stdout (progress stays on stderr)", example: "--json" },
+    metrics: { type: "boolean", description: "List the run's CloudWatch metrics in the summary, value by value (--json has them always)", example: "--metrics" },
     "hub-faults": {
       type: "string",
       value: "SPEC",
@@ -39,15 +40,16 @@ export default defineCommand({
     { command: "npm start -- --hub-faults 'queue.publish:400=1'", does: "every publish answered 400: the run ends ExecutionFailed and the summary says why; the next start retries" },
   ],
   exitCodes: {
-    1: "a problem to fix (the message names it), or the export run did not end ExecutionCompleted (the summary says why)",
-    3: "the export run ended ExecutionFailed (the summary says why; the next start retries its failed messages)",
+    0: "the export run ended ExecutionCompleted",
+    1: "a problem to fix (the message names it), or the export run was refused or stopped (the summary says why; the next start resumes it)",
+    [EXIT.executionFailed]: "the export run ended ExecutionFailed (the summary's reason says why); the next start retries its failed messages",
     [EXIT.interrupted]: INTERRUPTED_MEANING,
   },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
     // Loaded here, not at the top: it brings the Pulumi SDK, which `hub-export --help` should not wait for.
     const { runLocal } = await import("../../local/run.js");
-    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s));
+    const print = (s: Awaited<ReturnType<typeof runLocal>>) => io.stdout.write(values.json ? JSON.stringify(s, null, 2) + "\n" : formatSummary(s, { metrics: values.metrics }));
     const summary = await runLocal({
       stack: values.stack,
       file: values.file,
@@ -75,6 +77,6 @@ export default defineCommand({
     if (!values.keep || summary.interrupted) print(summary);
     if (summary.interrupted) return interruptedExitCode(summary.interrupted);
     // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
-    return summary.exitCode === 0 ? 0 : summary.exitCode === 3 ? 3 : 1;
+    return summary.exitCode === EXIT.ok ? EXIT.ok : summary.exitCode === EXIT.executionFailed ? EXIT.executionFailed : EXIT.failed;
   },
 });

@@ -1,7 +1,6 @@
 /**
- * `hub-export reload`: the next run exports a tenant (or one of its countries) in full from idl_date again. The
- * database: --database-url; else the stack's own (--stack or --file: its host, port, database and TLS mode, as the
- * task's login unless --user, the password from PGPASSWORD or ~/.pgpass); else the embedded default's (`npm start`).
+ * `hub-export reload`: the next run exports a tenant (or one of its countries) in full from idl_date again, in the
+ * database cli/database.ts chooses (the stack's own with --stack or --file).
  */
 import { defineCommand } from "../command";
 import { UserError, UsageError } from "../../core/errors";
@@ -9,7 +8,7 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import { OPERATOR_DATABASE_DETAILS, databaseRefusal, openOperatorDatabase, operatorActor, operatorOptions } from "../database";
+import { DATABASE_DETAILS, databaseLine, databaseRefusal, openDatabase, operatorActor, operatorOptions } from "../database";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -36,12 +35,12 @@ export default defineCommand({
     ...operatorOptions({ reason: "--reason \"hub lost the tenant's users\"" }),
   },
   details: [
-    OPERATOR_DATABASE_DETAILS,
+    DATABASE_DETAILS,
     "It runs in one transaction holding the client's run lock: it refuses while a run works, and while a stopped run waits to be resumed (that run's finish would advance the watermarks again). Each reload is a Reload row in HUB_EXPORT_RUN_HISTORY.",
   ],
   examples: [
     { command: "npx hub-export reload --stack qa --tenant ACME_US_QA --reason \"hub lost the tenant's users\"", does: "the next run exports every employee of the US hub tenant again" },
-    { command: "npx hub-export reload --tenant ACME_US_QA --country CA", does: "the same for one country, on the embedded default's database" },
+    { command: "npx hub-export reload --tenant ACME_US_QA --country CA", does: "the same for one country, on the embedded default's database (.local/)" },
   ],
   exitCodes: { 1: "refused (a run holds the lock, or waits to be resumed), an unknown tenant, or a database problem: the message names it" },
   async run(values, io) {
@@ -52,7 +51,7 @@ export default defineCommand({
     const tenant = resolveTenant(config, values.tenant);
     const actor = operatorActor(values);
 
-    const { db, startNow } = await openOperatorDatabase(values, config, "reload");
+    const db = await openDatabase(values, config, "reload");
     const client = db.client;
     try {
       const result = await reloadTenant(client, {
@@ -66,7 +65,7 @@ export default defineCommand({
         actor,
         reason: values.reason,
       }).catch(databaseRefusal("reload"));
-      io.stdout.write(values.json ? JSON.stringify(result, null, 2) + "\n" : formatReload(result, startNow));
+      io.stdout.write(values.json ? JSON.stringify({ database: db.name, ...result }, null, 2) + "\n" : databaseLine(db) + formatReload(result, db.startNow));
       return 0;
     } finally {
       await db.close();

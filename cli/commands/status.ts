@@ -3,40 +3,57 @@ import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { clientTables, schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
-import { DATABASE_OPTIONS, openCommandDatabase } from "../database";
-import { completedRuns, runOutcome, knownJobs, latestIntakeJobs, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type MessageRow } from "../../local/status";
+import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase, type CommandDatabase } from "../database";
+import { completedRuns, runOutcome, knownJobs, latestIntakeJobs, latestOutcome, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type LatestOutcome, type MessageRow, type RunCounts, type RunInProgress } from "../../local/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";
 
 export default defineCommand({
-  summary: "Show a job's completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
+  summary: "Show a job's latest run first, whatever its outcome, with its reason; then its completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
   options: {
     "job-name": { type: "string", value: "NAME", description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", defaultText: "the stack config's hubExport:jobName", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    transaction: { type: "string", value: "ID", description: "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons", example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b" },
+    transaction: {
+      type: "string",
+      value: "ID",
+      description: "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons; 'latest' for the latest run's",
+      example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b",
+    },
     limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
     json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
-  details: ["The staging schema comes from the stack config (--stack/--file); its secrets are not needed. Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history."],
+  details: [
+    "The latest run comes first, whatever its outcome, with its reason. The staging schema comes from the stack config (--stack/--file); its secrets are not needed.",
+    DATABASE_DETAILS,
+    "Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history.",
+  ],
   examples: [
-    { command: "npx hub-export status", does: "the latest runs of the embedded default's job (the qa stack's), with per-status message counts" },
+    { command: "npx hub-export status", does: "the latest runs of the embedded default's job (.local/, the qa stack's config), with per-status message counts" },
+    { command: "npx hub-export status --stack prod", does: "the same on the prod stack's warehouse (hubExport:database; the password from PGPASSWORD or ~/.pgpass)" },
     { command: "npx hub-export status --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
+    { command: "npx hub-export status --transaction latest", does: "the same for the latest run, whatever its outcome (the one 'status' shows first)" },
   ],
   async run(values, io) {
     const limit = intOption("limit", values.limit);
-    if (values.transaction !== undefined && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID)");
+    if (values.transaction !== undefined && values.transaction !== "latest" && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID), or latest");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const config = loadFromOptions(values);
     // The stack names its job: --job-name is for another pipeline's job in the same staging schema.
     const jobName = values["job-name"] ?? config.jobName;
     const schema = schemaOnly(config.stagingSchema);
-    // Without --database-url: the embedded default's database, started for the query when it is not running.
-    const db = await openCommandDatabase(values);
+    // The stack's warehouse with --stack/--file, else the embedded default's (cli/database.ts); named first.
+    const db = await openDatabase(values, config, "status");
     const client = db.client;
     try {
-      if (values.transaction) return await showTransaction(client, schema, jobName, values.transaction, values.json ?? false, io.stdout);
+      const latest = await latestOutcome(client, schema, jobName);
+      if (values.transaction === "latest") {
+        const id = latestRun(latest, await runsInProgress(client, schema, jobName))?.transactionId;
+        if (!id) throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
+        return await showTransaction(client, db, schema, jobName, id, values.json ?? false, io.stdout);
+      }
+      if (values.transaction) return await showTransaction(client, db, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
       const history = await runHistory(client, schema, jobName, limit);
@@ -50,20 +67,23 @@ export default defineCommand({
           throw new UserError(known.length ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)] : [`no job ${jobName} in ${schema}: no job has run there yet`]);
         }
       }
+      const last = latestRun(latest, running);
       if (values.json) {
-        io.stdout.write(JSON.stringify(redactDeep({ jobName, schema, runsInProgress: running, intakeJobs: jobs, setAside: aside, rowsHeldBack: held, history }), null, 2) + "\n");
+        io.stdout.write(JSON.stringify(redactDeep({ database: db.name, jobName, schema, latestRun: last, runsInProgress: running, intakeJobs: jobs, setAside: aside, rowsHeldBack: held, history }), null, 2) + "\n");
         return 0;
       }
-      const out: string[] = [`Job ${jobName} (${schema}.${TABLES.intakeJob})`];
+      const out: string[] = [databaseLine(db).trimEnd(), `Job ${jobName} in schema ${schema}`, "", ...latestRunLines(last, transactionCommand(values))];
+      if (running.length) out.push("", `Unfinished runs (${schema}.${TABLES.run}): working now, or stopped (the next run resumes them)`);
       for (const r of running) {
         // An unfinished run was stopped (or is working now): its last stop says why.
         const stopped = history.find((h) => h.transactionId === r.transactionId && h.event === "Stopped");
         const why = stopped ? (stopped.detail as { reason?: string }).reason : undefined;
         out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}${why ? `  stopped: ${why} (the next run resumes it)` : ""}`);
       }
-      if (jobs.length === 0) out.push("  no finished run yet");
+      out.push("", `Completed runs (${schema}.${TABLES.intakeJob}), newest first`);
+      if (jobs.length === 0) out.push("  none yet (HUB_INTAKE_JOB holds completed runs only)");
       else {
-        out.push("", `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
+        out.push(`  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
         for (const j of jobs) {
           const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
           // A row without details in the run history (not written by this project) shows its ids only.
@@ -103,6 +123,54 @@ export default defineCommand({
   },
 });
 
+/** The job's latest run, whatever its outcome: a run working now (or killed) when it started after the last outcome. */
+interface LatestRun {
+  transactionId: string | null;
+  /** ExecutionCompleted, ExecutionFailed, Stopped, Refused, or InProgress. */
+  outcome: string;
+  at: Date;
+  by: string | null;
+  reason: string | null;
+  counts: RunCounts | null;
+  countsSoFar: boolean;
+  /** The run is unfinished: the next run resumes it (a Stopped one, or one in progress). */
+  resumable: boolean;
+  phase: string | null;
+}
+
+function latestRun(latest: LatestOutcome | null, running: RunInProgress[]): LatestRun | null {
+  const working = running.filter((r) => !latest || r.startedAt > latest.recordedAt).at(-1);
+  if (working) return { transactionId: working.transactionId, outcome: "InProgress", at: working.startedAt, by: null, reason: null, counts: null, countsSoFar: false, resumable: true, phase: working.phase };
+  if (!latest) return null;
+  const unfinished = running.find((r) => r.transactionId === latest.transactionId);
+  return { transactionId: latest.transactionId, outcome: latest.event, at: latest.recordedAt, by: latest.actor, reason: latest.reason, counts: latest.counts, countsSoFar: latest.countsSoFar, resumable: Boolean(unfinished), phase: unfinished?.phase ?? null };
+}
+
+/** The block that opens `status`: the latest run, its reason, its counts, and how to see each of its messages. */
+function latestRunLines(r: LatestRun | null, transactionCommand: (id: string) => string): string[] {
+  if (!r) return ["Latest run: none yet"];
+  const tx = r.transactionId ? `, transaction ${r.transactionId}` : " (before it opened a transaction)";
+  const lines =
+    r.outcome === "InProgress"
+      ? [`Latest run: in progress since ${r.at.toISOString()}${tx}, phase ${r.phase} (working now; if it was killed, the next run resumes it)`]
+      : [`Latest run: ${r.outcome} at ${r.at.toISOString()}${tx}${r.by ? ` (by ${r.by})` : ""}${r.resumable ? `; unfinished (phase ${r.phase}): the next run resumes it` : ""}`];
+  if (r.reason) lines.push(`  reason: ${r.reason}`);
+  const c = r.counts;
+  if (c) lines.push(r.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities}` : `  counts: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`);
+  if (r.transactionId && r.outcome !== "ExecutionCompleted") lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
+  return lines;
+}
+
+/** `npx hub-export status [the same database and job options] --transaction <id>`: to paste as printed. */
+function transactionCommand(values: { stack?: string; file?: string; dir?: string; "database-url"?: string; user?: string; "job-name"?: string }): (id: string) => string {
+  const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
+  const args: string[] = [];
+  for (const key of ["stack", "file", "dir", "user", "job-name"] as const) if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]!));
+  // The URL may hold a password: never printed; the operator gives it again.
+  if (values["database-url"] !== undefined) args.push("--database-url", "<URL>");
+  return (id) => ["npx hub-export status", ...args, "--transaction", id].join(" ");
+}
+
 /**
  * `2026-11-22T03:00:12.000Z  <transaction>  ExecutionFailed  by export-task  published 10, failed 2: <error>`; an
  * operator's action on a message names it: `Discard  by alice  message <id> (was SET_ASIDE): <reason>`.
@@ -136,7 +204,7 @@ function formatMessage(m: MessageRow): string {
  * so the published ones are exactly what the hub received under the id (a standard queue may hold one twice, under
  * its one messageId). Written a page at a time: a run may have published millions.
  */
-async function showTransaction(client: Client, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
+async function showTransaction(client: Client, db: CommandDatabase, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
      UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1::uuid AND job_name = $2
@@ -151,11 +219,11 @@ async function showTransaction(client: Client, schema: string, jobName: string, 
   // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
   const write = (text: string) => stdout.write(text);
   if (json) {
-    const head = { jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null, countsSoFar: outcome?.countsSoFar ?? false };
+    const head = { database: db.name, jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null, countsSoFar: outcome?.countsSoFar ?? false };
     write(`${JSON.stringify(redactDeep(head), null, 2).replace(/\n}$/, ",\n")}`);
   } else {
     const c = outcome?.counts;
-    write(shown([`Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [outcome.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)` : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
+    write(shown([databaseLine(db).trimEnd(), `Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [outcome.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)` : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
   }
   for (const received of [true, false]) {
     let n = 0;

@@ -1,6 +1,7 @@
 /** Printing a plan: JSON (every input, secrets masked) or a tree for reading (long values shortened). */
 import type { PlanRun, PlannedResource } from "./index";
 import { maskValue } from "./values";
+import { changeCounts, changeLines, planChanges } from "./diff";
 
 export interface PlanJson {
   project: string;
@@ -64,43 +65,27 @@ export function formatPlanText(run: PlanRun): string {
   lines.push("", "Stack outputs:");
   for (const key of Object.keys(outputs).sort()) lines.push(`  ${key}: ${shorten(outputs[key], 400)}`);
 
+  lines.push("", ...formatResourceCounts(run));
+  return lines.join("\n") + "\n";
+}
+
+/** `Resources by type:` and one line per type with its count. */
+export function formatResourceCounts(run: Pick<PlanRun, "resources">): string[] {
   const byType = new Map<string, number>();
   for (const r of run.resources) byType.set(r.type, (byType.get(r.type) ?? 0) + 1);
-  lines.push("", "Resources by type:");
-  for (const [type, count] of [...byType].sort((a, b) => a[0].localeCompare(b[0]))) lines.push(`  ${String(count).padStart(5)}  ${type}`);
-  return lines.join("\n") + "\n";
+  return ["Resources by type:", ...[...byType].sort((a, b) => a[0].localeCompare(b[0])).map(([type, count]) => `  ${String(count).padStart(5)}  ${type}`)];
 }
 
 /**
  * What changes from plan `before` to plan `after` (both `planJson`, secrets masked), as Markdown for a pull request:
- * resources added, deleted and changed, each change with its inputs before and after. The offline counterpart of
- * `pulumi preview --diff`: no state, no cloud, so it shows what the code and config change, not drift.
+ * resources added, deleted and changed, each change with its inputs before and after (components/planner/diff.ts).
+ * A saved plan's secrets are masked: a change of one cannot be seen here (`plan --stack` against git HEAD sees it).
  */
 export function formatPlanDiff(before: PlanJson, after: PlanJson): string {
-  const old = new Map(before.resources.map((r) => [r.urn, r]));
-  const now = new Map(after.resources.map((r) => [r.urn, r]));
-  const added = after.resources.filter((r) => !old.has(r.urn));
-  const deleted = before.resources.filter((r) => !now.has(r.urn));
-  const changed = after.resources.flatMap((r) => {
-    const was = old.get(r.urn);
-    if (!was) return [];
-    const inputs = (x: typeof r) => x.inputs as Record<string, unknown>;
-    const keys = [...new Set([...Object.keys(inputs(was)), ...Object.keys(inputs(r))])].sort();
-    const inputChanges = keys.filter((k) => JSON.stringify(inputs(was)[k]) !== JSON.stringify(inputs(r)[k])).map((k) => ({ key: k, from: inputs(was)[k], to: inputs(r)[k] }));
-    const optionsChanged = JSON.stringify(was.options) !== JSON.stringify(r.options) || JSON.stringify(was.dependsOn) !== JSON.stringify(r.dependsOn);
-    return inputChanges.length || optionsChanged ? [{ r, inputChanges, optionsChanged }] : [];
-  });
-  const lines = [`#### Stack \`${after.stack}\`: ${added.length} to add, ${changed.length} to change, ${deleted.length} to delete`, ""];
-  if (!added.length && !changed.length && !deleted.length) return [...lines, "No change.", ""].join("\n");
-  lines.push("```diff");
-  for (const r of added) lines.push(`+ ${r.type}  ${r.name}`);
-  for (const { r, inputChanges, optionsChanged } of changed) {
-    lines.push(`~ ${r.type}  ${r.name}`);
-    for (const c of inputChanges) lines.push(`~     ${c.key}: ${shorten(c.from)} => ${shorten(c.to)}`);
-    if (optionsChanged) lines.push(`~     (options or dependencies)`);
-  }
-  for (const r of deleted) lines.push(`- ${r.type}  ${r.name}`);
-  lines.push("```", "");
+  const changes = planChanges(before.resources, after.resources);
+  const lines = [`#### Stack \`${after.stack}\`: ${changeCounts(changes)}`, ""];
+  if (!changes.added.length && !changes.changed.length && !changes.deleted.length) return [...lines, "No change.", ""].join("\n");
   // A value cannot close the code block it is shown in.
-  return lines.map((l, i) => (i > 2 && l !== "```" ? l.replace(/`{3,}/g, (m) => m.split("").join(" ")) : l)).join("\n");
+  lines.push("```diff", ...changeLines(changes).map((l) => l.replace(/`{3,}/g, (m) => m.split("").join(" "))), "```", "");
+  return lines.join("\n");
 }

@@ -9,6 +9,7 @@
  * modules used here are pinned with @pulumi/pulumi 3.248.0; test/components/secrets.test.ts runs two plans in one
  * process to catch a change.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import YAML from "yaml";
 import * as pulumi from "@pulumi/pulumi";
@@ -237,7 +238,7 @@ export interface EngineConfig {
 
 /**
  * A stack file's `config:` block as `pulumi up` hands it to the program: every value a string (objects as JSON),
- * secrets decrypted. Without the CLI, each `secure:` value becomes a distinct placeholder.
+ * secrets decrypted. Without the CLI, each `secure:` value becomes a placeholder named after its ciphertext.
  */
 export function engineConfigFromStackFile(file: string): EngineConfig {
   const doc = YAML.parse(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
@@ -248,7 +249,8 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
     if (value && typeof value === "object") {
       const entries = Object.entries(value);
       if (entries.length === 1 && entries[0][0] === "secure") {
-        const placeholder = `PLACEHOLDER-SECRET-${placeholders.length + 1}`;
+        // Named after its ciphertext: two plans of a file tell a secret set anew from one kept (plan's diff).
+        const placeholder = `PLACEHOLDER-SECRET-${createHash("sha256").update(String(entries[0][1])).digest("hex").slice(0, 16)}`;
         placeholders.push(placeholder);
         return placeholder;
       }

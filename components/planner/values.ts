@@ -58,3 +58,35 @@ export function revealValue(value: unknown): unknown {
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, revealValue(x)]));
   return value;
 }
+
+/**
+ * A value as two plans are compared (components/planner/diff.ts): a secret becomes `secret(leaf)` for each of its
+ * leaves, its keys kept (a secret object, or a secret JSON text of one: tenant_credentials.txt's entries are keyed by
+ * hub tenant id), other tagged values masked. A saved plan's "[secret]" is `secret(undefined)`: its content unknown.
+ * The leaves reach `secret` revealed, for comparing only: never print what it receives.
+ */
+export function comparableValue(value: unknown, secret: (leaf: unknown) => unknown, key?: string): unknown {
+  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string") return maskValue(value, key);
+  const sig = sigOf(value);
+  const v = value as Record<string, unknown>;
+  if (sig === SECRET || (sig === OUTPUT_VALUE && v.secret)) return secretTree(revealValue(value), secret);
+  if (sig === OUTPUT_VALUE) return "value" in v ? comparableValue(v.value, secret) : "[unknown]";
+  if (sig !== undefined || value === UNKNOWN) return maskValue(value);
+  if (value === MASK) return secret(undefined);
+  if (Array.isArray(value)) return value.map((x) => comparableValue(x, secret));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, comparableValue(x, secret, k)]));
+  return value;
+}
+
+function secretTree(plain: unknown, secret: (leaf: unknown) => unknown): unknown {
+  if (typeof plain === "string" && /^\s*\{/.test(plain)) {
+    try {
+      return secretTree(JSON.parse(plain), secret);
+    } catch {
+      return secret(plain);
+    }
+  }
+  if (Array.isArray(plain)) return plain.map((x) => secretTree(x, secret));
+  if (plain && typeof plain === "object") return Object.fromEntries(Object.entries(plain).map(([k, x]) => [k, secretTree(x, secret)]));
+  return secret(plain);
+}

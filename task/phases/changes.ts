@@ -25,6 +25,12 @@ export interface ChangeLookup {
   since: string;
   /** Changed rows found (all tables, up to the incremental limit + 1: more means full mode). */
   changedRows: number;
+  /** The changed rows found per publish table (of CHANGE_TABLES); in full mode only up to the limit. (These three are absent from the run history of runs of earlier builds.) */
+  rowsByTable?: Record<string, number>;
+  /** The most changed rows incremental mode takes: more, and every employee is mapped. */
+  limit?: number;
+  /** No tenant of the run has a watermark yet: its changes since idl_date are its first load (every employee). */
+  firstLoad?: boolean;
   /** Seconds the lookup took (a scan of each table without an index on changed_at). */
   seconds: number;
   /** Tables of the publish schema without an index whose first column is changed_at. */
@@ -65,8 +71,8 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
   const { pool, tables, tenants, definition } = ctx.config;
   const p = definition.parameters;
   const missingIndexes = await missingChangeIndexes(pool, tables.publishSchema);
-  const { rows: floor } = await pool.query<{ since: string; employees: number }>(
-    `SELECT to_char(min(coalesce(w.since, $2::timestamp)), 'YYYY-MM-DD"T"HH24:MI:SS.US') AS since,
+  const { rows: floor } = await pool.query<{ since: string; employees: number; first_load: boolean | null }>(
+    `SELECT to_char(min(coalesce(w.since, $2::timestamp)), 'YYYY-MM-DD"T"HH24:MI:SS.US') AS since, bool_and(w.since IS NULL) AS first_load,
             (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass($4))::float8 AS employees
        FROM unnest($3::text[]) AS t(hub_tenant_id)
        LEFT JOIN LATERAL (SELECT min(changed_through) AS since FROM ${tables.watermark} w WHERE w.plat_client_name = $1 AND w.hub_tenant_id = t.hub_tenant_id) w ON true`,
@@ -74,13 +80,18 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
   );
   const since = floor[0].since;
   const limit = Math.max(ctx.settings.chunkSize, Math.floor((floor[0].employees ?? 0) * INCREMENTAL_SHARE));
-  const changed = CHANGE_TABLES.map((t) => `SELECT employee_id FROM ${tables.publishSchema}.${t} WHERE changed_at > $1::timestamp`).join("\n UNION ALL ");
-  const { rows } = await pool.query<{ employee_id: string }>(`SELECT employee_id FROM (${changed}) c LIMIT $2`, [since, limit + 1]);
+  const changed = CHANGE_TABLES.map((t) => `SELECT '${t}' AS tbl, employee_id FROM ${tables.publishSchema}.${t} WHERE changed_at > $1::timestamp`).join("\n UNION ALL ");
+  const { rows } = await pool.query<{ tbl: string; employee_id: string }>(`SELECT tbl, employee_id FROM (${changed}) c LIMIT $2`, [since, limit + 1]);
   const incremental = rows.length <= limit;
+  const rowsByTable: Record<string, number> = {};
+  for (const r of rows) rowsByTable[r.tbl] = (rowsByTable[r.tbl] ?? 0) + 1;
   const lookup: ChangeLookup = {
     mode: incremental ? "incremental" : "full",
     since,
     changedRows: rows.length,
+    rowsByTable,
+    limit,
+    firstLoad: floor[0].first_load === true,
     seconds: round((Date.now() - started) / 1000),
     missingIndexes,
     ...(incremental ? { employees: [...rows.map((r) => r.employee_id), ...held] } : {}),
@@ -91,7 +102,7 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
       `the publish schema has no index on changed_at for ${missingIndexes.join(", ")}: finding the changed employees scans ${missingIndexes.length === 1 ? "it" : "them"} (${lookup.seconds} s this run); create the indexes (task/README.md, "Publish schema indexes")`,
     );
   }
-  ctx.log.info({ event: "extract.changes", mode: lookup.mode, since, changedRows: lookup.changedRows, limit, seconds: lookup.seconds }, incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped");
+  ctx.log.info({ event: "extract.changes", mode: lookup.mode, since, firstLoad: lookup.firstLoad, changedRows: lookup.changedRows, rowsByTable, limit, seconds: lookup.seconds }, incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped");
   return lookup;
 }
 

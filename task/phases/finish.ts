@@ -49,6 +49,8 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
       `SELECT hub_tenant_id, messages, retried, entities FROM ${t.runTenant} WHERE transaction_id = $1`,
       [tx],
     );
+    // Why the failed ones failed, read while they are still queued (each status looked up by its key).
+    const causes = await failureCauses(t, client);
     // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check, set aside or
     // superseded (none of them a failure).
     const left = await client.query<{ hub_tenant_id: string; n: number; held: number; aside: number; superseded: number }>(archiveUnpublishedSql(t), [tx]);
@@ -74,7 +76,7 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
       tenants,
     };
     const status: IntakeJobStatus = counts.failed > 0 ? "ExecutionFailed" : "ExecutionCompleted";
-    const error = counts.failed > 0 ? `${counts.failed} message(s) not published; their reasons are in ${t.status}; the next run retries them` : null;
+    const error = counts.failed > 0 ? failureReason(counts.failed, causes, ctx.config.tenants) : null;
     const p = definition.parameters;
     // Every outcome goes to the run history; HUB_INTAKE_JOB gets its row once the run is complete (recordIntakeJob).
     const { tenants: _perTenant, ...totals } = counts;
@@ -140,6 +142,38 @@ export async function recordIntakeJob(client: PoolClient, ctx: Pick<RunContext, 
   // The specification's columns, and the known ones the shared table has (warehouse/intakeJob.ts).
   const { tenants: _perTenant, ...totals } = counts;
   await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
+}
+
+/** The most common reasons of a run's failed messages, with their counts and queues (the reason of its history row). */
+const CAUSES_LISTED = 3;
+type Cause = { hub_destination: string | null; reason: string; n: number };
+
+/** The failed messages still queued (published ones have left), grouped by queue and reason, most common first. */
+async function failureCauses(t: RunTables, client: PoolClient): Promise<Cause[]> {
+  const S = MESSAGE_STATUS;
+  const { rows } = await client.query<Cause>(
+    `SELECT coalesce(s.hub_destination, m.hub_destination) AS hub_destination, coalesce(s.reason, 'no publish outcome recorded') AS reason, count(*)::int AS n
+       FROM ${t.messages} m LEFT JOIN ${t.status} s ON s.message_id = m.message_id
+      WHERE s.status IS NULL OR s.status NOT IN ('${S.heldBack}', '${S.setAside}', '${S.superseded}', '${S.published}')
+      GROUP BY 1, 2 ORDER BY n DESC, 1, 2 LIMIT ${CAUSES_LISTED + 1}`,
+  );
+  return rows;
+}
+
+/**
+ * `41 message(s) failed: 28 to queue US (HUB_MQ_US_QA): HTTP 400: …; 13 to queue EU (…): …; the next run retries
+ * them`: the cause, in the words of the queue's answers, where an operator looks first (status, the summary, alerts).
+ */
+export function failureReason(failed: number, causes: Cause[], tenants: { hubDestination: string; region: string }[]): string {
+  const queue = (destination: string | null) => {
+    const region = tenants.find((x) => x.hubDestination === destination)?.region;
+    return destination ? (region ? `queue ${region} (${destination})` : `queue ${destination}`) : "no queue";
+  };
+  const shown = causes.slice(0, CAUSES_LISTED);
+  const listed = shown.reduce((n, c) => n + c.n, 0);
+  const parts = shown.map((c) => `${c.n} to ${queue(c.hub_destination)}: ${c.reason.length > 200 ? `${c.reason.slice(0, 200)}…` : c.reason}`);
+  if (failed > listed) parts.push(`${failed - listed} with other reasons`);
+  return `${failed} message(s) failed: ${parts.join("; ")}; the next run retries them`;
 }
 
 /** The messages this run set aside (their _STATUS rows name it), with their reasons: the first SET_ASIDE_LISTED. */

@@ -126,6 +126,29 @@ describe("hub-export --help", () => {
   });
 });
 
+describe("the exit codes, as the commands return them", () => {
+  const listed = (help: string) => help.slice(help.indexOf("Exit codes:")).split("\n").slice(1).filter(Boolean).map((l) => Number(l.trim().split(" ")[0]));
+
+  it("local lists 3, which it returns when the run ends ExecutionFailed (npm start -- --hub-faults ...)", async () => {
+    const help = (await cli("local", "--help")).stdout;
+    expect(listed(help)).toEqual([0, 1, 2, 3, 70]);
+    expect(help).toMatch(/^ {2}3 {3}the export run ended ExecutionFailed/m);
+  });
+
+  it("every code a command's help lists is in the top-level help and in the README's table", async () => {
+    const top = listed((await cli("--help")).stdout);
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+    const table = [...readme.matchAll(/^\| `(\d+)` \|/gm)].map((m) => Number(m[1]));
+    for (const name of Object.keys(COMMANDS).filter((c) => c !== "bench")) {
+      for (const code of listed((await cli(name, "--help")).stdout)) {
+        expect(top, `${name}: ${code}`).toContain(code);
+        expect(table, `${name}: ${code}`).toContain(code);
+      }
+    }
+    expect(readme).toMatch(/^\| `3` \| `run`, `local`/m);
+  });
+});
+
 describe("user mistakes get one line naming the problem and the fix", () => {
   const oneLine = (r: { stderr: string }) => {
     const lines = r.stderr.trimEnd().split("\n");
@@ -147,6 +170,7 @@ describe("user mistakes get one line naming the problem and the fix", () => {
     [["cls", "--stack", "qa", "check"], "hub-export cls: the action comes first: 'hub-export cls check [options]' (see 'hub-export cls --help')"],
     [["cls", "build", "--stack", "qa", "--sheet", "x.csv"], "hub-export cls build: unknown option --sheet (see 'hub-export cls build --help')"],
     [["frobnicate"], `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
+    [["statsu"], `hub-export: unknown command 'statsu' (did you mean 'status'?): one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
   ])("%j", async (argv, message) => {
     const r = await cli(...argv);
     expect(r.code).toBe(2);

@@ -77,7 +77,7 @@ describe("hub-export cls check", () => {
     const result = await runCli(["cls", "check", "--file", stackFile, "--database-url", db.url]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^CLS check of client ACME \(platform regions EU, US\): \d+ employees against 126 sheet rows \(built from cls\/samples\)\n {2}no unknown codes\n$/);
+    expect(result.stdout).toMatch(/^Database: \w+ on 127\.0\.0\.1:\d+ as postgres \(--database-url\)\nCLS check of client ACME \(platform regions EU, US\): \d+ employees against 126 sheet rows \(built from cls\/samples\)\n {2}no unknown codes\n$/);
   });
 
   it("reports per field with counts and examples and exits 1 when the sheet lacks codes", async () => {

@@ -144,7 +144,8 @@ describe("planInstallation", () => {
     expect(p.intakeJobQuery).toBe(
       "SELECT j.job_name, j.transaction_id, h.recorded_at AS finished_at, h.detail FROM staging.HUB_INTAKE_JOB j " +
         "LEFT JOIN staging.HUB_EXPORT_RUN_HISTORY h ON h.transaction_id::text = lower(j.transaction_id::text) AND h.event = 'ExecutionCompleted' " +
-        "WHERE j.job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC NULLS LAST;",
+        "WHERE j.job_name = 'HRSYS_EMPL_HUB_ACME_202611_QA' ORDER BY finished_at DESC NULLS LAST; " +
+        "-- in database PLATDB, schema-only names (staging.<table>): PLATDB.staging.<table>, the specification's <staging_schema>.<table>, is a cross-database reference PostgreSQL refuses (unquoted, PLATDB reads as platdb)",
     );
   });
 });

@@ -55,6 +55,8 @@ export interface ShellCommand {
   documented: string;
   /** What the test runs with bash in the scratch copy, or null when it checks the command another way. */
   run: string | null;
+  /** The exit code the docs give it: 0, or N when its comment starts with `exits N` (a run the docs make fail). */
+  exits: number;
 }
 
 /**
@@ -70,7 +72,8 @@ export function shellCommands(block: Block, scripts: Record<string, string>): Sh
     if (!documented || documented.startsWith("#")) continue;
     const parts = documented.split(/\s+&&\s+/).map((part) => translate(part, scripts, block));
     const run = parts.filter((p): p is string => p !== null);
-    commands.push({ documented, run: run.length ? run.join(" && ") : null });
+    const exits = Number(/\s#\s+exits (\d+)\b/.exec(raw)?.[1] ?? 0);
+    commands.push({ documented, run: run.length ? run.join(" && ") : null, exits });
   }
   return commands;
 }

@@ -9,6 +9,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { PROJECT_ROOT, runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
+import { formatSummary } from "../../local/summary";
 
 fs.mkdirSync(path.join(PROJECT_ROOT, ".tmp"), { recursive: true });
 const work = fs.mkdtempSync(path.join(PROJECT_ROOT, ".tmp", "converge-"));
@@ -81,7 +82,8 @@ describe("local mode converges like pulumi up", () => {
 
   it("both removed: their rows and credential entry go, and the run completes (it was refused, then stopped, on every later start)", async () => {
     const s = await start(base);
-    expect(s.removed).toMatchObject({ hubTenantIds: [MX_TENANT], connections: [] });
+    expect(s.removed).toMatchObject({ hubTenantIds: [MX_TENANT], hubTenantCodes: { [MX_TENANT]: "ACME_MX_QA" }, connections: [] });
+    expect(formatSummary(s)).toContain(`Removed          hub tenant(s) ACME_MX_QA (${MX_TENANT}) (`);
     expect(s.removed.rows.sort()).toEqual([
       `hub_api_config/${MX_TENANT}/cfg`,
       `hub_api_config/${MX_TENANT}/ers`,
@@ -90,7 +92,7 @@ describe("local mode converges like pulumi up", () => {
     ]);
     expect(Object.keys(credentials())).not.toContain(MX_TENANT);
     // Again: nothing left to remove, and it still completes.
-    expect((await start(base)).removed).toEqual({ rows: [], hubTenantIds: [], connections: [], messages: 0 });
+    expect((await start(base)).removed).toEqual({ rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [], messages: 0 });
   });
 
   it("a platform tenant removed, then added back", async () => {

@@ -84,10 +84,12 @@ describe("hub-export local", () => {
     const r = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toBe(`Job ${JOB} (staging.HUB_INTAKE_JOB)`);
+    expect(lines[0]).toMatch(/^Database: the embedded default in \S+\/ \(npm start; PLATDB on 127\.0\.0\.1:\d+\)$/);
+    expect(lines[1]).toBe(`Job ${JOB} in schema staging`);
+    expect(lines[3]).toMatch(/^Latest run: ExecutionCompleted at /);
     const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
     expect(historyAt).toBeGreaterThan(0);
-    const runs = lines.slice(0, historyAt).filter((l) => /ExecutionCompleted/.test(l));
+    const runs = lines.slice(lines.indexOf("Completed runs (staging.HUB_INTAKE_JOB), newest first"), historyAt).filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(3);
     const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
     expect(history).toHaveLength(3);
@@ -116,7 +118,7 @@ describe("hub-export local", () => {
   });
 
   it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
-    const keep = spawn(process.execPath, [BIN, "local", ...STACK, "--keep", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = spawn(process.execPath, [BIN, "local", ...STACK, "--keep", "--metrics", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));

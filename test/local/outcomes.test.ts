@@ -83,7 +83,8 @@ describe("a run that does not complete says why", () => {
     const r = await local({}, true, faults);
     expect(r.code, r.stderr).toBe(3);
     const s = JSON.parse(r.stdout);
-    expect(s).toMatchObject({ status: "ExecutionFailed", reason: expect.stringMatching(/^\d+ message\(s\) not published/) });
+    // The reason is the cause, in the queue's words, with counts per queue: not a pointer to a table.
+    expect(s).toMatchObject({ status: "ExecutionFailed", reason: expect.stringMatching(/^(\d+) message\(s\) failed: \d+ to queue (US|EU) \(HUB_MQ_(US|EU)_QA\): HTTP 400: injected fault(; \d+ to queue (US|EU) \(HUB_MQ_(US|EU)_QA\): HTTP 400: injected fault)?; the next run retries them$/) });
     expect(s.transactionId).not.toBe(completed.transactionId);
     expect(s.counts).toMatchObject({ published: 0, failed: s.counts.messages });
     expect(s.counts.messages).toBeGreaterThan(0);
@@ -91,15 +92,22 @@ describe("a run that does not complete says why", () => {
 
     const text = await local({}, false, faults);
     expect(text.code).toBe(3);
-    expect(text.stdout).toMatch(/\nStatus {11}ExecutionFailed \(task exit code 3\)\nReason {11}\d+ message\(s\) not published/);
+    expect(text.stdout).toMatch(/\nStatus {11}ExecutionFailed \(task exit code 3\)\nReason {11}\d+ message\(s\) failed: \d+ to queue (US|EU) \(HUB_MQ_(US|EU)_QA\): HTTP 400: injected fault/);
     expect(text.stdout).toMatch(/\n {2}publish {8}0 published, \d+ failed/);
     expect(text.stdout).not.toContain(completed.transactionId);
 
     const shown = await status();
-    expect(shown.stdout).toMatch(new RegExp(`${s.transactionId}\\s+ExecutionFailed\\s+by export-task\\s+extracted ${s.counts.extracted}, published 0, failed ${s.counts.failed}\\s+: ${s.counts.failed} message\\(s\\) not published`));
+    expect(shown.stdout).toMatch(new RegExp(`${s.transactionId}\\s+ExecutionFailed\\s+by export-task\\s+extracted ${s.counts.extracted}, published 0, failed ${s.counts.failed}\\s+: ${s.counts.failed} message\\(s\\) failed: `));
+    // status opens with its database and the latest run (this failed one), before the completed runs.
+    const opening = shown.stdout.split("\n");
+    expect(opening[0]).toBe(`Database: the embedded default in ${path.relative(process.cwd(), dir)}/ (npm start; PLATDB on 127.0.0.1:${opening[0].match(/:(\d+)\)$/)?.[1]})`);
+    // The latest run is the second failed start's (the text one).
+    const latest = /\nTransaction id {3}(\S+)\n/.exec(text.stdout)![1];
+    expect(opening[3]).toMatch(new RegExp(`^Latest run: ExecutionFailed at \\S+, transaction ${latest} \\(by export-task\\)$`));
+    expect(opening[4]).toBe(`  reason: ${/\nReason {11}(.*)\n/.exec(text.stdout)![1]}`);
     const one = await status("--transaction", s.transactionId);
     expect(one.code, one.stderr).toBe(0);
-    expect(one.stdout).toMatch(new RegExp(`^Run ${s.transactionId} of \\S+: ExecutionFailed: ${s.counts.failed} message\\(s\\) not published`));
+    expect(one.stdout).toMatch(new RegExp(`^Database: .*\\nRun ${s.transactionId} of \\S+: ExecutionFailed: ${s.counts.failed} message\\(s\\) failed: `));
     expect(one.stdout).toContain(`extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, failed ${s.counts.failed}`);
     const oneJson = JSON.parse((await status("--transaction", s.transactionId, "--json")).stdout);
     expect(oneJson).toMatchObject({ transactionId: s.transactionId, status: "ExecutionFailed", reason: s.reason, counts: s.counts });

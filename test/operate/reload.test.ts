@@ -51,7 +51,7 @@ describe("hub-export reload", () => {
     const r = await reload("--tenant", "ACME_US_QA", "--actor", "alice@ops", "--reason", "hub lost the tenant's users");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Reload recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice@ops:\n/);
+    expect(r.stdout).toMatch(/^Database: \w+ on \S+ as postgres \(--database-url\)\nReload recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice@ops:\n/);
     expect(r.stdout).toContain(`tenant ${US} (ACME_US_QA, platform regions US, CA), all countries`);
     expect(r.stdout).toContain(`watermarks removed: ${usCountries[0]} (was through `);
     expect(r.stdout).toContain(`The next run of HRSYS_EMPL_HUB_ACME_202611_QA exports ${inScope[0].n} employee(s) of this tenant in full, from idl_date 1901-01-01T00:00:00;`);
@@ -137,7 +137,7 @@ describe("hub-export reload", () => {
     expect(rows[0]).toEqual({ actor: "bob", u: "postgres" });
     const noPassword = await runCli(["reload", "--file", file, "--tenant", "ACME_US_QA"], { env: { PGPASSWORD: "", PGPASSFILE: path.join(dir, "none") } });
     expect(noPassword.code).toBe(1);
-    expect(noPassword.stderr).toBe("no password for postgres@127.0.0.1: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password')\n");
+    expect(noPassword.stderr).toBe(`no password for postgres@127.0.0.1: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password'), or give --database-url postgres://USER@HOST:PORT/${database} (through a tunnel if need be), or --dir .local for the embedded default's\n`);
   });
 
   it.each<[string, string[], RegExp, number]>([

@@ -26,6 +26,9 @@ interface Changes {
   chunks: number;
   changedRows: number;
   missingIndexes: string[];
+  firstLoad: boolean;
+  limit: number;
+  rowsByTable: Record<string, number>;
 }
 
 const changesOf = (r: TaskResult) => r.events.find((e) => e.event === "extract.done")?.changes as Changes | undefined;
@@ -54,7 +57,9 @@ describe("incremental runs", () => {
 
   it("the first run maps every chunk; a run after a few changes maps only theirs and exports exactly them; a run without changes maps none", async () => {
     const first = changesOf(full)!;
-    expect(first).toMatchObject({ mode: "full", missingIndexes: [] });
+    // A first load from idl_date (no watermark yet), over incremental mode's limit (a tenth of the employees): its
+    // count is that limit + 1, not the number of changed rows.
+    expect(first).toMatchObject({ mode: "full", missingIndexes: [], firstLoad: true, limit: 60, changedRows: 61 });
     // 600 employees in chunks of 50.
     expect(first.chunks).toBeGreaterThanOrEqual(12);
 
@@ -64,6 +69,10 @@ describe("incremental runs", () => {
     const changes = changesOf(run)!;
     expect(changes.mode).toBe("incremental");
     expect(changes.changedRows).toBe(12);
+    // Rows of which tables: the employee's and its sub-entities' (the sample changes touch some of each).
+    expect(changes.firstLoad).toBe(false);
+    expect(Object.values(changes.rowsByTable).reduce((n, v) => n + v, 0)).toBe(12);
+    expect(CHANGE_TABLES).toEqual(expect.arrayContaining(Object.keys(changes.rowsByTable)));
     // One chunk per part (two parts) at most: 12 employees fit one chunk of 50.
     expect(changes.chunks).toBeLessThanOrEqual(2);
     expect(await extracted(f, run)).toEqual(await inScope(f, touched));

@@ -95,7 +95,7 @@ describe("a message the broker refuses for good", () => {
     const retry = await cli("retry", "--message-id", messageId, "--actor", "alice", "--reason", "the hub takes larger messages now");
     expect(retry.stderr).toBe("");
     expect(retry.code).toBe(0);
-    expect(retry.stdout).toMatch(/^Retry recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice:\n/);
+    expect(retry.stdout).toMatch(/^Database: \w+ on \S+ as postgres \(--database-url\)\nRetry recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice:\n/);
     expect(retry.stdout).toContain(`message ${messageId} (tenant `);
     expect(retry.stdout).toContain("SET_ASIDE -> FAILED");
     expect(await statusOf(f, wide)).toMatchObject({ status: "FAILED", reason: "retry by alice: the hub takes larger messages now" });

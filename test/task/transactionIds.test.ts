@@ -68,7 +68,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
     expect(atA.notPublished).toEqual([]);
 
     const text = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", txB]);
-    expect(text.stdout.split("\n")[0]).toBe(`Run ${txB} of ${JOB_NAME}: ExecutionCompleted`);
+    expect(text.stdout.split("\n")[1]).toBe(`Run ${txB} of ${JOB_NAME}: ExecutionCompleted`);
     expect(text.stdout).toContain(`Received by the hub under this transaction id:\n  ${atB.received[0].messageId}  PUBLISHED `);
     expect(text.stdout).toContain(`  (${eu.length} messages)\nTried by this run and not published:\n  (0 messages)\n`);
   });
