@@ -276,7 +276,7 @@ for (const stack of ["qa", "prod"] as const) {
     it("writes exactly the config-table rows of the tenants, after the baseline", () => {
       const expected = [...hubApiConfigRows(config), ...hubPlatConfigRows(config)];
       const rows = ofType(run, T.row);
-      expect(rows.map((r) => r.name)).toEqual(expected.map(rowName));
+      expect(rows.map((r) => r.name)).toEqual(expected.map((row) => `hub-export-config-tables/${rowName(row)}`));
       const baseline = one(run, T.baseline);
       for (const [i, row] of expected.entries()) {
         expect(inputs(rows[i])).toMatchObject({ target: `${config.database.host}:5432/PLATDB`, schema: "staging", table: row.table, key: row.key, values: row.values, version: 2 });
@@ -288,7 +288,7 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("posts each hub tenant's routing rules to its own region's CFG API, with its credentials string as a secret", () => {
       const sets = ofType(run, T.rules);
-      expect(sets.map((s) => s.name)).toEqual(config.hubTenants.map((t) => `routingRules/${t.hubTenantId}`));
+      expect(sets.map((s) => s.name)).toEqual(config.hubTenants.map((t) => `hub-export-hub-routing-rules/${t.hubTenantId}`));
       for (const [i, tenant] of config.hubTenants.entries()) {
         const rules = routingRulesFor(tenant);
         expect(rules).toEqual(defaultRoutingRules());
