@@ -355,7 +355,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     create: z.boolean().default(true),
     /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
     connectionName,
-    /** KMS key for the credential files and connection secrets; a key is created when absent. */
+    /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
     kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]{1,256}$/, "must be the ARN of a KMS key or alias").optional(),
   });
 
