@@ -10,7 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
 import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency";
 import { SCHEDULE_ENV, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
-import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
+import { ecsTaskExecutionTrustPolicy, ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
 /** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
@@ -157,7 +157,11 @@ export class ExportTask extends pulumi.ComponentResource {
       parent,
     );
 
-    const executionRole = new aws.iam.Role(`${name}-execution-role`, { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: trust }, parent);
+    const executionRole = new aws.iam.Role(
+      `${name}-execution-role`,
+      { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: JSON.stringify(ecsTaskExecutionTrustPolicy()) },
+      parent,
+    );
     new aws.iam.RolePolicy(
       `${name}-execution-role`,
       {

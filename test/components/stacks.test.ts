@@ -346,17 +346,21 @@ for (const stack of ["qa", "prod"] as const) {
         ],
       });
       const trust = (name: string) => JSON.parse(inputs(ofType(run, T.role).find((r) => inputs(r).name === name)!).assumeRolePolicy);
-      for (const suffix of ["task", "execution"]) {
-        expect(trust(`hub-export-${slug}-${suffix}`).Statement).toEqual([
-          {
-            Sid: "EcsTasksOfThisAccount",
-            Effect: "Allow",
-            Principal: { Service: "ecs-tasks.amazonaws.com" },
-            Action: "sts:AssumeRole",
-            Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT }, ArnLike: { "aws:SourceArn": `arn:aws:ecs:${REGION}:${ACCOUNT}:*` } },
-          },
-        ]);
-      }
+      // The task role with the confused-deputy conditions AWS recommends for task roles; the execution role exactly as
+      // AWS documents task execution roles' trust (no condition: the agents' image pull is not documented to carry one).
+      expect(trust(`hub-export-${slug}-task`).Statement).toEqual([
+        {
+          Sid: "EcsTasksOfThisAccount",
+          Effect: "Allow",
+          Principal: { Service: "ecs-tasks.amazonaws.com" },
+          Action: "sts:AssumeRole",
+          Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT }, ArnLike: { "aws:SourceArn": `arn:aws:ecs:${REGION}:${ACCOUNT}:*` } },
+        },
+      ]);
+      expect(trust(`hub-export-${slug}-execution`)).toEqual({
+        Version: "2012-10-17",
+        Statement: [{ Sid: "EcsTaskExecution", Effect: "Allow", Principal: { Service: "ecs-tasks.amazonaws.com" }, Action: "sts:AssumeRole" }],
+      });
       expect(trust(`hub-export-${slug}-schedule`).Statement[0].Principal).toEqual({ Service: "scheduler.amazonaws.com" });
     });
 
