@@ -212,6 +212,8 @@ export class HubExport extends pulumi.ComponentResource {
         objectInspector: args.objectInspector,
         files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
+        accessLogs: config.bucket.accessLogs,
+        accountId: aws.accountId,
       },
       child,
     );

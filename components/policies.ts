@@ -168,6 +168,25 @@ export function denyInsecureTransportPolicy(bucketArn: string): PolicyDocument {
 }
 
 /**
+ * The log bucket a stack creates for its bucket's server access logs: S3's logging service may write under the prefix,
+ * on behalf of that bucket of this account only (the bucket policy AWS documents for log delivery, S3 User Guide
+ * "Enabling Amazon S3 server access logging"); no plain-HTTP access.
+ */
+export function accessLogBucketPolicy(input: { logBucketArn: string; prefix: string; sourceBucketArn: string; accountId: string }): PolicyDocument {
+  return document(
+    {
+      Sid: "S3ServerAccessLogDelivery",
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `${input.logBucketArn}/${input.prefix}*`,
+      Condition: { ArnLike: { "aws:SourceArn": input.sourceBucketArn }, StringEquals: { "aws:SourceAccount": input.accountId } },
+    },
+    ...denyInsecureTransportPolicy(input.logBucketArn).Statement,
+  );
+}
+
+/**
  * The stack's KMS key: the account's IAM policies decide for its principals (the default key policy's delegation),
  * and CloudWatch Logs of this region may use the key only for the task's log group (encryption context).
  */

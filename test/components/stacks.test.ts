@@ -144,8 +144,9 @@ for (const stack of ["qa", "prod"] as const) {
     });
 
     it("creates or adopts the bucket as configured", () => {
-      const bucket = one(run, T.bucket);
-      const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type));
+      const bucket = one(run, T.bucket, "hub-export-bucket");
+      // The bucket's own settings (its access-log bucket's: test/components/accessLogs.test.ts).
+      const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type) && r.name === "hub-export-bucket");
       if (stack === "qa") {
         expect(bucket.read).toBe(false);
         // qa: `pulumi destroy` empties it (every version) instead of failing on it; not protected.
