@@ -285,6 +285,7 @@ export class HubExport extends pulumi.ComponentResource {
         partition: aws.partition,
         awsProfile: buildAws.profile,
         awsAssumeRoles: buildAws.assumeRoles,
+        adoptRepository: config.image.adoptRepository,
       },
       child,
     );

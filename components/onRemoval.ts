@@ -77,7 +77,7 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   } else if (config.image.pullAccounts.length > 0) {
     kept.push({
       what: "the image repository with every tagged image",
-      why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does`,
+      why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does. A stack re-created under this name adopts it: set hubExport:image.adoptRepository: true for its first up`,
       types: ["aws:ecr/repository:Repository", "aws:ecr/repositoryPolicy:RepositoryPolicy"],
     });
   } else {

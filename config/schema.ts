@@ -265,9 +265,15 @@ export const imageConfigSchema = z
       .regex(ECR_IMAGE_BY_DIGEST, "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'")
       .optional(),
     pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
+    /**
+     * The build stack adopts the repository a `pulumi destroy` of it kept (it was shared with `pullAccounts`) instead of
+     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi.md).
+     */
+    adoptRepository: z.boolean().default(false),
   })
   .superRefine((v, ctx) => {
     if (v.promoted && v.pullAccounts.length > 0) ctx.addIssue({ code: "custom", path: ["pullAccounts"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository to share" });
+    if (v.promoted && v.adoptRepository) ctx.addIssue({ code: "custom", path: ["adoptRepository"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository" });
   })
   .prefault({});
 
