@@ -316,7 +316,7 @@ export class HubExport extends pulumi.ComponentResource {
       },
       child,
     );
-    // Operating it: failure alerts, the schedule's dead letters, the no-completed-run alarm, the dashboard.
+    // Operating it: failure alerts, the schedule's dead letters, the no-run-completed alarm, the dashboard.
     const monitoring = new ExportMonitoring(
       `${name}-monitoring`,
       {
@@ -333,7 +333,6 @@ export class HubExport extends pulumi.ComponentResource {
         email: config.alerts.email,
         https: secrets.alertEndpoints,
         noCompletedRunWithinHours: config.alerts.noCompletedRunWithinHours,
-        watchStart: task.createdAt,
         scheduleEnabled: config.schedule.enabled,
         aws,
       },

@@ -88,6 +88,10 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
       return { id: `https://sqs.${region}.amazonaws.com/${acct}/${name}`, state: { ...inputs, name, arn: arn("sqs", name), url: `https://sqs.${region}.amazonaws.com/${acct}/${name}` } };
     case "aws:cloudwatch/metricAlarm:MetricAlarm":
       return { id: name, state: { ...inputs, name, arn: arn("cloudwatch", `alarm:${name}`) } };
+    case "aws:cloudwatch/compositeAlarm:CompositeAlarm": {
+      const alarmName = str(inputs.alarmName) ?? args.name;
+      return { id: alarmName, state: { ...inputs, alarmName, arn: arn("cloudwatch", `alarm:${alarmName}`) } };
+    }
     case "aws:cloudwatch/dashboard:Dashboard": {
       const dashboardName = str(inputs.dashboardName) ?? args.name;
       return { id: dashboardName, state: { ...inputs, dashboardName, dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}` } };

@@ -119,8 +119,6 @@ export class ExportTask extends pulumi.ComponentResource {
   readonly taskRoleArn: pulumi.Output<string>;
   readonly executionRoleArn: pulumi.Output<string>;
   readonly logGroupName: pulumi.Output<string>;
-  /** When the task was set up (its task role's creation, RFC 3339): the no-completed-run alarm watches from then. */
-  readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: ExportTaskArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:ExportTask", name, {}, opts);
@@ -211,7 +209,6 @@ export class ExportTask extends pulumi.ComponentResource {
     this.taskDefinitionFamilyArn = taskDefinition.arnWithoutRevision;
     this.taskRoleArn = taskRole.arn;
     this.executionRoleArn = executionRole.arn;
-    this.createdAt = taskRole.createDate;
     this.registerOutputs({
       clusterArn: this.clusterArn,
       taskDefinitionArn: this.taskDefinitionArn,
