@@ -58,3 +58,38 @@ export async function refreshResource<T>(provider: dynamic.ResourceProvider<T, T
   const read = await provider.read(old.id, old.state);
   return read.id ? { id: read.id, state: (read.props ?? old.state) as T } : undefined;
 }
+
+/** A secret value in an engine property map (the engine's resource.MakeSecret). */
+export interface SecretValue {
+  secret: unknown;
+}
+export const secret = (value: unknown): SecretValue => ({ secret: value });
+const isSecret = (v: unknown): v is SecretValue => !!v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "secret" in v;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v) && !isSecret(v);
+const containsSecrets = (v: unknown): boolean => isSecret(v) || (Array.isArray(v) ? v.some(containsSecrets) : isPlainObject(v) && Object.values(v).some(containsSecrets));
+
+/**
+ * What the engine does with the state a provider that cannot take secrets (a dynamic provider's ConfigureResponse says
+ * acceptSecrets false) returns from Read: "retain the secret bit on any property with the same name"
+ * (pkg/resource/plugin/provider_plugin.go, annotateSecrets): a property secret in the old state is secret in the new
+ * one, objects key by key; a value under another name is not.
+ */
+export function annotateSecrets(outs: Record<string, unknown>, ins: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...outs };
+  for (const [key, inValue] of Object.entries(ins)) {
+    if (!(key in result)) continue;
+    const outValue = result[key];
+    if (isPlainObject(outValue) && isPlainObject(inValue)) result[key] = annotateSecrets(outValue, inValue);
+    else if (!isSecret(outValue) && containsSecrets(inValue)) result[key] = secret(outValue);
+  }
+  return result;
+}
+
+/** Paths of a property map's plain (not secret) strings that hold one of `secrets`. */
+export function exposedSecrets(value: unknown, secrets: string[], at = ""): string[] {
+  if (isSecret(value)) return [];
+  if (typeof value === "string") return secrets.some((s) => s !== "" && value.includes(s)) ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => exposedSecrets(v, secrets, `${at}[${i}]`));
+  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => exposedSecrets(v, secrets, at ? `${at}.${k}` : k));
+  return [];
+}
