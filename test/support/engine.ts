@@ -93,3 +93,19 @@ export function exposedSecrets(value: unknown, secrets: string[], at = ""): stri
   if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => exposedSecrets(v, secrets, at ? `${at}.${k}` : k));
   return [];
 }
+
+/** The operations that configure the default dynamic provider (`pulumi:providers:pulumi-nodejs::default`). */
+export type Operation = "up" | "preview" | "refresh" | "destroy" | "refresh --run-program" | "destroy --run-program";
+
+/**
+ * The config a dynamic provider's `configure` gets. The engine passes dynamic providers the whole stack config as
+ * their provider's inputs (pkg/resource/deploy/target.go GetPackageConfig: "For dynamic providers, we always pass the
+ * full configuration") and records those inputs in the state. An operation that runs the program registers the
+ * provider again, with the stack config as it is now (an `up` updates the recorded inputs); `pulumi refresh` and
+ * `pulumi destroy` run no program and configure the provider from the state's inputs (pkg/resource/deploy/
+ * deployment.go EnsureProvider and providers/registry.go Same: "find its old state and just Same it"), unless
+ * `--run-program` makes them run it (Pulumi CLI 3.160.0, pulumi/pulumi #18868 and #19044).
+ */
+export function dynamicProviderConfig<T>(operation: Operation, recorded: T, stackConfig: T): T {
+  return operation === "refresh" || operation === "destroy" ? recorded : stackConfig;
+}
