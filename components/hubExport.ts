@@ -242,6 +242,7 @@ export class HubExport extends pulumi.ComponentResource {
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
+        publishTableOwners: db.publishTableOwners,
         // Adopting another pipeline's HUB_INTAKE_JOB: the columns the task writes when present are not "never written".
         baseline: { ...sqlFile(plan.baseline), writtenWhenPresent: intakeJobWrittenWhenPresent(plan.stagingSchema) },
         runTables: sqlFile(plan.runTables),

@@ -352,7 +352,21 @@ export function buildStackConfigSchema(source: SecretSource) {
     admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
     /** The export task's least-privilege role. */
     task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-  });
+    /**
+     * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
+     * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
+     */
+    publishTableOwners: z.array(sqlIdentifier("role")).default([]),
+  })
+    .superRefine((db, ctx) => {
+      const seen = new Set<string>();
+      db.publishTableOwners.forEach((role, i) => {
+        const key = role.toLowerCase();
+        if (key === db.admin.username.toLowerCase()) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: "is the admin: the tables it creates are covered already" });
+        else if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: `names ${role} twice` });
+        seen.add(key);
+      });
+    });
 
   const bucketName = cliText(
     string()
