@@ -232,7 +232,7 @@ export class HubExport extends pulumi.ComponentResource {
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
     // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
-    // resources keep only the database's label; they read the admin login from the stack config when they run.
+    // resources keep only the database's label; they get the admin login from their provider's configuration.
     const db = config.database;
     const login = warehouseLogin(db, secrets.adminPassword);
     const warehouse = new Warehouse(

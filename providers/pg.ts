@@ -208,7 +208,7 @@ export function pgTargetLabel(target: PgTarget): string {
   }
 }
 
-/** A SQL provider's `configure`: keeps the stack's current admin login for this process. */
+/** A SQL provider's `configure`: keeps the admin login of the config it is given, for this process. */
 export function configureLogin(config: { get(key: string): string | undefined }): void {
   rememberLogin(configuredLogin(config, process.cwd()));
 }

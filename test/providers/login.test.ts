@@ -1,8 +1,9 @@
 /**
- * The SQL resources' login lives outside their state: each provider reads the current admin login from the stack
- * config when it runs (configure), and the state keeps only the database's label. Against embedded PostgreSQL: a
- * password rotation together with a tenant removal in one `up`, refresh after a rotation, a provisioning endpoint
- * (tunnel) different from the task endpoint, and a resource of another database.
+ * The SQL resources' login lives outside their state: each provider gets the admin login from the config it is given
+ * (configure), and the state keeps only the database's label. Against embedded PostgreSQL: a password rotation
+ * together with a tenant removal in one `up`, refresh after it, a destroy or refresh configured from the last `up`'s
+ * config after a rotation (and with `--run-program`), a provisioning endpoint (tunnel) different from the task
+ * endpoint, and a resource of another database.
  */
 import fs from "node:fs";
 import os from "node:os";
