@@ -13,6 +13,7 @@ import { validateStackConfig } from "../../config/validate";
 import { editKey, repoStack } from "../fixtures/stacks";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 import { applyConfigCommand } from "../support/pulumiConfig";
+import { formatPlanText } from "../../components/planner/format";
 import { rawConfig } from "../support/rawConfig";
 import { PROJECT_ROOT } from "../support/cli";
 
@@ -81,6 +82,8 @@ describe("build once, promote by digest", () => {
     // The engine imports the repository of that id (its name) and compares it with these inputs: the ones it was
     // created with, so the import succeeds and changes nothing.
     expect(adopted.options.import).toBe("hub-export-acme-qa");
+    // `hub-export plan` shows it, as review reads it.
+    expect(formatPlanText(again)).toMatch(/\+ aws:ecr\/repository:Repository {2}hub-export-image {2}\(imports existing id hub-export-acme-qa; retained on delete\)/);
     expect(adopted.name).toBe(kept.name);
     expect(inputs(adopted)).toEqual(inputs(kept));
     // Its policy and lifecycle policy are written again (PutRepositoryPolicy, PutLifecyclePolicy set them whole).
