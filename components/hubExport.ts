@@ -212,6 +212,8 @@ export class HubExport extends pulumi.ComponentResource {
         objectInspector: args.objectInspector,
         files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
+        accessLogs: config.bucket.accessLogs,
+        accountId: aws.accountId,
       },
       child,
     );
@@ -230,7 +232,7 @@ export class HubExport extends pulumi.ComponentResource {
     const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
 
     // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
-    // resources keep only the database's label; they read the admin login from the stack config when they run.
+    // resources keep only the database's label; they get the admin login from their provider's configuration.
     const db = config.database;
     const login = warehouseLogin(db, secrets.adminPassword);
     const warehouse = new Warehouse(
@@ -240,6 +242,7 @@ export class HubExport extends pulumi.ComponentResource {
         publishSchema: plan.publishSchema,
         stagingSchema: plan.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
+        publishTableOwners: db.publishTableOwners,
         // Adopting another pipeline's HUB_INTAKE_JOB: the columns the task writes when present are not "never written".
         baseline: { ...sqlFile(plan.baseline), writtenWhenPresent: intakeJobWrittenWhenPresent(plan.stagingSchema) },
         runTables: sqlFile(plan.runTables),
@@ -283,6 +286,7 @@ export class HubExport extends pulumi.ComponentResource {
         partition: aws.partition,
         awsProfile: buildAws.profile,
         awsAssumeRoles: buildAws.assumeRoles,
+        adoptRepository: config.image.adoptRepository,
       },
       child,
     );
@@ -313,7 +317,7 @@ export class HubExport extends pulumi.ComponentResource {
       },
       child,
     );
-    // Operating it: failure alerts, the schedule's dead letters, the no-completed-run alarm, the dashboard.
+    // Operating it: failure alerts, the schedule's dead letters, the no-run-completed alarm, the dashboard.
     const monitoring = new ExportMonitoring(
       `${name}-monitoring`,
       {
@@ -330,7 +334,6 @@ export class HubExport extends pulumi.ComponentResource {
         email: config.alerts.email,
         https: secrets.alertEndpoints,
         noCompletedRunWithinHours: config.alerts.noCompletedRunWithinHours,
-        watchStart: task.createdAt,
         scheduleEnabled: config.schedule.enabled,
         aws,
       },

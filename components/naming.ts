@@ -23,3 +23,14 @@ export function physicalName(config: Pick<StackConfig, "clientName" | "environme
   return `${name.slice(0, max - 9).replace(/-+$/, "")}-${hash}`;
 }
 
+
+/**
+ * The log bucket a stack creates for its bucket's server access logs: `<bucket>-access-logs`, or, where that passes
+ * S3's 63 characters, the bucket's name cut short and 8 hex digits of its sha256 (unique and stable).
+ */
+export function accessLogBucketName(bucketName: string): string {
+  const name = `${bucketName}-access-logs`;
+  if (name.length <= 63) return name;
+  const hash = crypto.createHash("sha256").update(bucketName).digest("hex").slice(0, 8);
+  return `${bucketName.slice(0, 63 - "-logs-".length - 8).replace(/[.-]+$/, "")}-logs-${hash}`;
+}

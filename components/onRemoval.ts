@@ -57,7 +57,10 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
     kept.push({ what: `the scripts release in ${BUCKET_FOLDERS.scripts}`, why: withBucket("the folder is the platform environment's"), types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"] });
   }
   kept.push({ what: "the hub tenants' routing rules", why: "the hub's cfg API has no delete: ask the hub team to remove the rows from cfg_routing_rule", types: [] });
-  if (retention.protect && config.bucket.create) kept.push({ what: "the created bucket", why: "prod's data; protected", types: ["aws:s3/bucket:Bucket"] });
+  if (retention.protect && config.bucket.create) {
+    const logs = config.bucket.accessLogs.bucket ? "" : " and the log bucket of its server access logs";
+    kept.push({ what: `the created bucket${logs}`, why: "prod's data and its access record; protected", types: ["aws:s3/bucket:Bucket"] });
+  }
   if (retention.protect && !config.bucket.kmsKeyArn) kept.push({ what: "the stack's KMS key", why: "it decrypts every object, record and log it encrypted; protected", types: ["aws:kms/key:Key"] });
   if (retention.protect) {
     kept.push({
@@ -74,13 +77,14 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   } else if (config.image.pullAccounts.length > 0) {
     kept.push({
       what: "the image repository with every tagged image",
-      why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does`,
+      why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does. A stack re-created under this name adopts it: set hubExport:image.adoptRepository: true for its first up`,
       types: ["aws:ecr/repository:Repository", "aws:ecr/repositoryPolicy:RepositoryPolicy"],
     });
   } else {
     removed.push("the image repository with its images");
   }
   if (bucketGoes) removed.push(`on a destroy, the bucket ${config.bucket.name} with every object and every version in it (forceDestroy), the shared ones and the credential files included`);
+  if (bucketGoes && !config.bucket.accessLogs.bucket) removed.push(`on a destroy, the log bucket of ${config.bucket.name}'s server access logs, with the logs (forceDestroy)`);
   removed.push(
     `this stack's hub tenants' entries (their credentials strings) in ${BUCKET_FOLDERS.scripts}${SCRIPT_FILES.tenantCredentials}`,
     "the alerts topic with its subscriptions: after a rename, every email address gets AWS's confirmation mail again and must confirm it, and each https endpoint must confirm again",

@@ -27,7 +27,11 @@ export interface AccountScope {
   region: string;
 }
 
-/** ECS tasks of this account and region may assume the task and execution roles (confused-deputy guard). */
+/**
+ * The task role: ECS tasks of this account and region may assume it. The conditions are the confused-deputy guard AWS
+ * recommends for task roles (Amazon ECS developer guide, "Amazon ECS task IAM role": use aws:SourceAccount or
+ * aws:SourceArn in the role's trust relationship).
+ */
 export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
   return document({
     Sid: "EcsTasksOfThisAccount",
@@ -39,6 +43,18 @@ export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
       ArnLike: { "aws:SourceArn": `arn:${scope.partition}:ecs:${scope.region}:${scope.accountId}:*` },
     },
   });
+}
+
+/**
+ * The execution role, which the ECS and Fargate agents assume to pull the image and write the logs: the trust
+ * relationship exactly as AWS documents it for task execution roles (Amazon ECS developer guide, "Amazon ECS task
+ * execution IAM role": principal ecs-tasks.amazonaws.com, action sts:AssumeRole, no condition). The guide documents
+ * the aws:SourceAccount/aws:SourceArn conditions for the task role only; nothing says the agents' image pull carries
+ * them. The role is guarded by iam:PassRole instead: only principals of this account may pass it to ECS, and the
+ * schedule's role may pass exactly this stack's two roles.
+ */
+export function ecsTaskExecutionTrustPolicy(): PolicyDocument {
+  return document({ Sid: "EcsTaskExecution", Effect: "Allow", Principal: { Service: "ecs-tasks.amazonaws.com" }, Action: "sts:AssumeRole" });
 }
 
 /** EventBridge Scheduler of this account may assume the schedule's role. */
@@ -149,6 +165,25 @@ export function denyInsecureTransportPolicy(bucketArn: string): PolicyDocument {
     Resource: [bucketArn, `${bucketArn}/*`],
     Condition: { Bool: { "aws:SecureTransport": "false" } },
   });
+}
+
+/**
+ * The log bucket a stack creates for its bucket's server access logs: S3's logging service may write under the prefix,
+ * on behalf of that bucket of this account only (the bucket policy AWS documents for log delivery, S3 User Guide
+ * "Enabling Amazon S3 server access logging"); no plain-HTTP access.
+ */
+export function accessLogBucketPolicy(input: { logBucketArn: string; prefix: string; sourceBucketArn: string; accountId: string }): PolicyDocument {
+  return document(
+    {
+      Sid: "S3ServerAccessLogDelivery",
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `${input.logBucketArn}/${input.prefix}*`,
+      Condition: { ArnLike: { "aws:SourceArn": input.sourceBucketArn }, StringEquals: { "aws:SourceAccount": input.accountId } },
+    },
+    ...denyInsecureTransportPolicy(input.logBucketArn).Statement,
+  );
 }
 
 /**

@@ -27,6 +27,9 @@ export const PARAMETER_DEFAULTS = {
   EmpGenderDefault: "Not_Declared",
 } as const;
 
+/** Days the log bucket a stack creates keeps the created bucket's server access logs (hubExport:bucket.accessLogs). */
+export const ACCESS_LOG_RETENTION_DAYS = 365;
+
 /** The defaults of the export task's own parameters (task/README.md, "Change capture" and "Poison messages"). */
 export const TASK_PARAMETER_DEFAULTS = {
   change_lag_seconds: 0,
@@ -279,9 +282,15 @@ export const imageConfigSchema = z
       .regex(ECR_IMAGE_BY_DIGEST, "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'")
       .optional(),
     pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
+    /**
+     * The build stack adopts the repository a `pulumi destroy` of it kept (it was shared with `pullAccounts`) instead of
+     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi.md).
+     */
+    adoptRepository: z.boolean().default(false),
   })
   .superRefine((v, ctx) => {
     if (v.promoted && v.pullAccounts.length > 0) ctx.addIssue({ code: "custom", path: ["pullAccounts"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository to share" });
+    if (v.promoted && v.adoptRepository) ctx.addIssue({ code: "custom", path: ["adoptRepository"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository" });
   })
   .prefault({});
 
@@ -363,21 +372,56 @@ export function buildStackConfigSchema(source: SecretSource) {
     admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
     /** The export task's least-privilege role. */
     task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-  });
+    /**
+     * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
+     * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
+     */
+    publishTableOwners: z.array(sqlIdentifier("role")).default([]),
+  })
+    .superRefine((db, ctx) => {
+      const seen = new Set<string>();
+      db.publishTableOwners.forEach((role, i) => {
+        const key = role.toLowerCase();
+        if (key === db.admin.username.toLowerCase()) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: "is the admin: the tables it creates are covered already" });
+        else if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: `names ${role} twice` });
+        seen.add(key);
+      });
+    });
 
+  const bucketName = cliText(
+    string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name")
+      .refine((v) => !v.includes("..") && !/^\d+\.\d+\.\d+\.\d+$/.test(v), "must be a valid S3 bucket name: no two adjacent periods, not an IP address"),
+  );
+  /**
+   * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
+   * let S3's logging service write under `prefix`, docs/pulumi.md), or, without it, to a log bucket the stack creates,
+   * which expires them after `retentionDays`. An adopted bucket's logging is the platform's.
+   */
+  const accessLogsSchema = z
+    .strictObject({
+      bucket: bucketName.optional(),
+      prefix: cliText(string().regex(/^[A-Za-z0-9!_.*'()/-]{0,512}$/, "must be an S3 key prefix: letters, digits and ! _ . * ' ( ) / -")).optional(),
+      retentionDays: positiveInt.max(3650, "must be at most 3650").optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (v.bucket && v.retentionDays !== undefined) ctx.addIssue({ code: "custom", path: ["retentionDays"], message: "is for the log bucket the stack creates: the given bucket's lifecycle is its owner's" });
+    })
+    .transform((v) => ({ ...v, retentionDays: v.bucket ? undefined : (v.retentionDays ?? ACCESS_LOG_RETENTION_DAYS) }))
+    .prefault({});
   const bucketSchema = z.strictObject({
-    name: cliText(
-      string()
-        .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name")
-        .refine((v) => !v.includes("..") && !/^\d+\.\d+\.\d+\.\d+$/.test(v), "must be a valid S3 bucket name: no two adjacent periods, not an IP address"),
-    ),
+    name: bucketName,
     /** true: create it; false: adopt an existing bucket of that name. */
     create: z.boolean().default(true),
     /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
     connectionName,
-    /** KMS key for the credential files and connection secrets; a key is created when absent. */
+    /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
     kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]{1,256}$/, "must be the ARN of a KMS key or alias").optional(),
-  });
+    accessLogs: accessLogsSchema,
+  })
+    .superRefine((v, ctx) => {
+      if (!v.create && (v.accessLogs.bucket || v.accessLogs.prefix)) ctx.addIssue({ code: "custom", path: ["accessLogs"], message: "is for a bucket the stack creates: an adopted bucket's logging is the platform's" });
+    });
 
   const scheduleSchema = z.strictObject({
     expression: z.string().max(256, "must be at most 256 characters").regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),

@@ -198,6 +198,18 @@ export function basicAuthorization(credentialsString: string): string {
 
 export const routingRulesBodySchema = z.array(routingRuleSchema).min(1);
 
+/**
+ * ASSUMED: the cfg API lists a tenant's routing rules. `GET {cfg}routingRules?tenantId=<uuid>`, with the tenant's Basic
+ * authorization, answers the rules the hub holds for the tenant as a JSON array of rule objects (all five fields). The
+ * specification documents only the POST; a hub that answers 404 or 405 has no such read. Used to post only the missing
+ * rules after an unclear answer, by `pulumi refresh` to see rules changed at the hub (providers/routingRules.ts: where
+ * the hub lacks the read, refresh says once that drift cannot be seen), and by `hub-export probe`.
+ */
+export const ROUTING_RULES_LISTING = { method: "GET", api: "CFG", path: HUB_API_PATHS.CFG } as const;
+/** Answers of a hub without the listing: the cfg API offers no read of routing rules. */
+export const ROUTING_RULES_LISTING_ABSENT = [404, 405] as const;
+export const routingRulesListingSchema = z.array(routingRuleSchema);
+
 /** ASSUMED: the field that identifies an entity (the User's employee id); the emulator uses it to count re-sends. */
 export const ERS_ENTITY_KEY = "UserId";
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { decodeCredentialsString } from "../core/credentials";
-import { ERS_ENTITY_KEY, HUB_API_MAX_BODY_BYTES, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema } from "../core/hubContract";
+import { ERS_ENTITY_KEY, HUB_API_MAX_BODY_BYTES, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema, routingRulesListingSchema } from "../core/hubContract";
 import type { EmulatorConfig, TenantConfig } from "./config";
 import { ruleKey, type EmulatorStore } from "./state";
 import { HttpError, describeIssues, parseJson, readBody, requireMediaType, safeEqual, type Reply } from "./http";
@@ -38,10 +38,10 @@ export class HubApis {
     return { status: 200, body: { tenantId, ...this.store.postRules(tenantId, parsed.data) } };
   }
 
-  /** `GET {CFG}routingRules`: the tenant's rows (an emulator convenience; the hub documents no read). */
+  /** `GET {CFG}routingRules`: the tenant's rows (the ASSUMED listing, core/hubContract.ts ROUTING_RULES_LISTING). */
   async getRoutingRules(req: IncomingMessage, query: URLSearchParams): Promise<Reply> {
     const tenantId = this.authenticate(req, query);
-    return { status: 200, body: this.store.rulesOf(tenantId) };
+    return { status: 200, body: routingRulesListingSchema.parse(this.store.rulesOf(tenantId)) };
   }
 
   /** `POST {ERS}entities`: at most ersMaxBatch entities; a larger batch is 413, like any oversized request. */

@@ -5,7 +5,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { HUB_API_PATHS, parseQueuePath } from "../core/hubContract";
+import { HUB_API_PATHS, ROUTING_RULES_LISTING, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
 import { DEFAULT_SEED, FaultInjector, FaultSpecError, HOSTILE_KINDS, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultKind, type FaultsInput, type HostileKind } from "./faults";
@@ -134,7 +134,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   // `/{cfg|ers|hrsys}/api/{the contract's path}`: the API URLs end in `/api/`, like HUB_API_CONFIG.hub_api_url.
   const hubRoutes: Record<string, Record<string, Route>> = {
-    cfg: { [HUB_API_PATHS.CFG]: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), GET: ({ req, query }) => hub.getRoutingRules(req, query) } } },
+    cfg: { [HUB_API_PATHS.CFG]: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), [ROUTING_RULES_LISTING.method]: ({ req, query }) => hub.getRoutingRules(req, query) } } },
     ers: { [HUB_API_PATHS.ERS]: { endpoint: "ers.entities", methods: { POST: ({ req, query }) => hub.postEntities(req, query) } } },
     hrsys: { [HUB_API_PATHS.HRSYS]: { endpoint: "hrsys.intakeJobs", methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) } } },
   };

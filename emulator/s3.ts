@@ -1,6 +1,6 @@
 /**
  * The few calls of the S3 API that a shared scripts folder needs, on loopback, with S3's conditional-write semantics:
- * GetObject, HeadObject, PutObject (If-Match / If-None-Match: * → 412 PreconditionFailed; x-amz-tagging),
+ * GetObject, HeadObject, PutObject (If-Match / If-None-Match: * → 412 PreconditionFailed; x-amz-tagging; user metadata),
  * GetObjectTagging, DeleteObject and ListObjectsV2, path-style (`/<bucket>/<key>`), with S3's XML errors. The AWS SDK talks to it with
  * `endpoint: <url>, forcePathStyle: true`. Request signatures are not checked.
  *
@@ -22,6 +22,8 @@ export interface S3Object {
   kmsKeyId?: string;
   /** x-amz-tagging, as sent. */
   tags?: Record<string, string>;
+  /** User metadata: the x-amz-meta-* headers, as sent (S3 lowercases the names). */
+  metadata?: Record<string, string>;
 }
 
 export interface S3EmulatorOptions {
@@ -105,6 +107,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
         const headers: Record<string, string | number> = { etag: object.etag, "content-type": object.contentType, "content-length": object.body.length, "last-modified": object.lastModified.toUTCString() };
         if (object.sse) headers["x-amz-server-side-encryption"] = object.sse;
         if (object.kmsKeyId) headers["x-amz-server-side-encryption-aws-kms-key-id"] = object.kmsKeyId;
+        for (const [name, value] of Object.entries(object.metadata ?? {})) headers[`x-amz-meta-${name}`] = value;
         res.writeHead(200, headers);
         res.end(method === "HEAD" ? undefined : object.body);
         return;
@@ -123,6 +126,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
         const sse = req.headers["x-amz-server-side-encryption"];
         const kms = req.headers["x-amz-server-side-encryption-aws-kms-key-id"];
         const tagging = req.headers["x-amz-tagging"];
+        const metadata = Object.fromEntries(Object.entries(req.headers).flatMap(([h, v]) => (h.startsWith("x-amz-meta-") && typeof v === "string" ? [[h.slice("x-amz-meta-".length), v]] : [])));
         bucket.set(key, {
           body: body!,
           etag,
@@ -131,6 +135,7 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
           ...(typeof sse === "string" ? { sse } : {}),
           ...(typeof kms === "string" ? { kmsKeyId: kms } : {}),
           ...(typeof tagging === "string" ? { tags: Object.fromEntries(new URLSearchParams(tagging)) } : {}),
+          ...(Object.keys(metadata).length ? { metadata } : {}),
         });
         res.writeHead(200, { etag });
         res.end();

@@ -4,6 +4,7 @@
  */
 import type { HubRegion } from "../core/regions";
 import type { LocalSecrets } from "./secrets";
+import { SAMPLE_LOADER_ROLE } from "../task/model/sampleData";
 
 export interface LocalEndpoints {
   database: { host: string; port: number; adminPassword: string };
@@ -31,6 +32,8 @@ export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: Loc
       provisioning: undefined,
       admin: { username: "postgres", password: endpoints.database.adminPassword },
       task: { ...raw.database?.task, password: secrets.taskPassword },
+      // The sample publish tables are the loader's, as a warehouse's are its HR loader's (task/model/sampleData.ts).
+      publishTableOwners: [SAMPLE_LOADER_ROLE],
     },
     // Every hub region's APIs are the emulator's; the regions keep their environment names.
     hub: {

@@ -65,6 +65,14 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
     const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
     await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
+    // The platform's part, which the embedded default stands in for (like the database): the roles that load the
+    // publish schema, allowed to create tables in it.
+    for (const owner of config.database.publishTableOwners) {
+      const loader = quoteIdent(owner, "role");
+      const { rowCount: exists } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [owner.toLowerCase()]);
+      if (!exists) await client.query(`CREATE ROLE ${loader} NOLOGIN`);
+      await client.query(`GRANT USAGE, CREATE ON SCHEMA ${quoteIdent(plan.publishSchema, "schema")} TO ${loader}`);
+    }
   });
   await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name, intakeJobWrittenWhenPresent(plan.stagingSchema));
   await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
@@ -99,6 +107,10 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
     await client.query(`GRANT USAGE ON SCHEMA ${publish} TO ${role}`);
     await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${publish} TO ${role}`);
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
+    // The tables each loader creates later, as components/warehouse/warehouse.ts sets it up.
+    for (const owner of plan.config.database.publishTableOwners) {
+      await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteIdent(owner, "role")} IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
+    }
     await client.query(`GRANT USAGE ON SCHEMA ${staging} TO ${role}`);
     for (const t of grants.readOnly) await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
     for (const t of grants.appendOnly) await client.query(`GRANT ${APPEND_ONLY_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);

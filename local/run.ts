@@ -22,14 +22,14 @@ import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
 import { localOverrides } from "./overrides";
-import { provisionLocal, grantTaskRole } from "./provision";
+import { provisionLocal } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
 import { latestIntakeJobs, recordRefusal, runOutcome, type IntakeJobRow, type RunCounts, type RunOutcome } from "./status";
 import type { Removed } from "./deployment";
 import { removedParts, runStatus } from "./summary";
-import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, SAMPLE_LOADER_ROLE, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
@@ -166,9 +166,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     const removed = removedParts(provisioned.removed);
     if (removed.length) progress.step(`removed what the stack config no longer has: ${removed.join("; ")}`);
+    // The loader creates the sample tables after the grants: the default privileges for its role let the task read them.
     const { seeded, changed, seededRegions } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
-    // Tables the seed created after the grants: grant again (idempotent).
-    await grantTaskRole(provisioned.databaseUrl, plan, quoteIdent(config.database.task.username, "role"));
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
@@ -216,7 +215,7 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
     const platRegions = plan.config.platTenants.map((t) => t.platRegion);
     if (count === 0) {
       progress.step(`seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`);
-      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions });
+      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions, loaderRole: SAMPLE_LOADER_ROLE });
       return { seeded: result.employees, changed: 0, seededRegions: platRegions };
     }
     const { rows: present } = await client.query<{ plat_region: string }>(`SELECT DISTINCT plat_region FROM ${employees}`);
@@ -227,7 +226,7 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
       const perRegion = Math.max(1, Math.ceil(options.employees / platRegions.length));
       const { rows: last } = await client.query<{ n: string | null }>(`SELECT max(substr(employee_id, 2)::bigint) AS n FROM ${employees} WHERE employee_id ~ '^E[0-9]{9}$'`);
       progress.step(`seeding ${(perRegion * newRegions.length).toLocaleString("en-US")} sample employees for the new platform region(s) ${newRegions.join(", ")}`);
-      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: perRegion * newRegions.length, seed: options.seed, platRegions: newRegions, firstEmployee: Number(last[0].n ?? 0) + 1 });
+      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: perRegion * newRegions.length, seed: options.seed, platRegions: newRegions, firstEmployee: Number(last[0].n ?? 0) + 1, loaderRole: SAMPLE_LOADER_ROLE });
       seeded = result.employees;
     }
     progress.step(`changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`);

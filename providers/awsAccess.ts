@@ -8,11 +8,14 @@
  * `aws:forbiddenAccountIds`. The SDK's default chain alone would use AWS_PROFILE or the default profile: another
  * identity, possibly another account, and no check.
  *
- * The dynamic providers read the config in `configure` (the Pulumi CLI passes the stack config), never from their
- * state: a delete or read after a change of profile or role uses the current ones, as the AWS provider does. What
- * `configure` read is kept on the process's global object, not on the provider, so that serializing a provider never
- * captures credentials (providers/pg.ts keeps the database login the same way). Called without `configure` (local
- * mode, tests), the SDK's default chain is used.
+ * The dynamic providers read the config in `configure`, never from their resources' state. What the engine hands
+ * `configure` depends on the operation: `pulumi up` and `preview` pass the stack config as it is now; `pulumi destroy`
+ * and `pulumi refresh` pass the provider inputs the last `up` recorded, so after a change of `aws:profile`,
+ * `aws:assumeRoles` or the keys they use the old ones, as the stack's AWS provider does, unless run with
+ * `--run-program` (Pulumi CLI 3.160 or later; docs/pulumi.md, "Changing the stack's AWS access"). What `configure` read
+ * is kept on the process's global object, not on the provider, so that serializing a provider never captures
+ * credentials (providers/pg.ts keeps the database login the same way). Called without `configure` (local mode,
+ * tests), the SDK's default chain is used.
  *
  * Serialized provider code: node builtins and npm packages only, required inside the functions; provider files alias
  * these functions into local consts.
@@ -49,6 +52,8 @@ export interface AwsAccess {
   assumeRoles: AwsAssumeRole[];
   allowedAccountIds: string[];
   forbiddenAccountIds: string[];
+  /** Read by a dynamic provider's `configure`: a failure says which config that was and what to run. */
+  fromProviderConfig?: boolean;
 }
 
 /**
@@ -99,7 +104,7 @@ export function rememberedAwsAccess(): AwsAccess | undefined {
 
 /** A dynamic provider's `configure`: keeps the stack's AWS access for this process. */
 export function configureAwsAccess(config: { get(key: string): string | undefined }): void {
-  rememberAwsAccess(awsAccessFromConfig((key) => config.get(key)));
+  rememberAwsAccess({ ...awsAccessFromConfig((key) => config.get(key)), fromProviderConfig: true });
 }
 
 /** Seconds of a duration written as the AWS provider takes it (`1h30m`, `900s`); undefined when it is not one. */
@@ -121,7 +126,11 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
   const stsRegion = access.stsRegion ?? access.region ?? region;
   const sts = (credentials: AwsKeys | undefined) =>
     new STSClient({ ...(stsRegion ? { region: stsRegion } : {}), ...(credentials ? { credentials } : access.profile ? { profile: access.profile } : {}) });
-  const failed = (what: string, err: unknown) => new Error(`${what} (${describeAccess(access)}): ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+  // A dynamic provider may run with the aws: config of the last `pulumi up` (destroy, refresh): say so.
+  const hint = access.fromProviderConfig
+    ? "; the aws: config is the one the provider was configured with: the stack's in `pulumi up`, the last up's in `pulumi destroy` and `pulumi refresh`. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)"
+    : "";
+  const failed = (what: string, err: unknown) => new Error(`${what} (${describeAccess(access)}): ${(err as Error).name ?? "error"}: ${(err as Error).message}${hint}`);
 
   let credentials: AwsKeys;
   const base = sts(access.keys);
@@ -172,7 +181,7 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
     }
     if ((allowed.length > 0 && !allowed.includes(account)) || forbidden.includes(account)) {
       const rule = allowed.length > 0 && !allowed.includes(account) ? `not in aws:allowedAccountIds (${allowed.join(", ")})` : "in aws:forbiddenAccountIds";
-      throw new Error(`the AWS credentials (${describeAccess(access)}) are of account ${account}, ${rule}: nothing was read or written with them`);
+      throw new Error(`the AWS credentials (${describeAccess(access)}) are of account ${account}, ${rule}: nothing was read or written with them${hint}`);
     }
   }
   return credentials;

@@ -25,6 +25,8 @@ export interface PgConnection {
   caPem?: string;
   /** verify-full: the name the server's certificate must carry, when `host` is a tunnel to it. */
   serverName?: string;
+  /** Added to an authentication failure's message: where this login came from and what to run (SQL providers). */
+  authFailureHint?: string;
 }
 
 /** The structured form or a `postgres://` URL (local mode and tests). */
@@ -61,8 +63,11 @@ export interface DatabaseConfigValues {
 
 /**
  * The database's name in state: `host:port/database` of the task endpoint. The SQL resources keep this label, never a
- * login: they get the login from the stack config each time they run (configure), so a rotated password or another
- * provisioning route changes nothing in their state.
+ * login: they get the login from the configuration their provider is given (configure), so a rotated password or
+ * another provisioning route changes nothing in their state. Which configuration that is depends on the operation:
+ * `pulumi up` and `preview` hand the dynamic providers the stack config as it is now; `pulumi destroy` and `pulumi
+ * refresh` configure them from the provider inputs the last `up` recorded in the state (the old password), unless run
+ * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi.md, "Rotating the admin password".
  */
 export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "database">): string {
   return `${db.host}:${db.port ?? 5432}/${db.database}`;
@@ -135,21 +140,37 @@ export function rememberedLogin(): ConfiguredLogin | undefined {
   return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as ConfiguredLogin | undefined;
 }
 
+/** Where a SQL provider's login comes from, for an authentication failure: what was used, and what to run. */
+export const PROVIDER_LOGIN_HINT =
+  "the SQL resources log in as hubExport:database.admin as their provider was configured: by `pulumi up` and `preview` from the stack config, " +
+  "by `pulumi destroy` and `pulumi refresh` from the config the last `pulumi up` recorded. After rotating the password (pulumi config set --secret), " +
+  "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)";
+
 /** Reads `hubExport:database` from a dynamic provider's ConfigureRequest; the program's own checks came first. */
 export function configuredLogin(config: { get(key: string): string | undefined }, root: string): ConfiguredLogin | undefined {
   const text = config.get("hubExport:database");
   if (text === undefined) return undefined;
   const db = JSON.parse(text) as DatabaseConfigValues;
-  return { label: databaseLabel(db), login: provisioningLogin(db, root) };
+  return { label: databaseLabel(db), login: { ...provisioningLogin(db, root), authFailureHint: PROVIDER_LOGIN_HINT } };
 }
 
-/** Opens one client, runs `fn`, always closes it. */
+/**
+ * Opens one client, runs `fn`, always closes it. A login refused (28P01 invalid_password, 28000 invalid authorization)
+ * says where the login came from when the target does (authFailureHint).
+ */
 export async function withPgClient<T>(target: PgTarget, fn: (client: Client) => Promise<T>): Promise<T> {
   const { Client: PgClient } = require("pg") as typeof import("pg");
   const client = new PgClient(pgClientConfig(target));
   // A connection lost between statements must not crash the process: the next statement reports it.
   client.on("error", () => undefined);
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const hint = typeof target === "string" ? undefined : target.authFailureHint;
+    if (hint && (code === "28P01" || code === "28000")) throw Object.assign(new Error(`${(err as Error).message}: ${hint}`), { code });
+    throw err;
+  }
   try {
     return await fn(client);
   } finally {
@@ -192,7 +213,7 @@ export function pgTargetLabel(target: PgTarget): string {
   }
 }
 
-/** A SQL provider's `configure`: keeps the stack's current admin login for this process. */
+/** A SQL provider's `configure`: keeps the admin login of the config it is given, for this process. */
 export function configureLogin(config: { get(key: string): string | undefined }): void {
   rememberLogin(configuredLogin(config, process.cwd()));
 }

@@ -155,12 +155,18 @@ async function postOnce(url: string, request: PostRoutingRulesRequest, rules: re
   return response.status >= 500 ? { kind: "unknown", problem } : { kind: "refused", problem };
 }
 
-/** The tenant's rules as the hub holds them (ASSUMED: `GET routingRules?tenantId=` answers them), or why not. */
-async function readRules(url: string, request: PostRoutingRulesRequest, timeoutMs: number): Promise<{ rules: RoutingRuleBody[] } | { problem: string }> {
+/** Answers of a cfg API without the listing (core/hubContract.ts ROUTING_RULES_LISTING_ABSENT). */
+export const NO_LISTING_STATUSES: readonly number[] = [404, 405];
+
+/**
+ * The tenant's rules as the hub holds them (ASSUMED listing, core/hubContract.ts ROUTING_RULES_LISTING: `GET
+ * routingRules?tenantId=` answers them), or why not; `noListing` when the cfg API has no such read.
+ */
+async function readRules(url: string, request: Pick<PostRoutingRulesRequest, "credentialsString">, timeoutMs: number): Promise<{ rules: RoutingRuleBody[] } | { problem: string; noListing?: boolean }> {
   try {
     const response = await fetch(url, { headers: { Authorization: `Basic ${request.credentialsString}`, Accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
     const { text, cut } = await readCapped(response);
-    if (response.status === 404 || response.status === 405) return { problem: `the cfg API offers no read of routing rules (HTTP ${response.status})` };
+    if (NO_LISTING_STATUSES.includes(response.status)) return { problem: `the cfg API offers no read of routing rules (HTTP ${response.status})`, noListing: true };
     if (!response.ok) return { problem: `reading them back answered HTTP ${response.status}: ${bodyExcerpt(text, request.credentialsString)}` };
     if (cut) return { problem: `reading them back gave an answer longer than ${MAX_ANSWER_BYTES / 1024} KiB` };
     const doc = JSON.parse(text) as unknown;
@@ -228,6 +234,14 @@ function ruleSetState(inputs: RoutingRuleSetState, posted: { postedAt?: string }
   };
 }
 
+/** Said once per provider process (one `pulumi refresh`), not once per tenant. */
+function warnOnce(key: string, message: string): void {
+  const said = ((globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.routing-rules-warnings")] ??= new Set<string>()) as Set<string>;
+  if (said.has(key)) return;
+  said.add(key);
+  process.stderr.write(`${message}\n`);
+}
+
 /** The set must reach the hub again: other rules, another cfg API, other provider behaviour. */
 function needsPost(olds: RoutingRuleSetState, news: RoutingRuleSetState): boolean {
   return olds.rulesHash !== news.rulesHash || olds.cfgApiUrl !== news.cfgApiUrl || olds.version !== news.version;
@@ -259,6 +273,33 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
   async create(inputs) {
     await postRoutingRules(inputs);
     return { id: String(inputs.tenantId).toLowerCase(), outs: ruleSetState(inputs, { postedAt: new Date().toISOString() }) };
+  },
+
+  /**
+   * `pulumi refresh`: the tenant's rules as the hub lists them. Rules of the set the hub no longer holds as they are
+   * (changed or removed at the hub) leave the state's set, so the next `up` posts the set again; rules the hub holds
+   * besides (another pipeline's, or ones this stack no longer posts) are not this resource's. Where the hub has no
+   * listing, drift cannot be seen: said once, and the state is returned as it is. The credentials string stays
+   * under its own key, so the engine keeps it secret (it re-marks a property secret when the old state's was).
+   */
+  async read(id, props) {
+    if (!props) return { id };
+    const read = await readRules(routingRulesUrl(props.cfgApiUrl, props.tenantId), props, 30_000);
+    if ("problem" in read) {
+      if (read.noListing) {
+        warnOnce(
+          props.cfgApiUrl,
+          `hub routing rules at ${props.cfgApiUrl}: ${read.problem}, so pulumi refresh cannot see rules changed at the hub; it keeps the state of the last post (the next up posts a set only when the configured one changes)`,
+        );
+        return { id, props, inputs: props };
+      }
+      throw new Error(`refresh of hub routing rules of tenant ${props.tenantId}: ${read.problem}`);
+    }
+    const held = Array.isArray(props.rules) ? props.rules.filter((r) => missingRules([r], read.rules).length === 0) : [];
+    if (held.length === (props.rules ?? []).length) return { id, props, inputs: props };
+    const state = { ...props, rules: held, rulesHash: ruleSetHash(held), ruleCount: held.length };
+    const { ruleCount: _count, postedAt: _posted, ...inputs } = state;
+    return { id, props: state, inputs: inputs as RoutingRuleSetState };
   },
 
   async update(_id, olds, news) {

@@ -26,16 +26,26 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { s3Folder as scriptFolderS3, SHARED_FILES as SCRIPT_FOLDER_FILES, type S3FolderLocation, type ScriptFolderLocation } from "./scriptFiles";
 import { configureAwsAccess as configureAccess } from "./awsAccess";
 import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
+import { stableJson as jsonStable } from "./json";
 
 const s3Folder = scriptFolderS3;
+const stableJson = jsonStable;
 const SHARED_FILES = SCRIPT_FOLDER_FILES;
 const configureAwsAccess = configureAccess;
 const makeFolder = makeFolderWithMode;
 /** The scripts folder holds the credential files too: the owner's only. */
 const FOLDER_MODE = PRIVATE_FOLDER_MODE;
 
-/** Bump when applying behaves differently, so that `pulumi up` applies the release again. */
-export const SCRIPTS_RELEASE_PROVIDER_VERSION = 1;
+/**
+ * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its
+ * sha256 in its user metadata, which `pulumi refresh` reads (HeadObject).
+ */
+export const SCRIPTS_RELEASE_PROVIDER_VERSION = 2;
+
+/** The user metadata (x-amz-meta-…) that holds an object's sha256 as the release wrote it. */
+export const RELEASE_SHA256_METADATA = "hub-export-sha256";
+/** A file of the release whose content is not the release's, and whose sha256 the folder does not say. */
+export const CHANGED = "changed";
 
 export interface ReleaseFile {
   /** Path inside the scripts folder, `/`-separated. */
@@ -203,6 +213,7 @@ async function applyToS3(location: S3FolderLocation, files: ReleaseFile[], wante
           Key: prefix + file.name,
           Body: file.content,
           ContentType: "application/octet-stream",
+          Metadata: { [RELEASE_SHA256_METADATA]: sha256Of(file.content) },
           ...(location.kmsKeyArn ? { ServerSideEncryption: "aws:kms", SSEKMSKeyId: location.kmsKeyArn } : {}),
         }),
       );
@@ -252,6 +263,54 @@ async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<stri
   return { written: files.length, deleted };
 }
 
+/**
+ * What the folder holds of a release: each file of `manifest` that is there, with the sha256 of its content (S3: the
+ * one its user metadata says, `changed` where it says none, HeadObject), and the files that are neither the release's
+ * nor kept (`extra`). A file the folder lacks is left out.
+ */
+export async function readReleaseFolder(location: ScriptFolderLocation, manifest: Record<string, string>, keep: readonly string[]): Promise<{ files: Record<string, string>; extra: string[] }> {
+  const wanted = new Set(Object.keys(manifest));
+  const files: Record<string, string> = {};
+  let present: string[];
+  if (location.kind === "s3") {
+    const { HeadObjectCommand, ListObjectsV2Command } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+    const { client, prefix } = s3Folder(location);
+    const failed = (what: string, err: unknown) => new Error(`scripts release: cannot ${what} s3://${location.bucket}/${prefix}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+    await inParallel(Object.keys(manifest), async (name) => {
+      try {
+        const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
+        files[name] = head.Metadata?.[RELEASE_SHA256_METADATA] ?? CHANGED;
+      } catch (err) {
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return;
+        throw failed(`read ${name} in`, err);
+      }
+    });
+    present = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }));
+        for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw failed("list", err);
+    }
+  } else {
+    const fs = require("node:fs") as typeof import("node:fs");
+    const path = require("node:path") as typeof import("node:path");
+    const walk = (sub: string): string[] =>
+      fs.readdirSync(path.join(location.dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
+    present = fs.existsSync(location.dir) ? walk("") : [];
+    for (const name of present) if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
+  }
+  // A kept file's lock and temporary files (scriptFiles.ts) are not the release's business either.
+  const keptWork = (name: string) => keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
+  const extra = present.filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
+  return { files, extra };
+}
+
 /** The dynamic resource's inputs and outputs: the manifest, never the content. */
 export interface ScriptsReleaseState {
   location: ScriptFolderLocation;
@@ -269,6 +328,8 @@ export interface ScriptsReleaseState {
   /** Files of the folder kept though the release lacks them (keptScriptFiles). */
   keep: string[];
   version: number;
+  /** After `pulumi refresh` only: files in the folder that are neither the release's nor kept. */
+  extra?: string[];
 }
 
 /** The location compared as a whole, in a fixed order (unknown values during preview compare as themselves). */
@@ -316,7 +377,9 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
 
   async diff(_id, olds, news) {
     // Another zip path with the same content (another machine, another checkout) changes nothing.
-    const changes = olds.sha256 !== news.sha256 || locationKey(olds.location) !== locationKey(news.location) || olds.keep.join("\n") !== news.keep.join("\n") || olds.version !== news.version;
+    // After a refresh: files changed or removed, or files added, in the folder.
+    const drift = stableJson(olds.files) !== stableJson(news.files) || (olds.extra ?? []).length > 0;
+    const changes = drift || olds.sha256 !== news.sha256 || locationKey(olds.location) !== locationKey(news.location) || olds.keep.join("\n") !== news.keep.join("\n") || olds.version !== news.version;
     return { changes };
   },
 
@@ -329,6 +392,21 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
   async update(_id, _olds, news) {
     await apply(news);
     return { outs: releaseState(news) };
+  },
+
+  /**
+   * `pulumi refresh`: the folder as it is, by HeadObject (each file's sha256 in its user metadata) and a listing. A file
+   * of the release changed or removed by hand, or a file added, shows in `files` and `extra`, and the next `up` applies
+   * the release again. (Another stack's release applied to the same folder shows the same way: keep one release per
+   * environment.)
+   */
+  async read(id, props) {
+    if (!props) return { id };
+    const found = await readReleaseFolder(props.location, props.files, props.keep);
+    const { extra: _extra, ...state } = props;
+    if (stableJson(found.files) === stableJson(props.files) && found.extra.length === 0) return { id, props: state, inputs: state };
+    const drifted: ScriptsReleaseState = { ...state, files: found.files, ...(found.extra.length ? { extra: found.extra } : {}) };
+    return { id, props: drifted, inputs: drifted };
   },
 
   async delete(_id, props) {

@@ -25,7 +25,8 @@ export class HubRoutingRules extends pulumi.ComponentResource {
     super("hubExport:hub:HubRoutingRules", name, {}, opts);
     this.ruleCounts = {};
     for (const tenant of args.tenants) {
-      new RoutingRuleSet(`routingRules/${tenant.tenantId}`, tenant, { parent: this });
+      // Named after the component (two in one stack never collide); the alias keeps a set deployed as routingRules/<id>.
+      new RoutingRuleSet(`${name}/${tenant.tenantId}`, tenant, { parent: this, aliases: [{ name: `routingRules/${tenant.tenantId}` }] });
       this.ruleCounts[tenant.tenantId] = tenant.rules.length;
     }
     this.registerOutputs({ ruleCounts: this.ruleCounts });

@@ -1,13 +1,13 @@
 /**
  * Operating the scheduled export: the stack's alerts topic (KMS-encrypted, with the configured email and HTTPS
  * subscriptions), the EventBridge rules that tell it when a run did not complete, the schedule's dead-letter queue
- * and its alarm, the "no completed run within N hours" alarm on the task's own metric, and a dashboard.
+ * and its alarm, the "no run completed within N hours" composite alarm on the task's own metric, and a dashboard.
  */
 import crypto from "node:crypto";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
-import { noCompletedRunAlarm } from "./noCompletedRun";
+import { noCompletedRunAlarms } from "./noCompletedRun";
 import { alertsKeyPolicy, alertsTopicPolicy } from "./policies";
 import { taskStopRules } from "./taskStopRules";
 import { dashboardBody } from "./dashboard";
@@ -30,8 +30,6 @@ export interface ExportMonitoringArgs {
   https: AlertEndpoint[];
   /** Absent: no such alarm (a one-time schedule). */
   noCompletedRunWithinHours?: number;
-  /** When the no-completed-run alarm starts watching (RFC 3339): hours before count as completed. */
-  watchStart: pulumi.Input<string>;
   /** A disabled schedule keeps the alarm, with its actions off. */
   scheduleEnabled: boolean;
   aws: AwsContext;
@@ -122,7 +120,8 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     this.deadLetterQueueArn = deadLetters.arn;
     this.deadLetterQueueUrl = deadLetters.url;
 
-    const alarms: aws.cloudwatch.MetricAlarm[] = [];
+    // The alarms that notify the topic.
+    const alarms: (aws.cloudwatch.MetricAlarm | aws.cloudwatch.CompositeAlarm)[] = [];
     // An alarm on any datapoint above zero in one period; no data is nothing to tell.
     const onAnyDatapoint = (key: string, alarm: { name: string; description: string; namespace: string; metricName: string; dimensions: pulumi.Input<Record<string, pulumi.Input<string>>>; statistic: string; period: number }) =>
       new aws.cloudwatch.MetricAlarm(
@@ -156,26 +155,17 @@ export class ExportMonitoring extends pulumi.ComponentResource {
       }),
     );
     if (args.noCompletedRunWithinHours !== undefined) {
-      const hours = args.noCompletedRunWithinHours;
-      // N hourly periods without a completed run, from the time the watch started (components/monitoring/noCompletedRun.ts).
-      const definition = pulumi.output(args.watchStart).apply((watchStart) => noCompletedRunAlarm({ baseName: base, jobName: args.jobName, environment: args.environment, hours, watchStart }));
+      // Two conditions without actions and the composite that notifies (components/monitoring/noCompletedRun.ts).
+      const definition = noCompletedRunAlarms({ baseName: base, jobName: args.jobName, environment: args.environment, hours: args.noCompletedRunWithinHours });
+      const conditions = [
+        new aws.cloudwatch.MetricAlarm(`${name}-completed-within`, definition.completed, parent),
+        new aws.cloudwatch.MetricAlarm(`${name}-failed-within`, definition.failed, parent),
+      ];
       alarms.push(
-        new aws.cloudwatch.MetricAlarm(
+        new aws.cloudwatch.CompositeAlarm(
           `${name}-no-completed-run`,
-          {
-            name: definition.name,
-            alarmDescription: definition.alarmDescription,
-            metricQueries: definition.metricQueries,
-            evaluationPeriods: definition.evaluationPeriods,
-            datapointsToAlarm: definition.datapointsToAlarm,
-            threshold: definition.threshold,
-            comparisonOperator: definition.comparisonOperator,
-            treatMissingData: definition.treatMissingData,
-            actionsEnabled: args.scheduleEnabled,
-            alarmActions: [topic.arn],
-            okActions: [topic.arn],
-          },
-          parent,
+          { ...definition.alarm, actionsEnabled: args.scheduleEnabled, alarmActions: [topic.arn], okActions: [topic.arn] },
+          { ...parent, dependsOn: conditions },
         ),
       );
     }
@@ -194,7 +184,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         period: 3600,
       }),
     );
-    this.alarmNames = alarms.map((a) => a.name);
+    this.alarmNames = alarms.map((a) => (a instanceof aws.cloudwatch.CompositeAlarm ? a.alarmName : a.name));
 
     new aws.sns.TopicPolicy(
       `${name}-topic`,

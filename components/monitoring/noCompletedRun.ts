@@ -1,20 +1,32 @@
 /**
- * The "no completed run within N hours" alarm, as a pure definition. It watches the task's own RunsCompleted metric
- * (Sum per hour) through a metric math expression that is defined for every hour:
+ * The "no completed run within N hours" alarm, as pure definitions: a composite alarm over two metric alarms that
+ * never notify (its conditions), both on the record every run writes as it ends (core/metrics.ts: RunsCompleted is 1
+ * for a completed run and 0 for any other end, Region = ALL):
  *
- *   IF(EPOCH(completed) < <watch start>, 1, FILL(completed, 0))
+ *   completed  a run completed within the last N hours: Maximum per hour >= 1 in any of the last N hours
+ *   failed     a run ended without completing within the last 7 days: Minimum per hour < 1 in any of the last 168 hours
+ *   alarm      ALARM(failed) AND NOT ALARM(completed)
  *
- * An hour that began before the watch started counts as completed; after it, an hour without a completed run counts
- * 0 (missing data is silence, so a schedule that never starts the task still fires it). The alarm fires when all of
- * the last N hours are below 1. N is at least the schedule's longest gap between two starts (plus a quarter), so the
- * first N hours after the watch starts always hold the first scheduled run: the alarm never fires before that run
- * has had its chance, and fires N hours after the last completed run otherwise.
+ * Its state on creation depends on no metric math and on nothing CloudWatch does with an empty series. Both conditions
+ * treat missing data as not breaching: "notBreaching – Missing data points are treated as "good" and within the
+ * threshold" (CloudWatch User Guide, "Configuring how CloudWatch alarms treat missing data"), so neither is in ALARM
+ * before a run has ended. And the composite "goes into ALARM state only if all conditions of the rule are met";
+ * "ALARM("alarm-name or alarm-ARN") is TRUE if the named alarm is in ALARM state"; "When this operation creates an
+ * alarm, the alarm state is immediately set to INSUFFICIENT_DATA. The alarm is then evaluated and its state is set
+ * appropriately" (CloudWatch API Reference, PutCompositeAlarm). So a new stack's alarm is OK until a run ends without
+ * completing.
+ *
+ * It fires N hours after the last completed run once a run has ended without completing since (or at such a run's end
+ * when none completed in the N hours before it), and a completed run clears it. A completed run only ever makes
+ * "completed" true, so no evaluation order of the two conditions can set it off. A schedule that starts no run at all
+ * leaves no data: its failed invocations are the dead-letter alarm's, a run that stops before its end record the
+ * task-stop rules'.
  */
 import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
 
-/** The id of the metric query the expression reads. */
-export const COMPLETED_QUERY = "completed";
 const HOUR = 3600;
+/** How far back "failed" looks: the longest an alarm can evaluate (7 days of hourly periods), and N's upper bound. */
+export const FAILED_WITHIN_HOURS = 168;
 
 export interface NoCompletedRunInput {
   /** Physical base name of the stack's alarms. */
@@ -22,43 +34,62 @@ export interface NoCompletedRunInput {
   jobName: string;
   environment: string;
   hours: number;
-  /** When the watch started (RFC 3339): the creation of the stack's task role, which the schedule's first run needs. */
-  watchStart: string;
 }
 
-/** Seconds since the epoch of an RFC 3339 time, or a clear error. */
-export function epochSeconds(time: string): number {
-  const ms = Date.parse(time);
-  if (Number.isNaN(ms)) throw new Error(`not a date-time: ${JSON.stringify(time)}`);
-  return Math.floor(ms / 1000);
+/** The task's run-level RunsCompleted, per hour. */
+function runsCompleted(jobName: string, statistic: "Maximum" | "Minimum") {
+  return { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { [METRIC_DIMENSIONS.jobName]: jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS }, statistic, period: HOUR };
 }
 
-export function noCompletedRunExpression(watchStart: string): string {
-  return `IF(EPOCH(${COMPLETED_QUERY}) < ${epochSeconds(watchStart)}, 1, FILL(${COMPLETED_QUERY}, 0))`;
-}
-
-/** The alarm's arguments (without its actions). */
-export function noCompletedRunAlarm(input: NoCompletedRunInput) {
-  const { hours } = input;
+/** The alarms' names: the composite's, and its two conditions'. */
+export function noCompletedRunNames(input: Pick<NoCompletedRunInput, "baseName" | "hours">) {
   return {
-    name: `${input.baseName} no completed run within ${hours} hours`,
-    alarmDescription:
-      `No run of export job ${input.jobName} (${input.environment}) reached ExecutionCompleted within ${hours} hours (metric ${METRIC_NAMESPACE} ${METRICS.completed}). ` +
-      `It does not fire before the first scheduled run has had its chance: hours before ${new Date(epochSeconds(input.watchStart) * 1000).toISOString()} (when the watch started) count as completed, and ${hours} hours hold at least one scheduled start. ` +
-      `Look for failure alerts, the schedule's state and its dead-letter alarm.`,
-    metricQueries: [
-      {
-        id: COMPLETED_QUERY,
-        returnData: false,
-        metric: { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { [METRIC_DIMENSIONS.jobName]: input.jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS }, stat: "Sum", period: HOUR },
-      },
-      { id: "watched", returnData: true, label: "Completed runs per hour (1 before the watch started)", expression: noCompletedRunExpression(input.watchStart) },
-    ],
-    evaluationPeriods: hours,
-    datapointsToAlarm: hours,
-    threshold: 1,
-    comparisonOperator: "LessThanThreshold",
-    // The expression has a value for every hour; should CloudWatch lack one, it counts as silence.
-    treatMissingData: "breaching",
+    alarm: `${input.baseName} no run completed within ${input.hours} hours`,
+    completed: `${input.baseName} condition: a run completed within ${input.hours} hours`,
+    failed: `${input.baseName} condition: a run ended without completing within ${FAILED_WITHIN_HOURS / 24} days`,
+  };
+}
+
+/** The composite's rule. */
+export function noCompletedRunRule(input: Pick<NoCompletedRunInput, "baseName" | "hours">): string {
+  const names = noCompletedRunNames(input);
+  return `ALARM("${names.failed}") AND NOT ALARM("${names.completed}")`;
+}
+
+/** The two conditions (metric alarms without actions) and the composite alarm (without its actions). */
+export function noCompletedRunAlarms(input: NoCompletedRunInput) {
+  const { hours } = input;
+  const names = noCompletedRunNames(input);
+  const condition = `A condition of the alarm '${names.alarm}', which notifies; this one has no actions, and its ALARM state means true.`;
+  return {
+    completed: {
+      name: names.completed,
+      alarmDescription: `${condition} True while a run of export job ${input.jobName} (${input.environment}) completed within the last ${hours} hours (${METRIC_NAMESPACE} ${METRICS.completed} = 1).`,
+      ...runsCompleted(input.jobName, "Maximum"),
+      evaluationPeriods: hours,
+      datapointsToAlarm: 1,
+      threshold: 1,
+      comparisonOperator: "GreaterThanOrEqualToThreshold",
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    },
+    failed: {
+      name: names.failed,
+      alarmDescription: `${condition} True while a run of export job ${input.jobName} (${input.environment}) ended without completing within the last ${FAILED_WITHIN_HOURS / 24} days (${METRIC_NAMESPACE} ${METRICS.completed} = 0).`,
+      ...runsCompleted(input.jobName, "Minimum"),
+      evaluationPeriods: FAILED_WITHIN_HOURS,
+      datapointsToAlarm: 1,
+      threshold: 1,
+      comparisonOperator: "LessThanThreshold",
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    },
+    alarm: {
+      alarmName: names.alarm,
+      alarmRule: noCompletedRunRule(input),
+      alarmDescription:
+        `No run of export job ${input.jobName} (${input.environment}) reached ExecutionCompleted within ${hours} hours, and a run ended without completing. ` +
+        `A new stack is not in ALARM: it waits for a run to end. Look for failure alerts, the schedule's state and its dead-letter alarm.`,
+    },
   };
 }

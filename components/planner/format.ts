@@ -48,6 +48,7 @@ export function formatPlanText(run: PlanRun): string {
     const pad = "  ".repeat(depth);
     const flags = [
       r.read ? `read existing id ${r.id}` : "",
+      r.options.import ? `imports existing id ${r.options.import}` : "",
       r.options.protect ? "protected" : "",
       r.options.retainOnDelete ? "retained on delete" : "",
       r.options.deleteBeforeReplace ? "delete before replace" : "",

@@ -45,12 +45,26 @@ export interface PlannedResource {
   /** `<provider urn>::<id>` of an explicit provider. */
   provider?: string;
   dependsOn: string[];
-  options: { additionalSecretOutputs?: string[]; retainOnDelete?: boolean; deleteBeforeReplace?: boolean; protect?: boolean; ignoreChanges?: string[]; replaceOnChanges?: string[] };
+  options: {
+    additionalSecretOutputs?: string[];
+    retainOnDelete?: boolean;
+    deleteBeforeReplace?: boolean;
+    protect?: boolean;
+    ignoreChanges?: string[];
+    replaceOnChanges?: string[];
+    /** The `import` option: the id of an existing resource to adopt. */
+    import?: string;
+    /** The `aliases` option, as the SDK sends it (a URN, or a spec whose blank fields default to the resource's). */
+    aliases?: AliasSpec[];
+  };
   /** As the engine receives them: secrets tagged (see values.ts: maskValue, revealValue, isSecretValue). */
   inputs: Record<string, unknown>;
   /** The mocked outputs, secrets tagged; kept for tests, not printed. */
   state?: Record<string, unknown>;
 }
+
+/** One alias as the engine receives it: a URN, or a spec (name, type, stack, project, parent: "" for the default). */
+export type AliasSpec = { urn: string } | { name: string; type: string; stack: string; project: string; parentUrn: string; noParent: boolean };
 
 export interface PlanRun {
   project: string;
@@ -84,6 +98,13 @@ interface Monitor {
   registerResource(req: any, callback: Callback): Promise<void>;
   readResource(req: any, callback: Callback): Promise<void>;
   registerResourceOutputs(req: any, callback: Callback): void;
+}
+
+/** An Alias message of the register request (proto/alias_pb.js). */
+function aliasSpec(alias: any): AliasSpec {
+  const spec = alias.getSpec();
+  if (!spec) return { urn: alias.getUrn() };
+  return { name: spec.getName(), type: spec.getType(), stack: spec.getStack(), project: spec.getProject(), parentUrn: spec.getParenturn(), noParent: spec.getNoparent() };
 }
 
 /** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
@@ -185,6 +206,9 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
         if (req.getProtect()) entry.options.protect = true;
         if (req.getIgnorechangesList().length) entry.options.ignoreChanges = [...req.getIgnorechangesList()];
         if (req.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...req.getReplaceonchangesList()];
+        if (req.getImportid()) entry.options.import = req.getImportid();
+        const aliases = (req.getAliasesList() as any[]).map(aliasSpec);
+        if (aliases.length) entry.options.aliases = aliases;
       }
       resources.push(entry);
       pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };

@@ -88,6 +88,10 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
       return { id: `https://sqs.${region}.amazonaws.com/${acct}/${name}`, state: { ...inputs, name, arn: arn("sqs", name), url: `https://sqs.${region}.amazonaws.com/${acct}/${name}` } };
     case "aws:cloudwatch/metricAlarm:MetricAlarm":
       return { id: name, state: { ...inputs, name, arn: arn("cloudwatch", `alarm:${name}`) } };
+    case "aws:cloudwatch/compositeAlarm:CompositeAlarm": {
+      const alarmName = str(inputs.alarmName) ?? args.name;
+      return { id: alarmName, state: { ...inputs, alarmName, arn: arn("cloudwatch", `alarm:${alarmName}`) } };
+    }
     case "aws:cloudwatch/dashboard:Dashboard": {
       const dashboardName = str(inputs.dashboardName) ?? args.name;
       return { id: dashboardName, state: { ...inputs, dashboardName, dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}` } };
@@ -111,6 +115,15 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       return { id: acct, accountId: acct, arn: `arn:${partition}:iam::${acct}:user/offline-plan`, userId: "OFFLINEPLAN" };
     case "aws:index/getPartition:getPartition":
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
+    case "aws:kms/getKey:getKey": {
+      // An alias ARN resolves to a key of the alias's account and region, the same on every run; a key ARN to itself.
+      const keyId = String(args.inputs.keyId);
+      const m = /^arn:([^:]+):kms:([^:]*):(\d{12}):(alias|key)\/(.+)$/.exec(keyId);
+      const h = short(keyId, 32);
+      const id = m?.[4] === "key" ? m[5] : `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      const arn = `arn:${m?.[1] ?? partition}:kms:${m?.[2] || region}:${m?.[3] ?? acct}:key/${id}`;
+      return { id, keyId: id, arn, keyState: "Enabled", keyUsage: "ENCRYPT_DECRYPT", keySpec: "SYMMETRIC_DEFAULT", enabled: true };
+    }
     case OFFLINE_OBJECT_TAGS_TOKEN: {
       // An adopted bucket's guard (components/storage/objectGuard.ts): the tags of the keys among the account's
       // objects; by default none of the stack's keys is there yet.

@@ -3,6 +3,12 @@
  * connection records in Secrets Manager and the task's log group. Created with rotation, or taken from
  * `hubExport:bucket.kmsKeyArn` (whose key policy must then let CloudWatch Logs use it for the log group, see
  * docs/pulumi.md). A created key is protected in prod.
+ *
+ * A given alias (`…:alias/<name>`) is resolved to its key's ARN (kms:DescribeKey, at preview too) before it reaches
+ * anything: "To specify a KMS key in an IAM policy statement, you must use its key ARN. You cannot use a key id, alias
+ * name, or alias ARN" (AWS KMS developer guide, "Specifying KMS keys in IAM policy statements"), CloudWatch Logs takes
+ * "the Amazon Resource Name (ARN) of the KMS key" (CreateLogGroup kmsKeyId), and S3 reports an object's key by its key
+ * ARN, so an alias in an object's kmsKeyId would show as a change in every `up`.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
@@ -21,13 +27,18 @@ export interface EncryptionKeyArgs {
   aws: AwsContext;
 }
 
+/** `arn:<partition>:kms:<region>:<account>:alias/<name>`: names an alias, not a key. */
+export function isAliasArn(arn: string): boolean {
+  return /^arn:[^:]+:kms:[^:]*:[^:]*:alias\//.test(arn);
+}
+
 export class EncryptionKey extends pulumi.ComponentResource {
   readonly keyArn: pulumi.Output<string>;
 
   constructor(name: string, args: EncryptionKeyArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:security:EncryptionKey", name, {}, opts);
     if (args.existingKeyArn) {
-      this.keyArn = pulumi.output(args.existingKeyArn);
+      this.keyArn = isAliasArn(args.existingKeyArn) ? aws.kms.getKeyOutput({ keyId: args.existingKeyArn }, { parent: this }).arn : pulumi.output(args.existingKeyArn);
     } else {
       // IAM policies decide for the account's principals (the roles get exactly kms:Decrypt on this key); CloudWatch
       // Logs may use it only for the task's log group.

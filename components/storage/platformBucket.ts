@@ -13,7 +13,9 @@
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { denyInsecureTransportPolicy } from "../policies";
+import { ACCESS_LOG_RETENTION_DAYS } from "../../config/schema";
+import { accessLogBucketPolicy, denyInsecureTransportPolicy } from "../policies";
+import { accessLogBucketName } from "../naming";
 import { guardedBucketName, OWNER_TAG, ownerTagValue, s3ObjectInspector, type ObjectInspector } from "./objectGuard";
 import { SharedObject } from "./sharedObject";
 
@@ -25,6 +27,16 @@ export interface BucketFile {
   contentType: string;
   /** Shared with the platform environment's other pipelines: created only when absent, never overwritten or deleted. */
   shared?: boolean;
+}
+
+/** Where a created bucket's server access logs go (hubExport:bucket.accessLogs). */
+export interface AccessLogOptions {
+  /** An existing log bucket; absent: the stack creates one. */
+  bucket?: string;
+  /** Key prefix of the logs; the bucket's name and a slash by default. */
+  prefix?: string;
+  /** Days the log bucket the stack creates keeps them. */
+  retentionDays?: number;
 }
 
 /** What the stack may do to its data: prod protects, qa may be destroyed without leftovers. */
@@ -48,6 +60,10 @@ export interface PlatformBucketArgs {
   /** Folder markers, the rendered template, the scripts templates. */
   files: BucketFile[];
   retention: RetentionOptions;
+  /** A created bucket's server access logs. */
+  accessLogs?: AccessLogOptions;
+  /** The account, for the log bucket's policy (only S3 logging on behalf of this account's bucket may write). */
+  accountId?: pulumi.Input<string>;
 }
 
 /** Options and inputs shared by every object the stack writes into the bucket. */
@@ -88,6 +104,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
         dependsOn,
       );
       new aws.s3.BucketPolicy(name, { bucket: bucket.id, policy: bucket.arn.apply((arn) => JSON.stringify(denyInsecureTransportPolicy(arn))) }, { parent: this, dependsOn: [access] });
+      this.accessLogs(name, args, bucket);
       this.bucketName = bucket.bucket;
       this.bucketArn = bucket.arn;
       ready = [bucket, access, encryption];
@@ -113,6 +130,45 @@ export class PlatformBucket extends pulumi.ComponentResource {
     writeObjects(this, name, this.placement, args.files, { parent: this });
     this.fileKeys = args.files.map((f) => f.key);
     this.registerOutputs({ bucketName: this.bucketName, bucketArn: this.bucketArn, fileKeys: this.fileKeys });
+  }
+
+  /**
+   * Server access logs of the created bucket: to the given log bucket, or to one the stack creates for them. S3 writes
+   * server access logs only into a bucket of the same account and region, whose default encryption, if any, is SSE-S3
+   * (SSE-KMS is not supported for log delivery) and which grants S3's logging service s3:PutObject by bucket policy
+   * (S3 User Guide, "Enabling Amazon S3 server access logging"): so the log bucket is SSE-S3, owner-enforced, private.
+   */
+  private accessLogs(name: string, args: PlatformBucketArgs, bucket: aws.s3.Bucket): void {
+    const logs = args.accessLogs ?? {};
+    const prefix = logs.prefix ?? `${args.bucketName}/`;
+    let target: pulumi.Input<string> = logs.bucket ?? "";
+    const dependsOn: pulumi.Resource[] = [];
+    if (!logs.bucket) {
+      const logName = `${name}-access-logs`;
+      const logBucket = new aws.s3.Bucket(logName, { bucket: accessLogBucketName(args.bucketName), forceDestroy: args.retention.destroyable }, { parent: this, protect: args.retention.protect });
+      const opts = { parent: this, dependsOn: [logBucket] };
+      const access = new aws.s3.BucketPublicAccessBlock(logName, { bucket: logBucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }, opts);
+      const ownership = new aws.s3.BucketOwnershipControls(logName, { bucket: logBucket.id, rule: { objectOwnership: "BucketOwnerEnforced" } }, opts);
+      const encryption = new aws.s3.BucketServerSideEncryptionConfiguration(logName, { bucket: logBucket.id, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }] }, opts);
+      new aws.s3.BucketLifecycleConfiguration(
+        logName,
+        { bucket: logBucket.id, rules: [{ id: "expire-access-logs", status: "Enabled", filter: { prefix }, expiration: { days: logs.retentionDays ?? ACCESS_LOG_RETENTION_DAYS } }] },
+        opts,
+      );
+      const policy = new aws.s3.BucketPolicy(
+        logName,
+        {
+          bucket: logBucket.id,
+          policy: pulumi
+            .all([logBucket.arn, bucket.arn, args.accountId ?? ""])
+            .apply(([logBucketArn, sourceBucketArn, accountId]) => JSON.stringify(accessLogBucketPolicy({ logBucketArn, prefix, sourceBucketArn, accountId }))),
+        },
+        { parent: this, dependsOn: [access] },
+      );
+      target = logBucket.bucket;
+      dependsOn.push(ownership, encryption, policy);
+    }
+    new aws.s3.BucketLogging(name, { bucket: bucket.id, targetBucket: target, targetPrefix: prefix }, { parent: this, dependsOn: [bucket, ...dependsOn] });
   }
 }
 

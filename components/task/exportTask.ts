@@ -10,7 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
 import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency";
 import { SCHEDULE_ENV, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
-import { ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
+import { ecsTaskExecutionTrustPolicy, ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
 
 export const CONTAINER_NAME = "hub-export";
 /** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
@@ -119,8 +119,6 @@ export class ExportTask extends pulumi.ComponentResource {
   readonly taskRoleArn: pulumi.Output<string>;
   readonly executionRoleArn: pulumi.Output<string>;
   readonly logGroupName: pulumi.Output<string>;
-  /** When the task was set up (its task role's creation, RFC 3339): the no-completed-run alarm watches from then. */
-  readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: ExportTaskArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:ExportTask", name, {}, opts);
@@ -157,7 +155,11 @@ export class ExportTask extends pulumi.ComponentResource {
       parent,
     );
 
-    const executionRole = new aws.iam.Role(`${name}-execution-role`, { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: trust }, parent);
+    const executionRole = new aws.iam.Role(
+      `${name}-execution-role`,
+      { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: JSON.stringify(ecsTaskExecutionTrustPolicy()) },
+      parent,
+    );
     new aws.iam.RolePolicy(
       `${name}-execution-role`,
       {
@@ -207,7 +209,6 @@ export class ExportTask extends pulumi.ComponentResource {
     this.taskDefinitionFamilyArn = taskDefinition.arnWithoutRevision;
     this.taskRoleArn = taskRole.arn;
     this.executionRoleArn = executionRole.arn;
-    this.createdAt = taskRole.createDate;
     this.registerOutputs({
       clusterArn: this.clusterArn,
       taskDefinitionArn: this.taskDefinitionArn,

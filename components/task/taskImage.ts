@@ -41,6 +41,8 @@ export interface TaskImageArgs {
   awsProfile?: string;
   /** `aws:assumeRoles`, when the stack's provider assumes roles: the build assumes the same, in turn. */
   awsAssumeRoles?: AwsAssumeRole[];
+  /** Adopt the existing repository of this name (hubExport:image.adoptRepository) instead of creating it. */
+  adoptRepository?: boolean;
 }
 
 /** Tag of an image built from `sourceHash`. */
@@ -143,11 +145,15 @@ export class TaskImage extends pulumi.ComponentResource {
     }
 
     const shared = args.pullAccounts.length > 0;
+    // A stack re-created after a destroy that kept its repository adopts it: ECR refuses a second repository of the
+    // name (RepositoryAlreadyExistsException). The engine imports it when the state has no such resource and leaves
+    // the option alone once the state holds that id (the `import` resource option).
+    if (args.adoptRepository) void pulumi.log.warn(`hubExport:image.adoptRepository: this up adopts ECR repository ${args.repositoryName}; remove the setting once it succeeded`, this);
     const repository = new aws.ecr.Repository(
       name,
       { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: args.forceDelete && !shared },
       // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi.md).
-      { parent: this, retainOnDelete: shared },
+      { parent: this, retainOnDelete: shared, ...(args.adoptRepository ? { import: args.repositoryName } : {}) },
     );
     new aws.ecr.LifecyclePolicy(name, { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20, shared) }, { parent: this });
     if (shared) {

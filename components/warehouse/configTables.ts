@@ -1,7 +1,8 @@
 /**
  * The config-table rows (procedure steps 5.2 and 5.3): one record per hub API per hub tenant in HUB_API_CONFIG, one
- * record per platform tenant in HUB_PLAT_CONFIG. Each row is its own resource, named by core/rows.ts rowName, so that
- * onboarding a tenant adds exactly that tenant's rows.
+ * record per platform tenant in HUB_PLAT_CONFIG. Each row is its own resource, named `<component>/<rowName>` (core/rows.ts),
+ * so that onboarding a tenant adds exactly that tenant's rows and two components in one stack never share a name. The
+ * alias keeps the rows of stacks deployed when they were named by rowName alone.
  *
  * HUB_PLAT_CONFIG rows are keyed and named by (plat_client_name, plat_region): re-pointing a platform tenant at another
  * hub tenant updates its row in place; removing it deletes its row and no other client's.
@@ -25,7 +26,8 @@ export class ConfigTables extends pulumi.ComponentResource {
   constructor(name: string, args: ConfigTablesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:warehouse:ConfigTables", name, {}, opts);
     this.rows = args.rows.map(
-      (row) => new ConfigRow(rowName(row), { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values }, childOptions(this, opts)),
+      (row) =>
+        new ConfigRow(`${name}/${rowName(row)}`, { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values }, { ...childOptions(this, opts), aliases: [{ name: rowName(row) }] }),
     );
     this.registerOutputs({ rowCount: this.rows.length });
   }

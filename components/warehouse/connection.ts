@@ -1,7 +1,7 @@
 /**
  * How `pulumi up` reaches the warehouse: the provisioning endpoint, the admin login (its password a Pulumi secret) and
  * TLS. The PostgreSQL provider is configured with it; the SQL resources (rows, baseline) only carry the database's
- * label and read the same login from the stack config when they run (providers/pg.ts provisioningLogin).
+ * label and get the same login from their provider's configuration (providers/pg.ts provisioningLogin).
  */
 import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";

@@ -31,6 +31,8 @@ export interface WarehouseArgs {
   stagingSchema: string;
   /** The export task's login role. */
   task: { username: string; password: pulumi.Output<string> };
+  /** Roles besides the admin that create tables in the publish schema (hubExport:database.publishTableOwners). */
+  publishTableOwners?: string[];
   /** The common schema, rendered: the same for every client of the environment. */
   baseline: SqlFile;
   /** This client's run tables, rendered with its name. */
@@ -143,11 +145,22 @@ export class Warehouse extends pulumi.ComponentResource {
     grant("publish-usage", { objectType: "schema", schema: publish.name, privileges: ["USAGE"] }, []);
     // Every table of the publish schema: the extract reads the HR system's employees there.
     grant("publish-tables", { objectType: "table", schema: publish.name, objects: [], privileges: ["SELECT"] }, []);
+    // Tables created later: by the admin, and by each role that loads the publish schema (the HR system's loader).
+    // Default privileges are per creating role ("you can change default privileges only for objects that will be
+    // created by yourself or by roles that you are a member of", PostgreSQL ALTER DEFAULT PRIVILEGES): a table another
+    // role creates is covered by neither the grant above nor the admin's defaults.
     new postgresql.DefaultPrivileges(
       `${name}/default/publish-tables`,
       { database: c.database, role: role.name, owner: c.user, schema: publish.name, objectType: "table", privileges: ["SELECT"] },
       grantOptions([]),
     );
+    for (const owner of args.publishTableOwners ?? []) {
+      new postgresql.DefaultPrivileges(
+        `${name}/default/publish-tables/${owner}`,
+        { database: c.database, role: role.name, owner, schema: publish.name, objectType: "table", privileges: ["SELECT"] },
+        grantOptions([]),
+      );
+    }
     // USAGE and no CREATE: the task never changes the schema; the baseline does.
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
     // Each grant waits for the resource that creates its table.

@@ -35,8 +35,17 @@ export const SAMPLE_BUSINESS_OBJECTS: Record<BusinessObject, CodeValue[]> = {
 };
 const codes = (b: BusinessObject) => SAMPLE_BUSINESS_OBJECTS[b].map((v) => v.code);
 
+/**
+ * The role that creates the sample publish tables, as the HR system's loader would: not the admin that provisions.
+ * Local mode names it in hubExport:database.publishTableOwners (local/overrides.ts), so the task can read the tables
+ * it creates after provisioning, as a deployed stack can read the loader's (components/warehouse/warehouse.ts).
+ */
+export const SAMPLE_LOADER_ROLE = "hub_hr_loader";
+
 export interface SeedOptions {
   schema: string;
+  /** Create the tables as this role (SET ROLE): the table owner, as the HR system's loader is. The rows are loaded by the session's own user. */
+  loaderRole?: string;
   count: number;
   seed?: number;
   /** Platform regions employees are spread over (default US, EU, APAC). */
@@ -163,7 +172,18 @@ export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions
 
   const counts = {} as SeedResult["subEntities"];
   await withSessions(db, async (sessions) => {
-    await sessions[0].query(ddl.tables);
+    await sessions[0].query(ddl.schema);
+    if (options.loaderRole) {
+      // CREATE TABLE IF NOT EXISTS: tables an earlier seed created keep their owner.
+      await sessions[0].query(`SET ROLE ${sqlIdentifier(options.loaderRole, "loader role")}`);
+      try {
+        await sessions[0].query(ddl.tables);
+      } finally {
+        await sessions[0].query("RESET ROLE");
+      }
+    } else {
+      await sessions[0].query(ddl.tables);
+    }
     await sessions[0].query(employees, params);
     // Each statement commits on its own: sample data needs no atomicity, and the sessions share the work.
     const subQueue = [...subs];

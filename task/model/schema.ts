@@ -23,9 +23,17 @@ export function sqlIdentifier(name: string, what = "identifier"): string {
   return name;
 }
 
-/** The DDL split in two, so that a bulk loader can create the indexes after loading. */
-export function publishSchemaSql(schema: string): { tables: string; indexes: string } {
+const CREATE_SCHEMA = /^CREATE SCHEMA IF NOT EXISTS [^;]+;\n?/m;
+
+/**
+ * The DDL in three: the schema (a role that only loads tables may not create it), the tables, and the indexes, so that a
+ * bulk loader can create them after loading.
+ */
+export function publishSchemaSql(schema: string): { schema: string; tables: string; indexes: string } {
   const text = fs.readFileSync(path.join(__dirname, "publish_schema.sql"), "utf8").replace(PLACEHOLDER, sqlIdentifier(schema, "publish schema"));
   const at = text.indexOf(INDEX_MARKER);
-  return { tables: text.slice(0, at), indexes: text.slice(at) };
+  const head = text.slice(0, at);
+  const createSchema = CREATE_SCHEMA.exec(head);
+  if (!createSchema) throw new Error("task/model/publish_schema.sql: no CREATE SCHEMA IF NOT EXISTS statement");
+  return { schema: createSchema[0], tables: head.replace(CREATE_SCHEMA, ""), indexes: text.slice(at) };
 }

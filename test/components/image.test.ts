@@ -13,6 +13,7 @@ import { validateStackConfig } from "../../config/validate";
 import { editKey, fixtureStack } from "../fixtures/stacks";
 import { inputs, one, ofType, planOf } from "../fixtures/plan";
 import { applyConfigCommand } from "../support/pulumiConfig";
+import { formatPlanText } from "../../components/planner/format";
 import { rawConfig } from "../support/rawConfig";
 import { PROJECT_ROOT } from "../support/cli";
 
@@ -61,6 +62,39 @@ describe("build once, promote by digest", () => {
     expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.promoted: must be an image by digest/);
     prod.image = { promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`, pullAccounts: ["210987654321"] };
     expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.pullAccounts: is for the stack that builds the image/);
+  });
+
+  it("qa re-created after a destroy adopts the repository the destroy kept, with the documented command, instead of creating it", async () => {
+    // The destroy kept the repository (prod pulls from it): it holds what the first qa created.
+    const first = await planOf(fixtureStack("qa").config, "qa");
+    const kept = one(first, "aws:ecr/repository:Repository");
+    expect(kept.options).toMatchObject({ retainOnDelete: true });
+    expect(kept.options.import).toBeUndefined();
+
+    // docs/pulumi.md, "Re-creating qa after a destroy": the command as the CLI stores its value.
+    const line = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8").split("\n").find((l) => l.startsWith("pulumi config set --stack qa --path 'hubExport:image.adoptRepository'"));
+    expect(line).toBeDefined();
+    const qaConfig = fixtureStack("qa").config;
+    const block = { "hubExport:image": JSON.parse(qaConfig["hubExport:image"]) };
+    applyConfigCommand(block, line!);
+    const again = await planOf({ ...qaConfig, "hubExport:image": JSON.stringify(block["hubExport:image"]) }, "qa");
+    const adopted = one(again, "aws:ecr/repository:Repository");
+    // The engine imports the repository of that id (its name) and compares it with these inputs: the ones it was
+    // created with, so the import succeeds and changes nothing.
+    expect(adopted.options.import).toBe("hub-export-acme-qa");
+    // `hub-export plan` shows it, as review reads it.
+    expect(formatPlanText(again)).toMatch(/\+ aws:ecr\/repository:Repository {2}hub-export-image {2}\(imports existing id hub-export-acme-qa; retained on delete\)/);
+    expect(adopted.name).toBe(kept.name);
+    expect(inputs(adopted)).toEqual(inputs(kept));
+    // Its policy and lifecycle policy are written again (PutRepositoryPolicy, PutLifecyclePolicy set them whole).
+    expect(ofType(again, "aws:ecr/repositoryPolicy:RepositoryPolicy")).toHaveLength(1);
+    expect(ofType(again, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).toHaveLength(1);
+  });
+
+  it("refuses adoptRepository in a stack that runs a promoted image", () => {
+    const prod = rawConfig();
+    prod.image = { promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`, adoptRepository: true };
+    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.adoptRepository: is for the stack that builds the image/);
   });
 
   it("a build stack nobody pulls from keeps its newest images and goes with a destroy", async () => {

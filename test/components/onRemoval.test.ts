@@ -61,7 +61,7 @@ describe("what a destroy or a rename keeps", () => {
     const out = shared.outputs.onRemoval as { kept: { what: string; why: string }[]; removed: string[] };
     expect(out.removed).toContain("the log group /ecs/hub-export-acme-qa, with its logs");
     expect(out.kept.find((k) => k.what === "the image repository with every tagged image")!.why).toBe(
-      "stacks of account 210987654321 run images from it by digest; delete it by hand once none does",
+      "stacks of account 210987654321 run images from it by digest; delete it by hand once none does. A stack re-created under this name adopts it: set hubExport:image.adoptRepository: true for its first up",
     );
     const alone = await planOf(editKey(fixtureStack("qa").config, "image", () => ({})), "qa");
     expect((alone.outputs.onRemoval as { removed: string[] }).removed).toContain("the image repository with its images");

@@ -40,11 +40,12 @@ const templateOf = (run: PlanRun) => JSON.parse(inputs(run.resources.find((r) =>
 const publishRegions = (run: PlanRun) => templateOf(run).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
 const tenantCredentials = (run: PlanRun) => inputs(byName(run, CREDENTIAL_ENTRIES)).entries as Record<string, string>;
 
-const PLAT_ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_PLAT_CONFIG/";
+const ROWS = "hub-export-config-tables/";
+const PLAT_ROW = `pulumi-nodejs:dynamic/hubExport:ConfigRow ${ROWS}HUB_PLAT_CONFIG/`;
 const hubTenantResources = (t: HubTenantFixture) =>
   [
-    ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow HUB_API_CONFIG/${t.hubTenantId}/${api}`),
-    `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${t.hubTenantId}`,
+    ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow ${ROWS}HUB_API_CONFIG/${t.hubTenantId}/${api}`),
+    `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet hub-export-hub-routing-rules/${t.hubTenantId}`,
   ].sort();
 const platTenantResource = (p: PlatTenantFixture) => `${PLAT_ROW}${p.platRegion}`;
 
@@ -78,15 +79,15 @@ describe("onboarding", () => {
     for (const id of Object.keys(old)) expect(now[id]).toBe(old[id]);
 
     // Its rows point at the region's existing queue connection and carry the region's hub environment.
-    const row = inputs(byName(after, `HUB_PLAT_CONFIG/${plat.platRegion}`));
+    const row = inputs(byName(after, `${ROWS}HUB_PLAT_CONFIG/${plat.platRegion}`));
     expect(row.key).toEqual({ plat_client_name: "ACME", plat_region: plat.platRegion });
     expect(row.values).toMatchObject({ hub_destination: "HUB_MQ_EU_QA", hub_tenant_id: hub.hubTenantId, hub_tenant_code: hub.hubTenantCode });
-    expect(inputs(byName(after, `HUB_API_CONFIG/${hub.hubTenantId}/CFG`)).values).toEqual({
+    expect(inputs(byName(after, `${ROWS}HUB_API_CONFIG/${hub.hubTenantId}/CFG`)).values).toEqual({
       hub_api_url: "https://hub-ext-qa-eu.hub.example.com/cfg/api/",
       hub_environment_name: "hub-qa-eu",
       hub_region: "EU",
     });
-    expect(inputs(byName(after, `routingRules/${hub.hubTenantId}`)).cfgApiUrl).toBe("https://hub-ext-qa-eu.hub.example.com/cfg/api/");
+    expect(inputs(byName(after, `hub-export-hub-routing-rules/${hub.hubTenantId}`)).cfgApiUrl).toBe("https://hub-ext-qa-eu.hub.example.com/cfg/api/");
     expect(publishRegions(after)).toEqual(publishRegions(before));
   });
 
@@ -96,7 +97,7 @@ describe("onboarding", () => {
     const after = await planOf(withTenants(qa, [], [plat]));
     const diff = difference(before, after);
     expect(diff).toEqual({ added: [platTenantResource(plat)], removed: [], changed: [] });
-    expect(inputs(byName(after, "HUB_PLAT_CONFIG/MX")).values).toMatchObject({ hub_tenant_id: us.hubTenantId, hub_destination: "HUB_MQ_US_QA" });
+    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/MX")).values).toMatchObject({ hub_tenant_id: us.hubTenantId, hub_destination: "HUB_MQ_US_QA" });
   });
 
   it("a hub tenant in a new region also adds the region's queue connection and publish step", async () => {
@@ -133,8 +134,8 @@ describe("onboarding", () => {
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
     const step = templateOf(after).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps[2];
     expect(step).toMatchObject({ region: "APAC", connection: "HUB_MQ_APAC_QA" });
-    expect(inputs(byName(after, `HUB_PLAT_CONFIG/${plat.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
-    expect(inputs(byName(after, `HUB_API_CONFIG/${hub.hubTenantId}/ERS`)).values).toEqual({ hub_api_url: apacHub.apis.ERS, hub_environment_name: "hub-qa-apac", hub_region: "APAC" });
+    expect(inputs(byName(after, `${ROWS}HUB_PLAT_CONFIG/${plat.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
+    expect(inputs(byName(after, `${ROWS}HUB_API_CONFIG/${hub.hubTenantId}/ERS`)).values).toEqual({ hub_api_url: apacHub.apis.ERS, hub_environment_name: "hub-qa-apac", hub_region: "APAC" });
     const taskPolicy = JSON.parse(inputs(after.resources.find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role")!).policy);
     expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(5);
   });
@@ -151,7 +152,7 @@ describe("re-pointing and removing platform tenants", () => {
     const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.map((p) => (p.platRegion === "CA" ? { ...p, hubTenantCode: eu.hubTenantCode } : p))));
     const diff = difference(before, after);
     expect(diff).toEqual({ added: [], removed: [], changed: [platTenantResource(ca)] });
-    expect(inputs(byName(after, "HUB_PLAT_CONFIG/CA"))).toMatchObject({
+    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/CA"))).toMatchObject({
       key: { plat_client_name: "ACME", plat_region: "CA" },
       values: { hub_tenant_id: eu.hubTenantId, hub_tenant_code: eu.hubTenantCode, hub_destination: "HUB_MQ_EU_QA" },
     });
@@ -177,7 +178,7 @@ describe("changing a hub tenant's hubTenantId", () => {
     expect(diff.removed).toEqual(hubTenantResources(old));
     // The hub checklist names the hub tenant by its id.
     expect(diff.changed).toEqual([CREDENTIALS_CHANGED, ...CHECKLIST, `${PLAT_ROW}EU`].sort());
-    expect(inputs(byName(after, "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
+    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
   });
 });
 

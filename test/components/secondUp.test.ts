@@ -71,7 +71,8 @@ const only = (ops: Record<string, Operation>, step: Step) =>
     .map(([k]) => k)
     .sort();
 const GRANT = "postgresql:index/grant:Grant hub-export-warehouse/grant/";
-const ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow ";
+const ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow hub-export-config-tables/";
+const RULES = "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet hub-export-hub-routing-rules/";
 const TENANT_CREDENTIALS = "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries hub-export-credential-files/Tools/hub_python_scripts/";
 const COMMON_BASELINE = "pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline";
 const RUN_TABLES = "pulumi-nodejs:dynamic/hubExport:ClientRunTables hub-export-warehouse/client-run-tables";
@@ -170,7 +171,7 @@ describe("the second up", () => {
       expect.arrayContaining([
         ...["ERS", "CFG", "HRSYS"].map((api) => `${ROW}HUB_API_CONFIG/${removed.hubTenantId}/${api}`),
         ...removedPlats.map((p) => `${ROW}HUB_PLAT_CONFIG/${p.platRegion}`),
-        `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${removed.hubTenantId}`,
+        `${RULES}${removed.hubTenantId}`,
       ]),
     );
     expect(only(ops, "replace")).toEqual([]);
@@ -194,7 +195,7 @@ describe("the second up", () => {
       [
         ...["ERS", "CFG", "HRSYS"].map((api) => `${ROW}HUB_API_CONFIG/${tenant.hubTenantId}/${api}`),
         `${ROW}HUB_PLAT_CONFIG/${plat.platRegion}`,
-        `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet routingRules/${tenant.hubTenantId}`,
+        `${RULES}${tenant.hubTenantId}`,
         "aws:secretsmanager/secret:Secret hub-export-connections/HUB_MQ_APAC_QA",
         "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/HUB_MQ_APAC_QA",
       ].sort(),

@@ -144,8 +144,9 @@ for (const stack of ["qa", "prod"] as const) {
     });
 
     it("creates or adopts the bucket as configured", () => {
-      const bucket = one(run, T.bucket);
-      const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type));
+      const bucket = one(run, T.bucket, "hub-export-bucket");
+      // The bucket's own settings (its access-log bucket's: test/components/accessLogs.test.ts).
+      const settings = run.resources.filter((r) => /^aws:s3\/bucket(PublicAccessBlock|Versioning|ServerSideEncryptionConfiguration|Policy):/.test(r.type) && r.name === "hub-export-bucket");
       if (stack === "qa") {
         expect(bucket.read).toBe(false);
         // qa: `pulumi destroy` empties it (every version) instead of failing on it; not protected.
@@ -276,7 +277,7 @@ for (const stack of ["qa", "prod"] as const) {
     it("writes exactly the config-table rows of the tenants, after the baseline", () => {
       const expected = [...hubApiConfigRows(config), ...hubPlatConfigRows(config)];
       const rows = ofType(run, T.row);
-      expect(rows.map((r) => r.name)).toEqual(expected.map(rowName));
+      expect(rows.map((r) => r.name)).toEqual(expected.map((row) => `hub-export-config-tables/${rowName(row)}`));
       const baseline = one(run, T.baseline);
       for (const [i, row] of expected.entries()) {
         expect(inputs(rows[i])).toMatchObject({ target: `${config.database.host}:5432/PLATDB`, schema: "staging", table: row.table, key: row.key, values: row.values, version: 2 });
@@ -288,7 +289,7 @@ for (const stack of ["qa", "prod"] as const) {
 
     it("posts each hub tenant's routing rules to its own region's CFG API, with its credentials string as a secret", () => {
       const sets = ofType(run, T.rules);
-      expect(sets.map((s) => s.name)).toEqual(config.hubTenants.map((t) => `routingRules/${t.hubTenantId}`));
+      expect(sets.map((s) => s.name)).toEqual(config.hubTenants.map((t) => `hub-export-hub-routing-rules/${t.hubTenantId}`));
       for (const [i, tenant] of config.hubTenants.entries()) {
         const rules = routingRulesFor(tenant);
         expect(rules).toEqual(defaultRoutingRules());
@@ -346,17 +347,21 @@ for (const stack of ["qa", "prod"] as const) {
         ],
       });
       const trust = (name: string) => JSON.parse(inputs(ofType(run, T.role).find((r) => inputs(r).name === name)!).assumeRolePolicy);
-      for (const suffix of ["task", "execution"]) {
-        expect(trust(`hub-export-${slug}-${suffix}`).Statement).toEqual([
-          {
-            Sid: "EcsTasksOfThisAccount",
-            Effect: "Allow",
-            Principal: { Service: "ecs-tasks.amazonaws.com" },
-            Action: "sts:AssumeRole",
-            Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT }, ArnLike: { "aws:SourceArn": `arn:aws:ecs:${REGION}:${ACCOUNT}:*` } },
-          },
-        ]);
-      }
+      // The task role with the confused-deputy conditions AWS recommends for task roles; the execution role exactly as
+      // AWS documents task execution roles' trust (no condition: the agents' image pull is not documented to carry one).
+      expect(trust(`hub-export-${slug}-task`).Statement).toEqual([
+        {
+          Sid: "EcsTasksOfThisAccount",
+          Effect: "Allow",
+          Principal: { Service: "ecs-tasks.amazonaws.com" },
+          Action: "sts:AssumeRole",
+          Condition: { StringEquals: { "aws:SourceAccount": ACCOUNT }, ArnLike: { "aws:SourceArn": `arn:aws:ecs:${REGION}:${ACCOUNT}:*` } },
+        },
+      ]);
+      expect(trust(`hub-export-${slug}-execution`)).toEqual({
+        Version: "2012-10-17",
+        Statement: [{ Sid: "EcsTaskExecution", Effect: "Allow", Principal: { Service: "ecs-tasks.amazonaws.com" }, Action: "sts:AssumeRole" }],
+      });
       expect(trust(`hub-export-${slug}-schedule`).Statement[0].Principal).toEqual({ Service: "scheduler.amazonaws.com" });
     });
 

@@ -1,6 +1,6 @@
 /**
  * Operating the export, under mocks: the alerts topic and its key, the task-stop rules (their patterns run against
- * sample ECS events), the schedule's dead-letter queue and alarm, the no-completed-run alarm, the dashboard, and every
+ * sample ECS events), the schedule's dead-letter queue and alarm, the no-run-completed alarm, the dashboard, and every
  * grant involved: exactly the stack's rules and alarms may publish, and nothing is granted by wildcard.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +12,6 @@ import { ALL_REGIONS, METRICS, METRIC_NAMESPACE } from "../../core/metrics";
 import { EXIT_CODES } from "../../core/exitCodes";
 import { MESSAGE_PLACEHOLDERS } from "../../components/monitoring/taskStopRules";
 import type { PolicyDocument } from "../../components/policies";
-import { OFFLINE_CREATE_DATE } from "../../components/planner/mocks";
 import { alertEndpointKey } from "../../components/monitoring/exportMonitoring";
 
 const ACCOUNT = "123456789012";
@@ -32,6 +31,7 @@ const T = {
   target: "aws:cloudwatch/eventTarget:EventTarget",
   queue: "aws:sqs/queue:Queue",
   alarm: "aws:cloudwatch/metricAlarm:MetricAlarm",
+  composite: "aws:cloudwatch/compositeAlarm:CompositeAlarm",
   dashboard: "aws:cloudwatch/dashboard:Dashboard",
   schedule: "aws:scheduler/schedule:Schedule",
   rolePolicy: "aws:iam/rolePolicy:RolePolicy",
@@ -101,6 +101,8 @@ describe("operating the export (stack qa, under mocks)", () => {
   };
   const rules = () => ofType(run, T.rule);
   const alarm = (suffix: string) => ofType(run, T.alarm).find((a) => a.name.endsWith(suffix))!;
+  /** The alarms with actions: the metric alarms that notify (not the composite's conditions) and the composite. */
+  const notifying = () => [...ofType(run, T.alarm).filter((a) => inputs(a).alarmActions), ...ofType(run, T.composite)];
 
   beforeAll(async () => {
     const engine = editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https: [WEBHOOK] }));
@@ -181,29 +183,27 @@ describe("operating the export (stack qa, under mocks)", () => {
     });
   });
 
-  it("alarms when no run completed within N hours, counting from the creation of the task's role (the watch start)", () => {
+  it("alarms when no run completed within N hours once a run ended without completing: a composite of two silent conditions", () => {
     const config = configFromEngine(fixtureStack("qa").config, "qa");
     const n = config.alerts.noCompletedRunWithinHours!;
     expect(n).toBe(30);
-    const taskRole = ofType(run, "aws:iam/role:Role").find((r) => inputs(r).name === `${SLUG}-task`)!;
-    const watchStart = Date.parse(outputs(taskRole).createDate) / 1000;
-    expect(watchStart).toBe(Date.parse(OFFLINE_CREATE_DATE) / 1000);
-    expect(inputs(alarm("no-completed-run"))).toMatchObject({
-      name: `${SLUG} no completed run within 30 hours`,
-      metricQueries: [
-        { id: "completed", returnData: false, metric: { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { JobName: config.jobName, Region: ALL_REGIONS }, stat: "Sum", period: 3600 } },
-        { id: "watched", returnData: true, expression: `IF(EPOCH(completed) < ${watchStart}, 1, FILL(completed, 0))` },
-      ],
-      evaluationPeriods: n,
-      datapointsToAlarm: n,
-      threshold: 1,
-      comparisonOperator: "LessThanThreshold",
+    const metric = { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { JobName: config.jobName, Region: ALL_REGIONS }, period: 3600 };
+    const completed = alarm("completed-within");
+    const failed = alarm("failed-within");
+    expect(inputs(completed)).toMatchObject({ name: `${SLUG} condition: a run completed within 30 hours`, ...metric, statistic: "Maximum", evaluationPeriods: n, datapointsToAlarm: 1, threshold: 1, comparisonOperator: "GreaterThanOrEqualToThreshold", treatMissingData: "notBreaching", actionsEnabled: false });
+    expect(inputs(failed)).toMatchObject({ name: `${SLUG} condition: a run ended without completing within 7 days`, ...metric, statistic: "Minimum", evaluationPeriods: 168, datapointsToAlarm: 1, threshold: 1, comparisonOperator: "LessThanThreshold", treatMissingData: "notBreaching", actionsEnabled: false });
+    // The conditions notify nobody; the composite does.
+    for (const c of [completed, failed]) expect(inputs(c)).not.toHaveProperty("alarmActions");
+    const composite = one(run, T.composite);
+    expect(inputs(composite)).toMatchObject({
+      alarmName: `${SLUG} no run completed within 30 hours`,
+      alarmRule: `ALARM("${SLUG} condition: a run ended without completing within 7 days") AND NOT ALARM("${SLUG} condition: a run completed within 30 hours")`,
       actionsEnabled: true,
       alarmActions: [TOPIC],
       okActions: [TOPIC],
     });
-    expect(inputs(alarm("no-completed-run")).alarmDescription).toContain("It does not fire before the first scheduled run has had its chance: hours before 2026-11-01T00:00:00.000Z");
-    expect(inputs(alarm("no-completed-run"))).not.toHaveProperty("metricName");
+    expect(composite.dependsOn).toEqual(expect.arrayContaining([completed.urn, failed.urn]));
+    expect(inputs(composite).alarmDescription).toContain("A new stack is not in ALARM: it waits for a run to end");
   });
 
   it("alarms on messages set aside (a run that sets one aside completes, so nothing else tells anyone)", () => {
@@ -234,7 +234,7 @@ describe("operating the export (stack qa, under mocks)", () => {
         Principal: { Service: "cloudwatch.amazonaws.com" },
         Action: "sns:Publish",
         Resource: TOPIC,
-        Condition: { ArnEquals: { "aws:SourceArn": ofType(run, T.alarm).map((a) => outputs(a).arn).sort() }, StringEquals: { "aws:SourceAccount": ACCOUNT } },
+        Condition: { ArnEquals: { "aws:SourceArn": notifying().map((a) => outputs(a).arn).sort() }, StringEquals: { "aws:SourceAccount": ACCOUNT } },
       },
     ]);
   });
@@ -278,7 +278,7 @@ describe("operating the export (stack qa, under mocks)", () => {
     for (const region of ["US", "EU"]) for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);
     for (const m of [METRICS.heldBack, METRICS.completed, METRICS.executionFailed, METRICS.stopped, METRICS.refused, METRICS.duration, METRICS.linksOpen]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
     expect(names).toContain(`ApproximateNumberOfMessagesVisible QueueName ${SLUG}-schedule-dlq`);
-    expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(ofType(run, T.alarm).map((a) => outputs(a).arn).sort());
+    expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(notifying().map((a) => outputs(a).arn).sort());
     expect(body.widgets.find((w: { type: string }) => w.type === "log").properties.query).toContain(`SOURCE '/ecs/${SLUG}'`);
   });
 
@@ -287,7 +287,7 @@ describe("operating the export (stack qa, under mocks)", () => {
       topicArn: TOPIC,
       deadLetterQueueUrl: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${SLUG}-schedule-dlq`,
       dashboard: SLUG,
-      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no completed run within 30 hours`, `${SLUG} messages set aside`],
+      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no run completed within 30 hours`, `${SLUG} messages set aside`],
     });
     expect(run.outputs.runTask).toEqual({
       region: REGION,
@@ -309,7 +309,7 @@ describe("operating the export: schedule variants", () => {
 
   it("a disabled schedule keeps the no-completed-run alarm with its actions off", async () => {
     const run = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
-    expect(inputs(alarms(run).find((a) => a.name.endsWith("no-completed-run"))!).actionsEnabled).toBe(false);
+    expect(inputs(one(run, T.composite)).actionsEnabled).toBe(false);
   });
 
   it("keys the https subscriptions by their endpoint: removing one renames none of the others", async () => {
@@ -330,7 +330,9 @@ describe("operating the export: schedule variants", () => {
   it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {
     const once = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
     expect(alarms(once).map((a) => a.name).sort()).toEqual(["hub-export-monitoring-messages-set-aside", "hub-export-monitoring-schedule-dead-letters"]);
+    expect(ofType(once, T.composite)).toEqual([]);
     const explicit = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
-    expect(inputs(alarms(explicit).find((a) => a.name.endsWith("no-completed-run"))!).evaluationPeriods).toBe(50);
+    expect(inputs(alarms(explicit).find((a) => a.name.endsWith("completed-within"))!).evaluationPeriods).toBe(50);
+    expect(inputs(one(explicit, T.composite)).alarmName).toBe("hub-export-acme-qa no run completed within 50 hours");
   });
 });

@@ -17,7 +17,7 @@ import { scriptsReleaseProvider } from "../../providers/scriptsRelease";
 import { foreignObjects, s3ObjectInspector } from "../../components/storage/objectGuard";
 import { runProgramUnderMocks } from "../../components/planner";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
-import { createResource, deleteResource, refreshResource } from "../support/engine";
+import { createResource, deleteResource, dynamicProviderConfig, refreshResource } from "../support/engine";
 import { awsProfilesEnv, startStsStandIn, type StsStandIn } from "../support/stsStandIn";
 import { setEnv } from "../support/loopbackAws";
 
@@ -118,14 +118,25 @@ describe("the dynamic providers' AWS access", () => {
     expect(signers()).toEqual(["AKIASTACKKEYS0000000"]);
   });
 
-  it("deletes and refreshes with the stack's current profile, though the state is the old one's", async () => {
-    await scriptFilesProvider.configure!(stackConfig(QA));
-    await sharedObjectProvider.configure!(stackConfig(QA));
+  it("deletes and refreshes with the profile its provider is configured with: the resources' state holds none", async () => {
+    const first = stackConfig(QA);
+    await scriptFilesProvider.configure!(first);
+    await sharedObjectProvider.configure!(first);
     const files = await installScriptFiles();
-    // The team renames its profile; the state (the OLD inputs, with which delete and read run) has none of it.
-    await scriptFilesProvider.configure!(stackConfig({ ...QA, "aws:profile": "acme-qa-2026" }));
+    // The team retires its profile for a new one and sets it in the stack config.
+    const now = stackConfig({ ...QA, "aws:profile": "acme-qa-2026" });
+    const retired = stackConfig({ ...QA, "aws:profile": "acme-qa-retired" });
+    // A plain `pulumi refresh` or `destroy` configures the provider with the last up's aws: config: the retired
+    // profile, which no longer exists. The failure says which config that was and what to run.
+    await scriptFilesProvider.configure!(dynamicProviderConfig("refresh", retired, now));
+    await expect(refreshResource(scriptFilesProvider, files)).rejects.toThrow(
+      /no AWS credentials for the stack \(aws:profile acme-qa-retired\): .*the last up's in `pulumi destroy` and `pulumi refresh`\. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` \/ `pulumi destroy --run-program` \(Pulumi CLI 3\.160 or later\)$/,
+    );
+    // With `--run-program` (or after an `up`), the new profile; the state never named one.
     s3.requests.length = 0;
+    await scriptFilesProvider.configure!(dynamicProviderConfig("refresh --run-program", retired, now));
     expect(await refreshResource(scriptFilesProvider, files)).toBeDefined();
+    await scriptFilesProvider.configure!(dynamicProviderConfig("destroy --run-program", retired, now));
     await deleteResource(scriptFilesProvider, files);
     expect(JSON.parse(s3.buckets.get(BUCKET)!.get(SCRIPTS + "tenant_credentials.txt")!.body.toString("utf8"))).toEqual({});
     expect(signers()).toEqual([KEYS["acme-qa-2026"]]);

@@ -1,8 +1,9 @@
 /**
- * The SQL resources' login lives outside their state: each provider reads the current admin login from the stack
- * config when it runs (configure), and the state keeps only the database's label. Against embedded PostgreSQL: a
- * password rotation together with a tenant removal in one `up`, refresh after a rotation, a provisioning endpoint
- * (tunnel) different from the task endpoint, and a resource of another database.
+ * The SQL resources' login lives outside their state: each provider gets the admin login from the config it is given
+ * (configure), and the state keeps only the database's label. Against embedded PostgreSQL: a password rotation
+ * together with a tenant removal in one `up`, refresh after it, a destroy or refresh configured from the last `up`'s
+ * config after a rotation (and with `--run-program`), a provisioning endpoint (tunnel) different from the task
+ * endpoint, and a resource of another database.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -14,6 +15,7 @@ import { configRowProvider, readRow, CONFIG_ROW_PROVIDER_VERSION, type ConfigRow
 import { baselineProvider } from "../../providers/baseline";
 import { databaseLabel, pgClientConfig, provisioningLogin } from "../../providers/pg";
 import { baselineInputs, configureRequest, configureSqlProviders, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import { dynamicProviderConfig } from "../support/engine";
 
 let wh: Warehouse;
 const ADMIN = "rotating_admin";
@@ -78,6 +80,41 @@ describe("the admin login outside the resources' state", () => {
     // The old password is gone indeed: anything still holding it would have failed.
     await expect(readRow({ ...wh.connection, user: ADMIN, password: "first-Pw1" }, { ...rowsOf(0)[0], columns: [] })).rejects.toThrow(/password authentication failed/);
     for (const c of created.filter((c) => of(c) === us)) await configRowProvider.delete!(c.id, c.outs!);
+  });
+
+  it("after a rotation, a destroy configured from the last up's provider inputs says what to run; given the new password that way, it connects", async () => {
+    const config = (password: string) => configureRequest(adminConfig(password));
+    await wh.query(`ALTER ROLE ${ADMIN} PASSWORD 'first-Pw1'`);
+    // `pulumi up`: the provider's inputs (the whole stack config) are recorded in the state with the first password.
+    const recorded = config("first-Pw1");
+    await configRowProvider.configure!(dynamicProviderConfig("up", recorded, recorded));
+    const [row] = rowsOf(0);
+    const created = await configRowProvider.create(row);
+    const present = async () => Number((await wh.query<{ n: number }>("SELECT count(*)::int AS n FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = $2", [row.key.hub_tenant_id, row.key.hub_api_name]))[0].n);
+    expect(await present()).toBe(1);
+
+    // The DBA rotates the password; the team sets the new one in the stack config.
+    await wh.query(`ALTER ROLE ${ADMIN} PASSWORD 'second-Pw2'`);
+    const now = config("second-Pw2");
+    // `pulumi destroy`, `pulumi refresh`: configured from the state's inputs, the old password.
+    for (const operation of ["destroy", "refresh"] as const) {
+      await configRowProvider.configure!(dynamicProviderConfig(operation, recorded, now));
+      const call = operation === "destroy" ? configRowProvider.delete!(created.id, created.outs!) : configRowProvider.read!(created.id, created.outs!);
+      const error = (await Promise.resolve(call).catch((e: Error) => e)) as Error;
+      expect(error.message).toMatch(/password authentication failed for user "rotating_admin": the SQL resources log in as hubExport:database\.admin as their provider was configured/);
+      expect(error.message).toContain("run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)");
+      expect(error.message).not.toContain("first-Pw1");
+    }
+    expect(await present()).toBe(1);
+
+    // The documented way: `pulumi refresh --run-program`, `pulumi destroy --run-program` (or `pulumi up` first, which
+    // records the new inputs, after which a plain destroy gets them) hand the provider the new password: it connects.
+    await configRowProvider.configure!(dynamicProviderConfig("refresh --run-program", recorded, now));
+    expect((await configRowProvider.read!(created.id, created.outs!)).id).toBe(created.id);
+    await configRowProvider.configure!(dynamicProviderConfig("destroy --run-program", recorded, now));
+    await configRowProvider.delete!(created.id, created.outs!);
+    expect(await present()).toBe(0);
+    await wh.query(`ALTER ROLE ${ADMIN} PASSWORD 'first-Pw1'`);
   });
 
   it("provisions through a tunnel (provisioning endpoint) while the state names the task endpoint", async () => {

@@ -16,8 +16,11 @@ import {
   routingRulesUrl,
   ruleSetHash,
   ROUTING_RULES_PROVIDER_VERSION,
+  NO_LISTING_STATUSES,
   type RoutingRuleSetState,
 } from "../../providers/routingRules";
+import { ROUTING_RULES_LISTING, ROUTING_RULES_LISTING_ABSENT, HUB_API_PATHS } from "../../core/hubContract";
+import { annotateSecrets, exposedSecrets, secret, updateResource } from "../support/engine";
 
 const TENANT = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
 const OTHER = "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b";
@@ -50,6 +53,76 @@ describe("the provider's cfg API request", () => {
     expect(canonicalRules(rules)).toBe(canonicalRuleSet(rules));
     expect(ruleSetHash(rules)).toBe(routingRulesHash(rules));
     expect(`Basic ${encodeCredentialsString(CREDENTIALS)}`).toBe(basicAuthorization(encodeCredentialsString(CREDENTIALS)));
+    // The listing refresh reads: GET on the same path; a hub without it answers one of these.
+    expect(ROUTING_RULES_LISTING).toEqual({ method: "GET", api: "CFG", path: HUB_API_PATHS.CFG });
+    expect(NO_LISTING_STATUSES).toEqual([...ROUTING_RULES_LISTING_ABSENT]);
+  });
+});
+
+describe("routing rules: pulumi refresh", () => {
+  /** Someone at the hub sets one rule's status (the cfg API updates a rule of the same key). */
+  async function changeAtTheHub(rule: RoutingRule, status: number): Promise<void> {
+    const response = await fetch(routingRulesUrl(hub.urls.cfg, TENANT), {
+      method: "POST",
+      headers: { Authorization: basicAuthorization(encodeCredentialsString(CREDENTIALS)), "Content-Type": "application/json" },
+      body: JSON.stringify([{ ...rule, status }]),
+    });
+    expect(response.status).toBe(200);
+  }
+
+  it("sees a rule changed at the hub, keeps the credentials string secret, and the next up posts the set again", async () => {
+    const inputs = ruleSet();
+    const created = await routingRulesProvider.create(inputs);
+    // The state as the engine keeps it: the credentials string secret (additionalSecretOutputs).
+    const state = { ...created.outs!, credentialsString: secret(created.outs!.credentialsString) } as Record<string, unknown>;
+
+    // Nothing changed: the state comes back as it was.
+    expect(await routingRulesProvider.read!(TENANT, created.outs!)).toEqual({ id: TENANT, props: created.outs, inputs: created.outs });
+
+    const [changed] = inputs.rules;
+    await changeAtTheHub(changed, changed.status === 1 ? 0 : 1);
+    const read = await routingRulesProvider.read!(TENANT, created.outs!);
+    expect(read.id).toBe(TENANT);
+    expect(read.props!.rules).toEqual(inputs.rules.slice(1));
+    expect(read.props!.ruleCount).toBe(inputs.rules.length - 1);
+    expect(read.props!.rulesHash).toBe(ruleSetHash(inputs.rules.slice(1)));
+    expect(read.inputs).not.toHaveProperty("postedAt");
+    // Secret after the read: the engine re-marks properties of the old state's secret names, and the string is
+    // under no other name.
+    const refreshed = annotateSecrets(read.props as unknown as Record<string, unknown>, state);
+    expect(refreshed.credentialsString).toEqual(secret(inputs.credentialsString));
+    expect(exposedSecrets(refreshed, [inputs.credentialsString, CREDENTIALS.clientSecret])).toEqual([]);
+
+    // The next `up`: its diff against the refreshed state posts the configured set again.
+    const steps: string[] = [];
+    await updateResource(routingRulesProvider, { id: TENANT, state: read.props! }, inputs, steps as never);
+    expect(steps).toEqual(["update"]);
+    expect(hubRules()!.rules).toEqual(expect.arrayContaining([changed]));
+    expect((await routingRulesProvider.read!(TENANT, created.outs!)).props).toEqual(created.outs);
+  });
+
+  it("says once that drift cannot be seen where the cfg API has no listing, and keeps the state", async () => {
+    const a = await routingRulesProvider.create(ruleSet());
+    const b = await routingRulesProvider.create(ruleSet(defaultRoutingRules(), OTHER, OTHER_CREDENTIALS));
+    hub.setFaults({ rules: { "cfg.routingRules": { 404: 1 } } });
+    const said = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      expect(await routingRulesProvider.read!(TENANT, a.outs!)).toEqual({ id: TENANT, props: a.outs, inputs: a.outs });
+      expect(await routingRulesProvider.read!(OTHER, b.outs!)).toEqual({ id: OTHER, props: b.outs, inputs: b.outs });
+      const lines = said.mock.calls.map((c) => String(c[0]));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/the cfg API offers no read of routing rules \(HTTP 404\), so pulumi refresh cannot see rules changed at the hub/);
+    } finally {
+      said.mockRestore();
+    }
+  });
+
+  it("fails a refresh it cannot answer, without the credentials", async () => {
+    const created = await routingRulesProvider.create(ruleSet());
+    hub.setFaults({ rules: { "cfg.routingRules": { 500: 1 } } });
+    const error = (await routingRulesProvider.read!(TENANT, created.outs!).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(/^refresh of hub routing rules of tenant 3f6c9a2e-.*: reading them back answered HTTP 500/);
+    expect(error.message).not.toContain(created.outs!.credentialsString);
   });
 });
 

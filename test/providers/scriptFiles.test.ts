@@ -10,7 +10,7 @@ import path from "node:path";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { applyScriptFiles, mergeCredentialsIni, mergeTenantCredentials, scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION, type ScriptFilesState } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
-import { createResource, deleteResource, refreshResource, updateResource, type Deployed, type Step } from "../support/engine";
+import { annotateSecrets, createResource, deleteResource, exposedSecrets, refreshResource, secret, updateResource, type Deployed, type Step } from "../support/engine";
 
 const BUCKET = "platform-qa";
 const PREFIX = "Tools/hub_python_scripts/";
@@ -216,6 +216,11 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==", [B]: "cred-b==" }));
     const refreshed = (await refreshResource(scriptFilesProvider, v1))!;
     expect(refreshed.state.entries).toEqual({ [B]: "cred-b==" });
+    // Still secret after the read: the engine re-marks the entries, secret as a whole in the old state, by their name;
+    // no credentials string is under another name.
+    const kept = annotateSecrets(refreshed.state as unknown as Record<string, unknown>, { ...v1.state, entries: secret(v1.state.entries) });
+    expect(kept.entries).toEqual(secret({ [B]: "cred-b==" }));
+    expect(exposedSecrets(kept, ["cred-a==", "cred-b==", "other-pipeline=="])).toEqual([]);
     const steps: Step[] = [];
     await updateResource(scriptFilesProvider, refreshed, stack({ [A]: "cred-a==", [B]: "cred-b==" }), steps);
     expect(steps).toEqual(["update"]);

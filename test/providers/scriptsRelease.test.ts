@@ -102,6 +102,25 @@ describe("a vendor scripts release", () => {
     }
   });
 
+  it("pulumi refresh of a local folder sees a changed file by its content", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-release-read-"));
+    try {
+      const zip = await zipOf({ "export_hub.py": "print('v1')\n", "lib/hub_client.py": "V = 1\n" });
+      const release = await readScriptsRelease(zip, "r.zip");
+      const zipPath = path.join(dir, "r.zip");
+      fs.writeFileSync(zipPath, zip);
+      const folderDir = path.join(dir, "scripts");
+      const inputs: ScriptsReleaseState = { location: { kind: "folder", dir: folderDir }, zipPath, source: "r.zip", sha256: release.sha256, files: releaseManifest(release), keep: keptScriptFiles(release), version: SCRIPTS_RELEASE_PROVIDER_VERSION };
+      const created = await scriptsReleaseProvider.create(inputs);
+      expect((await scriptsReleaseProvider.read!(created.id, created.outs!)).props).toEqual(inputs);
+      fs.writeFileSync(path.join(folderDir, "lib", "hub_client.py"), "V = 2\n");
+      const read = await scriptsReleaseProvider.read!(created.id, created.outs!);
+      expect(read.props!.files).toEqual({ "export_hub.py": inputs.files["export_hub.py"], "lib/hub_client.py": sha256(Buffer.from("V = 2\n")) });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("is a one-line user error when read from the stack config", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-release-load-"));
     try {
@@ -235,6 +254,32 @@ describe("a release applied to the shared scripts folder on S3 (loopback S3 API,
       { property: "sha256", reason: "must be the zip's sha256 (64 hex digits)" },
       { property: "files", reason: "must list the release's files" },
     ]);
+  });
+
+  it("pulumi refresh sees a file changed, removed or added by hand (HeadObject, a listing), and the next up applies the release again", async () => {
+    const inputs = await releaseInputs("release1.zip", { "export_hub.py": "print('v1')\n", "lib/hub_client.py": "V = 1\n" });
+    const created = await scriptsReleaseProvider.create(inputs);
+    // Each object carries its sha256 as written.
+    expect(objects().get(PREFIX + "export_hub.py")!.metadata).toEqual({ "hub-export-sha256": inputs.files["export_hub.py"] });
+    // Nothing changed: the state as it was, and no drift for the next up.
+    const same = await scriptsReleaseProvider.read!(created.id, created.outs!);
+    expect(same).toEqual({ id: created.id, props: inputs, inputs });
+    expect(await scriptsReleaseProvider.diff!(created.id, same.props!, inputs)).toEqual({ changes: false });
+
+    // By hand: one script replaced (a console upload: no metadata), one deleted, one added; the platform's untouched.
+    put("export_hub.py", "print('patched')\n");
+    objects().delete(PREFIX + "lib/hub_client.py");
+    put("hotfix.py", "print('hot')\n");
+    const read = await scriptsReleaseProvider.read!(created.id, created.outs!);
+    expect(read.props).toEqual({ ...inputs, files: { "export_hub.py": "changed" }, extra: ["hotfix.py"] });
+    expect(read.inputs).toEqual(read.props);
+    // The next `up`: its diff against the refreshed state applies the release again, which makes it whole.
+    expect(await scriptsReleaseProvider.diff!(created.id, read.props!, inputs)).toEqual({ changes: true });
+    const updated = await scriptsReleaseProvider.update!(created.id, read.props!, inputs);
+    expect(updated.outs).toEqual(inputs);
+    expect(folder()).toMatchObject({ "export_hub.py": "print('v1')\n", "lib/hub_client.py": "V = 1\n", ...PLATFORM });
+    expect(folder()).not.toHaveProperty("hotfix.py");
+    expect((await scriptsReleaseProvider.read!(created.id, updated.outs!)).props).toEqual(inputs);
   });
 
   it("diffs on the zip's sha256, not its path; deleting the resource leaves the shared folder as it is", async () => {

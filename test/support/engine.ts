@@ -58,3 +58,54 @@ export async function refreshResource<T>(provider: dynamic.ResourceProvider<T, T
   const read = await provider.read(old.id, old.state);
   return read.id ? { id: read.id, state: (read.props ?? old.state) as T } : undefined;
 }
+
+/** A secret value in an engine property map (the engine's resource.MakeSecret). */
+export interface SecretValue {
+  secret: unknown;
+}
+export const secret = (value: unknown): SecretValue => ({ secret: value });
+const isSecret = (v: unknown): v is SecretValue => !!v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "secret" in v;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v) && !isSecret(v);
+const containsSecrets = (v: unknown): boolean => isSecret(v) || (Array.isArray(v) ? v.some(containsSecrets) : isPlainObject(v) && Object.values(v).some(containsSecrets));
+
+/**
+ * What the engine does with the state a provider that cannot take secrets (a dynamic provider's ConfigureResponse says
+ * acceptSecrets false) returns from Read: "retain the secret bit on any property with the same name"
+ * (pkg/resource/plugin/provider_plugin.go, annotateSecrets): a property secret in the old state is secret in the new
+ * one, objects key by key; a value under another name is not.
+ */
+export function annotateSecrets(outs: Record<string, unknown>, ins: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...outs };
+  for (const [key, inValue] of Object.entries(ins)) {
+    if (!(key in result)) continue;
+    const outValue = result[key];
+    if (isPlainObject(outValue) && isPlainObject(inValue)) result[key] = annotateSecrets(outValue, inValue);
+    else if (!isSecret(outValue) && containsSecrets(inValue)) result[key] = secret(outValue);
+  }
+  return result;
+}
+
+/** Paths of a property map's plain (not secret) strings that hold one of `secrets`. */
+export function exposedSecrets(value: unknown, secrets: string[], at = ""): string[] {
+  if (isSecret(value)) return [];
+  if (typeof value === "string") return secrets.some((s) => s !== "" && value.includes(s)) ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => exposedSecrets(v, secrets, `${at}[${i}]`));
+  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => exposedSecrets(v, secrets, at ? `${at}.${k}` : k));
+  return [];
+}
+
+/** The operations that configure the default dynamic provider (`pulumi:providers:pulumi-nodejs::default`). */
+export type Operation = "up" | "preview" | "refresh" | "destroy" | "refresh --run-program" | "destroy --run-program";
+
+/**
+ * The config a dynamic provider's `configure` gets. The engine passes dynamic providers the whole stack config as
+ * their provider's inputs (pkg/resource/deploy/target.go GetPackageConfig: "For dynamic providers, we always pass the
+ * full configuration") and records those inputs in the state. An operation that runs the program registers the
+ * provider again, with the stack config as it is now (an `up` updates the recorded inputs); `pulumi refresh` and
+ * `pulumi destroy` run no program and configure the provider from the state's inputs (pkg/resource/deploy/
+ * deployment.go EnsureProvider and providers/registry.go Same: "find its old state and just Same it"), unless
+ * `--run-program` makes them run it (Pulumi CLI 3.160.0, pulumi/pulumi #18868 and #19044).
+ */
+export function dynamicProviderConfig<T>(operation: Operation, recorded: T, stackConfig: T): T {
+  return operation === "refresh" || operation === "destroy" ? recorded : stackConfig;
+}

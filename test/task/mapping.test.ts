@@ -14,7 +14,7 @@ describe("mapping employees to User entities", () => {
     [f] = await Promise.all([exportFixture({ parameters: { records_per_hub_message: 3, records_per_ers_request: 5 }, emulator: { ersMaxBatch: 5 } }), taskBundle()]);
     const s = f.platform.publishSchema;
     const ddl = publishSchemaSql(s);
-    await f.pool.query(ddl.tables + ddl.indexes);
+    await f.pool.query(ddl.schema + ddl.tables + ddl.indexes);
     await f.pool.query(`
       INSERT INTO ${s}.employee VALUES
         ('A1', 'Ann', 'Lee', NULL, 'ann@example.com', 'US', 'US', NULL, NULL, 'ACTV', 'SALES_REP', '2020-01-01', NULL, true, '2024-01-01'),

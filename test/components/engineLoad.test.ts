@@ -1,0 +1,121 @@
+/**
+ * The program loads as the engine loads it. `pulumi up` does not run index.ts through tsx (as the CLI, local mode and
+ * these tests do): its Node language host (@pulumi/pulumi cmd/run) compiles it with ts-node, the vendored 7.0.1 here,
+ * with type-checking and the project's tsconfig, as CommonJS. test/fixtures/engineHost.cjs runs that very entry point
+ * with the SDK's mocks in place of the engine, in a copy of the project (a fresh clone, with the CA bundle a team
+ * downloads), on a fixture stack's config as the language host hands it over. A type error, or an import only tsx can
+ * resolve, fails here instead of at the first real preview.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../support/cli";
+import { fixtureStack } from "../fixtures/stacks";
+import { planOf, resourceKeys } from "../fixtures/plan";
+
+// Next to the run's temporary folder, not in it (as test/components/checkouts.test.ts keeps its copies).
+const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-engine-load-`);
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const copy = path.join(dir, "project");
+
+/** The project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
+function checkout(root: string): void {
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+  for (const file of files) {
+    if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
+  }
+  execFileSync("cp", ["-al", path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules")]);
+  // The CA bundle step 5 of "From clone to first up" downloads.
+  fs.mkdirSync(path.join(root, "certs"), { recursive: true });
+  fs.writeFileSync(path.join(root, "certs", "rds-global-bundle.pem"), "-----BEGIN CERTIFICATE-----\nMIIBstand-in\n-----END CERTIFICATE-----\n");
+}
+
+interface HostRun {
+  code: number | null;
+  resources: string[];
+  stderr: string;
+}
+
+/** The language host's run of the copy's program for stack `stack`, its config in the environment. */
+function engineRun(stack: "qa" | "prod"): Promise<HostRun> {
+  const { config, secretKeys } = fixtureStack(stack);
+  const env: NodeJS.ProcessEnv = {};
+  // Nothing of this process's loaders or ts-node settings: the host starts a plain node.
+  for (const [k, v] of Object.entries(process.env)) if (!/^(NODE_OPTIONS|TS_NODE_|PULUMI_|VITEST)/.test(k)) env[k] = v;
+  Object.assign(env, {
+    PULUMI_NODEJS_TYPESCRIPT: "true",
+    PULUMI_NODEJS_PROJECT: "hub-export",
+    PULUMI_NODEJS_STACK: stack,
+    PULUMI_CONFIG: JSON.stringify(config),
+    PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
+    // A cache of its own: every file compiled and checked, as on a machine's first run.
+    TS_NODE_CACHE_DIRECTORY: fs.mkdtempSync(path.join(dir, "ts-node-")),
+  });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(copy, "test", "fixtures", "engineHost.cjs")], { cwd: copy, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const last = stdout.trim().split("\n").pop() ?? "";
+      try {
+        const report = JSON.parse(last) as { code: number; resources: string[] };
+        resolve({ code: code ?? report.code, resources: report.resources, stderr });
+      } catch {
+        resolve({ code, resources: [], stderr: `${stderr}\n${stdout}` });
+      }
+    });
+  });
+}
+
+describe("the program as the engine loads it", () => {
+  beforeAll(() => checkout(copy));
+
+  it("compiles with type-checking through @pulumi/pulumi's language host and registers what the offline plan does", async () => {
+    const [host, plan] = await Promise.all([engineRun("qa"), planOf(fixtureStack("qa").config, "qa")]);
+    expect(host.stderr).not.toMatch(/Unable to compile TypeScript|Cannot find module|unhandled exception/);
+    expect(host.code, host.stderr).toBe(0);
+    expect(host.resources.length).toBeGreaterThan(100);
+    expect([...host.resources].sort()).toEqual(resourceKeys(plan));
+    // Type-checking the whole program with ts-node takes minutes on a loaded machine: what a preview's start costs.
+  }, 900_000);
+
+  // The host's failures, on an entry point of a few lines (type-checking the whole program again takes minutes).
+  async function withEntryPoint(files: Record<string, string>, check: (host: HostRun) => void): Promise<void> {
+    const index = path.join(copy, "index.ts");
+    const original = fs.readFileSync(index, "utf8");
+    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(copy, file), text);
+    try {
+      check(await engineRun("qa"));
+    } finally {
+      fs.writeFileSync(index, original);
+      for (const file of Object.keys(files)) if (file !== "index.ts") fs.rmSync(path.join(copy, file));
+    }
+  }
+
+  it("fails on a type error, naming the file and line: tsx would have run it", async () => {
+    await withEntryPoint({ "index.ts": 'const notANumber: number = "text";\nexport = () => ({ notANumber });\n' }, (host) => {
+      expect(host.code).not.toBe(0);
+      expect(host.stderr).toMatch(/Unable to compile TypeScript:\s*\n?.*index\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/);
+      // Nothing of the program ran: only the root stack was registered.
+      expect(host.resources).toEqual(["pulumi:pulumi:Stack hub-export-qa"]);
+    });
+  }, 300_000);
+
+  it("fails on an import the engine's loader cannot resolve, though tsc and tsx accept it", async () => {
+    // A `.js` specifier for a `.ts` module (nodenext style): tsc maps it, tsx too, ts-node 7 under `pulumi up` does not.
+    const files = { "entry-part.ts": "export const part = 1;\n", "index.ts": 'import { part } from "./entry-part.js";\nexport = () => ({ part });\n' };
+    await withEntryPoint(files, (host) => {
+      const tsc = path.join(copy, "node_modules", "typescript", "bin", "tsc");
+      execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--types", "node", "index.ts", "entry-part.ts"], { cwd: copy });
+      expect(host.code).not.toBe(0);
+      expect(host.stderr).toMatch(/Cannot find module '\.\/entry-part\.js'/);
+    });
+  }, 300_000);
+});

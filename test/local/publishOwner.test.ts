@@ -1,0 +1,84 @@
+/**
+ * The task's read access to the publish schema stays true: tables a loader role creates there after provisioning
+ * (not the admin) are readable by the task, through the default privileges set for each of
+ * hubExport:database.publishTableOwners. Against embedded PostgreSQL with the task's own login role, provisioned as
+ * `npm start` provisions (the same grants as components/warehouse), the export task bundle run on the result.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../support/database";
+import { emulatorConfig, rawStackConfigFor } from "../support/platform";
+import { startTask } from "../support/taskProcess";
+import { startEmulator, type Emulator } from "../../emulator";
+import { validateStackConfig } from "../../config/validate";
+import { planInstallation, type InstallationPlan } from "../../core/plan";
+import { loadPipelineTemplate, loadSqlSources } from "../../templates";
+import { provisionLocal } from "../../local/provision";
+import { localPaths } from "../../local/paths";
+import { BUCKET_FOLDERS } from "../../core/naming";
+import { seedSampleEmployees } from "../../task/model/sampleData";
+
+const suffix = crypto.randomBytes(4).toString("hex");
+const TASK_ROLE = `task_${suffix}`;
+const LOADER = `loader_${suffix}`;
+
+let db: { url: string; name: string; drop(): Promise<void> };
+let hub: Emulator;
+let dir: string;
+let plan: InstallationPlan;
+
+beforeAll(async () => {
+  [db, hub] = await Promise.all([createTestDatabase("owners"), startEmulator({ config: emulatorConfig() })]);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-owners-"));
+  const raw = rawStackConfigFor(db.url, hub.urls);
+  raw.database.task = { username: TASK_ROLE, password: `task-${suffix}-Pw1` };
+  raw.database.publishTableOwners = [LOADER];
+  plan = planInstallation(validateStackConfig(raw, { source: "test", stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() });
+});
+afterAll(async () => {
+  await Promise.all([db?.drop(), hub?.close()]);
+  const admin = new Client({ connectionString: db.url.replace(/\/[^/]*$/, "/postgres") });
+  await admin.connect();
+  for (const role of [TASK_ROLE, LOADER]) await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+  await admin.end();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("publish tables a loader role creates after provisioning", () => {
+  it("are readable by the task: an export over them completes", async () => {
+    const paths = localPaths(dir);
+    const provisioned = await provisionLocal(plan, paths, db.url);
+
+    // After provisioning, the loader (not the admin) creates the publish tables and the admin loads them.
+    const client = new Client({ connectionString: provisioned.databaseUrl });
+    await client.connect();
+    try {
+      await seedSampleEmployees(client, { schema: plan.publishSchema, count: 40, seed: 4, platRegions: ["US", "EU"], loaderRole: LOADER });
+      // How docs/pulumi.md finds a publish table's owner.
+      const owners = await client.query<{ tablename: string; tableowner: string }>("SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [plan.publishSchema]);
+      expect(owners.rows.length).toBe(6);
+      for (const t of owners.rows) expect(t.tableowner, t.tablename).toBe(LOADER);
+    } finally {
+      await client.end();
+    }
+
+    const task = await startTask([
+      "run",
+      "--definition",
+      path.join(paths.bucket, plan.definitionKey),
+      "--scripts",
+      path.join(paths.bucket, BUCKET_FOLDERS.scripts),
+      "--connections",
+      paths.connections,
+    ]);
+    const result = await task.done;
+    expect(result.stderr).not.toMatch(/permission denied/);
+    expect(result.code, result.stdout.slice(-2000)).toBe(0);
+    const done = result.events.find((e) => e.event === "run.done")!;
+    expect(done).toMatchObject({ status: "ExecutionCompleted", extracted: 40 });
+  });
+});
