@@ -12,7 +12,15 @@ import path from "node:path";
 import readline from "node:readline";
 import { parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { Pool, request } from "undici";
-import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, authorizeResponseSchema, queueAuthUrl, queueMessagesUrl, queueOrganizationsUrl } from "../core/hubContract";
+import {
+  QUEUE_API,
+  DATA_DOMAIN_CODE,
+  ENTITY_NAME,
+  authorizeResponseSchema,
+  queueAuthUrl,
+  queueMessagesUrl,
+  queueOrganizationsUrl,
+} from "../core/hubContract";
 import { DEV_QUEUES } from "../emulator/config";
 import type { EmulatorState, EmulatorUrls } from "../emulator";
 import { UsageError } from "../core/errors";
@@ -33,7 +41,9 @@ export async function main(argv: string[]): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
   const configFile = path.join(dir, "emulator.json");
   fs.writeFileSync(configFile, JSON.stringify({ retainBodies: opts.retainBodies }));
-  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--json", "--config", configFile], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--json", "--config", configFile], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   try {
     const urls = await readUrls(child);
     await run(urls, opts);
@@ -48,7 +58,11 @@ async function run(urls: EmulatorUrls, opts: BenchOptions): Promise<void> {
   const auth = await request(queueAuthUrl(urls.queues.US), {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: us.clientId, client_secret: us.clientSecret, grant_type: "client_credentials" }).toString(),
+    body: new URLSearchParams({
+      client_id: us.clientId,
+      client_secret: us.clientSecret,
+      grant_type: "client_credentials",
+    }).toString(),
   });
   if (auth.statusCode !== 200) throw new Error(`authorize answered ${auth.statusCode}`);
   const token = authorizeResponseSchema.parse(await auth.body.json());
@@ -70,11 +84,18 @@ async function run(urls: EmulatorUrls, opts: BenchOptions): Promise<void> {
       const first = b * opts.batch;
       const count = Math.min(opts.batch, opts.messages - first);
       const started = performance.now();
-      const res = await pool.request({ path: messagesPath, method: "PUT", headers, body: batchJson(runId, first, count, body) });
+      const res = await pool.request({
+        path: messagesPath,
+        method: "PUT",
+        headers,
+        body: batchJson(runId, first, count, body),
+      });
       const text = await res.body.text();
       latencies[b] = performance.now() - started;
       // Check every element, as a real client must.
-      const ok = res.statusCode === 201 && (JSON.parse(text) as Array<{ status: string }>).every((r) => r.status === "successful");
+      const ok =
+        res.statusCode === 201 &&
+        (JSON.parse(text) as Array<{ status: string }>).every((r) => r.status === "successful");
       if (!ok) {
         failures++;
         firstFailure ||= `${res.statusCode} ${text.slice(0, 200)}`;
@@ -107,7 +128,8 @@ async function run(urls: EmulatorUrls, opts: BenchOptions): Promise<void> {
     ].join("\n"),
   );
   if (failures > 0) throw new Error(`${failures} batches failed; first: ${firstFailure}`);
-  if (dest?.count !== opts.messages) throw new Error(`the emulator stored ${dest?.count ?? 0} messages, expected ${opts.messages}`);
+  if (dest?.count !== opts.messages)
+    throw new Error(`the emulator stored ${dest?.count ?? 0} messages, expected ${opts.messages}`);
 }
 
 /** A batch as JSON text, built by concatenation: the client must not be the bottleneck. */
@@ -135,27 +157,59 @@ function sampleBody(bytes: number): string {
       recordCount: 1,
       createdAt: new Date(0).toISOString(),
     },
-    entities: [{ UserId: "E000001", FirstName: "Ada", LastName: "Lovelace", CountryCode: "US", Status: "ACTV", Notes: "" }],
+    entities: [
+      { UserId: "E000001", FirstName: "Ada", LastName: "Lovelace", CountryCode: "US", Status: "ACTV", Notes: "" },
+    ],
   };
   const base = JSON.stringify(message).length;
   message.entities[0].Notes = "x".repeat(Math.max(0, bytes - base));
   return JSON.stringify(message);
 }
 
-export const summary = "Load on the emulator's queue broker (in a child process): N messages in batches over keep-alive connections; requests/s and messages/s";
+export const summary =
+  "Load on the emulator's queue broker (in a child process): N messages in batches over keep-alive connections; requests/s and messages/s";
 export const options = {
-  messages: { type: "string", value: "N", description: "Messages to publish", default: "100000", example: "--messages 1000000" },
-  batch: { type: "string", value: "N", description: `Messages per request (1 to ${QUEUE_API.maxBatchSize})`, default: String(QUEUE_API.maxBatchSize), example: "--batch 1" },
-  concurrency: { type: "string", value: "N", description: "Requests in flight", default: "16", example: "--concurrency 64" },
-  "body-bytes": { type: "string", value: "N", description: "Size of each message body", default: "1024", example: "--body-bytes 65536" },
-  "retain-bodies": { type: "boolean", description: "Keep message bodies in the emulator's memory (as the tests do) instead of only their sizes", example: "--retain-bodies" },
+  messages: {
+    type: "string",
+    value: "N",
+    description: "Messages to publish",
+    default: "100000",
+    example: "--messages 1000000",
+  },
+  batch: {
+    type: "string",
+    value: "N",
+    description: `Messages per request (1 to ${QUEUE_API.maxBatchSize})`,
+    default: String(QUEUE_API.maxBatchSize),
+    example: "--batch 1",
+  },
+  concurrency: {
+    type: "string",
+    value: "N",
+    description: "Requests in flight",
+    default: "16",
+    example: "--concurrency 64",
+  },
+  "body-bytes": {
+    type: "string",
+    value: "N",
+    description: "Size of each message body",
+    default: "1024",
+    example: "--body-bytes 65536",
+  },
+  "retain-bodies": {
+    type: "boolean",
+    description: "Keep message bodies in the emulator's memory (as the tests do) instead of only their sizes",
+    example: "--retain-bodies",
+  },
 } satisfies CommandOptions;
 
 function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseCommandArgs({ options }, argv, "bench emulator");
   const int = (name: string, value: string | undefined, max: number) => {
     if (value === undefined) throw new UsageError(`--${name} is required`);
-    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`--${name} must be an integer from 1 to ${max}, got '${value}'`);
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
+      throw new UsageError(`--${name} must be an integer from 1 to ${max}, got '${value}'`);
     return Number(value);
   };
   return {
@@ -171,7 +225,8 @@ function parseOptions(argv: string[]): BenchOptions {
 function readUrls(child: ChildProcess): Promise<EmulatorUrls> {
   return new Promise((resolve, reject) => {
     const lines = readline.createInterface({ input: child.stdout! });
-    const onExit = (code: number | null) => settle(() => reject(new Error(`the emulator exited with code ${code} before printing its URLs`)));
+    const onExit = (code: number | null) =>
+      settle(() => reject(new Error(`the emulator exited with code ${code} before printing its URLs`)));
     const timer = setTimeout(() => settle(() => reject(new Error("the emulator did not start within 30 s"))), 30_000);
     const settle = (finish: () => void) => {
       clearTimeout(timer);

@@ -39,13 +39,54 @@ import { intOption, parseCommandArgs, type Options as CommandOptions } from "../
 export const summary =
   "N sample employees exported by the bundled task through embedded PostgreSQL and the emulator, on loopback or as a remote, rate-limited hub: seconds per phase, messages/s, peak RSS, per link requests, 429s, rates and round trips, and the floor";
 export const options = {
-  employees: { type: "string", value: "N", description: "Sample employees seeded and exported", default: "100000", example: "--employees 1000000" },
-  seed: { type: "string", value: "N", description: "Seed of the sample data generator and of the emulator's latency jitter", default: "1", example: "--seed 42" },
-  latency: { type: "string", value: "SPEC", description: "The emulator's round trips per API and region, as `hub-export emulator --latency`", defaultText: "none (loopback)", example: "--latency 'queue=40ms±10,ers=80ms'" },
-  "rate-limit": { type: "string", value: "SPEC", description: "The emulator's token-bucket limits per API and region, as `hub-export emulator --rate-limit`", defaultText: "none", example: "--rate-limit queue=2000/s" },
-  "no-retry-after": { type: "boolean", description: "The rate limit's 429s come without Retry-After", example: "--no-retry-after" },
-  cls: { type: "string", value: "MODE", description: "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost", example: "--cls report" },
-  changes: { type: "string", value: "M", description: "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export", defaultText: "none", example: "--changes 50" },
+  employees: {
+    type: "string",
+    value: "N",
+    description: "Sample employees seeded and exported",
+    default: "100000",
+    example: "--employees 1000000",
+  },
+  seed: {
+    type: "string",
+    value: "N",
+    description: "Seed of the sample data generator and of the emulator's latency jitter",
+    default: "1",
+    example: "--seed 42",
+  },
+  latency: {
+    type: "string",
+    value: "SPEC",
+    description: "The emulator's round trips per API and region, as `hub-export emulator --latency`",
+    defaultText: "none (loopback)",
+    example: "--latency 'queue=40ms±10,ers=80ms'",
+  },
+  "rate-limit": {
+    type: "string",
+    value: "SPEC",
+    description: "The emulator's token-bucket limits per API and region, as `hub-export emulator --rate-limit`",
+    defaultText: "none",
+    example: "--rate-limit queue=2000/s",
+  },
+  "no-retry-after": {
+    type: "boolean",
+    description: "The rate limit's 429s come without Retry-After",
+    example: "--no-retry-after",
+  },
+  cls: {
+    type: "string",
+    value: "MODE",
+    description:
+      "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost",
+    example: "--cls report",
+  },
+  changes: {
+    type: "string",
+    value: "M",
+    description:
+      "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export",
+    defaultText: "none",
+    example: "--changes 50",
+  },
 } satisfies CommandOptions;
 
 interface BenchOptions {
@@ -70,7 +111,8 @@ function parse(argv: string[]): BenchOptions {
     return value ?? "";
   };
   const cls = values.cls;
-  if (cls !== undefined && cls !== "report" && cls !== "strict") throw new UsageError(`--cls must be report or strict, got '${cls}'`);
+  if (cls !== undefined && cls !== "report" && cls !== "strict")
+    throw new UsageError(`--cls must be report or strict, got '${cls}'`);
   return {
     employees: intOption("employees", values.employees),
     seed: intOption("seed", values.seed),
@@ -101,8 +143,18 @@ export async function main(argv: string[]): Promise<void> {
   // BENCH_PG_STATEMENTS=1: the task's statements that took the most time, from pg_stat_statements.
   const statements = process.env.BENCH_PG_STATEMENTS === "1";
   // BENCH_PG_SETTINGS: more server settings as JSON (e.g. auto_explain's, to see the plan of a slow statement).
-  const extra = process.env.BENCH_PG_SETTINGS ? (JSON.parse(process.env.BENCH_PG_SETTINGS) as Record<string, string>) : {};
-  const server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: { ...SERVER_SETTINGS, ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}), ...extra } });
+  const extra = process.env.BENCH_PG_SETTINGS
+    ? (JSON.parse(process.env.BENCH_PG_SETTINGS) as Record<string, string>)
+    : {};
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    persistent: false,
+    settings: {
+      ...SERVER_SETTINGS,
+      ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}),
+      ...extra,
+    },
+  });
   try {
     const admin = new Client({ connectionString: server.adminUrl });
     await admin.connect();
@@ -114,34 +166,51 @@ export async function main(argv: string[]): Promise<void> {
     const configFile = path.join(work, "emulator.json");
     // Each tenant in its region, so that ERS requests meet their region's latency and limit.
     const emuConfig = emulatorConfig({ retainBodies: false });
-    emuConfig.tenants = { [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" }, [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" } };
+    emuConfig.tenants = {
+      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
+      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
+    };
     fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
     const remote = options.latency !== "" || options.rateLimit !== "";
     const started = await startEmulatorProcess(configFile, [
-      "--seed", String(options.seed),
+      "--seed",
+      String(options.seed),
       ...(options.latency ? ["--latency", options.latency] : []),
       ...(options.rateLimit ? ["--rate-limit", options.rateLimit] : []),
       ...(options.retryAfter ? [] : ["--no-retry-after"]),
     ]);
     emulator = started.child;
-    const platform = await provisionPlatform({ databaseUrl: url.toString(), hub: started.urls, dir: path.join(work, "platform") });
+    const platform = await provisionPlatform({
+      databaseUrl: url.toString(),
+      hub: started.urls,
+      dir: path.join(work, "platform"),
+    });
 
     const pool = new Pool({ connectionString: url.toString(), max: 2 });
     let t = Date.now();
-    const seeded = await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed });
+    const seeded = await seedSampleEmployees(pool, {
+      schema: platform.publishSchema,
+      count: options.employees,
+      seed: options.seed,
+    });
     const seedSeconds = secs(Date.now() - t);
-    const { rows: scope } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU')`);
+    const { rows: scope } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU')`,
+    );
     await pool.query("CHECKPOINT");
 
     // The floor: the extraction query over every employee at once, bodies built, nothing written or sent.
     const floor = remote ? undefined : await measureFloor(pool, platform);
-    if (statements) await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
+    if (statements)
+      await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
     await pool.end();
 
     // The task, bundled and run with node (or the build named by BENCH_TASK_BUNDLE).
     let outfile = process.env.BENCH_TASK_BUNDLE;
     if (!outfile) {
-      const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
+      const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as {
+        buildTask(o: { outdir: string }): Promise<{ outfile: string }>;
+      };
       ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
       // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
       fs.rmSync(`${outfile}.map`, { force: true });
@@ -162,49 +231,100 @@ export async function main(argv: string[]): Promise<void> {
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
     const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
-    if (!done || task.code !== 0) throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
+    if (!done || task.code !== 0)
+      throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
-    const hub = (await (await fetch(started.urls.state)).json()) as { links: Record<string, LinkState>; ers: Record<string, { entities: number }> };
+    const hub = (await (await fetch(started.urls.state)).json()) as {
+      links: Record<string, LinkState>;
+      ers: Record<string, { entities: number }>;
+    };
 
-    say(`Export benchmark: ${options.employees} employees (${scope[0].n} in the tenants' scope), seed ${options.seed}, ${os.cpus().length} CPUs`);
-    say(`  load average        ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadAfter.map((n) => n.toFixed(2)).join(" ")} after (1, 5, 15 min)`);
-    say(`  server settings     ${Object.entries(SERVER_SETTINGS).map(([k, v]) => `${k}=${v}`).join(", ")} (embedded PostgreSQL, fsync=off)`);
-    say(`  hub                 ${remote ? `latency ${options.latency || "none"}; rate limit ${options.rateLimit || "none"}${options.rateLimit ? `, 429 ${options.retryAfter ? "with" : "without"} Retry-After` : ""}` : "loopback"}`);
+    say(
+      `Export benchmark: ${options.employees} employees (${scope[0].n} in the tenants' scope), seed ${options.seed}, ${os.cpus().length} CPUs`,
+    );
+    say(
+      `  load average        ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadAfter.map((n) => n.toFixed(2)).join(" ")} after (1, 5, 15 min)`,
+    );
+    say(
+      `  server settings     ${Object.entries(SERVER_SETTINGS)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")} (embedded PostgreSQL, fsync=off)`,
+    );
+    say(
+      `  hub                 ${remote ? `latency ${options.latency || "none"}; rate limit ${options.rateLimit || "none"}${options.rateLimit ? `, 429 ${options.retryAfter ? "with" : "without"} Retry-After` : ""}` : "loopback"}`,
+    );
     if (process.env.BENCH_TASK_BUNDLE) say(`  task bundle         ${process.env.BENCH_TASK_BUNDLE}`);
-    say(`  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`);
-    if (floor) say(`  floor (PostgreSQL)  ${floor.seconds} s: the extraction query alone, ${floor.messages} bodies, ${(floor.chars / 1e6).toFixed(0)} MB`);
+    say(
+      `  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`,
+    );
+    if (floor)
+      say(
+        `  floor (PostgreSQL)  ${floor.seconds} s: the extraction query alone, ${floor.messages} bodies, ${(floor.chars / 1e6).toFixed(0)} MB`,
+      );
     say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
-    for (const [phase, s] of Object.entries(done.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
+    for (const [phase, s] of Object.entries(done.phases as Record<string, number>))
+      say(`    ${phase.padEnd(16)}  ${s} s`);
     say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
     const cls = task.events.find((e) => e.event === "cls.done");
-    if (cls) say(`  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`);
+    if (cls)
+      say(
+        `  CLS check           ${options.cls} mode: ${String(cls.checkedMessages)} messages checked against ${String(cls.sheetRows)} sheet rows, ${String(cls.heldBack)} held back`,
+      );
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     const cores = os.cpus().length;
-    say(`  CPU seconds         task ${cpu.task.toFixed(1)}, emulator ${cpu.emulator.toFixed(1)}, PostgreSQL ${cpu.server.toFixed(1)}: ${(cpu.task + cpu.emulator + cpu.server).toFixed(1)} of the ${(cores * totalSeconds).toFixed(1)} the ${cores} CPUs had`);
+    say(
+      `  CPU seconds         task ${cpu.task.toFixed(1)}, emulator ${cpu.emulator.toFixed(1)}, PostgreSQL ${cpu.server.toFixed(1)}: ${(cpu.task + cpu.emulator + cpu.server).toFixed(1)} of the ${(cores * totalSeconds).toFixed(1)} the ${cores} CPUs had`,
+    );
     if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
-    for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, entitiesPerRegion(hub.ers))) say(line);
+    for (const line of linkTable(
+      hub.links,
+      (done.links ?? {}) as Record<string, LinkStats>,
+      entitiesPerRegion(hub.ers),
+    ))
+      say(line);
     for (const line of top) say(line);
     if (options.changes !== undefined) {
       const touchPool = new Pool({ connectionString: url.toString(), max: 1 });
-      const touched = await touchEmployees(touchPool, { schema: platform.publishSchema, count: options.changes, seed: options.seed + 1 });
+      const touched = await touchEmployees(touchPool, {
+        schema: platform.publishSchema,
+        count: options.changes,
+        seed: options.seed + 1,
+      });
       await touchPool.end();
       const incServerCpu = new UserCpu(fs.statSync(dataDir).uid).start();
       t = Date.now();
       const inc = await runAndWatch(outfile, [...platform.args, ...clsArgs], incServerCpu);
       const incSeconds = secs(Date.now() - t);
       const incDone = inc.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
-      if (!incDone || inc.code !== 0) throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
-      const changes = inc.events.find((e) => e.event === "extract.done")?.changes as { mode: string; changedRows: number; chunks: number; seconds: number } | undefined;
+      if (!incDone || inc.code !== 0)
+        throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
+      const changes = inc.events.find((e) => e.event === "extract.done")?.changes as
+        { mode: string; changedRows: number; chunks: number; seconds: number } | undefined;
       const incCls = inc.events.find((e) => e.event === "cls.done");
       const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)} %`;
-      say(`Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`);
-      say(`  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}); the full run's ${totalSeconds} s: ${share(incSeconds, totalSeconds)}`);
-      say(`  task time (run.done) ${String(incDone.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(incDone.seconds), Number(done.seconds))}`);
-      for (const [phase, s] of Object.entries(incDone.phases as Record<string, number>)) say(`    ${phase.padEnd(16)}  ${s} s`);
-      if (changes) say(`  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`);
+      say(
+        `Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`,
+      );
+      say(
+        `  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}); the full run's ${totalSeconds} s: ${share(incSeconds, totalSeconds)}`,
+      );
+      say(
+        `  task time (run.done) ${String(incDone.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(incDone.seconds), Number(done.seconds))}`,
+      );
+      for (const [phase, s] of Object.entries(incDone.phases as Record<string, number>))
+        say(`    ${phase.padEnd(16)}  ${s} s`);
+      if (changes)
+        say(
+          `  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`,
+        );
       say(`  messages published  ${String(incDone.published)}`);
-      if (incCls) say(`  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`);
-      say(`  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${incServerCpu.seconds.toFixed(1)}`);
+      if (incCls)
+        say(
+          `  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`,
+        );
+      say(
+        `  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${incServerCpu.seconds.toFixed(1)}`,
+      );
     }
   } finally {
     emulator?.kill("SIGTERM");
@@ -215,18 +335,47 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 /** The extraction query over every employee at once, bodies built, nothing written or sent. */
-async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof provisionPlatform>>): Promise<{ seconds: number; messages: number; chars: number }> {
+async function measureFloor(
+  pool: Pool,
+  platform: Awaited<ReturnType<typeof provisionPlatform>>,
+): Promise<{ seconds: number; messages: number; chars: number }> {
   const t = Date.now();
-  const sql = extractChunkSql({ publishSchema: platform.publishSchema, messages: "unused", archive: "unused", watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK` }, platform.config.parameters.records_per_hub_message, { insert: false });
+  const sql = extractChunkSql(
+    {
+      publishSchema: platform.publishSchema,
+      messages: "unused",
+      archive: "unused",
+      watermark: `${platform.stagingSchema}.HUB_EXPORT_WATERMARK`,
+    },
+    platform.config.parameters.records_per_hub_message,
+    { insert: false },
+  );
   const p = platform.config.parameters;
   await pool.query(`SET work_mem = '256MB'; SET random_page_cost = 1.1;`);
   const { rows } = await pool.query<{ messages: number; chars: string }>(
     sql,
-    extractChunkValues({
-      transactionId: "00000000-0000-4000-8000-000000000000", clientName: platform.config.clientName, tenantIds: platTenantsWithHub(platform.config).map((x) => x.hub.hubTenantId),
-      destinations: platTenantsWithHub(platform.config).map((x) => platform.config.queues[x.hub.hubRegion]!.connectionName), platRegions: platform.config.platTenants.map((x) => x.platRegion),
-      idlDate: p.idl_date, upperBound: "2999-01-01T00:00:00", after: "", through: "\u{10FFFF}", seqOffset: 0, systemCode: p.system_code, empTypeDefault: p.EmpTypeDefault, empGenderDefault: p.EmpGenderDefault, createdAt: new Date().toISOString(), final: true,
-    }, p.records_per_hub_message),
+    extractChunkValues(
+      {
+        transactionId: "00000000-0000-4000-8000-000000000000",
+        clientName: platform.config.clientName,
+        tenantIds: platTenantsWithHub(platform.config).map((x) => x.hub.hubTenantId),
+        destinations: platTenantsWithHub(platform.config).map(
+          (x) => platform.config.queues[x.hub.hubRegion]!.connectionName,
+        ),
+        platRegions: platform.config.platTenants.map((x) => x.platRegion),
+        idlDate: p.idl_date,
+        upperBound: "2999-01-01T00:00:00",
+        after: "",
+        through: "\u{10FFFF}",
+        seqOffset: 0,
+        systemCode: p.system_code,
+        empTypeDefault: p.EmpTypeDefault,
+        empGenderDefault: p.EmpGenderDefault,
+        createdAt: new Date().toISOString(),
+        final: true,
+      },
+      p.records_per_hub_message,
+    ),
   );
   return { seconds: secs(Date.now() - t), messages: rows[0].messages, chars: Number(rows[0].chars) };
 }
@@ -234,7 +383,8 @@ async function measureFloor(pool: Pool, platform: Awaited<ReturnType<typeof prov
 /** ERS entities received per region (the bench's tenants: one per region). */
 function entitiesPerRegion(ers: Record<string, { entities: number }>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const region of ["US", "EU"] as const) out[region] = ers[TENANTS[region].hubTenantId.toLowerCase()]?.entities ?? 0;
+  for (const region of ["US", "EU"] as const)
+    out[region] = ers[TENANTS[region].hubTenantId.toLowerCase()]?.entities ?? 0;
   return out;
 }
 
@@ -242,12 +392,44 @@ function entitiesPerRegion(ers: Record<string, { entities: number }>): Record<st
  * Per link (API.region) and per API: what the hub saw (requests, 429s, rates, the fraction of its limit) and the
  * round trips the task measured (p50, p99), with the task's window (requests in flight) at the end and its range.
  */
-function linkTable(hub: Record<string, LinkState>, task: Record<string, LinkStats>, ersEntities: Record<string, number>): string[] {
-  const names = [...new Set([...Object.keys(hub).filter((n) => n.startsWith("queue.") || n.startsWith("ers.")), ...Object.keys(task)])].sort();
+function linkTable(
+  hub: Record<string, LinkState>,
+  task: Record<string, LinkStats>,
+  ersEntities: Record<string, number>,
+): string[] {
+  const names = [
+    ...new Set([
+      ...Object.keys(hub).filter((n) => n.startsWith("queue.") || n.startsWith("ers.")),
+      ...Object.keys(task),
+    ]),
+  ].sort();
   if (names.length === 0) return [];
-  const head = ["link", "requests", "429", "429 %", "msgs/s", "req/s", "limit", "of limit", "p50 ms", "p99 ms", "window (min-max)"];
+  const head = [
+    "link",
+    "requests",
+    "429",
+    "429 %",
+    "msgs/s",
+    "req/s",
+    "limit",
+    "of limit",
+    "p50 ms",
+    "p99 ms",
+    "window (min-max)",
+  ];
   const rows: string[][] = [];
-  const byApi = new Map<string, { requests: number; throttled: number; accepted: number; seconds: number; units: number; limit: number; limited: boolean }>();
+  const byApi = new Map<
+    string,
+    {
+      requests: number;
+      throttled: number;
+      accepted: number;
+      seconds: number;
+      units: number;
+      limit: number;
+      limited: boolean;
+    }
+  >();
   for (const name of names) {
     const h = hub[name];
     const c = task[name];
@@ -269,7 +451,15 @@ function linkTable(hub: Record<string, LinkState>, task: Record<string, LinkStat
       c ? `${c.window.now} (${c.window.min}-${c.window.max})` : "-",
     ]);
     if (h) {
-      const a = byApi.get(api) ?? { requests: 0, throttled: 0, accepted: 0, seconds: 0, units: 0, limit: 0, limited: false };
+      const a = byApi.get(api) ?? {
+        requests: 0,
+        throttled: 0,
+        accepted: 0,
+        seconds: 0,
+        units: 0,
+        limit: 0,
+        limited: false,
+      };
       a.requests += h.requests;
       a.throttled += h.throttled;
       a.accepted += h.accepted;
@@ -299,8 +489,13 @@ function linkTable(hub: Record<string, LinkState>, task: Record<string, LinkStat
     ]);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => "    " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  return ["  links (hub side: requests, 429s, rates; task side: round trips and window)", line(head), ...rows.map(line)];
+  const line = (cells: string[]) =>
+    "    " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [
+    "  links (hub side: requests, 429s, rates; task side: round trips and window)",
+    line(head),
+    ...rows.map(line),
+  ];
 }
 
 /** The statements of the task's database user that took the most time (the seeding and the floor are reset). */
@@ -311,15 +506,35 @@ async function topStatements(url: string): Promise<string[]> {
     const { rows } = await client.query<{ s: number; calls: string; query: string }>(
       `SELECT round(total_exec_time / 1000) AS s, calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
     );
-    return ["  top statements (s, calls):", ...rows.map((r) => `    ${String(r.s).padStart(5)} ${String(r.calls).padStart(7)}  ${r.query.slice(0, 150)}`)];
+    return [
+      "  top statements (s, calls):",
+      ...rows.map((r) => `    ${String(r.s).padStart(5)} ${String(r.calls).padStart(7)}  ${r.query.slice(0, 150)}`),
+    ];
   } finally {
     await client.end();
   }
 }
 
-export async function startEmulatorProcess(configFile: string, extra: string[]): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
+export async function startEmulatorProcess(
+  configFile: string,
+  extra: string[],
+): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
   const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "bin", "hub-export.js"), "emulator", "--port", "0", "--config", configFile, "--json", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      path.join(ROOT, "bin", "hub-export.js"),
+      "emulator",
+      "--port",
+      "0",
+      "--config",
+      configFile,
+      "--json",
+      ...extra,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   const first = await new Promise<string>((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout! });
     rl.once("line", resolve);
@@ -391,7 +606,17 @@ export class UserCpu {
   }
 }
 
-export async function runAndWatch(file: string, args: string[], server: UserCpu): Promise<{ code: number | null; events: Record<string, unknown>[]; stderr: string; peakRssMb: number; cpuSeconds: number }> {
+export async function runAndWatch(
+  file: string,
+  args: string[],
+  server: UserCpu,
+): Promise<{
+  code: number | null;
+  events: Record<string, unknown>[];
+  stderr: string;
+  peakRssMb: number;
+  cpuSeconds: number;
+}> {
   // The image's node flags, and BENCH_TASK_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });

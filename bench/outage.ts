@@ -26,9 +26,27 @@ import { runAndWatch, startEmulatorProcess, UserCpu } from "./export";
 export const summary =
   "A dead or dying hub (the emulator's faults) against N queued messages: per run, the seconds until the task stopped, what it recorded, what the hub saw, what is left queued; then the next runs";
 export const options = {
-  messages: { type: "string", value: "N", description: "Messages to publish: sample employees of the US and EU tenants", default: "3000", example: "--messages 20" },
-  faults: { type: "string", value: "SPEC", description: "The dead hub, as `hub-export emulator --faults`", default: "queue.publish:silence=1", example: "--faults 'queue.publish.EU:drip=1'" },
-  "dead-runs": { type: "string", value: "N", description: "Runs against the dead hub (the second shows the next run's probe), before one against the healed hub", default: "2", example: "--dead-runs 1" },
+  messages: {
+    type: "string",
+    value: "N",
+    description: "Messages to publish: sample employees of the US and EU tenants",
+    default: "3000",
+    example: "--messages 20",
+  },
+  faults: {
+    type: "string",
+    value: "SPEC",
+    description: "The dead hub, as `hub-export emulator --faults`",
+    default: "queue.publish:silence=1",
+    example: "--faults 'queue.publish.EU:drip=1'",
+  },
+  "dead-runs": {
+    type: "string",
+    value: "N",
+    description: "Runs against the dead hub (the second shows the next run's probe), before one against the healed hub",
+    default: "2",
+    example: "--dead-runs 1",
+  },
 } satisfies CommandOptions;
 
 interface OutageOptions {
@@ -45,7 +63,11 @@ function parse(argv: string[]): OutageOptions {
     if (err instanceof FaultSpecError) throw new UsageError(`--faults: ${err.message}`);
     throw err;
   }
-  return { messages: intOption("messages", values.messages), faults: values.faults ?? "", deadRuns: intOption("dead-runs", values["dead-runs"]) };
+  return {
+    messages: intOption("messages", values.messages),
+    faults: values.faults ?? "",
+    deadRuns: intOption("dead-runs", values["dead-runs"]),
+  };
 }
 
 const secs = (ms: number) => Math.round(ms / 100) / 10;
@@ -68,28 +90,50 @@ export async function main(argv: string[]): Promise<void> {
     const configFile = path.join(work, "emulator.json");
     const emuConfig = emulatorConfig({ retainBodies: false });
     // Each tenant in its region: ERS and HRSYS faults of one region apply to it.
-    emuConfig.tenants = { [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" }, [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" } };
+    emuConfig.tenants = {
+      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
+      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
+    };
     fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
     const started = await startEmulatorProcess(configFile, []);
     emulator = started.child;
-    const platform = await provisionPlatform({ databaseUrl: url.toString(), hub: started.urls, dir: path.join(work, "platform") });
+    const platform = await provisionPlatform({
+      databaseUrl: url.toString(),
+      hub: started.urls,
+      dir: path.join(work, "platform"),
+    });
     const pool = new Pool({ connectionString: url.toString(), max: 2 });
-    await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.messages, seed: 1, platRegions: ["US", "EU"] });
+    await seedSampleEmployees(pool, {
+      schema: platform.publishSchema,
+      count: options.messages,
+      seed: 1,
+      platRegions: ["US", "EU"],
+    });
 
     let outfile = process.env.BENCH_TASK_BUNDLE;
     if (!outfile) {
-      const { buildTask } = require(path.join(__dirname, "..", "scripts", "build-task.js")) as { buildTask(o: { outdir: string }): Promise<{ outfile: string }> };
+      const { buildTask } = require(path.join(__dirname, "..", "scripts", "build-task.js")) as {
+        buildTask(o: { outdir: string }): Promise<{ outfile: string }>;
+      };
       ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
     }
     const s = platform.stagingSchema;
     const count = async (sql: string) => (await pool.query<{ n: number }>(sql)).rows[0].n;
     const setFaults = async (spec: string) => {
-      const answer = await fetch(`${new URL(started.urls.state).origin}/_emulator/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ spec }) });
+      const answer = await fetch(`${new URL(started.urls.state).origin}/_emulator/faults`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ spec }),
+      });
       if (!answer.ok) throw new Error(`the emulator refused the faults: ${await answer.text()}`);
     };
     const tuned = Object.entries(process.env).filter(([k]) => k.startsWith("HUB_EXPORT_"));
-    say(`Outage benchmark: ${options.messages} messages (US and EU), hub faults '${options.faults}', ${options.deadRuns} run(s) against it, then one against the healed hub`);
-    say(`  task settings       ${tuned.length ? tuned.map(([k, v]) => `${k}=${v}`).join(" ") : "the defaults"}${process.env.BENCH_TASK_BUNDLE ? `; bundle ${process.env.BENCH_TASK_BUNDLE}` : ""}`);
+    say(
+      `Outage benchmark: ${options.messages} messages (US and EU), hub faults '${options.faults}', ${options.deadRuns} run(s) against it, then one against the healed hub`,
+    );
+    say(
+      `  task settings       ${tuned.length ? tuned.map(([k, v]) => `${k}=${v}`).join(" ") : "the defaults"}${process.env.BENCH_TASK_BUNDLE ? `; bundle ${process.env.BENCH_TASK_BUNDLE}` : ""}`,
+    );
     for (let i = 1; i <= options.deadRuns + 1; i++) {
       const healed = i > options.deadRuns;
       // Replacing the faults restarts the emulator's counters: what follows is this run's.
@@ -99,18 +143,41 @@ export async function main(argv: string[]): Promise<void> {
       const task = await runAndWatch(outfile, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
       const seconds = secs(Date.now() - t);
       const last = task.events.at(-1) ?? {};
-      const { rows: history } = await pool.query<{ event: string; detail: { reason?: string; openLinks?: Record<string, string> } }>(
-        `SELECT event, detail FROM ${s}.HUB_EXPORT_RUN_HISTORY ORDER BY recorded_at DESC LIMIT 1`,
-      );
-      const hub = await (await fetch(started.urls.state)).json() as { faults: { stats: Record<string, FaultStats> } };
+      const { rows: history } = await pool.query<{
+        event: string;
+        detail: { reason?: string; openLinks?: Record<string, string> };
+      }>(`SELECT event, detail FROM ${s}.HUB_EXPORT_RUN_HISTORY ORDER BY recorded_at DESC LIMIT 1`);
+      const hub = (await (await fetch(started.urls.state)).json()) as { faults: { stats: Record<string, FaultStats> } };
       const after = await hubStored(started.urls.state);
       say(`Run ${i}: ${healed ? "the hub healed" : `hub faults '${options.faults}'`}`);
-      say(`  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${last.status ? ` ${String(last.status)}` : ""}`);
-      say(`  recorded            ${history[0] ? `${history[0].event}${history[0].detail.reason ? `: ${history[0].detail.reason}` : ""}` : "nothing"}`);
-      if (history[0]?.detail.openLinks) say(`  links left open     ${Object.keys(history[0].detail.openLinks).join(", ")}`);
+      say(
+        `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${last.status ? ` ${String(last.status)}` : ""}`,
+      );
+      say(
+        `  recorded            ${history[0] ? `${history[0].event}${history[0].detail.reason ? `: ${history[0].detail.reason}` : ""}` : "nothing"}`,
+      );
+      if (history[0]?.detail.openLinks)
+        say(`  links left open     ${Object.keys(history[0].detail.openLinks).join(", ")}`);
       const seen = Object.entries(hub.faults.stats).filter(([, x]) => x.requests > 0);
-      say(`  the hub saw         ${seen.map(([e, x]) => `${e} ${x.requests}${Object.keys(x.regions ?? {}).length ? ` (${Object.entries(x.regions).map(([r, n]) => `${r} ${n}`).join(", ")})` : ""}`).join("; ") || "no request"}`);
-      say(`  messages stored     ${(["US", "EU"] as const).map((r) => `${r} ${after[r] - before[r]} new`).join(", ")}; in all ${after.US + after.EU} distinct`);
+      say(
+        `  the hub saw         ${
+          seen
+            .map(
+              ([e, x]) =>
+                `${e} ${x.requests}${
+                  Object.keys(x.regions ?? {}).length
+                    ? ` (${Object.entries(x.regions)
+                        .map(([r, n]) => `${r} ${n}`)
+                        .join(", ")})`
+                    : ""
+                }`,
+            )
+            .join("; ") || "no request"
+        }`,
+      );
+      say(
+        `  messages stored     ${(["US", "EU"] as const).map((r) => `${r} ${after[r] - before[r]} new`).join(", ")}; in all ${after.US + after.EU} distinct`,
+      );
       say(
         `  warehouse           queued ${await count(`SELECT count(*)::int AS n FROM ${s}.HUB_ACME_MESSAGES`)}, published ${await count(`SELECT count(*)::int AS n FROM ${s}.HUB_ACME_MESSAGES_STATUS WHERE status = 'PUBLISHED'`)}, failed ${await count(`SELECT count(*)::int AS n FROM ${s}.HUB_ACME_MESSAGES_STATUS WHERE status = 'FAILED'`)}, set aside ${await count(`SELECT count(*)::int AS n FROM ${s}.HUB_ACME_MESSAGES_STATUS WHERE status = 'SET_ASIDE'`)}`,
       );
@@ -119,7 +186,9 @@ export async function main(argv: string[]): Promise<void> {
       for (const name of [...new Set([...Object.keys(links), ...Object.keys(breakers)])].sort()) {
         const l = links[name];
         const b = breakers[name];
-        say(`  link ${name.padEnd(14)} ${l ? `${l.requests} requests, ${l.errors} errors` : "-"}${b ? `; breaker ${b.state}, ${b.failures} failures, ${b.deadlines} deadlines` : ""}`);
+        say(
+          `  link ${name.padEnd(14)} ${l ? `${l.requests} requests, ${l.errors} errors` : "-"}${b ? `; breaker ${b.state}, ${b.failures} failures, ${b.deadlines} deadlines` : ""}`,
+        );
       }
     }
     await pool.end();
@@ -133,7 +202,9 @@ export async function main(argv: string[]): Promise<void> {
 
 /** Distinct messages the emulator's queues hold, per region. */
 async function hubStored(stateUrl: string): Promise<Record<"US" | "EU", number>> {
-  const state = (await (await fetch(stateUrl)).json()) as { queues: Record<string, { destinations: Record<string, { distinct: number }> }> };
+  const state = (await (await fetch(stateUrl)).json()) as {
+    queues: Record<string, { destinations: Record<string, { distinct: number }> }>;
+  };
   const distinct = (r: "US" | "EU") => state.queues[r]?.destinations[QUEUES[r].queueName]?.distinct ?? 0;
   return { US: distinct("US"), EU: distinct("EU") };
 }

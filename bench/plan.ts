@@ -24,18 +24,33 @@ interface Row {
   jsonBytes: number;
 }
 
-export const summary = "How 'hub-export plan' scales with the number of tenants: seconds, resources and JSON size per size, then the largest as the real command";
+export const summary =
+  "How 'hub-export plan' scales with the number of tenants: seconds, resources and JSON size per size, then the largest as the real command";
 export const options = {
-  tenants: { type: "string", value: "N,N,...", description: "Tenant counts to plan, comma-separated (at least 3 each: one per region)", default: "50,100,200", example: "--tenants 100,500" },
-  "target-seconds": { type: "string", value: "S", description: "The time the largest plan should stay under (printed next to the figure, never a failure)", default: "10", example: "--target-seconds 5" },
+  tenants: {
+    type: "string",
+    value: "N,N,...",
+    description: "Tenant counts to plan, comma-separated (at least 3 each: one per region)",
+    default: "50,100,200",
+    example: "--tenants 100,500",
+  },
+  "target-seconds": {
+    type: "string",
+    value: "S",
+    description: "The time the largest plan should stay under (printed next to the figure, never a failure)",
+    default: "10",
+    example: "--target-seconds 5",
+  },
 } satisfies CommandOptions;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs({ options }, argv, "bench plan");
   const sizes = values.tenants!.split(",").map((s) => Number(s.trim()));
-  if (sizes.some((n) => !Number.isInteger(n) || n < 3)) throw new UsageError("--tenants must be a comma-separated list of integers of at least 3 (one tenant per region)");
+  if (sizes.some((n) => !Number.isInteger(n) || n < 3))
+    throw new UsageError("--tenants must be a comma-separated list of integers of at least 3 (one tenant per region)");
   const target = Number(values["target-seconds"]);
-  if (!(target > 0)) throw new UsageError(`--target-seconds must be a positive number, got '${values["target-seconds"]}'`);
+  if (!(target > 0))
+    throw new UsageError(`--target-seconds must be a positive number, got '${values["target-seconds"]}'`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-plan-"));
   try {
     // A first, small plan loads the SDK and the providers, so that the figures below are the plans themselves.
@@ -47,13 +62,22 @@ export async function main(argv: string[]): Promise<void> {
       const started = performance.now();
       const run = await planStackFile({ file });
       const json = JSON.stringify(planJson(run));
-      rows.push({ tenants, resources: run.resources.length, seconds: (performance.now() - started) / 1000, jsonBytes: Buffer.byteLength(json) });
+      rows.push({
+        tenants,
+        resources: run.resources.length,
+        seconds: (performance.now() - started) / 1000,
+        jsonBytes: Buffer.byteLength(json),
+      });
     }
 
     const largest = Math.max(...sizes);
     const file = writeTenantStackFile(dir, largest);
     const started = performance.now();
-    const { stdout } = await execFileAsync(process.execPath, [path.join(PROJECT_ROOT, "bin/hub-export.js"), "plan", "--file", file, "--json"], { cwd: PROJECT_ROOT, maxBuffer: 512 * 1024 * 1024 });
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [path.join(PROJECT_ROOT, "bin/hub-export.js"), "plan", "--file", file, "--json"],
+      { cwd: PROJECT_ROOT, maxBuffer: 512 * 1024 * 1024 },
+    );
     const commandSeconds = (performance.now() - started) / 1000;
     const commandResources = (JSON.parse(stdout) as { resourceCount: number }).resourceCount;
 
@@ -67,8 +91,13 @@ export async function main(argv: string[]): Promise<void> {
         `  ${String(r.tenants).padStart(7)}  ${String(r.resources).padStart(9)}  ${marginal.padStart(21)}  ${r.seconds.toFixed(2).padStart(8)}  ${((r.seconds * 1000) / r.resources).toFixed(2).padStart(12)}  ${(r.jsonBytes / 1e6).toFixed(2).padStart(8)}\n`,
       );
     });
-    const fixed = rows[0].resources - rows[0].tenants * ((rows.at(-1)!.resources - rows[0].resources) / Math.max(1, rows.at(-1)!.tenants - rows[0].tenants));
-    out.write(`\n  fixed part: ${fixed.toFixed(0)} resources; each tenant adds its HUB_API_CONFIG rows (3), HUB_PLAT_CONFIG row and routing rule set\n`);
+    const fixed =
+      rows[0].resources -
+      rows[0].tenants *
+        ((rows.at(-1)!.resources - rows[0].resources) / Math.max(1, rows.at(-1)!.tenants - rows[0].tenants));
+    out.write(
+      `\n  fixed part: ${fixed.toFixed(0)} resources; each tenant adds its HUB_API_CONFIG rows (3), HUB_PLAT_CONFIG row and routing rule set\n`,
+    );
     out.write(
       `\n'hub-export plan --file <${largest} tenants> --json' as a fresh node process (start, SDK load, plan, output): ${commandSeconds.toFixed(2)} s for ${commandResources} resources; target < ${target} s: ${commandSeconds < target ? "met" : "MISSED"}\n`,
     );

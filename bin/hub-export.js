@@ -32,7 +32,10 @@ function notInstalled(err) {
   const missing = err && err.code === "MODULE_NOT_FOUND" && /Cannot find module '([^']+)'/.exec(err.message);
   const name = missing ? missing[1] : undefined;
   if (!name || name.startsWith(".") || path.isAbsolute(name)) return undefined;
-  const pkg = name.split("/").slice(0, name.startsWith("@") ? 2 : 1).join("/");
+  const pkg = name
+    .split("/")
+    .slice(0, name.startsWith("@") ? 2 : 1)
+    .join("/");
   const manifest = require("../package.json");
   const lists = [manifest.dependencies, manifest.devDependencies, manifest.optionalDependencies];
   const declared = lists.some((deps) => deps && pkg in deps);

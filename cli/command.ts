@@ -70,7 +70,12 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
 
 /** The options as node's parseArgs takes them. Defaults are applied after parsing (so `--x` and its default differ). */
 function parserOptions(options: Options) {
-  return Object.fromEntries(Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]));
+  return Object.fromEntries(
+    Object.entries(options).map(([name, o]) => [
+      name,
+      { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+    ]),
+  );
 }
 
 /**
@@ -84,7 +89,13 @@ function joinDashValues(options: Options, argv: string[]): string[] {
     if (arg === "--") return [...out, ...argv.slice(i)];
     const spec = arg.startsWith("--") && !arg.includes("=") ? options[arg.slice(2)] : undefined;
     const next = argv[i + 1];
-    if (spec?.type === "string" && next !== undefined && next.startsWith("-") && next !== "-" && !isKnownOption(options, next)) {
+    if (
+      spec?.type === "string" &&
+      next !== undefined &&
+      next.startsWith("-") &&
+      next !== "-" &&
+      !isKnownOption(options, next)
+    ) {
       out.push(`${arg}=${next}`);
       i++;
     } else out.push(arg);
@@ -97,17 +108,28 @@ function isKnownOption(options: Options, arg: string): boolean {
   return arg === "-h" || Object.values(options).some((o) => o.short === arg.slice(1));
 }
 
-export function parseCommandArgs<O extends Options>(command: Pick<Command<O>, "options" | "positionals" | "passThrough">, argv: string[], name = "command"): { values: ParsedValues<O>; positionals: string[] } {
+export function parseCommandArgs<O extends Options>(
+  command: Pick<Command<O>, "options" | "positionals" | "passThrough">,
+  argv: string[],
+  name = "command",
+): { values: ParsedValues<O>; positionals: string[] } {
   if (command.passThrough) return { values: {}, positionals: argv };
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: joinDashValues(command.options, argv), options: parserOptions(command.options) as never, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: joinDashValues(command.options, argv),
+      options: parserOptions(command.options) as never,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(parserMessage(err as NodeJS.ErrnoException, command.options, name));
   }
-  if (parsed.positionals.length > 0 && !command.positionals) throw new UsageError(`unexpected argument '${parsed.positionals[0]}'`);
+  if (parsed.positionals.length > 0 && !command.positionals)
+    throw new UsageError(`unexpected argument '${parsed.positionals[0]}'`);
   const values: Record<string, unknown> = { ...parsed.values };
-  for (const [key, spec] of Object.entries(command.options)) if (values[key] === undefined && spec.default !== undefined) values[key] = spec.default;
+  for (const [key, spec] of Object.entries(command.options))
+    if (values[key] === undefined && spec.default !== undefined) values[key] = spec.default;
   return { values: values as ParsedValues<O>, positionals: parsed.positionals };
 }
 
@@ -136,7 +158,8 @@ export function intOption(name: string, value: string | undefined, fallback?: nu
     if (fallback === undefined) throw new UsageError(`--${name} is required`);
     return fallback;
   }
-  if (!/^\d+$/.test(value) || Number(value) <= 0) throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
+  if (!/^\d+$/.test(value) || Number(value) <= 0)
+    throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
   return Number(value);
 }
 
@@ -158,7 +181,12 @@ export async function helpText(name: string, command: Command<any>): Promise<str
   if (command.actions) return actionsHelp(name, command, command.actions);
   const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
   if (command.positionals) lines.push("", `${command.positionals.name}: ${command.positionals.description}`);
-  lines.push("", "Options:", ...optionLines(command.options), ...optionLines({ help: { type: "boolean", short: "h", description: "Show this help and exit" } }));
+  lines.push(
+    "",
+    "Options:",
+    ...optionLines(command.options),
+    ...optionLines({ help: { type: "boolean", short: "h", description: "Show this help and exit" } }),
+  );
   for (const paragraph of command.details ?? []) lines.push("", paragraph);
   if (command.examples?.length) {
     lines.push("", "Examples:");
@@ -201,7 +229,10 @@ export async function executeCommand(name: string, command: Command<any>, argv: 
     return executeCommand(`${name} ${argv[0]}`, command.actions[argv[0]], argv.slice(1), io);
   }
   const help = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));
-  if ((help.includes("--help") || help.includes("-h")) && (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)) {
+  if (
+    (help.includes("--help") || help.includes("-h")) &&
+    (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)
+  ) {
     io.stdout.write(await helpText(name, command));
     return EXIT.ok;
   }

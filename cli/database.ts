@@ -35,7 +35,13 @@ export const DATABASE_OPTIONS = {
     defaultText: ".local/ in the project, when neither --stack nor --file is given",
     example: "--dir .local",
   },
-  user: { type: "string", value: "NAME", description: "With --stack/--file: the database login", defaultText: "hubExport:database.task.username", example: "--user platform_admin" },
+  user: {
+    type: "string",
+    value: "NAME",
+    description: "With --stack/--file: the database login",
+    defaultText: "hubExport:database.task.username",
+    example: "--user platform_admin",
+  },
 } as const satisfies Options;
 
 export const DATABASE_DETAILS =
@@ -58,12 +64,22 @@ type DatabaseValues = { "database-url"?: string; dir?: string; stack?: string; f
  * The database of a command (the rule at the top of this file). `config` is the stack config the command read
  * (--stack/--file, or qa by default); `command` names the session (application_name).
  */
-export async function openDatabase(values: DatabaseValues, config: StackConfig, command: string): Promise<CommandDatabase> {
+export async function openDatabase(
+  values: DatabaseValues,
+  config: StackConfig,
+  command: string,
+): Promise<CommandDatabase> {
   if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
-  if (!values["database-url"] && !values.dir && (values.stack || values.file)) return openStackDatabase(values, config, command);
+  if (!values["database-url"] && !values.dir && (values.stack || values.file))
+    return openStackDatabase(values, config, command);
   const db = await openUrlOrLocal(values);
   const stack = stackSelection(values).stack ?? "<stack>";
-  return { ...db, startNow: db.local ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(db.local.root))}` : ""}` : `npx hub-export run-now --stack ${stack} --wait` };
+  return {
+    ...db,
+    startNow: db.local
+      ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(db.local.root))}` : ""}`
+      : `npx hub-export run-now --stack ${stack} --wait`,
+  };
 }
 
 function relative(p: string): string {
@@ -79,15 +95,26 @@ function named(database: string, host: string, port: number | string, user: stri
   return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
 }
 
-async function openUrlOrLocal(values: { "database-url"?: string; dir?: string }): Promise<Omit<CommandDatabase, "startNow">> {
+async function openUrlOrLocal(values: {
+  "database-url"?: string;
+  dir?: string;
+}): Promise<Omit<CommandDatabase, "startNow">> {
   let server: EmbeddedServer | undefined;
   let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
   let paths: LocalPaths | undefined;
   if (!url) {
     paths = localPaths(values.dir ? path.resolve(values.dir) : undefined);
-    if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION"))) throw new UserError(`no local database in ${paths.postgres}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url`);
+    if (!fs.existsSync(path.join(paths.postgres, "PG_VERSION")))
+      throw new UserError(
+        `no local database in ${paths.postgres}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url`,
+      );
     // A running `npm start -- --keep` is joined: its server answers the command.
-    server = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, join: true, owner: "hub-export (a read-only command)" });
+    server = await startEmbeddedPostgres({
+      dataDir: paths.postgres,
+      persistent: true,
+      join: true,
+      owner: "hub-export (a read-only command)",
+    });
     url = localDatabaseUrl(paths.connections, server.port);
   }
   const target = new URL(url);
@@ -103,7 +130,9 @@ async function openUrlOrLocal(values: { "database-url"?: string; dir?: string })
     await client.connect();
   } catch (err) {
     await server?.stop();
-    throw new UserError(`cannot connect to the database at ${target.host}${target.pathname}: ${(err as Error).message} (check --database-url, and that the database accepts connections from here)`);
+    throw new UserError(
+      `cannot connect to the database at ${target.host}${target.pathname}: ${(err as Error).message} (check --database-url, and that the database accepts connections from here)`,
+    );
   }
   return {
     client,
@@ -122,10 +151,14 @@ function databaseUrl(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError("--database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL");
+    throw new UsageError(
+      "--database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL",
+    );
   }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
-  if (!url.hostname || url.pathname.length <= 1) throw new UsageError("--database-url must name a host and a database: postgres://USER@HOST:5432/DATABASE");
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
+    throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
+  if (!url.hostname || url.pathname.length <= 1)
+    throw new UsageError("--database-url must name a host and a database: postgres://USER@HOST:5432/DATABASE");
   return value;
 }
 
@@ -137,8 +170,19 @@ export function operatorOptions(examples: { reason: string }) {
   return {
     ...stackOptions,
     ...DATABASE_OPTIONS,
-    reason: { type: "string", value: "TEXT", description: "Why: recorded in the run history's detail", example: examples.reason },
-    actor: { type: "string", value: "NAME", description: "Who: the run history's actor", defaultText: "<user>@<host>", example: "--actor alice" },
+    reason: {
+      type: "string",
+      value: "TEXT",
+      description: "Why: recorded in the run history's detail",
+      example: examples.reason,
+    },
+    actor: {
+      type: "string",
+      value: "NAME",
+      description: "Who: the run history's actor",
+      defaultText: "<user>@<host>",
+      example: "--actor alice",
+    },
     json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   } as const satisfies Options;
 }
@@ -152,15 +196,24 @@ export function operatorActor(values: { actor?: string }): string {
  * The stack's own warehouse, as the export task reaches it (or through hubExport:database.provisioning, the route
  * `pulumi up` takes from an operator's machine), with its TLS mode and CA bundle; or one line saying what is missing.
  */
-async function openStackDatabase(values: DatabaseValues, config: StackConfig, command: string): Promise<CommandDatabase> {
+async function openStackDatabase(
+  values: DatabaseValues,
+  config: StackConfig,
+  command: string,
+): Promise<CommandDatabase> {
   const stack = stackSelection(values).stack ?? "offline";
   const whose = values.file ? `the warehouse of ${values.file}` : `the ${stack} stack's warehouse`;
   const d = config.database;
   const instead = `give --database-url postgres://USER@HOST:PORT/${d.database} (through a tunnel if need be), or --dir .local for the embedded default's`;
   // The committed example of a host is no warehouse: never try to reach it.
   const file = values.file ?? stackFilePath(stack);
-  const example = inspectStackFile({ file, stack: values.file ? undefined : stack }).placeholders.find((p) => p.path[0] === "database" && ["host", "port", "database", "provisioning", "task"].includes(String(p.path[1])));
-  if (example) throw new UserError(`${whose} is not set: ${keyPathText("hubExport", example.path)} is still a PLACEHOLDER: value in ${path.basename(file)}; set it, or ${instead}`);
+  const example = inspectStackFile({ file, stack: values.file ? undefined : stack }).placeholders.find(
+    (p) => p.path[0] === "database" && ["host", "port", "database", "provisioning", "task"].includes(String(p.path[1])),
+  );
+  if (example)
+    throw new UserError(
+      `${whose} is not set: ${keyPathText("hubExport", example.path)} is still a PLACEHOLDER: value in ${path.basename(file)}; set it, or ${instead}`,
+    );
   const user = values.user ?? d.task.username;
   let login;
   try {
@@ -172,7 +225,9 @@ async function openStackDatabase(values: DatabaseValues, config: StackConfig, co
   const via = d.provisioning ? "hubExport:database.provisioning" : "hubExport:database";
   // No password here: node-postgres takes PGPASSWORD or a ~/.pgpass entry, as psql does.
   if (!process.env.PGPASSWORD && !fs.existsSync(process.env.PGPASSFILE ?? path.join(os.homedir(), ".pgpass"))) {
-    throw new UserError(`no password for ${user}@${login.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password'), or ${instead}`);
+    throw new UserError(
+      `no password for ${user}@${login.host}: set PGPASSWORD or add a ~/.pgpass entry (the stack's 'pulumi config get --path hubExport:database.task.password'), or ${instead}`,
+    );
   }
   maskSecret(process.env.PGPASSWORD);
   const { password: _none, ...connection } = pgClientConfig(login);
@@ -182,9 +237,16 @@ async function openStackDatabase(values: DatabaseValues, config: StackConfig, co
   try {
     await client.connect();
   } catch (err) {
-    throw new UserError(`cannot connect to ${whose}, ${named(d.database, login.host, login.port, user)}: ${(err as Error).message}; this machine needs a network path to it (a VPN, or a tunnel named in hubExport:database.provisioning), or ${instead}`);
+    throw new UserError(
+      `cannot connect to ${whose}, ${named(d.database, login.host, login.port, user)}: ${(err as Error).message}; this machine needs a network path to it (a VPN, or a tunnel named in hubExport:database.provisioning), or ${instead}`,
+    );
   }
-  return { client, name, startNow: `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait`, close: () => client.end().catch(() => {}) };
+  return {
+    client,
+    name,
+    startNow: `npx hub-export run-now --stack ${values.stack ?? "<stack>"} --wait`,
+    close: () => client.end().catch(() => {}),
+  };
 }
 
 /** The first line of a command's output: the database it reads. */
@@ -195,7 +257,8 @@ export function databaseLine(db: Pick<CommandDatabase, "name">): string {
 /** A database refusal (permissions, a missing column) is its message, without a stack trace. */
 export function databaseRefusal(what: string): (err: Error & { code?: string }) => never {
   return (err) => {
-    if (typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code)) throw new UserError(`the database refused the ${what}: ${err.message}`);
+    if (typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code))
+      throw new UserError(`the database refused the ${what}: ${err.message}`);
     throw err;
   };
 }

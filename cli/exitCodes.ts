@@ -16,11 +16,13 @@ export const EXIT = {
 } as const;
 
 /** What `local` exiting EXIT.interrupted means (its help, the top-level help and the README say the same). */
-export const INTERRUPTED_MEANING = "local: interrupted by Ctrl-C (143: by SIGTERM); the run stopped in order and the next start resumes it";
+export const INTERRUPTED_MEANING =
+  "local: interrupted by Ctrl-C (143: by SIGTERM); the run stopped in order and the next start resumes it";
 
 const COMMON: Record<number, string> = {
   [EXIT.ok]: "success",
-  [EXIT.failed]: "a problem to fix: the message names it (bad config or input, a refused run, an unreachable or refusing system)",
+  [EXIT.failed]:
+    "a problem to fix: the message names it (bad config or input, a refused run, an unreachable or refusing system)",
   [EXIT.usage]: "wrong usage: an unknown option, a missing or malformed value",
   [EXIT.internal]: "internal error: a bug, not something the input caused; please report it with the output",
 };

@@ -30,13 +30,22 @@ export const COMMANDS: Record<string, string> = {
 export type CommandLoader = (name: string) => Promise<Command<any>>;
 
 // A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every module of cli/commands.
-const requireCommand: CommandLoader = async (name) => (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command<any> }).default;
+const requireCommand: CommandLoader = async (name) =>
+  (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command<any> }).default;
 
 async function help(load: CommandLoader): Promise<string> {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];
   for (const name of Object.keys(COMMANDS)) lines.push(`  ${name.padEnd(20)}${(await load(name)).summary}`);
   lines.push("", "Run 'hub-export <command> --help' for a command's options, their defaults and examples.");
-  lines.push("", "Exit codes:", ...exitCodeLines({ [EXIT.executionFailed]: "the export run ended ExecutionFailed (run, local, run-now --wait)", [FOLLOW_TIMEOUT_EXIT]: "--timeout ended the wait (run-now --wait)", [EXIT.interrupted]: INTERRUPTED_MEANING }).map((l) => `  ${l}`));
+  lines.push(
+    "",
+    "Exit codes:",
+    ...exitCodeLines({
+      [EXIT.executionFailed]: "the export run ended ExecutionFailed (run, local, run-now --wait)",
+      [FOLLOW_TIMEOUT_EXIT]: "--timeout ended the wait (run-now --wait)",
+      [EXIT.interrupted]: INTERRUPTED_MEANING,
+    }).map((l) => `  ${l}`),
+  );
   return lines.join("\n") + "\n";
 }
 
@@ -48,7 +57,9 @@ export async function main(argv: string[], io: Io = process, load: CommandLoader
   }
   if (!Object.hasOwn(COMMANDS, name)) {
     const near = closest(name, Object.keys(COMMANDS));
-    io.stderr.write(`hub-export: unknown command '${name}'${near ? ` (did you mean '${near}'?)` : ""}: one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')\n`);
+    io.stderr.write(
+      `hub-export: unknown command '${name}'${near ? ` (did you mean '${near}'?)` : ""}: one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')\n`,
+    );
     return EXIT.usage;
   }
   return executeCommand(name, await load(name), rest, io);

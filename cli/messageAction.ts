@@ -4,16 +4,32 @@ import { UsageError } from "../core/errors";
 import { schemaOnly } from "../core/naming";
 import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
-import { DATABASE_DETAILS, databaseLine, databaseRefusal, openDatabase, operatorActor, operatorOptions } from "./database";
+import {
+  DATABASE_DETAILS,
+  databaseLine,
+  databaseRefusal,
+  openDatabase,
+  operatorActor,
+  operatorOptions,
+} from "./database";
 import { redactDeep } from "../core/redact";
 import { UUID } from "../core/uuid";
 
-export function messageActionCommand(action: MessageAction, text: { summary: string; detail: string; reasonExample: string; does: string; exit1: string }) {
+export function messageActionCommand(
+  action: MessageAction,
+  text: { summary: string; detail: string; reasonExample: string; does: string; exit1: string },
+) {
   const name = action.toLowerCase();
   return defineCommand({
     summary: text.summary,
     options: {
-      "message-id": { type: "string", value: "ID", required: true, description: "The message (its messageId, as 'hub-export status' lists it)", example: "--message-id 9f0c6a4e-1d2b-4c3a-8e7f-000000000012" },
+      "message-id": {
+        type: "string",
+        value: "ID",
+        required: true,
+        description: "The message (its messageId, as 'hub-export status' lists it)",
+        example: "--message-id 9f0c6a4e-1d2b-4c3a-8e7f-000000000012",
+      },
       ...operatorOptions({ reason: text.reasonExample }),
     },
     details: [
@@ -21,7 +37,10 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
       `${text.detail} It runs in one transaction holding the client's run lock: it refuses while a run works, and while a stopped run waits to be resumed. Each one is a ${action} row in HUB_EXPORT_RUN_HISTORY.`,
     ],
     examples: [
-      { command: `npx hub-export ${name} --stack qa --message-id 9f0c6a4e-1d2b-4c3a-8e7f-000000000012 --reason ${text.reasonExample.replace(/^--reason /, "")}`, does: text.does },
+      {
+        command: `npx hub-export ${name} --stack qa --message-id 9f0c6a4e-1d2b-4c3a-8e7f-000000000012 --reason ${text.reasonExample.replace(/^--reason /, "")}`,
+        does: text.does,
+      },
     ],
     exitCodes: { 1: text.exit1 },
     async run(values, io) {
@@ -40,7 +59,11 @@ export function messageActionCommand(action: MessageAction, text: { summary: str
           reason: values.reason,
           setAsideAfterRuns: config.parameters.set_aside_after_runs,
         }).catch(databaseRefusal(name));
-        io.stdout.write(values.json ? JSON.stringify(redactDeep({ database: db.name, ...result }), null, 2) + "\n" : databaseLine(db) + formatMessageAction(result, db.startNow));
+        io.stdout.write(
+          values.json
+            ? JSON.stringify(redactDeep({ database: db.name, ...result }), null, 2) + "\n"
+            : databaseLine(db) + formatMessageAction(result, db.startNow),
+        );
         return 0;
       } finally {
         await db.close();

@@ -24,11 +24,15 @@ export const stackOptions = {
 /** `--stack` (default qa) or `--file`, checked; the stack name of a file is read from its name. */
 export function stackSelection(values: { stack?: string; file?: string }): { stack?: string; file?: string } {
   if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
-  if (values.stack !== undefined && !/^[A-Za-z0-9_.-]+$/.test(values.stack)) throw new UsageError(`--stack must be a stack name (letters, digits, _ . -), got '${values.stack}'`);
+  if (values.stack !== undefined && !/^[A-Za-z0-9_.-]+$/.test(values.stack))
+    throw new UsageError(`--stack must be a stack name (letters, digits, _ . -), got '${values.stack}'`);
   return values.file ? { file: values.file, stack: stackNameOf(values.file) } : { stack: values.stack ?? "qa" };
 }
 
-export function loadFromOptions(values: { stack?: string; file?: string }, extra: Omit<LoadOptions, "stack" | "file"> = {}): StackConfig {
+export function loadFromOptions(
+  values: { stack?: string; file?: string },
+  extra: Omit<LoadOptions, "stack" | "file"> = {},
+): StackConfig {
   const selection = stackSelection(values);
   return loadStackConfig({ stack: values.file ? undefined : selection.stack, file: selection.file, ...extra });
 }

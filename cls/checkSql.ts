@@ -69,7 +69,11 @@ export function publishCodesCtes(publishSchema: string): string {
  * before they become JSON. `user`: a text[] of the unknown keys of employee row e (empty when none); `sub(table)`: the
  * aggregates over sub-entity rows x, one text[] per code field (null when none), each key once per row, as in the body.
  */
-export function sourceCodeChecks(known: string, typeDefault: string, genderDefault: string): { user: string; sub(table: string): string[] } {
+export function sourceCodeChecks(
+  known: string,
+  typeDefault: string,
+  genderDefault: string,
+): { user: string; sub(table: string): string[] } {
   const check = (entity: ClsEntity, field: string, expr: string) => {
     const key = `(${literal(`${entity}.${field}=`)} || ${expr})`;
     return { key, unknown: `${expr} IS NOT NULL AND NOT ${key} = ANY(${known}::text[])` };
@@ -99,5 +103,9 @@ export const UNKNOWN_BY_CODE = `SELECT field, code, count(*)::int AS occurrences
 /** Every CLS field has an expression in the export's mapping: checked once, so that a new CLS row cannot go unchecked. */
 export function uncheckedFields(): string[] {
   const user = new Map(userFields("$4", "$5"));
-  return CLS_TABLE.filter((r) => (r.entity === "User" ? !user.has(r.field) : !SUB_ENTITIES.find((s) => s.name === r.entity)?.fields.some(([f]) => f === r.field))).map(fieldName);
+  return CLS_TABLE.filter((r) =>
+    r.entity === "User"
+      ? !user.has(r.field)
+      : !SUB_ENTITIES.find((s) => s.name === r.entity)?.fields.some(([f]) => f === r.field),
+  ).map(fieldName);
 }

@@ -28,8 +28,13 @@ export interface DatabaseCheckResult {
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export async function checkDatabase(client: ClientBase, input: DatabaseCheckInput, sheet: LoadSheet): Promise<DatabaseCheckResult> {
-  for (const name of [input.stagingSchema, input.publishSchema]) if (!IDENT.test(name)) throw new Error(`unsafe schema name '${name}'`);
+export async function checkDatabase(
+  client: ClientBase,
+  input: DatabaseCheckInput,
+  sheet: LoadSheet,
+): Promise<DatabaseCheckResult> {
+  for (const name of [input.stagingSchema, input.publishSchema])
+    if (!IDENT.test(name)) throw new Error(`unsafe schema name '${name}'`);
   const staging = input.stagingSchema;
   const fields = sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`);
   const codes = sheet.rows.map((r) => r.CLS_CODE);

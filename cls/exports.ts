@@ -55,9 +55,17 @@ const CODE_NAMES = ["integrationid", "referenceid", "externalid", "code", "id"];
 const DESCRIPTION_NAMES = ["description", "name", "descriptor", "label", "instance"];
 
 /** Header names that can be the column, best first: [exact names, names that end like one]. */
-function candidates(headers: string[], businessObject: BusinessObject, kind: "code" | "description", exclude?: number): number[][] {
+function candidates(
+  headers: string[],
+  businessObject: BusinessObject,
+  kind: "code" | "description",
+  exclude?: number,
+): number[][] {
   const bo = normalize(businessObject);
-  const exact = kind === "code" ? [...CODE_NAMES, ...CODE_NAMES.map((n) => bo + n)] : [...DESCRIPTION_NAMES, ...DESCRIPTION_NAMES.map((n) => bo + n), bo];
+  const exact =
+    kind === "code"
+      ? [...CODE_NAMES, ...CODE_NAMES.map((n) => bo + n)]
+      : [...DESCRIPTION_NAMES, ...DESCRIPTION_NAMES.map((n) => bo + n), bo];
   const ending = kind === "code" ? /(id|code)$/ : /(description|name|descriptor|label)$/;
   const tiers: number[][] = [[], []];
   headers.forEach((h, i) => {
@@ -70,10 +78,20 @@ function candidates(headers: string[], businessObject: BusinessObject, kind: "co
 }
 
 function quoteList(headers: string[]): string {
-  return headers.filter((h) => h.trim()).map((h) => `'${h}'`).join(", ");
+  return headers
+    .filter((h) => h.trim())
+    .map((h) => `'${h}'`)
+    .join(", ");
 }
 
-function pickColumn(file: string, headers: string[], businessObject: BusinessObject, kind: "code" | "description", mapped: string | undefined, exclude?: number): number {
+function pickColumn(
+  file: string,
+  headers: string[],
+  businessObject: BusinessObject,
+  kind: "code" | "description",
+  mapped: string | undefined,
+  exclude?: number,
+): number {
   const key = `hubExport:cls.businessObjects["${businessObject}"].${kind}`;
   const seen = `columns seen: ${quoteList(headers)}`;
   if (mapped !== undefined) {
@@ -85,20 +103,29 @@ function pickColumn(file: string, headers: string[], businessObject: BusinessObj
   for (const tier of candidates(headers, businessObject, kind, exclude)) {
     if (tier.length === 1) return tier[0];
     if (tier.length > 1) {
-      throw new ExportError(`${file}: ambiguous ${kind} column: ${quoteList(tier.map((i) => headers[i]))} could each be it; ${seen}; name the column in ${key}`);
+      throw new ExportError(
+        `${file}: ambiguous ${kind} column: ${quoteList(tier.map((i) => headers[i]))} could each be it; ${seen}; name the column in ${key}`,
+      );
     }
   }
   throw new ExportError(`${file}: no ${kind} column found; ${seen}; name the column in ${key}`);
 }
 
 /** The code list of one export. Throws ExportError when the file cannot be read as one. */
-export function readCodeList(file: string, businessObject: BusinessObject, rows: SheetRow[], mapping: ExportMapping = {}): CodeList {
+export function readCodeList(
+  file: string,
+  businessObject: BusinessObject,
+  rows: SheetRow[],
+  mapping: ExportMapping = {},
+): CodeList {
   // The header is the first row with two cells or more: the HR system may put a title row above it.
   const filled = (r: SheetRow) => r.cells.filter((c) => c.trim() !== "").length;
   const headerAt = rows.findIndex((r) => filled(r) >= 2);
   if (headerAt < 0) {
     const only = rows.find((r) => filled(r) > 0);
-    throw new ExportError(`${file}: ${only ? `has no header row with a code and a description column (only one column seen: '${only.cells.find((c) => c.trim())!.trim()}')` : "is empty: expected a header row with a code and a description column"}`);
+    throw new ExportError(
+      `${file}: ${only ? `has no header row with a code and a description column (only one column seen: '${only.cells.find((c) => c.trim())!.trim()}')` : "is empty: expected a header row with a code and a description column"}`,
+    );
   }
   const headers = rows[headerAt].cells.map((c) => c.trim());
   const codeAt = pickColumn(file, headers, businessObject, "code", mapping.code);
@@ -106,10 +133,16 @@ export function readCodeList(file: string, businessObject: BusinessObject, rows:
   const others = headers.flatMap((h, i) => (i !== codeAt && h !== "" ? [i] : []));
   const onlyOther = mapping.description === undefined && others.length === 1 ? others[0] : undefined;
   const named = candidates(headers, businessObject, "description", codeAt).some((tier) => tier.length > 0);
-  const descriptionAt = onlyOther ?? pickColumn(file, headers, businessObject, "description", mapping.description, codeAt);
+  const descriptionAt =
+    onlyOther ?? pickColumn(file, headers, businessObject, "description", mapping.description, codeAt);
   const descriptionNote =
-    onlyOther !== undefined && !named ? `${file}: description column '${headers[onlyOther]}', the only column besides the code '${headers[codeAt]}'` : undefined;
-  if (codeAt === descriptionAt) throw new ExportError(`${file}: the code and description columns are the same column '${headers[codeAt]}'; columns seen: ${quoteList(headers)}`);
+    onlyOther !== undefined && !named
+      ? `${file}: description column '${headers[onlyOther]}', the only column besides the code '${headers[codeAt]}'`
+      : undefined;
+  if (codeAt === descriptionAt)
+    throw new ExportError(
+      `${file}: the code and description columns are the same column '${headers[codeAt]}'; columns seen: ${quoteList(headers)}`,
+    );
 
   const values: CodeValue[] = [];
   const problems: string[] = [];
@@ -119,7 +152,9 @@ export function readCodeList(file: string, businessObject: BusinessObject, rows:
     const code = (row.cells[codeAt] ?? "").trim();
     const description = (row.cells[descriptionAt] ?? "").trim();
     if (code === "") {
-      problems.push(`${file} row ${row.line}: blank code in column '${headers[codeAt]}'${description ? ` (description '${description}')` : ""}: row left out`);
+      problems.push(
+        `${file} row ${row.line}: blank code in column '${headers[codeAt]}'${description ? ` (description '${description}')` : ""}: row left out`,
+      );
       continue;
     }
     const first = firstLine.get(code);
@@ -130,6 +165,15 @@ export function readCodeList(file: string, businessObject: BusinessObject, rows:
     firstLine.set(code, row.line);
     values.push({ code, description });
   }
-  if (values.length === 0) throw new ExportError(`${file}: has no codes below its header row (column '${headers[codeAt]}')`);
-  return { businessObject, file, codeColumn: headers[codeAt], descriptionColumn: headers[descriptionAt], values, problems, ...(descriptionNote ? { descriptionNote } : {}) };
+  if (values.length === 0)
+    throw new ExportError(`${file}: has no codes below its header row (column '${headers[codeAt]}')`);
+  return {
+    businessObject,
+    file,
+    codeColumn: headers[codeAt],
+    descriptionColumn: headers[descriptionAt],
+    values,
+    problems,
+    ...(descriptionNote ? { descriptionNote } : {}),
+  };
 }

@@ -6,7 +6,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../core/errors";
 import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "./table";
-import { businessObjectOfFile, ExportError, readCodeList, type CodeList, type ExportMapping, type SheetRow } from "./exports";
+import {
+  businessObjectOfFile,
+  ExportError,
+  readCodeList,
+  type CodeList,
+  type ExportMapping,
+  type SheetRow,
+} from "./exports";
 import { buildLoadSheet, missingBusinessObjects, type LoadSheet } from "./loadSheet";
 import { loadSheetXlsx, parseXlsxRows } from "./xlsx";
 import { loadSheetCsv, parseCsvRows, parseLoadSheetCsv } from "./csv";
@@ -43,22 +50,31 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
   try {
     entries = fs.readdirSync(dir).sort();
   } catch (err) {
-    throw new UserError(`${dir}: cannot read the folder of exports (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UserError(
+      `${dir}: cannot read the folder of exports (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   const mappings = options.businessObjects ?? {};
   const byFile = new Map<string, BusinessObject>();
   for (const b of BUSINESS_OBJECTS) if (mappings[b]?.file) byFile.set(mappings[b]!.file!, b);
   const errors: string[] = [];
   const files = new Map<BusinessObject, string>();
-  const spreadsheets = entries.filter((e) => EXPORT_EXTENSIONS.some((x) => e.toLowerCase().endsWith(x)) && !e.startsWith(".") && !e.startsWith("~$"));
-  for (const name of byFile.keys()) if (!spreadsheets.includes(name)) errors.push(`${path.join(dir, name)}: not found (hubExport:cls.businessObjects["${byFile.get(name)}"].file)`);
+  const spreadsheets = entries.filter(
+    (e) => EXPORT_EXTENSIONS.some((x) => e.toLowerCase().endsWith(x)) && !e.startsWith(".") && !e.startsWith("~$"),
+  );
+  for (const name of byFile.keys())
+    if (!spreadsheets.includes(name))
+      errors.push(`${path.join(dir, name)}: not found (hubExport:cls.businessObjects["${byFile.get(name)}"].file)`);
   for (const name of spreadsheets) {
     const mapped = byFile.get(name);
     const named = businessObjectOfFile(name);
     // A file named after a business object that the config maps to another file is not used.
     const b = mapped ?? (named && !mappings[named]?.file ? named : undefined);
     if (!b) {
-      if (!named) errors.push(`${path.join(dir, name)}: not the export of a known business object: name the file after one of ${BUSINESS_OBJECTS.join(", ")}, or map it in hubExport:cls.businessObjects.<name>.file`);
+      if (!named)
+        errors.push(
+          `${path.join(dir, name)}: not the export of a known business object: name the file after one of ${BUSINESS_OBJECTS.join(", ")}, or map it in hubExport:cls.businessObjects.<name>.file`,
+        );
       continue;
     }
     const other = files.get(b);
@@ -75,10 +91,17 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
       else throw err;
     }
   }
-  const values: Partial<Record<BusinessObject, CodeValue[]>> = Object.fromEntries(lists.map((l) => [l.businessObject, l.values]));
+  const values: Partial<Record<BusinessObject, CodeValue[]>> = Object.fromEntries(
+    lists.map((l) => [l.businessObject, l.values]),
+  );
   const missing = missingBusinessObjects(values).filter((b) => !files.has(b));
-  if (missing.length) errors.push(`${dir}: no export of ${missing.join(", ")} (files seen: ${spreadsheets.join(", ") || "none"})`);
-  if (errors.length) throw new UserError([`cannot build the CLS load sheet from ${dir} (${errors.length} problem${errors.length === 1 ? "" : "s"}):`, ...errors.map((e) => `  ${e}`)]);
+  if (missing.length)
+    errors.push(`${dir}: no export of ${missing.join(", ")} (files seen: ${spreadsheets.join(", ") || "none"})`);
+  if (errors.length)
+    throw new UserError([
+      `cannot build the CLS load sheet from ${dir} (${errors.length} problem${errors.length === 1 ? "" : "s"}):`,
+      ...errors.map((e) => `  ${e}`),
+    ]);
   return { sheet: buildLoadSheet(values), lists, problems: lists.flatMap((l) => l.problems) };
 }
 
@@ -89,7 +112,9 @@ export async function loadSheetFile(file: string, sheet: LoadSheet): Promise<Buf
   if (ext === ".xlsx") {
     return loadSheetXlsx(sheet);
   }
-  throw new UserError(`${file}: the load sheet is written as .csv or .xlsx; name the file with one of these extensions`);
+  throw new UserError(
+    `${file}: the load sheet is written as .csv or .xlsx; name the file with one of these extensions`,
+  );
 }
 
 export async function writeLoadSheet(file: string, sheet: LoadSheet): Promise<void> {
@@ -105,7 +130,9 @@ export async function readLoadSheetFile(file: string): Promise<LoadSheet> {
   try {
     data = fs.readFileSync(file);
   } catch (err) {
-    throw new UserError(`${file}: cannot read the CLS load sheet (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UserError(
+      `${file}: cannot read the CLS load sheet (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   if (!file.toLowerCase().endsWith(".xlsx")) return parseLoadSheetCsv(file, data.toString("utf8"));
   let rows: SheetRow[];

@@ -6,7 +6,13 @@
 import { BUSINESS_OBJECTS, CLS_SYSTEM, CLS_TABLE, fieldName, type BusinessObject, type CodeValue } from "./table";
 
 /** The sheet's columns, in order. The specification names the first three; the code and description are ours. */
-export const LOAD_SHEET_COLUMNS = ["SYSTEM", "CLS_ENTITY_NAME", "CLS_CODE_FIELD_NAME", "CLS_CODE", "CLS_DESCRIPTION"] as const;
+export const LOAD_SHEET_COLUMNS = [
+  "SYSTEM",
+  "CLS_ENTITY_NAME",
+  "CLS_CODE_FIELD_NAME",
+  "CLS_CODE",
+  "CLS_DESCRIPTION",
+] as const;
 
 export interface LoadSheetRow {
   SYSTEM: string;
@@ -34,7 +40,14 @@ export function buildLoadSheet(lists: BusinessObjectValues): LoadSheet {
   const rows: LoadSheetRow[] = [];
   for (const row of CLS_TABLE) {
     const values = "fixed" in row.source ? row.source.fixed : lists[row.source.businessObject]!;
-    for (const v of values) rows.push({ SYSTEM: CLS_SYSTEM, CLS_ENTITY_NAME: row.entity, CLS_CODE_FIELD_NAME: row.field, CLS_CODE: v.code, CLS_DESCRIPTION: v.description });
+    for (const v of values)
+      rows.push({
+        SYSTEM: CLS_SYSTEM,
+        CLS_ENTITY_NAME: row.entity,
+        CLS_CODE_FIELD_NAME: row.field,
+        CLS_CODE: v.code,
+        CLS_DESCRIPTION: v.description,
+      });
   }
   return { rows };
 }
@@ -54,6 +67,8 @@ export function knownCodes(sheet: LoadSheet): Map<string, Set<string>> {
 export function rowCounts(sheet: LoadSheet): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const row of CLS_TABLE) counts[fieldName(row)] = 0;
-  for (const r of sheet.rows) counts[`${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`] = (counts[`${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`] ?? 0) + 1;
+  for (const r of sheet.rows)
+    counts[`${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`] =
+      (counts[`${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`] ?? 0) + 1;
   return counts;
 }

@@ -31,7 +31,10 @@ const EXAMPLES = 5;
 const MAX_TRACKED = 1000;
 
 export class UnknownCodes {
-  private readonly fields = new Map<string, { codes: Map<string, number>; extraCodes: number; occurrences: number; employees: number }>();
+  private readonly fields = new Map<
+    string,
+    { codes: Map<string, number>; extraCodes: number; occurrences: number; employees: number }
+  >();
 
   add(rows: readonly UnknownCodeRow[]): void {
     for (const r of rows) {
@@ -59,7 +62,10 @@ export class UnknownCodes {
     };
     for (const field of [...this.fields.keys()].sort((a, b) => order(a) - order(b) || (a < b ? -1 : 1))) {
       const f = this.fields.get(field)!;
-      const examples = [...f.codes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, EXAMPLES).map(([code, occurrences]) => ({ code, occurrences }));
+      const examples = [...f.codes]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, EXAMPLES)
+        .map(([code, occurrences]) => ({ code, occurrences }));
       out[field] = { codes: f.codes.size + f.extraCodes, occurrences: f.occurrences, employees: f.employees, examples };
     }
     return out;

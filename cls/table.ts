@@ -8,7 +8,14 @@
 export const CLS_SYSTEM = "EXTERNAL";
 
 /** The HR system's business objects whose values are exported (Integration IDs, then export to spreadsheet). */
-export const BUSINESS_OBJECTS = ["Country", "Job Family", "Gender", "Job Profile", "Communication Usage Type", "Related Person Relationship"] as const;
+export const BUSINESS_OBJECTS = [
+  "Country",
+  "Job Family",
+  "Gender",
+  "Job Profile",
+  "Communication Usage Type",
+  "Related Person Relationship",
+] as const;
 export type BusinessObject = (typeof BUSINESS_OBJECTS)[number];
 
 /** A code with its description, as loaded in the CLS table. */
@@ -40,7 +47,8 @@ export const COMMUNICATION_TYPE: readonly CodeValue[] = [
   { code: "WEB_ADDR", description: "Web address" },
 ];
 
-export type ClsEntity = "User" | "UserAddress" | "UserCommunication" | "UserEducation" | "UserDependent" | "UserContact";
+export type ClsEntity =
+  "User" | "UserAddress" | "UserCommunication" | "UserEducation" | "UserDependent" | "UserContact";
 
 export type ClsSource = { businessObject: BusinessObject } | { fixed: readonly CodeValue[] };
 

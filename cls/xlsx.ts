@@ -50,7 +50,11 @@ export async function loadSheetXlsx(sheet: LoadSheet): Promise<Buffer> {
   workbook.created = FIXED_DATE;
   workbook.modified = FIXED_DATE;
   const ws = workbook.addWorksheet(LOAD_SHEET_WORKSHEET, { views: [{ state: "frozen", ySplit: 1 }] });
-  ws.columns = LOAD_SHEET_COLUMNS.map((c) => ({ header: c, key: c, width: Math.max(c.length + 2, c === "CLS_DESCRIPTION" ? 40 : 16) }));
+  ws.columns = LOAD_SHEET_COLUMNS.map((c) => ({
+    header: c,
+    key: c,
+    width: Math.max(c.length + 2, c === "CLS_DESCRIPTION" ? 40 : 16),
+  }));
   ws.getRow(1).font = { bold: true };
   for (const r of sheet.rows) ws.addRow(LOAD_SHEET_COLUMNS.map((c) => r[c]));
   const written = Buffer.from(await workbook.xlsx.writeBuffer());

@@ -11,7 +11,10 @@ import { PROJECT_NAME, type StackConfig } from "../config/schema";
 import { ALLOWED_ACCOUNTS_KEY, accountIdText } from "../config/preflight";
 
 /** The tags every taggable AWS resource of the stack carries, and the keys the cost query groups by. */
-export function stackTags(config: Pick<StackConfig, "clientName" | "environment">, stack: string): Record<string, string> {
+export function stackTags(
+  config: Pick<StackConfig, "clientName" | "environment">,
+  stack: string,
+): Record<string, string> {
   return { project: PROJECT_NAME, stack, client: config.clientName, environment: config.environment };
 }
 
@@ -27,7 +30,11 @@ const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfi
  * forbidden) are text, as the provider takes them (`pulumi config set --path` may have stored them as numbers).
  * Secrets (keys, tokens) stay secret.
  */
-export function awsProviderArgs(all: Record<string, string>, tags: Record<string, string>, isSecret: (key: string) => boolean = () => false): aws.ProviderArgs {
+export function awsProviderArgs(
+  all: Record<string, string>,
+  tags: Record<string, string>,
+  isSecret: (key: string) => boolean = () => false,
+): aws.ProviderArgs {
   const args: Record<string, unknown> = {};
   for (const [key, text] of Object.entries(all)) {
     if (!key.startsWith("aws:")) continue;

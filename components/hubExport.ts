@@ -93,14 +93,19 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       description: record.description,
       secretString: secretText(serializeConnectionRecord(record)),
     })),
-    tenantCredentials: pulumi.secret(JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>),
+    tenantCredentials: pulumi.secret(
+      JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>,
+    ),
     routingRules: plan.routingRules.map((r) => ({
       tenantId: r.tenant.hubTenantId,
       cfgApiUrl: r.cfgApiUrl,
       rules: r.rules,
       credentialsString: pulumiSecret(r.credentialsString, `tenant ${r.tenant.hubTenantId} credentials string`),
     })),
-    alertEndpoints: config.alerts.https.map((h, i) => ({ key: alertEndpointKey(h.reveal(`hubExport:alerts.https[${i}] key`)), endpoint: pulumiSecret(h, `hubExport:alerts.https[${i}]`) })),
+    alertEndpoints: config.alerts.https.map((h, i) => ({
+      key: alertEndpointKey(h.reveal(`hubExport:alerts.https[${i}] key`)),
+      endpoint: pulumiSecret(h, `hubExport:alerts.https[${i}]`),
+    })),
   };
 }
 
@@ -135,7 +140,12 @@ export interface HubExportOutputs {
   /** A ready `aws ecs run-task ...`: one run now. */
   runTaskCommand: pulumi.Output<string>;
   /** Where failures are reported and shown (components/monitoring). */
-  alerts: { topicArn: pulumi.Output<string>; deadLetterQueueUrl: pulumi.Output<string>; dashboard: pulumi.Output<string>; alarms: pulumi.Output<string>[] };
+  alerts: {
+    topicArn: pulumi.Output<string>;
+    deadLetterQueueUrl: pulumi.Output<string>;
+    dashboard: pulumi.Output<string>;
+    alarms: pulumi.Output<string>[];
+  };
   /** What `hub-export run-now` needs to start the task as the schedule does. */
   runTask: RunTaskOutput;
   /** What a destroy or a rename keeps and why, and what it removes that people notice (components/onRemoval.ts). */
@@ -177,7 +187,10 @@ export class HubExport extends pulumi.ComponentResource {
       runTables: args.runTables ?? loadClientRunTables(),
       databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
     });
-    if (config.cls && !args.cls) throw new Error("HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)");
+    if (config.cls && !args.cls)
+      throw new Error(
+        "HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)",
+      );
     const secrets = secretInputs(plan);
     const aws = awsContext(this);
     const child = { parent: this };
@@ -210,7 +223,9 @@ export class HubExport extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         region: aws.region,
         objectInspector: args.objectInspector,
-        files: plan.bucketObjects.filter((o) => !fromRelease.has(o.key)).map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
+        files: plan.bucketObjects
+          .filter((o) => !fromRelease.has(o.key))
+          .map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
         accessLogs: config.bucket.accessLogs,
         accountId: aws.accountId,
@@ -219,17 +234,38 @@ export class HubExport extends pulumi.ComponentResource {
     );
     // Step 7.1: the release replaces the scripts folder's content, folder structure kept, the platform's files left.
     const scriptsRelease = release
-      ? new ScriptsRelease(`${name}-scripts-release`, { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, release }, { parent: this, dependsOn: [bucket] })
+      ? new ScriptsRelease(
+          `${name}-scripts-release`,
+          {
+            bucketName: bucket.bucketName,
+            prefix: BUCKET_FOLDERS.scripts,
+            region: aws.region,
+            kmsKeyArn: key.keyArn,
+            release,
+          },
+          { parent: this, dependsOn: [bucket] },
+        )
       : undefined;
     // Steps 7.2 to 7.4: this stack's part of the shared credentials.ini and tenant_credentials.txt, after the templates.
     const credentialFiles = new CredentialFiles(
       `${name}-credential-files`,
-      { bucketName: bucket.bucketName, prefix: BUCKET_FOLDERS.scripts, region: aws.region, kmsKeyArn: key.keyArn, warehouseConnection: plan.scriptFiles.warehouseConnection, tenantCredentials: secrets.tenantCredentials },
+      {
+        bucketName: bucket.bucketName,
+        prefix: BUCKET_FOLDERS.scripts,
+        region: aws.region,
+        kmsKeyArn: key.keyArn,
+        warehouseConnection: plan.scriptFiles.warehouseConnection,
+        tenantCredentials: secrets.tenantCredentials,
+      },
       { parent: this, dependsOn: scriptsRelease ? [bucket, scriptsRelease] : [bucket] },
     );
 
     // Step 2: the connection records.
-    const connections = new ConnectionStore(`${name}-connections`, { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords }, child);
+    const connections = new ConnectionStore(
+      `${name}-connections`,
+      { prefix: config.connectionStore.prefix, kmsKeyArn: key.keyArn, records: secrets.connectionRecords },
+      child,
+    );
 
     // Step 5: schemas, the common baseline, the client's run tables, the task's role, then the config rows. The SQL
     // resources keep only the database's label; they get the admin login from their provider's configuration.
@@ -361,7 +397,19 @@ export class HubExport extends pulumi.ComponentResource {
         deadLetterQueueArn: monitoring.deadLetterQueueArn,
         aws,
       },
-      { parent: this, dependsOn: [bucket, credentialFiles, connections, warehouse, configTables, routing, hubConfiguration, monitoring] },
+      {
+        parent: this,
+        dependsOn: [
+          bucket,
+          credentialFiles,
+          connections,
+          warehouse,
+          configTables,
+          routing,
+          hubConfiguration,
+          monitoring,
+        ],
+      },
     );
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
@@ -382,7 +430,11 @@ export class HubExport extends pulumi.ComponentResource {
       connectionSecretNames: Object.fromEntries(connections.connections.map((c) => [c.systemName, c.secretName])),
       routingRuleCounts: routing.ruleCounts,
       hubChecklist: checklist,
-      clsLoadSheets: cls ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map((f) => `s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${f}`) : [],
+      clsLoadSheets: cls
+        ? [HUB_CONFIGURATION_FILES.clsCsv, HUB_CONFIGURATION_FILES.clsXlsx].map(
+            (f) => `s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${f}`,
+          )
+        : [],
       cluster: task.clusterArn,
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,
@@ -395,9 +447,21 @@ export class HubExport extends pulumi.ComponentResource {
       runTaskCommand: pulumi
         .all([aws.region, task.clusterArn, task.taskDefinitionArn])
         .apply(([region, clusterArn, taskDefinitionArn]) =>
-          runTaskCommand({ region, clusterArn, taskDefinitionArn, subnetIds: config.network.subnetIds, securityGroupIds: config.network.securityGroupIds, assignPublicIp: config.network.assignPublicIp }),
+          runTaskCommand({
+            region,
+            clusterArn,
+            taskDefinitionArn,
+            subnetIds: config.network.subnetIds,
+            securityGroupIds: config.network.securityGroupIds,
+            assignPublicIp: config.network.assignPublicIp,
+          }),
         ),
-      alerts: { topicArn: monitoring.topicArn, deadLetterQueueUrl: monitoring.deadLetterQueueUrl, dashboard: monitoring.dashboardName, alarms: monitoring.alarmNames },
+      alerts: {
+        topicArn: monitoring.topicArn,
+        deadLetterQueueUrl: monitoring.deadLetterQueueUrl,
+        dashboard: monitoring.dashboardName,
+        alarms: monitoring.alarmNames,
+      },
       runTask: {
         region: aws.region,
         cluster: task.clusterArn,

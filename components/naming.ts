@@ -9,7 +9,10 @@ export { PROJECT_NAME };
 
 /** `acme-qa`: lower case, letters, digits and single hyphens. */
 export function stackSlug(config: Pick<StackConfig, "clientName" | "environment">): string {
-  return `${config.clientName}-${config.environment}`.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+  return `${config.clientName}-${config.environment}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
 }
 
 /**
@@ -22,7 +25,6 @@ export function physicalName(config: Pick<StackConfig, "clientName" | "environme
   const hash = crypto.createHash("sha256").update(name).digest("hex").slice(0, 8);
   return `${name.slice(0, max - 9).replace(/-+$/, "")}-${hash}`;
 }
-
 
 /**
  * The log bucket a stack creates for its bucket's server access logs: `<bucket>-access-logs`, or, where that passes

@@ -33,10 +33,13 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
 
   // A created bucket that a destroy may delete (qa: forceDestroy) takes every object with it, shared ones included.
   const bucketGoes = config.bucket.create && retention.destroyable;
-  const withBucket = (why: string) => (bucketGoes ? `${why}; a rename keeps them, a destroy deletes them with the bucket` : why);
+  const withBucket = (why: string) =>
+    bucketGoes ? `${why}; a rename keeps them, a destroy deletes them with the bucket` : why;
   kept.push({
     what: "the bucket's shared objects: folder markers, the build's template, the scripts templates",
-    why: withBucket("the platform environment's other pipelines use them: they are created only where absent and never deleted"),
+    why: withBucket(
+      "the platform environment's other pipelines use them: they are created only where absent and never deleted",
+    ),
     types: [SHARED_OBJECT_TYPE],
   });
   kept.push({
@@ -45,23 +48,48 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
     types: [],
   });
   if (!config.bucket.create) {
-    kept.push({ what: "every object this stack wrote to the adopted bucket", why: "the bucket is the platform environment's, not this stack's", types: ["aws:s3/bucketObjectv2:BucketObjectv2"] });
+    kept.push({
+      what: "every object this stack wrote to the adopted bucket",
+      why: "the bucket is the platform environment's, not this stack's",
+      types: ["aws:s3/bucketObjectv2:BucketObjectv2"],
+    });
   }
   const client = clientTables(config.clientName);
   kept.push({
     what: `the publish and staging schemas, the common tables, this client's run tables (${[client.messages, client.archive, client.status, client.rowsHeldBack].join(", ")}) and its function ${client.oldestXact}()`,
     why: `they hold the HR data, the messages and the run history, and the common tables are shared by the environment's clients${protectedNote}`,
-    types: ["postgresql:index/schema:Schema", "pulumi-nodejs:dynamic/hubExport:SqlBaseline", "pulumi-nodejs:dynamic/hubExport:ClientRunTables"],
+    types: [
+      "postgresql:index/schema:Schema",
+      "pulumi-nodejs:dynamic/hubExport:SqlBaseline",
+      "pulumi-nodejs:dynamic/hubExport:ClientRunTables",
+    ],
   });
   if (config.scriptsRelease) {
-    kept.push({ what: `the scripts release in ${BUCKET_FOLDERS.scripts}`, why: withBucket("the folder is the platform environment's"), types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"] });
+    kept.push({
+      what: `the scripts release in ${BUCKET_FOLDERS.scripts}`,
+      why: withBucket("the folder is the platform environment's"),
+      types: ["pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles"],
+    });
   }
-  kept.push({ what: "the hub tenants' routing rules", why: "the hub's cfg API has no delete: ask the hub team to remove the rows from cfg_routing_rule", types: [] });
+  kept.push({
+    what: "the hub tenants' routing rules",
+    why: "the hub's cfg API has no delete: ask the hub team to remove the rows from cfg_routing_rule",
+    types: [],
+  });
   if (retention.protect && config.bucket.create) {
     const logs = config.bucket.accessLogs.bucket ? "" : " and the log bucket of its server access logs";
-    kept.push({ what: `the created bucket${logs}`, why: "prod's data and its access record; protected", types: ["aws:s3/bucket:Bucket"] });
+    kept.push({
+      what: `the created bucket${logs}`,
+      why: "prod's data and its access record; protected",
+      types: ["aws:s3/bucket:Bucket"],
+    });
   }
-  if (retention.protect && !config.bucket.kmsKeyArn) kept.push({ what: "the stack's KMS key", why: "it decrypts every object, record and log it encrypted; protected", types: ["aws:kms/key:Key"] });
+  if (retention.protect && !config.bucket.kmsKeyArn)
+    kept.push({
+      what: "the stack's KMS key",
+      why: "it decrypts every object, record and log it encrypted; protected",
+      types: ["aws:kms/key:Key"],
+    });
   if (retention.protect) {
     kept.push({
       what: `the log group ${logGroupName} with the runs' logs`,
@@ -73,7 +101,9 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   }
 
   if (config.image.promoted) {
-    removed.push(`nothing of the image: this stack runs ${config.image.promoted} from the build stack's repository, which keeps it`);
+    removed.push(
+      `nothing of the image: this stack runs ${config.image.promoted} from the build stack's repository, which keeps it`,
+    );
   } else if (config.image.pullAccounts.length > 0) {
     kept.push({
       what: "the image repository with every tagged image",
@@ -83,8 +113,14 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   } else {
     removed.push("the image repository with its images");
   }
-  if (bucketGoes) removed.push(`on a destroy, the bucket ${config.bucket.name} with every object and every version in it (forceDestroy), the shared ones and the credential files included`);
-  if (bucketGoes && !config.bucket.accessLogs.bucket) removed.push(`on a destroy, the log bucket of ${config.bucket.name}'s server access logs, with the logs (forceDestroy)`);
+  if (bucketGoes)
+    removed.push(
+      `on a destroy, the bucket ${config.bucket.name} with every object and every version in it (forceDestroy), the shared ones and the credential files included`,
+    );
+  if (bucketGoes && !config.bucket.accessLogs.bucket)
+    removed.push(
+      `on a destroy, the log bucket of ${config.bucket.name}'s server access logs, with the logs (forceDestroy)`,
+    );
   removed.push(
     `this stack's hub tenants' entries (their credentials strings) in ${BUCKET_FOLDERS.scripts}${SCRIPT_FILES.tenantCredentials}`,
     "the alerts topic with its subscriptions: after a rename, every email address gets AWS's confirmation mail again and must confirm it, and each https endpoint must confirm again",

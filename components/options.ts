@@ -4,7 +4,10 @@ import type * as pulumi from "@pulumi/pulumi";
  * Options for a component's children: the parent, and whatever the component itself must wait for. Pulumi does not
  * pass a component's dependsOn down to its children, so a component created with dependsOn hands it on here.
  */
-export function childOptions(parent: pulumi.ComponentResource, opts?: pulumi.ComponentResourceOptions): pulumi.CustomResourceOptions {
+export function childOptions(
+  parent: pulumi.ComponentResource,
+  opts?: pulumi.ComponentResourceOptions,
+): pulumi.CustomResourceOptions {
   return opts?.dependsOn ? { parent, dependsOn: opts.dependsOn } : { parent };
 }
 

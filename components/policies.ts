@@ -18,7 +18,10 @@ export interface PolicyDocument {
   Statement: PolicyStatement[];
 }
 
-const document = (...statements: PolicyStatement[]): PolicyDocument => ({ Version: "2012-10-17", Statement: statements });
+const document = (...statements: PolicyStatement[]): PolicyDocument => ({
+  Version: "2012-10-17",
+  Statement: statements,
+});
 const sorted = (values: readonly string[]) => [...new Set(values)].sort();
 
 export interface AccountScope {
@@ -54,7 +57,12 @@ export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
  * schedule's role may pass exactly this stack's two roles.
  */
 export function ecsTaskExecutionTrustPolicy(): PolicyDocument {
-  return document({ Sid: "EcsTaskExecution", Effect: "Allow", Principal: { Service: "ecs-tasks.amazonaws.com" }, Action: "sts:AssumeRole" });
+  return document({
+    Sid: "EcsTaskExecution",
+    Effect: "Allow",
+    Principal: { Service: "ecs-tasks.amazonaws.com" },
+    Action: "sts:AssumeRole",
+  });
 }
 
 /** EventBridge Scheduler of this account may assume the schedule's role. */
@@ -85,16 +93,36 @@ export interface TaskRolePolicyInput {
 export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
   const prefixes = sorted(input.readPrefixes);
   return document(
-    { Sid: "ReadDefinitionAndScripts", Effect: "Allow", Action: ["s3:GetObject"], Resource: prefixes.map((p) => `${input.bucketArn}/${p}*`) },
+    {
+      Sid: "ReadDefinitionAndScripts",
+      Effect: "Allow",
+      Action: ["s3:GetObject"],
+      Resource: prefixes.map((p) => `${input.bucketArn}/${p}*`),
+    },
     // Listing lets a missing file answer 404 rather than 403; only under the same two prefixes.
-    { Sid: "ListDefinitionAndScriptsFolders", Effect: "Allow", Action: ["s3:ListBucket"], Resource: [input.bucketArn], Condition: { StringLike: { "s3:prefix": prefixes.map((p) => `${p}*`) } } },
-    { Sid: "ReadConnectionRecords", Effect: "Allow", Action: ["secretsmanager:GetSecretValue"], Resource: sorted(input.connectionSecretArns) },
+    {
+      Sid: "ListDefinitionAndScriptsFolders",
+      Effect: "Allow",
+      Action: ["s3:ListBucket"],
+      Resource: [input.bucketArn],
+      Condition: { StringLike: { "s3:prefix": prefixes.map((p) => `${p}*`) } },
+    },
+    {
+      Sid: "ReadConnectionRecords",
+      Effect: "Allow",
+      Action: ["secretsmanager:GetSecretValue"],
+      Resource: sorted(input.connectionSecretArns),
+    },
     {
       Sid: "DecryptThroughS3AndSecretsManager",
       Effect: "Allow",
       Action: ["kms:Decrypt"],
       Resource: [input.kmsKeyArn],
-      Condition: { StringEquals: { "kms:ViaService": [`s3.${input.region}.amazonaws.com`, `secretsmanager.${input.region}.amazonaws.com`] } },
+      Condition: {
+        StringEquals: {
+          "kms:ViaService": [`s3.${input.region}.amazonaws.com`, `secretsmanager.${input.region}.amazonaws.com`],
+        },
+      },
     },
   );
 }
@@ -110,10 +138,20 @@ export interface ExecutionRolePolicyInput {
  */
 export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocument {
   return document(
-    { Sid: "PullTaskImage", Effect: "Allow", Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], Resource: [input.repositoryArn] },
+    {
+      Sid: "PullTaskImage",
+      Effect: "Allow",
+      Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+      Resource: [input.repositoryArn],
+    },
     // GetAuthorizationToken has no resource-level permissions.
     { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
-    { Sid: "WriteTaskLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: [`${input.logGroupArn}:log-stream:*`] },
+    {
+      Sid: "WriteTaskLogs",
+      Effect: "Allow",
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Resource: [`${input.logGroupArn}:log-stream:*`],
+    },
   );
 }
 
@@ -143,7 +181,13 @@ export interface SchedulerRolePolicyInput {
 /** The schedule: runs the export task in its cluster, passes exactly its two roles to ECS, dead-letters to its queue. */
 export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocument {
   return document(
-    { Sid: "RunExportTask", Effect: "Allow", Action: ["ecs:RunTask"], Resource: [`${input.taskDefinitionFamilyArn}:*`], Condition: { ArnEquals: { "ecs:cluster": input.clusterArn } } },
+    {
+      Sid: "RunExportTask",
+      Effect: "Allow",
+      Action: ["ecs:RunTask"],
+      Resource: [`${input.taskDefinitionFamilyArn}:*`],
+      Condition: { ArnEquals: { "ecs:cluster": input.clusterArn } },
+    },
     {
       Sid: "PassExportTaskRoles",
       Effect: "Allow",
@@ -151,7 +195,12 @@ export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocu
       Resource: sorted([input.taskRoleArn, input.executionRoleArn]),
       Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
     },
-    { Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [input.deadLetterQueueArn] },
+    {
+      Sid: "DeadLetterUndeliveredRuns",
+      Effect: "Allow",
+      Action: ["sqs:SendMessage"],
+      Resource: [input.deadLetterQueueArn],
+    },
   );
 }
 
@@ -172,7 +221,12 @@ export function denyInsecureTransportPolicy(bucketArn: string): PolicyDocument {
  * on behalf of that bucket of this account only (the bucket policy AWS documents for log delivery, S3 User Guide
  * "Enabling Amazon S3 server access logging"); no plain-HTTP access.
  */
-export function accessLogBucketPolicy(input: { logBucketArn: string; prefix: string; sourceBucketArn: string; accountId: string }): PolicyDocument {
+export function accessLogBucketPolicy(input: {
+  logBucketArn: string;
+  prefix: string;
+  sourceBucketArn: string;
+  accountId: string;
+}): PolicyDocument {
   return document(
     {
       Sid: "S3ServerAccessLogDelivery",
@@ -180,7 +234,10 @@ export function accessLogBucketPolicy(input: { logBucketArn: string; prefix: str
       Principal: { Service: "logging.s3.amazonaws.com" },
       Action: "s3:PutObject",
       Resource: `${input.logBucketArn}/${input.prefix}*`,
-      Condition: { ArnLike: { "aws:SourceArn": input.sourceBucketArn }, StringEquals: { "aws:SourceAccount": input.accountId } },
+      Condition: {
+        ArnLike: { "aws:SourceArn": input.sourceBucketArn },
+        StringEquals: { "aws:SourceAccount": input.accountId },
+      },
     },
     ...denyInsecureTransportPolicy(input.logBucketArn).Statement,
   );
@@ -192,14 +249,24 @@ export function accessLogBucketPolicy(input: { logBucketArn: string; prefix: str
  */
 export function keyPolicy(scope: AccountScope, logGroupName: string): PolicyDocument {
   return document(
-    { Sid: "DelegateToIamPolicies", Effect: "Allow", Principal: { AWS: `arn:${scope.partition}:iam::${scope.accountId}:root` }, Action: "kms:*", Resource: "*" },
+    {
+      Sid: "DelegateToIamPolicies",
+      Effect: "Allow",
+      Principal: { AWS: `arn:${scope.partition}:iam::${scope.accountId}:root` },
+      Action: "kms:*",
+      Resource: "*",
+    },
     {
       Sid: "EncryptTheTaskLogGroup",
       Effect: "Allow",
       Principal: { Service: `logs.${scope.region}.amazonaws.com` },
       Action: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
       Resource: "*",
-      Condition: { ArnEquals: { "kms:EncryptionContext:aws:logs:arn": `arn:${scope.partition}:logs:${scope.region}:${scope.accountId}:log-group:${logGroupName}` } },
+      Condition: {
+        ArnEquals: {
+          "kms:EncryptionContext:aws:logs:arn": `arn:${scope.partition}:logs:${scope.region}:${scope.accountId}:log-group:${logGroupName}`,
+        },
+      },
     },
   );
 }

@@ -44,7 +44,10 @@ function readNamespace(): Record<string, unknown> {
 export function stackConfigFromEngine(options: { offline?: boolean } = {}): StackConfig {
   try {
     const stack = pulumi.getStack();
-    const inspected = inspectEngineConfig(readNamespace(), stack, { checkEnvironment: !options.offline, misplacedKeys: misplacedKeys(pulumi.runtime.allConfig()) });
+    const inspected = inspectEngineConfig(readNamespace(), stack, {
+      checkEnvironment: !options.offline,
+      misplacedKeys: misplacedKeys(pulumi.runtime.allConfig()),
+    });
     if (options.offline) return withOfflineSecrets(inspected.config);
     preflight({ stack, inspected, allConfig: pulumi.runtime.allConfig(), root: PROJECT_ROOT });
     return inspected.config;
@@ -68,7 +71,11 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     const objectInspector = overrides.objectInspector ?? (offline ? offlineObjectInspector() : undefined);
     // Every AWS resource and read goes through the stack's provider: its `aws:` config, and the stack's tags.
     const aws = stackAwsProvider(config, pulumi.getStack());
-    hub = new HubExport(PROJECT_NAME, { config, ...overrides, cls, scriptsRelease, objectInspector }, { providers: { aws } });
+    hub = new HubExport(
+      PROJECT_NAME,
+      { config, ...overrides, cls, scriptsRelease, objectInspector },
+      { providers: { aws } },
+    );
   } catch (err) {
     if (isUserError(err)) throw new pulumi.RunError(err.message);
     throw err;

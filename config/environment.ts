@@ -19,7 +19,10 @@ export const ENVIRONMENT_ALIASES: Record<string, string[]> = {
 };
 
 function tokens(value: string): string[] {
-  return value.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return value
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 }
 
 /** The spellings of an environment label (itself when it is not a known one). */
@@ -51,23 +54,35 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
 
   // The job name carries the environment suffix (HRSYS_EMPL_HUB_ACME_202611_QA).
   const last = tokens(config.jobName).at(-1) ?? "";
-  if (!spellings(env).includes(last)) add(["jobName"], `'${config.jobName}' does not end in the environment suffix _${label} (hubExport:environment is ${env})`);
+  if (!spellings(env).includes(last))
+    add(
+      ["jobName"],
+      `'${config.jobName}' does not end in the environment suffix _${label} (hubExport:environment is ${env})`,
+    );
 
   // Connection names are consistent: each names this environment and no other.
   const connections: { path: (string | number)[]; name: string }[] = [
     { path: ["bucket", "connectionName"], name: config.bucket.connectionName },
     { path: ["database", "connectionName"], name: config.database.connectionName },
-    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({ path: ["queues", r, "connectionName"], name: config.queues[r]!.connectionName })),
+    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({
+      path: ["queues", r, "connectionName"],
+      name: config.queues[r]!.connectionName,
+    })),
   ];
   for (const c of connections) {
     const others = otherEnvironments(c.name, env);
     if (others.length) add(c.path, `'${c.name}' names environment ${others.join(", ")}, not ${env}`);
-    else if (!names(c.name, env)) add(c.path, `'${c.name}' does not name environment ${env}, unlike a connection name of this stack should (e.g. a _${label} suffix)`);
+    else if (!names(c.name, env))
+      add(
+        c.path,
+        `'${c.name}' does not name environment ${env}, unlike a connection name of this stack should (e.g. a _${label} suffix)`,
+      );
   }
 
   // Hub environment names match the stack's environment.
   const envNames: { path: (string | number)[]; name: string }[] = [];
-  if (config.hub.default?.environmentName) envNames.push({ path: ["hub", "default", "environmentName"], name: config.hub.default.environmentName });
+  if (config.hub.default?.environmentName)
+    envNames.push({ path: ["hub", "default", "environmentName"], name: config.hub.default.environmentName });
   for (const r of sortRegions(Object.keys(config.hub.regions) as never)) {
     const name = config.hub.regions[r]?.environmentName;
     if (name) envNames.push({ path: ["hub", "regions", r, "environmentName"], name });
@@ -81,7 +96,10 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
   // URLs never point at another environment's hosts (a QA stack at prod URLs, or the reverse).
   const urls = [
     ...hubUrls(config).map((u) => ({ path: u.path, url: u.url })),
-    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({ path: ["queues", r, "baseUrl"], url: config.queues[r]!.baseUrl })),
+    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({
+      path: ["queues", r, "baseUrl"],
+      url: config.queues[r]!.baseUrl,
+    })),
   ];
   for (const u of urls) {
     const others = otherEnvironments(new URL(u.url).hostname, env);
@@ -91,12 +109,18 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
   // that two clients' stacks in one environment never manage, and drop, the same role.
   const role = config.database.task.username;
   if (!`_${tokens(role).join("_")}_`.includes(`_${tokens(config.clientName).join("_")}_`)) {
-    add(["database", "task", "username"], `'${role}' does not name client ${config.clientName}: each client's stack manages its own login role, and two stacks of one environment naming the same role would share it (removing one drops it); e.g. hub_export_${config.clientName.toLowerCase()}_${label.toLowerCase()}`);
+    add(
+      ["database", "task", "username"],
+      `'${role}' does not name client ${config.clientName}: each client's stack manages its own login role, and two stacks of one environment naming the same role would share it (removing one drops it); e.g. hub_export_${config.clientName.toLowerCase()}_${label.toLowerCase()}`,
+    );
   }
   // The platform environment's bucket (adopted) holds the shared scripts folder: its files must be encrypted with a key
   // every hub pipeline of the environment may use, not with a key this stack creates for itself.
   if (!config.bucket.create && !config.bucket.kmsKeyArn) {
-    add(["bucket", "kmsKeyArn"], "the bucket is adopted (the platform environment's): set the environment's shared KMS key, or the shared scripts folder /Tools/hub_python_scripts is encrypted with a key this stack creates, which the environment's other pipelines cannot decrypt");
+    add(
+      ["bucket", "kmsKeyArn"],
+      "the bucket is adopted (the platform environment's): set the environment's shared KMS key, or the shared scripts folder /Tools/hub_python_scripts is encrypted with a key this stack creates, which the environment's other pipelines cannot decrypt",
+    );
   }
   return issues;
 }

@@ -16,6 +16,7 @@ export interface StackInputs {
 export async function loadStackInputs(config: StackConfig, given: StackInputs = {}): Promise<StackInputs> {
   return {
     cls: given.cls ?? (config.cls ? await buildStackSheets(config.cls) : undefined),
-    scriptsRelease: given.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined),
+    scriptsRelease:
+      given.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined),
   };
 }

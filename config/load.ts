@@ -35,7 +35,9 @@ export function projectFile(relative: string, key: string, root: string = PROJEC
   }
   const realRoot = fs.realpathSync(root);
   if (!inside(absolute, path.resolve(root)) || (real !== undefined && !inside(real, realRoot))) {
-    throw new UserError(`${key}: ${relative} leads out of the project folder${real && real !== absolute ? ` (to ${real})` : ""}: keep it inside the project`);
+    throw new UserError(
+      `${key}: ${relative} leads out of the project folder${real && real !== absolute ? ` (to ${real})` : ""}: keep it inside the project`,
+    );
   }
   return absolute;
 }
@@ -48,10 +50,16 @@ export async function loadScriptsRelease(zip: string): Promise<LoadedScriptsRele
   try {
     buffer = fs.readFileSync(file);
   } catch (err) {
-    throw new UserError(`hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UserError(
+      `hubExport:scriptsRelease.zip: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   try {
-    return { ...(await readScriptsRelease(buffer, source)), zipPath: path.relative(PROJECT_ROOT, file).split(path.sep).join("/"), source };
+    return {
+      ...(await readScriptsRelease(buffer, source)),
+      zipPath: path.relative(PROJECT_ROOT, file).split(path.sep).join("/"),
+      source,
+    };
   } catch (err) {
     throw isScriptsReleaseError(err) ? new UserError((err as Error).message) : err;
   }
@@ -72,7 +80,9 @@ export function readStackFileConfig(file: string): Record<string, unknown> {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
-    throw new UserError(`${file}: cannot read the stack file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UserError(
+      `${file}: cannot read the stack file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   let doc: unknown;
   try {
@@ -81,7 +91,8 @@ export function readStackFileConfig(file: string): Record<string, unknown> {
     throw new UserError(yamlProblem(file, err as Error & { linePos?: { line: number; col: number }[] }));
   }
   const config = (doc as { config?: unknown } | null)?.config;
-  if (!config || typeof config !== "object") throw new ConfigError(file, [{ path: [], message: "the stack file has no config: block" }]);
+  if (!config || typeof config !== "object")
+    throw new ConfigError(file, [{ path: [], message: "the stack file has no config: block" }]);
   return config as Record<string, unknown>;
 }
 
@@ -124,7 +135,9 @@ export function loadStackConfig(options: LoadOptions): StackConfig {
 export function inspectStackFile(options: LoadOptions): InspectedConfig {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   if (!options.file && !fs.existsSync(file)) {
-    throw new UserError(`no stack '${options.stack ?? "qa"}': ${path.basename(file)} does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ") || "none"} (or give --file PATH)`);
+    throw new UserError(
+      `no stack '${options.stack ?? "qa"}': ${path.basename(file)} does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ") || "none"} (or give --file PATH)`,
+    );
   }
   const stack = options.stack ?? stackNameOf(file);
   const all = readStackFileConfig(file);
@@ -132,7 +145,13 @@ export function inspectStackFile(options: LoadOptions): InspectedConfig {
   if (options.override) raw = options.override(raw);
   // The stack-name check is for a stack named with --stack: a --file's name is only a guess, and local mode's
   // overrides change the environment to LOCAL.
-  return inspectStackConfig(raw, { source: file, stack, fromFile: !options.override, checkEnvironment: !options.override && options.stack !== undefined, misplacedKeys: misplacedKeys(all) });
+  return inspectStackConfig(raw, {
+    source: file,
+    stack,
+    fromFile: !options.override,
+    checkEnvironment: !options.override && options.stack !== undefined,
+    misplacedKeys: misplacedKeys(all),
+  });
 }
 
 /** `Pulumi.qa.yaml` → `qa`. */
@@ -157,8 +176,17 @@ export function configFromEngine(all: Record<string, string>, stack: string): St
  * Config values as the program reads them (namespace stripped, objects parsed), validated for stack `stack`. A real
  * run also checks that the environment is the stack's; the offline plan may run a file under any name.
  */
-export function inspectEngineConfig(raw: Record<string, unknown>, stack: string, options: { checkEnvironment?: boolean; misplacedKeys?: string[] } = {}): InspectedConfig {
-  return inspectStackConfig(raw, { source: `stack '${stack}'`, stack, checkEnvironment: options.checkEnvironment ?? true, misplacedKeys: options.misplacedKeys });
+export function inspectEngineConfig(
+  raw: Record<string, unknown>,
+  stack: string,
+  options: { checkEnvironment?: boolean; misplacedKeys?: string[] } = {},
+): InspectedConfig {
+  return inspectStackConfig(raw, {
+    source: `stack '${stack}'`,
+    stack,
+    checkEnvironment: options.checkEnvironment ?? true,
+    misplacedKeys: options.misplacedKeys,
+  });
 }
 
 /** The keys of the namespace that the engine holds, for reading each with pulumi.Config. */

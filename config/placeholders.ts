@@ -36,7 +36,8 @@ export function stripPlaceholders<T>(raw: T): { value: T; placeholders: Placehol
       return example;
     }
     if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, i]));
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
     return value;
   };
   const value = walk(raw, []) as T;
@@ -67,7 +68,8 @@ export function keyPathText(namespace: string, path: KeyPath): string {
 /** Stand-ins for the secrets not set, for the offline plan only: never used by a real `pulumi up`. */
 export function withOfflineSecrets<T>(config: T): T {
   const walk = (value: unknown, path: KeyPath): unknown => {
-    if (value instanceof Secret) return value.missing || value.encrypted ? Secret.plain(`offline-stand-in:${path.join(".")}`) : value;
+    if (value instanceof Secret)
+      return value.missing || value.encrypted ? Secret.plain(`offline-stand-in:${path.join(".")}`) : value;
     if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, i]));
     if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));

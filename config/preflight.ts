@@ -39,20 +39,30 @@ export function preflightItems(input: PreflightInput): PreflightItem[] {
   for (const path of input.missingSecrets) {
     const key = keyPathText(CONFIG_NAMESPACE, path);
     // No value on the command line: the CLI prompts for it without echo, and it stays out of the shell history.
-    items.push({ key, problem: "secret not set", command: `pulumi config set ${stack} --secret --path ${shellQuote(key)}` });
+    items.push({
+      key,
+      problem: "secret not set",
+      command: `pulumi config set ${stack} --secret --path ${shellQuote(key)}`,
+    });
   }
   for (const p of input.placeholders) {
     const key = keyPathText(CONFIG_NAMESPACE, p.path);
-    items.push({ key, problem: `placeholder (example: ${p.example})`, command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>` });
+    items.push({
+      key,
+      problem: `placeholder (example: ${p.example})`,
+      command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>`,
+    });
   }
   for (const key of input.projectNamespaceKeys ?? []) items.push({ key, ...misplacedKeyProblem(key, input.stack) });
-  for (const f of input.missingFiles ?? []) items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
+  for (const f of input.missingFiles ?? [])
+    items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
   items.push(...accountItems(input.allowedAccountIds, stack));
   return items;
 }
 
 function accountItems(value: unknown, stack: string): PreflightItem[] {
-  const fix = (i: number) => `pulumi config set ${stack} --path ${shellQuote(`${ALLOWED_ACCOUNTS_KEY}[${i}]`)} <12-digit account id>`;
+  const fix = (i: number) =>
+    `pulumi config set ${stack} --path ${shellQuote(`${ALLOWED_ACCOUNTS_KEY}[${i}]`)} <12-digit account id>`;
   let ids: unknown = value;
   if (typeof value === "string") {
     try {
@@ -62,13 +72,17 @@ function accountItems(value: unknown, stack: string): PreflightItem[] {
     }
   }
   if (!Array.isArray(ids) || ids.length === 0) {
-    return [{ key: ALLOWED_ACCOUNTS_KEY, problem: "not set: each stack pins the AWS account it deploys to", command: fix(0) }];
+    return [
+      { key: ALLOWED_ACCOUNTS_KEY, problem: "not set: each stack pins the AWS account it deploys to", command: fix(0) },
+    ];
   }
   const items: PreflightItem[] = [];
   ids.forEach((id, i) => {
     const key = `${ALLOWED_ACCOUNTS_KEY}[${i}]`;
-    if (isPlaceholder(id)) items.push({ key, problem: `placeholder (example: ${id.slice("PLACEHOLDER:".length)})`, command: fix(i) });
-    else if (accountIdText(id) === undefined) items.push({ key, problem: "must be a 12-digit AWS account id", command: fix(i) });
+    if (isPlaceholder(id))
+      items.push({ key, problem: `placeholder (example: ${id.slice("PLACEHOLDER:".length)})`, command: fix(i) });
+    else if (accountIdText(id) === undefined)
+      items.push({ key, problem: "must be a 12-digit AWS account id", command: fix(i) });
   });
   return items;
 }
@@ -84,7 +98,10 @@ export function accountIdText(id: unknown): string | undefined {
 
 /** What is left to do, or undefined when the stack is ready. */
 export class PreflightError extends UserError {
-  constructor(readonly stack: string, readonly items: PreflightItem[]) {
+  constructor(
+    readonly stack: string,
+    readonly items: PreflightItem[],
+  ) {
     super([
       `stack '${stack}' is not ready: ${items.length} value${items.length === 1 ? "" : "s"} to set first (nothing was registered)`,
       ...items.map((i) => `  ${i.key}: ${i.problem}: ${i.command}`),
@@ -94,10 +111,19 @@ export class PreflightError extends UserError {
 }
 
 /** The CA bundle named by database.caBundle, when it is not on this machine (resolved from the project folder). */
-export function missingCaBundle(config: Pick<StackConfig, "database">, root: string): NonNullable<PreflightInput["missingFiles"]> {
+export function missingCaBundle(
+  config: Pick<StackConfig, "database">,
+  root: string,
+): NonNullable<PreflightInput["missingFiles"]> {
   const file = config.database.caBundle;
   if (!file || fs.existsSync(projectFile(file, "hubExport:database.caBundle", root))) return [];
-  return [{ path: ["database", "caBundle"], file, fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)` }];
+  return [
+    {
+      path: ["database", "caBundle"],
+      file,
+      fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)`,
+    },
+  ];
 }
 
 export interface ReadinessInput {

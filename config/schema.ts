@@ -4,7 +4,14 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
-import { FAILURE_MODES, HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, TENANT_ID_PLACEHOLDER, type HubContract } from "../core/hubContract";
+import {
+  FAILURE_MODES,
+  HUB_API_NAMES,
+  HUB_CONTRACT_DEFAULTS,
+  MESSAGE_PROPERTY_KEYS,
+  TENANT_ID_PLACEHOLDER,
+  type HubContract,
+} from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
 import { boundsProblems } from "../core/concurrency";
@@ -39,7 +46,12 @@ export const TASK_PARAMETER_DEFAULTS = {
 /** Identifiers used unquoted in SQL: PostgreSQL folds them to lower case, and they must fit 63 bytes. */
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const sqlIdentifier = (what: string) =>
-  z.string().regex(SQL_IDENTIFIER, `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`);
+  z
+    .string()
+    .regex(
+      SQL_IDENTIFIER,
+      `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`,
+    );
 
 const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
 
@@ -50,7 +62,14 @@ const isoLocalDateTime = z.string().refine((v) => {
   if (!m) return false;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+  return (
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo - 1 &&
+    date.getUTCDate() === d &&
+    h < 24 &&
+    mi < 60 &&
+    s < 60
+  );
 }, "must be an ISO 8601 date-time without zone, like 1901-01-01T00:00:00");
 
 /** Fargate's valid memory sizes (MiB) per CPU size. */
@@ -63,7 +82,9 @@ const FARGATE_MEMORY: Record<number, number[]> = {
   4096: range(8192, 30720),
 };
 /** The retention periods CloudWatch Logs accepts. */
-const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
 
 function isTimeZone(zone: string): boolean {
   try {
@@ -82,20 +103,38 @@ const positiveInt = z.number().int("must be an integer").positive("must be a pos
  * digits. An integer too long to be exact in JavaScript is refused: its digits may already be lost.
  */
 function cliText<T extends z.ZodType<string>>(schema: T) {
-  return z.preprocess((value) => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? String(value) : value), schema);
+  return z.preprocess(
+    (value) => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? String(value) : value),
+    schema,
+  );
 }
 /** A string schema whose type error says how an integer the CLI wrote can be kept whole. */
 const string = () =>
   z.string({
-    error: (issue) => (typeof issue.input === "number" ? "is a number, not text: write it in quotes in the stack file (`pulumi config set --path` stores digits as a number)" : undefined),
+    error: (issue) =>
+      typeof issue.input === "number"
+        ? "is a number, not text: write it in quotes in the stack file (`pulumi config set --path` stores digits as a number)"
+        : undefined,
   });
 /** Free text of 1 to `max` characters: what its column or its use holds (config/text.ts refuses control characters). */
-const text = (max: number) => cliText(string().min(1, "must not be empty").max(max, `must be at most ${max} characters`));
+const text = (max: number) =>
+  cliText(string().min(1, "must not be empty").max(max, `must be at most ${max} characters`));
 /** A name that becomes part of an S3 key, a URL path or a Secrets Manager name: never `.`, `..` or holding `..`. */
-const dotless = (schema: z.ZodString) => schema.refine((v) => !isDotName(v), "must not be '.' or '..' or contain '..': it becomes part of a key, a path or a secret's name");
+const dotless = (schema: z.ZodString) =>
+  schema.refine(
+    (v) => !isDotName(v),
+    "must not be '.' or '..' or contain '..': it becomes part of a key, a path or a secret's name",
+  );
 
 /** Connection names: the System Name of a connection record; also part of a Secrets Manager name. */
-const connectionName = dotless(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must start with a letter and hold only letters, digits, _ . - (at most 128)"));
+const connectionName = dotless(
+  z
+    .string()
+    .regex(
+      /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/,
+      "must start with a letter and hold only letters, digits, _ . - (at most 128)",
+    ),
+);
 
 /**
  * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
@@ -105,37 +144,56 @@ const connectionName = dotless(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
-  const plain = plainCheck ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message) : z.string().min(1, "must not be empty");
+  const plain = plainCheck
+    ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message)
+    : z.string().min(1, "must not be empty");
   const secure = z.strictObject({ secure: z.string().min(1) });
   if (source === "file") {
     return z
       .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
-      .refine((v) => typeof v !== "string", "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext")
+      .refine(
+        (v) => typeof v !== "string",
+        "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
+      )
       .optional()
       .transform((v) => (v === undefined ? Secret.missing() : Secret.encrypted()));
   }
   return z
     .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
     .optional()
-    .transform((v) => (v === undefined ? Secret.missing() : typeof v === "string" ? Secret.plain(v) : Secret.encrypted()));
+    .transform((v) =>
+      v === undefined ? Secret.missing() : typeof v === "string" ? Secret.plain(v) : Secret.encrypted(),
+    );
 }
 
 /** `<DatabaseName>.<schema>`, as the specification writes publish_schema and staging_schema. */
 const qualifiedSchema = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}\.[A-Za-z_][A-Za-z0-9_]{0,62}$/, "must have the form <DatabaseName>.<schema>, each a safe SQL identifier");
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_$-]{0,62}\.[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+    "must have the form <DatabaseName>.<schema>, each a safe SQL identifier",
+  );
 
 export const parametersSchema = z.strictObject({
   records_per_hub_message: positiveInt.default(PARAMETER_DEFAULTS.records_per_hub_message),
   records_per_ers_request: positiveInt.default(PARAMETER_DEFAULTS.records_per_ers_request),
   idl_date: isoLocalDateTime.default(PARAMETER_DEFAULTS.idl_date),
-  system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(PARAMETER_DEFAULTS.system_code),
+  system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(
+    PARAMETER_DEFAULTS.system_code,
+  ),
   EmpTypeDefault: text(64).default(PARAMETER_DEFAULTS.EmpTypeDefault),
   EmpGenderDefault: text(64).default(PARAMETER_DEFAULTS.EmpGenderDefault),
   // The export task's own parameters (not the specification's), task/README.md: how far a loader's changed_at may lie
   // behind the moment its change commits, and how many runs retry a message the broker refuses for good.
-  change_lag_seconds: z.number().int("must be an integer").min(0, "must be 0 or more").max(7 * 24 * 3600, "must be at most a week (604800)").default(TASK_PARAMETER_DEFAULTS.change_lag_seconds),
-  set_aside_after_runs: positiveInt.max(100, "must be at most 100").default(TASK_PARAMETER_DEFAULTS.set_aside_after_runs),
+  change_lag_seconds: z
+    .number()
+    .int("must be an integer")
+    .min(0, "must be 0 or more")
+    .max(7 * 24 * 3600, "must be at most a week (604800)")
+    .default(TASK_PARAMETER_DEFAULTS.change_lag_seconds),
+  set_aside_after_runs: positiveInt
+    .max(100, "must be at most 100")
+    .default(TASK_PARAMETER_DEFAULTS.set_aside_after_runs),
 });
 
 /**
@@ -149,14 +207,23 @@ export const CONCURRENCY_DEFAULTS = {
   regions: {},
 } as const;
 const MAX_IN_FLIGHT = 256;
-const inFlight = z.number().int("must be an integer").min(1, "must be at least 1").max(MAX_IN_FLIGHT, `must be at most ${MAX_IN_FLIGHT}`);
+const inFlight = z
+  .number()
+  .int("must be an integer")
+  .min(1, "must be at least 1")
+  .max(MAX_IN_FLIGHT, `must be at most ${MAX_IN_FLIGHT}`);
 const linkBoundsSchema = z.strictObject({ floor: inFlight, ceiling: inFlight });
-const regionBoundsSchema = z.strictObject({ queue: linkBoundsSchema.partial().optional(), ers: linkBoundsSchema.partial().optional() });
+const regionBoundsSchema = z.strictObject({
+  queue: linkBoundsSchema.partial().optional(),
+  ers: linkBoundsSchema.partial().optional(),
+});
 export const concurrencySchema = z
   .strictObject({
     queue: linkBoundsSchema.partial().optional(),
     ers: linkBoundsSchema.partial().optional(),
-    regions: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), regionBoundsSchema).optional(),
+    regions: z
+      .partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), regionBoundsSchema)
+      .optional(),
   })
   .transform((c) => ({
     queue: { ...CONCURRENCY_DEFAULTS.queue, ...c.queue },
@@ -178,45 +245,95 @@ const pathTemplate = z
   .string()
   .min(1, "must not be empty")
   .max(256, "must be at most 256 characters")
-  .refine((v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v), "must be relative to the API URL (which ends in /api/): no leading / and no scheme")
+  .refine(
+    (v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v),
+    "must be relative to the API URL (which ends in /api/): no leading / and no scheme",
+  )
   .refine((v) => !/\s/.test(v), "must not contain spaces")
   .refine((v) => {
     // Resolved against the API's base URL it must stay under it: no dot segments, no // or \, nothing encoded.
     const route = v.split(/[?#]/)[0];
-    return !route.split("/").some((segment) => segment === "." || segment === "..") && !route.includes("//") && !route.includes("\\") && !/%(2e|2f|5c)/i.test(route);
+    return (
+      !route.split("/").some((segment) => segment === "." || segment === "..") &&
+      !route.includes("//") &&
+      !route.includes("\\") &&
+      !/%(2e|2f|5c)/i.test(route)
+    );
   }, "must stay under its API's base URL: no . or .. segments, no // or \\, no encoded . / or \\")
-  .refine((v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER), `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`);
+  .refine(
+    (v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER),
+    `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`,
+  );
 const assumedCallSchema = (name: "ers" | "intakeReport") =>
   z
     .strictObject({ enabled: z.boolean().optional(), path: pathTemplate.optional(), onFailure: failureMode.optional() })
     .superRefine((v, ctx) => {
       if (v.enabled !== false) return;
       for (const key of ["path", "onFailure"] as const) {
-        if (v[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: `contradicts enabled: false (the call is never made); remove it or enable the call` });
+        if (v[key] !== undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `contradicts enabled: false (the call is never made); remove it or enable the call`,
+          });
       }
     })
     .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS[name], ...v }));
-const propertyName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, "must be a property name: a letter, then letters, digits, _ . - (at most 128)");
+const propertyName = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/,
+    "must be a property name: a letter, then letters, digits, _ . - (at most 128)",
+  );
 const queueMessageContractSchema = z
   .strictObject({
     enabled: z.boolean().optional(),
-    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName.optional()])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], z.ZodOptional<typeof propertyName>>).optional(),
+    names: z
+      .strictObject(
+        Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName.optional()])) as Record<
+          (typeof MESSAGE_PROPERTY_KEYS)[number],
+          z.ZodOptional<typeof propertyName>
+        >,
+      )
+      .optional(),
     onFailure: failureMode.optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.enabled === false && v.names !== undefined) ctx.addIssue({ code: "custom", path: ["names"], message: "contradicts enabled: false (no properties are sent); remove it or enable the properties" });
+    if (v.enabled === false && v.names !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["names"],
+        message: "contradicts enabled: false (no properties are sent); remove it or enable the properties",
+      });
     const names = { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names };
     const seen = new Map<string, string>();
     for (const key of MESSAGE_PROPERTY_KEYS) {
       const other = seen.get(names[key]);
-      if (other) ctx.addIssue({ code: "custom", path: ["names", key], message: `'${names[key]}' is already the name of ${other}: two properties cannot share a name` });
+      if (other)
+        ctx.addIssue({
+          code: "custom",
+          path: ["names", key],
+          message: `'${names[key]}' is already the name of ${other}: two properties cannot share a name`,
+        });
       seen.set(names[key], key);
     }
   })
-  .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS.queueMessage, ...v, names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names } }));
+  .transform((v) => ({
+    ...HUB_CONTRACT_DEFAULTS.queueMessage,
+    ...v,
+    names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names },
+  }));
 export const hubContractSchema = z
-  .strictObject({ ers: assumedCallSchema("ers").optional(), intakeReport: assumedCallSchema("intakeReport").optional(), queueMessage: queueMessageContractSchema.optional() })
-  .transform((v): HubContract => ({ ers: v.ers ?? HUB_CONTRACT_DEFAULTS.ers, intakeReport: v.intakeReport ?? HUB_CONTRACT_DEFAULTS.intakeReport, queueMessage: v.queueMessage ?? HUB_CONTRACT_DEFAULTS.queueMessage }));
+  .strictObject({
+    ers: assumedCallSchema("ers").optional(),
+    intakeReport: assumedCallSchema("intakeReport").optional(),
+    queueMessage: queueMessageContractSchema.optional(),
+  })
+  .transform((v): HubContract => ({
+    ers: v.ers ?? HUB_CONTRACT_DEFAULTS.ers,
+    intakeReport: v.intakeReport ?? HUB_CONTRACT_DEFAULTS.intakeReport,
+    queueMessage: v.queueMessage ?? HUB_CONTRACT_DEFAULTS.queueMessage,
+  }));
 
 /** The contract as resolved (every field present), as it travels in the rendered pipeline definition. */
 export const resolvedHubContractSchema = z.strictObject({
@@ -224,7 +341,12 @@ export const resolvedHubContractSchema = z.strictObject({
   intakeReport: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
   queueMessage: z.strictObject({
     enabled: z.boolean(),
-    names: z.strictObject(Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<(typeof MESSAGE_PROPERTY_KEYS)[number], typeof propertyName>),
+    names: z.strictObject(
+      Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<
+        (typeof MESSAGE_PROPERTY_KEYS)[number],
+        typeof propertyName
+      >,
+    ),
     onFailure: failureMode,
   }),
 });
@@ -234,7 +356,10 @@ export const resolvedHubContractSchema = z.strictObject({
  * definition, HUB_API_CONFIG and connection records, and printed by `render`. The check aborts: one line per key.
  */
 function withoutCredentials(url: z.ZodString, login: string) {
-  return url.refine((v) => !hasCredentials(v), { message: `must not carry credentials (user:password@ before the host): ${login}`, abort: true });
+  return url.refine((v) => !hasCredentials(v), {
+    message: `must not carry credentials (user:password@ before the host): ${login}`,
+    abort: true,
+  });
 }
 
 function hasCredentials(value: string): boolean {
@@ -246,29 +371,40 @@ function hasCredentials(value: string): boolean {
   }
 }
 
-const apiUrl = withoutCredentials(z.string().url("must be a URL"), "a hub API authenticates with its tenant's clientId and clientSecret").refine((v) => v.endsWith("/api/"), "must end in /api/");
+const apiUrl = withoutCredentials(
+  z.string().url("must be a URL"),
+  "a hub API authenticates with its tenant's clientId and clientSecret",
+).refine((v) => v.endsWith("/api/"), "must end in /api/");
 
 /** A hub region's environment: its name and its ERS, CFG and HRSYS base URLs. */
 export interface HubEnvironment {
   environmentName: string;
   apis: Record<(typeof HUB_API_NAMES)[number], string>;
 }
-type HubEnvironmentPart = { environmentName?: string; apis?: Partial<Record<(typeof HUB_API_NAMES)[number], string | undefined>> };
+type HubEnvironmentPart = {
+  environmentName?: string;
+  apis?: Partial<Record<(typeof HUB_API_NAMES)[number], string | undefined>>;
+};
 
 /** Each region's environment, its own values over `hub.default`'s; a region is left out while incomplete. */
-function resolveHubEnvironments(hub: { default?: HubEnvironmentPart; regions: Partial<Record<HubRegion, HubEnvironmentPart>> }): Partial<Record<HubRegion, HubEnvironment>> {
+function resolveHubEnvironments(hub: {
+  default?: HubEnvironmentPart;
+  regions: Partial<Record<HubRegion, HubEnvironmentPart>>;
+}): Partial<Record<HubRegion, HubEnvironment>> {
   const out: Partial<Record<HubRegion, HubEnvironment>> = {};
   for (const region of HUB_REGIONS) {
     const own = hub.regions[region];
     const environmentName = own?.environmentName ?? hub.default?.environmentName;
     const apis = Object.fromEntries(HUB_API_NAMES.map((n) => [n, own?.apis?.[n] ?? hub.default?.apis?.[n]]));
-    if (environmentName && HUB_API_NAMES.every((n) => apis[n])) out[region] = { environmentName, apis: apis as HubEnvironment["apis"] };
+    if (environmentName && HUB_API_NAMES.every((n) => apis[n]))
+      out[region] = { environmentName, apis: apis as HubEnvironment["apis"] };
   }
   return out;
 }
 
 /** An image in ECR by digest: `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>`. */
-export const ECR_IMAGE_BY_DIGEST = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
+export const ECR_IMAGE_BY_DIGEST =
+  /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
 
 /**
  * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
@@ -279,7 +415,10 @@ export const imageConfigSchema = z
   .strictObject({
     promoted: z
       .string()
-      .regex(ECR_IMAGE_BY_DIGEST, "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'")
+      .regex(
+        ECR_IMAGE_BY_DIGEST,
+        "must be an image by digest, <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex digits>: the build stack's output 'image'",
+      )
       .optional(),
     pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
     /**
@@ -289,8 +428,19 @@ export const imageConfigSchema = z
     adoptRepository: z.boolean().default(false),
   })
   .superRefine((v, ctx) => {
-    if (v.promoted && v.pullAccounts.length > 0) ctx.addIssue({ code: "custom", path: ["pullAccounts"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository to share" });
-    if (v.promoted && v.adoptRepository) ctx.addIssue({ code: "custom", path: ["adoptRepository"], message: "is for the stack that builds the image: this one runs a promoted image and has no repository" });
+    if (v.promoted && v.pullAccounts.length > 0)
+      ctx.addIssue({
+        code: "custom",
+        path: ["pullAccounts"],
+        message:
+          "is for the stack that builds the image: this one runs a promoted image and has no repository to share",
+      });
+    if (v.promoted && v.adoptRepository)
+      ctx.addIssue({
+        code: "custom",
+        path: ["adoptRepository"],
+        message: "is for the stack that builds the image: this one runs a promoted image and has no repository",
+      });
   })
   .prefault({});
 
@@ -299,13 +449,20 @@ export function buildStackConfigSchema(source: SecretSource) {
   const secret = secretSchema(source);
   // A hub environment's values: its name and the ERS, CFG and HRSYS base URLs. `hub.default` holds values shared by
   // the regions (for brevity); each region's own keys win. Completeness is checked for the regions in use.
-  const apis = z.strictObject(Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl.optional()])) as Record<(typeof HUB_API_NAMES)[number], z.ZodOptional<typeof apiUrl>>);
+  const apis = z.strictObject(
+    Object.fromEntries(HUB_API_NAMES.map((n) => [n, apiUrl.optional()])) as Record<
+      (typeof HUB_API_NAMES)[number],
+      z.ZodOptional<typeof apiUrl>
+    >,
+  );
   const hubEnvironmentPart = z.strictObject({ environmentName: text(128).optional(), apis: apis.optional() });
   const hubSchema = z
     .strictObject({
       default: hubEnvironmentPart.optional(),
       /** Per hub region (US, EU, APAC): its own environment name and API base URLs. */
-      regions: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), hubEnvironmentPart).default({}),
+      regions: z
+        .partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), hubEnvironmentPart)
+        .default({}),
       /** Only the embedded default may point the hub at loopback, and it must say so here. */
       allowLoopback: z.boolean().default(false),
     })
@@ -314,9 +471,14 @@ export function buildStackConfigSchema(source: SecretSource) {
   const queueSchema = z.strictObject({
     connectionName,
     /** The queue provider's base URL; the record's url and authUrl are derived from it. */
-    baseUrl: withoutCredentials(z.string().url("must be a URL"), "the broker authenticates with clientAccessId and clientSecret"),
+    baseUrl: withoutCredentials(
+      z.string().url("must be a URL"),
+      "the broker authenticates with clientAccessId and clientSecret",
+    ),
     /** A URL path segment of the broker's publish call. */
-    queueName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
+    queueName: cliText(
+      dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)")),
+    ),
     clientAccessId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
     clientSecret: secret,
     description: text(256).optional(),
@@ -347,43 +509,56 @@ export function buildStackConfigSchema(source: SecretSource) {
   const endpoint = {
     host: z
       .string()
-      .refine((v) => !v.includes("@"), { message: "must be a host name or IP address, without credentials (user:password@): the logins are database.admin and database.task", abort: true })
+      .refine((v) => !v.includes("@"), {
+        message:
+          "must be a host name or IP address, without credentials (user:password@): the logins are database.admin and database.task",
+        abort: true,
+      })
       .regex(/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/, "must be a host name or IP address"),
     port: z.number().int().min(1).max(65535).default(5432),
   };
-  const databaseSchema = z.strictObject({
-    /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
-    connectionName,
-    /**
-     * The endpoint the export task connects to (the private RDS endpoint). `host:port/database` also names the
-     * database in the state of the SQL resources (their target label).
-     */
-    ...endpoint,
-    database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
-    sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
-    /**
-     * PEM file of the CA certificates that sign the server's certificate (for RDS, the region's bundle), relative to
-     * the project folder: `pulumi up` verifies the server with it, and the task gets it in its connection record.
-     */
-    caBundle: projectPath("the CA bundle").regex(/\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)").optional(),
-    /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
-    provisioning: z.strictObject(endpoint).optional(),
-    /** Owner used by `pulumi up` for schemas, grants and the baseline. */
-    admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-    /** The export task's least-privilege role. */
-    task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
-    /**
-     * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
-     * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
-     */
-    publishTableOwners: z.array(sqlIdentifier("role")).default([]),
-  })
+  const databaseSchema = z
+    .strictObject({
+      /** The platform's database connection name: credentials.ini warehouse_connection and <DATABASE_CONNECTION_NAME>. */
+      connectionName,
+      /**
+       * The endpoint the export task connects to (the private RDS endpoint). `host:port/database` also names the
+       * database in the state of the SQL resources (their target label).
+       */
+      ...endpoint,
+      database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/, "must be a database name"),
+      sslMode: z.enum(["disable", "require", "verify-full"]).default("require"),
+      /**
+       * PEM file of the CA certificates that sign the server's certificate (for RDS, the region's bundle), relative to
+       * the project folder: `pulumi up` verifies the server with it, and the task gets it in its connection record.
+       */
+      caBundle: projectPath("the CA bundle")
+        .regex(/\.(pem|crt)$/, "must be the path of a PEM file (.pem or .crt)")
+        .optional(),
+      /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
+      provisioning: z.strictObject(endpoint).optional(),
+      /** Owner used by `pulumi up` for schemas, grants and the baseline. */
+      admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+      /** The export task's least-privilege role. */
+      task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
+      /**
+       * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
+       * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
+       */
+      publishTableOwners: z.array(sqlIdentifier("role")).default([]),
+    })
     .superRefine((db, ctx) => {
       const seen = new Set<string>();
       db.publishTableOwners.forEach((role, i) => {
         const key = role.toLowerCase();
-        if (key === db.admin.username.toLowerCase()) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: "is the admin: the tables it creates are covered already" });
-        else if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: `names ${role} twice` });
+        if (key === db.admin.username.toLowerCase())
+          ctx.addIssue({
+            code: "custom",
+            path: ["publishTableOwners", i],
+            message: "is the admin: the tables it creates are covered already",
+          });
+        else if (seen.has(key))
+          ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: `names ${role} twice` });
         seen.add(key);
       });
     });
@@ -391,7 +566,10 @@ export function buildStackConfigSchema(source: SecretSource) {
   const bucketName = cliText(
     string()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name")
-      .refine((v) => !v.includes("..") && !/^\d+\.\d+\.\d+\.\d+$/.test(v), "must be a valid S3 bucket name: no two adjacent periods, not an IP address"),
+      .refine(
+        (v) => !v.includes("..") && !/^\d+\.\d+\.\d+\.\d+$/.test(v),
+        "must be a valid S3 bucket name: no two adjacent periods, not an IP address",
+      ),
   );
   /**
    * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
@@ -401,51 +579,96 @@ export function buildStackConfigSchema(source: SecretSource) {
   const accessLogsSchema = z
     .strictObject({
       bucket: bucketName.optional(),
-      prefix: cliText(string().regex(/^[A-Za-z0-9!_.*'()/-]{0,512}$/, "must be an S3 key prefix: letters, digits and ! _ . * ' ( ) / -")).optional(),
+      prefix: cliText(
+        string().regex(
+          /^[A-Za-z0-9!_.*'()/-]{0,512}$/,
+          "must be an S3 key prefix: letters, digits and ! _ . * ' ( ) / -",
+        ),
+      ).optional(),
       retentionDays: positiveInt.max(3650, "must be at most 3650").optional(),
     })
     .superRefine((v, ctx) => {
-      if (v.bucket && v.retentionDays !== undefined) ctx.addIssue({ code: "custom", path: ["retentionDays"], message: "is for the log bucket the stack creates: the given bucket's lifecycle is its owner's" });
+      if (v.bucket && v.retentionDays !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["retentionDays"],
+          message: "is for the log bucket the stack creates: the given bucket's lifecycle is its owner's",
+        });
     })
     .transform((v) => ({ ...v, retentionDays: v.bucket ? undefined : (v.retentionDays ?? ACCESS_LOG_RETENTION_DAYS) }))
     .prefault({});
-  const bucketSchema = z.strictObject({
-    name: bucketName,
-    /** true: create it; false: adopt an existing bucket of that name. */
-    create: z.boolean().default(true),
-    /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
-    connectionName,
-    /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
-    kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]{1,256}$/, "must be the ARN of a KMS key or alias").optional(),
-    accessLogs: accessLogsSchema,
-  })
+  const bucketSchema = z
+    .strictObject({
+      name: bucketName,
+      /** true: create it; false: adopt an existing bucket of that name. */
+      create: z.boolean().default(true),
+      /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
+      connectionName,
+      /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
+      kmsKeyArn: z
+        .string()
+        .regex(
+          /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]{1,256}$/,
+          "must be the ARN of a KMS key or alias",
+        )
+        .optional(),
+      accessLogs: accessLogsSchema,
+    })
     .superRefine((v, ctx) => {
-      if (!v.create && (v.accessLogs.bucket || v.accessLogs.prefix)) ctx.addIssue({ code: "custom", path: ["accessLogs"], message: "is for a bucket the stack creates: an adopted bucket's logging is the platform's" });
+      if (!v.create && (v.accessLogs.bucket || v.accessLogs.prefix))
+        ctx.addIssue({
+          code: "custom",
+          path: ["accessLogs"],
+          message: "is for a bucket the stack creates: an adopted bucket's logging is the platform's",
+        });
     });
 
   const scheduleSchema = z.strictObject({
-    expression: z.string().max(256, "must be at most 256 characters").regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
+    expression: z
+      .string()
+      .max(256, "must be at most 256 characters")
+      .regex(/^(cron|rate|at)\(.+\)$/, "must be an EventBridge Scheduler expression: cron(...), rate(...) or at(...)"),
     timezone: z.string().refine(isTimeZone, "must be an IANA time zone, like UTC or Europe/Berlin").default("UTC"),
     enabled: z.boolean().default(true),
   });
 
   const networkSchema = z.strictObject({
-    subnetIds: z.array(z.string().regex(/^subnet-[0-9a-z]{1,32}$/, "must be a subnet id")).min(1, "must list at least one subnet"),
-    securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-z]{1,32}$/, "must be a security group id")).min(1, "must list at least one security group"),
+    subnetIds: z
+      .array(z.string().regex(/^subnet-[0-9a-z]{1,32}$/, "must be a subnet id"))
+      .min(1, "must list at least one subnet"),
+    securityGroupIds: z
+      .array(z.string().regex(/^sg-[0-9a-z]{1,32}$/, "must be a security group id"))
+      .min(1, "must list at least one security group"),
     assignPublicIp: z.boolean().default(false),
   });
 
   const taskSchema = z
     .strictObject({
-      cpu: z.number().refine((v) => v in FARGATE_MEMORY, `must be a Fargate CPU size: ${Object.keys(FARGATE_MEMORY).join(", ")}`).default(1024),
+      cpu: z
+        .number()
+        .refine((v) => v in FARGATE_MEMORY, `must be a Fargate CPU size: ${Object.keys(FARGATE_MEMORY).join(", ")}`)
+        .default(1024),
       memory: positiveInt.default(2048),
-      logRetentionDays: z.number().refine((v) => LOG_RETENTION_DAYS.includes(v), `must be a CloudWatch retention: ${LOG_RETENTION_DAYS.join(", ")}`).default(30),
+      logRetentionDays: z
+        .number()
+        .refine(
+          (v) => LOG_RETENTION_DAYS.includes(v),
+          `must be a CloudWatch retention: ${LOG_RETENTION_DAYS.join(", ")}`,
+        )
+        .default(30),
       /** Run in an existing ECS cluster instead of creating one. */
-      clusterArn: z.string().regex(/^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster\/[A-Za-z0-9_-]{1,255}$/, "must be the ARN of an ECS cluster").optional(),
+      clusterArn: z
+        .string()
+        .regex(
+          /^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster\/[A-Za-z0-9_-]{1,255}$/,
+          "must be the ARN of an ECS cluster",
+        )
+        .optional(),
     })
     .refine((t) => !(t.cpu in FARGATE_MEMORY) || FARGATE_MEMORY[t.cpu].includes(t.memory), {
       path: ["memory"],
-      message: "is not a Fargate memory size for this cpu (cpu 256: 512-2048; 512: 1024-4096; 1024: 2048-8192; 2048: 4096-16384; 4096: 8192-30720, in steps of 1024)",
+      message:
+        "is not a Fargate memory size for this cpu (cpu 256: 512-2048; 512: 1024-4096; 1024: 2048-8192; 2048: 4096-16384; 4096: 8192-30720, in steps of 1024)",
     })
     // prefault: an absent `task` is parsed, so the inner defaults are the only ones.
     .prefault({});
@@ -453,11 +676,25 @@ export function buildStackConfigSchema(source: SecretSource) {
   /** Where failures are reported (SNS subscriptions) and when silence is a failure too. */
   const alertsSchema = z
     .strictObject({
-      email: z.array(z.string().max(254, "must be at most 254 characters").regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address")).default([]),
+      email: z
+        .array(
+          z
+            .string()
+            .max(254, "must be at most 254 characters")
+            .regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "must be an email address"),
+        )
+        .default([]),
       /** Webhook URLs usually carry a token: each is a secret. */
-      https: z.array(secretSchema(source, { test: (v) => /^https:\/\/[^\s/]+/.test(v), message: "must be an https:// URL" })).default([]),
+      https: z
+        .array(secretSchema(source, { test: (v) => /^https:\/\/[^\s/]+/.test(v), message: "must be an https:// URL" }))
+        .default([]),
       /** The "no completed run within N hours" alarm; default: the schedule's longest gap plus a quarter (at least 2 h). */
-      noCompletedRunWithinHours: z.number().int("must be a whole number of hours").min(1, "must be at least 1").max(168, "must be at most 168: CloudWatch evaluates an alarm over 7 days at most").optional(),
+      noCompletedRunWithinHours: z
+        .number()
+        .int("must be a whole number of hours")
+        .min(1, "must be at least 1")
+        .max(168, "must be at most 168: CloudWatch evaluates an alarm over 7 days at most")
+        .optional(),
     })
     .prefault({});
 
@@ -470,51 +707,83 @@ export function buildStackConfigSchema(source: SecretSource) {
     businessObjects: z
       .partialRecord(
         z.enum(BUSINESS_OBJECTS, { error: `must be one of ${BUSINESS_OBJECTS.join(", ")}` }),
-        z.strictObject({ file: z.string().regex(/^[^/\\]{1,250}\.(csv|xlsx)$/i, "must be a .csv or .xlsx file name in the exports folder").optional(), code: columnName.optional(), description: columnName.optional() }),
+        z.strictObject({
+          file: z
+            .string()
+            .regex(/^[^/\\]{1,250}\.(csv|xlsx)$/i, "must be a .csv or .xlsx file name in the exports folder")
+            .optional(),
+          code: columnName.optional(),
+          description: columnName.optional(),
+        }),
       )
       .default({}),
     /** false: unknown codes are reported and the run goes on; true: the affected employees' messages are held back. */
     strict: z.boolean().default(false),
   });
 
-  const stackConfigSchema = z.strictObject({
-    /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
-    environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
-    clientName: z
-      .string()
-      .regex(/^[A-Z][A-Z0-9_]{0,41}$/, "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name"),
-    /** Also a part of S3 keys (the rendered pipeline, pipelines/hub_hrsys_export/<JOB_NAME>.Json). */
-    jobName: cliText(dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)"))),
-    publishSchema: qualifiedSchema,
-    stagingSchema: qualifiedSchema,
-    parameters: parametersSchema.prefault({}),
-    /** The assumed hub calls; absent: today's behaviour (HUB_CONTRACT_DEFAULTS). */
-    hubContract: hubContractSchema.prefault({}),
-    bucket: bucketSchema,
-    database: databaseSchema,
-    /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
-    connectionStore: z.strictObject({
-    prefix: cliText(string()
-      .regex(/^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/, "must be a Secrets Manager name prefix, not starting with /")
-      .refine((v) => v.replace(/\/+$/, "").split("/").every((segment) => segment !== "" && !isDotName(segment)), "must be folder names joined by single /: no empty, '.' or '..' parts"))
-      .transform((p) => p.replace(/\/+$/, "")),
-  }),
-    hub: hubSchema,
-    queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
-    hubTenants: z.array(hubTenantSchema).min(1, "must list at least one hub tenant"),
-    platTenants: z.array(platTenantSchema).min(1, "must list at least one platform tenant"),
-    schedule: scheduleSchema,
-    network: networkSchema,
-    task: taskSchema,
-    image: imageConfigSchema,
-    concurrency: concurrencySchema,
-    cls: clsSchema.optional(),
-    /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
-    scriptsRelease: z.strictObject({ zip: projectPath("the scripts release").regex(/\.zip$/i, "must be the path of a .zip file (hub_python_scripts.zip)") }).optional(),
-    alerts: alertsSchema,
-  })
+  const stackConfigSchema = z
+    .strictObject({
+      /** Environment label, used in names and descriptions: QA, PROD, LOCAL. */
+      environment: z.string().regex(/^[A-Z][A-Z0-9]{0,15}$/, "must be an uppercase environment label, like QA"),
+      clientName: z
+        .string()
+        .regex(
+          /^[A-Z][A-Z0-9_]{0,41}$/,
+          "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name",
+        ),
+      /** Also a part of S3 keys (the rendered pipeline, pipelines/hub_hrsys_export/<JOB_NAME>.Json). */
+      jobName: cliText(
+        dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)")),
+      ),
+      publishSchema: qualifiedSchema,
+      stagingSchema: qualifiedSchema,
+      parameters: parametersSchema.prefault({}),
+      /** The assumed hub calls; absent: today's behaviour (HUB_CONTRACT_DEFAULTS). */
+      hubContract: hubContractSchema.prefault({}),
+      bucket: bucketSchema,
+      database: databaseSchema,
+      /** Secrets Manager prefix of the connection-strings entity collection: <prefix>/connection-strings/<System Name>. */
+      connectionStore: z.strictObject({
+        prefix: cliText(
+          string()
+            .regex(
+              /^[A-Za-z0-9_+=.@-][A-Za-z0-9/_+=.@-]{0,255}$/,
+              "must be a Secrets Manager name prefix, not starting with /",
+            )
+            .refine(
+              (v) =>
+                v
+                  .replace(/\/+$/, "")
+                  .split("/")
+                  .every((segment) => segment !== "" && !isDotName(segment)),
+              "must be folder names joined by single /: no empty, '.' or '..' parts",
+            ),
+        ).transform((p) => p.replace(/\/+$/, "")),
+      }),
+      hub: hubSchema,
+      queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
+      hubTenants: z.array(hubTenantSchema).min(1, "must list at least one hub tenant"),
+      platTenants: z.array(platTenantSchema).min(1, "must list at least one platform tenant"),
+      schedule: scheduleSchema,
+      network: networkSchema,
+      task: taskSchema,
+      image: imageConfigSchema,
+      concurrency: concurrencySchema,
+      cls: clsSchema.optional(),
+      /** A vendor scripts release (procedure step 7.1): hub_python_scripts.zip, a path relative to the project. */
+      scriptsRelease: z
+        .strictObject({
+          zip: projectPath("the scripts release").regex(
+            /\.zip$/i,
+            "must be the path of a .zip file (hub_python_scripts.zip)",
+          ),
+        })
+        .optional(),
+      alerts: alertsSchema,
+    })
     .transform((config, ctx) => {
-      if (config.alerts.noCompletedRunWithinHours !== undefined || config.schedule.expression.startsWith("at(")) return config;
+      if (config.alerts.noCompletedRunWithinHours !== undefined || config.schedule.expression.startsWith("at("))
+        return config;
       const period = schedulePeriodHours(config.schedule.expression);
       const hours = period === undefined ? undefined : defaultNoCompletedRunHours(period);
       if (hours === undefined || hours > 168) {

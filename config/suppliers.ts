@@ -66,8 +66,9 @@ export const SUPPLIED_VALUES: readonly SuppliedValue[] = [
   {
     key: "hubExport:database",
     supplier: "dba",
-    what: "the warehouse: host, port, database, TLS mode, and a tunnel or bastion endpoint for the machine that runs "
-      + "`pulumi up`",
+    what:
+      "the warehouse: host, port, database, TLS mode, and a tunnel or bastion endpoint for the machine that runs " +
+      "`pulumi up`",
   },
   {
     key: "hubExport:database.caBundle",
@@ -124,8 +125,9 @@ export const SUPPLIED_VALUES: readonly SuppliedValue[] = [
   {
     key: "hubExport:platTenants",
     supplier: "platform",
-    what: "the client's platform regions: codebase, gblOrUs, secure view source, connector id, and the hub tenant "
-      + "each feeds",
+    what:
+      "the client's platform regions: codebase, gblOrUs, secure view source, connector id, and the hub tenant " +
+      "each feeds",
   },
   {
     key: "hubExport:cls",

@@ -20,7 +20,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Why a string cannot be config text, or undefined. The value is never quoted (it may be a secret). */
 export function unsafeTextProblem(value: string): string | undefined {
   const bad = UNSAFE_CHARACTER.exec(value);
-  if (bad) return `must not contain control or bidirectional-override characters (found U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+  if (bad)
+    return `must not contain control or bidirectional-override characters (found U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
   if (LONE_SURROGATE.test(value)) return "must be well-formed Unicode text (it holds a lone surrogate)";
   if (value.length > MAX_TEXT) return `must be at most ${MAX_TEXT} characters (it has ${value.length})`;
   return undefined;
@@ -54,7 +55,10 @@ export function projectPath(what: string) {
     .string()
     .min(1, `must name ${what}`)
     .max(1024, "must be at most 1024 characters")
-    .refine((v) => !path.posix.isAbsolute(v) && !/^[A-Za-z]:/.test(v), `must be relative to the project folder (${what}), not absolute`)
+    .refine(
+      (v) => !path.posix.isAbsolute(v) && !/^[A-Za-z]:/.test(v),
+      `must be relative to the project folder (${what}), not absolute`,
+    )
     .refine((v) => !v.includes("\\"), "must use / between folders, not \\")
     .refine((v) => {
       const normal = path.posix.normalize(v);

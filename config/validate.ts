@@ -22,8 +22,14 @@ export interface ConfigIssue {
 
 /** Bad config: every problem at once, one `<key path>: <message>` line each. */
 export class ConfigError extends UserError {
-  constructor(readonly source: string, readonly issues: ConfigIssue[]) {
-    super([`${source}: invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"})`, ...issues.map(formatIssue)]);
+  constructor(
+    readonly source: string,
+    readonly issues: ConfigIssue[],
+  ) {
+    super([
+      `${source}: invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"})`,
+      ...issues.map(formatIssue),
+    ]);
     this.name = "ConfigError";
   }
 }
@@ -117,7 +123,10 @@ function inspect(raw: unknown, options: ValidateOptions): InspectedConfig {
   const reported = (path: (string | number)[]) => unsafe.some((u) => u.path.every((p, i) => path[i] === p));
   const parsed = (options.fromFile ? stackFileConfigSchema : stackConfigSchema).safeParse(value);
   if (!parsed.success || unsafe.length > 0) {
-    const issues = [...unsafe, ...(parsed.success ? [] : parsed.error.issues.flatMap((i) => fromZod(i, value)).filter((i) => !reported(i.path)))];
+    const issues = [
+      ...unsafe,
+      ...(parsed.success ? [] : parsed.error.issues.flatMap((i) => fromZod(i, value)).filter((i) => !reported(i.path))),
+    ];
     if (parsed.success) throw new ConfigError(options.source, issues);
     // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
     const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
@@ -151,7 +160,10 @@ function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
       return { path: [...path, key], message: `is not a known key${near ? ` (did you mean ${near}?)` : ""}` };
     });
   }
-  const present = path.reduce<unknown>((v, p) => (v && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined), raw);
+  const present = path.reduce<unknown>(
+    (v, p) => (v && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined),
+    raw,
+  );
   if (issue.code === "invalid_type" && present === undefined) return [{ path, message: "is required" }];
   const absent = present === undefined;
   if (issue.code === "invalid_value" && absent) return [{ path, message: `is required: ${issue.message}` }];
@@ -165,10 +177,15 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   // Queue connections: one for every region with a hub tenant, none unused.
   const tenantRegions = new Set(config.hubTenants.map((t) => t.hubRegion));
   config.hubTenants.forEach((t, i) => {
-    if (!config.queues[t.hubRegion]) add(["hubTenants", i, "hubRegion"], `region ${t.hubRegion} has no queue connection: add hubExport:queues.${t.hubRegion}`);
+    if (!config.queues[t.hubRegion])
+      add(
+        ["hubTenants", i, "hubRegion"],
+        `region ${t.hubRegion} has no queue connection: add hubExport:queues.${t.hubRegion}`,
+      );
   });
   for (const region of sortRegions(Object.keys(config.queues) as never)) {
-    if (!tenantRegions.has(region)) add(["queues", region], `queue connection for region ${region} is unused: no hub tenant is in ${region}`);
+    if (!tenantRegions.has(region))
+      add(["queues", region], `queue connection for region ${region} is unused: no hub tenant is in ${region}`);
   }
 
   // Hub environments: complete for every region with a hub tenant (its own values over hub.default's).
@@ -176,10 +193,15 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     if (config.hub.environments[region]) continue;
     const own = config.hub.regions[region];
     const missing = [
-      ...(own?.environmentName ?? config.hub.default?.environmentName ? [] : ["environmentName"]),
-      ...HUB_API_NAMES.filter((api) => !(own?.apis?.[api] ?? config.hub.default?.apis?.[api])).map((api) => `apis.${api}`),
+      ...((own?.environmentName ?? config.hub.default?.environmentName) ? [] : ["environmentName"]),
+      ...HUB_API_NAMES.filter((api) => !(own?.apis?.[api] ?? config.hub.default?.apis?.[api])).map(
+        (api) => `apis.${api}`,
+      ),
     ];
-    add(["hub", "regions", region], `hub region ${region} has hub tenants but no ${missing.join(", ")} (set it here or in hubExport:hub.default)`);
+    add(
+      ["hub", "regions", region],
+      `hub region ${region} has hub tenants but no ${missing.join(", ")} (set it here or in hubExport:hub.default)`,
+    );
   }
 
   // Connection names are unique across the connection-strings entity collection.
@@ -191,7 +213,8 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   };
   claim(config.bucket.connectionName, ["bucket", "connectionName"]);
   claim(config.database.connectionName, ["database", "connectionName"]);
-  for (const region of sortRegions(Object.keys(config.queues) as never)) claim(config.queues[region]!.connectionName, ["queues", region, "connectionName"]);
+  for (const region of sortRegions(Object.keys(config.queues) as never))
+    claim(config.queues[region]!.connectionName, ["queues", region, "connectionName"]);
 
   // Hub tenants are unique by id and code; platform tenants by platform region (HUB_PLAT_CONFIG: one row per
   // plat_client_name and plat_region), each pointing at a hub tenant; every hub tenant is fed by one at least.
@@ -199,7 +222,8 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     const seen = new Map<string, number>();
     list.forEach((item, i) => {
       const value = norm(String(item[key]));
-      if (seen.has(value)) add([listKey, i, key], `duplicates ${listKey}[${seen.get(value)}].${key} '${String(item[key])}'`);
+      if (seen.has(value))
+        add([listKey, i, key], `duplicates ${listKey}[${seen.get(value)}].${key} '${String(item[key])}'`);
       else seen.set(value, i);
     });
   };
@@ -208,34 +232,60 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   unique(config.platTenants, "platTenants", "platRegion");
   const codes = new Set(config.hubTenants.map((t) => t.hubTenantCode));
   config.platTenants.forEach((p, i) => {
-    if (!codes.has(p.hubTenantCode)) add(["platTenants", i, "hubTenantCode"], `names no hub tenant: '${p.hubTenantCode}' is not a hubTenantCode of hubExport:hubTenants (${[...codes].join(", ")})`);
+    if (!codes.has(p.hubTenantCode))
+      add(
+        ["platTenants", i, "hubTenantCode"],
+        `names no hub tenant: '${p.hubTenantCode}' is not a hubTenantCode of hubExport:hubTenants (${[...codes].join(", ")})`,
+      );
   });
   const fed = new Set(config.platTenants.map((p) => p.hubTenantCode));
   config.hubTenants.forEach((t, i) => {
-    if (!fed.has(t.hubTenantCode)) add(["hubTenants", i], `hub tenant ${t.hubTenantCode} is fed by no platform tenant: add a hubExport:platTenants entry with hubTenantCode ${t.hubTenantCode}, or remove it`);
+    if (!fed.has(t.hubTenantCode))
+      add(
+        ["hubTenants", i],
+        `hub tenant ${t.hubTenantCode} is fed by no platform tenant: add a hubExport:platTenants entry with hubTenantCode ${t.hubTenantCode}, or remove it`,
+      );
   });
 
   const stack = options.stack?.toLowerCase();
   if (options.checkEnvironment && options.stack && !stackMatchesEnvironment(options.stack, config.environment)) {
-    add(["environment"], `is '${config.environment}', but the stack is '${options.stack}': a stack deploys only its own environment (name the stack after it, like ${config.environment.toLowerCase()})`);
+    add(
+      ["environment"],
+      `is '${config.environment}', but the stack is '${options.stack}': a stack deploys only its own environment (name the stack after it, like ${config.environment.toLowerCase()})`,
+    );
   }
 
   // Build once, promote by digest: a PROD stack runs the image qa tested and never builds one of its own.
   if (config.environment === "PROD" && !config.image.promoted) {
-    add(["image", "promoted"], "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi.md, \"Promoting an image\")");
+    add(
+      ["image", "promoted"],
+      "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi.md, \"Promoting an image\")",
+    );
   }
 
   // TLS: qa and prod verify the server against a configured CA bundle.
   const db = config.database;
   if (stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
-    if (db.sslMode !== "verify-full") add(["database", "sslMode"], `must be verify-full in stack '${options.stack}': the server's certificate is checked against database.caBundle`);
-    else if (!db.caBundle) add(["database", "caBundle"], `is required in stack '${options.stack}': the PEM file of the CA that signs the server's certificate (for RDS, the region's bundle)`);
+    if (db.sslMode !== "verify-full")
+      add(
+        ["database", "sslMode"],
+        `must be verify-full in stack '${options.stack}': the server's certificate is checked against database.caBundle`,
+      );
+    else if (!db.caBundle)
+      add(
+        ["database", "caBundle"],
+        `is required in stack '${options.stack}': the PEM file of the CA that signs the server's certificate (for RDS, the region's bundle)`,
+      );
   }
-  if (db.caBundle && db.sslMode !== "verify-full") add(["database", "caBundle"], "is only used with sslMode verify-full");
+  if (db.caBundle && db.sslMode !== "verify-full")
+    add(["database", "caBundle"], "is only used with sslMode verify-full");
 
   // Hub URLs: the externally reachable host (-ext-), https; loopback only for the embedded default, explicitly.
   if (config.hub.allowLoopback && stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
-    add(["hub", "allowLoopback"], `must not be true in stack '${options.stack}': only the embedded default may point at loopback`);
+    add(
+      ["hub", "allowLoopback"],
+      `must not be true in stack '${options.stack}': only the embedded default may point at loopback`,
+    );
   }
   for (const { path, url } of hubUrls(config)) {
     const problem = urlProblem(url, config.hub.allowLoopback, true);
@@ -250,10 +300,14 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   for (const key of ["publishSchema", "stagingSchema"] as const) {
     const db = config[key].split(".")[0];
     if (db.toLowerCase() !== config.database.database.toLowerCase()) {
-      add([key], `database '${db}' is not the database of the connection (hubExport:database.database is '${config.database.database}')`);
+      add(
+        [key],
+        `database '${db}' is not the database of the connection (hubExport:database.database is '${config.database.database}')`,
+      );
     }
   }
-  if (config.publishSchema.toLowerCase() === config.stagingSchema.toLowerCase()) add(["stagingSchema"], "must differ from publishSchema");
+  if (config.publishSchema.toLowerCase() === config.stagingSchema.toLowerCase())
+    add(["stagingSchema"], "must differ from publishSchema");
 
   return issues;
 }
@@ -276,7 +330,9 @@ export function routingRuleWarnings(config: StackConfig): ConfigIssue[] {
 function urlProblem(value: string, allowLoopback: boolean, requireExt: boolean): string | undefined {
   const url = new URL(value);
   if (isLoopbackHost(url.hostname)) {
-    return allowLoopback ? undefined : "points at loopback: only the embedded default may, with hubExport:hub.allowLoopback: true";
+    return allowLoopback
+      ? undefined
+      : "points at loopback: only the embedded default may, with hubExport:hub.allowLoopback: true";
   }
   if (url.protocol !== "https:") return "must use https";
   if (requireExt && !url.hostname.includes("-ext-")) {
@@ -320,8 +376,7 @@ function knownKeys(schema: z.ZodType, path: (string | number)[]): string[] {
     if (d.type === "object") Object.keys(d.shape!).forEach((k) => keys.add(k));
     else if (d.type === "record" && d.keyType && def(d.keyType).type === "enum") {
       Object.keys(def(d.keyType).entries!).forEach((k) => keys.add(k));
-    }
-    else inner(s).forEach(collect);
+    } else inner(s).forEach(collect);
   };
   at(schema, path).forEach(collect);
   return [...keys];

@@ -21,10 +21,27 @@ export interface BucketObject {
   shared: boolean;
 }
 
-export function bucketObjects(config: StackConfig, template: PipelineTemplate, rendered: RenderedTemplate): BucketObject[] {
+export function bucketObjects(
+  config: StackConfig,
+  template: PipelineTemplate,
+  rendered: RenderedTemplate,
+): BucketObject[] {
   const base = { folder: false, shared: false };
-  const folder = (key: string): BucketObject => ({ ...base, key, content: "", contentType: "application/x-directory", folder: true, shared: true });
-  const shared = (key: string, content: string, contentType: string): BucketObject => ({ ...base, key, content, contentType, shared: true });
+  const folder = (key: string): BucketObject => ({
+    ...base,
+    key,
+    content: "",
+    contentType: "application/x-directory",
+    folder: true,
+    shared: true,
+  });
+  const shared = (key: string, content: string, contentType: string): BucketObject => ({
+    ...base,
+    key,
+    content,
+    contentType,
+    shared: true,
+  });
   const scripts = BUCKET_FOLDERS.scripts;
   return [
     folder(BUCKET_FOLDERS.templates),

@@ -34,13 +34,18 @@ export function linkBounds(config: ConcurrencyConfig, api: LinkApi, region: HubR
 export function boundsProblems(config: ConcurrencyConfig): [(string | number)[], string][] {
   const problems: [(string | number)[], string][] = [];
   for (const api of LINK_APIS) {
-    if (config[api].floor > config[api].ceiling) problems.push([[api, "floor"], `must not exceed the ceiling (${config[api].ceiling})`]);
+    if (config[api].floor > config[api].ceiling)
+      problems.push([[api, "floor"], `must not exceed the ceiling (${config[api].ceiling})`]);
   }
-  for (const [region, apis] of Object.entries(config.regions) as [HubRegion, ConcurrencyConfig["regions"][HubRegion]][]) {
+  for (const [region, apis] of Object.entries(config.regions) as [
+    HubRegion,
+    ConcurrencyConfig["regions"][HubRegion],
+  ][]) {
     for (const api of LINK_APIS) {
       if (!apis?.[api]) continue;
       const b = linkBounds(config, api, region);
-      if (b.floor > b.ceiling) problems.push([["regions", region, api], `floor (${b.floor}) must not exceed the ceiling (${b.ceiling})`]);
+      if (b.floor > b.ceiling)
+        problems.push([["regions", region, api], `floor (${b.floor}) must not exceed the ceiling (${b.ceiling})`]);
     }
   }
   return problems;

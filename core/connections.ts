@@ -28,7 +28,9 @@ export interface ConnectionRecord {
 
 /** `authUrl=...;queueName=...` */
 export function formatAdditionalProperties(props: Record<string, string>): string {
-  return Object.entries(props).map(([k, v]) => `${k}=${v}`).join(";");
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(";");
 }
 
 export function parseAdditionalProperties(text: string): Record<string, string> {
@@ -83,7 +85,11 @@ export function storageConnectionRecord(config: StackConfig): ConnectionRecord {
 }
 
 export function connectionRecords(config: StackConfig, databaseCaPem?: string): ConnectionRecord[] {
-  return [storageConnectionRecord(config), databaseConnectionRecord(config, databaseCaPem), ...queueConnectionRecords(config)];
+  return [
+    storageConnectionRecord(config),
+    databaseConnectionRecord(config, databaseCaPem),
+    ...queueConnectionRecords(config),
+  ];
 }
 
 /** The stored form (a Secrets Manager secret string, or a local JSON file). It holds the secret: treat as secret. */
@@ -94,7 +100,9 @@ export function serializeConnectionRecord(record: ConnectionRecord): string {
     description: record.description,
     url: record.url,
     ...(record.username !== undefined ? { username: record.username } : {}),
-    ...(record.password !== undefined ? { password: record.password.reveal(`connection ${record.systemName} password`) } : {}),
+    ...(record.password !== undefined
+      ? { password: record.password.reveal(`connection ${record.systemName} password`) }
+      : {}),
     additionalProperties: record.additionalProperties,
     ...(record.sslRootCert !== undefined ? { sslRootCert: record.sslRootCert } : {}),
   });

@@ -18,7 +18,10 @@ export interface ScriptFileEntries {
 export function scriptFileEntries(config: Pick<StackConfig, "database" | "hubTenants">): ScriptFileEntries {
   const map: Record<string, string> = {};
   for (const t of config.hubTenants) {
-    map[t.hubTenantId] = encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal(`hub tenant ${t.hubTenantId} clientSecret`) });
+    map[t.hubTenantId] = encodeCredentialsString({
+      clientId: t.clientId,
+      clientSecret: t.clientSecret.reveal(`hub tenant ${t.hubTenantId} clientSecret`),
+    });
   }
   return { warehouseConnection: config.database.connectionName, tenantCredentials: Secret.plain(JSON.stringify(map)) };
 }

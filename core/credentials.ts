@@ -26,7 +26,8 @@ export function pythonStringRepr(value: string): string {
     else if (ch === "\r") out += "\\r";
     else if (ch === "\t") out += "\\t";
     else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0");
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += "\\u" + cp.toString(16).padStart(4, "0"); // lone surrogate
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      out += "\\u" + cp.toString(16).padStart(4, "0"); // lone surrogate
     else if (!isPrintable(cp)) out += escapeNonPrintable(cp);
     else out += ch;
   }
@@ -102,14 +103,31 @@ function parseCredentialsText(text: string): ClientCredentials {
         return String.fromCodePoint(parseInt(h, 16));
       };
       switch (esc) {
-        case "\\": case "'": case '"': out += esc; break;
-        case "n": out += "\n"; break;
-        case "r": out += "\r"; break;
-        case "t": out += "\t"; break;
-        case "x": out += hex(2); break;
-        case "u": out += hex(4); break;
-        case "U": out += hex(8); break;
-        default: fail("a known escape");
+        case "\\":
+        case "'":
+        case '"':
+          out += esc;
+          break;
+        case "n":
+          out += "\n";
+          break;
+        case "r":
+          out += "\r";
+          break;
+        case "t":
+          out += "\t";
+          break;
+        case "x":
+          out += hex(2);
+          break;
+        case "u":
+          out += hex(4);
+          break;
+        case "U":
+          out += hex(8);
+          break;
+        default:
+          fail("a known escape");
       }
     }
   };

@@ -10,7 +10,13 @@ import { HUB_CONTRACT_DEFAULTS } from "./hubContract";
 export const PUBLISH_TASK_NAME = "Publish Hub Messages to Queue";
 
 /** The task types the executor knows, in the order a run performs them. */
-export const TASK_TYPES = ["LoadConfiguration", "ExtractEmployees", "PublishMessages", "SendEntities", "FinishJob"] as const;
+export const TASK_TYPES = [
+  "LoadConfiguration",
+  "ExtractEmployees",
+  "PublishMessages",
+  "SendEntities",
+  "FinishJob",
+] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 const SCHEMA_QUALIFIED_TABLE = /^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/;
@@ -83,21 +89,35 @@ export const pipelineDefinitionSchema = z
         allowLoopback: z.boolean(),
         regions: z.partialRecord(z.enum(HUB_REGIONS), z.strictObject({ hosts: z.array(z.string().min(1)).min(1) })),
       },
-      { error: (issue) => (issue.input === undefined ? "is required: the hub hosts the task may call (a definition rendered before they were carried: render it again, with pulumi up)" : undefined) },
+      {
+        error: (issue) =>
+          issue.input === undefined
+            ? "is required: the hub hosts the task may call (a definition rendered before they were carried: render it again, with pulumi up)"
+            : undefined,
+      },
     ),
     tasks: z.array(taskSchema),
   })
   .superRefine((def, ctx) => {
     const types = def.tasks.map((t) => t.type);
     if (types.join() !== TASK_TYPES.join()) {
-      ctx.addIssue({ code: "custom", path: ["tasks"], message: `must be the tasks ${TASK_TYPES.join(", ")}, in that order (got ${types.join(", ") || "none"})` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tasks"],
+        message: `must be the tasks ${TASK_TYPES.join(", ")}, in that order (got ${types.join(", ") || "none"})`,
+      });
     }
     const publish = def.tasks.find((t) => t.type === "PublishMessages");
     if (publish) {
       for (const key of ["region", "connection"] as const) {
         const seen = new Set<string>();
         publish.steps.forEach((s, i) => {
-          if (seen.has(s[key])) ctx.addIssue({ code: "custom", path: ["tasks", types.indexOf("PublishMessages"), "steps", i, key], message: `duplicate ${key} '${s[key]}'` });
+          if (seen.has(s[key]))
+            ctx.addIssue({
+              code: "custom",
+              path: ["tasks", types.indexOf("PublishMessages"), "steps", i, key],
+              message: `duplicate ${key} '${s[key]}'`,
+            });
           seen.add(s[key]);
         });
       }

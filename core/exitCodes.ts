@@ -13,9 +13,11 @@ export const EXIT_CODES = {
 
 export const EXIT_MEANINGS: Record<number, string> = {
   [EXIT_CODES.completed]: "ExecutionCompleted",
-  [EXIT_CODES.refusedOrStopped]: "refused before touching any data, or stopped mid-way (the next run resumes its transaction)",
+  [EXIT_CODES.refusedOrStopped]:
+    "refused before touching any data, or stopped mid-way (the next run resumes its transaction)",
   [EXIT_CODES.usage]: "usage error: the task's command line is wrong (the task definition)",
-  [EXIT_CODES.executionFailed]: "ExecutionFailed: some messages were not published (reasons in the STATUS table); the next run retries them",
+  [EXIT_CODES.executionFailed]:
+    "ExecutionFailed: some messages were not published (reasons in the STATUS table); the next run retries them",
   [EXIT_CODES.internal]: "internal error (a bug): the log holds the stack trace; the next run resumes the transaction",
 };
 
@@ -23,7 +25,8 @@ export const EXIT_MEANINGS: Record<number, string> = {
 export const SIGTERM_EXIT = 143;
 
 export function exitMeaning(code: number): string {
-  if (code === SIGTERM_EXIT) return "stopped by SIGTERM while starting, before the run began (the next run does the work)";
+  if (code === SIGTERM_EXIT)
+    return "stopped by SIGTERM while starting, before the run began (the next run does the work)";
   return EXIT_MEANINGS[code] ?? (code > 128 ? `killed by signal ${code - 128}` : `unexpected exit code ${code}`);
 }
 
@@ -31,9 +34,17 @@ export function exitMeaning(code: number): string {
  * ECS's stop codes of a task it stopped itself (with SIGTERM, then SIGKILL after the stop timeout): an operator's
  * StopTask, a service or deployment, a Fargate retirement or Spot interruption.
  */
-export const ECS_STOP_CODES = ["UserInitiated", "ServiceSchedulerInitiated", "SpotInterruption", "TerminationNotice"] as const;
+export const ECS_STOP_CODES = [
+  "UserInitiated",
+  "ServiceSchedulerInitiated",
+  "SpotInterruption",
+  "TerminationNotice",
+] as const;
 
 /** A task that ECS stopped and that stopped cleanly (exit 1 with a Stopped row, or 143 before the run began). */
 export function stoppedByEcs(exitCode: number, stopCode: string | undefined): boolean {
-  return (exitCode === EXIT_CODES.refusedOrStopped || exitCode === SIGTERM_EXIT) && (ECS_STOP_CODES as readonly string[]).includes(stopCode ?? "");
+  return (
+    (exitCode === EXIT_CODES.refusedOrStopped || exitCode === SIGTERM_EXIT) &&
+    (ECS_STOP_CODES as readonly string[]).includes(stopCode ?? "")
+  );
 }

@@ -5,7 +5,14 @@
  */
 import type { StackConfig } from "../config/schema";
 import { DATA_DOMAIN_CODE } from "./hubContract";
-import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, SCRIPT_FILES, hubConfigurationFolder, renderedPipelineKey, templateFileName } from "./naming";
+import {
+  BUCKET_FOLDERS,
+  HUB_CONFIGURATION_FILES,
+  SCRIPT_FILES,
+  hubConfigurationFolder,
+  renderedPipelineKey,
+  templateFileName,
+} from "./naming";
 import { routingRulesFor } from "./routingRules";
 import { sortRegions, type HubRegion } from "./regions";
 import { CLS_TABLE, BUSINESS_OBJECTS } from "../cls/table";
@@ -48,15 +55,21 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
   const hubConfig = bucket + hubConfigurationFolder(config.jobName);
   const targets = TARGET_SYSTEMS.join(" and ");
   const regions = sortRegions([...new Set(config.hubTenants.map((t) => t.hubRegion))]);
-  const hubEnvironments = Object.fromEntries(regions.map((r) => [r, config.hub.environments[r]?.environmentName ?? "(no environment)"])) as Partial<Record<HubRegion, string>>;
+  const hubEnvironments = Object.fromEntries(
+    regions.map((r) => [r, config.hub.environments[r]?.environmentName ?? "(no environment)"]),
+  ) as Partial<Record<HubRegion, string>>;
   const environmentList = regions.map((r) => `${hubEnvironments[r]} (${r})`).join(", ");
   const hubTenantCodes = config.hubTenants.map((t) => t.hubTenantCode).join(", ");
   const items: ChecklistItem[] = [
     {
       id: "hub-version",
       title: `Hub version ${MIN_HUB_VERSION} or later for system code ${systemCode}`,
-      automated: [`Every message, ERS request and intake-job report carries systemCode ${systemCode} (pipeline parameter system_code).`],
-      manual: [`Confirm that hub environment${regions.length === 1 ? "" : "s"} ${environmentList} run${regions.length === 1 ? "s" : ""} ${MIN_HUB_VERSION} or later: system code ${systemCode} exists only from ${MIN_HUB_VERSION} on.`],
+      automated: [
+        `Every message, ERS request and intake-job report carries systemCode ${systemCode} (pipeline parameter system_code).`,
+      ],
+      manual: [
+        `Confirm that hub environment${regions.length === 1 ? "" : "s"} ${environmentList} run${regions.length === 1 ? "s" : ""} ${MIN_HUB_VERSION} or later: system code ${systemCode} exists only from ${MIN_HUB_VERSION} on.`,
+      ],
     },
     ...config.hubTenants.map((t) => ({
       id: `tenant-${t.hubTenantCode}`,
@@ -66,7 +79,9 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
         `HUB_API_CONFIG rows (ERS, CFG, HRSYS) for hub environment ${hubEnvironments[t.hubRegion]}; the HUB_PLAT_CONFIG rows of the platform tenants feeding it, hub destination ${config.queues[t.hubRegion]?.connectionName ?? "(no queue connection)"}.`,
         `The tenant's credentials string in ${SCRIPT_FILES.tenantCredentials}.`,
       ],
-      manual: [`Configure tenant ${t.hubTenantCode} for data domain ${DATA_DOMAIN_CODE}: source system ${systemCode}; target systems ${targets}.`],
+      manual: [
+        `Configure tenant ${t.hubTenantCode} for data domain ${DATA_DOMAIN_CODE}: source system ${systemCode}; target systems ${targets}.`,
+      ],
     })),
     {
       id: "cfg-wrapper-data",
@@ -78,8 +93,13 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
     {
       id: "routing-rules",
       title: "Routing rules posted (cfg_routing_rule)",
-      automated: config.hubTenants.map((t) => `Tenant ${t.hubTenantCode} (${t.hubTenantId}): ${routingRulesFor(t).length} rules posted with POST routingRules to the CFG API of ${hubEnvironments[t.hubRegion]}; ${t.routingRules ? "custom rule set from the stack config" : "the specification's rule set"}.`),
-      manual: [`Check in the hub's cfg_routing_rule table that each tenant has these rules; the ${DATA_DOMAIN_CODE} rules of hub versions up to V8 stay as they are.`],
+      automated: config.hubTenants.map(
+        (t) =>
+          `Tenant ${t.hubTenantCode} (${t.hubTenantId}): ${routingRulesFor(t).length} rules posted with POST routingRules to the CFG API of ${hubEnvironments[t.hubRegion]}; ${t.routingRules ? "custom rule set from the stack config" : "the specification's rule set"}.`,
+      ),
+      manual: [
+        `Check in the hub's cfg_routing_rule table that each tenant has these rules; the ${DATA_DOMAIN_CODE} rules of hub versions up to V8 stay as they are.`,
+      ],
     },
     {
       id: "service-provider-storage",
@@ -96,7 +116,9 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
       automated: [
         `Each tenant's credentials string is built as {'clientId': '<id>', 'clientSecret': '<secret>'}, Base64-encoded with == appended, into ${SCRIPT_FILES.tenantCredentials}; the same string is the Basic header value of the hub APIs.`,
       ],
-      manual: ["Confirm this format with the service provider; `hub-export credentials-string` prints one for a check."],
+      manual: [
+        "Confirm this format with the service provider; `hub-export credentials-string` prints one for a check.",
+      ],
     },
   ];
   return { stack, clientName: config.clientName, environment: config.environment, hubEnvironments, items };
@@ -111,7 +133,9 @@ function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): Che
     return {
       id: "cls-code-lists",
       title,
-      automated: ["Nothing yet: the stack has no hubExport:cls config, so no load sheet is built and runs do not check their codes."],
+      automated: [
+        "Nothing yet: the stack has no hubExport:cls config, so no load sheet is built and runs do not check their codes.",
+      ],
       manual: [
         `Export the business objects ${BUSINESS_OBJECTS.join(", ")} from the HR system (Integration IDs, then export to spreadsheet) into one folder.`,
         "Set hubExport:cls.exports to that folder and run pulumi up: the load sheet is built and uploaded for the hub team.",
@@ -133,12 +157,25 @@ function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): Che
 
 export function checklistMarkdown(list: HubChecklist): string {
   const lines = [
-    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${Object.entries(list.hubEnvironments).map(([r, e]) => `${e} (${r})`).join(", ")})`,
+    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${Object.entries(
+      list.hubEnvironments,
+    )
+      .map(([r, e]) => `${e} (${r})`)
+      .join(", ")})`,
     "",
     "Each item says what this project does automatically and what a person must do on the hub side.",
   ];
   list.items.forEach((item, i) => {
-    lines.push("", `## ${i + 1}. ${item.title}`, "", "Automated:", ...item.automated.map((a) => `- ${a}`), "", "To do by hand:", ...item.manual.map((m) => `- [ ] ${m}`));
+    lines.push(
+      "",
+      `## ${i + 1}. ${item.title}`,
+      "",
+      "Automated:",
+      ...item.automated.map((a) => `- ${a}`),
+      "",
+      "To do by hand:",
+      ...item.manual.map((m) => `- [ ] ${m}`),
+    );
   });
   return lines.join("\n") + "\n";
 }

@@ -11,15 +11,31 @@ export interface HubConfigurationFile {
 export const XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
 /** The files of job `jobName`'s hub-configuration folder (core/naming.ts hubConfigurationFolder). */
-export function hubConfigurationFiles(input: { jobName: string; checklist: HubChecklist; cls?: { csv: string; xlsx: Buffer } }): HubConfigurationFile[] {
+export function hubConfigurationFiles(input: {
+  jobName: string;
+  checklist: HubChecklist;
+  cls?: { csv: string; xlsx: Buffer };
+}): HubConfigurationFile[] {
   const key = (name: string) => hubConfigurationFolder(input.jobName) + name;
   const files: HubConfigurationFile[] = [
-    { key: key(HUB_CONFIGURATION_FILES.checklistMarkdown), contentType: "text/markdown; charset=utf-8", body: Buffer.from(checklistMarkdown(input.checklist)) },
-    { key: key(HUB_CONFIGURATION_FILES.checklistJson), contentType: "application/json", body: Buffer.from(JSON.stringify(input.checklist, null, 2) + "\n") },
+    {
+      key: key(HUB_CONFIGURATION_FILES.checklistMarkdown),
+      contentType: "text/markdown; charset=utf-8",
+      body: Buffer.from(checklistMarkdown(input.checklist)),
+    },
+    {
+      key: key(HUB_CONFIGURATION_FILES.checklistJson),
+      contentType: "application/json",
+      body: Buffer.from(JSON.stringify(input.checklist, null, 2) + "\n"),
+    },
   ];
   if (input.cls) {
     files.push(
-      { key: key(HUB_CONFIGURATION_FILES.clsCsv), contentType: "text/csv; charset=utf-8", body: Buffer.from(input.cls.csv) },
+      {
+        key: key(HUB_CONFIGURATION_FILES.clsCsv),
+        contentType: "text/csv; charset=utf-8",
+        body: Buffer.from(input.cls.csv),
+      },
       { key: key(HUB_CONFIGURATION_FILES.clsXlsx), contentType: XLSX_CONTENT_TYPE, body: input.cls.xlsx },
     );
   }

@@ -50,7 +50,9 @@ export function queueMessagesUrl(organizationsUrl: string, orgId: string, envId:
 }
 
 /** A broker endpoint, from the decoded path segments after `{queue_base_url}`. */
-export type QueuePath = { endpoint: "authorize" } | { endpoint: "publish"; orgId: string; envId: string; queueName: string; messageId?: string };
+export type QueuePath =
+  | { endpoint: "authorize" }
+  | { endpoint: "publish"; orgId: string; envId: string; queueName: string; messageId?: string };
 
 /**
  * `["api", "v1", "authorize"]` → authorize; `["api", "v1", "organizations", org, "environments", env, "destinations",
@@ -62,7 +64,13 @@ export function parseQueuePath(segments: readonly string[]): QueuePath | undefin
   if (segments.length < version.length + 1 || version.some((v, i) => segments[i] !== v)) return undefined;
   const s = segments.slice(version.length);
   if (s.length === 1 && s[0] === authorize) return { endpoint: "authorize" };
-  if ((s.length === 7 || s.length === 8) && s[0] === organizations && s[2] === environments && s[4] === destinations && s[6] === messages) {
+  if (
+    (s.length === 7 || s.length === 8) &&
+    s[0] === organizations &&
+    s[2] === environments &&
+    s[4] === destinations &&
+    s[6] === messages
+  ) {
     if (s.length === 8 && s[7] === "") return undefined;
     const path = { endpoint: "publish" as const, orgId: s[1], envId: s[3], queueName: s[5] };
     return s.length === 8 ? { ...path, messageId: s[7] } : path;
@@ -168,7 +176,14 @@ export interface HubContract {
   queueMessage: QueueMessageContract;
 }
 
-export const MESSAGE_PROPERTY_KEYS = ["transactionId", "tenantId", "systemCode", "dataDomainCode", "entityName", "recordCount"] as const satisfies readonly (keyof MessageProperties)[];
+export const MESSAGE_PROPERTY_KEYS = [
+  "transactionId",
+  "tenantId",
+  "systemCode",
+  "dataDomainCode",
+  "entityName",
+  "recordCount",
+] as const satisfies readonly (keyof MessageProperties)[];
 
 /**
  * ERS stops a run when it fails (the specification sizes its requests: records_per_ers_request); the HRSYS intake report
@@ -176,8 +191,16 @@ export const MESSAGE_PROPERTY_KEYS = ["transactionId", "tenantId", "systemCode",
  */
 export const HUB_CONTRACT_DEFAULTS: HubContract = {
   ers: { enabled: true, path: `${HUB_API_PATHS.ERS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "stop" },
-  intakeReport: { enabled: true, path: `${HUB_API_PATHS.HRSYS}?tenantId=${TENANT_ID_PLACEHOLDER}`, onFailure: "record" },
-  queueMessage: { enabled: true, names: Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, k])) as QueueMessageContract["names"], onFailure: "record" },
+  intakeReport: {
+    enabled: true,
+    path: `${HUB_API_PATHS.HRSYS}?tenantId=${TENANT_ID_PLACEHOLDER}`,
+    onFailure: "record",
+  },
+  queueMessage: {
+    enabled: true,
+    names: Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, k])) as QueueMessageContract["names"],
+    onFailure: "record",
+  },
 };
 
 /** `{api url}` + the path template with the tenant id filled in. */
@@ -186,7 +209,10 @@ export function hubCallUrl(apiUrl: string, pathTemplate: string, tenantId: strin
 }
 
 /** The message's properties under the contract's names (none when disabled). */
-export function contractProperties(properties: MessageProperties, contract: QueueMessageContract): Record<string, string> {
+export function contractProperties(
+  properties: MessageProperties,
+  contract: QueueMessageContract,
+): Record<string, string> {
   if (!contract.enabled) return {};
   return Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [contract.names[k], properties[k]]));
 }
@@ -219,7 +245,13 @@ export const ersEntitiesBodySchema = z.strictObject({
   dataDomainCode: z.literal(DATA_DOMAIN_CODE),
   entityName: z.literal(ENTITY_NAME),
   // Each entity an object, checked without copying it (a record schema would copy every entity of every request).
-  entities: z.array(z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { message: "each entity must be a JSON object" })).min(1),
+  entities: z
+    .array(
+      z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), {
+        message: "each entity must be a JSON object",
+      }),
+    )
+    .min(1),
 });
 export type ErsEntitiesBody = z.infer<typeof ersEntitiesBodySchema>;
 

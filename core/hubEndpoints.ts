@@ -23,7 +23,10 @@ export function hubEndpoints(config: Pick<StackConfig, "hub" | "hubTenants" | "q
   const regions: HubEndpoints["regions"] = {};
   for (const region of sortRegions(config.hubTenants.map((t) => t.hubRegion))) {
     const apis = hubEnvironment(config, region).apis;
-    const urls = [...HUB_API_NAMES.map((api) => apis[api]), ...(config.queues[region] ? [config.queues[region]!.baseUrl] : [])];
+    const urls = [
+      ...HUB_API_NAMES.map((api) => apis[api]),
+      ...(config.queues[region] ? [config.queues[region]!.baseUrl] : []),
+    ];
     regions[region] = { hosts: [...new Set(urls.map((u) => hostOf(new URL(u))))].sort() };
   }
   return { allowLoopback: config.hub.allowLoopback, regions };
@@ -45,12 +48,14 @@ export function endpointProblem(value: string, region: HubRegion, endpoints: Hub
   if (loopback && !endpoints.allowLoopback) return "points at loopback, which the definition does not allow";
   if (url.protocol !== "https:" && !(loopback && url.protocol === "http:")) return "must use https";
   const hosts = endpoints.regions[region]?.hosts ?? [];
-  if (!hosts.includes(hostOf(url))) return `host ${hostOf(url)} is not one of the stack's hosts for region ${region} (${hosts.join(", ") || "none"})`;
+  if (!hosts.includes(hostOf(url)))
+    return `host ${hostOf(url)} is not one of the stack's hosts for region ${region} (${hosts.join(", ") || "none"})`;
   return undefined;
 }
 
 /** A URL must not carry `user:password@`: the secret would sit in clear in a shared table or record, and in logs. */
-export const CREDENTIALS_IN_URL = "carries credentials (user:password@ before the host): remove them; the task authenticates with the tenant's credentials string and the connection's client id and secret";
+export const CREDENTIALS_IN_URL =
+  "carries credentials (user:password@ before the host): remove them; the task authenticates with the tenant's credentials string and the connection's client id and secret";
 
 /**
  * The URL without credentials, query or fragment, for a message (a URL read from a table may carry a password).

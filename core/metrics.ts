@@ -87,11 +87,23 @@ const COUNTS: [keyof MessageCounts, string][] = [
 /** Counted per run, not per region. */
 const RUN_ONLY: (keyof MessageCounts)[] = ["heldBack", "setAside"];
 
-function record(input: RunMetricsInput, region: string, values: Record<string, number>, units: Record<string, "Count" | "Seconds">, properties: Record<string, unknown> = {}): EmfRecord {
+function record(
+  input: RunMetricsInput,
+  region: string,
+  values: Record<string, number>,
+  units: Record<string, "Count" | "Seconds">,
+  properties: Record<string, unknown> = {},
+): EmfRecord {
   return {
     _aws: {
       Timestamp: input.timestamp,
-      CloudWatchMetrics: [{ Namespace: METRIC_NAMESPACE, Dimensions: [[METRIC_DIMENSIONS.jobName, METRIC_DIMENSIONS.region]], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: units[Name] ?? "Count" })) }],
+      CloudWatchMetrics: [
+        {
+          Namespace: METRIC_NAMESPACE,
+          Dimensions: [[METRIC_DIMENSIONS.jobName, METRIC_DIMENSIONS.region]],
+          Metrics: Object.keys(values).map((Name) => ({ Name, Unit: units[Name] ?? "Count" })),
+        },
+      ],
     },
     [METRIC_DIMENSIONS.jobName]: input.jobName,
     [METRIC_DIMENSIONS.region]: region,
@@ -119,7 +131,15 @@ export function runMetricRecords(input: RunMetricsInput): EmfRecord[] {
   for (const [outcome, name] of Object.entries(OUTCOME_METRIC)) values[name] = outcome === input.outcome ? 1 : 0;
   const open = input.openLinks ?? [];
   if (open.length) values[METRICS.linksOpen] = open.length;
-  records.push(record(input, ALL_REGIONS, values, { [METRICS.duration]: "Seconds" }, { Outcome: input.outcome, ...(open.length ? { OpenLinks: open } : {}) }));
+  records.push(
+    record(
+      input,
+      ALL_REGIONS,
+      values,
+      { [METRICS.duration]: "Seconds" },
+      { Outcome: input.outcome, ...(open.length ? { OpenLinks: open } : {}) },
+    ),
+  );
   return records;
 }
 
@@ -135,7 +155,8 @@ export function formatEmfRecord(r: EmfRecord): string[] {
   for (const directive of r._aws.CloudWatchMetrics) {
     const dims = directive.Dimensions[0] ?? [];
     const label = dims.map((d) => `${d}=${String(r[d])}`).join(",");
-    for (const m of directive.Metrics) lines.push(`${m.Name}{${label}} = ${String(r[m.Name])}${m.Unit === "Seconds" ? " s" : ""}`);
+    for (const m of directive.Metrics)
+      lines.push(`${m.Name}{${label}} = ${String(r[m.Name])}${m.Unit === "Seconds" ? " s" : ""}`);
   }
   return lines;
 }

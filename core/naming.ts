@@ -30,7 +30,13 @@ export const SHARED_TABLE_ACCESS = {
  */
 export function clientTables(clientName: string) {
   const base = `HUB_${clientName}_MESSAGES`;
-  return { messages: base, archive: `${base}_ARCHIVE`, status: `${base}_STATUS`, rowsHeldBack: `HUB_${clientName}_ROWS_HELD_BACK`, oldestXact: `HUB_${clientName}_OLDEST_XACT` };
+  return {
+    messages: base,
+    archive: `${base}_ARCHIVE`,
+    status: `${base}_STATUS`,
+    rowsHeldBack: `HUB_${clientName}_ROWS_HELD_BACK`,
+    oldestXact: `HUB_${clientName}_OLDEST_XACT`,
+  };
 }
 
 /** `PLATDB.staging` → `staging`: the pipeline parameter staging_schema_only. */
@@ -122,7 +128,8 @@ export function intakeJobQuery(config: Pick<StackConfig, "stagingSchema" | "jobN
 export function stagingNamesNote(stagingSchema: string): string {
   if (!stagingSchema.includes(".")) return `-- schema-only names (${stagingSchema}.<table>)`;
   const database = databaseOf(stagingSchema);
-  const folded = database !== database.toLowerCase() ? ` (unquoted, ${database} reads as ${database.toLowerCase()})` : "";
+  const folded =
+    database !== database.toLowerCase() ? ` (unquoted, ${database} reads as ${database.toLowerCase()})` : "";
   return `-- in database ${database}, schema-only names (${schemaOnly(stagingSchema)}.<table>): ${stagingSchema}.<table>, the specification's <staging_schema>.<table>, is a cross-database reference PostgreSQL refuses${folded}`;
 }
 

@@ -77,7 +77,12 @@ export function planInstallation(
       tenant,
       cfgApiUrl: hubEnvironment(config, tenant.hubRegion).apis.CFG,
       rules: routingRulesFor(tenant),
-      credentialsString: Secret.plain(encodeCredentialsString({ clientId: tenant.clientId, clientSecret: tenant.clientSecret.reveal(`tenant ${tenant.hubTenantId} clientSecret`) })),
+      credentialsString: Secret.plain(
+        encodeCredentialsString({
+          clientId: tenant.clientId,
+          clientSecret: tenant.clientSecret.reveal(`tenant ${tenant.hubTenantId} clientSecret`),
+        }),
+      ),
     })),
     stagingSchema: schemaOnly(config.stagingSchema),
     publishSchema: schemaOnly(config.publishSchema),

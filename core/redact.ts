@@ -50,7 +50,10 @@ export function redact(text: string): string {
  * them (the routing-rules provider is serialized into the Pulumi state, which must not hold the masked secrets).
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  return scrub(String(text), secretPattern(secrets.flatMap((s) => (s && s.length >= MIN_SECRET_LENGTH ? secretForms(s) : []))));
+  return scrub(
+    String(text),
+    secretPattern(secrets.flatMap((s) => (s && s.length >= MIN_SECRET_LENGTH ? secretForms(s) : []))),
+  );
 }
 
 function scrub(text: string, pattern: RegExp | undefined): string {
@@ -85,7 +88,12 @@ function escapeControl(c: string): string {
 }
 
 function secretForms(value: string): string[] {
-  const forms = new Set([value, encodeURIComponent(value), new URLSearchParams({ s: value }).toString().slice(2), JSON.stringify(value).slice(1, -1)]);
+  const forms = new Set([
+    value,
+    encodeURIComponent(value),
+    new URLSearchParams({ s: value }).toString().slice(2),
+    JSON.stringify(value).slice(1, -1),
+  ]);
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 

@@ -25,9 +25,11 @@ export function asUserError(err: unknown): UserError | undefined {
 
 /** What a file system error means and what to do, by errno code. */
 const FILE_ADVICE: Record<string, (where: string) => string> = {
-  ENOSPC: (where) => `no space left on the device: free space in ${where} (the data written so far is kept), then run again`,
+  ENOSPC: (where) =>
+    `no space left on the device: free space in ${where} (the data written so far is kept), then run again`,
   EDQUOT: (where) => `the disk quota is used up: free space in ${where} or raise the quota, then run again`,
-  EFBIG: (where) => `the file is over the size limit (ulimit -f) or the disk is full: raise the limit or free space in ${where}, then run again`,
+  EFBIG: (where) =>
+    `the file is over the size limit (ulimit -f) or the disk is full: raise the limit or free space in ${where}, then run again`,
   EACCES: (where) => `permission denied: give this user access to ${where}, or run as its owner`,
   EPERM: (where) => `operation not permitted: give this user access to ${where}, or run as its owner`,
   EROFS: (where) => `the file system is read-only: make ${where} writable, or choose another folder`,
@@ -38,7 +40,15 @@ const FILE_ADVICE: Record<string, (where: string) => string> = {
 };
 
 /** Socket errors of a system that cannot be reached. */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"]);
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /**
  * One line for an error of a system call (a file, a process, a socket) that the machine refused, or undefined. A
@@ -49,7 +59,9 @@ export function systemRefusal(err: unknown): string | undefined {
   if (!(e instanceof Error) || typeof e.code !== "string" || typeof e.syscall !== "string") return undefined;
   if (e.syscall.startsWith("spawn")) {
     const binary = e.path ?? e.syscall.slice("spawn ".length);
-    return e.code === "ENOENT" ? `cannot run ${binary}: it is not installed or not on the PATH (${e.code}); install it, or 'npm ci' for the project's own` : `cannot run ${binary} (${e.code}): ${e.message}`;
+    return e.code === "ENOENT"
+      ? `cannot run ${binary}: it is not installed or not on the PATH (${e.code}); install it, or 'npm ci' for the project's own`
+      : `cannot run ${binary} (${e.code}): ${e.message}`;
   }
   if (UNREACHABLE.has(e.code)) {
     const target = e.address ? `${e.address}${e.port ? `:${e.port}` : ""}` : (e.hostname ?? "the server");
@@ -78,18 +90,42 @@ export function onFile<T>(file: string, work: () => T): T {
 
 /** SQLSTATE classes and codes of a database refusal (not of a statement we got wrong), with what to do. */
 const SQLSTATE_ADVICE: [RegExp, string][] = [
-  [/^08/, "the connection to the database failed: check that it runs and accepts connections from here, then run again"],
-  [/^22/, "a value in the database does not fit what the project reads or writes: correct the row named, then run again"],
-  [/^23502$/, "a column is NOT NULL without a default, and the project does not write it: give it a default or drop its NOT NULL (ALTER TABLE ... ALTER COLUMN ...), then run again"],
-  [/^23/, "a constraint of the table refuses the row: look at the constraint named (another team's addition?), then run again"],
-  [/^25006$/, "the database is read-only (a standby or a read-only transaction mode): point the connection at the primary"],
+  [
+    /^08/,
+    "the connection to the database failed: check that it runs and accepts connections from here, then run again",
+  ],
+  [
+    /^22/,
+    "a value in the database does not fit what the project reads or writes: correct the row named, then run again",
+  ],
+  [
+    /^23502$/,
+    "a column is NOT NULL without a default, and the project does not write it: give it a default or drop its NOT NULL (ALTER TABLE ... ALTER COLUMN ...), then run again",
+  ],
+  [
+    /^23/,
+    "a constraint of the table refuses the row: look at the constraint named (another team's addition?), then run again",
+  ],
+  [
+    /^25006$/,
+    "the database is read-only (a standby or a read-only transaction mode): point the connection at the primary",
+  ],
   [/^28/, "the database refused the login: check the user and password of the connection"],
   [/^3D/, "the database does not exist: check the connection's database name, or create it ('pulumi up' does)"],
   [/^3F/, "the schema does not exist: check the schema names of the stack, or create it ('pulumi up' does)"],
   [/^40/, "the database rolled the statement back (a deadlock or a conflict with another session): run again"],
-  [/^42501$/, "the login lacks a privilege on the object named: grant it ('pulumi up' grants the task's), then run again"],
-  [/^42P01$/, "a table the project needs is missing: create it ('pulumi up' applies the baseline), or check the schema names"],
-  [/^(42703|42804|42846|42883|42809)$/, "a table the project shares has other columns or types than it needs (changed by another team?): put the column back as the baseline defines it, then run again"],
+  [
+    /^42501$/,
+    "the login lacks a privilege on the object named: grant it ('pulumi up' grants the task's), then run again",
+  ],
+  [
+    /^42P01$/,
+    "a table the project needs is missing: create it ('pulumi up' applies the baseline), or check the schema names",
+  ],
+  [
+    /^(42703|42804|42846|42883|42809)$/,
+    "a table the project shares has other columns or types than it needs (changed by another team?): put the column back as the baseline defines it, then run again",
+  ],
   [/^53100$/, "the database's disk is full: free space on the database server, then run again"],
   [/^53/, "the database is out of a resource (memory, connections): try again later, or raise its limits"],
   [/^54/, "a row is over a limit of the database: correct the row named, then run again"],
@@ -106,15 +142,33 @@ const SQLSTATE_ADVICE: [RegExp, string][] = [
 export function databaseRefusal(err: unknown): string | undefined {
   const advice = databaseAdvice(err);
   if (!advice) return undefined;
-  const e = err as { code: string; message: string; schema?: string; table?: string; column?: string; constraint?: string };
+  const e = err as {
+    code: string;
+    message: string;
+    schema?: string;
+    table?: string;
+    column?: string;
+    constraint?: string;
+  };
   const table = e.table ? `${e.schema ? `${e.schema}.` : ""}${e.table}` : undefined;
-  const named = [table && `table ${table}${e.column ? `, column ${e.column}` : ""}`, e.constraint && `constraint ${e.constraint}`].filter(Boolean).join(", ");
+  const named = [
+    table && `table ${table}${e.column ? `, column ${e.column}` : ""}`,
+    e.constraint && `constraint ${e.constraint}`,
+  ]
+    .filter(Boolean)
+    .join(", ");
   return `the database refused: ${String(e.message).split("\n")[0]} (SQLSTATE ${e.code}${named ? `; ${named}` : ""}): ${advice}`;
 }
 
 /** What to do about a refusal the database answered (a node-postgres DatabaseError), or undefined (not one, or a bug). */
 function databaseAdvice(err: unknown): string | undefined {
   const e = err as { code?: unknown; severity?: unknown };
-  if (!(err instanceof Error) || typeof e.code !== "string" || !/^[0-9A-Z]{5}$/.test(e.code) || typeof e.severity !== "string") return undefined;
+  if (
+    !(err instanceof Error) ||
+    typeof e.code !== "string" ||
+    !/^[0-9A-Z]{5}$/.test(e.code) ||
+    typeof e.severity !== "string"
+  )
+    return undefined;
   return SQLSTATE_ADVICE.find(([pattern]) => pattern.test(e.code as string))?.[1];
 }

@@ -15,7 +15,12 @@ export const ROUTING_RULE_VALUES = {
 } as const;
 
 /** A code of the hub's: uppercase letters, digits and _, starting with a letter, as every code the specification shows. */
-const code = z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, "must be a code: an uppercase letter, then uppercase letters, digits or _ (at most 32)");
+const code = z
+  .string()
+  .regex(
+    /^[A-Z][A-Z0-9_]{0,31}$/,
+    "must be a code: an uppercase letter, then uppercase letters, digits or _ (at most 32)",
+  );
 /** The specification types the integer fields as integer: a 32-bit one. */
 const integer = z.int32({ error: "must be an integer" });
 
@@ -30,14 +35,21 @@ export const routingRuleSchema = z.strictObject({
 export type RoutingRule = z.infer<typeof routingRuleSchema>;
 
 /** The fields of `rule` whose value is not among the specification's (ROUTING_RULE_VALUES), with the values it lists. */
-export function unknownRoutingValues(rule: RoutingRule): { field: keyof RoutingRule; value: string | number; known: readonly (string | number)[] }[] {
+export function unknownRoutingValues(
+  rule: RoutingRule,
+): { field: keyof RoutingRule; value: string | number; known: readonly (string | number)[] }[] {
   return (Object.keys(ROUTING_RULE_VALUES) as (keyof RoutingRule)[]).flatMap((field) => {
     const known: readonly (string | number)[] = ROUTING_RULE_VALUES[field];
     return known.includes(rule[field]) ? [] : [{ field, value: rule[field], known }];
   });
 }
 
-type Row = [RoutingRule["isDataMastered"], RoutingRule["systemRoleCodeSource"], RoutingRule["systemRoleCodeTarget"], RoutingRule["status"]];
+type Row = [
+  RoutingRule["isDataMastered"],
+  RoutingRule["systemRoleCodeSource"],
+  RoutingRule["systemRoleCodeTarget"],
+  RoutingRule["status"],
+];
 
 /** The specification's 8-rule set for a client that does not use OM and uses the HR system for employee data. */
 const DEFAULT_ROWS: readonly Row[] = [

@@ -32,7 +32,9 @@ export function schedulePeriodHours(expression: string): number | undefined {
   const months = expand(month, 1, 12, MONTHS);
   const weekdays = dow === "?" ? undefined : expand(dow, 1, 7, DAYS);
   if (!minutes || !hours || !months || (dom !== "?" && !days) || (dow !== "?" && !weekdays)) return undefined;
-  const dayTimes = [...hours].sort((a, b) => a - b).flatMap((h) => [...minutes].sort((a, b) => a - b).map((m) => h * HOUR_MS + m * 60_000));
+  const dayTimes = [...hours]
+    .sort((a, b) => a - b)
+    .flatMap((h) => [...minutes].sort((a, b) => a - b).map((m) => h * HOUR_MS + m * 60_000));
 
   // Two years from a fixed start: every start of a yearly schedule is seen at least twice.
   const start = Date.UTC(2027, 0, 1);

@@ -8,7 +8,11 @@ const REDACTED = "[secret]";
 
 export class Secret {
   readonly #value: string | undefined;
-  private constructor(value: string | undefined, readonly encrypted: boolean, readonly missing = false) {
+  private constructor(
+    value: string | undefined,
+    readonly encrypted: boolean,
+    readonly missing = false,
+  ) {
     this.#value = value;
   }
   static plain(value: string): Secret {
@@ -26,7 +30,9 @@ export class Secret {
   reveal(what = "secret"): string {
     if (this.missing) throw new Error(`${what} is not set: set it with 'pulumi config set --secret --path'`);
     if (this.#value === undefined) {
-      throw new Error(`${what} is encrypted in the stack file; it is only available under 'pulumi up' or with a local override`);
+      throw new Error(
+        `${what} is encrypted in the stack file; it is only available under 'pulumi up' or with a local override`,
+      );
     }
     return this.#value;
   }

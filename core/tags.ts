@@ -27,7 +27,11 @@ export const TEMPLATE_TAGS: readonly TagDefinition[] = [
   { tag: "<CLIENT_NAME_VALUE>", parameter: "client_name", value: (c) => c.clientName },
   { tag: "<S3_CONNECTION_NAME>", value: (c) => c.bucket.connectionName },
   { tag: "<DATABASE_CONNECTION_NAME>", value: (c) => c.database.connectionName },
-  ...HUB_REGIONS.map((region) => ({ tag: REGION_TAGS[region], region, value: (c: StackConfig) => c.queues[region]?.connectionName })),
+  ...HUB_REGIONS.map((region) => ({
+    tag: REGION_TAGS[region],
+    region,
+    value: (c: StackConfig) => c.queues[region]?.connectionName,
+  })),
 ];
 
 /** What a tag looks like: `<UPPER_CASE>`. Anything of this shape that is not in the table is an unknown tag. */

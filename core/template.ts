@@ -44,12 +44,15 @@ export function renderTemplate(template: PipelineTemplate, config: StackConfig):
 
   // Step 6 of the procedure: delete the steps of the regions that do not apply.
   const inUse = new Set(regionsInUse(config));
-  const publish = (doc as { tasks?: { name?: string; steps?: { region?: string }[] }[] }).tasks?.find((t) => t?.name === PUBLISH_TASK_NAME);
+  const publish = (doc as { tasks?: { name?: string; steps?: { region?: string }[] }[] }).tasks?.find(
+    (t) => t?.name === PUBLISH_TASK_NAME,
+  );
   if (!publish || !Array.isArray(publish.steps)) fail([`has no task "${PUBLISH_TASK_NAME}" with steps`]);
   publish!.steps = publish!.steps!.filter((s) => inUse.has(s.region as never));
   const stepRegions = new Set(publish!.steps.map((s) => s.region));
   const missing = [...inUse].filter((r) => !stepRegions.has(r));
-  if (missing.length > 0) fail(missing.map((r) => `task "${PUBLISH_TASK_NAME}" has no step for region ${r}, which has tenants`));
+  if (missing.length > 0)
+    fail(missing.map((r) => `task "${PUBLISH_TASK_NAME}" has no step for region ${r}, which has tenants`));
 
   const values = new Map(TEMPLATE_TAGS.map((t) => [t.tag, t.value(config)]));
   const rendered = mapStrings(doc, (s) => s.replace(TAG_PATTERN, (tag) => values.get(tag) ?? tag));
@@ -80,7 +83,9 @@ function mapStrings(value: unknown, fn: (s: string, path: string) => string, pat
   if (typeof value === "string") return fn(value, path);
   if (Array.isArray(value)) return value.map((v, i) => mapStrings(v, fn, `${path}[${i}]`));
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k, `${path} (key)`), mapStrings(v, fn, `${path}.${k}`)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [fn(k, `${path} (key)`), mapStrings(v, fn, `${path}.${k}`)]),
+    );
   }
   return value;
 }

@@ -46,12 +46,24 @@ export type TenantConfig = z.infer<typeof tenantSchema>;
 /** The config file (and `startEmulator({config})`): everything optional, filled from the dev config. */
 export const emulatorConfigSchema = z.strictObject({
   /** Per region; a region left out keeps the dev config's broker. */
-  queues: z.strictObject({ US: queueRegionSchema.optional(), EU: queueRegionSchema.optional(), APAC: queueRegionSchema.optional() }).optional(),
+  queues: z
+    .strictObject({
+      US: queueRegionSchema.optional(),
+      EU: queueRegionSchema.optional(),
+      APAC: queueRegionSchema.optional(),
+    })
+    .optional(),
   /** Hub tenant id → credentials; when given it replaces the dev tenants. */
-  tenants: z.record(z.string().regex(UUID, "tenant ids must be UUIDs (8-4-4-4-12 hex digits)"), tenantSchema).optional(),
+  tenants: z
+    .record(z.string().regex(UUID, "tenant ids must be UUIDs (8-4-4-4-12 hex digits)"), tenantSchema)
+    .optional(),
   /** Fractions are allowed so tests can use a tiny lifetime. */
   tokenTtlSeconds: z.number().positive("must be a positive number").default(QUEUE_API.tokenTtlSeconds),
-  ersMaxBatch: z.number().int("must be an integer").positive("must be a positive integer").default(DEFAULT_ERS_MAX_BATCH),
+  ersMaxBatch: z
+    .number()
+    .int("must be an integer")
+    .positive("must be a positive integer")
+    .default(DEFAULT_ERS_MAX_BATCH),
   /** Keep message bodies and properties; the benchmark turns this off to store only sizes. */
   retainBodies: z.boolean().default(true),
   /** Queue names that reject every message permanently, in every region. */
@@ -59,7 +71,9 @@ export const emulatorConfigSchema = z.strictObject({
   /** false (default): standard at-least-once queues, a republished messageId is stored again; true: the first publish wins. */
   deduplicate: z.boolean().default(false),
   /** Hub API endpoints this hub lacks (404), to play a hub without the assumed ERS or HRSYS paths. */
-  missingEndpoints: z.array(z.enum(HUB_API_ENDPOINTS, { error: `must be one of ${HUB_API_ENDPOINTS.join(", ")}` })).default([]),
+  missingEndpoints: z
+    .array(z.enum(HUB_API_ENDPOINTS, { error: `must be one of ${HUB_API_ENDPOINTS.join(", ")}` }))
+    .default([]),
 });
 export type EmulatorConfigInput = z.input<typeof emulatorConfigSchema>;
 
@@ -74,19 +88,35 @@ export interface EmulatorConfig {
   missingEndpoints: HubApiEndpoint[];
 }
 
-
 /** Built-in credentials for local use only; printed by `hub-export emulator` when it runs without --config. */
 export const DEV_QUEUES: Record<HubRegion, QueueRegionConfig> = {
   US: { clientId: "dev-mq-us-client", clientSecret: "dev-mq-us-secret", orgId: "dev-org-us", envId: "dev-env-us" },
   EU: { clientId: "dev-mq-eu-client", clientSecret: "dev-mq-eu-secret", orgId: "dev-org-eu", envId: "dev-env-eu" },
-  APAC: { clientId: "dev-mq-apac-client", clientSecret: "dev-mq-apac-secret", orgId: "dev-org-apac", envId: "dev-env-apac" },
+  APAC: {
+    clientId: "dev-mq-apac-client",
+    clientSecret: "dev-mq-apac-secret",
+    orgId: "dev-org-apac",
+    envId: "dev-env-apac",
+  },
 };
 
 /** One dev tenant per region, in HUB_REGIONS order. */
 export const DEV_TENANTS: Record<string, TenantConfig> = {
-  "11111111-1111-4111-8111-111111111111": { clientId: "dev-tenant-us", clientSecret: "dev-tenant-us-secret", region: "US" },
-  "22222222-2222-4222-8222-222222222222": { clientId: "dev-tenant-eu", clientSecret: "dev-tenant-eu-secret", region: "EU" },
-  "33333333-3333-4333-8333-333333333333": { clientId: "dev-tenant-apac", clientSecret: "dev-tenant-apac-secret", region: "APAC" },
+  "11111111-1111-4111-8111-111111111111": {
+    clientId: "dev-tenant-us",
+    clientSecret: "dev-tenant-us-secret",
+    region: "US",
+  },
+  "22222222-2222-4222-8222-222222222222": {
+    clientId: "dev-tenant-eu",
+    clientSecret: "dev-tenant-eu-secret",
+    region: "EU",
+  },
+  "33333333-3333-4333-8333-333333333333": {
+    clientId: "dev-tenant-apac",
+    clientSecret: "dev-tenant-apac-secret",
+    region: "APAC",
+  },
 };
 
 /** Validates raw config (parsed JSON or an in-process object) and fills it from the dev config. */
@@ -94,7 +124,10 @@ export function resolveConfig(raw: unknown, source = "emulator config"): Emulato
   const parsed = emulatorConfigSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     const lines = parsed.error.issues.map(formatIssue);
-    throw new UserError([`${source}: invalid configuration (${lines.length} problem${lines.length === 1 ? "" : "s"})`, ...lines]);
+    throw new UserError([
+      `${source}: invalid configuration (${lines.length} problem${lines.length === 1 ? "" : "s"})`,
+      ...lines,
+    ]);
   }
   const input = parsed.data;
   const queues = {} as Record<HubRegion, QueueRegionConfig>;
@@ -117,7 +150,9 @@ export function loadConfigFile(file: string): EmulatorConfig {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
-    throw new UserError(`${file}: cannot read the config file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UserError(
+      `${file}: cannot read the config file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   let raw: unknown;
   try {
@@ -144,7 +179,8 @@ function formatIssue(issue: z.core.$ZodIssue): string {
     else key += key ? `.${String(part)}` : String(part);
   }
   let message = issue.message;
-  if (issue.code === "unrecognized_keys") message = `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys")
+    message = `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
   else if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined) message = "is required";
   else if (issue.code === "invalid_key" && issue.issues[0]) message = issue.issues[0].message;
   return `${key || "(config)"}: ${message}`;

@@ -18,7 +18,13 @@
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 
-export const FAULT_ENDPOINTS = ["queue.authorize", "queue.publish", "cfg.routingRules", "ers.entities", "hrsys.intakeJobs"] as const;
+export const FAULT_ENDPOINTS = [
+  "queue.authorize",
+  "queue.publish",
+  "cfg.routingRules",
+  "ers.entities",
+  "hrsys.intakeJobs",
+] as const;
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
 /** `*`, an endpoint, or an endpoint in one hub region (`queue.publish.EU`). */
 export type FaultTarget = FaultEndpoint | "*" | `${FaultEndpoint}.${HubRegion}`;
@@ -80,16 +86,19 @@ export function parseFaultSpec(spec: string): FaultRules {
     const colon = ruleText.indexOf(":");
     if (colon < 0) throw new FaultSpecError(`${where}: expected <endpoint>:<key>=<value>[,...]`);
     const target = ruleText.slice(0, colon).trim();
-    if (!isTarget(target)) throw new FaultSpecError(`${where}: unknown endpoint '${target}'; use one of ${TARGETS_TEXT}`);
+    if (!isTarget(target))
+      throw new FaultSpecError(`${where}: unknown endpoint '${target}'; use one of ${TARGETS_TEXT}`);
     if (raw[target]) throw new FaultSpecError(`${where}: endpoint '${target}' is given twice`);
     const settings: Record<string, number> = {};
     for (const item of ruleText.slice(colon + 1).split(",")) {
       const eq = item.indexOf("=");
       const key = (eq < 0 ? item : item.slice(0, eq)).trim();
       const value = eq < 0 ? "" : item.slice(eq + 1).trim();
-      if (eq < 0 || key === "" || value === "") throw new FaultSpecError(`${where}: expected <key>=<value>, got '${item.trim()}'`);
+      if (eq < 0 || key === "" || value === "")
+        throw new FaultSpecError(`${where}: expected <key>=<value>, got '${item.trim()}'`);
       if (key in settings) throw new FaultSpecError(`${where}: key '${key}' is given twice`);
-      if (!/^\d+(\.\d+)?$|^\.\d+$/.test(value)) throw new FaultSpecError(`${where}: ${key} must be a number, got '${value}'`);
+      if (!/^\d+(\.\d+)?$|^\.\d+$/.test(value))
+        throw new FaultSpecError(`${where}: ${key} must be a number, got '${value}'`);
       settings[key] = Number(value);
     }
     raw[target] = settings;
@@ -99,7 +108,8 @@ export function parseFaultSpec(spec: string): FaultRules {
 
 /** Checks keys and values of rules given as an object (JSON body, in-process); errors name the rule and key. */
 export function validateFaultRules(raw: unknown): FaultRules {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FaultSpecError("fault rules must be an object of endpoint → settings");
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    throw new FaultSpecError("fault rules must be an object of endpoint → settings");
   const rules: FaultRules = {};
   for (const [target, settingsRaw] of Object.entries(raw as Record<string, unknown>)) {
     if (!isTarget(target)) throw new FaultSpecError(`unknown endpoint '${target}'; use one of ${TARGETS_TEXT}`);
@@ -111,17 +121,22 @@ export function validateFaultRules(raw: unknown): FaultRules {
       const at = `${target}: ${key}`;
       if (typeof value !== "number" || !Number.isFinite(value)) throw new FaultSpecError(`${at} must be a number`);
       if (key === "latency") {
-        if (!Number.isInteger(value) || value < 0 || value > MAX_LATENCY_MS) throw new FaultSpecError(`${at} must be whole milliseconds from 0 to ${MAX_LATENCY_MS}`);
+        if (!Number.isInteger(value) || value < 0 || value > MAX_LATENCY_MS)
+          throw new FaultSpecError(`${at} must be whole milliseconds from 0 to ${MAX_LATENCY_MS}`);
         settings.latency = value;
         continue;
       }
       const isStatus = /^[45]\d\d$/.test(key);
       if (!isStatus && !(RATE_KEYS as readonly string[]).includes(key)) {
-        throw new FaultSpecError(`${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry, latency or a hostile answer (${HOSTILE_KINDS.join(", ")})`);
+        throw new FaultSpecError(
+          `${target}: unknown key '${key}'; use a status code 400..599, reset, resetAfter, tokenExpiry, latency or a hostile answer (${HOSTILE_KINDS.join(", ")})`,
+        );
       }
       if (value < 0 || value > 1) throw new FaultSpecError(`${at} must be a rate between 0 and 1`);
       if (key === "tokenExpiry" && target !== "*" && !target.startsWith("queue.publish")) {
-        throw new FaultSpecError(`${at}: tokenExpiry applies to queue.publish only (the one endpoint that takes bearer tokens)`);
+        throw new FaultSpecError(
+          `${at}: tokenExpiry applies to queue.publish only (the one endpoint that takes bearer tokens)`,
+        );
       }
       if (isStatus) settings[Number(key)] = value;
       else settings[key as (typeof RATE_KEYS)[number]] = value;
@@ -132,7 +147,10 @@ export function validateFaultRules(raw: unknown): FaultRules {
     for (const region of [undefined, ...HUB_REGIONS]) {
       const total = plan(rules, endpoint, region).outcomes.reduce((sum, o) => sum + o.rate, 0);
       const name = region ? `${endpoint}.${region}` : endpoint;
-      if (total > 1 + 1e-9) throw new FaultSpecError(`${name}: fault rates add up to ${round(total)}, more than 1 (counting '*'${region ? ` and ${endpoint}` : ""})`);
+      if (total > 1 + 1e-9)
+        throw new FaultSpecError(
+          `${name}: fault rates add up to ${round(total)}, more than 1 (counting '*'${region ? ` and ${endpoint}` : ""})`,
+        );
     }
   }
   return rules;
@@ -153,19 +171,29 @@ export function resolveFaults(input: unknown, currentSeed: number): FaultConfig 
     throw new FaultSpecError(`faults: ${issue.path.join(".") || "body"}: ${issue.message}`);
   }
   const { spec, rules, seed } = parsed.data;
-  if (spec !== undefined && rules !== undefined) throw new FaultSpecError("faults: give either spec or rules, not both");
-  return { seed: seed ?? currentSeed, rules: spec !== undefined ? parseFaultSpec(spec) : validateFaultRules(rules ?? {}) };
+  if (spec !== undefined && rules !== undefined)
+    throw new FaultSpecError("faults: give either spec or rules, not both");
+  return {
+    seed: seed ?? currentSeed,
+    rules: spec !== undefined ? parseFaultSpec(spec) : validateFaultRules(rules ?? {}),
+  };
 }
 
 /** Parses a seed given as text (CLI): an integer from 0 to 2^32-1. */
 export function parseSeed(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 0xffffffff) throw new FaultSpecError(`seed must be an integer from 0 to 4294967295, got '${text}'`);
+  if (!/^\d+$/.test(text) || Number(text) > 0xffffffff)
+    throw new FaultSpecError(`seed must be an integer from 0 to 4294967295, got '${text}'`);
   return Number(text);
 }
 
 /** The spec text of a rule set, for printing. */
 export function formatFaultRules(rules: FaultRules): string {
-  const parts = Object.entries(rules).map(([target, settings]) => `${target}:${Object.entries(settings ?? {}).map(([k, v]) => `${k}=${v}`).join(",")}`);
+  const parts = Object.entries(rules).map(
+    ([target, settings]) =>
+      `${target}:${Object.entries(settings ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",")}`,
+  );
   return parts.length ? parts.join(";") : "none";
 }
 
@@ -195,15 +223,23 @@ interface EndpointPlan {
  * order so draws map stably.
  */
 function plan(rules: FaultRules, endpoint: FaultEndpoint, region?: HubRegion): EndpointPlan {
-  const merged: FaultSettings = { ...rules["*"], ...rules[endpoint], ...(region ? rules[`${endpoint}.${region}`] : {}) };
+  const merged: FaultSettings = {
+    ...rules["*"],
+    ...rules[endpoint],
+    ...(region ? rules[`${endpoint}.${region}`] : {}),
+  };
   const outcomes: Outcome[] = [];
   if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
   if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
   for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind]! });
-  const statuses = Object.keys(merged).filter((k) => /^\d+$/.test(k)).map(Number).sort((a, b) => a - b);
+  const statuses = Object.keys(merged)
+    .filter((k) => /^\d+$/.test(k))
+    .map(Number)
+    .sort((a, b) => a - b);
   for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status]! });
   // Only the publish endpoint takes bearer tokens; elsewhere a tokenExpiry draw is a pass.
-  if (merged.tokenExpiry && endpoint === "queue.publish") outcomes.push({ kind: "tokenExpiry", rate: merged.tokenExpiry });
+  if (merged.tokenExpiry && endpoint === "queue.publish")
+    outcomes.push({ kind: "tokenExpiry", rate: merged.tokenExpiry });
   return { outcomes, latencyMs: merged.latency ?? 0 };
 }
 
@@ -294,7 +330,13 @@ export class FaultInjector {
   /** Requests seen and faults injected per endpoint since the last (re)seed. */
   statistics(): Record<FaultEndpoint, FaultStats> {
     const out = {} as Record<FaultEndpoint, FaultStats>;
-    for (const [endpoint, s] of this.stats) out[endpoint] = { requests: s.requests, regions: { ...s.regions }, injected: { ...s.injected }, delayedMs: s.delayedMs };
+    for (const [endpoint, s] of this.stats)
+      out[endpoint] = {
+        requests: s.requests,
+        regions: { ...s.regions },
+        injected: { ...s.injected },
+        delayedMs: s.delayedMs,
+      };
     return out;
   }
 }

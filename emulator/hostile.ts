@@ -21,7 +21,8 @@ export const HUGE_BYTES = 1024 * 1024 * 1024;
 /** What an echo quotes of the request body at most. */
 const ECHO_BODY_BYTES = 4096;
 /** Escape sequences a terminal would act on: set the title, clear the screen, colour, a forged line, CSI in C1, RLO. */
-export const ESCAPE_TEXT = "\u001b]0;owned\u0007\u001b[2J\u001b[31mALERT\u001b[0m\r\nforged: run.done\u009b31m\u202egnp.exe";
+export const ESCAPE_TEXT =
+  "\u001b]0;owned\u0007\u001b[2J\u001b[31mALERT\u001b[0m\r\nforged: run.done\u009b31m\u202egnp.exe";
 
 /** Answers the request the hostile way; the status written (0 when none is). */
 export async function hostileAnswer(kind: HostileKind, req: IncomingMessage, res: ServerResponse): Promise<number> {
@@ -43,7 +44,11 @@ export async function hostileAnswer(kind: HostileKind, req: IncomingMessage, res
     case "echo": {
       const body = await readBody(req, 16 * 1024 * 1024).catch(() => Buffer.alloc(0));
       const headers = Object.entries(req.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : v}`);
-      sendError(res, 400, `bad request; you sent ${headers.join("; ")}; body ${body.subarray(0, ECHO_BODY_BYTES).toString("utf8")}`);
+      sendError(
+        res,
+        400,
+        `bad request; you sent ${headers.join("; ")}; body ${body.subarray(0, ECHO_BODY_BYTES).toString("utf8")}`,
+      );
       return 400;
     }
     case "escape":

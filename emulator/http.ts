@@ -86,10 +86,16 @@ export function mediaType(req: IncomingMessage): string {
 
 export function requireMediaType(req: IncomingMessage, expected: string): void {
   const actual = mediaType(req);
-  if (actual !== expected) throw new HttpError(415, `Content-Type must be ${expected}${actual ? `, got ${actual}` : ""}`);
+  if (actual !== expected)
+    throw new HttpError(415, `Content-Type must be ${expected}${actual ? `, got ${actual}` : ""}`);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -101,7 +107,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /** An error answer: `{"error": <reason phrase>, "message": <why>}`. */
-export function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { error: reasonPhrase(status), message }, headers);
 }
 
@@ -136,10 +147,15 @@ export interface Reply {
 }
 
 /** A zod error as one line, `path: message; path: message`, naming at most `max` issues. */
-export function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix = "", max = 5): string {
+export function describeIssues(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  prefix = "",
+  max = 5,
+): string {
   const parts = issues.slice(0, max).map((issue) => {
     let key = prefix;
-    for (const part of issue.path) key += typeof part === "number" ? `[${part}]` : key ? `.${String(part)}` : String(part);
+    for (const part of issue.path)
+      key += typeof part === "number" ? `[${part}]` : key ? `.${String(part)}` : String(part);
     return `${key || "body"}: ${issue.message}`;
   });
   if (issues.length > max) parts.push(`and ${issues.length - max} more`);

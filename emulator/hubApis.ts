@@ -4,7 +4,14 @@
  */
 import type { IncomingMessage } from "node:http";
 import { decodeCredentialsString } from "../core/credentials";
-import { ERS_ENTITY_KEY, HUB_API_MAX_BODY_BYTES, ersEntitiesBodySchema, intakeJobBodySchema, routingRulesBodySchema, routingRulesListingSchema } from "../core/hubContract";
+import {
+  ERS_ENTITY_KEY,
+  HUB_API_MAX_BODY_BYTES,
+  ersEntitiesBodySchema,
+  intakeJobBodySchema,
+  routingRulesBodySchema,
+  routingRulesListingSchema,
+} from "../core/hubContract";
 import type { EmulatorConfig, TenantConfig } from "./config";
 import { ruleKey, type EmulatorStore } from "./state";
 import { HttpError, describeIssues, parseJson, readBody, requireMediaType, safeEqual, type Reply } from "./http";
@@ -32,7 +39,11 @@ export class HubApis {
     const keys = new Set<string>();
     parsed.data.forEach((rule, i) => {
       const key = ruleKey(rule);
-      if (keys.has(key)) throw new HttpError(400, `[${i}]: the set holds this rule twice (same dataDomainCode, isDataMastered, source and target)`);
+      if (keys.has(key))
+        throw new HttpError(
+          400,
+          `[${i}]: the set holds this rule twice (same dataDomainCode, isDataMastered, source and target)`,
+        );
       keys.add(key);
     });
     return { status: 200, body: { tenantId, ...this.store.postRules(tenantId, parsed.data) } };
@@ -51,9 +62,14 @@ export class HubApis {
     if (!parsed.success) throw new HttpError(400, `invalid entities request: ${describeIssues(parsed.error.issues)}`);
     const { transactionId, entities } = parsed.data;
     if (entities.length > this.config.ersMaxBatch) {
-      throw new HttpError(413, `entities holds ${entities.length} items; at most ${this.config.ersMaxBatch} are accepted per request`);
+      throw new HttpError(
+        413,
+        `entities holds ${entities.length} items; at most ${this.config.ersMaxBatch} are accepted per request`,
+      );
     }
-    const keys = entities.flatMap((e) => (e[ERS_ENTITY_KEY] === undefined || e[ERS_ENTITY_KEY] === null ? [] : [String(e[ERS_ENTITY_KEY])]));
+    const keys = entities.flatMap((e) =>
+      e[ERS_ENTITY_KEY] === undefined || e[ERS_ENTITY_KEY] === null ? [] : [String(e[ERS_ENTITY_KEY])],
+    );
     this.store.recordEntities(tenantId, transactionId, entities.length, keys);
     return { status: 200, body: { transactionId, accepted: entities.length } };
   }
@@ -90,7 +106,8 @@ export class HubApis {
     const expected = this.tenants.get(tenantId) ?? { clientId: "\0", clientSecret: "\0" };
     const idOk = safeEqual(given.clientId, expected.clientId);
     const secretOk = safeEqual(given.clientSecret, expected.clientSecret);
-    if (!(idOk && secretOk && this.tenants.has(tenantId))) throw new HttpError(401, "credentials do not match the tenant", CHALLENGE);
+    if (!(idOk && secretOk && this.tenants.has(tenantId)))
+      throw new HttpError(401, "credentials do not match the tenant", CHALLENGE);
     return tenantId;
   }
 }

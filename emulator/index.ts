@@ -8,7 +8,20 @@ import type { AddressInfo } from "node:net";
 import { HUB_API_PATHS, ROUTING_RULES_LISTING, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
-import { DEFAULT_SEED, FaultInjector, FaultSpecError, HOSTILE_KINDS, formatFaultRules, resolveFaults, type FaultConfig, type FaultDecision, type FaultEndpoint, type FaultKind, type FaultsInput, type HostileKind } from "./faults";
+import {
+  DEFAULT_SEED,
+  FaultInjector,
+  FaultSpecError,
+  HOSTILE_KINDS,
+  formatFaultRules,
+  resolveFaults,
+  type FaultConfig,
+  type FaultDecision,
+  type FaultEndpoint,
+  type FaultKind,
+  type FaultsInput,
+  type HostileKind,
+} from "./faults";
 import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError, sendJson, type Reply } from "./http";
 import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
@@ -66,7 +79,12 @@ export interface Emulator {
 }
 
 /** `admit(units)`: takes units from the link's rate limit, or throws its 429. */
-type Handler = (ctx: { req: IncomingMessage; query: URLSearchParams; fault: FaultDecision; admit: (units: number) => void }) => Promise<Reply>;
+type Handler = (ctx: {
+  req: IncomingMessage;
+  query: URLSearchParams;
+  fault: FaultDecision;
+  admit: (units: number) => void;
+}) => Promise<Reply>;
 interface Route {
   /** Routes with an endpoint are subject to fault injection. */
   endpoint?: FaultEndpoint;
@@ -103,7 +121,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 
   const inspection: Record<string, Route> = {
-    state: { methods: { GET: async ({ query }) => ({ status: 200, body: snapshot(query.get("messages") === "1" || query.get("messages") === "true") }) } },
+    state: {
+      methods: {
+        GET: async ({ query }) => ({
+          status: 200,
+          body: snapshot(query.get("messages") === "1" || query.get("messages") === "true"),
+        }),
+      },
+    },
     reset: {
       methods: {
         POST: async ({ req }) => {
@@ -115,7 +140,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     faults: {
       methods: {
-        GET: async () => ({ status: 200, body: { ...injector.config, spec: formatFaultRules(injector.config.rules), stats: injector.statistics() } }),
+        GET: async () => ({
+          status: 200,
+          body: { ...injector.config, spec: formatFaultRules(injector.config.rules), stats: injector.statistics() },
+        }),
         POST: async ({ req }) => {
           // JSON `{spec|rules, seed}`.
           controlRequest(req);
@@ -134,9 +162,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   // `/{cfg|ers|hrsys}/api/{the contract's path}`: the API URLs end in `/api/`, like HUB_API_CONFIG.hub_api_url.
   const hubRoutes: Record<string, Record<string, Route>> = {
-    cfg: { [HUB_API_PATHS.CFG]: { endpoint: "cfg.routingRules", methods: { POST: ({ req, query }) => hub.postRoutingRules(req, query), [ROUTING_RULES_LISTING.method]: ({ req, query }) => hub.getRoutingRules(req, query) } } },
-    ers: { [HUB_API_PATHS.ERS]: { endpoint: "ers.entities", methods: { POST: ({ req, query }) => hub.postEntities(req, query) } } },
-    hrsys: { [HUB_API_PATHS.HRSYS]: { endpoint: "hrsys.intakeJobs", methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) } } },
+    cfg: {
+      [HUB_API_PATHS.CFG]: {
+        endpoint: "cfg.routingRules",
+        methods: {
+          POST: ({ req, query }) => hub.postRoutingRules(req, query),
+          [ROUTING_RULES_LISTING.method]: ({ req, query }) => hub.getRoutingRules(req, query),
+        },
+      },
+    },
+    ers: {
+      [HUB_API_PATHS.ERS]: {
+        endpoint: "ers.entities",
+        methods: { POST: ({ req, query }) => hub.postEntities(req, query) },
+      },
+    },
+    hrsys: {
+      [HUB_API_PATHS.HRSYS]: {
+        endpoint: "hrsys.intakeJobs",
+        methods: { POST: ({ req, query }) => hub.postIntakeJob(req, query) },
+      },
+    },
   };
 
   /** Path segments → route, or undefined for 404. */
@@ -146,8 +192,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const region = regionFromPath(s[1] ?? "");
       const path = region && parseQueuePath(s.slice(2));
       if (!region || !path) return undefined;
-      if (path.endpoint === "authorize") return { endpoint: "queue.authorize", link: { api: "queue", region, limited: false }, methods: { POST: ({ req }) => broker.authorize(region, req) } };
-      return { endpoint: "queue.publish", link: { api: "queue", region, limited: true }, methods: { PUT: ({ req, fault, admit }) => broker.publish(region, path, req, fault.kind === "tokenExpiry", admit) } };
+      if (path.endpoint === "authorize")
+        return {
+          endpoint: "queue.authorize",
+          link: { api: "queue", region, limited: false },
+          methods: { POST: ({ req }) => broker.authorize(region, req) },
+        };
+      return {
+        endpoint: "queue.publish",
+        link: { api: "queue", region, limited: true },
+        methods: {
+          PUT: ({ req, fault, admit }) => broker.publish(region, path, req, fault.kind === "tokenExpiry", admit),
+        },
+      };
     }
     if (s.length === 3 && s[1] === "api") {
       const r = own(own(hubRoutes, s[0]) ?? {}, s[2]);
@@ -220,7 +277,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         await answer(() => sendError(res, err.status, err.message, err.headers));
       } else {
         status = 500;
-        (log ?? ((line: string) => process.stderr.write(line + "\n")))(`emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? err}`);
+        (log ?? ((line: string) => process.stderr.write(line + "\n")))(
+          `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? err}`,
+        );
         await answer(() => sendError(res, 500, "internal error"));
       }
     } finally {
@@ -250,14 +309,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
 
   const { address, port } = server.address() as AddressInfo;
-  const host = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address;
+  const host =
+    address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address;
   const base = `http://${host}:${port}`;
   const queues = {} as Record<HubRegion, string>;
   for (const region of HUB_REGIONS) queues[region] = `${base}/mq/${REGION_PATH[region]}`;
 
   let closing: Promise<void> | undefined;
   return {
-    urls: { base, queues, cfg: `${base}/cfg/api/`, ers: `${base}/ers/api/`, hrsys: `${base}/hrsys/api/`, state: `${base}/_emulator/state` },
+    urls: {
+      base,
+      queues,
+      cfg: `${base}/cfg/api/`,
+      ers: `${base}/ers/api/`,
+      hrsys: `${base}/hrsys/api/`,
+      state: `${base}/_emulator/state`,
+    },
     config,
     state: (opts = {}) => snapshot(opts.messages ?? false),
     setFaults,
@@ -279,7 +346,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 function controlRequest(req: IncomingMessage): void {
   const origin = req.headers.origin;
   if (mediaType(req) !== "application/json" || (origin !== undefined && origin !== `http://${req.headers.host}`)) {
-    throw new HttpError(403, "control requests are accepted only as application/json, from the emulator's own origin or without an Origin");
+    throw new HttpError(
+      403,
+      "control requests are accepted only as application/json, from the emulator's own origin or without an Origin",
+    );
   }
 }
 

@@ -59,9 +59,12 @@ const MAX_LATENCY_MS = 60_000;
 function parseTarget(text: string, where: string): string {
   const [api, region, ...rest] = text.split(".");
   if (rest.length || !(api === "*" || (LINK_APIS as readonly string[]).includes(api))) {
-    throw new FaultSpecError(`${where}: unknown target '${text}'; use ${[...LINK_APIS, "*"].join(", ")}, optionally with .${HUB_REGIONS.join("|.")}`);
+    throw new FaultSpecError(
+      `${where}: unknown target '${text}'; use ${[...LINK_APIS, "*"].join(", ")}, optionally with .${HUB_REGIONS.join("|.")}`,
+    );
   }
-  if (region !== undefined && !(HUB_REGIONS as readonly string[]).includes(region)) throw new FaultSpecError(`${where}: unknown region '${region}'; use ${HUB_REGIONS.join(", ")}`);
+  if (region !== undefined && !(HUB_REGIONS as readonly string[]).includes(region))
+    throw new FaultSpecError(`${where}: unknown region '${region}'; use ${HUB_REGIONS.join(", ")}`);
   return region === undefined ? api : `${api}.${region}`;
 }
 
@@ -84,7 +87,8 @@ function rules<T>(spec: string, parse: (value: string, where: string) => T): Lin
 export function parseLatencySpec(spec: string): LinkRules<LatencyRule> {
   return rules(spec, (value, where) => {
     const m = /^(\d+)(?:ms)?(?:\s*(?:±|\+-)\s*(\d+)(?:ms)?)?$/.exec(value);
-    if (!m) throw new FaultSpecError(`${where}: expected whole milliseconds with an optional jitter, like 40ms or 40ms±10`);
+    if (!m)
+      throw new FaultSpecError(`${where}: expected whole milliseconds with an optional jitter, like 40ms or 40ms±10`);
     return checkLatency({ fixedMs: Number(m[1]), jitterMs: Number(m[2] ?? 0) }, where);
   });
 }
@@ -93,16 +97,24 @@ export function parseLatencySpec(spec: string): LinkRules<LatencyRule> {
 export function parseRateLimitSpec(spec: string): LinkRules<RateRule> {
   return rules(spec, (value, where) => {
     const m = /^(\d+(?:\.\d+)?)\/s(?:@(\d+(?:\.\d+)?))?$/.exec(value);
-    if (!m) throw new FaultSpecError(`${where}: expected a rate like 2000/s, optionally with a bucket size like 2000/s@400`);
-    return checkRate({ perSecond: Number(m[1]), burst: m[2] === undefined ? defaultBurst(Number(m[1])) : Number(m[2]) }, where);
+    if (!m)
+      throw new FaultSpecError(`${where}: expected a rate like 2000/s, optionally with a bucket size like 2000/s@400`);
+    return checkRate(
+      { perSecond: Number(m[1]), burst: m[2] === undefined ? defaultBurst(Number(m[1])) : Number(m[2]) },
+      where,
+    );
   });
 }
 
 function checkLatency(rule: LatencyRule, where: string): LatencyRule {
   for (const [key, v] of Object.entries(rule)) {
-    if (!Number.isInteger(v) || v < 0 || v > MAX_LATENCY_MS) throw new FaultSpecError(`${where}: ${key} must be whole milliseconds from 0 to ${MAX_LATENCY_MS}`);
+    if (!Number.isInteger(v) || v < 0 || v > MAX_LATENCY_MS)
+      throw new FaultSpecError(`${where}: ${key} must be whole milliseconds from 0 to ${MAX_LATENCY_MS}`);
   }
-  if (rule.jitterMs > rule.fixedMs) throw new FaultSpecError(`${where}: the jitter (${rule.jitterMs}) must not exceed the fixed latency (${rule.fixedMs})`);
+  if (rule.jitterMs > rule.fixedMs)
+    throw new FaultSpecError(
+      `${where}: the jitter (${rule.jitterMs}) must not exceed the fixed latency (${rule.fixedMs})`,
+    );
   return rule;
 }
 
@@ -119,14 +131,21 @@ export function defaultBurst(perSecond: number): number {
 
 /** Validates input given as text or as rules (in-process, JSON). */
 export function resolveLinkSettings(input: LinkInput = {}): LinkSettings {
-  const latency = typeof input.latency === "string" ? parseLatencySpec(input.latency) : mapRules(input.latency ?? {}, "latency", checkLatency);
-  const rateLimit = typeof input.rateLimit === "string" ? parseRateLimitSpec(input.rateLimit) : mapRules(input.rateLimit ?? {}, "rateLimit", checkRate);
+  const latency =
+    typeof input.latency === "string"
+      ? parseLatencySpec(input.latency)
+      : mapRules(input.latency ?? {}, "latency", checkLatency);
+  const rateLimit =
+    typeof input.rateLimit === "string"
+      ? parseRateLimitSpec(input.rateLimit)
+      : mapRules(input.rateLimit ?? {}, "rateLimit", checkRate);
   return { latency, rateLimit, retryAfter: input.retryAfter ?? true };
 }
 
 function mapRules<T>(raw: LinkRules<T>, option: string, check: (rule: T, where: string) => T): LinkRules<T> {
   const out: LinkRules<T> = {};
-  for (const [target, rule] of Object.entries(raw)) out[parseTarget(target, option)] = check({ ...rule }, `${option} '${target}'`);
+  for (const [target, rule] of Object.entries(raw))
+    out[parseTarget(target, option)] = check({ ...rule }, `${option} '${target}'`);
   return out;
 }
 
@@ -138,7 +157,12 @@ export function formatLinkSettings(s: LinkSettings): { latency: string; rateLimi
 }
 
 function pick<T>(rules: LinkRules<T>, api: LinkApi, region: LinkRegion): T | undefined {
-  return (region !== "ANY" ? rules[`${api}.${region}`] : undefined) ?? rules[api] ?? (region !== "ANY" ? rules[`*.${region}`] : undefined) ?? rules["*"];
+  return (
+    (region !== "ANY" ? rules[`${api}.${region}`] : undefined) ??
+    rules[api] ??
+    (region !== "ANY" ? rules[`*.${region}`] : undefined) ??
+    rules["*"]
+  );
 }
 
 /** `GET /_emulator/state` → links: what each link saw. */
@@ -200,7 +224,11 @@ class LinkModel {
       if (this.tokens < units) {
         this.stats.throttled++;
         const seconds = Math.max(1, Math.ceil((Math.min(units, this.rate.burst) - this.tokens) / this.rate.perSecond));
-        throw new HttpError(429, `rate limit of ${this.rate.perSecond} ${this.api === "queue" ? "messages" : "requests"}/s exceeded`, retryAfter ? { "retry-after": String(seconds) } : {});
+        throw new HttpError(
+          429,
+          `rate limit of ${this.rate.perSecond} ${this.api === "queue" ? "messages" : "requests"}/s exceeded`,
+          retryAfter ? { "retry-after": String(seconds) } : {},
+        );
       }
       this.tokens -= units;
     }
@@ -239,7 +267,18 @@ export class LinkEmulator {
   link(api: LinkApi, region: LinkRegion): LinkModel {
     const name = `${api}.${region}`;
     let link = this.links.get(name);
-    if (!link) this.links.set(name, (link = new LinkModel(name, api, pick(this.settings.latency, api, region), pick(this.settings.rateLimit, api, region), this.seed, this.now)));
+    if (!link)
+      this.links.set(
+        name,
+        (link = new LinkModel(
+          name,
+          api,
+          pick(this.settings.latency, api, region),
+          pick(this.settings.rateLimit, api, region),
+          this.seed,
+          this.now,
+        )),
+      );
     return link;
   }
 
@@ -250,7 +289,9 @@ export class LinkEmulator {
   }
 
   snapshot(): Record<string, LinkState> {
-    return Object.fromEntries([...this.links].sort(([a], [b]) => a.localeCompare(b)).map(([name, link]) => [name, link.snapshot()]));
+    return Object.fromEntries(
+      [...this.links].sort(([a], [b]) => a.localeCompare(b)).map(([name, link]) => [name, link.snapshot()]),
+    );
   }
 }
 

@@ -62,7 +62,11 @@ export class QueueBroker {
     this.tokens.set(token, { region, expiresAt: this.now() + this.ttlMs });
     return {
       status: 200,
-      body: { access_token: token, simple_client: { orgId: expected.orgId, envId: expected.envId }, token_type: "bearer" },
+      body: {
+        access_token: token,
+        simple_client: { orgId: expected.orgId, envId: expected.envId },
+        token_type: "bearer",
+      },
     };
   }
 
@@ -80,8 +84,12 @@ export class QueueBroker {
   ): Promise<Reply> {
     this.authenticate(region, req, expireToken);
     const expected = this.config.queues[region];
-    if (path.orgId !== expected.orgId || path.envId !== expected.envId) throw new HttpError(404, "unknown organization or environment");
-    if (!QUEUE_NAME.test(path.queueName) || (expected.destinations && !expected.destinations.includes(path.queueName))) {
+    if (path.orgId !== expected.orgId || path.envId !== expected.envId)
+      throw new HttpError(404, "unknown organization or environment");
+    if (
+      !QUEUE_NAME.test(path.queueName) ||
+      (expected.destinations && !expected.destinations.includes(path.queueName))
+    ) {
       throw new HttpError(404, "unknown destination");
     }
     requireMediaType(req, "application/json");
@@ -90,7 +98,8 @@ export class QueueBroker {
 
     if (path.messageId !== undefined) {
       const message = validateMessage(body, "");
-      if (message.headers.messageId !== path.messageId) throw new HttpError(400, "headers.messageId must equal the messageId in the path");
+      if (message.headers.messageId !== path.messageId)
+        throw new HttpError(400, "headers.messageId must equal the messageId in the path");
       admit(1);
       const result = this.store1(region, path.queueName, message, reject);
       return { status: reject ? 403 : 201, body: result };
@@ -103,7 +112,8 @@ export class QueueBroker {
     const messages = body.map((item, i) => validateMessage(item, `[${i}]`));
     const seen = new Set<string>();
     for (const m of messages) {
-      if (seen.has(m.headers.messageId)) throw new HttpError(400, `messageId '${m.headers.messageId}' appears twice in the batch`);
+      if (seen.has(m.headers.messageId))
+        throw new HttpError(400, `messageId '${m.headers.messageId}' appears twice in the batch`);
       seen.add(m.headers.messageId);
     }
     admit(messages.length);
@@ -115,7 +125,12 @@ export class QueueBroker {
     const outcome = this.store.publish(region, queueName, messageId, message.properties, message.body, reject);
     if (outcome === "rejected") return { messageId, status: "failed", statusMessage: "destination rejects messages" };
     // A standard queue answers a republish like any publish; only a deduplicating one says it kept the first.
-    return { messageId, status: "successful", statusMessage: outcome === "duplicate" && this.config.deduplicate ? "duplicate messageId; already stored" : "queued" };
+    return {
+      messageId,
+      status: "successful",
+      statusMessage:
+        outcome === "duplicate" && this.config.deduplicate ? "duplicate messageId; already stored" : "queued",
+    };
   }
 
   /** Checks `Authorization: bearer <token>`; a valid token's lifetime is extended on every use. */
@@ -124,7 +139,8 @@ export class QueueBroker {
     if (!match) throw new HttpError(401, "missing bearer token", { "www-authenticate": "Bearer" });
     const token = this.tokens.get(match[1]);
     const now = this.now();
-    if (!token || token.region !== region) throw new HttpError(401, "unknown token", { "www-authenticate": 'Bearer error="invalid_token"' });
+    if (!token || token.region !== region)
+      throw new HttpError(401, "unknown token", { "www-authenticate": 'Bearer error="invalid_token"' });
     if (token.expiresAt <= now || expireToken) {
       this.tokens.delete(match[1]);
       throw new HttpError(401, "token expired", { "www-authenticate": 'Bearer error="invalid_token"' });

@@ -42,7 +42,14 @@ export interface S3Emulator {
    * Every request: method, bucket, key, sub-resource (`tagging`), the access key id it was signed with and the status
    * answered, for tests that must see which calls were made, and by whom (signatures are not checked).
    */
-  requests: { method: string; bucket: string; key: string; subresource?: string; accessKeyId?: string; status?: number }[];
+  requests: {
+    method: string;
+    bucket: string;
+    key: string;
+    subresource?: string;
+    accessKeyId?: string;
+    status?: number;
+  }[];
   close(): Promise<void>;
 }
 
@@ -54,7 +61,11 @@ function xmlEscape(text: string): string {
 
 function error(res: ServerResponse, status: number, code: string, message: string, head = false): void {
   res.writeHead(status, { "content-type": "application/xml" });
-  res.end(head ? undefined : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error>`);
+  res.end(
+    head
+      ? undefined
+      : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error>`,
+  );
 }
 
 /** `"<quoted etag>"`, `*` or a comma-separated list: does it name `etag`? */
@@ -75,7 +86,13 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
     const body = method === "PUT" ? await readBody(req, MAX_OBJECT_BYTES) : undefined;
     const subresource = url.searchParams.has("tagging") ? "tagging" : undefined;
     const accessKeyId = /Credential=([^/,\s]+)\//.exec(req.headers.authorization ?? "")?.[1];
-    const request: S3Emulator["requests"][number] = { method, bucket: bucketName, key, ...(subresource ? { subresource } : {}), ...(accessKeyId ? { accessKeyId } : {}) };
+    const request: S3Emulator["requests"][number] = {
+      method,
+      bucket: bucketName,
+      key,
+      ...(subresource ? { subresource } : {}),
+      ...(accessKeyId ? { accessKeyId } : {}),
+    };
     requests.push(request);
     res.on("finish", () => (request.status = res.statusCode));
     await options.beforeAnswer?.({ method, bucket: bucketName, key });
@@ -87,15 +104,22 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
       // ListObjectsV2 (prefix only; one page).
       const prefix = url.searchParams.get("prefix") ?? "";
       const keys = [...bucket.keys()].filter((k) => k.startsWith(prefix)).sort();
-      const contents = keys.map((k) => `<Contents><Key>${xmlEscape(k)}</Key><ETag>${xmlEscape(bucket.get(k)!.etag)}</ETag><Size>${bucket.get(k)!.body.length}</Size><LastModified>${bucket.get(k)!.lastModified.toISOString()}</LastModified></Contents>`);
+      const contents = keys.map(
+        (k) =>
+          `<Contents><Key>${xmlEscape(k)}</Key><ETag>${xmlEscape(bucket.get(k)!.etag)}</ETag><Size>${bucket.get(k)!.body.length}</Size><LastModified>${bucket.get(k)!.lastModified.toISOString()}</LastModified></Contents>`,
+      );
       res.writeHead(200, { "content-type": "application/xml" });
-      res.end(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xmlEscape(bucketName)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${keys.length}</KeyCount><IsTruncated>false</IsTruncated>${contents.join("")}</ListBucketResult>`);
+      res.end(
+        `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xmlEscape(bucketName)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${keys.length}</KeyCount><IsTruncated>false</IsTruncated>${contents.join("")}</ListBucketResult>`,
+      );
       return;
     }
     if (subresource === "tagging" && method === "GET") {
       // GetObjectTagging: the tags only, never the body.
       if (!object) return error(res, 404, "NoSuchKey", `${key} does not exist`);
-      const tags = Object.entries(object.tags ?? {}).map(([k, v]) => `<Tag><Key>${xmlEscape(k)}</Key><Value>${xmlEscape(v)}</Value></Tag>`);
+      const tags = Object.entries(object.tags ?? {}).map(
+        ([k, v]) => `<Tag><Key>${xmlEscape(k)}</Key><Value>${xmlEscape(v)}</Value></Tag>`,
+      );
       res.writeHead(200, { "content-type": "application/xml" });
       res.end(`<?xml version="1.0" encoding="UTF-8"?><Tagging><TagSet>${tags.join("")}</TagSet></Tagging>`);
       return;
@@ -104,7 +128,12 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
       case "GET":
       case "HEAD": {
         if (!object) return error(res, 404, "NoSuchKey", `${key} does not exist`, method === "HEAD");
-        const headers: Record<string, string | number> = { etag: object.etag, "content-type": object.contentType, "content-length": object.body.length, "last-modified": object.lastModified.toUTCString() };
+        const headers: Record<string, string | number> = {
+          etag: object.etag,
+          "content-type": object.contentType,
+          "content-length": object.body.length,
+          "last-modified": object.lastModified.toUTCString(),
+        };
         if (object.sse) headers["x-amz-server-side-encryption"] = object.sse;
         if (object.kmsKeyId) headers["x-amz-server-side-encryption-aws-kms-key-id"] = object.kmsKeyId;
         for (const [name, value] of Object.entries(object.metadata ?? {})) headers[`x-amz-meta-${name}`] = value;
@@ -117,7 +146,13 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
         const ifNoneMatch = req.headers["if-none-match"];
         if (typeof ifMatch === "string") {
           if (!object) return error(res, 404, "NoSuchKey", `${key} does not exist`);
-          if (!matches(ifMatch, object.etag)) return error(res, 412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
+          if (!matches(ifMatch, object.etag))
+            return error(
+              res,
+              412,
+              "PreconditionFailed",
+              "At least one of the pre-conditions you specified did not hold",
+            );
         }
         if (typeof ifNoneMatch === "string" && object && matches(ifNoneMatch, object.etag)) {
           return error(res, 412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
@@ -126,7 +161,11 @@ export async function startS3Emulator(options: S3EmulatorOptions): Promise<S3Emu
         const sse = req.headers["x-amz-server-side-encryption"];
         const kms = req.headers["x-amz-server-side-encryption-aws-kms-key-id"];
         const tagging = req.headers["x-amz-tagging"];
-        const metadata = Object.fromEntries(Object.entries(req.headers).flatMap(([h, v]) => (h.startsWith("x-amz-meta-") && typeof v === "string" ? [[h.slice("x-amz-meta-".length), v]] : [])));
+        const metadata = Object.fromEntries(
+          Object.entries(req.headers).flatMap(([h, v]) =>
+            h.startsWith("x-amz-meta-") && typeof v === "string" ? [[h.slice("x-amz-meta-".length), v]] : [],
+          ),
+        );
         bucket.set(key, {
           body: body!,
           etag,

@@ -71,13 +71,28 @@ export interface DestinationState {
   rejected: number;
   bytes: number;
   /** Only with `?messages=1` / `state({messages: true})`, and only the retained parts. */
-  messages?: Array<{ messageId: string; bytes: number; deliveries: number; properties?: Record<string, string>; body?: string }>;
+  messages?: Array<{
+    messageId: string;
+    bytes: number;
+    deliveries: number;
+    properties?: Record<string, string>;
+    body?: string;
+  }>;
 }
 
 export interface EmulatorState {
   queues: Record<HubRegion, { destinations: Record<string, DestinationState> }>;
   routingRules: Record<string, { rules: RoutingRule[]; posts: number; changes: number }>;
-  ers: Record<string, { requests: number; entities: number; duplicates: number; transactions: Record<string, number>; received?: Record<string, number> }>;
+  ers: Record<
+    string,
+    {
+      requests: number;
+      entities: number;
+      duplicates: number;
+      transactions: Record<string, number>;
+      received?: Record<string, number>;
+    }
+  >;
   intakeJobs: IntakeJobRecord[];
   /** The fault configuration in force, and what it injected since the last (re)seed. */
   faults: FaultConfig & { stats: Record<FaultEndpoint, FaultStats> };
@@ -121,7 +136,14 @@ export class EmulatorStore {
   }
 
   /** Stores a message; a republished messageId is a duplicate delivery (stored again unless deduplicating). */
-  publish(region: HubRegion, queueName: string, messageId: string, properties: Record<string, string>, body: string, reject: boolean): PublishOutcome {
+  publish(
+    region: HubRegion,
+    queueName: string,
+    messageId: string,
+    properties: Record<string, string>,
+    body: string,
+    reject: boolean,
+  ): PublishOutcome {
     const dest = this.destination(region, queueName);
     if (reject) {
       dest.rejected++;
@@ -134,7 +156,10 @@ export class EmulatorStore {
       if (this.deduplicate) return "duplicate";
       known.deliveries++;
     } else {
-      dest.messages.set(messageId, this.retainBodies ? { bytes, deliveries: 1, properties, body } : { bytes, deliveries: 1 });
+      dest.messages.set(
+        messageId,
+        this.retainBodies ? { bytes, deliveries: 1, properties, body } : { bytes, deliveries: 1 },
+      );
     }
     dest.count++;
     dest.bytes += bytes;
@@ -170,7 +195,17 @@ export class EmulatorStore {
   /** Counts a request's entities; `keys` (their ERS_ENTITY_KEY values) find re-sent ones when bodies are retained. */
   recordEntities(tenantId: string, transactionId: string, count: number, keys: readonly string[] = []): void {
     let tenant = this.entities.get(tenantId);
-    if (!tenant) this.entities.set(tenantId, (tenant = { requests: 0, entities: 0, duplicates: 0, transactions: new Map(), keys: this.retainBodies ? new Map() : undefined }));
+    if (!tenant)
+      this.entities.set(
+        tenantId,
+        (tenant = {
+          requests: 0,
+          entities: 0,
+          duplicates: 0,
+          transactions: new Map(),
+          keys: this.retainBodies ? new Map() : undefined,
+        }),
+      );
     tenant.requests++;
     tenant.entities += count;
     tenant.transactions.set(transactionId, (tenant.transactions.get(transactionId) ?? 0) + count);
@@ -191,17 +226,29 @@ export class EmulatorStore {
     for (const region of HUB_REGIONS) {
       const destinations: Record<string, DestinationState> = {};
       for (const [name, dest] of this.queues.get(region)!) {
-        const state: DestinationState = { count: dest.count, distinct: dest.messages.size, duplicates: dest.duplicates, rejected: dest.rejected, bytes: dest.bytes };
+        const state: DestinationState = {
+          count: dest.count,
+          distinct: dest.messages.size,
+          duplicates: dest.duplicates,
+          rejected: dest.rejected,
+          bytes: dest.bytes,
+        };
         if (options.messages) state.messages = [...dest.messages].map(([messageId, m]) => ({ messageId, ...m }));
         destinations[name] = state;
       }
       queues[region] = { destinations };
     }
     const routingRules: EmulatorState["routingRules"] = {};
-    for (const [tenantId, t] of this.rules) routingRules[tenantId] = { rules: this.rulesOf(tenantId), posts: t.posts, changes: t.changes };
+    for (const [tenantId, t] of this.rules)
+      routingRules[tenantId] = { rules: this.rulesOf(tenantId), posts: t.posts, changes: t.changes };
     const ers: EmulatorState["ers"] = {};
     for (const [tenantId, t] of this.entities) {
-      ers[tenantId] = { requests: t.requests, entities: t.entities, duplicates: t.duplicates, transactions: Object.fromEntries(t.transactions) };
+      ers[tenantId] = {
+        requests: t.requests,
+        entities: t.entities,
+        duplicates: t.duplicates,
+        transactions: Object.fromEntries(t.transactions),
+      };
       if (options.messages && t.keys) ers[tenantId].received = Object.fromEntries(t.keys);
     }
     return { queues, routingRules, ers, intakeJobs: this.jobs.map((j) => ({ ...j })) };

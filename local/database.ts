@@ -13,7 +13,9 @@ export function localDatabaseUrl(connectionsDir: string, port?: number): string 
       record = JSON.parse(fs.readFileSync(full, "utf8"));
     } catch (err) {
       // Written by another tool, or edited by hand: never a bug of ours.
-      throw new UserError(`${full}: not a connection record (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); correct it, or 'npm start' writes it again`);
+      throw new UserError(
+        `${full}: not a connection record (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); correct it, or 'npm start' writes it again`,
+      );
     }
     if (record?.type !== "PostgreSQL") continue;
     const url = new URL(record.url);
@@ -22,5 +24,7 @@ export function localDatabaseUrl(connectionsDir: string, port?: number): string 
     if (port !== undefined) url.port = String(port);
     return url.toString();
   }
-  throw new UserError(`no local database connection in ${connectionsDir}: run 'npm start' first, or give --database-url`);
+  throw new UserError(
+    `no local database connection in ${connectionsDir}: run 'npm start' first, or give --database-url`,
+  );
 }

@@ -67,24 +67,41 @@ export function writeDeployment(paths: LocalPaths, deployment: LocalDeployment):
  * The previous start's record; a state folder from before the record existed: what the database holds for the client
  * (its HUB_PLAT_CONFIG rows, the HUB_API_CONFIG rows of the hub tenants they feed, their queue connections).
  */
-export async function previousDeployment(paths: LocalPaths, plan: InstallationPlan, dbUrl: string): Promise<LocalDeployment> {
+export async function previousDeployment(
+  paths: LocalPaths,
+  plan: InstallationPlan,
+  dbUrl: string,
+): Promise<LocalDeployment> {
   const file = deploymentFile(paths, plan.config.clientName);
   if (fs.existsSync(file)) {
     try {
       return JSON.parse(fs.readFileSync(file, "utf8")) as LocalDeployment;
     } catch (err) {
-      throw new UserError(`${file}: not the record of the previous start (${(err as Error).message}); correct it, or remove it: the next start then reads what the database holds`);
+      throw new UserError(
+        `${file}: not the record of the previous start (${(err as Error).message}); correct it, or remove it: the next start then reads what the database holds`,
+      );
     }
   }
   const staging = quoteIdent(plan.stagingSchema, "schema");
   return withPgClient(dbUrl, async (client) => {
-    const previous: LocalDeployment = { ...deploymentOf(plan), rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [] };
-    const { rows: present } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok", [
-      `${plan.stagingSchema}.${TABLES.platConfig}`,
-      `${plan.stagingSchema}.${TABLES.apiConfig}`,
-    ]);
+    const previous: LocalDeployment = {
+      ...deploymentOf(plan),
+      rows: [],
+      hubTenantIds: [],
+      hubTenantCodes: {},
+      connections: [],
+    };
+    const { rows: present } = await client.query<{ ok: boolean }>(
+      "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok",
+      [`${plan.stagingSchema}.${TABLES.platConfig}`, `${plan.stagingSchema}.${TABLES.apiConfig}`],
+    );
     if (!present[0].ok) return previous;
-    const { rows: plat } = await client.query<{ plat_region: string; hub_tenant_id: string; hub_tenant_code: string; hub_destination: string }>(
+    const { rows: plat } = await client.query<{
+      plat_region: string;
+      hub_tenant_id: string;
+      hub_tenant_code: string;
+      hub_destination: string;
+    }>(
       `SELECT plat_region, hub_tenant_id, hub_tenant_code, hub_destination FROM ${staging}.${TABLES.platConfig} WHERE plat_client_name = $1`,
       [plan.config.clientName],
     );
@@ -94,8 +111,14 @@ export async function previousDeployment(paths: LocalPaths, plan: InstallationPl
       [tenants],
     );
     previous.rows = [
-      ...api.map((r) => ({ table: TABLES.apiConfig, key: { hub_tenant_id: r.hub_tenant_id, hub_api_name: r.hub_api_name } })),
-      ...plat.map((r) => ({ table: TABLES.platConfig, key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region } })),
+      ...api.map((r) => ({
+        table: TABLES.apiConfig,
+        key: { hub_tenant_id: r.hub_tenant_id, hub_api_name: r.hub_api_name },
+      })),
+      ...plat.map((r) => ({
+        table: TABLES.platConfig,
+        key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region },
+      })),
     ];
     previous.hubTenantIds = tenants;
     previous.hubTenantCodes = Object.fromEntries(plat.map((r) => [r.hub_tenant_id, r.hub_tenant_code]));
@@ -104,10 +127,16 @@ export async function previousDeployment(paths: LocalPaths, plan: InstallationPl
   });
 }
 
-const rowId = (r: { table: string; key: Record<string, string> }) => `${r.table}/${Object.values(r.key).join("/")}`.toLowerCase();
+const rowId = (r: { table: string; key: Record<string, string> }) =>
+  `${r.table}/${Object.values(r.key).join("/")}`.toLowerCase();
 
 /** Deletes what `previous` provisioned and `current` does not have any more. */
-export async function removeGone(previous: LocalDeployment, current: LocalDeployment, paths: LocalPaths, dbUrl: string): Promise<Removed> {
+export async function removeGone(
+  previous: LocalDeployment,
+  current: LocalDeployment,
+  paths: LocalPaths,
+  dbUrl: string,
+): Promise<Removed> {
   const keep = new Set(current.rows.map(rowId));
   const goneRows = previous.rows.filter((r) => !keep.has(rowId(r)));
   for (const row of goneRows) await deleteRow(dbUrl, { schema: previous.stagingSchema, ...row });
@@ -115,15 +144,24 @@ export async function removeGone(previous: LocalDeployment, current: LocalDeploy
   const tenants = new Set(current.hubTenantIds.map((t) => t.toLowerCase()));
   const goneTenants = previous.hubTenantIds.filter((t) => !tenants.has(t.toLowerCase()));
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
-  if (goneTenants.length && fs.existsSync(scripts)) await releaseScriptFiles({ kind: "folder", dir: scripts }, goneTenants);
+  if (goneTenants.length && fs.existsSync(scripts))
+    await releaseScriptFiles({ kind: "folder", dir: scripts }, goneTenants);
 
   const connections = new Set(current.connections);
   const goneConnections = previous.connections.filter((c) => !connections.has(c));
   for (const c of goneConnections) fs.rmSync(path.join(paths.connections, connectionFileName(c)), { force: true });
 
   const messages = goneTenants.length ? await discardTenantsRunState(previous, goneTenants, dbUrl) : 0;
-  const hubTenantCodes = Object.fromEntries(goneTenants.flatMap((id) => (previous.hubTenantCodes?.[id] ? [[id, previous.hubTenantCodes[id]]] : [])));
-  return { rows: goneRows.map(rowId), hubTenantIds: goneTenants, hubTenantCodes, connections: goneConnections, messages };
+  const hubTenantCodes = Object.fromEntries(
+    goneTenants.flatMap((id) => (previous.hubTenantCodes?.[id] ? [[id, previous.hubTenantCodes[id]]] : [])),
+  );
+  return {
+    rows: goneRows.map(rowId),
+    hubTenantIds: goneTenants,
+    hubTenantCodes,
+    connections: goneConnections,
+    messages,
+  };
 }
 
 /**
@@ -137,7 +175,9 @@ async function discardTenantsRunState(previous: LocalDeployment, tenantIds: stri
   const table = (name: string) => `${s}.${quoteIdent(name.toLowerCase(), "table")}`;
   const ids = tenantIds.map((id) => id.toLowerCase());
   return withPgClient(dbUrl, async (client) => {
-    const { rows: present } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [`${previous.stagingSchema}.${t.status.toLowerCase()}`]);
+    const { rows: present } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [
+      `${previous.stagingSchema}.${t.status.toLowerCase()}`,
+    ]);
     if (!present[0].ok) return 0;
     return inPgTransaction(client, async () => {
       const reason = `hub tenant removed from the stack config (${LOCAL_ACTOR})`;
@@ -155,11 +195,19 @@ async function discardTenantsRunState(previous: LocalDeployment, tenantIds: stri
             AND NOT EXISTS (SELECT 1 FROM ${table(t.status)} x WHERE x.message_id = a.message_id)`,
         [ids, reason],
       );
-      await client.query(`DELETE FROM ${s}.${TABLES.watermark} WHERE plat_client_name = $1 AND lower(hub_tenant_id) = ANY($2::text[])`, [previous.clientName, ids]);
+      await client.query(
+        `DELETE FROM ${s}.${TABLES.watermark} WHERE plat_client_name = $1 AND lower(hub_tenant_id) = ANY($2::text[])`,
+        [previous.clientName, ids],
+      );
       const messages = (updated.rowCount ?? 0) + (inserted.rowCount ?? 0);
       await client.query(
         `INSERT INTO ${s}.${TABLES.runHistory} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Discard', $3, $4::jsonb)`,
-        [previous.clientName, previous.jobName, LOCAL_ACTOR, JSON.stringify({ reason, hubTenantIds: tenantIds, messages })],
+        [
+          previous.clientName,
+          previous.jobName,
+          LOCAL_ACTOR,
+          JSON.stringify({ reason, hubTenantIds: tenantIds, messages }),
+        ],
       );
       return messages;
     });

@@ -64,7 +64,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const running = runningServer(dataDir);
   if (running) {
     if (options.join && running.ready) {
-      return { port: running.port, adminUrl: adminUrl(running.port, readPassword(dataDir, options.password)), joined: true, stop: async () => {} };
+      return {
+        port: running.port,
+        adminUrl: adminUrl(running.port, readPassword(dataDir, options.password)),
+        joined: true,
+        stop: async () => {},
+      };
     }
     throw new UserError(`embedded PostgreSQL: the data folder ${dataDir} is ${inUseHint(running)}`);
   }
@@ -83,7 +88,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await initialise(binaries.initdb, dataDir, password, user, logs);
   }
 
-  const flags = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "fsync=off"];
+  const flags = [
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "unix_socket_directories=",
+    "-c",
+    "max_connections=200",
+    "-c",
+    "fsync=off",
+  ];
   for (const [k, v] of Object.entries(options.settings ?? {})) flags.push("-c", `${k}=${v}`);
   // In a process group of its own: a Ctrl-C in the terminal would stop it under a running export task; this process
   // stops it, last (local/interrupt.ts), and the exit hooks below when it ends.
@@ -112,7 +126,9 @@ function readPassword(dataDir: string, fallback?: string): string {
     return fs.readFileSync(path.join(dataDir, PASSWORD_FILE), "utf8").trim();
   } catch {
     if (fallback) return fallback;
-    throw new UserError(`embedded PostgreSQL: ${path.join(dataDir, PASSWORD_FILE)} is missing, so the superuser cannot log in: remove ${dataDir} to start over`);
+    throw new UserError(
+      `embedded PostgreSQL: ${path.join(dataDir, PASSWORD_FILE)} is missing, so the superuser cannot log in: remove ${dataDir} to start over`,
+    );
   }
 }
 
@@ -120,7 +136,13 @@ function readPassword(dataDir: string, fallback?: string): string {
  * initdb with the superuser password read from a file that only the server's user can read, in a folder of its own
  * (mode 0700, next to the data folder), removed as soon as initdb ends. The password is then kept in the data folder.
  */
-async function initialise(initdb: string, dataDir: string, password: string, user: ServerUser, logs: string[]): Promise<void> {
+async function initialise(
+  initdb: string,
+  dataDir: string,
+  password: string,
+  user: ServerUser,
+  logs: string[],
+): Promise<void> {
   // A folder without PG_VERSION is what a failed initdb left: initdb needs it empty.
   fs.rmSync(dataDir, { recursive: true, force: true });
   makeFolder(dataDir, PRIVATE_FOLDER_MODE);
@@ -131,7 +153,19 @@ async function initialise(initdb: string, dataDir: string, password: string, use
     if (user.uid !== undefined) {
       for (const p of [dataDir, secretDir, pwfile]) fs.chownSync(p, user.uid, user.gid!);
     }
-    const child = spawnAs(user, initdb, [`--pgdata=${dataDir}`, "--username=postgres", `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C"], logs);
+    const child = spawnAs(
+      user,
+      initdb,
+      [
+        `--pgdata=${dataDir}`,
+        "--username=postgres",
+        `--pwfile=${pwfile}`,
+        "--auth=scram-sha-256",
+        "--encoding=UTF8",
+        "--locale=C",
+      ],
+      logs,
+    );
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on("error", (err) => reject(spawnFailure(initdb, err)));
       child.on("close", resolve);
@@ -155,7 +189,13 @@ let hooksInstalled = false;
 
 function spawnAs(user: ServerUser, binary: string, args: string[], logs: string[], detached = false): ChildProcess {
   const [command, argv] = user.command(binary, args);
-  const child = spawn(command, argv, { uid: user.uid, gid: user.gid, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_MESSAGES: "C" }, detached });
+  const child = spawn(command, argv, {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LC_MESSAGES: "C" },
+    detached,
+  });
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) keepTail(logs, line);
   };
@@ -175,7 +215,9 @@ function waitUntilReady(child: ChildProcess, dataDir: string, logs: string[]): P
     const started = Date.now();
     const fail = (why: string | UserError) => {
       clearInterval(timer);
-      reject(typeof why === "string" ? serverFailure(`the server did not start in ${dataDir} (${why})`, dataDir, logs) : why);
+      reject(
+        typeof why === "string" ? serverFailure(`the server did not start in ${dataDir} (${why})`, dataDir, logs) : why,
+      );
     };
     child.once("error", (err) => fail(spawnFailure(child.spawnfile, err)));
     child.once("exit", (code, signal) => fail(`the server exited (${signal ?? `exit ${code}`})`));
@@ -224,7 +266,9 @@ function installExitHooks(): void {
 
 /** A binary that could not be run at all (the checks before should make this rare): one line with its reason. */
 function spawnFailure(binary: string, err: NodeJS.ErrnoException): UserError {
-  return new UserError(`embedded PostgreSQL: cannot run ${binary} (${err.code ?? err.message}): check that it exists and that the user the server runs as may execute it; 'npm ci' reinstalls it`);
+  return new UserError(
+    `embedded PostgreSQL: cannot run ${binary} (${err.code ?? err.message}): check that it exists and that the user the server runs as may execute it; 'npm ci' reinstalls it`,
+  );
 }
 
 /** The server's words for a full disk (its messages are in English: LC_MESSAGES=C). */
@@ -237,9 +281,15 @@ const DISK_FULL = /No space left on device|Disk quota exceeded|could not extend 
 function serverFailure(what: string, dataDir: string, logs: string[]): UserError {
   const tail = logs.slice(-15).map((l) => `  ${l}`);
   if (logs.some((l) => DISK_FULL.test(l))) {
-    return new UserError([`embedded PostgreSQL: ${what}: the disk is full: free space in ${path.dirname(dataDir)} (the file system of ${dataDir}), then start again; the data folder is kept as it is. Its last log lines:`, ...tail]);
+    return new UserError([
+      `embedded PostgreSQL: ${what}: the disk is full: free space in ${path.dirname(dataDir)} (the file system of ${dataDir}), then start again; the data folder is kept as it is. Its last log lines:`,
+      ...tail,
+    ]);
   }
-  return new UserError([`embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`, ...tail]);
+  return new UserError([
+    `embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`,
+    ...tail,
+  ]);
 }
 
 function once<T>(fn: () => Promise<T>): () => Promise<T> {

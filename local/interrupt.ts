@@ -20,7 +20,9 @@ export class LocalInterrupted extends UserError {
     readonly signal: NodeJS.Signals,
     before: string,
   ) {
-    super(`interrupted (${signal}) before ${before}: stopped the emulator and PostgreSQL; nothing of the export run was started ('npm start' again runs it)`);
+    super(
+      `interrupted (${signal}) before ${before}: stopped the emulator and PostgreSQL; nothing of the export run was started ('npm start' again runs it)`,
+    );
     this.name = "LocalInterrupted";
   }
 }
@@ -83,15 +85,23 @@ export class Interrupts {
     }
     this.signal = signal;
     if (this.task) {
-      this.options.notify(`${signal}: the export task stops cleanly (within its grace period of ${this.options.graceSeconds} s), then the emulator and PostgreSQL; ${again} exits at once`);
+      this.options.notify(
+        `${signal}: the export task stops cleanly (within its grace period of ${this.options.graceSeconds} s), then the emulator and PostgreSQL; ${again} exits at once`,
+      );
       this.stopTask(signal);
-    } else this.options.notify(`${signal}: stopping after the step at hand, then the emulator and PostgreSQL; ${again} exits at once`);
+    } else
+      this.options.notify(
+        `${signal}: stopping after the step at hand, then the emulator and PostgreSQL; ${again} exits at once`,
+      );
   }
 
   private stopTask(signal: NodeJS.Signals): void {
     this.taskSignal = signal;
     this.task?.kill(signal);
-    this.killTimer = setTimeout(() => this.task?.kill("SIGKILL"), this.options.graceSeconds * 1000 + KILL_AFTER_GRACE_MS);
+    this.killTimer = setTimeout(
+      () => this.task?.kill("SIGKILL"),
+      this.options.graceSeconds * 1000 + KILL_AFTER_GRACE_MS,
+    );
   }
 
   private async exitNow(signal: NodeJS.Signals): Promise<void> {

@@ -39,7 +39,12 @@ export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: Loc
     hub: {
       ...raw.hub,
       default: { ...raw.hub?.default, apis: endpoints.hubApis },
-      regions: Object.fromEntries(Object.entries<Raw>(raw.hub?.regions ?? {}).map(([region, env]) => [region, { ...env, apis: endpoints.hubApis }])),
+      regions: Object.fromEntries(
+        Object.entries<Raw>(raw.hub?.regions ?? {}).map(([region, env]) => [
+          region,
+          { ...env, apis: endpoints.hubApis },
+        ]),
+      ),
       allowLoopback: true,
     },
     queues,

@@ -20,7 +20,10 @@ export interface ProgressDisplay {
   close(): void;
 }
 
-export function createProgress(stream: NodeJS.WriteStream | NodeJS.WritableStream, options: { quiet?: boolean } = {}): ProgressDisplay {
+export function createProgress(
+  stream: NodeJS.WriteStream | NodeJS.WritableStream,
+  options: { quiet?: boolean } = {},
+): ProgressDisplay {
   if (options.quiet) return { step() {}, update() {}, close() {} };
   const tty = (stream as NodeJS.WriteStream).isTTY === true;
   return tty ? new TerminalProgress(stream as NodeJS.WriteStream) : new PlainProgress(stream);

@@ -35,7 +35,12 @@ export function adminDatabaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
-export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, adminUrl: string, release?: ScriptsRelease): Promise<ProvisionResult> {
+export async function provisionLocal(
+  plan: InstallationPlan,
+  paths: LocalPaths,
+  adminUrl: string,
+  release?: ScriptsRelease,
+): Promise<ProvisionResult> {
   const config = plan.config;
   const database = config.database.database;
   const dbUrl = adminDatabaseUrl(adminUrl, database);
@@ -46,7 +51,11 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
   // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
   if (release) await applyScriptsRelease({ kind: "folder", dir: scripts }, release, keptScriptFiles(release));
   // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
-  await applyScriptFiles({ location: { kind: "folder", dir: scripts }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
+  await applyScriptFiles({
+    location: { kind: "folder", dir: scripts },
+    warehouseConnection: plan.scriptFiles.warehouseConnection,
+    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
+  });
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
 
@@ -61,15 +70,21 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(plan.publishSchema, "schema")}`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(plan.stagingSchema, "schema")}`);
     const password = config.database.task.password.reveal("hubExport:database.task.password");
-    const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [config.database.task.username]);
+    const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [
+      config.database.task.username,
+    ]);
     // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
     const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
-    await client.query(`${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`);
+    await client.query(
+      `${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`,
+    );
     // The platform's part, which the embedded default stands in for (like the database): the roles that load the
     // publish schema, allowed to create tables in it.
     for (const owner of config.database.publishTableOwners) {
       const loader = quoteIdent(owner, "role");
-      const { rowCount: exists } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [owner.toLowerCase()]);
+      const { rowCount: exists } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [
+        owner.toLowerCase(),
+      ]);
       if (!exists) await client.query(`CREATE ROLE ${loader} NOLOGIN`);
       await client.query(`GRANT USAGE, CREATE ON SCHEMA ${quoteIdent(plan.publishSchema, "schema")} TO ${loader}`);
     }
@@ -80,12 +95,18 @@ export async function provisionLocal(plan: InstallationPlan, paths: LocalPaths, 
 
   // Steps 5.2 and 5.3: the config-table rows.
   const rows = [...plan.rows.apiConfig, ...plan.rows.platConfig];
-  for (const row of rows) await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
+  for (const row of rows)
+    await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
 
   // The hub side: each tenant's routing rules.
   const routingRules: ProvisionResult["routingRules"] = [];
   for (const r of plan.routingRules) {
-    await postRoutingRules({ cfgApiUrl: r.cfgApiUrl, tenantId: r.tenant.hubTenantId, credentialsString: r.credentialsString.reveal(), rules: r.rules });
+    await postRoutingRules({
+      cfgApiUrl: r.cfgApiUrl,
+      tenantId: r.tenant.hubTenantId,
+      credentialsString: r.credentialsString.reveal(),
+      rules: r.rules,
+    });
     routingRules.push({ tenantId: r.tenant.hubTenantId, rules: r.rules.length });
   }
 
@@ -109,18 +130,27 @@ export async function grantTaskRole(dbUrl: string, plan: InstallationPlan, role:
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
     // The tables each loader creates later, as components/warehouse/warehouse.ts sets it up.
     for (const owner of plan.config.database.publishTableOwners) {
-      await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteIdent(owner, "role")} IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`);
+      await client.query(
+        `ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteIdent(owner, "role")} IN SCHEMA ${publish} GRANT SELECT ON TABLES TO ${role}`,
+      );
     }
     await client.query(`GRANT USAGE ON SCHEMA ${staging} TO ${role}`);
-    for (const t of grants.readOnly) await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
-    for (const t of grants.appendOnly) await client.query(`GRANT ${APPEND_ONLY_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
-    for (const t of grants.readWrite) await client.query(`GRANT ${RUN_TABLE_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
-    for (const s of grants.sequences) await client.query(`GRANT USAGE ON SEQUENCE ${staging}.${quoteIdent(s, "sequence")} TO ${role}`);
+    for (const t of grants.readOnly)
+      await client.query(`GRANT SELECT ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+    for (const t of grants.appendOnly)
+      await client.query(
+        `GRANT ${APPEND_ONLY_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`,
+      );
+    for (const t of grants.readWrite)
+      await client.query(`GRANT ${RUN_TABLE_PRIVILEGES.join(", ")} ON ${staging}.${quoteIdent(t, "table")} TO ${role}`);
+    for (const s of grants.sequences)
+      await client.query(`GRANT USAGE ON SEQUENCE ${staging}.${quoteIdent(s, "sequence")} TO ${role}`);
   });
 }
 
 /** Database names keep their case: the connection record names the database exactly as the config does. */
 function quoteDatabase(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/.test(name)) throw new Error(`database name ${JSON.stringify(name)} is not safe`);
+  if (!/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/.test(name))
+    throw new Error(`database name ${JSON.stringify(name)} is not safe`);
   return `"${name}"`;
 }

@@ -26,10 +26,22 @@ import { provisionLocal } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
-import { latestIntakeJobs, recordRefusal, runOutcome, type IntakeJobRow, type RunCounts, type RunOutcome } from "./status";
+import {
+  latestIntakeJobs,
+  recordRefusal,
+  runOutcome,
+  type IntakeJobRow,
+  type RunCounts,
+  type RunOutcome,
+} from "./status";
 import type { Removed } from "./deployment";
 import { removedParts, runStatus } from "./summary";
-import { SAMPLE_BUSINESS_OBJECTS, SAMPLE_LOADER_ROLE, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import {
+  SAMPLE_BUSINESS_OBJECTS,
+  SAMPLE_LOADER_ROLE,
+  seedSampleEmployees,
+  touchEmployees,
+} from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "../cli/signals";
@@ -82,7 +94,10 @@ export interface LocalSummary {
   seededRegions: string[];
   changed: number;
   intakeJob: IntakeJobRow | null;
-  regions: Record<string, { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }>;
+  regions: Record<
+    string,
+    { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }
+  >;
   ers: Record<string, { requests: number; entities: number }>;
   routingRules: Record<string, number>;
   /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
@@ -91,7 +106,16 @@ export interface LocalSummary {
   changes: IntakeJobRow["changes"];
   /** The stack's hub tenant id → code, to name them. */
   hubTenantCodes: Record<string, string>;
-  files: { root: string; bucket: string; definition: string; scripts: string; clsSheet: string; connections: string; postgres: string; taskLog: string };
+  files: {
+    root: string;
+    bucket: string;
+    definition: string;
+    scripts: string;
+    clsSheet: string;
+    connections: string;
+    postgres: string;
+    taskLog: string;
+  };
   /**
    * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
    * The server runs only with --keep: without it, the psql fields are null (their port is closed once the summary shows).
@@ -133,18 +157,36 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const graceSeconds = Number(process.env[STOP_GRACE_ENV]) || STOP_GRACE_SECONDS;
   const interrupts = new Interrupts({ graceSeconds, notify: (line) => progress.step(line), stopAll });
   try {
-    pg = await startEmbeddedPostgres({ dataDir: paths.postgres, persistent: true, owner: `hub-export local${options.keep ? " --keep" : ""}` });
+    pg = await startEmbeddedPostgres({
+      dataDir: paths.postgres,
+      persistent: true,
+      owner: `hub-export local${options.keep ? " --keep" : ""}`,
+    });
     interrupts.throwIfInterrupted("provisioning");
-    const secrets = localSecrets(paths.secrets, Object.keys(queues), tenants.map((t) => t.hubTenantId));
+    const secrets = localSecrets(
+      paths.secrets,
+      Object.keys(queues),
+      tenants.map((t) => t.hubTenantId),
+    );
 
     progress.step("hub and queue emulator");
     emulator = await startEmulator({
       faults: { rules: options.hubFaults ?? {} },
       config: {
         queues: Object.fromEntries(
-          Object.entries(queues).map(([region, q]) => [region, { clientId: q.clientAccessId, clientSecret: secrets.queues[region], orgId: `local-org-${region.toLowerCase()}`, envId: "local" }]),
+          Object.entries(queues).map(([region, q]) => [
+            region,
+            {
+              clientId: q.clientAccessId,
+              clientSecret: secrets.queues[region],
+              orgId: `local-org-${region.toLowerCase()}`,
+              envId: "local",
+            },
+          ]),
         ),
-        tenants: Object.fromEntries(tenants.map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: secrets.tenants[t.hubTenantId] }])),
+        tenants: Object.fromEntries(
+          tenants.map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: secrets.tenants[t.hubTenantId] }]),
+        ),
       },
     });
     const adminUrl = pg.adminUrl;
@@ -153,14 +195,29 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       hubApis: { ERS: emulator.urls.ers, CFG: emulator.urls.cfg, HRSYS: emulator.urls.hrsys },
       queues: emulator.urls.queues,
     };
-    const config = validateStackConfig(localOverrides(raw, endpoints, secrets), { source: `${file} (local overrides)`, stack: "local" });
+    const config = validateStackConfig(localOverrides(raw, endpoints, secrets), {
+      source: `${file} (local overrides)`,
+      stack: "local",
+    });
     const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
-    const provisioned = await provisionLocal(plan, paths, adminUrl, config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined);
+    const provisioned = await provisionLocal(
+      plan,
+      paths,
+      adminUrl,
+      config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
+    );
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
     const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
-    writeHubConfiguration(paths.bucket, hubConfigurationFiles({ jobName: config.jobName, checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }), cls }));
+    writeHubConfiguration(
+      paths.bucket,
+      hubConfigurationFiles({
+        jobName: config.jobName,
+        checklist: hubChecklist(config, "local", { rows: cls.sheet.rows.length }),
+        cls,
+      }),
+    );
     const clsSheet = path.join(paths.bucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     const clsMode = config.cls?.strict ? "strict" : "report";
 
@@ -179,11 +236,42 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     progress.step(`running the export task: ${config.jobName}`);
     // The stack's concurrency reaches the task as it does in the container (components/task/exportTask.ts).
     const env = { [CONCURRENCY_ENV]: JSON.stringify(config.concurrency) };
-    const args = ["run", "--definition", definition, "--scripts", scripts, "--connections", paths.connections, "--cls", clsSheet, "--cls-mode", clsMode];
+    const args = [
+      "run",
+      "--definition",
+      definition,
+      "--scripts",
+      scripts,
+      "--connections",
+      paths.connections,
+      "--cls",
+      clsSheet,
+      "--cls-mode",
+      clsMode,
+    ];
     const run: TaskRunResult = await runTaskBundle({ bundle, args, logFile: taskLog, progress, env, interrupts });
     progress.close();
 
-    const summary = await summarize({ plan, paths, emulator, databaseUrl: provisioned.databaseUrl, port: pg.port, keep: options.keep, run, firstRun, seeded, changed, seededRegions, removed: provisioned.removed, definition, scripts, clsSheet, taskLog, started, statusOptions: statusOptions(options) });
+    const summary = await summarize({
+      plan,
+      paths,
+      emulator,
+      databaseUrl: provisioned.databaseUrl,
+      port: pg.port,
+      keep: options.keep,
+      run,
+      firstRun,
+      seeded,
+      changed,
+      seededRegions,
+      removed: provisioned.removed,
+      definition,
+      scripts,
+      clsSheet,
+      taskLog,
+      started,
+      statusOptions: statusOptions(options),
+    });
     // An interrupted run is not kept running: the emulator and PostgreSQL stop now.
     if (options.keep && !run.interrupted) {
       interrupts.dispose();
@@ -204,33 +292,70 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
  * First start: seed the sample employees. Later starts: seed platform regions that have none yet (added to the stack
  * config since), and change some employees, so the export is incremental.
  */
-async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, options: LocalOptions, progress: ProgressDisplay): Promise<{ seeded: number; changed: number; seededRegions: string[] }> {
+async function prepareEmployees(
+  plan: InstallationPlan,
+  databaseUrl: string,
+  options: LocalOptions,
+  progress: ProgressDisplay,
+): Promise<{ seeded: number; changed: number; seededRegions: string[] }> {
   const client = new Client({ connectionString: databaseUrl });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   await client.connect();
   try {
     const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
-    const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [`${plan.publishSchema}.${PUBLISH_TABLES.employee}`]);
-    const count = rows[0].present ? Number((await client.query(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n) : 0;
+    const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [
+      `${plan.publishSchema}.${PUBLISH_TABLES.employee}`,
+    ]);
+    const count = rows[0].present
+      ? Number((await client.query(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n)
+      : 0;
     const platRegions = plan.config.platTenants.map((t) => t.platRegion);
     if (count === 0) {
-      progress.step(`seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`);
-      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: options.employees, seed: options.seed, platRegions, loaderRole: SAMPLE_LOADER_ROLE });
+      progress.step(
+        `seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`,
+      );
+      const result = await seedSampleEmployees(client, {
+        schema: plan.publishSchema,
+        count: options.employees,
+        seed: options.seed,
+        platRegions,
+        loaderRole: SAMPLE_LOADER_ROLE,
+      });
       return { seeded: result.employees, changed: 0, seededRegions: platRegions };
     }
-    const { rows: present } = await client.query<{ plat_region: string }>(`SELECT DISTINCT plat_region FROM ${employees}`);
+    const { rows: present } = await client.query<{ plat_region: string }>(
+      `SELECT DISTINCT plat_region FROM ${employees}`,
+    );
     const newRegions = platRegions.filter((r) => !present.some((p) => p.plat_region === r));
     let seeded = 0;
     if (newRegions.length) {
       // Its even share of --employees over the platform regions; numbered after the last employee.
       const perRegion = Math.max(1, Math.ceil(options.employees / platRegions.length));
-      const { rows: last } = await client.query<{ n: string | null }>(`SELECT max(substr(employee_id, 2)::bigint) AS n FROM ${employees} WHERE employee_id ~ '^E[0-9]{9}$'`);
-      progress.step(`seeding ${(perRegion * newRegions.length).toLocaleString("en-US")} sample employees for the new platform region(s) ${newRegions.join(", ")}`);
-      const result = await seedSampleEmployees(client, { schema: plan.publishSchema, count: perRegion * newRegions.length, seed: options.seed, platRegions: newRegions, firstEmployee: Number(last[0].n ?? 0) + 1, loaderRole: SAMPLE_LOADER_ROLE });
+      const { rows: last } = await client.query<{ n: string | null }>(
+        `SELECT max(substr(employee_id, 2)::bigint) AS n FROM ${employees} WHERE employee_id ~ '^E[0-9]{9}$'`,
+      );
+      progress.step(
+        `seeding ${(perRegion * newRegions.length).toLocaleString("en-US")} sample employees for the new platform region(s) ${newRegions.join(", ")}`,
+      );
+      const result = await seedSampleEmployees(client, {
+        schema: plan.publishSchema,
+        count: perRegion * newRegions.length,
+        seed: options.seed,
+        platRegions: newRegions,
+        firstEmployee: Number(last[0].n ?? 0) + 1,
+        loaderRole: SAMPLE_LOADER_ROLE,
+      });
       seeded = result.employees;
     }
-    progress.step(`changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`);
-    const changed = await touchEmployees(client, { schema: plan.publishSchema, count: options.changes, seed: Date.now() % 2_147_483_647, unknownCodes: options.changesWithUnknownCodes });
+    progress.step(
+      `changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`,
+    );
+    const changed = await touchEmployees(client, {
+      schema: plan.publishSchema,
+      count: options.changes,
+      seed: Date.now() % 2_147_483_647,
+      unknownCodes: options.changesWithUnknownCodes,
+    });
     return { seeded, changed: changed.length, seededRegions: newRegions };
   } finally {
     await client.end();
@@ -243,10 +368,17 @@ async function prepareEmployees(plan: InstallationPlan, databaseUrl: string, opt
  */
 function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): string {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
-  const stack = options.file ? ["--file", path.relative(process.cwd(), options.file) || options.file] : options.stack && options.stack !== "qa" ? ["--stack", options.stack] : [];
+  const stack = options.file
+    ? ["--file", path.relative(process.cwd(), options.file) || options.file]
+    : options.stack && options.stack !== "qa"
+      ? ["--stack", options.stack]
+      : [];
   const root = options.root ?? (stack.length ? localPaths().root : undefined);
   const args = [...stack, ...(root ? ["--dir", path.relative(process.cwd(), root) || root] : [])];
-  return args.map(quote).map((a) => ` ${a}`).join("");
+  return args
+    .map(quote)
+    .map((a) => ` ${a}`)
+    .join("");
 }
 
 async function summarize(input: {
@@ -281,7 +413,10 @@ async function summarize(input: {
   try {
     // Only this run's own rows: a run refused before it opened a transaction has none (never the previous run's).
     if (transaction) {
-      intakeJob = (await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1)).find((j) => j.transactionId === transaction) ?? null;
+      intakeJob =
+        (await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1)).find(
+          (j) => j.transactionId === transaction,
+        ) ?? null;
       outcome = await runOutcome(client, plan.stagingSchema, config.jobName, transaction);
     } else if (input.run.finalEvent === "run.refused" && input.run.reason) {
       // Refused before it reached the run tables: recorded here, so that 'status' says why as the summary does.
@@ -296,7 +431,13 @@ async function summarize(input: {
     const queue = config.queues[region];
     if (!queue) continue;
     const d = state.queues[region].destinations[queue.queueName];
-    regions[region] = { destination: queue.connectionName, queueName: queue.queueName, messages: d?.count ?? 0, duplicates: d?.duplicates ?? 0, rejected: d?.rejected ?? 0 };
+    regions[region] = {
+      destination: queue.connectionName,
+      queueName: queue.queueName,
+      messages: d?.count ?? 0,
+      duplicates: d?.duplicates ?? 0,
+      rejected: d?.rejected ?? 0,
+    };
   }
   const tables = plan.tables;
   const status = runStatus(input.run, intakeJob);
@@ -315,7 +456,9 @@ async function summarize(input: {
     seededRegions: input.seededRegions,
     intakeJob,
     regions,
-    ers: Object.fromEntries(Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }])),
+    ers: Object.fromEntries(
+      Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }]),
+    ),
     routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
     removed: input.removed,
     changes: intakeJob?.changes ?? outcome?.changes ?? null,
@@ -330,9 +473,19 @@ async function summarize(input: {
       postgres: input.paths.postgres,
       taskLog: input.taskLog,
     },
-    database: { url: redactUrl(input.databaseUrl), stagingSchema: plan.stagingSchema, ...psqlAccess(input.paths, config.database.connectionName, input.port, input.keep) },
+    database: {
+      url: redactUrl(input.databaseUrl),
+      stagingSchema: plan.stagingSchema,
+      ...psqlAccess(input.paths, config.database.connectionName, input.port, input.keep),
+    },
     metrics: input.run.metrics,
-    hub: { cfg: emulator.urls.cfg, ers: emulator.urls.ers, hrsys: emulator.urls.hrsys, state: emulator.urls.state, queues: emulator.urls.queues },
+    hub: {
+      cfg: emulator.urls.cfg,
+      ers: emulator.urls.ers,
+      hrsys: emulator.urls.hrsys,
+      state: emulator.urls.state,
+      queues: emulator.urls.queues,
+    },
     queries: {
       intakeJob: plan.intakeJobQuery,
       statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
@@ -346,13 +499,22 @@ async function summarize(input: {
  * How to reach the local database with psql as the task's login: its URL without the password, the connection record
  * that holds the password, and a command that reads it from there (no password on screen or in shell history).
  */
-export function psqlAccess(paths: LocalPaths, connectionName: string, port: number, running = true): { psqlUrl: string | null; passwordFile: string; psql: string | null } {
+export function psqlAccess(
+  paths: LocalPaths,
+  connectionName: string,
+  port: number,
+  running = true,
+): { psqlUrl: string | null; passwordFile: string; psql: string | null } {
   const passwordFile = path.join(paths.connections, connectionFileName(connectionName));
   if (!running) return { psqlUrl: null, passwordFile, psql: null };
   const url = new URL(localDatabaseUrl(paths.connections, port));
   url.password = "";
   const psqlUrl = url.toString();
-  return { psqlUrl, passwordFile, psql: `PGPASSWORD="$(node -p 'require(${JSON.stringify(passwordFile)}).password')" psql '${psqlUrl}'` };
+  return {
+    psqlUrl,
+    passwordFile,
+    psql: `PGPASSWORD="$(node -p 'require(${JSON.stringify(passwordFile)}).password')" psql '${psqlUrl}'`,
+  };
 }
 
 /** A database URL without its password, for people to read. */

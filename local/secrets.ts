@@ -24,7 +24,9 @@ function readSecrets(file: string): Partial<LocalSecrets> {
   } catch {
     // said below
   }
-  throw new UserError(`${file} is not the JSON object of the local secrets (edited by hand?): correct it, or remove it and 'npm start' generates new ones`);
+  throw new UserError(
+    `${file} is not the JSON object of the local secrets (edited by hand?): correct it, or remove it and 'npm start' generates new ones`,
+  );
 }
 
 /** Loads the file, adding a secret for every region and tenant that has none yet. */

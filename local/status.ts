@@ -18,7 +18,14 @@ export interface IntakeJobRow {
   status: string;
   startedAt: Date | null;
   finishedAt: Date | null;
-  counts: { extracted: number; messages: number; published: number; failed: number; heldBack: number; ersEntities: number } | null;
+  counts: {
+    extracted: number;
+    messages: number;
+    published: number;
+    failed: number;
+    heldBack: number;
+    ersEntities: number;
+  } | null;
   error: string | null;
   /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
   unknownCodes: CodeCheckSummary | null;
@@ -93,7 +100,12 @@ export function completedRuns(schema: string): string {
 /** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export async function latestIntakeJobs(client: Client, schema: string, jobName: string, limit = 10): Promise<IntakeJobRow[]> {
+export async function latestIntakeJobs(
+  client: Client,
+  schema: string,
+  jobName: string,
+  limit = 10,
+): Promise<IntakeJobRow[]> {
   const s = ident(schema);
   const { rows } = await client.query(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
@@ -111,7 +123,14 @@ export async function latestIntakeJobs(client: Client, schema: string, jobName: 
     counts:
       r.plat_client_name === null
         ? null
-        : { extracted: r.extracted_count, messages: r.message_count, published: r.published_count, failed: r.failed_count, heldBack: r.held_back_count, ersEntities: r.ers_entity_count },
+        : {
+            extracted: r.extracted_count,
+            messages: r.message_count,
+            published: r.published_count,
+            failed: r.failed_count,
+            heldBack: r.held_back_count,
+            ersEntities: r.ers_entity_count,
+          },
     error: r.error,
     unknownCodes: r.unknown_codes ?? null,
     setAside: r.set_aside ?? 0,
@@ -163,7 +182,14 @@ function messageRow(r: Record<string, unknown>): MessageRow {
  * it, so the PUBLISHED ones are what the hub received under that id), by messageId, a page at a time: `received` the
  * published ones, otherwise the others (failed, held back, set aside, superseded) with their reasons.
  */
-export async function* transactionMessages(client: Client, schema: string, clientName: string, transactionId: string, received: boolean, pageSize = 1000): AsyncGenerator<MessageRow[]> {
+export async function* transactionMessages(
+  client: Client,
+  schema: string,
+  clientName: string,
+  transactionId: string,
+  received: boolean,
+  pageSize = 1000,
+): AsyncGenerator<MessageRow[]> {
   const t = clientTables(clientName);
   let after = "00000000-0000-0000-0000-000000000000";
   for (;;) {
@@ -180,22 +206,46 @@ export async function* transactionMessages(client: Client, schema: string, clien
 }
 
 /** The client's set-aside messages (no run retries them), oldest first, and how many there are. */
-export async function setAsideMessages(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; messages: MessageRow[] }> {
+export async function setAsideMessages(
+  client: Client,
+  schema: string,
+  clientName: string,
+  limit = 100,
+): Promise<{ total: number; messages: MessageRow[] }> {
   const t = clientTables(clientName);
   const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
-  const { rows } = await client.query(`SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`, [limit]);
+  const { rows } = await client.query(
+    `SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`,
+    [limit],
+  );
   const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`);
   return { total: count[0].n, messages: rows.map(messageRow) };
 }
 
 /** The warehouse rows the client's extract holds back now (duplicate or blank ids, mapping errors), and how many. */
-export async function rowsHeldBack(client: Client, schema: string, clientName: string, limit = 100): Promise<{ total: number; rows: HeldRow[] }> {
+export async function rowsHeldBack(
+  client: Client,
+  schema: string,
+  clientName: string,
+  limit = 100,
+): Promise<{ total: number; rows: HeldRow[] }> {
   const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
-  const { rows } = await client.query(`SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`, [limit]);
+  const { rows } = await client.query(
+    `SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`,
+    [limit],
+  );
   const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
   return {
     total: count[0].n,
-    rows: rows.map((r) => ({ employeeId: r.employee_id, kind: r.kind, reason: r.reason, copies: r.copies, firstHeldAt: r.first_held_at, heldAt: r.held_at, heldBy: r.held_by })),
+    rows: rows.map((r) => ({
+      employeeId: r.employee_id,
+      kind: r.kind,
+      reason: r.reason,
+      copies: r.copies,
+      firstHeldAt: r.first_held_at,
+      heldAt: r.held_at,
+      heldBy: r.held_by,
+    })),
   };
 }
 
@@ -216,13 +266,23 @@ export async function runHistory(client: Client, schema: string, jobName: string
       WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
     [jobName, limit],
   );
-  return rows.map((r) => ({ historyId: String(r.history_id), transactionId: r.transaction_id, clientName: r.plat_client_name, event: r.event, recordedAt: r.recorded_at, actor: r.actor, detail: r.detail ?? {} }));
+  return rows.map((r) => ({
+    historyId: String(r.history_id),
+    transactionId: r.transaction_id,
+    clientName: r.plat_client_name,
+    event: r.event,
+    recordedAt: r.recorded_at,
+    actor: r.actor,
+    detail: r.detail ?? {},
+  }));
 }
 
 /** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
 export async function knownJobs(client: Client, schema: string): Promise<string[]> {
   const s = ident(schema);
-  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [`${s}.${TABLES.runHistory}`]);
+  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [
+    `${s}.${TABLES.runHistory}`,
+  ]);
   const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
   const { rows } = await client.query<{ job_name: string }>(
     `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
@@ -244,7 +304,12 @@ export interface RunOutcome {
   changes: IntakeJobRow["changes"];
 }
 
-export async function runOutcome(client: Client, schema: string, jobName: string, transactionId: string): Promise<RunOutcome | null> {
+export async function runOutcome(
+  client: Client,
+  schema: string,
+  jobName: string,
+  transactionId: string,
+): Promise<RunOutcome | null> {
   const { rows } = await client.query<{ event: string; detail: Record<string, unknown> | null }>(
     `SELECT event, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1 AND transaction_id = $2::uuid
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
@@ -261,34 +326,72 @@ export interface LatestOutcome extends RunOutcome {
 }
 
 export async function latestOutcome(client: Client, schema: string, jobName: string): Promise<LatestOutcome | null> {
-  const { rows } = await client.query<{ transaction_id: string | null; event: string; recorded_at: Date; actor: string | null; detail: Record<string, unknown> | null }>(
+  const { rows } = await client.query<{
+    transaction_id: string | null;
+    event: string;
+    recorded_at: Date;
+    actor: string | null;
+    detail: Record<string, unknown> | null;
+  }>(
     `SELECT transaction_id, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
     [jobName],
   );
   if (!rows[0]) return null;
-  return { transactionId: rows[0].transaction_id, recordedAt: rows[0].recorded_at, actor: rows[0].actor, ...outcomeOf(rows[0].event, rows[0].detail ?? {}) };
+  return {
+    transactionId: rows[0].transaction_id,
+    recordedAt: rows[0].recorded_at,
+    actor: rows[0].actor,
+    ...outcomeOf(rows[0].event, rows[0].detail ?? {}),
+  };
 }
 
 function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
   const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
-  const counts = typeof d.extracted === "number" ? { extracted: n("extracted"), messages: n("messages"), published: n("published"), failed: n("failed"), heldBack: n("heldBack"), ersEntities: n("ersEntities") } : null;
+  const counts =
+    typeof d.extracted === "number"
+      ? {
+          extracted: n("extracted"),
+          messages: n("messages"),
+          published: n("published"),
+          failed: n("failed"),
+          heldBack: n("heldBack"),
+          ersEntities: n("ersEntities"),
+        }
+      : null;
   const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
-  return { event, counts, countsSoFar: d.countsSoFar === true, reason, changes: (d.changes as IntakeJobRow["changes"]) ?? null };
+  return {
+    event,
+    counts,
+    countsSoFar: d.countsSoFar === true,
+    reason,
+    changes: (d.changes as IntakeJobRow["changes"]) ?? null,
+  };
 }
 
 /** Who records a refusal the task made before it reached the run tables (it could not record it itself). */
 export const LOCAL_ACTOR = "hub-export local";
 
 /** A Refused row without a transaction, with the refusal's problems as its reason. */
-export async function recordRefusal(client: Client, schema: string, clientName: string, jobName: string, reason: string): Promise<void> {
+export async function recordRefusal(
+  client: Client,
+  schema: string,
+  clientName: string,
+  jobName: string,
+  reason: string,
+): Promise<void> {
   const s = ident(schema);
-  const { rows } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [`${s}.${TABLES.runHistory}`]);
-  if (!rows[0].ok) return;
-  await client.query(`INSERT INTO ${s}.${TABLES.runHistory} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Refused', $3, $4::jsonb)`, [
-    clientName,
-    jobName,
-    LOCAL_ACTOR,
-    JSON.stringify({ reason, refusedBy: "export-task", note: "refused before it reached the run tables" }),
+  const { rows } = await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [
+    `${s}.${TABLES.runHistory}`,
   ]);
+  if (!rows[0].ok) return;
+  await client.query(
+    `INSERT INTO ${s}.${TABLES.runHistory} (plat_client_name, job_name, event, actor, detail) VALUES ($1, $2, 'Refused', $3, $4::jsonb)`,
+    [
+      clientName,
+      jobName,
+      LOCAL_ACTOR,
+      JSON.stringify({ reason, refusedBy: "export-task", note: "refused before it reached the run tables" }),
+    ],
+  );
 }

@@ -7,14 +7,20 @@ import type { IntakeJobRow } from "./status";
 import type { Removed } from "./deployment";
 
 /** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
-export function runStatus(run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent"> & { interrupted?: NodeJS.Signals | null }, intakeJob: Pick<IntakeJobRow, "status"> | null): string {
+export function runStatus(
+  run: Pick<TaskRunResult, "exitCode" | "signal" | "finalEvent"> & { interrupted?: NodeJS.Signals | null },
+  intakeJob: Pick<IntakeJobRow, "status"> | null,
+): string {
   // HUB_INTAKE_JOB holds completed runs only: a failed one ends run.done with exit 3.
-  if (run.finalEvent === "run.done") return intakeJob?.status ?? (run.exitCode === 0 ? "ExecutionCompleted" : "ExecutionFailed");
+  if (run.finalEvent === "run.done")
+    return intakeJob?.status ?? (run.exitCode === 0 ? "ExecutionCompleted" : "ExecutionFailed");
   if (run.finalEvent === "run.refused") return "Refused (nothing was touched; fix the problem and run again)";
   // Ctrl-C on `npm start`: the task was passed the signal and stopped cleanly (local/interrupt.ts).
-  if (run.interrupted && run.finalEvent === "run.stopped") return `Stopped (${run.interrupted}): resumable (the next start resumes the transaction)`;
+  if (run.interrupted && run.finalEvent === "run.stopped")
+    return `Stopped (${run.interrupted}): resumable (the next start resumes the transaction)`;
   if (run.signal) return `Stopped (killed by ${run.signal}; resumable: the next run resumes the transaction)`;
-  if (run.finalEvent === "run.stopped" || run.exitCode === 1) return "Stopped (resumable: the next run resumes the transaction)";
+  if (run.finalEvent === "run.stopped" || run.exitCode === 1)
+    return "Stopped (resumable: the next run resumes the transaction)";
   if (run.exitCode === 3) return "ExecutionFailed";
   return `Stopped (task exit code ${run.exitCode} without its final log line; resumable: the next run resumes the transaction)`;
 }
@@ -27,7 +33,8 @@ type Changes = NonNullable<IntakeJobRow["changes"]>;
  */
 export function exportMode(c: Changes): string {
   if (c.firstLoad) return `full (first load from idl_date ${c.since})`;
-  if (c.mode === "full") return `full (more changed rows since ${c.since} than incremental mode takes: every employee mapped)`;
+  if (c.mode === "full")
+    return `full (more changed rows since ${c.since} than incremental mode takes: every employee mapped)`;
   return `incremental (the employees changed since ${c.since})`;
 }
 
@@ -35,7 +42,9 @@ export function exportMode(c: Changes): string {
 export function changeLookup(c: Changes): string {
   const n = (v: number) => v.toLocaleString("en-US");
   const capped = c.limit !== undefined && c.changedRows > c.limit;
-  const tables = Object.entries(c.rowsByTable ?? {}).map(([t, v]) => `${t} ${n(v)}`).join(", ");
+  const tables = Object.entries(c.rowsByTable ?? {})
+    .map(([t, v]) => `${t} ${n(v)}`)
+    .join(", ");
   const rows = capped
     ? `more than ${n(c.limit!)} changed rows (incremental mode's limit) in the publish tables`
     : `${n(c.changedRows)} changed rows in the publish tables${tables ? ` (${tables})` : ""}`;
@@ -59,7 +68,9 @@ function regionCount(metrics: EmfRecord[], region: string, metric: string): numb
 export function removedParts(r: Removed): string[] {
   const n = (v: number) => v.toLocaleString("en-US");
   return [
-    r.hubTenantIds.length ? `hub tenant(s) ${r.hubTenantIds.map((id) => tenantName(id, r.hubTenantCodes ?? {})).join(", ")} (${n(r.messages)} unsent message(s) discarded)` : "",
+    r.hubTenantIds.length
+      ? `hub tenant(s) ${r.hubTenantIds.map((id) => tenantName(id, r.hubTenantCodes ?? {})).join(", ")} (${n(r.messages)} unsent message(s) discarded)`
+      : "",
     r.rows.length ? `${r.rows.length} config row(s)` : "",
     r.connections.length ? `connection record(s) ${r.connections.join(", ")}` : "",
   ].filter(Boolean);
@@ -77,9 +88,15 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
     `Status           ${s.status}${s.exitCode !== 0 ? ` (task exit code ${s.exitCode})` : ""}`,
   ];
   // Why, in the run's own words: each line of a refusal's problems.
-  if (s.reason) s.reason.split("\n").forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
-  lines.push(`Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed in the sample data since the last start`}`);
-  if (!s.firstRun && s.seeded) lines.push(`                 ${n(s.seeded)} seeded for the new platform region(s) ${s.seededRegions.join(", ")}`);
+  if (s.reason)
+    s.reason
+      .split("\n")
+      .forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
+  lines.push(
+    `Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed in the sample data since the last start`}`,
+  );
+  if (!s.firstRun && s.seeded)
+    lines.push(`                 ${n(s.seeded)} seeded for the new platform region(s) ${s.seededRegions.join(", ")}`);
   if (s.changes) lines.push(`Export           ${exportMode(s.changes)}`);
   const removed = removedParts(s.removed);
   if (removed.length) lines.push(`Removed          ${removed.join("; ")} (no longer in the stack config)`);
@@ -89,15 +106,26 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
       "",
       `Counts per phase (this run${s.countsSoFar ? ", so far: it stopped before the end" : ""})`,
       `  extract        ${n(c.extracted)} employees in ${n(c.messages)} messages`,
-      s.countsSoFar ? `  publish        ${n(c.published)} published (the next run publishes the rest)` : `  publish        ${n(c.published)} published, ${n(c.failed)} failed, ${n(c.heldBack)} held back`,
+      s.countsSoFar
+        ? `  publish        ${n(c.published)} published (the next run publishes the rest)`
+        : `  publish        ${n(c.published)} published, ${n(c.failed)} failed, ${n(c.heldBack)} held back`,
       `  ERS            ${n(c.ersEntities)} entities`,
     );
-    if (j) lines.push(`  statuses       ${Object.entries(j.statusCounts).map(([k, v]) => `${k} ${n(v)}`).join(", ") || "-"}`);
+    if (j)
+      lines.push(
+        `  statuses       ${
+          Object.entries(j.statusCounts)
+            .map(([k, v]) => `${k} ${n(v)}`)
+            .join(", ") || "-"
+        }`,
+      );
     if (s.changes) lines.push(`  changes        ${changeLookup(s.changes)}`);
   }
   if (j?.unknownCodes) {
     const fields = Object.entries(j.unknownCodes.fields);
-    lines.push(`  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`);
+    lines.push(
+      `  CLS check      ${fields.length ? `unknown codes in ${fields.map(([f, r]) => `${f} (${r.examples.map((e) => e.code).join(", ")})`).join("; ")}` : "every code is in the CLS load sheet"} (${j.unknownCodes.mode} mode)`,
+    );
     if (fields.length) {
       lines.push(
         `                 these codes are not in the CLS load sheet ${rel(j.unknownCodes.sheet)}: the hub cannot translate them.`,
@@ -105,21 +133,35 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
       );
     }
   }
-  lines.push("", "Per hub region: this run's messages (its metrics), and what the emulator's queue holds since this start");
+  lines.push(
+    "",
+    "Per hub region: this run's messages (its metrics), and what the emulator's queue holds since this start",
+  );
   for (const [region, r] of Object.entries(s.regions)) {
     const count = (metric: string) => regionCount(s.metrics, region, metric);
-    const run = count(METRICS.published) === undefined ? "this run: -" : `this run: ${n(count(METRICS.published)!)} published, ${n(count(METRICS.failed) ?? 0)} failed`;
-    lines.push(`  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${run};  queue: ${n(r.messages)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`);
+    const run =
+      count(METRICS.published) === undefined
+        ? "this run: -"
+        : `this run: ${n(count(METRICS.published)!)} published, ${n(count(METRICS.failed) ?? 0)} failed`;
+    lines.push(
+      `  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${run};  queue: ${n(r.messages)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`,
+    );
   }
   const rules = Object.entries(s.routingRules).map(([t, c]) => `${tenantName(t, s.hubTenantCodes)} ${c}`);
   lines.push(`  routing rules posted, per hub tenant: ${rules.join(", ") || "-"}`);
   if (options.metrics) {
-    lines.push("", `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`);
+    lines.push(
+      "",
+      `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`,
+    );
     for (const line of s.metrics.flatMap(formatEmfRecord)) lines.push(`  ${line}`);
     if (s.metrics.length === 0) lines.push("  none: the task ended before writing them (its log says why)");
   } else {
     const values = s.metrics.flatMap(formatEmfRecord).length;
-    lines.push("", `Metrics          ${values ? `${values} values in CloudWatch namespace ${METRIC_NAMESPACE}` : "none: the task ended before writing them (its log says why)"} ('--metrics' lists them; '--json' has them)`);
+    lines.push(
+      "",
+      `Metrics          ${values ? `${values} values in CloudWatch namespace ${METRIC_NAMESPACE}` : "none: the task ended before writing them (its log says why)"} ('--metrics' lists them; '--json' has them)`,
+    );
   }
   lines.push(
     "",
@@ -136,8 +178,10 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
     `  ${s.queries.statusCommand}`,
   );
   // The psql lines only while the database runs (--keep): otherwise their port is closed already.
-  if (s.database.psql) lines.push(`  connect: ${s.database.psql}`, `  psql: ${s.queries.intakeJob}`, `  psql: ${s.queries.statuses}`);
-  else lines.push("  (to query the database with psql: 'npm start -- --keep' keeps it running and prints how to connect)");
+  if (s.database.psql)
+    lines.push(`  connect: ${s.database.psql}`, `  psql: ${s.queries.intakeJob}`, `  psql: ${s.queries.statuses}`);
+  else
+    lines.push("  (to query the database with psql: 'npm start -- --keep' keeps it running and prints how to connect)");
   lines.push("  ('npm start' again exports what changed)", "");
   return lines.join("\n");
 }

@@ -29,7 +29,11 @@ export async function ensureTaskBundle(): Promise<string> {
   if (built > Math.max(...SOURCE_DIRS.map(newestMtime))) return TASK_BUNDLE;
   const result = await runNode([BUILD_SCRIPT], () => {});
   // A source that does not compile (an edit), or a full disk: the build's own words say which.
-  if (result.code !== 0) throw new UserError([`building the task bundle (${path.relative(PROJECT_ROOT, TASK_BUNDLE)}) failed (exit ${result.code}): fix what the build says below, then start again`, result.output.trimEnd()]);
+  if (result.code !== 0)
+    throw new UserError([
+      `building the task bundle (${path.relative(PROJECT_ROOT, TASK_BUNDLE)}) failed (exit ${result.code}): fix what the build says below, then start again`,
+      result.output.trimEnd(),
+    ]);
   return TASK_BUNDLE;
 }
 
@@ -75,29 +79,44 @@ export async function runTaskBundle(options: {
   let finalEvent: string | null = null;
   let reason: string | null = null;
   const lastDone = new Map<string, PhaseUpdate>();
-  const result = await runNode([options.bundle, ...options.args], (line) => {
-    log.write(line + "\n");
-    const event = parseLogLine(line);
-    if (!event) {
-      if (line.trim()) error = line.trim();
-      return;
-    }
-    if (typeof event.transactionId === "string") transactionId = event.transactionId;
-    if (isEmfRecord(event)) metrics.push(event);
-    else if (typeof event.event === "string") {
-      finalEvent = event.event;
-      if (event.event === "run.refused" && Array.isArray(event.problems)) reason = event.problems.map(String).join("\n");
-      if (event.event === "run.stopped" && typeof event.reason === "string") reason = event.reason;
-    }
-    if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
-    const update = progressOf(event, lastDone);
-    if (update) {
-      lastDone.set(update.phase, update);
-      options.progress.update(update);
-    }
-  }, options.env, (child) => options.interrupts?.running(child));
+  const result = await runNode(
+    [options.bundle, ...options.args],
+    (line) => {
+      log.write(line + "\n");
+      const event = parseLogLine(line);
+      if (!event) {
+        if (line.trim()) error = line.trim();
+        return;
+      }
+      if (typeof event.transactionId === "string") transactionId = event.transactionId;
+      if (isEmfRecord(event)) metrics.push(event);
+      else if (typeof event.event === "string") {
+        finalEvent = event.event;
+        if (event.event === "run.refused" && Array.isArray(event.problems))
+          reason = event.problems.map(String).join("\n");
+        if (event.event === "run.stopped" && typeof event.reason === "string") reason = event.reason;
+      }
+      if ((event.level === "error" || event.level === "fatal") && typeof event.msg === "string") error = event.msg;
+      const update = progressOf(event, lastDone);
+      if (update) {
+        lastDone.set(update.phase, update);
+        options.progress.update(update);
+      }
+    },
+    options.env,
+    (child) => options.interrupts?.running(child),
+  );
   await finished(log.end()).catch(() => {});
-  return { exitCode: result.code ?? 1, signal: result.signal, transactionId, error, finalEvent, reason, metrics, interrupted: options.interrupts?.taskSignal ?? null };
+  return {
+    exitCode: result.code ?? 1,
+    signal: result.signal,
+    transactionId,
+    error,
+    finalEvent,
+    reason,
+    metrics,
+    interrupted: options.interrupts?.taskSignal ?? null,
+  };
 }
 
 type LogEvent = Record<string, unknown>;
@@ -120,13 +139,24 @@ export function progressOf(event: LogEvent, lastDone: ReadonlyMap<string, PhaseU
   if (event.event === "progress" && typeof event.phase === "string" && typeof event.done === "number") {
     const last = lastDone.get(event.phase);
     if (last && event.done < last.done) return null;
-    return { phase: event.phase, done: event.done, unit: UNITS[event.phase], seconds: typeof event.seconds === "number" ? event.seconds : undefined };
+    return {
+      phase: event.phase,
+      done: event.done,
+      unit: UNITS[event.phase],
+      seconds: typeof event.seconds === "number" ? event.seconds : undefined,
+    };
   }
   const ended = typeof event.event === "string" ? /^(\w+)\.done$/.exec(event.event)?.[1] : undefined;
   if (ended && ended !== "run") {
     const last = lastDone.get(ended);
     const total = DONE_TOTALS[ended]?.(event);
-    return { phase: ended, done: typeof total === "number" && !Number.isNaN(total) ? total : (last?.done ?? 0), unit: UNITS[ended], seconds: last?.seconds, finished: true };
+    return {
+      phase: ended,
+      done: typeof total === "number" && !Number.isNaN(total) ? total : (last?.done ?? 0),
+      unit: UNITS[ended],
+      seconds: last?.seconds,
+      finished: true,
+    };
   }
   return null;
 }
@@ -135,7 +165,8 @@ const UNITS: Record<string, string> = { extract: "employees", publish: "messages
 /** The count each `<phase>.done` event carries, in the phase's unit. */
 const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
   extract: (e) => e.employees as number | undefined,
-  publish: (e) => (typeof e.published === "number" && typeof e.failed === "number" ? e.published + e.failed : undefined),
+  publish: (e) =>
+    typeof e.published === "number" && typeof e.failed === "number" ? e.published + e.failed : undefined,
   ers: (e) => e.entities as number | undefined,
 };
 
@@ -143,9 +174,19 @@ const DONE_TOTALS: Record<string, (event: LogEvent) => number | undefined> = {
  * Runs node in a process group of its own: a Ctrl-C in the terminal reaches only `local`, which passes it on to the
  * task once (local/interrupt.ts), and lets a bundle build finish.
  */
-function runNode(args: string[], onLine: (line: string) => void, env?: NodeJS.ProcessEnv, onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+function runNode(
+  args: string[],
+  onLine: (line: string) => void,
+  env?: NodeJS.ProcessEnv,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(process.execPath, args, {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     onSpawn?.(child);
     let output = "";
     const lines = (stream: NodeJS.ReadableStream) => {

@@ -48,12 +48,26 @@ export interface ReloadResult {
 export async function reloadTenant(client: Client, input: ReloadInput): Promise<ReloadResult> {
   const staging = ident(input.stagingSchema);
   const publish = ident(input.publishSchema);
-  const t = { watermark: `${staging}.${TABLES.watermark}`, history: `${staging}.${TABLES.runHistory}`, messages: `${staging}.${ident(clientTables(input.clientName).messages)}` };
+  const t = {
+    watermark: `${staging}.${TABLES.watermark}`,
+    history: `${staging}.${TABLES.runHistory}`,
+    messages: `${staging}.${ident(clientTables(input.clientName).messages)}`,
+  };
   // A stopped run resumes first and then advances the watermarks it scanned: that would undo the reload.
-  const lock = { stagingSchema: staging, clientName: input.clientName, action: "reload", undone: "advances the watermarks it scanned, which would undo a reload now", tables: [t.watermark] };
+  const lock = {
+    stagingSchema: staging,
+    clientName: input.clientName,
+    action: "reload",
+    undone: "advances the watermarks it scanned, which would undo a reload now",
+    tables: [t.watermark],
+  };
   return operatorTransaction(client, lock, async () => {
     const country = input.country ?? null;
-    const { rows: removed } = await client.query<{ country_code: string; changed_through: string; transaction_id: string }>(
+    const { rows: removed } = await client.query<{
+      country_code: string;
+      changed_through: string;
+      transaction_id: string;
+    }>(
       `DELETE FROM ${t.watermark} WHERE plat_client_name = $1 AND hub_tenant_id = $2 AND ($3::text IS NULL OR country_code = $3)
        RETURNING country_code, to_char(changed_through, 'YYYY-MM-DD"T"HH24:MI:SS') AS changed_through, transaction_id`,
       [input.clientName, input.tenant.hubTenantId, country],
@@ -63,8 +77,12 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
       `SELECT count(*) AS n FROM ${publish}.${PUBLISH_TABLES.employee} WHERE plat_region = ANY($1::text[]) AND ($2::text IS NULL OR country_code = $2) AND changed_at > $3::timestamp`,
       [input.tenant.platRegions, country, input.idlDate],
     );
-    const { rows: failed } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${t.messages}`).catch(() => ({ rows: [{ n: "0" }] }));
-    const watermarksReset = removed.map((r) => ({ country: r.country_code, changedThrough: r.changed_through, transactionId: r.transaction_id })).sort((a, b) => a.country.localeCompare(b.country));
+    const { rows: failed } = await client
+      .query<{ n: string }>(`SELECT count(*) AS n FROM ${t.messages}`)
+      .catch(() => ({ rows: [{ n: "0" }] }));
+    const watermarksReset = removed
+      .map((r) => ({ country: r.country_code, changedThrough: r.changed_through, transactionId: r.transaction_id }))
+      .sort((a, b) => a.country.localeCompare(b.country));
     const employees = Number(scope[0].n);
     const detail = {
       hubTenantId: input.tenant.hubTenantId,
@@ -76,7 +94,13 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
       idlDate: input.idlDate,
       reason: input.reason ?? null,
     };
-    const recorded = await recordOperatorAction(client, t.history, { clientName: input.clientName, jobName: input.jobName, event: "Reload", actor: input.actor, detail });
+    const recorded = await recordOperatorAction(client, t.history, {
+      clientName: input.clientName,
+      jobName: input.jobName,
+      event: "Reload",
+      actor: input.actor,
+      detail,
+    });
     return {
       ...recorded,
       actor: input.actor,
@@ -103,7 +127,10 @@ export function formatReload(r: ReloadResult, startNow = "npx hub-export run-now
       : "  no watermark was set for it: the next run exports it in full anyway",
     "",
     `The next run of ${r.jobName} exports ${r.employees.toLocaleString("en-US")} employee(s) of this ${r.country ? "country" : "tenant"} in full, from idl_date ${r.idlDate};`,
-    "other tenants and countries stay incremental." + (r.failedMessagesPending ? ` It also retries ${r.failedMessagesPending.toLocaleString("en-US")} failed message(s) of earlier runs.` : ""),
+    "other tenants and countries stay incremental." +
+      (r.failedMessagesPending
+        ? ` It also retries ${r.failedMessagesPending.toLocaleString("en-US")} failed message(s) of earlier runs.`
+        : ""),
     `It is the next scheduled run, or one started now: ${startNow}`,
   ];
   return lines.join("\n") + "\n";

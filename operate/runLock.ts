@@ -53,11 +53,24 @@ export async function recordOperatorAction(
 export async function lockForOperator(client: Client, input: OperatorLock): Promise<void> {
   const staging = ident(input.stagingSchema);
   const run = `${staging}.${TABLES.run}`;
-  const { rows: lock } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`, [input.clientName]);
-  if (!lock[0].ok) throw new UserError([`a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): ${input.action} refuses while it holds the run lock`, "try again when it has ended ('hub-export status' shows it)"]);
+  const { rows: lock } = await client.query<{ ok: boolean }>(
+    `SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`,
+    [input.clientName],
+  );
+  if (!lock[0].ok)
+    throw new UserError([
+      `a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): ${input.action} refuses while it holds the run lock`,
+      "try again when it has ended ('hub-export status' shows it)",
+    ]);
   const needed = [run, `${staging}.${TABLES.runHistory}`, ...(input.tables ?? [])];
-  const missing = await client.query<{ t: string }>("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL", [needed]);
-  if (missing.rows.length) throw new UserError(`table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`);
+  const missing = await client.query<{ t: string }>(
+    "SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL",
+    [needed],
+  );
+  if (missing.rows.length)
+    throw new UserError(
+      `table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`,
+    );
   const { rows: unfinished } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
     `SELECT transaction_id, phase, started_at FROM ${run} WHERE plat_client_name = $1 AND phase <> 'REPORT'`,
     [input.clientName],

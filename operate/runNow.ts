@@ -49,9 +49,18 @@ export async function runNow(o: RunNowOptions): Promise<number> {
   const logs = new CloudWatchLogsClient(config);
   try {
     // A run already in progress would be refused by the client's run lock: say so before starting another.
-    const running = await ecs.send(new ListTasksCommand({ cluster: o.task.cluster, family: familyOf(o.task.taskDefinition), desiredStatus: "RUNNING" }));
+    const running = await ecs.send(
+      new ListTasksCommand({
+        cluster: o.task.cluster,
+        family: familyOf(o.task.taskDefinition),
+        desiredStatus: "RUNNING",
+      }),
+    );
     if (running.taskArns?.length) {
-      throw new UserError([`a run of ${familyOf(o.task.taskDefinition)} is already running: ${running.taskArns.join(", ")}`, "a second one would be refused by the client's run lock; wait for it to end"]);
+      throw new UserError([
+        `a run of ${familyOf(o.task.taskDefinition)} is already running: ${running.taskArns.join(", ")}`,
+        "a second one would be refused by the client's run lock; wait for it to end",
+      ]);
     }
     const started = await ecs.send(
       new RunTaskCommand({
@@ -61,24 +70,38 @@ export async function runNow(o: RunNowOptions): Promise<number> {
         platformVersion: "LATEST",
         count: 1,
         startedBy: o.startedBy,
-        networkConfiguration: { awsvpcConfiguration: { subnets: o.task.subnetIds, securityGroups: o.task.securityGroupIds, assignPublicIp: o.task.assignPublicIp ? "ENABLED" : "DISABLED" } },
+        networkConfiguration: {
+          awsvpcConfiguration: {
+            subnets: o.task.subnetIds,
+            securityGroups: o.task.securityGroupIds,
+            assignPublicIp: o.task.assignPublicIp ? "ENABLED" : "DISABLED",
+          },
+        },
       }),
     );
     const task = started.tasks?.[0];
     if (!task?.taskArn) {
-      const reasons = (started.failures ?? []).map((f) => `${f.arn ?? o.task.taskDefinition}: ${f.reason ?? "unknown"}${f.detail ? ` (${f.detail})` : ""}`);
-      throw new UserError([`ECS did not start the task`, ...(reasons.length ? reasons : ["no task and no failure in the answer"])]);
+      const reasons = (started.failures ?? []).map(
+        (f) => `${f.arn ?? o.task.taskDefinition}: ${f.reason ?? "unknown"}${f.detail ? ` (${f.detail})` : ""}`,
+      );
+      throw new UserError([
+        `ECS did not start the task`,
+        ...(reasons.length ? reasons : ["no task and no failure in the answer"]),
+      ]);
     }
     const stream = logStreamOf(o.task, task.taskArn);
     o.stdout.write(`task        ${task.taskArn}\nlog group   ${o.task.logGroup}\nlog stream  ${stream}\n`);
-    o.stdout.write(`follow      aws logs tail ${o.task.logGroup} --follow --log-stream-names ${stream} --region ${o.task.region}\n`);
+    o.stdout.write(
+      `follow      aws logs tail ${o.task.logGroup} --follow --log-stream-names ${stream} --region ${o.task.region}\n`,
+    );
     if (!o.wait) return 0;
     return await follow(o, ecs, logs, task.taskArn, stream);
   } catch (err) {
     if (err instanceof UserError) throw err;
     // An AWS error (credentials, permissions, a missing cluster): its name and message, one line.
     const e = err as Error & { name?: string };
-    if (e?.name && e.name !== "Error" && typeof e.message === "string") throw new UserError(`AWS: ${e.name}: ${e.message.split("\n")[0]}`);
+    if (e?.name && e.name !== "Error" && typeof e.message === "string")
+      throw new UserError(`AWS: ${e.name}: ${e.message.split("\n")[0]}`);
     throw err;
   } finally {
     ecs.destroy();
@@ -87,7 +110,13 @@ export async function runNow(o: RunNowOptions): Promise<number> {
 }
 
 /** Prints the task's log lines as they arrive until it stops; its exit code, or 1 when it stopped without one. */
-async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClient, taskArn: string, stream: string): Promise<number> {
+async function follow(
+  o: RunNowOptions,
+  ecs: ECSClient,
+  logs: CloudWatchLogsClient,
+  taskArn: string,
+  stream: string,
+): Promise<number> {
   const pollMs = o.pollMs ?? 5000;
   const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
   let token: string | undefined;
@@ -96,7 +125,14 @@ async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClie
     for (;;) {
       let page;
       try {
-        page = await logs.send(new GetLogEventsCommand({ logGroupName: o.task.logGroup, logStreamName: stream, startFromHead: true, nextToken: token }));
+        page = await logs.send(
+          new GetLogEventsCommand({
+            logGroupName: o.task.logGroup,
+            logStreamName: stream,
+            startFromHead: true,
+            nextToken: token,
+          }),
+        );
       } catch (err) {
         // The stream appears with the container's first line.
         if ((err as Error).name === "ResourceNotFoundException") return;
@@ -113,7 +149,8 @@ async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClie
   for (;;) {
     const described = await ecs.send(new DescribeTasksCommand({ cluster: o.task.cluster, tasks: [taskArn] }));
     const task: Task | undefined = described.tasks?.[0];
-    if (!task) throw new UserError(`task ${taskArn} is gone from ECS (${described.failures?.[0]?.reason ?? "not found"})`);
+    if (!task)
+      throw new UserError(`task ${taskArn} is gone from ECS (${described.failures?.[0]?.reason ?? "not found"})`);
     if (task.lastStatus && task.lastStatus !== lastStatus) {
       lastStatus = task.lastStatus;
       o.stderr.write(`task ${lastStatus.toLowerCase()}\n`);
@@ -123,12 +160,16 @@ async function follow(o: RunNowOptions, ecs: ECSClient, logs: CloudWatchLogsClie
       await drain();
       const container = task.containers?.find((c) => c.name === o.task.containerName);
       if (container?.exitCode === undefined || container.exitCode === null) {
-        o.stderr.write(`the task stopped without an exit code: ${task.stopCode ?? "unknown"}: ${redact(task.stoppedReason ?? container?.reason ?? "no reason given")}\n`);
+        o.stderr.write(
+          `the task stopped without an exit code: ${task.stopCode ?? "unknown"}: ${redact(task.stoppedReason ?? container?.reason ?? "no reason given")}\n`,
+        );
         return 1;
       }
       if (stoppedByEcs(container.exitCode, task.stopCode)) {
         // SIGTERM from ECS (an operator's stop-task, a deployment, a Fargate retirement): a clean stop, not a failure.
-        o.stderr.write(`exit code ${container.exitCode}: stopped by ECS (${task.stopCode}: ${redact(task.stoppedReason ?? "no reason given")}); ${exitMeaning(container.exitCode)}\n`);
+        o.stderr.write(
+          `exit code ${container.exitCode}: stopped by ECS (${task.stopCode}: ${redact(task.stoppedReason ?? "no reason given")}); ${exitMeaning(container.exitCode)}\n`,
+        );
         return container.exitCode;
       }
       o.stderr.write(`exit code ${container.exitCode}: ${exitMeaning(container.exitCode)}\n`);

@@ -34,18 +34,32 @@ export function readStackOutputs(source: OutputsSource): { outputs: Record<strin
     try {
       text = fs.readFileSync(source.outputsFile, "utf8");
     } catch (err) {
-      throw new UserError(`--outputs ${source.outputsFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new UserError(
+        `--outputs ${source.outputsFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     return { outputs: parseOutputs(text, `--outputs ${source.outputsFile}`), from: source.outputsFile };
   }
-  if (!source.stack) throw new UserError("give --stack NAME (uses the Pulumi CLI) or --outputs FILE (the JSON of 'pulumi stack output --json')");
+  if (!source.stack)
+    throw new UserError(
+      "give --stack NAME (uses the Pulumi CLI) or --outputs FILE (the JSON of 'pulumi stack output --json')",
+    );
   let text: string;
   try {
-    text = execFileSync("pulumi", ["stack", "output", "--json", "--stack", source.stack], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+    text = execFileSync("pulumi", ["stack", "output", "--json", "--stack", source.stack], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 120_000,
+    });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === "ENOENT") throw new UserError(`--stack ${source.stack}: the Pulumi CLI is not installed here; give --outputs FILE with the JSON of 'pulumi stack output --json --stack ${source.stack}'`);
-    const first = String(e.stderr ?? e.message).trim().split("\n")[0];
+    if (e.code === "ENOENT")
+      throw new UserError(
+        `--stack ${source.stack}: the Pulumi CLI is not installed here; give --outputs FILE with the JSON of 'pulumi stack output --json --stack ${source.stack}'`,
+      );
+    const first = String(e.stderr ?? e.message)
+      .trim()
+      .split("\n")[0];
     throw new UserError(`pulumi stack output --stack ${source.stack} failed: ${first}`);
   }
   return { outputs: parseOutputs(text, `pulumi stack output --stack ${source.stack}`), from: `stack ${source.stack}` };
@@ -58,12 +72,14 @@ function parseOutputs(text: string, what: string): Record<string, unknown> {
   } catch (err) {
     throw new UserError(`${what}: not JSON (${(err as Error).message})`);
   }
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw new UserError(`${what}: expected the JSON object of 'pulumi stack output --json'`);
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw new UserError(`${what}: expected the JSON object of 'pulumi stack output --json'`);
   return value as Record<string, unknown>;
 }
 
 export function runTaskOutputs(outputs: Record<string, unknown>, from: string): RunTaskOutputs {
-  if (outputs.runTask === undefined) throw new UserError(`${from}: no stack output 'runTask': run 'pulumi up' with this version of the project first`);
+  if (outputs.runTask === undefined)
+    throw new UserError(`${from}: no stack output 'runTask': run 'pulumi up' with this version of the project first`);
   const parsed = runTaskSchema.safeParse(outputs.runTask);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -81,15 +81,22 @@ export function awsAccessFromConfig(get: (key: string) => string | undefined): A
   const roles = json("aws:assumeRoles");
   const [accessKey, secretKey, token] = [text("aws:accessKey"), text("aws:secretKey"), text("aws:token")];
   const access: AwsAccess = {
-    assumeRoles: Array.isArray(roles) ? roles.filter((r): r is AwsAssumeRole => !!r && typeof r.roleArn === "string" && r.roleArn !== "") : [],
+    assumeRoles: Array.isArray(roles)
+      ? roles.filter((r): r is AwsAssumeRole => !!r && typeof r.roleArn === "string" && r.roleArn !== "")
+      : [],
     allowedAccountIds: ids("aws:allowedAccountIds"),
     forbiddenAccountIds: ids("aws:forbiddenAccountIds"),
   };
-  for (const [field, key] of [["region", "aws:region"], ["stsRegion", "aws:stsRegion"], ["profile", "aws:profile"]] as const) {
+  for (const [field, key] of [
+    ["region", "aws:region"],
+    ["stsRegion", "aws:stsRegion"],
+    ["profile", "aws:profile"],
+  ] as const) {
     const value = text(key);
     if (value !== undefined) access[field] = value;
   }
-  if (accessKey && secretKey) access.keys = { accessKeyId: accessKey, secretAccessKey: secretKey, ...(token ? { sessionToken: token } : {}) };
+  if (accessKey && secretKey)
+    access.keys = { accessKeyId: accessKey, secretAccessKey: secretKey, ...(token ? { sessionToken: token } : {}) };
   return access;
 }
 
@@ -116,21 +123,34 @@ export function durationSeconds(duration: string | undefined): number | undefine
 
 /** How the credentials were chosen, for messages: never a key. */
 function describeAccess(access: AwsAccess): string {
-  const base = access.keys ? "aws:accessKey" : access.profile ? `aws:profile ${access.profile}` : "the AWS SDK's default credentials";
-  return access.assumeRoles.length ? `${base}, then aws:assumeRoles ${access.assumeRoles.map((r) => r.roleArn).join(" → ")}` : base;
+  const base = access.keys
+    ? "aws:accessKey"
+    : access.profile
+      ? `aws:profile ${access.profile}`
+      : "the AWS SDK's default credentials";
+  return access.assumeRoles.length
+    ? `${base}, then aws:assumeRoles ${access.assumeRoles.map((r) => r.roleArn).join(" → ")}`
+    : base;
 }
 
 /** The stack's credentials: base keys or profile, each role assumed in turn, the account checked. */
 async function resolveStackCredentials(access: AwsAccess, region: string | undefined): Promise<AwsKeys> {
-  const { STSClient, AssumeRoleCommand, GetCallerIdentityCommand } = require("@aws-sdk/client-sts") as typeof import("@aws-sdk/client-sts");
+  const { STSClient, AssumeRoleCommand, GetCallerIdentityCommand } =
+    require("@aws-sdk/client-sts") as typeof import("@aws-sdk/client-sts");
   const stsRegion = access.stsRegion ?? access.region ?? region;
   const sts = (credentials: AwsKeys | undefined) =>
-    new STSClient({ ...(stsRegion ? { region: stsRegion } : {}), ...(credentials ? { credentials } : access.profile ? { profile: access.profile } : {}) });
+    new STSClient({
+      ...(stsRegion ? { region: stsRegion } : {}),
+      ...(credentials ? { credentials } : access.profile ? { profile: access.profile } : {}),
+    });
   // A dynamic provider may run with the aws: config of the last `pulumi up` (destroy, refresh): say so.
   const hint = access.fromProviderConfig
     ? "; the aws: config is the one the provider was configured with: the stack's in `pulumi up`, the last up's in `pulumi destroy` and `pulumi refresh`. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)"
     : "";
-  const failed = (what: string, err: unknown) => new Error(`${what} (${describeAccess(access)}): ${(err as Error).name ?? "error"}: ${(err as Error).message}${hint}`);
+  const failed = (what: string, err: unknown) =>
+    new Error(
+      `${what} (${describeAccess(access)}): ${(err as Error).name ?? "error"}: ${(err as Error).message}${hint}`,
+    );
 
   let credentials: AwsKeys;
   const base = sts(access.keys);
@@ -160,7 +180,12 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
       );
       const c = out.Credentials;
       if (!c?.AccessKeyId || !c.SecretAccessKey) throw new Error("the answer holds no credentials");
-      credentials = { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, ...(c.SessionToken ? { sessionToken: c.SessionToken } : {}), ...(c.Expiration ? { expiration: c.Expiration } : {}) };
+      credentials = {
+        accessKeyId: c.AccessKeyId,
+        secretAccessKey: c.SecretAccessKey,
+        ...(c.SessionToken ? { sessionToken: c.SessionToken } : {}),
+        ...(c.Expiration ? { expiration: c.Expiration } : {}),
+      };
     } catch (err) {
       throw failed(`cannot assume aws:assumeRoles[${i}] ${role.roleArn}`, err);
     } finally {
@@ -180,8 +205,13 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
       client.destroy();
     }
     if ((allowed.length > 0 && !allowed.includes(account)) || forbidden.includes(account)) {
-      const rule = allowed.length > 0 && !allowed.includes(account) ? `not in aws:allowedAccountIds (${allowed.join(", ")})` : "in aws:forbiddenAccountIds";
-      throw new Error(`the AWS credentials (${describeAccess(access)}) are of account ${account}, ${rule}: nothing was read or written with them${hint}`);
+      const rule =
+        allowed.length > 0 && !allowed.includes(account)
+          ? `not in aws:allowedAccountIds (${allowed.join(", ")})`
+          : "in aws:forbiddenAccountIds";
+      throw new Error(
+        `the AWS credentials (${describeAccess(access)}) are of account ${account}, ${rule}: nothing was read or written with them${hint}`,
+      );
     }
   }
   return credentials;
@@ -191,14 +221,22 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
  * An SDK client's credentials as the stack's AWS provider has them: resolved once (again shortly before they expire),
  * the account checked before the first request. `{}` when `access` is undefined: the SDK's default chain.
  */
-export function awsClientCredentials(access: AwsAccess | undefined, region: string | undefined): { credentials?: () => Promise<AwsKeys> } {
+export function awsClientCredentials(
+  access: AwsAccess | undefined,
+  region: string | undefined,
+): { credentials?: () => Promise<AwsKeys> } {
   if (!access) return {};
   const slot = access as AwsAccess & { [cache: symbol]: Promise<AwsKeys> | undefined };
   const cache = Symbol.for("hub-export.aws-credentials");
   return {
     async credentials() {
       const cached = slot[cache];
-      const valid = cached && (await cached.then((c) => !c.expiration || c.expiration.getTime() - Date.now() > 5 * 60_000, () => false));
+      const valid =
+        cached &&
+        (await cached.then(
+          (c) => !c.expiration || c.expiration.getTime() - Date.now() > 5 * 60_000,
+          () => false,
+        ));
       if (valid) return cached!;
       const resolving = resolveStackCredentials(access, region);
       slot[cache] = resolving;

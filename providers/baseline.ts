@@ -81,7 +81,12 @@ export function sha256Hex(text: string): string {
  * Runs the rendered baseline in one transaction, serialized against concurrent applies by an advisory lock. A failure
  * leaves the database as it was.
  */
-export async function applyBaseline(target: PgTarget, sql: string, name = "baseline", writtenWhenPresent: Record<string, string[]> = {}): Promise<void> {
+export async function applyBaseline(
+  target: PgTarget,
+  sql: string,
+  name = "baseline",
+  writtenWhenPresent: Record<string, string[]> = {},
+): Promise<void> {
   await withPgClient(target, async (client) => {
     let refused: Error | undefined;
     try {
@@ -112,7 +117,10 @@ export async function applyBaseline(target: PgTarget, sql: string, name = "basel
       const e = err as Error & { position?: string; where?: string };
       const at = e.position ? ` (at character ${e.position} of the rendered SQL)` : "";
       // The database's answer is the cause: a refusal of a foreign state (core/refusals.ts) is the user's to fix.
-      throw new Error(`${name}: applying the baseline to ${pgTargetLabel(target)} failed, nothing was changed: ${e.message}${at}`, { cause: err });
+      throw new Error(
+        `${name}: applying the baseline to ${pgTargetLabel(target)} failed, nothing was changed: ${e.message}${at}`,
+        { cause: err },
+      );
     }
   });
 }
@@ -128,7 +136,8 @@ export function baselineTables(sql: string): string[] {
 /** Sequences of the baseline's serial columns (`<schema>.<table>_<column>_seq`): inserting needs USAGE on them. */
 export function baselineSequences(sql: string): string[] {
   const sequences: string[] = [];
-  const table = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*)\);/gi;
+  const table =
+    /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*)\);/gi;
   for (let m = table.exec(sql); m; m = table.exec(sql)) {
     for (const column of m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:big|small)?serial\b/gim)) {
       sequences.push(`${m[1].toLowerCase()}.${m[2].toLowerCase()}_${column[1].toLowerCase()}_seq`);
@@ -234,7 +243,8 @@ export function baselineColumns(sql: string): Record<string, string[]> {
 /** `schema.table.column` that the SQL adds with `ALTER TABLE ... ADD COLUMN`: not lacking, though not there yet. */
 export function alterAddedColumns(sql: string): Set<string> {
   const added = new Set<string>();
-  const pattern = /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
+  const pattern =
+    /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
   for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) added.add(`${m[1]}.${m[2]}.${m[3]}`.toLowerCase());
   return added;
 }
@@ -242,10 +252,12 @@ export function alterAddedColumns(sql: string): Set<string> {
 /** `schema.table.column` that the SQL drops with `ALTER TABLE ... DROP [COLUMN] [IF EXISTS] <column>, ...`. */
 export function alterDroppedColumns(sql: string): Set<string> {
   const dropped = new Set<string>();
-  const statement = /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+([^;]*);/gi;
+  const statement =
+    /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+([^;]*);/gi;
   for (let m = statement.exec(sql); m; m = statement.exec(sql)) {
     for (const d of m[3].matchAll(/\bDROP\s+(?:COLUMN\s+)?(?:IF\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi)) {
-      if (!/^(CONSTRAINT|DEFAULT|NOT|EXPRESSION|IDENTITY)$/i.test(d[1])) dropped.add(`${m[1]}.${m[2]}.${d[1]}`.toLowerCase());
+      if (!/^(CONSTRAINT|DEFAULT|NOT|EXPRESSION|IDENTITY)$/i.test(d[1]))
+        dropped.add(`${m[1]}.${m[2]}.${d[1]}`.toLowerCase());
     }
   }
   return dropped;
@@ -256,10 +268,15 @@ export function alterDroppedColumns(sql: string): Set<string> {
  * generated), that the SQL does not drop and the project does not write when present: every row this project inserts
  * would fail on them.
  */
-async function unwrittenColumns(client: PgClient, sql: string, writtenWhenPresent: Record<string, string[]>): Promise<string[]> {
+async function unwrittenColumns(
+  client: PgClient,
+  sql: string,
+  writtenWhenPresent: Record<string, string[]>,
+): Promise<string[]> {
   const tables = baselineColumns(sql);
   const dropped = alterDroppedColumns(sql);
-  const written = (t: string, c: string) => tables[t].includes(c) || (writtenWhenPresent[t.toLowerCase()] ?? []).includes(c.toLowerCase());
+  const written = (t: string, c: string) =>
+    tables[t].includes(c) || (writtenWhenPresent[t.toLowerCase()] ?? []).includes(c.toLowerCase());
   return (await existingColumns(client, Object.keys(tables)))
     .filter((r) => r.required && !written(r.t, r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
     .map((r) => `${r.t}.${r.c}`);
@@ -270,7 +287,10 @@ async function unwrittenColumns(client: PgClient, sql: string, writtenWhenPresen
  * without a default (nor identity or generated), so an insert must give a value. pg_attribute rather than
  * information_schema.columns, which shows only the columns the user has privileges on.
  */
-async function existingColumns(client: PgClient, tables: string[]): Promise<{ t: string; c: string; required: boolean }[]> {
+async function existingColumns(
+  client: PgClient,
+  tables: string[],
+): Promise<{ t: string; c: string; required: boolean }[]> {
   if (tables.length === 0) return [];
   const result = await client.query(
     `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c,
@@ -355,17 +375,27 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
-    if (typeof news.sql !== "string" || news.sql.trim() === "") failures.push({ property: "sql", reason: "must be the rendered baseline SQL" });
-    else if (typeof news.sha256 === "string" && !/^04da6b54-/.test(news.sha256) && sha256Hex(news.sql) !== news.sha256) {
+    if (typeof news.sql !== "string" || news.sql.trim() === "")
+      failures.push({ property: "sql", reason: "must be the rendered baseline SQL" });
+    else if (
+      typeof news.sha256 === "string" &&
+      !/^04da6b54-/.test(news.sha256) &&
+      sha256Hex(news.sql) !== news.sha256
+    ) {
       failures.push({ property: "sha256", reason: "is not the sha256 of sql" });
     }
     if (typeof news.name !== "string" || news.name === "") failures.push({ property: "name", reason: "is required" });
-    if (typeof news.target !== "string" || news.target === "") failures.push({ property: "target", reason: "must be the database's host:port/database" });
+    if (typeof news.target !== "string" || news.target === "")
+      failures.push({ property: "target", reason: "must be the database's host:port/database" });
     return failures.length ? { failures } : { inputs: news };
   },
 
   async diff(_id, olds, news) {
-    const changes = needsApply(olds, news) || olds.buildNumber !== news.buildNumber || olds.name !== news.name || olds.templateSha256 !== news.templateSha256;
+    const changes =
+      needsApply(olds, news) ||
+      olds.buildNumber !== news.buildNumber ||
+      olds.name !== news.name ||
+      olds.templateSha256 !== news.templateSha256;
     return { changes };
   },
 
@@ -382,14 +412,18 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
     // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
     const missing = await missingBaselineTables(login, props.sql);
     if (missing.length > 0) {
-      process.stderr.write(`${props.name}: tables missing in ${props.target}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
+      process.stderr.write(
+        `${props.name}: tables missing in ${props.target}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`,
+      );
       return { id: "" };
     }
     // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
     // fail, naming the columns, if the baseline does not add them).
     const missingColumns = await missingBaselineColumns(login, props.sql);
     if (missingColumns.length > 0) {
-      process.stderr.write(`${props.name}: columns missing in ${props.target}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`);
+      process.stderr.write(
+        `${props.name}: columns missing in ${props.target}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`,
+      );
       return { id, props: { ...baselineState(props), missingColumns } };
     }
     return { id, props: baselineState(props) };
@@ -407,6 +441,8 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   async delete(_id, props) {
     // The tables hold the config rows and the run history (HUB_INTAKE_JOB, a client's archive and status): never
     // dropped by Pulumi, whether shared by the environment's clients or one client's. No login is needed for that.
-    process.stderr.write(`${props.name}: its tables stay in ${props.target} (never dropped by Pulumi); drop them by hand once nobody needs them\n`);
+    process.stderr.write(
+      `${props.name}: its tables stay in ${props.target} (never dropped by Pulumi); drop them by hand once nobody needs them\n`,
+    );
   },
 };

@@ -33,7 +33,11 @@ export interface PgConnection {
 export type PgTarget = PgConnection | string;
 
 export function pgClientConfig(target: PgTarget): ClientConfig {
-  const base: ClientConfig = { application_name: "hub-export-provisioning", connectionTimeoutMillis: 15_000, statement_timeout: 300_000 };
+  const base: ClientConfig = {
+    application_name: "hub-export-provisioning",
+    connectionTimeoutMillis: 15_000,
+    statement_timeout: 300_000,
+  };
   if (typeof target === "string") return { ...base, connectionString: target };
   // libpq semantics: `require` encrypts without verifying the server; `verify-full` checks the chain (against the
   // configured CA bundle) and the server's name, which through a tunnel is the real endpoint's, not the tunnel's.
@@ -42,9 +46,22 @@ export function pgClientConfig(target: PgTarget): ClientConfig {
   if (target.sslMode === "verify-full") {
     const tls = require("node:tls") as typeof import("node:tls");
     const name = target.serverName ?? target.host;
-    ssl = { rejectUnauthorized: true, ...(target.caPem ? { ca: target.caPem } : {}), checkServerIdentity: (_host: string, cert: import("node:tls").PeerCertificate) => tls.checkServerIdentity(name, cert) };
+    ssl = {
+      rejectUnauthorized: true,
+      ...(target.caPem ? { ca: target.caPem } : {}),
+      checkServerIdentity: (_host: string, cert: import("node:tls").PeerCertificate) =>
+        tls.checkServerIdentity(name, cert),
+    };
   }
-  return { ...base, host: target.host, port: target.port, database: target.database, user: target.user, password: target.password, ssl };
+  return {
+    ...base,
+    host: target.host,
+    port: target.port,
+    database: target.database,
+    user: target.user,
+    password: target.password,
+    ssl,
+  };
 }
 
 /**
@@ -79,7 +96,10 @@ export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "
  * endpoint's name.
  */
 export function provisioningLogin(db: DatabaseConfigValues, root: string): PgConnection {
-  if (!db.admin?.password) throw refusal("hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'");
+  if (!db.admin?.password)
+    throw refusal(
+      "hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'",
+    );
   const sslMode = db.sslMode ?? "require";
   const login: PgConnection = {
     host: db.provisioning?.host ?? db.host,
@@ -98,7 +118,9 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
       try {
         login.caPem = fs.readFileSync(file, "utf8");
       } catch (err) {
-        throw refusal(`hubExport:database.caBundle: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        throw refusal(
+          `hubExport:database.caBundle: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        );
       }
     }
   }
@@ -110,14 +132,20 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
  * label (from its state for read and delete): it must name the configured database, so that a row is never written
  * to or deleted from another database than the one it was created in.
  */
-export function loginFor(configured: { label: string; login: PgConnection } | undefined, target: string, what: string): PgConnection {
+export function loginFor(
+  configured: { label: string; login: PgConnection } | undefined,
+  target: string,
+  what: string,
+): PgConnection {
   if (!configured) {
     throw refusal(
       `${what}: no database login: the provider was not configured with the stack's hubExport:database (Pulumi CLI 3.140 or later passes the stack config to dynamic providers)`,
     );
   }
   if (configured.label !== target) {
-    throw refusal(`${what}: belongs to database ${target}, but hubExport:database is ${configured.label}; put the old endpoint back for this 'up', or remove the resource from the state with 'pulumi state delete'`);
+    throw refusal(
+      `${what}: belongs to database ${target}, but hubExport:database is ${configured.label}; put the old endpoint back for this 'up', or remove the resource from the state with 'pulumi state delete'`,
+    );
   }
   return configured.login;
 }
@@ -137,7 +165,8 @@ export function rememberLogin(configured: ConfiguredLogin | undefined): void {
 }
 
 export function rememberedLogin(): ConfiguredLogin | undefined {
-  return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as ConfiguredLogin | undefined;
+  return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as
+    ConfiguredLogin | undefined;
 }
 
 /** Where a SQL provider's login comes from, for an authentication failure: what was used, and what to run. */
@@ -147,7 +176,10 @@ export const PROVIDER_LOGIN_HINT =
   "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)";
 
 /** Reads `hubExport:database` from a dynamic provider's ConfigureRequest; the program's own checks came first. */
-export function configuredLogin(config: { get(key: string): string | undefined }, root: string): ConfiguredLogin | undefined {
+export function configuredLogin(
+  config: { get(key: string): string | undefined },
+  root: string,
+): ConfiguredLogin | undefined {
   const text = config.get("hubExport:database");
   if (text === undefined) return undefined;
   const db = JSON.parse(text) as DatabaseConfigValues;
@@ -168,7 +200,8 @@ export async function withPgClient<T>(target: PgTarget, fn: (client: Client) => 
   } catch (err) {
     const code = (err as { code?: string }).code;
     const hint = typeof target === "string" ? undefined : target.authFailureHint;
-    if (hint && (code === "28P01" || code === "28000")) throw Object.assign(new Error(`${(err as Error).message}: ${hint}`), { code });
+    if (hint && (code === "28P01" || code === "28000"))
+      throw Object.assign(new Error(`${(err as Error).message}: ${hint}`), { code });
     throw err;
   }
   try {
@@ -197,7 +230,9 @@ export async function inPgTransaction<T>(client: Client, fn: () => Promise<T>): 
  */
 export function quoteIdent(name: string, what = "identifier"): string {
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) {
-    throw new Error(`${what} ${JSON.stringify(name)} is not a safe SQL identifier (a letter or _, then letters, digits or _, at most 63)`);
+    throw new Error(
+      `${what} ${JSON.stringify(name)} is not a safe SQL identifier (a letter or _, then letters, digits or _, at most 63)`,
+    );
   }
   return `"${name.toLowerCase()}"`;
 }

@@ -118,17 +118,37 @@ async function readCapped(response: Response): Promise<{ text: string; cut: bool
  * did not store the set, a retry is safe); `unknown` (a timeout, another 5xx, a connection lost after sending: the hub
  * may hold the set); `refused` (another answer).
  */
-type PostOutcome = { kind: "ok"; status: number } | { kind: "notProcessed"; problem: string; waitMs?: number } | { kind: "unknown"; problem: string } | { kind: "refused"; problem: string };
+type PostOutcome =
+  | { kind: "ok"; status: number }
+  | { kind: "notProcessed"; problem: string; waitMs?: number }
+  | { kind: "unknown"; problem: string }
+  | { kind: "refused"; problem: string };
 
 /** Network errors before the request reached the hub. */
-const NOT_CONNECTED = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"];
+const NOT_CONNECTED = [
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+];
 
-async function postOnce(url: string, request: PostRoutingRulesRequest, rules: readonly RoutingRuleBody[], timeoutMs: number): Promise<PostOutcome> {
+async function postOnce(
+  url: string,
+  request: PostRoutingRulesRequest,
+  rules: readonly RoutingRuleBody[],
+  timeoutMs: number,
+): Promise<PostOutcome> {
   let response: Response;
   try {
     response = await fetch(url, {
       method: "POST",
-      headers: { Authorization: `Basic ${request.credentialsString}`, "Content-Type": "application/json", Accept: "application/json" },
+      headers: {
+        Authorization: `Basic ${request.credentialsString}`,
+        "Content-Type": "application/json",
+        Accept: "application/json",
+      },
       body: canonicalRules(rules),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -136,7 +156,9 @@ async function postOnce(url: string, request: PostRoutingRulesRequest, rules: re
     const e = err as Error & { cause?: { code?: string; message?: string } };
     if (e.name === "TimeoutError") return { kind: "unknown", problem: `no answer within ${timeoutMs} ms` };
     const problem = `network error (${scrub(e.cause?.code ?? e.cause?.message ?? e.message, [request.credentialsString])})`;
-    return NOT_CONNECTED.includes(e.cause?.code ?? "") ? { kind: "notProcessed", problem } : { kind: "unknown", problem };
+    return NOT_CONNECTED.includes(e.cause?.code ?? "")
+      ? { kind: "notProcessed", problem }
+      : { kind: "unknown", problem };
   }
   if (response.ok) {
     await response.body?.cancel().catch(() => {});
@@ -150,8 +172,10 @@ async function postOnce(url: string, request: PostRoutingRulesRequest, rules: re
     // the excerpt is a courtesy
   }
   const retryAfter = response.headers.get("retry-after");
-  const waitMs = retryAfter && /^\d+$/.test(retryAfter.trim()) ? Math.min(Number(retryAfter) * 1000, MAX_RETRY_AFTER_MS) : undefined;
-  if (response.status === 429 || (response.status === 503 && retryAfter)) return { kind: "notProcessed", problem, waitMs };
+  const waitMs =
+    retryAfter && /^\d+$/.test(retryAfter.trim()) ? Math.min(Number(retryAfter) * 1000, MAX_RETRY_AFTER_MS) : undefined;
+  if (response.status === 429 || (response.status === 503 && retryAfter))
+    return { kind: "notProcessed", problem, waitMs };
   return response.status >= 500 ? { kind: "unknown", problem } : { kind: "refused", problem };
 }
 
@@ -162,19 +186,32 @@ export const NO_LISTING_STATUSES: readonly number[] = [404, 405];
  * The tenant's rules as the hub holds them (ASSUMED listing, core/hubContract.ts ROUTING_RULES_LISTING: `GET
  * routingRules?tenantId=` answers them), or why not; `noListing` when the cfg API has no such read.
  */
-async function readRules(url: string, request: Pick<PostRoutingRulesRequest, "credentialsString">, timeoutMs: number): Promise<{ rules: RoutingRuleBody[] } | { problem: string; noListing?: boolean }> {
+async function readRules(
+  url: string,
+  request: Pick<PostRoutingRulesRequest, "credentialsString">,
+  timeoutMs: number,
+): Promise<{ rules: RoutingRuleBody[] } | { problem: string; noListing?: boolean }> {
   try {
-    const response = await fetch(url, { headers: { Authorization: `Basic ${request.credentialsString}`, Accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      headers: { Authorization: `Basic ${request.credentialsString}`, Accept: "application/json" },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const { text, cut } = await readCapped(response);
-    if (NO_LISTING_STATUSES.includes(response.status)) return { problem: `the cfg API offers no read of routing rules (HTTP ${response.status})`, noListing: true };
-    if (!response.ok) return { problem: `reading them back answered HTTP ${response.status}: ${bodyExcerpt(text, request.credentialsString)}` };
+    if (NO_LISTING_STATUSES.includes(response.status))
+      return { problem: `the cfg API offers no read of routing rules (HTTP ${response.status})`, noListing: true };
+    if (!response.ok)
+      return {
+        problem: `reading them back answered HTTP ${response.status}: ${bodyExcerpt(text, request.credentialsString)}`,
+      };
     if (cut) return { problem: `reading them back gave an answer longer than ${MAX_ANSWER_BYTES / 1024} KiB` };
     const doc = JSON.parse(text) as unknown;
     if (!Array.isArray(doc)) return { problem: "reading them back did not give a JSON array" };
     return { rules: doc as RoutingRuleBody[] };
   } catch (err) {
     const e = err as Error;
-    return { problem: `reading them back failed: ${e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : scrub(e.message, [request.credentialsString])}` };
+    return {
+      problem: `reading them back failed: ${e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : scrub(e.message, [request.credentialsString])}`,
+    };
   }
 }
 
@@ -212,13 +249,17 @@ export async function postRoutingRules(request: PostRoutingRulesRequest): Promis
     if (outcome.kind === "unknown") {
       const read = await readRules(url, request, timeoutMs);
       if ("problem" in read) {
-        throw refusal(`${what}: ${lastProblem}; the hub may hold the set already, and ${read.problem}: check the tenant's routing rules on the hub before posting again (pulumi up)`);
+        throw refusal(
+          `${what}: ${lastProblem}; the hub may hold the set already, and ${read.problem}: check the tenant's routing rules on the hub before posting again (pulumi up)`,
+        );
       }
       pending = missingRules(request.rules, read.rules);
       if (pending.length === 0) return { status: 200, attempts: attempt, posted: 0 };
     }
   }
-  throw refusal(`${what} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${lastProblem}; check the hub (hub-export probe), then run again`);
+  throw refusal(
+    `${what} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${lastProblem}; check the hub (hub-export probe), then run again`,
+  );
 }
 
 function ruleSetState(inputs: RoutingRuleSetState, posted: { postedAt?: string }): RoutingRuleSetState {
@@ -236,7 +277,8 @@ function ruleSetState(inputs: RoutingRuleSetState, posted: { postedAt?: string }
 
 /** Said once per provider process (one `pulumi refresh`), not once per tenant. */
 function warnOnce(key: string, message: string): void {
-  const said = ((globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.routing-rules-warnings")] ??= new Set<string>()) as Set<string>;
+  const said = ((globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.routing-rules-warnings")] ??=
+    new Set<string>()) as Set<string>;
   if (said.has(key)) return;
   said.add(key);
   process.stderr.write(`${message}\n`);
@@ -254,13 +296,20 @@ function needsPost(olds: RoutingRuleSetState, news: RoutingRuleSetState): boolea
 export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState, RoutingRuleSetState> = {
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
-    if (typeof news.cfgApiUrl !== "string" || !/^https?:\/\/.+\/api\/$/.test(news.cfgApiUrl)) failures.push({ property: "cfgApiUrl", reason: "must be an http(s) URL ending in /api/" });
-    if (typeof news.tenantId !== "string" || !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(news.tenantId)) {
+    if (typeof news.cfgApiUrl !== "string" || !/^https?:\/\/.+\/api\/$/.test(news.cfgApiUrl))
+      failures.push({ property: "cfgApiUrl", reason: "must be an http(s) URL ending in /api/" });
+    if (
+      typeof news.tenantId !== "string" ||
+      !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(news.tenantId)
+    ) {
       failures.push({ property: "tenantId", reason: "must be a UUID" });
     }
-    if (typeof news.credentialsString !== "string" || news.credentialsString === "") failures.push({ property: "credentialsString", reason: "is required" });
-    if (!Array.isArray(news.rules) || news.rules.length === 0) failures.push({ property: "rules", reason: "must hold at least one rule" });
-    else if (news.rulesHash !== ruleSetHash(news.rules)) failures.push({ property: "rulesHash", reason: "is not the hash of the canonical rule set" });
+    if (typeof news.credentialsString !== "string" || news.credentialsString === "")
+      failures.push({ property: "credentialsString", reason: "is required" });
+    if (!Array.isArray(news.rules) || news.rules.length === 0)
+      failures.push({ property: "rules", reason: "must hold at least one rule" });
+    else if (news.rulesHash !== ruleSetHash(news.rules))
+      failures.push({ property: "rulesHash", reason: "is not the hash of the canonical rule set" });
     return failures.length ? { failures } : { inputs: news };
   },
 
@@ -272,7 +321,10 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
 
   async create(inputs) {
     await postRoutingRules(inputs);
-    return { id: String(inputs.tenantId).toLowerCase(), outs: ruleSetState(inputs, { postedAt: new Date().toISOString() }) };
+    return {
+      id: String(inputs.tenantId).toLowerCase(),
+      outs: ruleSetState(inputs, { postedAt: new Date().toISOString() }),
+    };
   },
 
   /**
@@ -295,7 +347,9 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
       }
       throw new Error(`refresh of hub routing rules of tenant ${props.tenantId}: ${read.problem}`);
     }
-    const held = Array.isArray(props.rules) ? props.rules.filter((r) => missingRules([r], read.rules).length === 0) : [];
+    const held = Array.isArray(props.rules)
+      ? props.rules.filter((r) => missingRules([r], read.rules).length === 0)
+      : [];
     if (held.length === (props.rules ?? []).length) return { id, props, inputs: props };
     const state = { ...props, rules: held, rulesHash: ruleSetHash(held), ruleCount: held.length };
     const { ruleCount: _count, postedAt: _posted, ...inputs } = state;

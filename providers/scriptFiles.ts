@@ -20,7 +20,11 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { stableJson as jsonStable } from "./json";
-import { awsClientCredentials as stackCredentials, configureAwsAccess as configureAccess, rememberedAwsAccess as configuredAccess } from "./awsAccess";
+import {
+  awsClientCredentials as stackCredentials,
+  configureAwsAccess as configureAccess,
+  rememberedAwsAccess as configuredAccess,
+} from "./awsAccess";
 import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
 import { refusal as userRefusal } from "./refusal";
 
@@ -93,7 +97,10 @@ export type S3FolderLocation = Extract<ScriptFolderLocation, { kind: "s3" }>;
  * sharedObjects.ts. The client has the credentials of the stack's AWS provider, its account checked
  * (providers/awsAccess.ts), once `configure` has read them.
  */
-export function s3Folder(location: S3FolderLocation): { client: import("@aws-sdk/client-s3").S3Client; prefix: string } {
+export function s3Folder(location: S3FolderLocation): {
+  client: import("@aws-sdk/client-s3").S3Client;
+  prefix: string;
+} {
   const { S3Client } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const client = new S3Client({
     ...(location.region ? { region: location.region } : {}),
@@ -103,11 +110,15 @@ export function s3Folder(location: S3FolderLocation): { client: import("@aws-sdk
     responseChecksumValidation: "WHEN_REQUIRED",
   });
   // "" is the bucket's top: keys are then used as they are.
-  return { client, prefix: location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/` };
+  return {
+    client,
+    prefix: location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`,
+  };
 }
 
 function s3Store(location: S3FolderLocation): SharedObjectStore {
-  const { GetObjectCommand, HeadObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const { GetObjectCommand, HeadObjectCommand, PutObjectCommand } =
+    require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const { client, prefix } = s3Folder(location);
   const where = (name: string) => `s3://${location.bucket}/${prefix}${name}`;
   return {
@@ -115,7 +126,11 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
     async read(name) {
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
-        return { text: await out.Body!.transformToString("utf8"), etag: out.ETag!, ...(out.SSEKMSKeyId ? { kmsKeyId: out.SSEKMSKeyId } : {}) };
+        return {
+          text: await out.Body!.transformToString("utf8"),
+          etag: out.ETag!,
+          ...(out.SSEKMSKeyId ? { kmsKeyId: out.SSEKMSKeyId } : {}),
+        };
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return undefined;
@@ -228,7 +243,10 @@ export async function updateSharedFile(
     const reencrypt = reencryptFrom !== undefined && current?.kmsKeyId === reencryptFrom;
     if (next === undefined || (current && next === current.text && !reencrypt)) return;
     if (await store.write(name, next, current?.etag, contentType)) return;
-    if (attempt >= ATTEMPTS) throw refusal(`${store.describe}${name}: another writer changed it ${ATTEMPTS} times while this one tried; nothing of this stack was written, run again`);
+    if (attempt >= ATTEMPTS)
+      throw refusal(
+        `${store.describe}${name}: another writer changed it ${ATTEMPTS} times while this one tried; nothing of this stack was written, run again`,
+      );
     // Jitter, so that two writers do not meet again at once.
     await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 80 * attempt)));
   }
@@ -241,15 +259,23 @@ const PLACEHOLDER = /^<[^<>]*>$/;
  * tenant_credentials.txt with `own` (hub tenant id → credentials string) set and `released` ids removed (owned before,
  * not now); the template's placeholder entry dropped; every other entry left as it is, where it is.
  */
-export function mergeTenantCredentials(text: string, own: Record<string, string>, released: readonly string[] = []): string {
+export function mergeTenantCredentials(
+  text: string,
+  own: Record<string, string>,
+  released: readonly string[] = [],
+): string {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
-    throw refusal(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not valid JSON (another tool wrote it?): fix it by hand (nothing was written)`);
+    throw refusal(
+      `${SHARED_FILES.tenantCredentials} in the shared scripts folder is not valid JSON (another tool wrote it?): fix it by hand (nothing was written)`,
+    );
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
-    throw refusal(`${SHARED_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`);
+    throw refusal(
+      `${SHARED_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`,
+    );
   }
   const ownByLower = new Map(Object.keys(own).map((id) => [id.toLowerCase(), id]));
   const drop = new Set(released.map((id) => id.toLowerCase()).filter((id) => !ownByLower.has(id)));
@@ -265,7 +291,9 @@ export function mergeTenantCredentials(text: string, own: Record<string, string>
 }
 
 /** The [warehouse] warehouse_connection line of credentials.ini: its index, key as written, and value. */
-function warehouseConnectionLine(lines: string[]): { index: number; key: string; value: string } | { index: -1; warehouseAt: number } {
+function warehouseConnectionLine(
+  lines: string[],
+): { index: number; key: string; value: string } | { index: -1; warehouseAt: number } {
   let section = "";
   let warehouseAt = -1;
   for (let i = 0; i < lines.length; i++) {
@@ -277,7 +305,8 @@ function warehouseConnectionLine(lines: string[]): { index: number; key: string;
       continue;
     }
     const m = /^([^=:;#]+)[=:](.*)$/.exec(line);
-    if (m && section === "warehouse" && m[1].trim().toLowerCase() === "warehouse_connection") return { index: i, key: m[1].trim(), value: m[2].trim() };
+    if (m && section === "warehouse" && m[1].trim().toLowerCase() === "warehouse_connection")
+      return { index: i, key: m[1].trim(), value: m[2].trim() };
   }
   return { index: -1, warehouseAt };
 }
@@ -311,7 +340,10 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
 async function fromTemplate(store: SharedObjectStore, template: string, current: string | undefined): Promise<string> {
   if (current !== undefined) return current;
   const copy = await store.read(template);
-  if (!copy) throw refusal(`${store.describe}${template} is missing: the scripts folder's templates must be there to create the file from (procedure step 7.2): put it back (a scripts release brings it; 'pulumi up' writes a missing one after 'pulumi refresh'), then run again`);
+  if (!copy)
+    throw refusal(
+      `${store.describe}${template} is missing: the scripts folder's templates must be there to create the file from (procedure step 7.2): put it back (a scripts release brings it; 'pulumi up' writes a missing one after 'pulumi refresh'), then run again`,
+    );
   return copy.text;
 }
 
@@ -323,20 +355,34 @@ export interface PreviousScriptFiles {
 }
 
 /** Steps 7.2 to 7.4 for one stack: both files created when absent, its connection name and its entries set. */
-export async function applyScriptFiles(spec: ScriptFilesSpec, released: readonly string[] = [], previous: PreviousScriptFiles = {}): Promise<void> {
+export async function applyScriptFiles(
+  spec: ScriptFilesSpec,
+  released: readonly string[] = [],
+  previous: PreviousScriptFiles = {},
+): Promise<void> {
   const store = openSharedStore(spec.location);
   await updateSharedFile(
     store,
     SHARED_FILES.credentialsIni,
     "text/plain",
-    async (current) => mergeCredentialsIni(await fromTemplate(store, SHARED_FILES.credentialsIniTemplate, current), spec.warehouseConnection, previous.warehouseConnection),
+    async (current) =>
+      mergeCredentialsIni(
+        await fromTemplate(store, SHARED_FILES.credentialsIniTemplate, current),
+        spec.warehouseConnection,
+        previous.warehouseConnection,
+      ),
     previous.kmsKeyArn,
   );
   await updateSharedFile(
     store,
     SHARED_FILES.tenantCredentials,
     "application/json",
-    async (current) => mergeTenantCredentials(await fromTemplate(store, SHARED_FILES.tenantCredentialsTemplate, current), spec.entries, released),
+    async (current) =>
+      mergeTenantCredentials(
+        await fromTemplate(store, SHARED_FILES.tenantCredentialsTemplate, current),
+        spec.entries,
+        released,
+      ),
     previous.kmsKeyArn,
   );
 }
@@ -345,16 +391,23 @@ export async function applyScriptFiles(spec: ScriptFilesSpec, released: readonly
 export async function releaseScriptFiles(location: ScriptFolderLocation, ids: readonly string[]): Promise<void> {
   const store = openSharedStore(location);
   // Nothing to release from a file that is gone.
-  await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) => (current === undefined ? undefined : mergeTenantCredentials(current, {}, ids)));
+  await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) =>
+    current === undefined ? undefined : mergeTenantCredentials(current, {}, ids),
+  );
 }
 
 /**
  * What of `spec` the files hold now (`pulumi refresh`): its entries that are there with its values, and its connection
  * name when credentials.ini has it (else ""). Nothing else is read out: other entries are not this stack's.
  */
-export async function readScriptFiles(spec: ScriptFilesSpec): Promise<Pick<ScriptFilesSpec, "warehouseConnection" | "entries">> {
+export async function readScriptFiles(
+  spec: ScriptFilesSpec,
+): Promise<Pick<ScriptFilesSpec, "warehouseConnection" | "entries">> {
   const store = openSharedStore(spec.location);
-  const [ini, txt] = await Promise.all([store.read(SHARED_FILES.credentialsIni), store.read(SHARED_FILES.tenantCredentials)]);
+  const [ini, txt] = await Promise.all([
+    store.read(SHARED_FILES.credentialsIni),
+    store.read(SHARED_FILES.tenantCredentials),
+  ]);
   const line = ini ? warehouseConnectionLine(ini.text.split(/\r?\n/)) : undefined;
   const connection = line && "value" in line ? line.value : undefined;
   let doc: Record<string, unknown> = {};
@@ -365,7 +418,9 @@ export async function readScriptFiles(spec: ScriptFilesSpec): Promise<Pick<Scrip
     // Not JSON any more: none of this stack's entries is usable; the next `up` says what to fix.
   }
   const inFile = new Map(Object.entries(doc).map(([id, value]) => [id.toLowerCase(), value]));
-  const entries = Object.fromEntries(Object.entries(spec.entries ?? {}).filter(([id, value]) => inFile.get(id.toLowerCase()) === value));
+  const entries = Object.fromEntries(
+    Object.entries(spec.entries ?? {}).filter(([id, value]) => inFile.get(id.toLowerCase()) === value),
+  );
   return { warehouseConnection: connection === spec.warehouseConnection ? connection : "", entries };
 }
 
@@ -377,7 +432,12 @@ function fileOf(location: ScriptFolderLocation): string {
 }
 
 function state(inputs: ScriptFilesState): ScriptFilesState {
-  return { location: inputs.location, warehouseConnection: inputs.warehouseConnection, entries: inputs.entries, version: inputs.version };
+  return {
+    location: inputs.location,
+    warehouseConnection: inputs.warehouseConnection,
+    entries: inputs.entries,
+    version: inputs.version,
+  };
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */
@@ -388,9 +448,16 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
 
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
-    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });
-    if (typeof news.warehouseConnection !== "string" || news.warehouseConnection === "") failures.push({ property: "warehouseConnection", reason: "is required" });
-    if (!news.entries || typeof news.entries !== "object" || Object.values(news.entries).some((v) => typeof v !== "string")) failures.push({ property: "entries", reason: "must map hub tenant ids to credentials strings" });
+    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder"))
+      failures.push({ property: "location", reason: "must be an s3 or folder location" });
+    if (typeof news.warehouseConnection !== "string" || news.warehouseConnection === "")
+      failures.push({ property: "warehouseConnection", reason: "is required" });
+    if (
+      !news.entries ||
+      typeof news.entries !== "object" ||
+      Object.values(news.entries).some((v) => typeof v !== "string")
+    )
+      failures.push({ property: "entries", reason: "must map hub tenant ids to credentials strings" });
     return failures.length ? { failures } : { inputs: news };
   },
 
@@ -410,7 +477,8 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
 
   async create(inputs) {
     await applyScriptFiles(inputs);
-    const id = inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.location.prefix}` : inputs.location.dir;
+    const id =
+      inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.location.prefix}` : inputs.location.dir;
     return { id, outs: state(inputs) };
   },
 
@@ -421,10 +489,15 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
   },
 
   async update(_id, olds, news) {
-    const released = Object.keys(olds.entries ?? {}).filter((id) => !Object.keys(news.entries).some((n) => n.toLowerCase() === id.toLowerCase()));
+    const released = Object.keys(olds.entries ?? {}).filter(
+      (id) => !Object.keys(news.entries).some((n) => n.toLowerCase() === id.toLowerCase()),
+    );
     const oldKey = olds.location.kind === "s3" ? olds.location.kmsKeyArn : undefined;
     const newKey = news.location.kind === "s3" ? news.location.kmsKeyArn : undefined;
-    await applyScriptFiles(news, released, { warehouseConnection: olds.warehouseConnection || undefined, ...(oldKey && oldKey !== newKey ? { kmsKeyArn: oldKey } : {}) });
+    await applyScriptFiles(news, released, {
+      warehouseConnection: olds.warehouseConnection || undefined,
+      ...(oldKey && oldKey !== newKey ? { kmsKeyArn: oldKey } : {}),
+    });
     return { outs: state(news) };
   },
 

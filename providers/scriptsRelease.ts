@@ -23,7 +23,12 @@
  * from providers/scriptFiles.ts is captured through the aliases below, as values.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { s3Folder as scriptFolderS3, SHARED_FILES as SCRIPT_FOLDER_FILES, type S3FolderLocation, type ScriptFolderLocation } from "./scriptFiles";
+import {
+  s3Folder as scriptFolderS3,
+  SHARED_FILES as SCRIPT_FOLDER_FILES,
+  type S3FolderLocation,
+  type ScriptFolderLocation,
+} from "./scriptFiles";
 import { configureAwsAccess as configureAccess } from "./awsAccess";
 import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
 import { stableJson as jsonStable } from "./json";
@@ -99,7 +104,8 @@ export async function readScriptsRelease(zip: Buffer, source: string): Promise<S
   const yauzl = require("yauzl") as typeof import("yauzl");
   const entries = await new Promise<{ name: string; content: Buffer }[]>((resolve, reject) => {
     yauzl.fromBuffer(zip, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, file) => {
-      if (err || !file) return reject(releaseError(`${source}: not a readable zip file (${err?.message ?? "no entries"})`));
+      if (err || !file)
+        return reject(releaseError(`${source}: not a readable zip file (${err?.message ?? "no entries"})`));
       const out: { name: string; content: Buffer }[] = [];
       let total = 0;
       const fail = (e: Error) => {
@@ -113,12 +119,19 @@ export async function readScriptsRelease(zip: Buffer, source: string): Promise<S
         const raw = entry.fileName as unknown as Buffer;
         const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
         const problem = unsafeEntryName(fileName);
-        if (problem) return fail(releaseError(`${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`));
+        if (problem)
+          return fail(
+            releaseError(
+              `${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`,
+            ),
+          );
         // Unix mode in the high 16 bits: a symbolic link could point anywhere.
-        if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000) return fail(releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`));
+        if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000)
+          return fail(releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`));
         if (fileName.endsWith("/")) return file.readEntry();
         total += entry.uncompressedSize;
-        if (total > MAX_BYTES) return fail(releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`));
+        if (total > MAX_BYTES)
+          return fail(releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`));
         file.openReadStream(entry, (e, stream) => {
           if (e || !stream) return fail(releaseError(`${source}: entry '${fileName}': ${e?.message ?? "unreadable"}`));
           const chunks: Buffer[] = [];
@@ -158,7 +171,10 @@ export function releaseManifest(release: Pick<ScriptsRelease, "files">): Record<
 /** Files of the folder that applying `release` keeps though the release lacks them. */
 export function keptScriptFiles(release: Pick<ScriptsRelease, "files">): string[] {
   const names = new Set(release.files.map((f) => f.name));
-  return [...PROTECTED_SCRIPT_FILES, ...[SHARED_FILES.credentialsIniTemplate, SHARED_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t))];
+  return [
+    ...PROTECTED_SCRIPT_FILES,
+    ...[SHARED_FILES.credentialsIniTemplate, SHARED_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t)),
+  ];
 }
 
 /** What applying a release did. */
@@ -184,21 +200,36 @@ function stays(name: string, wanted: Set<string>, keep: readonly string[]): bool
 }
 
 /** Makes the folder's content the release's: its files written (structure kept), every other one deleted but `keep`. */
-export async function applyScriptsRelease(location: ScriptFolderLocation, release: Pick<ScriptsRelease, "files">, keep: readonly string[]): Promise<AppliedRelease> {
+export async function applyScriptsRelease(
+  location: ScriptFolderLocation,
+  release: Pick<ScriptsRelease, "files">,
+  keep: readonly string[],
+): Promise<AppliedRelease> {
   const wanted = new Set(release.files.map((f) => f.name));
-  return location.kind === "s3" ? applyToS3(location, release.files, wanted, keep) : applyToFolder(location.dir, release.files, wanted, keep);
+  return location.kind === "s3"
+    ? applyToS3(location, release.files, wanted, keep)
+    : applyToFolder(location.dir, release.files, wanted, keep);
 }
 
-async function applyToS3(location: S3FolderLocation, files: ReleaseFile[], wanted: Set<string>, keep: readonly string[]): Promise<AppliedRelease> {
-  const { ListObjectsV2Command, PutObjectCommand, DeleteObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+async function applyToS3(
+  location: S3FolderLocation,
+  files: ReleaseFile[],
+  wanted: Set<string>,
+  keep: readonly string[],
+): Promise<AppliedRelease> {
+  const { ListObjectsV2Command, PutObjectCommand, DeleteObjectCommand } =
+    require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const { client, prefix } = s3Folder(location);
   const where = `s3://${location.bucket}/${prefix}`;
-  const failed = (what: string, err: unknown) => new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+  const failed = (what: string, err: unknown) =>
+    new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
   const present: string[] = [];
   let token: string | undefined;
   try {
     do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
       for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -232,7 +263,12 @@ async function applyToS3(location: S3FolderLocation, files: ReleaseFile[], wante
   return { written: files.length, deleted };
 }
 
-async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<string>, keep: readonly string[]): Promise<AppliedRelease> {
+async function applyToFolder(
+  dir: string,
+  files: ReleaseFile[],
+  wanted: Set<string>,
+  keep: readonly string[],
+): Promise<AppliedRelease> {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
   makeFolder(dir, FOLDER_MODE);
@@ -245,10 +281,15 @@ async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<stri
     fs.renameSync(tmp, target);
   }
   const walk = (sub: string): string[] =>
-    fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
+    fs
+      .readdirSync(path.join(dir, sub), { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
   // A kept file's lock and temporary files (scriptFiles.ts: another writer may be merging it right now) stay too.
-  const keptWork = (name: string) => keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
-  const deleted = walk("").filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
+  const keptWork = (name: string) =>
+    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
+  const deleted = walk("")
+    .filter((name) => !stays(name, wanted, keep) && !keptWork(name))
+    .sort();
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
   const prune = (sub: string): void => {
@@ -268,14 +309,22 @@ async function applyToFolder(dir: string, files: ReleaseFile[], wanted: Set<stri
  * one its user metadata says, `changed` where it says none, HeadObject), and the files that are neither the release's
  * nor kept (`extra`). A file the folder lacks is left out.
  */
-export async function readReleaseFolder(location: ScriptFolderLocation, manifest: Record<string, string>, keep: readonly string[]): Promise<{ files: Record<string, string>; extra: string[] }> {
+export async function readReleaseFolder(
+  location: ScriptFolderLocation,
+  manifest: Record<string, string>,
+  keep: readonly string[],
+): Promise<{ files: Record<string, string>; extra: string[] }> {
   const wanted = new Set(Object.keys(manifest));
   const files: Record<string, string> = {};
   let present: string[];
   if (location.kind === "s3") {
-    const { HeadObjectCommand, ListObjectsV2Command } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+    const { HeadObjectCommand, ListObjectsV2Command } =
+      require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
     const { client, prefix } = s3Folder(location);
-    const failed = (what: string, err: unknown) => new Error(`scripts release: cannot ${what} s3://${location.bucket}/${prefix}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+    const failed = (what: string, err: unknown) =>
+      new Error(
+        `scripts release: cannot ${what} s3://${location.bucket}/${prefix}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`,
+      );
     await inParallel(Object.keys(manifest), async (name) => {
       try {
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
@@ -290,7 +339,9 @@ export async function readReleaseFolder(location: ScriptFolderLocation, manifest
     let token: string | undefined;
     try {
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
+        );
         for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
@@ -301,12 +352,16 @@ export async function readReleaseFolder(location: ScriptFolderLocation, manifest
     const fs = require("node:fs") as typeof import("node:fs");
     const path = require("node:path") as typeof import("node:path");
     const walk = (sub: string): string[] =>
-      fs.readdirSync(path.join(location.dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
+      fs
+        .readdirSync(path.join(location.dir, sub), { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
     present = fs.existsSync(location.dir) ? walk("") : [];
-    for (const name of present) if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
+    for (const name of present)
+      if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
   }
   // A kept file's lock and temporary files (scriptFiles.ts) are not the release's business either.
-  const keptWork = (name: string) => keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
+  const keptWork = (name: string) =>
+    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
   const extra = present.filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
   return { files, extra };
 }
@@ -334,11 +389,30 @@ export interface ScriptsReleaseState {
 
 /** The location compared as a whole, in a fixed order (unknown values during preview compare as themselves). */
 function locationKey(location: ScriptFolderLocation): string {
-  return JSON.stringify(location.kind === "s3" ? [location.kind, location.bucket, location.prefix, location.region ?? null, location.endpoint ?? null, location.kmsKeyArn ?? null] : [location.kind, location.dir]);
+  return JSON.stringify(
+    location.kind === "s3"
+      ? [
+          location.kind,
+          location.bucket,
+          location.prefix,
+          location.region ?? null,
+          location.endpoint ?? null,
+          location.kmsKeyArn ?? null,
+        ]
+      : [location.kind, location.dir],
+  );
 }
 
 function releaseState(inputs: ScriptsReleaseState): ScriptsReleaseState {
-  return { location: inputs.location, zipPath: inputs.zipPath, source: inputs.source, sha256: inputs.sha256, files: inputs.files, keep: inputs.keep, version: inputs.version };
+  return {
+    location: inputs.location,
+    zipPath: inputs.zipPath,
+    source: inputs.source,
+    sha256: inputs.sha256,
+    files: inputs.files,
+    keep: inputs.keep,
+    version: inputs.version,
+  };
 }
 
 /** Reads the zip the program planned with, checks it is the same, and applies it. */
@@ -348,15 +422,21 @@ async function apply(inputs: ScriptsReleaseState): Promise<void> {
   try {
     zip = fs.readFileSync(inputs.zipPath);
   } catch (err) {
-    throw releaseError(`${inputs.source}: cannot read ${inputs.zipPath} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was changed`);
+    throw releaseError(
+      `${inputs.source}: cannot read ${inputs.zipPath} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was changed`,
+    );
   }
   const sha256 = sha256Of(zip);
   if (sha256 !== inputs.sha256) {
-    throw releaseError(`${inputs.source}: the zip changed since this 'pulumi up' planned with it (sha256 ${inputs.sha256.slice(0, 12)}…, now ${sha256.slice(0, 12)}…); nothing was changed, run it again`);
+    throw releaseError(
+      `${inputs.source}: the zip changed since this 'pulumi up' planned with it (sha256 ${inputs.sha256.slice(0, 12)}…, now ${sha256.slice(0, 12)}…); nothing was changed, run it again`,
+    );
   }
   const release = await readScriptsRelease(zip, inputs.source);
   const done = await applyScriptsRelease(inputs.location, release, inputs.keep);
-  process.stderr.write(`${inputs.source} (sha256 ${sha256.slice(0, 12)}…): ${done.written} files written${done.deleted.length ? `, deleted as not in the release: ${done.deleted.join(", ")}` : ""}\n`);
+  process.stderr.write(
+    `${inputs.source} (sha256 ${sha256.slice(0, 12)}…): ${done.written} files written${done.deleted.length ? `, deleted as not in the release: ${done.deleted.join(", ")}` : ""}\n`,
+  );
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */
@@ -367,11 +447,16 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
 
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
-    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });
-    if (typeof news.zipPath !== "string" || news.zipPath === "") failures.push({ property: "zipPath", reason: "must be the path of the release's zip" });
-    if (typeof news.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(news.sha256)) failures.push({ property: "sha256", reason: "must be the zip's sha256 (64 hex digits)" });
-    if (!news.files || typeof news.files !== "object" || Object.keys(news.files).length === 0) failures.push({ property: "files", reason: "must list the release's files" });
-    if (!Array.isArray(news.keep)) failures.push({ property: "keep", reason: "must list the files the release never deletes" });
+    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder"))
+      failures.push({ property: "location", reason: "must be an s3 or folder location" });
+    if (typeof news.zipPath !== "string" || news.zipPath === "")
+      failures.push({ property: "zipPath", reason: "must be the path of the release's zip" });
+    if (typeof news.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(news.sha256))
+      failures.push({ property: "sha256", reason: "must be the zip's sha256 (64 hex digits)" });
+    if (!news.files || typeof news.files !== "object" || Object.keys(news.files).length === 0)
+      failures.push({ property: "files", reason: "must list the release's files" });
+    if (!Array.isArray(news.keep))
+      failures.push({ property: "keep", reason: "must list the files the release never deletes" });
     return failures.length ? { failures } : { inputs: news };
   },
 
@@ -379,13 +464,19 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     // Another zip path with the same content (another machine, another checkout) changes nothing.
     // After a refresh: files changed or removed, or files added, in the folder.
     const drift = stableJson(olds.files) !== stableJson(news.files) || (olds.extra ?? []).length > 0;
-    const changes = drift || olds.sha256 !== news.sha256 || locationKey(olds.location) !== locationKey(news.location) || olds.keep.join("\n") !== news.keep.join("\n") || olds.version !== news.version;
+    const changes =
+      drift ||
+      olds.sha256 !== news.sha256 ||
+      locationKey(olds.location) !== locationKey(news.location) ||
+      olds.keep.join("\n") !== news.keep.join("\n") ||
+      olds.version !== news.version;
     return { changes };
   },
 
   async create(inputs) {
     await apply(inputs);
-    const id = inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.location.prefix}` : inputs.location.dir;
+    const id =
+      inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.location.prefix}` : inputs.location.dir;
     return { id, outs: releaseState(inputs) };
   },
 
@@ -404,13 +495,20 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     if (!props) return { id };
     const found = await readReleaseFolder(props.location, props.files, props.keep);
     const { extra: _extra, ...state } = props;
-    if (stableJson(found.files) === stableJson(props.files) && found.extra.length === 0) return { id, props: state, inputs: state };
-    const drifted: ScriptsReleaseState = { ...state, files: found.files, ...(found.extra.length ? { extra: found.extra } : {}) };
+    if (stableJson(found.files) === stableJson(props.files) && found.extra.length === 0)
+      return { id, props: state, inputs: state };
+    const drifted: ScriptsReleaseState = {
+      ...state,
+      files: found.files,
+      ...(found.extra.length ? { extra: found.extra } : {}),
+    };
     return { id, props: drifted, inputs: drifted };
   },
 
   async delete(_id, props) {
     // The folder is shared by the platform environment's pipelines: its content stays as it is.
-    process.stderr.write(`${props.source}: the scripts folder keeps the release's files (shared by the platform environment's pipelines)\n`);
+    process.stderr.write(
+      `${props.source}: the scripts folder keeps the release's files (shared by the platform environment's pipelines)\n`,
+    );
   },
 };

@@ -37,7 +37,9 @@ export interface SharedObjectState {
 
 /** The object's id: `s3://<bucket>/<key>`, or the path in the folder. */
 function objectId(inputs: Pick<SharedObjectState, "location" | "key">): string {
-  return inputs.location.kind === "s3" ? `s3://${inputs.location.bucket}/${inputs.key}` : `${inputs.location.dir}/${inputs.key}`;
+  return inputs.location.kind === "s3"
+    ? `s3://${inputs.location.bucket}/${inputs.key}`
+    : `${inputs.location.dir}/${inputs.key}`;
 }
 
 /** The bucket and endpoint, or the folder: a change of KMS key or region keeps the object where it is. */
@@ -51,7 +53,14 @@ export async function createSharedObject(inputs: Omit<SharedObjectState, "versio
 }
 
 function state(inputs: SharedObjectState, created: boolean): SharedObjectState {
-  return { location: inputs.location, key: inputs.key, content: inputs.content, contentType: inputs.contentType, version: inputs.version, created };
+  return {
+    location: inputs.location,
+    key: inputs.key,
+    content: inputs.content,
+    contentType: inputs.contentType,
+    version: inputs.version,
+    created,
+  };
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */
@@ -62,17 +71,26 @@ export const sharedObjectProvider: dynamic.ResourceProvider<SharedObjectState, S
 
   async check(_olds, news) {
     const failures: { property: string; reason: string }[] = [];
-    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder")) failures.push({ property: "location", reason: "must be an s3 or folder location" });
-    if (typeof news.key !== "string" || news.key === "" || news.key.startsWith("/")) failures.push({ property: "key", reason: "must be a key without a leading /" });
+    if (!news.location || (news.location.kind !== "s3" && news.location.kind !== "folder"))
+      failures.push({ property: "location", reason: "must be an s3 or folder location" });
+    if (typeof news.key !== "string" || news.key === "" || news.key.startsWith("/"))
+      failures.push({ property: "key", reason: "must be a key without a leading /" });
     if (typeof news.content !== "string") failures.push({ property: "content", reason: "must be text" });
     return failures.length ? { failures } : { inputs: news };
   },
 
   async diff(_id, olds, news) {
     // Another bucket or key is another object (this one is left, as on delete); anything else changes only the state.
-    const replaces = [...(placeOf(olds.location) !== placeOf(news.location) ? ["location"] : []), ...(olds.key !== news.key ? ["key"] : [])];
+    const replaces = [
+      ...(placeOf(olds.location) !== placeOf(news.location) ? ["location"] : []),
+      ...(olds.key !== news.key ? ["key"] : []),
+    ];
     const changes =
-      replaces.length > 0 || stableJson(olds.location) !== stableJson(news.location) || olds.content !== news.content || olds.contentType !== news.contentType || olds.version !== news.version;
+      replaces.length > 0 ||
+      stableJson(olds.location) !== stableJson(news.location) ||
+      olds.content !== news.content ||
+      olds.contentType !== news.contentType ||
+      olds.version !== news.version;
     return { changes, replaces, deleteBeforeReplace: false };
   },
 

@@ -77,20 +77,33 @@ export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<v
     try {
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`hub-export config row ${id}`]);
-        const found = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, keyParams);
+        const found = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`,
+          keyParams,
+        );
         const n = found.rows[0].n;
         if (n > 1) {
-          throw refusal(`the key matches ${n} rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`);
+          throw refusal(
+            `the key matches ${n} rows; this project keeps one row per key: delete all but one by hand (nothing was changed)`,
+          );
         }
         if (n === 1) {
           if (valueColumns.length === 0) return;
-          const set = valueColumns.map((c, i) => `${quoteIdent(c, "column")} = $${keyColumns.length + i + 1}`).join(", ");
-          await client.query(`UPDATE ${table} SET ${set} WHERE ${where}`, [...keyParams, ...valueColumns.map((c) => row.values[c])]);
+          const set = valueColumns
+            .map((c, i) => `${quoteIdent(c, "column")} = $${keyColumns.length + i + 1}`)
+            .join(", ");
+          await client.query(`UPDATE ${table} SET ${set} WHERE ${where}`, [
+            ...keyParams,
+            ...valueColumns.map((c) => row.values[c]),
+          ]);
           return;
         }
         const columns = [...keyColumns, ...valueColumns].map((c) => quoteIdent(c, "column"));
         const params = [...keyParams, ...valueColumns.map((c) => row.values[c])];
-        await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${params.map((_, i) => `$${i + 1}`).join(", ")})`, params);
+        await client.query(
+          `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${params.map((_, i) => `$${i + 1}`).join(", ")})`,
+          params,
+        );
       });
     } catch (err) {
       const message = `upsert into ${row.schema}.${row.table} (${id}) failed: ${(err as Error).message}`;
@@ -108,11 +121,19 @@ export async function readRow(
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
   const keyColumns = Object.keys(row.key);
   const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
-  const select = row.columns.length ? row.columns.map((c) => `${quoteIdent(c, "column")}::text AS ${quoteIdent(c, "column")}`).join(", ") : "1 AS present";
+  const select = row.columns.length
+    ? row.columns.map((c) => `${quoteIdent(c, "column")}::text AS ${quoteIdent(c, "column")}`).join(", ")
+    : "1 AS present";
   return withPgClient(target, async (client) => {
-    const result = await client.query(`SELECT ${select} FROM ${table} WHERE ${where}`, keyColumns.map((c) => row.key[c]));
+    const result = await client.query(
+      `SELECT ${select} FROM ${table} WHERE ${where}`,
+      keyColumns.map((c) => row.key[c]),
+    );
     if (result.rowCount === 0) return undefined;
-    if ((result.rowCount ?? 0) > 1) throw refusal(`${configRowId(row)}: the key matches ${result.rowCount} rows; this project keeps one row per key: delete all but one by hand`);
+    if ((result.rowCount ?? 0) > 1)
+      throw refusal(
+        `${configRowId(row)}: the key matches ${result.rowCount} rows; this project keeps one row per key: delete all but one by hand`,
+      );
     const found = result.rows[0] as Record<string, SqlValue>;
     const values: Record<string, SqlValue> = {};
     for (const column of row.columns) values[column] = found[column.toLowerCase()] ?? null;
@@ -121,7 +142,10 @@ export async function readRow(
 }
 
 /** Deletes the row by its key; true when it was there. */
-export async function deleteRow(target: PgTarget, row: Pick<ConfigRowSpec, "schema" | "table" | "key">): Promise<boolean> {
+export async function deleteRow(
+  target: PgTarget,
+  row: Pick<ConfigRowSpec, "schema" | "table" | "key">,
+): Promise<boolean> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
   const keyColumns = Object.keys(row.key);
   const where = keyColumns.map((c, i) => `${quoteIdent(c, "column")} = $${i + 1}`).join(" AND ");
@@ -139,7 +163,8 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
   const problems: { property: string; reason: string }[] = [];
   const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
   for (const property of ["schema", "table"] as const) {
-    if (typeof inputs[property] !== "string" || !identifier.test(inputs[property])) problems.push({ property, reason: "must be a safe SQL identifier" });
+    if (typeof inputs[property] !== "string" || !identifier.test(inputs[property]))
+      problems.push({ property, reason: "must be a safe SQL identifier" });
   }
   const columns = new Set<string>();
   for (const property of ["key", "values"] as const) {
@@ -148,22 +173,34 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
       problems.push({ property, reason: "must be an object of column: value" });
       continue;
     }
-    if (property === "key" && Object.keys(record).length === 0) problems.push({ property, reason: "must name at least one key column" });
+    if (property === "key" && Object.keys(record).length === 0)
+      problems.push({ property, reason: "must name at least one key column" });
     for (const [column, value] of Object.entries(record)) {
-      if (!identifier.test(column)) problems.push({ property, reason: `column ${JSON.stringify(column)} is not a safe SQL identifier` });
-      else if (columns.has(column.toLowerCase())) problems.push({ property, reason: `column ${column} appears in both key and values` });
+      if (!identifier.test(column))
+        problems.push({ property, reason: `column ${JSON.stringify(column)} is not a safe SQL identifier` });
+      else if (columns.has(column.toLowerCase()))
+        problems.push({ property, reason: `column ${column} appears in both key and values` });
       columns.add(column.toLowerCase());
       const allowsNull = property === "values";
-      if (!(typeof value === "string" || (allowsNull && value === null))) problems.push({ property, reason: `column ${column} must be a string${allowsNull ? " or null" : ""}` });
+      if (!(typeof value === "string" || (allowsNull && value === null)))
+        problems.push({ property, reason: `column ${column} must be a string${allowsNull ? " or null" : ""}` });
     }
   }
-  if (typeof inputs.target !== "string" || inputs.target === "") problems.push({ property: "target", reason: "must be the database's host:port/database" });
+  if (typeof inputs.target !== "string" || inputs.target === "")
+    problems.push({ property: "target", reason: "must be the database's host:port/database" });
   if (typeof inputs.version !== "number") problems.push({ property: "version", reason: "must be a number" });
   return problems;
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  return { target: inputs.target, schema: inputs.schema, table: inputs.table, key: inputs.key, values: inputs.values, version: inputs.version };
+  return {
+    target: inputs.target,
+    schema: inputs.schema,
+    table: inputs.table,
+    key: inputs.key,
+    values: inputs.values,
+    version: inputs.version,
+  };
 }
 
 /**
@@ -192,9 +229,7 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
     if (String(olds.table).toLowerCase() !== String(news.table).toLowerCase()) replaces.push("table");
     if (stableJson(olds.key) !== stableJson(news.key)) replaces.push("key");
     const changes =
-      replaces.length > 0 ||
-      stableJson(olds.values) !== stableJson(news.values) ||
-      olds.version !== news.version;
+      replaces.length > 0 || stableJson(olds.values) !== stableJson(news.values) || olds.version !== news.version;
     return { changes, replaces, deleteBeforeReplace: replaces.length > 0 };
   },
 
@@ -205,7 +240,10 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
 
   async read(id, props) {
     if (!props) return { id };
-    const current = await readRow(loginFor(props.target, configRowId(props)), { ...props, columns: Object.keys(props.values ?? {}) });
+    const current = await readRow(loginFor(props.target, configRowId(props)), {
+      ...props,
+      columns: Object.keys(props.values ?? {}),
+    });
     // An empty id tells the engine the row is gone: `pulumi refresh` drops it and the next `up` creates it again.
     if (!current) return { id: "" };
     const state = { ...rowState(props), values: current };

@@ -29,7 +29,9 @@ const sourceDirsPlugin = {
     build.onLoad({ filter: /\.ts$/ }, async (args) => {
       if (args.path.split(path.sep).includes("node_modules")) return undefined;
       const text = await fs.promises.readFile(args.path, "utf8");
-      const contents = text.replace(/\b__dirname\b/g, JSON.stringify(path.dirname(args.path))).replace(/\b__filename\b/g, JSON.stringify(args.path));
+      const contents = text
+        .replace(/\b__dirname\b/g, JSON.stringify(path.dirname(args.path)))
+        .replace(/\b__filename\b/g, JSON.stringify(args.path));
       return { contents, loader: "ts" };
     });
   },
@@ -82,7 +84,12 @@ function currentBundle(dir) {
   } catch {
     return null;
   }
-  if (manifest.root !== ROOT || !Array.isArray(manifest.inputs) || fingerprint(manifest.inputs) !== manifest.fingerprint) return null;
+  if (
+    manifest.root !== ROOT ||
+    !Array.isArray(manifest.inputs) ||
+    fingerprint(manifest.inputs) !== manifest.fingerprint
+  )
+    return null;
   const bundle = path.join(dir, manifest.bundle);
   return fs.existsSync(bundle) ? bundle : null;
 }
@@ -94,7 +101,8 @@ async function build(outfile, write) {
   try {
     return await esbuild.build({ ...bundleOptions(outfile), write });
   } catch (err) {
-    const messages = err && Array.isArray(err.errors) ? await esbuild.formatMessages(err.errors, { kind: "error" }) : [String(err)];
+    const messages =
+      err && Array.isArray(err.errors) ? await esbuild.formatMessages(err.errors, { kind: "error" }) : [String(err)];
     throw new BuildError(`building the command from its sources failed:\n${messages.join("")}`);
   }
 }
@@ -126,10 +134,15 @@ async function ensureCliBundle(dir = cacheDir()) {
   const name = `cli-${print.slice(0, 16)}.js`;
   for (const out of result.outputFiles) {
     const isMap = out.path.endsWith(".map");
-    const text = isMap ? absoluteSources(out.text, dir) : out.text.replace(/\/\/# sourceMappingURL=cli\.js\.map/, `//# sourceMappingURL=${name}.map`);
+    const text = isMap
+      ? absoluteSources(out.text, dir)
+      : out.text.replace(/\/\/# sourceMappingURL=cli\.js\.map/, `//# sourceMappingURL=${name}.map`);
     writeAtomically(path.join(dir, isMap ? `${name}.map` : name), text);
   }
-  writeAtomically(path.join(dir, "manifest.json"), JSON.stringify({ root: ROOT, bundle: name, fingerprint: print, inputs }));
+  writeAtomically(
+    path.join(dir, "manifest.json"),
+    JSON.stringify({ root: ROOT, bundle: name, fingerprint: print, inputs }),
+  );
   removeStaleBundles(dir, name);
   return path.join(dir, name);
 }

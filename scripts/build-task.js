@@ -60,7 +60,10 @@ module.exports = { buildTask, bundleInputs, bundleOptions };
 if (require.main === module) {
   const i = process.argv.indexOf("--outdir");
   buildTask({ outdir: i > 0 ? process.argv[i + 1] : undefined }).then(
-    ({ outfile, bytes }) => process.stdout.write(`built ${path.relative(process.cwd(), outfile)} (${(bytes / 1024 / 1024).toFixed(1)} MB with its map)\n`),
+    ({ outfile, bytes }) =>
+      process.stdout.write(
+        `built ${path.relative(process.cwd(), outfile)} (${(bytes / 1024 / 1024).toFixed(1)} MB with its map)\n`,
+      ),
     (err) => {
       process.stderr.write(`build-task: ${err && err.message ? err.message : err}\n`);
       process.exitCode = 1;

@@ -18,7 +18,10 @@ const FROM = /^FROM node:(\d+)\.(\d+)\.(\d+)-bookworm-slim@sha256:[0-9a-f]{64}$/
 function imageNode(root = ROOT) {
   const text = fs.readFileSync(path.join(root, "task", "Dockerfile"), "utf8");
   const m = FROM.exec(text);
-  if (!m) throw new Error("task/Dockerfile: the base image must be FROM node:<major>.<minor>.<patch>-bookworm-slim@sha256:<digest>");
+  if (!m)
+    throw new Error(
+      "task/Dockerfile: the base image must be FROM node:<major>.<minor>.<patch>-bookworm-slim@sha256:<digest>",
+    );
   return { version: `${m[1]}.${m[2]}.${m[3]}`, major: Number(m[1]), from: m[0].slice("FROM ".length) };
 }
 
@@ -35,7 +38,8 @@ function imageNodeBinary(root = ROOT) {
   const { version, major } = imageNode(root);
   const pkg = path.join(root, "node_modules", binaryPackage());
   const manifest = path.join(pkg, "package.json");
-  if (fs.existsSync(manifest) && JSON.parse(fs.readFileSync(manifest, "utf8")).version === version) return path.join(pkg, "bin", "node");
+  if (fs.existsSync(manifest) && JSON.parse(fs.readFileSync(manifest, "utf8")).version === version)
+    return path.join(pkg, "bin", "node");
   if (Number(process.versions.node.split(".")[0]) === major) return process.execPath;
   throw new Error(
     `the task bundle's tests run on Node.js ${major}, the image's (task/Dockerfile: ${version}); npm installs ${binaryPackage("linux", "x64")} or ${binaryPackage("darwin", "x64")} ${version} on those platforms, ` +

@@ -1,6 +1,12 @@
 /** What every phase of a run works with. */
 import { UserError } from "../core/errors";
-import { RUN_DEADLINE_ENV, SCHEDULE_ENV, STOP_GRACE_ENV, STOP_GRACE_SECONDS, defaultRunDeadlineSeconds } from "../core/runDeadline";
+import {
+  RUN_DEADLINE_ENV,
+  SCHEDULE_ENV,
+  STOP_GRACE_ENV,
+  STOP_GRACE_SECONDS,
+  defaultRunDeadlineSeconds,
+} from "../core/runDeadline";
 import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig, type LinkApi } from "../core/concurrency";
 import { concurrencySchema } from "../config/schema";
 import type { RunConfiguration } from "./load/configuration";
@@ -56,7 +62,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
 export function envSeconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const text = env[name];
   if (text === undefined || text.trim() === "") return fallback;
-  if (!/^\d+(\.\d+)?$/.test(text.trim()) || Number(text) <= 0) throw new UserError(`${name} must be a positive number of seconds, got '${text}'`);
+  if (!/^\d+(\.\d+)?$/.test(text.trim()) || Number(text) <= 0)
+    throw new UserError(`${name} must be a positive number of seconds, got '${text}'`);
   return Number(text);
 }
 
@@ -65,7 +72,10 @@ export function breakerFromEnv(env: NodeJS.ProcessEnv): BreakerSettings {
   const whole = ({ name, default: fallback }: { name: string; default: number }, max = Infinity): number => {
     const text = env[name]?.trim();
     if (text === undefined || text === "") return fallback;
-    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new UserError(`${name} must be a whole number from 1${Number.isFinite(max) ? ` to ${max}` : ""}, got '${env[name]}'`);
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max)
+      throw new UserError(
+        `${name} must be a whole number from 1${Number.isFinite(max) ? ` to ${max}` : ""}, got '${env[name]}'`,
+      );
     return Number(text);
   };
   return {
@@ -88,12 +98,16 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv): ConcurrencyConfig {
     try {
       raw = JSON.parse(text);
     } catch {
-      throw new UserError(`${CONCURRENCY_ENV} must be JSON (the stack config 'concurrency'), like {"queue":{"floor":2,"ceiling":64}}`);
+      throw new UserError(
+        `${CONCURRENCY_ENV} must be JSON (the stack config 'concurrency'), like {"queue":{"floor":2,"ceiling":64}}`,
+      );
     }
   }
   const parsed = concurrencySchema.safeParse(raw);
   if (!parsed.success) {
-    throw new UserError(parsed.error.issues.map((i) => `${CONCURRENCY_ENV}: ${i.path.join(".") || "(value)"}: ${i.message}`));
+    throw new UserError(
+      parsed.error.issues.map((i) => `${CONCURRENCY_ENV}: ${i.path.join(".") || "(value)"}: ${i.message}`),
+    );
   }
   const config = parsed.data;
   for (const [api, n] of Object.entries(pinnedFromEnv(env)) as [LinkApi, number][]) {
@@ -110,7 +124,10 @@ export function pinnedFromEnv(env: NodeJS.ProcessEnv): Partial<Record<LinkApi, n
   for (const api of LINK_APIS) {
     const value = fixed[api];
     if (value === undefined) continue;
-    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UserError(`HUB_EXPORT_${api === "queue" ? "PUBLISH" : "ERS"}_CONCURRENCY must be a positive integer, got '${value}'`);
+    if (!/^\d+$/.test(value) || Number(value) < 1)
+      throw new UserError(
+        `HUB_EXPORT_${api === "queue" ? "PUBLISH" : "ERS"}_CONCURRENCY must be a positive integer, got '${value}'`,
+      );
     pinned[api] = Number(value);
   }
   return pinned;

@@ -9,9 +9,25 @@ import { redact, redactDeep } from "../core/redact";
 
 export type { Logger };
 
-const REDACT = ["password", "clientSecret", "client_secret", "credentialsString", "authorization", "token", "access_token", "*.password", "*.clientSecret", "*.authorization", "*.token", "headers.authorization"];
+const REDACT = [
+  "password",
+  "clientSecret",
+  "client_secret",
+  "credentialsString",
+  "authorization",
+  "token",
+  "access_token",
+  "*.password",
+  "*.clientSecret",
+  "*.authorization",
+  "*.token",
+  "headers.authorization",
+];
 
-export function createLogger(destination: NodeJS.WritableStream | number = 1, level = process.env.HUB_EXPORT_LOG_LEVEL ?? "info"): Logger {
+export function createLogger(
+  destination: NodeJS.WritableStream | number = 1,
+  level = process.env.HUB_EXPORT_LOG_LEVEL ?? "info",
+): Logger {
   const stream = typeof destination === "number" ? pino.destination({ fd: destination, sync: true }) : destination;
   return pino(
     {
@@ -47,7 +63,17 @@ export class Progress {
     if (!force && now - this.last < this.everyMs) return;
     this.last = now;
     const seconds = (now - this.started) / 1000;
-    this.log.info({ event: "progress", phase: this.phase, done, ...fields, seconds: round(seconds), ratePerSecond: round(seconds > 0 ? done / seconds : 0) }, `${this.phase}: ${done} done`);
+    this.log.info(
+      {
+        event: "progress",
+        phase: this.phase,
+        done,
+        ...fields,
+        seconds: round(seconds),
+        ratePerSecond: round(seconds > 0 ? done / seconds : 0),
+      },
+      `${this.phase}: ${done} done`,
+    );
   }
 
   elapsedSeconds(): number {

@@ -8,7 +8,10 @@ import type { FinalCounts } from "./warehouse/runState";
 import type { Logger } from "./log";
 
 /** A finished run's per-tenant counts, summed per hub region (every region of the run's tenants appears). */
-export function countsPerRegion(tenants: readonly Pick<TenantConfig, "hubTenantId" | "region">[], counts: FinalCounts): Record<string, MessageCounts> {
+export function countsPerRegion(
+  tenants: readonly Pick<TenantConfig, "hubTenantId" | "region">[],
+  counts: FinalCounts,
+): Record<string, MessageCounts> {
   const regions: Record<string, MessageCounts> = {};
   for (const t of tenants) regions[t.region] ??= { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 };
   for (const [tenantId, c] of Object.entries(counts.tenants)) {
@@ -22,6 +25,17 @@ export function countsPerRegion(tenants: readonly Pick<TenantConfig, "hubTenantI
   return regions;
 }
 
-export function emitRunMetrics(log: Logger, input: { jobName: string; outcome: RunOutcome; seconds: number; regions?: Record<string, MessageCounts>; totals?: Partial<MessageCounts>; openLinks?: string[] }): void {
-  for (const record of runMetricRecords({ ...input, timestamp: Date.now() })) log.info({ event: "run.metrics", ...record }, `metrics ${String(record.Region)}`);
+export function emitRunMetrics(
+  log: Logger,
+  input: {
+    jobName: string;
+    outcome: RunOutcome;
+    seconds: number;
+    regions?: Record<string, MessageCounts>;
+    totals?: Partial<MessageCounts>;
+    openLinks?: string[];
+  },
+): void {
+  for (const record of runMetricRecords({ ...input, timestamp: Date.now() }))
+    log.info({ event: "run.metrics", ...record }, `metrics ${String(record.Region)}`);
 }

@@ -14,7 +14,19 @@ import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
 import { createAgent, HubHttp } from "./http/client";
 import { Links } from "./http/links";
-import { closeRun, lockClient, openRun, setPhase, markStartedReported, unlockClient, RunLockHeld, type FinalCounts, type IntakeJobStatus, type OpenedRun, type RunState } from "./warehouse/runState";
+import {
+  closeRun,
+  lockClient,
+  openRun,
+  setPhase,
+  markStartedReported,
+  unlockClient,
+  RunLockHeld,
+  type FinalCounts,
+  type IntakeJobStatus,
+  type OpenedRun,
+  type RunState,
+} from "./warehouse/runState";
 import { extract, type ExtractTotals } from "./phases/extract";
 import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
 import { sendEntities } from "./phases/ers";
@@ -30,7 +42,11 @@ import { RunStop, RunStopped, stopOnSignals } from "./stop";
 import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
 import type { PoolClient } from "pg";
 
-export const EXIT = { completed: EXIT_CODES.completed, stopped: EXIT_CODES.refusedOrStopped, failed: EXIT_CODES.executionFailed } as const;
+export const EXIT = {
+  completed: EXIT_CODES.completed,
+  stopped: EXIT_CODES.refusedOrStopped,
+  failed: EXIT_CODES.executionFailed,
+} as const;
 
 export interface RunOptions {
   log?: Logger;
@@ -46,23 +62,40 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   try {
     settings = { ...settingsFromEnv(), ...options.settings };
   } catch (err) {
-    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+    if (err instanceof UserError)
+      log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
     throw err;
   }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
   const exitNow = (why: string) => {
-    log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: why, seconds: round((Date.now() - started) / 1000) }, "run stopped at once; the next run resumes its transaction");
+    log.error(
+      {
+        event: "run.stopped",
+        transactionId: run?.transactionId,
+        phase: run?.phase,
+        reason: why,
+        seconds: round((Date.now() - started) / 1000),
+      },
+      "run stopped at once; the next run resumes its transaction",
+    );
     process.exit(EXIT.stopped);
   };
   const stop = new RunStop({
     graceMs: settings.stopGraceSeconds * 1000,
-    onRequest: (reason) => log.warn({ event: "run.stopping", reason, graceSeconds: settings.stopGraceSeconds }, "stopping: no new work; requests in flight finish or are abandoned, then the run records where it is"),
+    onRequest: (reason) =>
+      log.warn(
+        { event: "run.stopping", reason, graceSeconds: settings.stopGraceSeconds },
+        "stopping: no new work; requests in flight finish or are abandoned, then the run records where it is",
+      ),
     onGraceEnd: (reason) => exitNow(`${reason}; the grace period of ${settings.stopGraceSeconds} s ended`),
   });
   stop.deadline(settings.runDeadlineSeconds);
   const detachSignals = stopOnSignals(stop, (signal) => exitNow(`${stop.reason}, then ${signal} again`));
-  log.info({ event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections }, "export task starting");
+  log.info(
+    { event: "run.start", definition: inputs.definition, scripts: inputs.scripts, connections: inputs.connections },
+    "export task starting",
+  );
   try {
     return await performRun(inputs, options, { log, settings, stop, started, opened: (r) => (run = r) });
   } finally {
@@ -98,14 +131,23 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     sheet = options.cls ? await timed("load", () => loadCurrentSheet(options.cls!.sheet)) : undefined;
     config = await timed("load", () => loadRunConfiguration(inputs, log));
   } catch (err) {
-    if (err instanceof UserError) log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+    if (err instanceof UserError)
+      log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
     throw err;
   }
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
-  const links = new Links(settings.concurrency, {}, {
-    settings: settings.breaker,
-    onOpen: (b) => log.warn({ event: "link.open", link: b.name, why: b.why, lastError: b.lastError }, `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`),
-  });
+  const links = new Links(
+    settings.concurrency,
+    {},
+    {
+      settings: settings.breaker,
+      onOpen: (b) =>
+        log.warn(
+          { event: "link.open", link: b.name, why: b.why, lastError: b.lastError },
+          `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
+        ),
+    },
+  );
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
@@ -121,7 +163,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
     const why = connectionLost(err);
     if (why) log.error({ event: "run.refused", problems: [why] }, "run refused: nothing was touched");
-    throw why ? new UserError([`run refused: ${why}`, "nothing was touched; run again once the warehouse accepts connections"]) : err;
+    throw why
+      ? new UserError([`run refused: ${why}`, "nothing was touched; run again once the warehouse accepts connections"])
+      : err;
   });
   let run: OpenedRun | undefined;
   try {
@@ -132,7 +176,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const probing = await lastOpenLinks(lock, config.tables, params.job_name);
     if (probing.length) {
       links.probeFirst(probing);
-      log.info({ event: "link.probe", links: probing }, `the last run left ${probing.join(", ")} open: one probe request first`);
+      log.info(
+        { event: "link.probe", links: probing },
+        `the last run left ${probing.join(", ")} open: one probe request first`,
+      );
     }
     let ctx: RunContext = { config, run, log, http, stop, settings, links };
     if (run.phase === "REPORT") {
@@ -146,7 +193,21 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       ctx = { ...ctx, run };
     }
     log.info(
-      { event: "run.open", transactionId: run.transactionId, resumed: run.resumed, phase: run.phase, attempt: run.attempts, upperBound: run.upperBound, jobName: params.job_name, clientName: params.client_name, tenants: config.tenants.map((x) => ({ tenantId: x.hubTenantId, region: x.region, destination: x.hubDestination })) },
+      {
+        event: "run.open",
+        transactionId: run.transactionId,
+        resumed: run.resumed,
+        phase: run.phase,
+        attempt: run.attempts,
+        upperBound: run.upperBound,
+        jobName: params.job_name,
+        clientName: params.client_name,
+        tenants: config.tenants.map((x) => ({
+          tenantId: x.hubTenantId,
+          region: x.region,
+          destination: x.hubDestination,
+        })),
+      },
       run.resumed ? "resuming the unfinished transaction" : "opened a new transaction",
     );
     logUpperBound(log, run);
@@ -164,7 +225,11 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const screened = async (messages: StoredMessage[]) => (check ? check.screen(messages) : messages);
     if (run.phase === "EXTRACT" || run.phase === "PUBLISH") {
       const requeued = await config.pool.query(requeueFailedSql(config.tables));
-      if (requeued.rowCount) log.info({ event: "run.requeued", messages: requeued.rowCount }, "failed messages of earlier runs are retried under their messageIds");
+      if (requeued.rowCount)
+        log.info(
+          { event: "run.requeued", messages: requeued.rowCount },
+          "failed messages of earlier runs are retried under their messageIds",
+        );
       const publisher = new Publisher(ctx);
       // A stop takes no next page or chunk; what is stored and not published stays queued for the next run.
       const submit = async (messages: StoredMessage[]) => {
@@ -180,7 +245,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         if (run.phase === "EXTRACT") {
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
           badRows = await timed("extract", () => findBadRowsUpFront(ctx));
-          const totals = await timed("extract", () => extract(ctx, submit, (superseded) => publisher.forget(superseded), { knownCodes: check?.knownCodes }));
+          const totals = await timed("extract", () =>
+            extract(ctx, submit, (superseded) => publisher.forget(superseded), { knownCodes: check?.knownCodes }),
+          );
           changes = totals.changes;
           stop.throwIfStopping();
           await setPhase(lock, config.tables, run, "PUBLISH");
@@ -205,15 +272,33 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       // Only what the publish could not send along (ERS failing, or a run resumed here) is left.
       const ers = await timed("ers", () => sendEntities(ctx));
       ersFailed += ers.failed;
-      log.info({ event: "ers.done", entities: streamed + ers.sent, streamed, ...(ersFailed ? { failedEntities: ersFailed } : {}) }, "ERS done");
+      log.info(
+        {
+          event: "ers.done",
+          entities: streamed + ers.sent,
+          streamed,
+          ...(ersFailed ? { failedEntities: ersFailed } : {}),
+        },
+        "ERS done",
+      );
     }
     stop.throwIfStopping();
     // A run resumed past its extract looks for them now: its history reports every bad row all the same.
     badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const open = links.open();
-    const recorded = { ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(Object.keys(open).length ? { openLinks: open } : {}) };
-    const result = await timed("finish", () => finish(ctx, lock, { ...recorded, ...(changes ? { changes } : {}), ...(check ? { unknownCodes: check.summary() } : {}) }, badRows));
+    const recorded = {
+      ...(ersFailed ? { ersFailedEntities: ersFailed } : {}),
+      ...(Object.keys(open).length ? { openLinks: open } : {}),
+    };
+    const result = await timed("finish", () =>
+      finish(
+        ctx,
+        lock,
+        { ...recorded, ...(changes ? { changes } : {}), ...(check ? { unknownCodes: check.summary() } : {}) },
+        badRows,
+      ),
+    );
     stop.throwIfStopping();
     await timed("report", () => reportIntakeJob(ctx, hrsysStatus(result.status), result.counts));
     // Nothing can fail any more: HUB_INTAKE_JOB gets its row (a completed run) as the run closes.
@@ -222,7 +307,19 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     const { tenants: _perTenant, ...counts } = result.counts;
     const seconds = round((Date.now() - started) / 1000);
     log.info(
-      { event: "run.done", transactionId: run.transactionId, status: result.status, ...counts, ...(ersFailed ? { ersFailedEntities: ersFailed } : {}), ...(changes ? { changes } : {}), seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot(), breakers: links.breakerSnapshot() },
+      {
+        event: "run.done",
+        transactionId: run.transactionId,
+        status: result.status,
+        ...counts,
+        ...(ersFailed ? { ersFailedEntities: ersFailed } : {}),
+        ...(changes ? { changes } : {}),
+        seconds,
+        phases,
+        peakRssMb: peakRssMb(),
+        links: links.snapshot(),
+        breakers: links.breakerSnapshot(),
+      },
       `run ${result.status}`,
     );
     return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
@@ -241,22 +338,66 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // while the warehouse is away, within the grace period. The reason's first line only (no stack trace), and what
     // the run had done so far (status and the summary show a stopped run's own counts).
     const fresh = <T>(work: () => Promise<T>) => whileLost(work, () => stop.graceEnd());
-    const soFar = run && outcome === "Stopped" ? await fresh(() => countsSoFar(config.pool, config.tables, run!)).catch(() => null) : null;
-    await fresh(() => recordRunHistory(config.pool, config.tables, {
-      clientName: params.client_name,
-      jobName: params.job_name,
-      transactionId: run?.transactionId ?? null,
-      event: outcome,
-      actor: HISTORY_ACTOR,
-      detail: { phase: run?.phase ?? null, seconds, reason, ...(soFar ? { ...soFar, countsSoFar: true } : {}), ...(Object.keys(open).length ? { openLinks: open } : {}) },
-    })).catch((e: Error) => log.warn({ event: "history.unrecorded", reason: e.message }, "the run's outcome could not be recorded in the run history"));
+    const soFar =
+      run && outcome === "Stopped"
+        ? await fresh(() => countsSoFar(config.pool, config.tables, run!)).catch(() => null)
+        : null;
+    await fresh(() =>
+      recordRunHistory(config.pool, config.tables, {
+        clientName: params.client_name,
+        jobName: params.job_name,
+        transactionId: run?.transactionId ?? null,
+        event: outcome,
+        actor: HISTORY_ACTOR,
+        detail: {
+          phase: run?.phase ?? null,
+          seconds,
+          reason,
+          ...(soFar ? { ...soFar, countsSoFar: true } : {}),
+          ...(Object.keys(open).length ? { openLinks: open } : {}),
+        },
+      }),
+    ).catch((e: Error) =>
+      log.warn(
+        { event: "history.unrecorded", reason: e.message },
+        "the run's outcome could not be recorded in the run history",
+      ),
+    );
     // The run's last line says how it ended.
-    if (err instanceof RunLockHeld) log.error({ event: "run.refused", problems: err.lines, seconds }, "run refused: another run holds the client's run lock; nothing was touched");
+    if (err instanceof RunLockHeld)
+      log.error(
+        { event: "run.refused", problems: err.lines, seconds },
+        "run refused: another run holds the client's run lock; nothing was touched",
+      );
     else {
-      const detail = err instanceof RunStopped ? err.reason : lostReason ?? refused?.message ?? (err instanceof HubApiError || err instanceof UserError ? err.message : String((err as Error)?.stack ?? err));
-      log.error({ event: "run.stopped", transactionId: run?.transactionId, phase: run?.phase, reason: detail, seconds, phases, peakRssMb: peakRssMb(), links: links.snapshot(), breakers: links.breakerSnapshot() }, "run stopped; the next run resumes its transaction");
+      const detail =
+        err instanceof RunStopped
+          ? err.reason
+          : (lostReason ??
+            refused?.message ??
+            (err instanceof HubApiError || err instanceof UserError
+              ? err.message
+              : String((err as Error)?.stack ?? err)));
+      log.error(
+        {
+          event: "run.stopped",
+          transactionId: run?.transactionId,
+          phase: run?.phase,
+          reason: detail,
+          seconds,
+          phases,
+          peakRssMb: peakRssMb(),
+          links: links.snapshot(),
+          breakers: links.breakerSnapshot(),
+        },
+        "run stopped; the next run resumes its transaction",
+      );
     }
-    if (err instanceof HubApiError || refused) throw new UserError([`run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`, "the next run resumes the transaction"]);
+    if (err instanceof HubApiError || refused)
+      throw new UserError([
+        `run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`,
+        "the next run resumes the transaction",
+      ]);
     if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
     throw err;
   } finally {
@@ -271,14 +412,27 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
  * its metrics. A run stopped in its final report is completed by the next run, which emits them then (its counts, and
  * MessagesSetAside, whose alarm is the only call to decide on a message set aside): `seconds` is this process's time.
  */
-async function completeRun(lock: PoolClient, ctx: RunContext, status: IntakeJobStatus, counts: FinalCounts, started: number): Promise<void> {
+async function completeRun(
+  lock: PoolClient,
+  ctx: RunContext,
+  status: IntakeJobStatus,
+  counts: FinalCounts,
+  started: number,
+): Promise<void> {
   await inTransaction(lock, async () => {
     await recordIntakeJob(lock, ctx, status, counts);
     await closeRun(lock, ctx.config.tables, ctx.run);
   });
   const { config } = ctx;
   const seconds = round((Date.now() - started) / 1000);
-  emitRunMetrics(ctx.log, { jobName: config.definition.parameters.job_name, outcome: status, seconds, regions: countsPerRegion(config.tenants, counts), totals: { heldBack: counts.heldBack, setAside: counts.setAside }, openLinks: Object.keys(ctx.links.open()) });
+  emitRunMetrics(ctx.log, {
+    jobName: config.definition.parameters.job_name,
+    outcome: status,
+    seconds,
+    regions: countsPerRegion(config.tenants, counts),
+    totals: { heldBack: counts.heldBack, setAside: counts.setAside },
+    openLinks: Object.keys(ctx.links.open()),
+  });
 }
 
 /** A hold of the upper bound longer than this is worth a warning: changes since wait for the transaction to end. */
@@ -290,11 +444,23 @@ function logUpperBound(log: Logger, run: OpenedRun): void {
   const { heldBy } = run;
   if (heldBy) {
     const line = { event: "run.upperBound", upperBound: run.upperBound, heldBy };
-    if (heldBy.seconds > LONG_HOLD_SECONDS) log.warn(line, `an open transaction (session pid ${heldBy.pid}${heldBy.applicationName ? `, ${heldBy.applicationName}` : ""}) started ${heldBy.seconds} s before this run: changes since then wait for it to end`);
+    if (heldBy.seconds > LONG_HOLD_SECONDS)
+      log.warn(
+        line,
+        `an open transaction (session pid ${heldBy.pid}${heldBy.applicationName ? `, ${heldBy.applicationName}` : ""}) started ${heldBy.seconds} s before this run: changes since then wait for it to end`,
+      );
     else log.info(line, "the upper bound stays below the oldest open transaction of the warehouse");
   }
-  if (!run.horizonKnown) log.warn({ event: "run.upperBound", upperBound: run.upperBound }, "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')");
-  if (run.hiddenSessions > 0) log.warn({ event: "run.upperBound", hiddenSessions: run.hiddenSessions }, `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`);
+  if (!run.horizonKnown)
+    log.warn(
+      { event: "run.upperBound", upperBound: run.upperBound },
+      "the run tables lack the oldest-transaction function (an earlier build): the upper bound rests on change_lag_seconds alone; apply this build's run tables ('pulumi up')",
+    );
+  if (run.hiddenSessions > 0)
+    log.warn(
+      { event: "run.upperBound", hiddenSessions: run.hiddenSessions },
+      `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`,
+    );
 }
 
 /** An error's message, its first line only (no stack trace). */

@@ -68,7 +68,8 @@ export class RunStop {
 
   /** Stops the run at `seconds` from now (the run deadline). */
   deadline(seconds: number): void {
-    if (Number.isFinite(seconds)) this.timers.push(unrefTimer(() => this.request(`run deadline of ${seconds} s passed`), seconds * 1000));
+    if (Number.isFinite(seconds))
+      this.timers.push(unrefTimer(() => this.request(`run deadline of ${seconds} s passed`), seconds * 1000));
   }
 
   /** Throws RunStopped once a stop was requested: call it before taking new work. */

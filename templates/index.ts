@@ -6,7 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
-import { TEMPLATE_FILE_PREFIX, TEMPLATE_FILE_EXTENSION, BASELINE_NAME_PREFIX, CLIENT_RUN_TABLES_NAME_PREFIX } from "../core/naming";
+import {
+  TEMPLATE_FILE_PREFIX,
+  TEMPLATE_FILE_EXTENSION,
+  BASELINE_NAME_PREFIX,
+  CLIENT_RUN_TABLES_NAME_PREFIX,
+} from "../core/naming";
 import type { PipelineTemplate } from "../core/template";
 import { UserError } from "../core/errors";
 
@@ -16,7 +21,9 @@ function findVersioned(dir: string, prefix: string, extension: string): { file: 
   const pattern = new RegExp(`^${prefix}(\\d+)${extension.replace(".", "\\.")}$`);
   const matches = fs.readdirSync(dir).filter((f) => pattern.test(f));
   if (matches.length !== 1) {
-    throw new UserError(`${dir}: expected exactly one ${prefix}<BuildNumber>${extension}, found ${matches.length ? matches.join(", ") : "none"}`);
+    throw new UserError(
+      `${dir}: expected exactly one ${prefix}<BuildNumber>${extension}, found ${matches.length ? matches.join(", ") : "none"}`,
+    );
   }
   return { file: path.join(dir, matches[0]), buildNumber: pattern.exec(matches[0])![1] };
 }
@@ -38,7 +45,12 @@ export interface SqlBaseline {
 function loadSql(dir: string, prefix: string): SqlBaseline {
   const { file, buildNumber } = findVersioned(dir, prefix, ".sql");
   const text = fs.readFileSync(file, "utf8");
-  return { name: path.basename(file, ".sql"), buildNumber, text, sha256: crypto.createHash("sha256").update(text).digest("hex") };
+  return {
+    name: path.basename(file, ".sql"),
+    buildNumber,
+    text,
+    sha256: crypto.createHash("sha256").update(text).digest("hex"),
+  };
 }
 
 /** The common schema, Hub_Plat_Common_Schema_Baseline_<BuildNumber>.sql: the same for every client of an environment. */
@@ -52,6 +64,9 @@ export function loadClientRunTables(dir = path.join(TEMPLATES_DIR, "sql")): SqlB
 }
 
 /** The SQL sources of the installation plan (core/plan.ts). */
-export function loadSqlSources(dir = path.join(TEMPLATES_DIR, "sql")): { baseline: SqlBaseline; runTables: SqlBaseline } {
+export function loadSqlSources(dir = path.join(TEMPLATES_DIR, "sql")): {
+  baseline: SqlBaseline;
+  runTables: SqlBaseline;
+} {
   return { baseline: loadSqlBaseline(dir), runTables: loadClientRunTables(dir) };
 }

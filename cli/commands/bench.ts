@@ -13,23 +13,47 @@ interface Benchmark {
 }
 
 const BENCHMARKS = ["export", "emulator", "plan", "outage"] as const;
-const NPM_SCRIPTS: Record<string, string> = { export: "npm run bench --", emulator: "npm run bench:emulator --", plan: "npm run bench:plan --", outage: "npm run bench:outage --" };
+const NPM_SCRIPTS: Record<string, string> = {
+  export: "npm run bench --",
+  emulator: "npm run bench:emulator --",
+  plan: "npm run bench:plan --",
+  outage: "npm run bench:outage --",
+};
 
 async function load(name: string | undefined): Promise<Benchmark> {
   if (!name || !(BENCHMARKS as readonly string[]).includes(name)) {
-    throw new UsageError(`${name ? `unknown benchmark '${name}'` : "name a benchmark"}: one of ${BENCHMARKS.join(", ")}`);
+    throw new UsageError(
+      `${name ? `unknown benchmark '${name}'` : "name a benchmark"}: one of ${BENCHMARKS.join(", ")}`,
+    );
   }
   // A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every bench/*.ts.
   return require(`../../bench/${name}.ts`) as Benchmark;
 }
 
 async function benchHelp(names: readonly string[]): Promise<string> {
-  const lines = ["Run a benchmark and print its figures (it never fails on timing)", "", "Usage: hub-export bench <benchmark> [options]", "", "Benchmarks:"];
+  const lines = [
+    "Run a benchmark and print its figures (it never fails on timing)",
+    "",
+    "Usage: hub-export bench <benchmark> [options]",
+    "",
+    "Benchmarks:",
+  ];
   for (const name of names) {
     const bench = await load(name);
-    lines.push("", `${name}: ${bench.summary}`, `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`, ...optionLines(bench.options));
+    lines.push(
+      "",
+      `${name}: ${bench.summary}`,
+      `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`,
+      ...optionLines(bench.options),
+    );
   }
-  if (names.includes("export")) lines.push("", "Examples:", "  npm run bench -- --employees 1000000", "      the export of a million employees, with the peak RSS of the task");
+  if (names.includes("export"))
+    lines.push(
+      "",
+      "Examples:",
+      "  npm run bench -- --employees 1000000",
+      "      the export of a million employees, with the peak RSS of the task",
+    );
   lines.push("", "Exit codes:", ...exitCodeLines().map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }

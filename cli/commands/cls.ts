@@ -29,16 +29,33 @@ const buildAction = defineCommand({
       defaultText: "the stack's hubExport:cls.exports, with --stack/--file",
       example: "--from ./exports",
     },
-    out: { type: "string", value: "FILE", multiple: true, required: true, description: "The load sheet to write, .csv or .xlsx (give it twice for both)", example: "--out cls.xlsx" },
-    strict: { type: "boolean", description: "Blank or duplicate codes fail (exit 1) instead of being reported and left out", example: "--strict" },
+    out: {
+      type: "string",
+      value: "FILE",
+      multiple: true,
+      required: true,
+      description: "The load sheet to write, .csv or .xlsx (give it twice for both)",
+      example: "--out cls.xlsx",
+    },
+    strict: {
+      type: "boolean",
+      description: "Blank or duplicate codes fail (exit 1) instead of being reported and left out",
+      example: "--strict",
+    },
     json,
   },
   details: [
     "Each export's code column and description column are found by name; with --stack/--file, names come from its hubExport:cls.businessObjects. An export with one column besides the code uses that column as the description, and says so. Blank and duplicate codes are reported one line each.",
   ],
   examples: [
-    { command: "hub-export cls build --from ./exports --out cls.csv --out cls.xlsx", does: "both sheets from a folder of exports" },
-    { command: "hub-export cls build --stack qa --out cls.csv", does: "the sheet of the qa stack's exports, with its column names" },
+    {
+      command: "hub-export cls build --from ./exports --out cls.csv --out cls.xlsx",
+      does: "both sheets from a folder of exports",
+    },
+    {
+      command: "hub-export cls build --stack qa --out cls.csv",
+      does: "the sheet of the qa stack's exports, with its column names",
+    },
   ],
   exitCodes: { 1: "a problem to fix, or (--strict) blank or duplicate codes" },
   run: (values, io) => build(values, io),
@@ -53,15 +70,25 @@ const checkAction = defineCommand({
       type: "string",
       value: "FILE",
       description: "The load sheet to compare with",
-      defaultText: "the embedded default's sheet (with its database), else the one built from the stack's hubExport:cls.exports",
+      defaultText:
+        "the embedded default's sheet (with its database), else the one built from the stack's hubExport:cls.exports",
       example: "--sheet cls.csv",
     },
     json,
   },
-  details: ["Compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found.", DATABASE_DETAILS],
+  details: [
+    "Compares the codes of the client's employees, and its held-back messages, with the CLS load sheet; exit 1 when unknown codes are found.",
+    DATABASE_DETAILS,
+  ],
   examples: [
-    { command: "hub-export cls check", does: "unknown codes in the embedded default's data (.local/, npm start), against its sheet" },
-    { command: "hub-export cls check --stack prod --sheet cls.csv", does: "the prod stack's warehouse against a sheet file (PGPASSWORD or ~/.pgpass holds the task login's password)" },
+    {
+      command: "hub-export cls check",
+      does: "unknown codes in the embedded default's data (.local/, npm start), against its sheet",
+    },
+    {
+      command: "hub-export cls check --stack prod --sheet cls.csv",
+      does: "the prod stack's warehouse against a sheet file (PGPASSWORD or ~/.pgpass holds the task login's password)",
+    },
   ],
   exitCodes: { 1: "a problem to fix, or unknown codes found" },
   run: (values, io) => check(values, io),
@@ -69,16 +96,32 @@ const checkAction = defineCommand({
 
 export default defineCommand({
   summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
-  positionals: { name: "<build|check>", description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check" },
+  positionals: {
+    name: "<build|check>",
+    description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check",
+  },
   options: {},
   actions: { build: buildAction, check: checkAction },
   exitCodes: { 1: "a problem to fix, or (check) unknown codes found, or (build --strict) blank or duplicate codes" },
   async run(_values, _io, positionals) {
-    throw new UsageError(positionals[0] ? `unknown action '${positionals[0]}': build or check` : "build or check is required");
+    throw new UsageError(
+      positionals[0] ? `unknown action '${positionals[0]}': build or check` : "build or check is required",
+    );
   },
 });
 
-type Values = { stack?: string; file?: string; from?: string; out?: string[]; strict?: boolean; sheet?: string; json?: boolean; "database-url"?: string; dir?: string; user?: string };
+type Values = {
+  stack?: string;
+  file?: string;
+  from?: string;
+  out?: string[];
+  strict?: boolean;
+  sheet?: string;
+  json?: boolean;
+  "database-url"?: string;
+  dir?: string;
+  user?: string;
+};
 
 async function build(values: Values, io: Io): Promise<number> {
   const config = values.stack || values.file ? loadFromOptions(values) : undefined;
@@ -86,25 +129,41 @@ async function build(values: Values, io: Io): Promise<number> {
   if (!from) throw new UsageError("--from is required (or --stack with hubExport:cls.exports)");
   const outs = values.out ?? [];
   if (outs.length === 0) throw new UsageError("--out is required: a .csv or .xlsx file (give it twice for both)");
-  for (const out of outs) if (!/\.(csv|xlsx)$/i.test(out)) throw new UsageError(`--out ${out}: must end in .csv or .xlsx`);
+  for (const out of outs)
+    if (!/\.(csv|xlsx)$/i.test(out)) throw new UsageError(`--out ${out}: must end in .csv or .xlsx`);
   const built = await buildFromFolder(from, { businessObjects: config?.cls?.businessObjects });
   for (const p of built.problems) io.stderr.write(`warning: ${p}\n`);
-  if (values.strict && built.problems.length) throw new UserError(`${built.problems.length} blank or duplicate code(s) in the exports (--strict): nothing written`);
+  if (values.strict && built.problems.length)
+    throw new UserError(
+      `${built.problems.length} blank or duplicate code(s) in the exports (--strict): nothing written`,
+    );
   for (const out of outs) await writeLoadSheet(out, built.sheet);
   const summary = {
     from,
     out: outs,
     rows: built.sheet.rows.length,
     fields: rowCounts(built.sheet),
-    exports: built.lists.map((l) => ({ businessObject: l.businessObject, file: path.basename(l.file), codeColumn: l.codeColumn, descriptionColumn: l.descriptionColumn, codes: l.values.length, ...(l.descriptionNote ? { note: l.descriptionNote } : {}) })),
+    exports: built.lists.map((l) => ({
+      businessObject: l.businessObject,
+      file: path.basename(l.file),
+      codeColumn: l.codeColumn,
+      descriptionColumn: l.descriptionColumn,
+      codes: l.values.length,
+      ...(l.descriptionNote ? { note: l.descriptionNote } : {}),
+    })),
     problems: built.problems,
   };
   if (values.json) {
     io.stdout.write(JSON.stringify(summary, null, 2) + "\n");
     return 0;
   }
-  const lines = [`CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`];
-  for (const e of summary.exports) lines.push(`  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`);
+  const lines = [
+    `CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`,
+  ];
+  for (const e of summary.exports)
+    lines.push(
+      `  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`,
+    );
   for (const e of summary.exports) if (e.note) lines.push(`  note: ${e.note}`);
   if (built.problems.length) lines.push(`  ${built.problems.length} row(s) left out: see the warnings above`);
   io.stdout.write(lines.join("\n") + "\n");
@@ -112,13 +171,20 @@ async function build(values: Values, io: Io): Promise<number> {
 }
 
 /** The sheet to check against, and where it came from. */
-async function sheetFor(values: Values, config: StackConfig, localBucket: string | undefined): Promise<{ sheet: LoadSheet; source: string }> {
+async function sheetFor(
+  values: Values,
+  config: StackConfig,
+  localBucket: string | undefined,
+): Promise<{ sheet: LoadSheet; source: string }> {
   if (values.sheet) return { sheet: await readLoadSheetFile(values.sheet), source: values.sheet };
   if (localBucket) {
     const file = path.join(localBucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     if (fs.existsSync(file)) return { sheet: await readLoadSheetFile(file), source: file };
   }
-  if (!config.cls) throw new UserError("no CLS load sheet to check against: give --sheet FILE, or set hubExport:cls.exports in the stack config");
+  if (!config.cls)
+    throw new UserError(
+      "no CLS load sheet to check against: give --sheet FILE, or set hubExport:cls.exports in the stack config",
+    );
   const built = await buildStackSheets(config.cls);
   return { sheet: built.sheet, source: `built from ${config.cls.exports}` };
 }
@@ -132,11 +198,20 @@ async function check(values: Values, io: Io): Promise<number> {
     try {
       result = await checkDatabase(
         db.client,
-        { stagingSchema: schemaOnly(config.stagingSchema), publishSchema: schemaOnly(config.publishSchema), clientName: config.clientName, empTypeDefault: config.parameters.EmpTypeDefault, empGenderDefault: config.parameters.EmpGenderDefault },
+        {
+          stagingSchema: schemaOnly(config.stagingSchema),
+          publishSchema: schemaOnly(config.publishSchema),
+          clientName: config.clientName,
+          empTypeDefault: config.parameters.EmpTypeDefault,
+          empGenderDefault: config.parameters.EmpGenderDefault,
+        },
         sheet,
       );
     } catch (err) {
-      if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of the staging or publish schema do not exist: is the baseline applied? (${(err as Error).message})`);
+      if ((err as { code?: string }).code === "42P01")
+        throw new UserError(
+          `the tables of the staging or publish schema do not exist: is the baseline applied? (${(err as Error).message})`,
+        );
       throw err;
     }
     const unknown = Object.keys(result.fields).length > 0;
@@ -151,7 +226,9 @@ async function check(values: Values, io: Io): Promise<number> {
     if (!unknown) lines.push("  no unknown codes");
     for (const line of reportLines(result.fields)) lines.push(`  ${line}`);
     if (result.heldBack.messages) {
-      lines.push(`  held back: ${result.heldBack.messages} message(s); ${result.heldBack.stillUnknown} still carry unknown codes, the next run releases the others`);
+      lines.push(
+        `  held back: ${result.heldBack.messages} message(s); ${result.heldBack.stillUnknown} still carry unknown codes, the next run releases the others`,
+      );
     }
     io.stdout.write(lines.join("\n") + "\n");
     return unknown ? 1 : 0;

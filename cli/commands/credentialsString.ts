@@ -11,7 +11,13 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 export default defineCommand({
   summary: "Print a tenant's credentials string for tenant_credentials.txt",
   options: {
-    "client-id": { type: "string", value: "ID", required: true, description: "The tenant's hub client id", example: "--client-id acme-us" },
+    "client-id": {
+      type: "string",
+      value: "ID",
+      required: true,
+      description: "The tenant's hub client id",
+      example: "--client-id acme-us",
+    },
     "client-secret": {
       type: "string",
       value: "SECRET|-",
@@ -20,7 +26,12 @@ export default defineCommand({
       example: "--client-secret -",
     },
   },
-  examples: [{ command: "printf %s \"$SECRET\" | hub-export credentials-string --client-id acme-us --client-secret -", does: "prints the string for tenant_credentials.txt" }],
+  examples: [
+    {
+      command: 'printf %s "$SECRET" | hub-export credentials-string --client-id acme-us --client-secret -',
+      does: "prints the string for tenant_credentials.txt",
+    },
+  ],
   async run(values, io) {
     const clientId = values["client-id"];
     let clientSecret = values["client-secret"];

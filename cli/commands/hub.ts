@@ -8,10 +8,23 @@ import { buildStackSheets } from "../../cls/stack";
 export default defineCommand({
   summary: "The hub team's checklist of a stack: per hub-side item, what is automated and what a person must do",
   positionals: { name: "checklist", description: "the action (the only one): the hub team's checklist, as Markdown" },
-  options: { ...stackOptions, json: { type: "boolean", description: "Print the checklist as JSON instead of Markdown", example: "--json" } },
-  examples: [{ command: "hub-export hub checklist --stack prod > hub-checklist-prod.md", does: "the checklist to hand to the hub team for prod" }],
+  options: {
+    ...stackOptions,
+    json: { type: "boolean", description: "Print the checklist as JSON instead of Markdown", example: "--json" },
+  },
+  examples: [
+    {
+      command: "hub-export hub checklist --stack prod > hub-checklist-prod.md",
+      does: "the checklist to hand to the hub team for prod",
+    },
+  ],
   async run(values, io, positionals) {
-    if (positionals[0] !== "checklist" || positionals.length > 1) throw new UsageError(positionals[0] && positionals[0] !== "checklist" ? `unknown action '${positionals[0]}': checklist` : "checklist is required");
+    if (positionals[0] !== "checklist" || positionals.length > 1)
+      throw new UsageError(
+        positionals[0] && positionals[0] !== "checklist"
+          ? `unknown action '${positionals[0]}': checklist`
+          : "checklist is required",
+      );
     const config = loadFromOptions(values);
     // The sheet is built as pulumi up builds it, so the checklist states its size (and the exports are checked).
     const cls = config.cls ? await buildStackSheets(config.cls) : undefined;

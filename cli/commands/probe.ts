@@ -20,8 +20,17 @@ export default defineCommand({
       defaultText: "the stack's connection store, secretsmanager:<connectionStore.prefix>",
       example: "--connections .local/connections",
     },
-    write: { type: "boolean", description: "Also publish one marked test message per queue and send one marked ERS entity and intake report per tenant", example: "--write" },
-    json: { type: "boolean", description: "Print the checks as one JSON object ({passed, counts, checks}) instead of a table", example: "--json" },
+    write: {
+      type: "boolean",
+      description:
+        "Also publish one marked test message per queue and send one marked ERS entity and intake report per tenant",
+      example: "--write",
+    },
+    json: {
+      type: "boolean",
+      description: "Print the checks as one JSON object ({passed, counts, checks}) instead of a table",
+      example: "--json",
+    },
   },
   details: [
     "Without --write nothing is created: the broker gets an empty batch and ERS and HRSYS an empty body, which their contracts refuse (a 400 proves path and credentials). The cfg API is only read.",
@@ -29,7 +38,10 @@ export default defineCommand({
     "The deployed stores need AWS credentials of the stack's account (AWS_PROFILE, after 'aws sso login' for SSO). Without them it says how to give them and checks only DNS, TCP and TLS of each host the stack names (exit 1).",
   ],
   examples: [
-    { command: "hub-export probe --stack qa", does: "a table of endpoint, check, result, latency and verdict for the qa stack's hub" },
+    {
+      command: "hub-export probe --stack qa",
+      does: "a table of endpoint, check, result, latency and verdict for the qa stack's hub",
+    },
     { command: "hub-export probe --stack prod --json", does: "the same as JSON, for a script" },
   ],
   exitCodes: { 0: "every required check passed", 1: "a required check failed (or the stack config is invalid)" },
@@ -38,9 +50,14 @@ export default defineCommand({
     // The deployed stores are in the stack's region (the SDK would otherwise want AWS_REGION, as in the container).
     const region = stackAwsRegion(values);
     if (region) process.env.AWS_REGION = region;
-    const { deployedInputs, probeFromStack, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
+    const { deployedInputs, probeFromStack, formatProbeTable } =
+      require("../../task/probe") as typeof import("../../task/probe");
     const deployed = deployedInputs(config);
-    const report = await probeFromStack(config, { scripts: values.scripts ?? deployed.scripts, connections: values.connections ?? deployed.connections }, { write: values.write ?? false });
+    const report = await probeFromStack(
+      config,
+      { scripts: values.scripts ?? deployed.scripts, connections: values.connections ?? deployed.connections },
+      { write: values.write ?? false },
+    );
     io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
     return report.passed ? 0 : 1;
   },

@@ -8,19 +8,35 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import { DATABASE_DETAILS, databaseLine, databaseRefusal, openDatabase, operatorActor, operatorOptions } from "../database";
+import {
+  DATABASE_DETAILS,
+  databaseLine,
+  databaseRefusal,
+  openDatabase,
+  operatorActor,
+  operatorOptions,
+} from "../database";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
-  const t = config.hubTenants.find((h) => h.hubTenantId.toLowerCase() === wanted.toLowerCase() || h.hubTenantCode === wanted);
+  const t = config.hubTenants.find(
+    (h) => h.hubTenantId.toLowerCase() === wanted.toLowerCase() || h.hubTenantCode === wanted,
+  );
   if (!t) {
     const known = config.hubTenants.map((h) => {
       const regions = platRegionsOf(config, h.hubTenantCode);
       return `${h.hubTenantId} (${h.hubTenantCode}, ${h.hubRegion}, platform region${regions.length === 1 ? "" : "s"} ${regions.join(", ") || "none"})`;
     });
-    throw new UserError([`--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`, ...known.map((k) => `  ${k}`)]);
+    throw new UserError([
+      `--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`,
+      ...known.map((k) => `  ${k}`),
+    ]);
   }
-  return { hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, platRegions: platRegionsOf(config, t.hubTenantCode) };
+  return {
+    hubTenantId: t.hubTenantId,
+    hubTenantCode: t.hubTenantCode,
+    platRegions: platRegionsOf(config, t.hubTenantCode),
+  };
 }
 
 function platRegionsOf(config: StackConfig, hubTenantCode: string): string[] {
@@ -28,25 +44,48 @@ function platRegionsOf(config: StackConfig, hubTenantCode: string): string[] {
 }
 
 export default defineCommand({
-  summary: "Reset a hub tenant's export watermarks (or one country's) so that the next run exports it in full from idl_date",
+  summary:
+    "Reset a hub tenant's export watermarks (or one country's) so that the next run exports it in full from idl_date",
   options: {
-    tenant: { type: "string", value: "ID|CODE", required: true, description: "The hub tenant, by its id (UUID) or code in hubExport:hubTenants; every platform tenant feeding it is reloaded", example: "--tenant ACME_US_QA" },
-    country: { type: "string", value: "CC", description: "Only this country (ISO 3166 alpha-2) of the tenant", defaultText: "every country", example: "--country DE" },
-    ...operatorOptions({ reason: "--reason \"hub lost the tenant's users\"" }),
+    tenant: {
+      type: "string",
+      value: "ID|CODE",
+      required: true,
+      description:
+        "The hub tenant, by its id (UUID) or code in hubExport:hubTenants; every platform tenant feeding it is reloaded",
+      example: "--tenant ACME_US_QA",
+    },
+    country: {
+      type: "string",
+      value: "CC",
+      description: "Only this country (ISO 3166 alpha-2) of the tenant",
+      defaultText: "every country",
+      example: "--country DE",
+    },
+    ...operatorOptions({ reason: '--reason "hub lost the tenant\'s users"' }),
   },
   details: [
     DATABASE_DETAILS,
     "It runs in one transaction holding the client's run lock: it refuses while a run works, and while a stopped run waits to be resumed (that run's finish would advance the watermarks again). Each reload is a Reload row in HUB_EXPORT_RUN_HISTORY.",
   ],
   examples: [
-    { command: "npx hub-export reload --stack qa --tenant ACME_US_QA --reason \"hub lost the tenant's users\"", does: "the next run exports every employee of the US hub tenant again" },
-    { command: "npx hub-export reload --tenant ACME_US_QA --country CA", does: "the same for one country, on the embedded default's database (.local/)" },
+    {
+      command: 'npx hub-export reload --stack qa --tenant ACME_US_QA --reason "hub lost the tenant\'s users"',
+      does: "the next run exports every employee of the US hub tenant again",
+    },
+    {
+      command: "npx hub-export reload --tenant ACME_US_QA --country CA",
+      does: "the same for one country, on the embedded default's database (.local/)",
+    },
   ],
-  exitCodes: { 1: "refused (a run holds the lock, or waits to be resumed), an unknown tenant, or a database problem: the message names it" },
+  exitCodes: {
+    1: "refused (a run holds the lock, or waits to be resumed), an unknown tenant, or a database problem: the message names it",
+  },
   async run(values, io) {
     if (!values.tenant) throw new UsageError("--tenant is required: a hub tenant id or code");
     const country = values.country?.toUpperCase();
-    if (country !== undefined && !/^[A-Z]{2}$/.test(country)) throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${values.country}'`);
+    if (country !== undefined && !/^[A-Z]{2}$/.test(country))
+      throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${values.country}'`);
     const config = loadFromOptions(values);
     const tenant = resolveTenant(config, values.tenant);
     const actor = operatorActor(values);
@@ -65,7 +104,11 @@ export default defineCommand({
         actor,
         reason: values.reason,
       }).catch(databaseRefusal("reload"));
-      io.stdout.write(values.json ? JSON.stringify({ database: db.name, ...result }, null, 2) + "\n" : databaseLine(db) + formatReload(result, db.startNow));
+      io.stdout.write(
+        values.json
+          ? JSON.stringify({ database: db.name, ...result }, null, 2) + "\n"
+          : databaseLine(db) + formatReload(result, db.startNow),
+      );
       return 0;
     } finally {
       await db.close();

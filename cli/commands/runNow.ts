@@ -7,18 +7,47 @@ import { FOLLOW_TIMEOUT_EXIT } from "../../operate/followExit";
 
 function seconds(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) throw new UsageError(`--${name} must be a positive number of seconds, got '${value}'`);
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0)
+    throw new UsageError(`--${name} must be a positive number of seconds, got '${value}'`);
   return Number(value);
 }
 
 export default defineCommand({
-  summary: "Start the export task once now, with the stack's own task definition and network; --wait follows it to its exit code",
+  summary:
+    "Start the export task once now, with the stack's own task definition and network; --wait follows it to its exit code",
   options: {
-    stack: { type: "string", value: "NAME", description: "The deployed stack: its outputs come from 'pulumi stack output --json --stack NAME' (Pulumi CLI, logged in)", example: "--stack qa" },
-    outputs: { type: "string", value: "FILE", description: "The saved JSON of 'pulumi stack output --json', instead of --stack (no Pulumi CLI needed)", example: "--outputs qa-outputs.json" },
-    wait: { type: "boolean", description: "Follow the task's log (CloudWatch Logs) to its end and exit with the task's exit code", example: "--wait" },
-    timeout: { type: "string", value: "SECONDS", description: "With --wait: stop following after this long (the task keeps running)", defaultText: "no limit", example: "--timeout 3600" },
-    poll: { type: "string", value: "SECONDS", description: "With --wait: seconds between two looks at the task and its log", default: "5", example: "--poll 10" },
+    stack: {
+      type: "string",
+      value: "NAME",
+      description:
+        "The deployed stack: its outputs come from 'pulumi stack output --json --stack NAME' (Pulumi CLI, logged in)",
+      example: "--stack qa",
+    },
+    outputs: {
+      type: "string",
+      value: "FILE",
+      description: "The saved JSON of 'pulumi stack output --json', instead of --stack (no Pulumi CLI needed)",
+      example: "--outputs qa-outputs.json",
+    },
+    wait: {
+      type: "boolean",
+      description: "Follow the task's log (CloudWatch Logs) to its end and exit with the task's exit code",
+      example: "--wait",
+    },
+    timeout: {
+      type: "string",
+      value: "SECONDS",
+      description: "With --wait: stop following after this long (the task keeps running)",
+      defaultText: "no limit",
+      example: "--timeout 3600",
+    },
+    poll: {
+      type: "string",
+      value: "SECONDS",
+      description: "With --wait: seconds between two looks at the task and its log",
+      default: "5",
+      example: "--poll 10",
+    },
   },
   details: [
     "AWS credentials come from the usual AWS variables or profile (ecs:ListTasks, ecs:RunTask, ecs:DescribeTasks, iam:PassRole on the task's two roles, logs:GetLogEvents); the region is the stack's. AWS_ENDPOINT_URL points the SDK elsewhere.",
@@ -26,7 +55,10 @@ export default defineCommand({
   ],
   examples: [
     { command: "npx hub-export run-now --stack qa", does: "starts the task, prints its ARN, log group and log stream" },
-    { command: "npx hub-export run-now --stack qa --wait", does: "prints the task's log lines as they come and exits with its exit code" },
+    {
+      command: "npx hub-export run-now --stack qa --wait",
+      does: "prints the task's log lines as they come and exits with its exit code",
+    },
   ],
   exitCodes: {
     0: "started (with --wait: the run ended ExecutionCompleted)",
@@ -38,14 +70,27 @@ export default defineCommand({
   async run(values, io) {
     if (values.stack && values.outputs) throw new UsageError("give --stack or --outputs, not both");
     if (!values.stack && !values.outputs) throw new UsageError("give --stack NAME or --outputs FILE");
-    if (values.stack !== undefined && !/^[A-Za-z0-9_./-]+$/.test(values.stack)) throw new UsageError(`--stack must be a stack name, got '${values.stack}'`);
+    if (values.stack !== undefined && !/^[A-Za-z0-9_./-]+$/.test(values.stack))
+      throw new UsageError(`--stack must be a stack name, got '${values.stack}'`);
     const timeout = values.timeout === undefined ? undefined : seconds("timeout", values.timeout, 0);
     const poll = seconds("poll", values.poll ?? "5", 5);
     const { outputs, from } = readStackOutputs({ stack: values.stack, outputsFile: values.outputs });
     const task = runTaskOutputs(outputs, from);
     // Loaded here: the AWS SDK clients are only needed by this command.
     const { runNow } = require("../../operate/runNow") as typeof import("../../operate/runNow");
-    const user = os.userInfo().username.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "operator";
-    return runNow({ task, wait: values.wait ?? false, startedBy: `hub-export/run-now/${user}`, stdout: io.stdout, stderr: io.stderr, pollMs: poll * 1000, timeoutMs: timeout === undefined ? undefined : timeout * 1000 });
+    const user =
+      os
+        .userInfo()
+        .username.replace(/[^A-Za-z0-9_-]/g, "_")
+        .slice(0, 64) || "operator";
+    return runNow({
+      task,
+      wait: values.wait ?? false,
+      startedBy: `hub-export/run-now/${user}`,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      pollMs: poll * 1000,
+      timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+    });
   },
 });

@@ -4,24 +4,54 @@ import { UserError, UsageError } from "../../core/errors";
 import { clientTables, schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase, type CommandDatabase } from "../database";
-import { completedRuns, runOutcome, knownJobs, latestIntakeJobs, latestOutcome, rowsHeldBack, runHistory, runsInProgress, setAsideMessages, transactionMessages, type HistoryRow, type LatestOutcome, type MessageRow, type RunCounts, type RunInProgress } from "../../local/status";
+import {
+  completedRuns,
+  runOutcome,
+  knownJobs,
+  latestIntakeJobs,
+  latestOutcome,
+  rowsHeldBack,
+  runHistory,
+  runsInProgress,
+  setAsideMessages,
+  transactionMessages,
+  type HistoryRow,
+  type LatestOutcome,
+  type MessageRow,
+  type RunCounts,
+  type RunInProgress,
+} from "../../local/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";
 
 export default defineCommand({
-  summary: "Show a job's latest run first, whatever its outcome, with its reason; then its completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
+  summary:
+    "Show a job's latest run first, whatever its outcome, with its reason; then its completed runs (HUB_INTAKE_JOB) with publish statuses, unknown CLS codes and bad warehouse rows, its set-aside messages and held-back rows, and its run history (every outcome); --transaction lists the messages the hub received under a transaction id, and the others",
   options: {
-    "job-name": { type: "string", value: "NAME", description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)", defaultText: "the stack config's hubExport:jobName", example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA" },
+    "job-name": {
+      type: "string",
+      value: "NAME",
+      description: "The pipeline's job_name (HUB_INTAKE_JOB.job_name)",
+      defaultText: "the stack config's hubExport:jobName",
+      example: "--job-name HRSYS_EMPL_HUB_ACME_202611_QA",
+    },
     ...stackOptions,
     ...DATABASE_OPTIONS,
     transaction: {
       type: "string",
       value: "ID",
-      description: "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons; 'latest' for the latest run's",
+      description:
+        "List the messages the hub received under this transaction id (those the run published), then the ones it tried and did not publish, with their reasons; 'latest' for the latest run's",
       example: "--transaction 0b9f8e2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b",
     },
-    limit: { type: "string", value: "N", description: "How many of the latest runs to list", default: "10", example: "--limit 50" },
+    limit: {
+      type: "string",
+      value: "N",
+      description: "How many of the latest runs to list",
+      default: "10",
+      example: "--limit 50",
+    },
     json: { type: "boolean", description: "Print the result as one JSON object", example: "--json" },
   },
   details: [
@@ -30,14 +60,31 @@ export default defineCommand({
     "Set PGPASSWORD instead of putting the password in --database-url to keep it out of the shell history.",
   ],
   examples: [
-    { command: "npx hub-export status", does: "the latest runs of the embedded default's job (.local/, the qa stack's config), with per-status message counts" },
-    { command: "npx hub-export status --stack prod", does: "the same on the prod stack's warehouse (hubExport:database; the password from PGPASSWORD or ~/.pgpass)" },
-    { command: "npx hub-export status --transaction <id>", does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why" },
-    { command: "npx hub-export status --transaction latest", does: "the same for the latest run, whatever its outcome (the one 'status' shows first)" },
+    {
+      command: "npx hub-export status",
+      does: "the latest runs of the embedded default's job (.local/, the qa stack's config), with per-status message counts",
+    },
+    {
+      command: "npx hub-export status --stack prod",
+      does: "the same on the prod stack's warehouse (hubExport:database; the password from PGPASSWORD or ~/.pgpass)",
+    },
+    {
+      command: "npx hub-export status --transaction <id>",
+      does: "the messages the hub received under that transaction id (as its logs show it), then those the run did not publish and why",
+    },
+    {
+      command: "npx hub-export status --transaction latest",
+      does: "the same for the latest run, whatever its outcome (the one 'status' shows first)",
+    },
   ],
   async run(values, io) {
     const limit = intOption("limit", values.limit);
-    if (values.transaction !== undefined && values.transaction !== "latest" && !/^[0-9a-f-]{36}$/i.test(values.transaction)) throw new UsageError("--transaction must be a transaction id (UUID), or latest");
+    if (
+      values.transaction !== undefined &&
+      values.transaction !== "latest" &&
+      !/^[0-9a-f-]{36}$/i.test(values.transaction)
+    )
+      throw new UsageError("--transaction must be a transaction id (UUID), or latest");
     // The staging schema comes from the stack config; its secrets (ciphertext without the CLI) are not needed.
     const config = loadFromOptions(values);
     // The stack names its job: --job-name is for another pipeline's job in the same staging schema.
@@ -50,10 +97,12 @@ export default defineCommand({
       const latest = await latestOutcome(client, schema, jobName);
       if (values.transaction === "latest") {
         const id = latestRun(latest, await runsInProgress(client, schema, jobName))?.transactionId;
-        if (!id) throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
+        if (!id)
+          throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
         return await showTransaction(client, db, schema, jobName, id, values.json ?? false, io.stdout);
       }
-      if (values.transaction) return await showTransaction(client, db, schema, jobName, values.transaction, values.json ?? false, io.stdout);
+      if (values.transaction)
+        return await showTransaction(client, db, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const running = await runsInProgress(client, schema, jobName);
       const history = await runHistory(client, schema, jobName, limit);
@@ -64,28 +113,61 @@ export default defineCommand({
         // A mistyped job name must not look like a job that never ran.
         const known = await knownJobs(client, schema);
         if (!known.includes(jobName)) {
-          throw new UserError(known.length ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)] : [`no job ${jobName} in ${schema}: no job has run there yet`]);
+          throw new UserError(
+            known.length
+              ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)]
+              : [`no job ${jobName} in ${schema}: no job has run there yet`],
+          );
         }
       }
       const last = latestRun(latest, running);
       if (values.json) {
-        io.stdout.write(JSON.stringify(redactDeep({ database: db.name, jobName, schema, latestRun: last, runsInProgress: running, intakeJobs: jobs, setAside: aside, rowsHeldBack: held, history }), null, 2) + "\n");
+        io.stdout.write(
+          JSON.stringify(
+            redactDeep({
+              database: db.name,
+              jobName,
+              schema,
+              latestRun: last,
+              runsInProgress: running,
+              intakeJobs: jobs,
+              setAside: aside,
+              rowsHeldBack: held,
+              history,
+            }),
+            null,
+            2,
+          ) + "\n",
+        );
         return 0;
       }
-      const out: string[] = [databaseLine(db).trimEnd(), `Job ${jobName} in schema ${schema}`, "", ...latestRunLines(last, transactionCommand(values))];
-      if (running.length) out.push("", `Unfinished runs (${schema}.${TABLES.run}): working now, or stopped (the next run resumes them)`);
+      const out: string[] = [
+        databaseLine(db).trimEnd(),
+        `Job ${jobName} in schema ${schema}`,
+        "",
+        ...latestRunLines(last, transactionCommand(values)),
+      ];
+      if (running.length)
+        out.push("", `Unfinished runs (${schema}.${TABLES.run}): working now, or stopped (the next run resumes them)`);
       for (const r of running) {
         // An unfinished run was stopped (or is working now): its last stop says why.
         const stopped = history.find((h) => h.transactionId === r.transactionId && h.event === "Stopped");
         const why = stopped ? (stopped.detail as { reason?: string }).reason : undefined;
-        out.push(`  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}${why ? `  stopped: ${why} (the next run resumes it)` : ""}`);
+        out.push(
+          `  in progress: ${r.transactionId}  phase ${r.phase}  since ${r.startedAt.toISOString()}${why ? `  stopped: ${why} (the next run resumes it)` : ""}`,
+        );
       }
       out.push("", `Completed runs (${schema}.${TABLES.intakeJob}), newest first`);
       if (jobs.length === 0) out.push("  none yet (HUB_INTAKE_JOB holds completed runs only)");
       else {
-        out.push(`  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`);
+        out.push(
+          `  ${"finished at".padEnd(24)} ${"transaction id".padEnd(36)}  ${"status".padEnd(18)}  extracted  messages  published  failed  held  ers   publish statuses`,
+        );
         for (const j of jobs) {
-          const statuses = Object.entries(j.statusCounts).map(([s, n]) => `${s} ${n}`).join(", ") || "-";
+          const statuses =
+            Object.entries(j.statusCounts)
+              .map(([s, n]) => `${s} ${n}`)
+              .join(", ") || "-";
           // A row without details in the run history (not written by this project) shows its ids only.
           const c = j.counts;
           const n = (value: number | undefined, width: number) => String(value ?? "-").padStart(width);
@@ -97,17 +179,29 @@ export default defineCommand({
             out.push(`      unknown CLS codes (${j.unknownCodes.mode} mode, sheet ${j.unknownCodes.sheet}):`);
             for (const line of reportLines(j.unknownCodes.fields)) out.push(`        ${line}`);
           }
-          if (j.setAside) out.push(`      warning: ${j.setAside} message(s) set aside by this run (refused for good by set_aside_after_runs runs): listed below`);
+          if (j.setAside)
+            out.push(
+              `      warning: ${j.setAside} message(s) set aside by this run (refused for good by set_aside_after_runs runs): listed below`,
+            );
           if (j.badRows) for (const [, line] of badRowLines(j.badRows)) out.push(`      bad rows: ${line}`);
         }
       }
-      out.push("", `Set-aside messages (${schema}.${clientTables(clientName).status}): no run retries them; 'hub-export retry' or 'hub-export discard' --message-id decides`);
+      out.push(
+        "",
+        `Set-aside messages (${schema}.${clientTables(clientName).status}): no run retries them; 'hub-export retry' or 'hub-export discard' --message-id decides`,
+      );
       if (aside.total === 0) out.push("  none");
       for (const m of aside.messages) out.push(`  ${formatMessage(m)}`);
       if (aside.total > aside.messages.length) out.push(`  ... and ${aside.total - aside.messages.length} more`);
-      out.push("", `Warehouse rows held back (${schema}.${clientTables(clientName).rowsHeldBack}): not published until fixed; each run looks at them again`);
+      out.push(
+        "",
+        `Warehouse rows held back (${schema}.${clientTables(clientName).rowsHeldBack}): not published until fixed; each run looks at them again`,
+      );
       if (held.total === 0) out.push("  none");
-      for (const r of held.rows) out.push(`  ${JSON.stringify(r.employeeId)}  ${r.kind.padEnd(13)}  since ${r.firstHeldAt.toISOString()}  ${r.reason}`);
+      for (const r of held.rows)
+        out.push(
+          `  ${JSON.stringify(r.employeeId)}  ${r.kind.padEnd(13)}  since ${r.firstHeldAt.toISOString()}  ${r.reason}`,
+        );
       if (held.total > held.rows.length) out.push(`  ... and ${held.total - held.rows.length} more`);
       out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
       if (history.length === 0) out.push("  none yet");
@@ -115,7 +209,10 @@ export default defineCommand({
       io.stdout.write(shown(out));
       return 0;
     } catch (err) {
-      if ((err as { code?: string }).code === "42P01") throw new UserError(`the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`);
+      if ((err as { code?: string }).code === "42P01")
+        throw new UserError(
+          `the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`,
+        );
       throw err;
     } finally {
       await db.close();
@@ -140,10 +237,31 @@ interface LatestRun {
 
 function latestRun(latest: LatestOutcome | null, running: RunInProgress[]): LatestRun | null {
   const working = running.filter((r) => !latest || r.startedAt > latest.recordedAt).at(-1);
-  if (working) return { transactionId: working.transactionId, outcome: "InProgress", at: working.startedAt, by: null, reason: null, counts: null, countsSoFar: false, resumable: true, phase: working.phase };
+  if (working)
+    return {
+      transactionId: working.transactionId,
+      outcome: "InProgress",
+      at: working.startedAt,
+      by: null,
+      reason: null,
+      counts: null,
+      countsSoFar: false,
+      resumable: true,
+      phase: working.phase,
+    };
   if (!latest) return null;
   const unfinished = running.find((r) => r.transactionId === latest.transactionId);
-  return { transactionId: latest.transactionId, outcome: latest.event, at: latest.recordedAt, by: latest.actor, reason: latest.reason, counts: latest.counts, countsSoFar: latest.countsSoFar, resumable: Boolean(unfinished), phase: unfinished?.phase ?? null };
+  return {
+    transactionId: latest.transactionId,
+    outcome: latest.event,
+    at: latest.recordedAt,
+    by: latest.actor,
+    reason: latest.reason,
+    counts: latest.counts,
+    countsSoFar: latest.countsSoFar,
+    resumable: Boolean(unfinished),
+    phase: unfinished?.phase ?? null,
+  };
 }
 
 /** The block that opens `status`: the latest run, its reason, its counts, and how to see each of its messages. */
@@ -152,20 +270,38 @@ function latestRunLines(r: LatestRun | null, transactionCommand: (id: string) =>
   const tx = r.transactionId ? `, transaction ${r.transactionId}` : " (before it opened a transaction)";
   const lines =
     r.outcome === "InProgress"
-      ? [`Latest run: in progress since ${r.at.toISOString()}${tx}, phase ${r.phase} (working now; if it was killed, the next run resumes it)`]
-      : [`Latest run: ${r.outcome} at ${r.at.toISOString()}${tx}${r.by ? ` (by ${r.by})` : ""}${r.resumable ? `; unfinished (phase ${r.phase}): the next run resumes it` : ""}`];
+      ? [
+          `Latest run: in progress since ${r.at.toISOString()}${tx}, phase ${r.phase} (working now; if it was killed, the next run resumes it)`,
+        ]
+      : [
+          `Latest run: ${r.outcome} at ${r.at.toISOString()}${tx}${r.by ? ` (by ${r.by})` : ""}${r.resumable ? `; unfinished (phase ${r.phase}): the next run resumes it` : ""}`,
+        ];
   if (r.reason) lines.push(`  reason: ${r.reason}`);
   const c = r.counts;
-  if (c) lines.push(r.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities}` : `  counts: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`);
-  if (r.transactionId && r.outcome !== "ExecutionCompleted") lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
+  if (c)
+    lines.push(
+      r.countsSoFar
+        ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities}`
+        : `  counts: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`,
+    );
+  if (r.transactionId && r.outcome !== "ExecutionCompleted")
+    lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
   return lines;
 }
 
 /** `npx hub-export status [the same database and job options] --transaction <id>`: to paste as printed. */
-function transactionCommand(values: { stack?: string; file?: string; dir?: string; "database-url"?: string; user?: string; "job-name"?: string }): (id: string) => string {
+function transactionCommand(values: {
+  stack?: string;
+  file?: string;
+  dir?: string;
+  "database-url"?: string;
+  user?: string;
+  "job-name"?: string;
+}): (id: string) => string {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
   const args: string[] = [];
-  for (const key of ["stack", "file", "dir", "user", "job-name"] as const) if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]!));
+  for (const key of ["stack", "file", "dir", "user", "job-name"] as const)
+    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]!));
   // The URL may hold a password: never printed; the operator gives it again.
   if (values["database-url"] !== undefined) args.push("--database-url", "<URL>");
   return (id) => ["npx hub-export status", ...args, "--transaction", id].join(" ");
@@ -176,7 +312,16 @@ function transactionCommand(values: { stack?: string; file?: string; dir?: strin
  * operator's action on a message names it: `Discard  by alice  message <id> (was SET_ASIDE): <reason>`.
  */
 function formatHistory(h: HistoryRow): string {
-  const d = h.detail as { published?: number; failed?: number; extracted?: number; setAside?: number; error?: string; messageId?: string; previousStatus?: string; reason?: string | null };
+  const d = h.detail as {
+    published?: number;
+    failed?: number;
+    extracted?: number;
+    setAside?: number;
+    error?: string;
+    messageId?: string;
+    previousStatus?: string;
+    reason?: string | null;
+  };
   const counts = (["extracted", "published", "failed", "setAside"] as const)
     .filter((k) => typeof d[k] === "number" && (k !== "setAside" || d.setAside))
     .map((k) => `${k === "setAside" ? "set aside" : k} ${d[k]}`);
@@ -185,7 +330,9 @@ function formatHistory(h: HistoryRow): string {
     (h.transactionId ?? "-").padEnd(36),
     h.event.padEnd(18),
     h.actor ? `by ${h.actor}` : "",
-    d.messageId ? `message ${d.messageId} (was ${d.previousStatus})${d.reason ? `: ${d.reason}` : ""}` : counts.join(", "),
+    d.messageId
+      ? `message ${d.messageId} (was ${d.previousStatus})${d.reason ? `: ${d.reason}` : ""}`
+      : counts.join(", "),
     // An operator's reason is part of the message line above; a stopped run's reason (e.g. SIGTERM) comes last.
     d.error ? `: ${d.error}` : !d.messageId && d.reason ? `: ${d.reason}` : "",
   ]
@@ -195,7 +342,10 @@ function formatHistory(h: HistoryRow): string {
 
 /** `<messageId>  SET_ASIDE  tenant <id>  <destination>  1 record(s): E1  attempts 2  <reason>` */
 function formatMessage(m: MessageRow): string {
-  const employees = m.employeeIds.length > 3 ? `${m.employeeIds.slice(0, 3).join(", ")} +${m.employeeIds.length - 3}` : m.employeeIds.join(", ");
+  const employees =
+    m.employeeIds.length > 3
+      ? `${m.employeeIds.slice(0, 3).join(", ")} +${m.employeeIds.length - 3}`
+      : m.employeeIds.join(", ");
   return `${m.messageId}  ${m.status.padEnd(10)}  tenant ${m.hubTenantId}  ${m.hubDestination}  ${m.recordCount} record(s): ${employees}  attempts ${m.attempts}${m.reason ? `  ${m.reason}` : ""}`;
 }
 
@@ -204,14 +354,25 @@ function formatMessage(m: MessageRow): string {
  * so the published ones are exactly what the hub received under the id (a standard queue may hold one twice, under
  * its one messageId). Written a page at a time: a run may have published millions.
  */
-async function showTransaction(client: Client, db: CommandDatabase, schema: string, jobName: string, transactionId: string, json: boolean, stdout: NodeJS.WritableStream): Promise<number> {
+async function showTransaction(
+  client: Client,
+  db: CommandDatabase,
+  schema: string,
+  jobName: string,
+  transactionId: string,
+  json: boolean,
+  stdout: NodeJS.WritableStream,
+): Promise<number> {
   const { rows } = await client.query(
     `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
      UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1::uuid AND job_name = $2
      UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1::uuid AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
     [transactionId, jobName],
   );
-  if (rows.length === 0) throw new UserError(`no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`);
+  if (rows.length === 0)
+    throw new UserError(
+      `no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`,
+    );
   const clientName: string = rows[0].plat_client_name;
   // The run's own outcome: why it did not complete, and its counts (an unfinished run: its last stop's).
   const outcome = await runOutcome(client, schema, jobName, transactionId);
@@ -219,16 +380,37 @@ async function showTransaction(client: Client, db: CommandDatabase, schema: stri
   // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
   const write = (text: string) => stdout.write(text);
   if (json) {
-    const head = { database: db.name, jobName, transactionId, status: rows[0].status, reason, counts: outcome?.counts ?? null, countsSoFar: outcome?.countsSoFar ?? false };
+    const head = {
+      database: db.name,
+      jobName,
+      transactionId,
+      status: rows[0].status,
+      reason,
+      counts: outcome?.counts ?? null,
+      countsSoFar: outcome?.countsSoFar ?? false,
+    };
     write(`${JSON.stringify(redactDeep(head), null, 2).replace(/\n}$/, ",\n")}`);
   } else {
     const c = outcome?.counts;
-    write(shown([databaseLine(db).trimEnd(), `Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`, ...(c ? [outcome.countsSoFar ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)` : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`] : [])]));
+    write(
+      shown([
+        databaseLine(db).trimEnd(),
+        `Run ${transactionId} of ${jobName}: ${rows[0].status}${reason ? `: ${reason}` : ""}`,
+        ...(c
+          ? [
+              outcome.countsSoFar
+                ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)`
+                : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`,
+            ]
+          : []),
+      ]),
+    );
   }
   for (const received of [true, false]) {
     let n = 0;
     if (json) write(`  ${JSON.stringify(received ? "received" : "notPublished")}: [`);
-    else write(received ? "Received by the hub under this transaction id:\n" : "Tried by this run and not published:\n");
+    else
+      write(received ? "Received by the hub under this transaction id:\n" : "Tried by this run and not published:\n");
     for await (const page of transactionMessages(client, schema, clientName, transactionId, received)) {
       for (const m of page) {
         write(json ? `${n ? "," : ""}\n    ${JSON.stringify(redactDeep(m))}` : shown([`  ${formatMessage(m)}`]));

@@ -16,16 +16,26 @@ export default defineCommand({
     ...stackOptions,
     strict: {
       type: "boolean",
-      description: "Treat values that do not belong to the stack's environment (job name suffix, connection and hub environment names, hosts) as errors, not warnings",
+      description:
+        "Treat values that do not belong to the stack's environment (job name suffix, connection and hub environment names, hosts) as errors, not warnings",
       example: "--strict",
     },
   },
   examples: [
-    { command: "hub-export validate --stack prod", does: "checks Pulumi.prod.yaml: every problem at once, one '<key path>: <message>' line each" },
+    {
+      command: "hub-export validate --stack prod",
+      does: "checks Pulumi.prod.yaml: every problem at once, one '<key path>: <message>' line each",
+    },
     { command: "hub-export validate --stack qa --strict", does: "as CI runs it: environment mismatches fail too" },
-    { command: "hub-export validate --file ./Pulumi.staging.yaml", does: "checks a stack file that is not in the project" },
+    {
+      command: "hub-export validate --file ./Pulumi.staging.yaml",
+      does: "checks a stack file that is not in the project",
+    },
   ],
-  exitCodes: { 0: "the config is valid and its template renders (environment mismatches are printed as warnings; what is left to set before 'pulumi up' is listed on stdout)", 1: "the config has problems (listed on stderr; with --strict, environment mismatches too)" },
+  exitCodes: {
+    0: "the config is valid and its template renders (environment mismatches are printed as warnings; what is left to set before 'pulumi up' is listed on stdout)",
+    1: "the config has problems (listed on stderr; with --strict, environment mismatches too)",
+  },
   async run(values, io) {
     const selection = stackSelection(values);
     const inspected = inspectStackFile(selection);
@@ -36,7 +46,8 @@ export default defineCommand({
     for (const problem of cls?.problems ?? []) io.stderr.write(`warning: CLS exports: ${problem}\n`);
     const source = values.file ?? `stack ${selection.stack}`;
     const mismatches = environmentIssues(config);
-    if (mismatches.length && values.strict) throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
+    if (mismatches.length && values.strict)
+      throw new ConfigError(`${source} (--strict, environment ${config.environment})`, mismatches);
     for (const issue of mismatches) io.stderr.write(`warning: ${formatIssue(issue)}\n`);
     // Routing-rule codes the specification does not list: warnings even with --strict (other data flows use others).
     const routing = routingRuleWarnings(config);

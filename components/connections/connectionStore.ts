@@ -56,9 +56,19 @@ export class ConnectionStore extends pulumi.ComponentResource {
         },
         { parent: this },
       );
-      new aws.secretsmanager.SecretVersion(`${name}/${record.systemName}`, { secretId: secret.id, secretString: record.secretString }, { parent: this });
+      new aws.secretsmanager.SecretVersion(
+        `${name}/${record.systemName}`,
+        { secretId: secret.id, secretString: record.secretString },
+        { parent: this },
+      );
       return { systemName: record.systemName, type: record.type, secretName, secretArn: secret.arn };
     });
-    this.registerOutputs({ connections: this.connections.map((c) => ({ systemName: c.systemName, secretName: c.secretName, secretArn: c.secretArn })) });
+    this.registerOutputs({
+      connections: this.connections.map((c) => ({
+        systemName: c.systemName,
+        secretName: c.secretName,
+        secretArn: c.secretArn,
+      })),
+    });
   }
 }

@@ -19,7 +19,11 @@ export class HubConfiguration extends pulumi.ComponentResource {
 
   constructor(name: string, args: HubConfigurationArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:hub:HubConfiguration", name, {}, opts);
-    const files = args.files.map((file) => ({ key: file.key, contentType: file.contentType, ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }) }));
+    const files = args.files.map((file) => ({
+      key: file.key,
+      contentType: file.contentType,
+      ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }),
+    }));
     writeObjects(this, name, args.placement, files, { parent: this });
     this.keys = args.files.map((f) => f.key);
     this.registerOutputs({ keys: this.keys });

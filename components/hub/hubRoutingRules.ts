@@ -26,7 +26,10 @@ export class HubRoutingRules extends pulumi.ComponentResource {
     this.ruleCounts = {};
     for (const tenant of args.tenants) {
       // Named after the component (two in one stack never collide); the alias keeps a set deployed as routingRules/<id>.
-      new RoutingRuleSet(`${name}/${tenant.tenantId}`, tenant, { parent: this, aliases: [{ name: `routingRules/${tenant.tenantId}` }] });
+      new RoutingRuleSet(`${name}/${tenant.tenantId}`, tenant, {
+        parent: this,
+        aliases: [{ name: `routingRules/${tenant.tenantId}` }],
+      });
       this.ruleCounts[tenant.tenantId] = tenant.rules.length;
     }
     this.registerOutputs({ ruleCounts: this.ruleCounts });

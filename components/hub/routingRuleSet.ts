@@ -25,7 +25,20 @@ export class RoutingRuleSet extends pulumi.dynamic.Resource {
   declare readonly postedAt: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: RoutingRuleSetArgs, opts?: pulumi.CustomResourceOptions) {
-    const inputs = { ...args, rulesHash: routingRulesHash(args.rules), version: ROUTING_RULES_PROVIDER_VERSION, ruleCount: undefined, postedAt: undefined };
-    super(routingRulesProvider, name, inputs, { ...opts, additionalSecretOutputs: ["credentialsString"] }, "hubExport", "RoutingRuleSet");
+    const inputs = {
+      ...args,
+      rulesHash: routingRulesHash(args.rules),
+      version: ROUTING_RULES_PROVIDER_VERSION,
+      ruleCount: undefined,
+      postedAt: undefined,
+    };
+    super(
+      routingRulesProvider,
+      name,
+      inputs,
+      { ...opts, additionalSecretOutputs: ["credentialsString"] },
+      "hubExport",
+      "RoutingRuleSet",
+    );
   }
 }

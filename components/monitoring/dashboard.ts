@@ -15,7 +15,12 @@ const DAY = 86_400;
 
 export function dashboardBody(input: DashboardInput): string {
   const dims = (region: string) => [METRIC_DIMENSIONS.jobName, input.jobName, METRIC_DIMENSIONS.region, region];
-  const metric = (name: string, region: string, label: string, stat = "Sum") => [METRIC_NAMESPACE, name, ...dims(region), { label, stat, period: DAY }];
+  const metric = (name: string, region: string, label: string, stat = "Sum") => [
+    METRIC_NAMESPACE,
+    name,
+    ...dims(region),
+    { label, stat, period: DAY },
+  ];
   const perRegion = (name: string) => input.hubRegions.map((r) => metric(name, r, `${name} ${r}`));
   const widget = (x: number, y: number, title: string, metrics: unknown[], extra: Record<string, unknown> = {}) => ({
     type: "metric",
@@ -26,14 +31,23 @@ export function dashboardBody(input: DashboardInput): string {
     properties: { title, region: input.region, view: "timeSeries", stacked: false, period: DAY, metrics, ...extra },
   });
   const widgets = [
-    widget(0, 0, "Runs per day, by outcome", [
-      metric(METRICS.completed, ALL_REGIONS, "ExecutionCompleted"),
-      metric(METRICS.executionFailed, ALL_REGIONS, "ExecutionFailed"),
-      metric(METRICS.stopped, ALL_REGIONS, "Stopped"),
-      metric(METRICS.refused, ALL_REGIONS, "Refused"),
-      metric(METRICS.linksOpen, ALL_REGIONS, "hub links open (a dead hub)"),
-    ], { view: "bar" }),
-    widget(12, 0, "Run duration (seconds)", [metric(METRICS.duration, ALL_REGIONS, "longest run", "Maximum"), metric(METRICS.duration, ALL_REGIONS, "average run", "Average")]),
+    widget(
+      0,
+      0,
+      "Runs per day, by outcome",
+      [
+        metric(METRICS.completed, ALL_REGIONS, "ExecutionCompleted"),
+        metric(METRICS.executionFailed, ALL_REGIONS, "ExecutionFailed"),
+        metric(METRICS.stopped, ALL_REGIONS, "Stopped"),
+        metric(METRICS.refused, ALL_REGIONS, "Refused"),
+        metric(METRICS.linksOpen, ALL_REGIONS, "hub links open (a dead hub)"),
+      ],
+      { view: "bar" },
+    ),
+    widget(12, 0, "Run duration (seconds)", [
+      metric(METRICS.duration, ALL_REGIONS, "longest run", "Maximum"),
+      metric(METRICS.duration, ALL_REGIONS, "average run", "Average"),
+    ]),
     widget(0, 6, "Messages published per day, by hub region", perRegion(METRICS.published)),
     widget(12, 6, "Messages failed per day by hub region, held back and set aside", [
       ...perRegion(METRICS.failed),
@@ -41,8 +55,29 @@ export function dashboardBody(input: DashboardInput): string {
       metric(METRICS.setAside, ALL_REGIONS, "set aside (all regions)"),
     ]),
     widget(0, 12, "ERS entities per day, by hub region", perRegion(METRICS.ersEntities)),
-    widget(12, 12, "Schedule: invocations not delivered (dead-letter queue)", [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", input.deadLetterQueueName, { stat: "Maximum", period: 300 }]], { period: 300 }),
-    { type: "alarm", x: 0, y: 18, width: 12, height: 4, properties: { title: "Alarms", alarms: [...input.alarmArns].sort() } },
+    widget(
+      12,
+      12,
+      "Schedule: invocations not delivered (dead-letter queue)",
+      [
+        [
+          "AWS/SQS",
+          "ApproximateNumberOfMessagesVisible",
+          "QueueName",
+          input.deadLetterQueueName,
+          { stat: "Maximum", period: 300 },
+        ],
+      ],
+      { period: 300 },
+    ),
+    {
+      type: "alarm",
+      x: 0,
+      y: 18,
+      width: 12,
+      height: 4,
+      properties: { title: "Alarms", alarms: [...input.alarmArns].sort() },
+    },
     {
       type: "log",
       x: 12,

@@ -72,16 +72,26 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         description: `Alerts of HRSYS export job ${args.jobName} (${args.environment}): SNS topic encryption`,
         enableKeyRotation: true,
         deletionWindowInDays: 30,
-        policy: pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(alertsKeyPolicy({ accountId: a, partition: p, region: r }))),
+        policy: pulumi
+          .all([accountId, partition, region])
+          .apply(([a, p, r]) => JSON.stringify(alertsKeyPolicy({ accountId: a, partition: p, region: r }))),
       },
       parent,
     );
     new aws.kms.Alias(`${name}-key`, { name: `alias/${base}-alerts`, targetKeyId: key.keyId }, parent);
 
-    const topic = new aws.sns.Topic(name, { name: `${base}-alerts`, displayName: `HRSYS export ${args.environment}`, kmsMasterKeyId: key.arn }, parent);
+    const topic = new aws.sns.Topic(
+      name,
+      { name: `${base}-alerts`, displayName: `HRSYS export ${args.environment}`, kmsMasterKeyId: key.arn },
+      parent,
+    );
     this.topicArn = topic.arn;
     for (const address of args.email) {
-      new aws.sns.TopicSubscription(`${name}-email-${address}`, { topic: topic.arn, protocol: "email", endpoint: address }, parent);
+      new aws.sns.TopicSubscription(
+        `${name}-email-${address}`,
+        { topic: topic.arn, protocol: "email", endpoint: address },
+        parent,
+      );
     }
     // Keyed by the endpoint, not its place in the list: removing one leaves the others (and their confirmations) alone.
     // The alias adopts a subscription that an earlier version named by position, the first time the list is applied.
@@ -97,7 +107,17 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     const rules = pulumi
       .all([args.clusterArn, args.taskDefinitionFamilyArn, args.logGroupName, region])
       .apply(([clusterArn, taskDefinitionFamilyArn, logGroupName, r]) =>
-        taskStopRules({ stack: args.stack, jobName: args.jobName, environment: args.environment, clusterArn, taskDefinitionFamilyArn, containerName: args.containerName, logGroupName, logStreamPrefix: args.logStreamPrefix, region: r }),
+        taskStopRules({
+          stack: args.stack,
+          jobName: args.jobName,
+          environment: args.environment,
+          clusterArn,
+          taskDefinitionFamilyArn,
+          containerName: args.containerName,
+          logGroupName,
+          logStreamPrefix: args.logStreamPrefix,
+          region: r,
+        }),
       );
     const ruleKeys = ["execution-failed", "stopped", "other-exit", "not-run"] as const;
     const ruleArns: pulumi.Output<string>[] = [];
@@ -108,22 +128,50 @@ export class ExportMonitoring extends pulumi.ComponentResource {
       });
       const rule = new aws.cloudwatch.EventRule(
         `${name}-${ruleKey}`,
-        { name: `${base}-${ruleKey}`, description: spec.description, eventPattern: spec.eventPattern.apply((p) => JSON.stringify(p)), state: "ENABLED" },
+        {
+          name: `${base}-${ruleKey}`,
+          description: spec.description,
+          eventPattern: spec.eventPattern.apply((p) => JSON.stringify(p)),
+          state: "ENABLED",
+        },
         parent,
       );
-      new aws.cloudwatch.EventTarget(`${name}-${ruleKey}`, { rule: rule.name, targetId: "alerts-topic", arn: topic.arn, inputTransformer: spec.inputTransformer }, parent);
+      new aws.cloudwatch.EventTarget(
+        `${name}-${ruleKey}`,
+        { rule: rule.name, targetId: "alerts-topic", arn: topic.arn, inputTransformer: spec.inputTransformer },
+        parent,
+      );
       ruleArns.push(rule.arn);
     }
 
     // The schedule's invocations that could not start the task.
-    const deadLetters = new aws.sqs.Queue(`${name}-schedule-dlq`, { name: `${base}-schedule-dlq`, messageRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS, sqsManagedSseEnabled: true }, parent);
+    const deadLetters = new aws.sqs.Queue(
+      `${name}-schedule-dlq`,
+      {
+        name: `${base}-schedule-dlq`,
+        messageRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS,
+        sqsManagedSseEnabled: true,
+      },
+      parent,
+    );
     this.deadLetterQueueArn = deadLetters.arn;
     this.deadLetterQueueUrl = deadLetters.url;
 
     // The alarms that notify the topic.
     const alarms: (aws.cloudwatch.MetricAlarm | aws.cloudwatch.CompositeAlarm)[] = [];
     // An alarm on any datapoint above zero in one period; no data is nothing to tell.
-    const onAnyDatapoint = (key: string, alarm: { name: string; description: string; namespace: string; metricName: string; dimensions: pulumi.Input<Record<string, pulumi.Input<string>>>; statistic: string; period: number }) =>
+    const onAnyDatapoint = (
+      key: string,
+      alarm: {
+        name: string;
+        description: string;
+        namespace: string;
+        metricName: string;
+        dimensions: pulumi.Input<Record<string, pulumi.Input<string>>>;
+        statistic: string;
+        period: number;
+      },
+    ) =>
       new aws.cloudwatch.MetricAlarm(
         `${name}-${key}`,
         {
@@ -156,7 +204,12 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     );
     if (args.noCompletedRunWithinHours !== undefined) {
       // Two conditions without actions and the composite that notifies (components/monitoring/noCompletedRun.ts).
-      const definition = noCompletedRunAlarms({ baseName: base, jobName: args.jobName, environment: args.environment, hours: args.noCompletedRunWithinHours });
+      const definition = noCompletedRunAlarms({
+        baseName: base,
+        jobName: args.jobName,
+        environment: args.environment,
+        hours: args.noCompletedRunWithinHours,
+      });
       const conditions = [
         new aws.cloudwatch.MetricAlarm(`${name}-completed-within`, definition.completed, parent),
         new aws.cloudwatch.MetricAlarm(`${name}-failed-within`, definition.failed, parent),
@@ -164,7 +217,12 @@ export class ExportMonitoring extends pulumi.ComponentResource {
       alarms.push(
         new aws.cloudwatch.CompositeAlarm(
           `${name}-no-completed-run`,
-          { ...definition.alarm, actionsEnabled: args.scheduleEnabled, alarmActions: [topic.arn], okActions: [topic.arn] },
+          {
+            ...definition.alarm,
+            actionsEnabled: args.scheduleEnabled,
+            alarmActions: [topic.arn],
+            okActions: [topic.arn],
+          },
           { ...parent, dependsOn: conditions },
         ),
       );
@@ -192,7 +250,9 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         arn: topic.arn,
         policy: pulumi
           .all([topic.arn, accountId, pulumi.all(ruleArns), pulumi.all(alarms.map((a) => a.arn))])
-          .apply(([topicArn, a, rArns, aArns]) => JSON.stringify(alertsTopicPolicy({ topicArn, accountId: a, ruleArns: rArns, alarmArns: aArns }))),
+          .apply(([topicArn, a, rArns, aArns]) =>
+            JSON.stringify(alertsTopicPolicy({ topicArn, accountId: a, ruleArns: rArns, alarmArns: aArns })),
+          ),
       },
       parent,
     );
@@ -203,12 +263,26 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         dashboardName: base,
         dashboardBody: pulumi
           .all([region, deadLetters.name, pulumi.all(alarms.map((a) => a.arn)), args.logGroupName])
-          .apply(([r, deadLetterQueueName, alarmArns, logGroupName]) => dashboardBody({ region: r, jobName: args.jobName, hubRegions: args.hubRegions, deadLetterQueueName, alarmArns, logGroupName })),
+          .apply(([r, deadLetterQueueName, alarmArns, logGroupName]) =>
+            dashboardBody({
+              region: r,
+              jobName: args.jobName,
+              hubRegions: args.hubRegions,
+              deadLetterQueueName,
+              alarmArns,
+              logGroupName,
+            }),
+          ),
       },
       parent,
     );
     this.dashboardName = dashboard.dashboardName;
 
-    this.registerOutputs({ topicArn: this.topicArn, deadLetterQueueArn: this.deadLetterQueueArn, deadLetterQueueUrl: this.deadLetterQueueUrl, dashboardName: this.dashboardName });
+    this.registerOutputs({
+      topicArn: this.topicArn,
+      deadLetterQueueArn: this.deadLetterQueueArn,
+      deadLetterQueueUrl: this.deadLetterQueueUrl,
+      dashboardName: this.dashboardName,
+    });
   }
 }

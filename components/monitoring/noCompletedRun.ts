@@ -38,7 +38,13 @@ export interface NoCompletedRunInput {
 
 /** The task's run-level RunsCompleted, per hour. */
 function runsCompleted(jobName: string, statistic: "Maximum" | "Minimum") {
-  return { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { [METRIC_DIMENSIONS.jobName]: jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS }, statistic, period: HOUR };
+  return {
+    namespace: METRIC_NAMESPACE,
+    metricName: METRICS.completed,
+    dimensions: { [METRIC_DIMENSIONS.jobName]: jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
+    statistic,
+    period: HOUR,
+  };
 }
 
 /** The alarms' names: the composite's, and its two conditions'. */

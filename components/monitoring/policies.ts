@@ -43,14 +43,22 @@ export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
   return {
     Version: "2012-10-17",
     Statement: [
-      { Sid: "KeyAdministrationByTheAccount", Effect: "Allow", Principal: { AWS: root }, Action: KEY_ADMIN_ACTIONS, Resource: "*" },
+      {
+        Sid: "KeyAdministrationByTheAccount",
+        Effect: "Allow",
+        Principal: { AWS: root },
+        Action: KEY_ADMIN_ACTIONS,
+        Resource: "*",
+      },
       {
         Sid: "AccountPublishesThroughSns",
         Effect: "Allow",
         Principal: { AWS: root },
         Action: PUBLISH_KEY_ACTIONS,
         Resource: "*",
-        Condition: { StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId } },
+        Condition: {
+          StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId },
+        },
       },
       // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
       // that names this topic cannot use its key.
@@ -81,14 +89,24 @@ export function alertsTopicPolicy(input: AlertsTopicPolicyInput): PolicyDocument
   return {
     Version: "2012-10-17",
     Statement: [
-      { Sid: "TaskStopRules", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "sns:Publish", Resource: input.topicArn, Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } } },
+      {
+        Sid: "TaskStopRules",
+        Effect: "Allow",
+        Principal: { Service: "events.amazonaws.com" },
+        Action: "sns:Publish",
+        Resource: input.topicArn,
+        Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } },
+      },
       {
         Sid: "ExportAlarms",
         Effect: "Allow",
         Principal: { Service: "cloudwatch.amazonaws.com" },
         Action: "sns:Publish",
         Resource: input.topicArn,
-        Condition: { ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) }, StringEquals: { "aws:SourceAccount": input.accountId } },
+        Condition: {
+          ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) },
+          StringEquals: { "aws:SourceAccount": input.accountId },
+        },
       },
     ],
   };

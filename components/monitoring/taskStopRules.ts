@@ -105,10 +105,16 @@ export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
     {
       key: "not-run",
       description: `Export job ${input.jobName}: a task stopped before its container ran to an exit code`,
-      eventPattern: pattern(input, { stopCode: [{ "anything-but": "EssentialContainerExited" }], containers: { exitCode: [{ exists: false }] } }),
+      eventPattern: pattern(input, {
+        stopCode: [{ "anything-but": "EssentialContainerExited" }],
+        containers: { exitCode: [{ exists: false }] },
+      }),
       inputTransformer: {
         inputPaths: INPUT_PATHS,
-        inputTemplate: message(input, "the task stopped without an exit code (it failed to start, or ECS stopped it): nothing was exported by it; the next run does the work."),
+        inputTemplate: message(
+          input,
+          "the task stopped without an exit code (it failed to start, or ECS stopped it): nothing was exported by it; the next run does the work.",
+        ),
       },
     },
   ];

@@ -37,7 +37,8 @@ export interface PlanChanges {
   deleted: DiffResource[];
 }
 
-const comparable = (inputs: unknown) => comparableValue(inputs, (leaf) => new SecretLeaf(leaf === undefined ? undefined : JSON.stringify(leaf)));
+const comparable = (inputs: unknown) =>
+  comparableValue(inputs, (leaf) => new SecretLeaf(leaf === undefined ? undefined : JSON.stringify(leaf)));
 
 /** Resources of `after` not in `before` (by URN), those in both whose inputs or options differ, and those gone. */
 export function planChanges(before: DiffResource[], after: DiffResource[]): PlanChanges {
@@ -49,7 +50,13 @@ export function planChanges(before: DiffResource[], after: DiffResource[]): Plan
     if (!was) {
       const inputs = comparable(r.inputs) as Record<string, unknown>;
       // A dynamic resource's provider is code, the same for every resource of its kind: not a detail of this one.
-      changes.added.push({ resource: r, inputs: Object.keys(inputs).filter((k) => k !== DYNAMIC_PROVIDER_KEY).sort().map((k) => [k, inputs[k]]) });
+      changes.added.push({
+        resource: r,
+        inputs: Object.keys(inputs)
+          .filter((k) => k !== DYNAMIC_PROVIDER_KEY)
+          .sort()
+          .map((k) => [k, inputs[k]]),
+      });
       continue;
     }
     const inputs = diffValues(comparable(was.inputs), comparable(r.inputs), "");
@@ -78,7 +85,10 @@ export function changeLines(c: PlanChanges): string[] {
     lines.push(`~ ${resource.type}  ${resource.name}`);
     for (const change of inputs) {
       const [first, ...rest] = change.lines;
-      lines.push(`~     ${change.path}: ${first}`, ...rest.map((l) => `${l[0] === "+" || l[0] === "-" ? l[0] : " "}       ${l.slice(1)}`));
+      lines.push(
+        `~     ${change.path}: ${first}`,
+        ...rest.map((l) => `${l[0] === "+" || l[0] === "-" ? l[0] : " "}       ${l.slice(1)}`),
+      );
     }
     if (optionsChanged) lines.push("~     (resource options)");
   }
@@ -86,7 +96,8 @@ export function changeLines(c: PlanChanges): string[] {
   return lines;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v) && !(v instanceof SecretLeaf);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === "object" && !Array.isArray(v) && !(v instanceof SecretLeaf);
 
 function childPath(path: string, key: string | number): string {
   if (typeof key === "number") return `${path}[${key}]`;
@@ -106,18 +117,37 @@ function diffValues(a: unknown, b: unknown, path: string): InputChange[] {
     if (a === b) return [];
     const kind = a === undefined ? "added" : "deleted";
     const value = a === undefined ? b : a;
-    return [{ path, kind, lines: [value instanceof SecretLeaf ? `(secret, ${kind})` : `(${kind === "added" ? "added" : "deleted, was"}) ${shown(value)}`] }];
+    return [
+      {
+        path,
+        kind,
+        lines: [
+          value instanceof SecretLeaf
+            ? `(secret, ${kind})`
+            : `(${kind === "added" ? "added" : "deleted, was"}) ${shown(value)}`,
+        ],
+      },
+    ];
   }
   if (a instanceof SecretLeaf || b instanceof SecretLeaf) {
     // A saved plan's secret is unknown: it cannot be told changed.
-    if (a instanceof SecretLeaf && b instanceof SecretLeaf && (a.value === undefined || b.value === undefined || a.value === b.value)) return [];
+    if (
+      a instanceof SecretLeaf &&
+      b instanceof SecretLeaf &&
+      (a.value === undefined || b.value === undefined || a.value === b.value)
+    )
+      return [];
     return [{ path, kind: "changed", lines: ["(secret, changed)"] }];
   }
   if (isPlainObject(a) && isPlainObject(b)) {
-    return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().flatMap((k) => diffValues(a[k], b[k], childPath(path, k)));
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+      .sort()
+      .flatMap((k) => diffValues(a[k], b[k], childPath(path, k)));
   }
   if (Array.isArray(a) && Array.isArray(b) && containsSecret([a, b])) {
-    return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => diffValues(a[i], b[i], childPath(path, i))).flat();
+    return Array.from({ length: Math.max(a.length, b.length) }, (_, i) =>
+      diffValues(a[i], b[i], childPath(path, i)),
+    ).flat();
   }
   if (JSON.stringify(a) === JSON.stringify(b)) return [];
   const text = textDiff(a, b);
@@ -149,8 +179,19 @@ function textDiff(a: unknown, b: unknown): string[] | null {
   const before = documentText(a);
   const after = documentText(b);
   if (before === null || after === null) return null;
-  const patch = structuredPatch("before", "after", before.endsWith("\n") ? before : `${before}\n`, after.endsWith("\n") ? after : `${after}\n`, undefined, undefined, { context: 3 });
-  return patch.hunks.flatMap((h) => [` @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines.filter((l) => !l.startsWith("\\"))]);
+  const patch = structuredPatch(
+    "before",
+    "after",
+    before.endsWith("\n") ? before : `${before}\n`,
+    after.endsWith("\n") ? after : `${after}\n`,
+    undefined,
+    undefined,
+    { context: 3 },
+  );
+  return patch.hunks.flatMap((h) => [
+    ` @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`,
+    ...h.lines.filter((l) => !l.startsWith("\\")),
+  ]);
 }
 
 const MAX_SHOWN = 160;
@@ -170,7 +211,8 @@ function allSecret(v: unknown): boolean {
 function shown(value: unknown): string {
   if (value instanceof SecretLeaf) return "(secret)";
   if (isPlainObject(value) && allSecret(value)) return `(secret: ${Object.keys(value).join(", ")})`;
-  if (containsSecret(value)) return shorten(JSON.parse(JSON.stringify(value, (_k, v) => (v instanceof SecretLeaf ? "(secret)" : v))));
+  if (containsSecret(value))
+    return shorten(JSON.parse(JSON.stringify(value, (_k, v) => (v instanceof SecretLeaf ? "(secret)" : v))));
   if (typeof value === "string" && value.includes("\n")) return `(text, ${value.split("\n").length} lines)`;
   return shorten(value);
 }

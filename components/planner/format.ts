@@ -21,7 +21,9 @@ export function planJson(run: PlanRun): PlanJson {
     stack: run.stack,
     offline: { accountId: run.account.accountId, region: run.account.region, note: NOTE },
     resourceCount: run.resources.length,
-    resources: [...run.resources].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0)).map(({ state: _state, ...r }) => ({ ...r, inputs: maskValue(r.inputs) })),
+    resources: [...run.resources]
+      .sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0))
+      .map(({ state: _state, ...r }) => ({ ...r, inputs: maskValue(r.inputs) })),
     outputs: maskValue(run.outputs),
   };
 }
@@ -74,7 +76,12 @@ export function formatPlanText(run: PlanRun): string {
 export function formatResourceCounts(run: Pick<PlanRun, "resources">): string[] {
   const byType = new Map<string, number>();
   for (const r of run.resources) byType.set(r.type, (byType.get(r.type) ?? 0) + 1);
-  return ["Resources by type:", ...[...byType].sort((a, b) => a[0].localeCompare(b[0])).map(([type, count]) => `  ${String(count).padStart(5)}  ${type}`)];
+  return [
+    "Resources by type:",
+    ...[...byType]
+      .sort((a, b) => a[0].localeCompare(b[0]))
+      .map(([type, count]) => `  ${String(count).padStart(5)}  ${type}`),
+  ];
 }
 
 /**
@@ -85,8 +92,14 @@ export function formatResourceCounts(run: Pick<PlanRun, "resources">): string[] 
 export function formatPlanDiff(before: PlanJson, after: PlanJson): string {
   const changes = planChanges(before.resources, after.resources);
   const lines = [`#### Stack \`${after.stack}\`: ${changeCounts(changes)}`, ""];
-  if (!changes.added.length && !changes.changed.length && !changes.deleted.length) return [...lines, "No change.", ""].join("\n");
+  if (!changes.added.length && !changes.changed.length && !changes.deleted.length)
+    return [...lines, "No change.", ""].join("\n");
   // A value cannot close the code block it is shown in.
-  lines.push("```diff", ...changeLines(changes).map((l) => l.replace(/`{3,}/g, (m) => m.split("").join(" "))), "```", "");
+  lines.push(
+    "```diff",
+    ...changeLines(changes).map((l) => l.replace(/`{3,}/g, (m) => m.split("").join(" "))),
+    "```",
+    "",
+  );
   return lines.join("\n");
 }

@@ -64,7 +64,9 @@ export interface PlannedResource {
 }
 
 /** One alias as the engine receives it: a URN, or a spec (name, type, stack, project, parent: "" for the default). */
-export type AliasSpec = { urn: string } | { name: string; type: string; stack: string; project: string; parentUrn: string; noParent: boolean };
+export type AliasSpec =
+  | { urn: string }
+  | { name: string; type: string; stack: string; project: string; parentUrn: string; noParent: boolean };
 
 export interface PlanRun {
   project: string;
@@ -104,7 +106,14 @@ interface Monitor {
 function aliasSpec(alias: any): AliasSpec {
   const spec = alias.getSpec();
   if (!spec) return { urn: alias.getUrn() };
-  return { name: spec.getName(), type: spec.getType(), stack: spec.getStack(), project: spec.getProject(), parentUrn: spec.getParenturn(), noParent: spec.getNoparent() };
+  return {
+    name: spec.getName(),
+    type: spec.getType(),
+    stack: spec.getStack(),
+    project: spec.getProject(),
+    parentUrn: spec.getParenturn(),
+    noParent: spec.getNoparent(),
+  };
 }
 
 /** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
@@ -150,7 +159,12 @@ function runFailure(): <T>(work: Promise<T>) => Promise<T> {
   return (work) => Promise.race([work, failed]);
 }
 
-function runIsolated(options: RunOptions, project: string, account: MockAccount, program: () => unknown): Promise<PlanRun> {
+function runIsolated(
+  options: RunOptions,
+  project: string,
+  account: MockAccount,
+  program: () => unknown,
+): Promise<PlanRun> {
   return runtimeState.withLocalStorage(async () => {
     const resources: PlannedResource[] = [];
     const outputs = new Map<string, Record<string, unknown>>();
@@ -170,7 +184,10 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
       {
         newResource: (args) =>
           guard(() => {
-            const aso = pending && pending.type === args.type && pending.name === args.name ? pending.additionalSecretOutputs : [];
+            const aso =
+              pending && pending.type === args.type && pending.name === args.name
+                ? pending.additionalSecretOutputs
+                : [];
             pending = undefined;
             const result = mockResource(args, account);
             return { id: result.id, state: markSecret(result.state, aso) };
@@ -214,13 +231,15 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
       pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };
       return entry;
     };
-    const withUrn = (entry: PlannedResource, callback: Callback): Callback => (err, response) => {
-      if (!err && response) {
-        entry.urn = response.getUrn();
-        entry.state = (response.getObject?.() ?? response.getProperties?.())?.toJavaScript();
-      }
-      callback(err, response);
-    };
+    const withUrn =
+      (entry: PlannedResource, callback: Callback): Callback =>
+      (err, response) => {
+        if (!err && response) {
+          entry.urn = response.getUrn();
+          entry.state = (response.getObject?.() ?? response.getProperties?.())?.toJavaScript();
+        }
+        callback(err, response);
+      };
     const register = monitor.registerResource.bind(monitor);
     const readResource = monitor.readResource.bind(monitor);
     const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
@@ -247,7 +266,8 @@ function runIsolated(options: RunOptions, project: string, account: MockAccount,
     );
     await unlessFailed(runtimeSettings.waitForRPCs());
     if (programError !== undefined) throw programError;
-    if (failures.length > 0) throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
+    if (failures.length > 0)
+      throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
     const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
     return { project, stack: options.stack, account, resources, outputs: (stack && outputs.get(stack.urn)) ?? {} };
   });
@@ -298,12 +318,21 @@ export interface StackFilePlan extends PlanRun {
 }
 
 /** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
-export async function planStackFile(options: { stack?: string; file?: string; program?: () => unknown }): Promise<StackFilePlan> {
+export async function planStackFile(options: {
+  stack?: string;
+  file?: string;
+  program?: () => unknown;
+}): Promise<StackFilePlan> {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   loadStackConfig({ file, stack: options.stack });
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigFromStackFile(file);
-  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: options.program }).catch((err: unknown) => {
+  const run = await runProgramUnderMocks({
+    stack,
+    config: engine.config,
+    secretKeys: engine.secretKeys,
+    program: options.program,
+  }).catch((err: unknown) => {
     // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
     throw pulumi.RunError.isInstance(err as Error) ? new UserError((err as Error).message) : err;
   });

@@ -23,23 +23,30 @@ export const OFFLINE_CREATE_DATE = "2026-11-01T00:00:00Z";
 type State = Record<string, unknown>;
 
 const short = (text: string, length: number) => crypto.createHash("sha256").update(text).digest("hex").slice(0, length);
-const plain = (value: unknown): unknown => (pulumi.runtime.isRpcSecret(value) ? pulumi.runtime.unwrapRpcSecret(value) : value);
-const str = (value: unknown): string | undefined => (typeof plain(value) === "string" ? (plain(value) as string) : undefined);
+const plain = (value: unknown): unknown =>
+  pulumi.runtime.isRpcSecret(value) ? pulumi.runtime.unwrapRpcSecret(value) : value;
+const str = (value: unknown): string | undefined =>
+  typeof plain(value) === "string" ? (plain(value) as string) : undefined;
 
 /** Marks `keys` of `state` secret, as the engine does for additionalSecretOutputs. */
 export function markSecret(state: State, keys: readonly string[]): State {
   for (const key of keys) {
-    if (state[key] !== undefined && !pulumi.runtime.isRpcSecret(state[key])) state[key] = { [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: state[key] };
+    if (state[key] !== undefined && !pulumi.runtime.isRpcSecret(state[key]))
+      state[key] = { [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: state[key] };
   }
   return state;
 }
 
 /** The id and output state of a registered or read resource: its inputs plus what the provider would compute. */
-export function mockResource(args: pulumi.runtime.MockResourceArgs, account: MockAccount): { id: string; state: State } {
+export function mockResource(
+  args: pulumi.runtime.MockResourceArgs,
+  account: MockAccount,
+): { id: string; state: State } {
   const { accountId: acct, region, partition } = account;
   const inputs: State = { ...args.inputs };
   const name = str(inputs.name) ?? args.name;
-  const arn = (service: string, resource: string, withRegion = true) => `arn:${partition}:${service}:${withRegion ? region : ""}:${acct}:${resource}`;
+  const arn = (service: string, resource: string, withRegion = true) =>
+    `arn:${partition}:${service}:${withRegion ? region : ""}:${acct}:${resource}`;
   switch (args.type) {
     case "aws:s3/bucket:Bucket": {
       const bucket = str(inputs.bucket) ?? args.id ?? args.name;
@@ -60,22 +67,46 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
       return { id: `${args.name}|v1`, state: { ...inputs, versionId: short(args.name, 32) } };
     case "aws:iam/role:Role":
       // createDate: a fixed stand-in, so that a plan is the same on every run.
-      return { id: name, state: { ...inputs, name, arn: `arn:${partition}:iam::${acct}:role/${name}`, uniqueId: `AROA${short(name, 16).toUpperCase()}`, createDate: OFFLINE_CREATE_DATE } };
+      return {
+        id: name,
+        state: {
+          ...inputs,
+          name,
+          arn: `arn:${partition}:iam::${acct}:role/${name}`,
+          uniqueId: `AROA${short(name, 16).toUpperCase()}`,
+          createDate: OFFLINE_CREATE_DATE,
+        },
+      };
     case "aws:iam/rolePolicy:RolePolicy":
       return { id: `${str(inputs.role) ?? "role"}:${name}`, state: inputs };
     case "aws:cloudwatch/logGroup:LogGroup":
       return { id: name, state: { ...inputs, name, arn: arn("logs", `log-group:${name}`) } };
     case "aws:ecr/repository:Repository":
-      return { id: name, state: { ...inputs, name, arn: arn("ecr", `repository/${name}`), registryId: acct, repositoryUrl: `${acct}.dkr.ecr.${region}.amazonaws.com/${name}` } };
+      return {
+        id: name,
+        state: {
+          ...inputs,
+          name,
+          arn: arn("ecr", `repository/${name}`),
+          registryId: acct,
+          repositoryUrl: `${acct}.dkr.ecr.${region}.amazonaws.com/${name}`,
+        },
+      };
     case "aws:ecs/cluster:Cluster":
       return { id: arn("ecs", `cluster/${name}`), state: { ...inputs, name, arn: arn("ecs", `cluster/${name}`) } };
     case "aws:ecs/taskDefinition:TaskDefinition": {
       const family = str(inputs.family) ?? args.name;
       const withoutRevision = arn("ecs", `task-definition/${family}`);
-      return { id: family, state: { ...inputs, revision: 1, arn: `${withoutRevision}:1`, arnWithoutRevision: withoutRevision } };
+      return {
+        id: family,
+        state: { ...inputs, revision: 1, arn: `${withoutRevision}:1`, arnWithoutRevision: withoutRevision },
+      };
     }
     case "aws:scheduler/schedule:Schedule":
-      return { id: `default/${name}`, state: { ...inputs, name, arn: arn("scheduler", `schedule/${str(inputs.groupName) ?? "default"}/${name}`) } };
+      return {
+        id: `default/${name}`,
+        state: { ...inputs, name, arn: arn("scheduler", `schedule/${str(inputs.groupName) ?? "default"}/${name}`) },
+      };
     case "aws:sns/topic:Topic":
       return { id: arn("sns", name), state: { ...inputs, name, arn: arn("sns", name) } };
     case "aws:sns/topicSubscription:TopicSubscription": {
@@ -85,7 +116,10 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
     case "aws:cloudwatch/eventRule:EventRule":
       return { id: name, state: { ...inputs, name, arn: arn("events", `rule/${name}`) } };
     case "aws:sqs/queue:Queue":
-      return { id: `https://sqs.${region}.amazonaws.com/${acct}/${name}`, state: { ...inputs, name, arn: arn("sqs", name), url: `https://sqs.${region}.amazonaws.com/${acct}/${name}` } };
+      return {
+        id: `https://sqs.${region}.amazonaws.com/${acct}/${name}`,
+        state: { ...inputs, name, arn: arn("sqs", name), url: `https://sqs.${region}.amazonaws.com/${acct}/${name}` },
+      };
     case "aws:cloudwatch/metricAlarm:MetricAlarm":
       return { id: name, state: { ...inputs, name, arn: arn("cloudwatch", `alarm:${name}`) } };
     case "aws:cloudwatch/compositeAlarm:CompositeAlarm": {
@@ -94,11 +128,25 @@ export function mockResource(args: pulumi.runtime.MockResourceArgs, account: Moc
     }
     case "aws:cloudwatch/dashboard:Dashboard": {
       const dashboardName = str(inputs.dashboardName) ?? args.name;
-      return { id: dashboardName, state: { ...inputs, dashboardName, dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}` } };
+      return {
+        id: dashboardName,
+        state: {
+          ...inputs,
+          dashboardName,
+          dashboardArn: `arn:${partition}:cloudwatch::${acct}:dashboard/${dashboardName}`,
+        },
+      };
     }
     case "command:local:Command":
       // The image build prints the pushed image's digest: a stand-in derived from its trigger (the content hash).
-      return { id: `${args.name}-${short(args.name, 8)}`, state: { ...inputs, stdout: `sha256:${short(JSON.stringify(plain(inputs.triggers) ?? args.name), 64)}\n`, stderr: "" } };
+      return {
+        id: `${args.name}-${short(args.name, 8)}`,
+        state: {
+          ...inputs,
+          stdout: `sha256:${short(JSON.stringify(plain(inputs.triggers) ?? args.name), 64)}\n`,
+          stderr: "",
+        },
+      };
     default:
       return { id: args.id ?? `${args.name}-id`, state: inputs };
   }
@@ -110,9 +158,20 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
   account.invokes?.push({ token: args.token, inputs: { ...args.inputs } });
   switch (args.token) {
     case "aws:index/getRegion:getRegion":
-      return { id: region, name: region, region, description: `offline stand-in for ${region}`, endpoint: `ec2.${region}.amazonaws.com` };
+      return {
+        id: region,
+        name: region,
+        region,
+        description: `offline stand-in for ${region}`,
+        endpoint: `ec2.${region}.amazonaws.com`,
+      };
     case "aws:index/getCallerIdentity:getCallerIdentity":
-      return { id: acct, accountId: acct, arn: `arn:${partition}:iam::${acct}:user/offline-plan`, userId: "OFFLINEPLAN" };
+      return {
+        id: acct,
+        accountId: acct,
+        arn: `arn:${partition}:iam::${acct}:user/offline-plan`,
+        userId: "OFFLINEPLAN",
+      };
     case "aws:index/getPartition:getPartition":
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
     case "aws:kms/getKey:getKey": {
@@ -120,15 +179,32 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       const keyId = String(args.inputs.keyId);
       const m = /^arn:([^:]+):kms:([^:]*):(\d{12}):(alias|key)\/(.+)$/.exec(keyId);
       const h = short(keyId, 32);
-      const id = m?.[4] === "key" ? m[5] : `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      const id =
+        m?.[4] === "key"
+          ? m[5]
+          : `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
       const arn = `arn:${m?.[1] ?? partition}:kms:${m?.[2] || region}:${m?.[3] ?? acct}:key/${id}`;
-      return { id, keyId: id, arn, keyState: "Enabled", keyUsage: "ENCRYPT_DECRYPT", keySpec: "SYMMETRIC_DEFAULT", enabled: true };
+      return {
+        id,
+        keyId: id,
+        arn,
+        keyState: "Enabled",
+        keyUsage: "ENCRYPT_DECRYPT",
+        keySpec: "SYMMETRIC_DEFAULT",
+        enabled: true,
+      };
     }
     case OFFLINE_OBJECT_TAGS_TOKEN: {
       // An adopted bucket's guard (components/storage/objectGuard.ts): the tags of the keys among the account's
       // objects; by default none of the stack's keys is there yet.
       const keys = args.inputs.keys as string[];
-      const found = Object.fromEntries(keys.flatMap((key) => (account.existingObjects?.[`${args.inputs.bucket}/${key}`] ? [[key, account.existingObjects[`${args.inputs.bucket}/${key}`]]] : [])));
+      const found = Object.fromEntries(
+        keys.flatMap((key) =>
+          account.existingObjects?.[`${args.inputs.bucket}/${key}`]
+            ? [[key, account.existingObjects[`${args.inputs.bucket}/${key}`]]]
+            : [],
+        ),
+      );
       return { found };
     }
     default:

@@ -15,7 +15,10 @@ export const MASK = "[secret]";
 export const DYNAMIC_PROVIDER_KEY = "__provider";
 
 type Tagged = Record<string, unknown> & { [SIG]?: string };
-const sigOf = (value: unknown): string | undefined => (value && typeof value === "object" && !Array.isArray(value) ? ((value as Tagged)[SIG] as string | undefined) : undefined);
+const sigOf = (value: unknown): string | undefined =>
+  value && typeof value === "object" && !Array.isArray(value)
+    ? ((value as Tagged)[SIG] as string | undefined)
+    : undefined;
 
 /** True when the value itself is a secret (not only something inside it). */
 export function isSecretValue(value: unknown): boolean {
@@ -32,7 +35,8 @@ export function containsSecret(value: unknown): boolean {
 
 /** Secrets as "[secret]", unknowns as "[unknown]", references as {"$resource": urn}, provider code summarized. */
 export function maskValue(value: unknown, key?: string): unknown {
-  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string") return `[serialized dynamic provider, ${value.length} characters]`;
+  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string")
+    return `[serialized dynamic provider, ${value.length} characters]`;
   if (value === UNKNOWN) return "[unknown]";
   const sig = sigOf(value);
   const v = value as Record<string, unknown>;
@@ -42,7 +46,8 @@ export function maskValue(value: unknown, key?: string): unknown {
   if (sig === ASSET) return { $asset: v.path ?? v.uri ?? `text, ${String(v.text ?? "").length} characters` };
   if (sig === ARCHIVE) return { $archive: v.path ?? v.uri ?? Object.keys((v.assets as object) ?? {}) };
   if (Array.isArray(value)) return value.map((x) => maskValue(x));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, maskValue(x, k)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, maskValue(x, k)]));
   return value;
 }
 
@@ -55,7 +60,8 @@ export function revealValue(value: unknown): unknown {
   if (sig === RESOURCE) return { $resource: v.urn };
   if (sig === ASSET || sig === ARCHIVE) return value;
   if (Array.isArray(value)) return value.map(revealValue);
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, revealValue(x)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, revealValue(x)]));
   return value;
 }
 
@@ -74,7 +80,8 @@ export function comparableValue(value: unknown, secret: (leaf: unknown) => unkno
   if (sig !== undefined || value === UNKNOWN) return maskValue(value);
   if (value === MASK) return secret(undefined);
   if (Array.isArray(value)) return value.map((x) => comparableValue(x, secret));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, comparableValue(x, secret, k)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, comparableValue(x, secret, k)]));
   return value;
 }
 
@@ -87,6 +94,7 @@ function secretTree(plain: unknown, secret: (leaf: unknown) => unknown): unknown
     }
   }
   if (Array.isArray(plain)) return plain.map((x) => secretTree(x, secret));
-  if (plain && typeof plain === "object") return Object.fromEntries(Object.entries(plain).map(([k, x]) => [k, secretTree(x, secret)]));
+  if (plain && typeof plain === "object")
+    return Object.fromEntries(Object.entries(plain).map(([k, x]) => [k, secretTree(x, secret)]));
   return secret(plain);
 }

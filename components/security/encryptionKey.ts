@@ -38,14 +38,22 @@ export class EncryptionKey extends pulumi.ComponentResource {
   constructor(name: string, args: EncryptionKeyArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:security:EncryptionKey", name, {}, opts);
     if (args.existingKeyArn) {
-      this.keyArn = isAliasArn(args.existingKeyArn) ? aws.kms.getKeyOutput({ keyId: args.existingKeyArn }, { parent: this }).arn : pulumi.output(args.existingKeyArn);
+      this.keyArn = isAliasArn(args.existingKeyArn)
+        ? aws.kms.getKeyOutput({ keyId: args.existingKeyArn }, { parent: this }).arn
+        : pulumi.output(args.existingKeyArn);
     } else {
       // IAM policies decide for the account's principals (the roles get exactly kms:Decrypt on this key); CloudWatch
       // Logs may use it only for the task's log group.
       const policy = pulumi
         .all([args.aws.accountId, args.aws.partition, args.aws.region])
-        .apply(([accountId, partition, region]) => JSON.stringify(keyPolicy({ accountId, partition, region }, args.logGroupName)));
-      const key = new aws.kms.Key(name, { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30, policy }, { parent: this, protect: args.protect });
+        .apply(([accountId, partition, region]) =>
+          JSON.stringify(keyPolicy({ accountId, partition, region }, args.logGroupName)),
+        );
+      const key = new aws.kms.Key(
+        name,
+        { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30, policy },
+        { parent: this, protect: args.protect },
+      );
       new aws.kms.Alias(name, { name: `alias/${args.aliasName}`, targetKeyId: key.keyId }, { parent: this });
       this.keyArn = key.arn;
     }

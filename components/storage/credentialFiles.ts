@@ -19,7 +19,13 @@ export interface ScriptFolderArgs {
 
 /** The folder's location input. Each field its own input: during a first preview the bucket or key may be unknown, the location's kind is not. */
 export function scriptFolderLocation(args: ScriptFolderArgs) {
-  return { kind: "s3" as const, bucket: args.bucketName, prefix: args.prefix, region: args.region, kmsKeyArn: args.kmsKeyArn };
+  return {
+    kind: "s3" as const,
+    bucket: args.bucketName,
+    prefix: args.prefix,
+    region: args.region,
+    kmsKeyArn: args.kmsKeyArn,
+  };
 }
 
 export interface CredentialFilesArgs extends ScriptFolderArgs {
@@ -31,8 +37,20 @@ export interface CredentialFilesArgs extends ScriptFolderArgs {
 /** The dynamic resource: this stack's entries in the shared files. */
 export class ScriptFileEntries extends pulumi.dynamic.Resource {
   constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.CustomResourceOptions) {
-    const inputs = { location: scriptFolderLocation(args), warehouseConnection: args.warehouseConnection, entries: args.tenantCredentials, version: SCRIPT_FILES_PROVIDER_VERSION };
-    super(scriptFilesProvider, name, inputs, { ...opts, additionalSecretOutputs: ["entries"] }, "hubExport", "ScriptFileEntries");
+    const inputs = {
+      location: scriptFolderLocation(args),
+      warehouseConnection: args.warehouseConnection,
+      entries: args.tenantCredentials,
+      version: SCRIPT_FILES_PROVIDER_VERSION,
+    };
+    super(
+      scriptFilesProvider,
+      name,
+      inputs,
+      { ...opts, additionalSecretOutputs: ["entries"] },
+      "hubExport",
+      "ScriptFileEntries",
+    );
   }
 }
 

@@ -40,7 +40,8 @@ function stackAwsAccess(): AwsAccess {
 export function s3ObjectInspector(access: AwsAccess = stackAwsAccess()): ObjectInspector {
   return {
     async tagsOf(bucket, region, keys) {
-      const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+      const { S3Client, HeadObjectCommand, GetObjectTaggingCommand } =
+        require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
       const stack = awsClientCredentials(access, region);
       // The stack's credentials and account first: a refusal names them, not an S3 permission.
       await stack.credentials?.().catch((err: Error) => {
@@ -49,7 +50,9 @@ export function s3ObjectInspector(access: AwsAccess = stackAwsAccess()): ObjectI
       const client = new S3Client({ region, ...stack });
       const problem = (key: string, call: string, needs: string, err: unknown) => {
         const e = err as { name?: string; message?: string };
-        return new pulumi.RunError(`cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`);
+        return new pulumi.RunError(
+          `cannot check s3://${bucket}/${key} before writing it (${call}: ${e.name ?? "error"}: ${e.message ?? String(err)}); the guard of an adopted bucket needs ${needs}`,
+        );
       };
       const found: Record<string, Record<string, string>> = {};
       try {
@@ -58,7 +61,12 @@ export function s3ObjectInspector(access: AwsAccess = stackAwsAccess()): ObjectI
             await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
           } catch (err) {
             if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) continue;
-            throw problem(key, "HeadObject", "s3:ListBucket on the bucket and s3:GetObject on the key (HeadObject reads no body)", err);
+            throw problem(
+              key,
+              "HeadObject",
+              "s3:ListBucket on the bucket and s3:GetObject on the key (HeadObject reads no body)",
+              err,
+            );
           }
           try {
             const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
@@ -81,7 +89,9 @@ export const OFFLINE_OBJECT_TAGS_TOKEN = "hubExport:offline:getObjectTags";
 export function offlineObjectInspector(opts: pulumi.InvokeOptions = {}): ObjectInspector {
   return {
     async tagsOf(bucket, region, keys) {
-      const result = (await pulumi.runtime.invoke(OFFLINE_OBJECT_TAGS_TOKEN, { bucket, region, keys }, opts)) as { found?: Record<string, Record<string, string>> };
+      const result = (await pulumi.runtime.invoke(OFFLINE_OBJECT_TAGS_TOKEN, { bucket, region, keys }, opts)) as {
+        found?: Record<string, Record<string, string>>;
+      };
       return result.found ?? {};
     },
   };
@@ -96,7 +106,13 @@ export function foreignKeys(existing: Record<string, Record<string, string> | un
 }
 
 /** Keys of `keys` that already exist in `bucket` as someone else's objects. */
-export async function foreignObjects(inspector: ObjectInspector, bucket: string, region: string, keys: string[], owner: string): Promise<string[]> {
+export async function foreignObjects(
+  inspector: ObjectInspector,
+  bucket: string,
+  region: string,
+  keys: string[],
+  owner: string,
+): Promise<string[]> {
   if (keys.length === 0) return [];
   return foreignKeys(await inspector.tagsOf(bucket, region, keys), owner);
 }
@@ -114,7 +130,12 @@ export function foreignObjectsMessage(bucket: string, foreign: string[], owner: 
  * The bucket name, resolved only once none of `keys` exists in the bucket as someone else's object. Otherwise the
  * objects' registration fails with the message, and the run stops before any of them is written.
  */
-export function guardedBucketName(bucketName: pulumi.Output<string>, region: pulumi.Input<string>, keys: string[], inspector: ObjectInspector): pulumi.Output<string> {
+export function guardedBucketName(
+  bucketName: pulumi.Output<string>,
+  region: pulumi.Input<string>,
+  keys: string[],
+  inspector: ObjectInspector,
+): pulumi.Output<string> {
   const owner = ownerTagValue();
   return pulumi.all([bucketName, region]).apply(async ([bucket, where]) => {
     const foreign = await foreignObjects(inspector, bucket, where, keys, owner);

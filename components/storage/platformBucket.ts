@@ -90,20 +90,46 @@ export class PlatformBucket extends pulumi.ComponentResource {
     const parent = { parent: this };
     let ready: pulumi.Resource[];
     if (args.create) {
-      const bucket = new aws.s3.Bucket(name, { bucket: args.bucketName, forceDestroy: args.retention.destroyable }, { parent: this, protect: args.retention.protect });
+      const bucket = new aws.s3.Bucket(
+        name,
+        { bucket: args.bucketName, forceDestroy: args.retention.destroyable },
+        { parent: this, protect: args.retention.protect },
+      );
       const dependsOn = { parent: this, dependsOn: [bucket] };
       const access = new aws.s3.BucketPublicAccessBlock(
         name,
-        { bucket: bucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true },
+        {
+          bucket: bucket.id,
+          blockPublicAcls: true,
+          blockPublicPolicy: true,
+          ignorePublicAcls: true,
+          restrictPublicBuckets: true,
+        },
         dependsOn,
       );
-      new aws.s3.BucketVersioning(name, { bucket: bucket.id, versioningConfiguration: { status: "Enabled" } }, dependsOn);
+      new aws.s3.BucketVersioning(
+        name,
+        { bucket: bucket.id, versioningConfiguration: { status: "Enabled" } },
+        dependsOn,
+      );
       const encryption = new aws.s3.BucketServerSideEncryptionConfiguration(
         name,
-        { bucket: bucket.id, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: args.kmsKeyArn }, bucketKeyEnabled: true }] },
+        {
+          bucket: bucket.id,
+          rules: [
+            {
+              applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: args.kmsKeyArn },
+              bucketKeyEnabled: true,
+            },
+          ],
+        },
         dependsOn,
       );
-      new aws.s3.BucketPolicy(name, { bucket: bucket.id, policy: bucket.arn.apply((arn) => JSON.stringify(denyInsecureTransportPolicy(arn))) }, { parent: this, dependsOn: [access] });
+      new aws.s3.BucketPolicy(
+        name,
+        { bucket: bucket.id, policy: bucket.arn.apply((arn) => JSON.stringify(denyInsecureTransportPolicy(arn))) },
+        { parent: this, dependsOn: [access] },
+      );
       this.accessLogs(name, args, bucket);
       this.bucketName = bucket.bucket;
       this.bucketArn = bucket.arn;
@@ -145,14 +171,46 @@ export class PlatformBucket extends pulumi.ComponentResource {
     const dependsOn: pulumi.Resource[] = [];
     if (!logs.bucket) {
       const logName = `${name}-access-logs`;
-      const logBucket = new aws.s3.Bucket(logName, { bucket: accessLogBucketName(args.bucketName), forceDestroy: args.retention.destroyable }, { parent: this, protect: args.retention.protect });
+      const logBucket = new aws.s3.Bucket(
+        logName,
+        { bucket: accessLogBucketName(args.bucketName), forceDestroy: args.retention.destroyable },
+        { parent: this, protect: args.retention.protect },
+      );
       const opts = { parent: this, dependsOn: [logBucket] };
-      const access = new aws.s3.BucketPublicAccessBlock(logName, { bucket: logBucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }, opts);
-      const ownership = new aws.s3.BucketOwnershipControls(logName, { bucket: logBucket.id, rule: { objectOwnership: "BucketOwnerEnforced" } }, opts);
-      const encryption = new aws.s3.BucketServerSideEncryptionConfiguration(logName, { bucket: logBucket.id, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }] }, opts);
+      const access = new aws.s3.BucketPublicAccessBlock(
+        logName,
+        {
+          bucket: logBucket.id,
+          blockPublicAcls: true,
+          blockPublicPolicy: true,
+          ignorePublicAcls: true,
+          restrictPublicBuckets: true,
+        },
+        opts,
+      );
+      const ownership = new aws.s3.BucketOwnershipControls(
+        logName,
+        { bucket: logBucket.id, rule: { objectOwnership: "BucketOwnerEnforced" } },
+        opts,
+      );
+      const encryption = new aws.s3.BucketServerSideEncryptionConfiguration(
+        logName,
+        { bucket: logBucket.id, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }] },
+        opts,
+      );
       new aws.s3.BucketLifecycleConfiguration(
         logName,
-        { bucket: logBucket.id, rules: [{ id: "expire-access-logs", status: "Enabled", filter: { prefix }, expiration: { days: logs.retentionDays ?? ACCESS_LOG_RETENTION_DAYS } }] },
+        {
+          bucket: logBucket.id,
+          rules: [
+            {
+              id: "expire-access-logs",
+              status: "Enabled",
+              filter: { prefix },
+              expiration: { days: logs.retentionDays ?? ACCESS_LOG_RETENTION_DAYS },
+            },
+          ],
+        },
         opts,
       );
       const policy = new aws.s3.BucketPolicy(
@@ -161,14 +219,20 @@ export class PlatformBucket extends pulumi.ComponentResource {
           bucket: logBucket.id,
           policy: pulumi
             .all([logBucket.arn, bucket.arn, args.accountId ?? ""])
-            .apply(([logBucketArn, sourceBucketArn, accountId]) => JSON.stringify(accessLogBucketPolicy({ logBucketArn, prefix, sourceBucketArn, accountId }))),
+            .apply(([logBucketArn, sourceBucketArn, accountId]) =>
+              JSON.stringify(accessLogBucketPolicy({ logBucketArn, prefix, sourceBucketArn, accountId })),
+            ),
         },
         { parent: this, dependsOn: [access] },
       );
       target = logBucket.bucket;
       dependsOn.push(ownership, encryption, policy);
     }
-    new aws.s3.BucketLogging(name, { bucket: bucket.id, targetBucket: target, targetPrefix: prefix }, { parent: this, dependsOn: [bucket, ...dependsOn] });
+    new aws.s3.BucketLogging(
+      name,
+      { bucket: bucket.id, targetBucket: target, targetPrefix: prefix },
+      { parent: this, dependsOn: [bucket, ...dependsOn] },
+    );
   }
 }
 
@@ -176,7 +240,13 @@ export class PlatformBucket extends pulumi.ComponentResource {
  * One BucketObjectv2 per file of the stack's own: SSE-KMS with the stack's key, tagged as the stack's, guarded in an
  * adopted bucket. A shared file is a SharedObject: written only where its key is absent, never overwritten or deleted.
  */
-export function writeObjects(parent: pulumi.Resource, name: string, placement: ObjectPlacement, files: BucketFile[], opts: pulumi.CustomResourceOptions): void {
+export function writeObjects(
+  parent: pulumi.Resource,
+  name: string,
+  placement: ObjectPlacement,
+  files: BucketFile[],
+  opts: pulumi.CustomResourceOptions,
+): void {
   if (files.length === 0) return;
   // Shared objects need no guard: they never replace what is there. The guard covers the keys that are this stack's alone.
   const own = files.filter((f) => !f.shared);
@@ -188,7 +258,14 @@ export function writeObjects(parent: pulumi.Resource, name: string, placement: O
       if (file.contentBase64 !== undefined) throw new Error(`${file.key}: a shared object is text`);
       new SharedObject(
         `${name}/${file.key}`,
-        { bucketName: placement.bucket([]), region: placement.region, kmsKeyArn: placement.kmsKeyArn, key: file.key, content: file.content ?? "", contentType: file.contentType },
+        {
+          bucketName: placement.bucket([]),
+          region: placement.region,
+          kmsKeyArn: placement.kmsKeyArn,
+          key: file.key,
+          content: file.content ?? "",
+          contentType: file.contentType,
+        },
         { ...opts, parent, dependsOn },
       );
       continue;

@@ -6,7 +6,12 @@
  * The folder is shared: removing the stack leaves it as it is.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { keptScriptFiles, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
+import {
+  keptScriptFiles,
+  releaseManifest,
+  scriptsReleaseProvider,
+  SCRIPTS_RELEASE_PROVIDER_VERSION,
+} from "../../providers/scriptsRelease";
 import type { LoadedScriptsRelease } from "../../config/load";
 import { childOptions } from "../options";
 import { scriptFolderLocation, type ScriptFolderArgs } from "./credentialFiles";
@@ -40,7 +45,10 @@ export class ScriptsRelease extends pulumi.ComponentResource {
   constructor(name: string, args: ScriptsReleaseArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:storage:ScriptsRelease", name, {}, opts);
     // Retained: the folder is the platform environment's, another stack may use the release.
-    this.files = new ScriptsReleaseFiles(`${name}/${args.prefix}`, args, { ...childOptions(this, opts), retainOnDelete: true });
+    this.files = new ScriptsReleaseFiles(`${name}/${args.prefix}`, args, {
+      ...childOptions(this, opts),
+      retainOnDelete: true,
+    });
     this.registerOutputs({ sha256: this.files.sha256 });
   }
 }

@@ -22,7 +22,14 @@ export class SharedObject extends pulumi.dynamic.Resource {
     super(
       sharedObjectProvider,
       name,
-      { location, key: args.key, content: args.content, contentType: args.contentType, version: SHARED_OBJECT_PROVIDER_VERSION, created: undefined },
+      {
+        location,
+        key: args.key,
+        content: args.content,
+        contentType: args.contentType,
+        version: SHARED_OBJECT_PROVIDER_VERSION,
+        created: undefined,
+      },
       opts,
       "hubExport",
       "SharedObject",

@@ -38,7 +38,11 @@ export class ExportSchedule extends pulumi.ComponentResource {
     const parent = { parent: this };
     const role = new aws.iam.Role(
       `${name}-role`,
-      { name: args.roleName, description: `Schedule ${args.name}: runs the export task`, assumeRolePolicy: args.aws.accountId.apply((accountId) => JSON.stringify(schedulerTrustPolicy({ accountId }))) },
+      {
+        name: args.roleName,
+        description: `Schedule ${args.name}: runs the export task`,
+        assumeRolePolicy: args.aws.accountId.apply((accountId) => JSON.stringify(schedulerTrustPolicy({ accountId }))),
+      },
       parent,
     );
     const policy = new aws.iam.RolePolicy(
@@ -47,9 +51,23 @@ export class ExportSchedule extends pulumi.ComponentResource {
         name: "run-export-task",
         role: role.id,
         policy: pulumi
-          .all([args.taskDefinitionFamilyArn, args.clusterArn, args.taskRoleArn, args.executionRoleArn, args.deadLetterQueueArn])
+          .all([
+            args.taskDefinitionFamilyArn,
+            args.clusterArn,
+            args.taskRoleArn,
+            args.executionRoleArn,
+            args.deadLetterQueueArn,
+          ])
           .apply(([taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn, deadLetterQueueArn]) =>
-            JSON.stringify(schedulerRolePolicy({ taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn, deadLetterQueueArn })),
+            JSON.stringify(
+              schedulerRolePolicy({
+                taskDefinitionFamilyArn,
+                clusterArn,
+                taskRoleArn,
+                executionRoleArn,
+                deadLetterQueueArn,
+              }),
+            ),
           ),
       },
       parent,
@@ -72,7 +90,11 @@ export class ExportSchedule extends pulumi.ComponentResource {
             launchType: "FARGATE",
             platformVersion: "LATEST",
             taskCount: 1,
-            networkConfiguration: { subnets: args.subnetIds, securityGroups: args.securityGroupIds, assignPublicIp: args.assignPublicIp },
+            networkConfiguration: {
+              subnets: args.subnetIds,
+              securityGroups: args.securityGroupIds,
+              assignPublicIp: args.assignPublicIp,
+            },
           },
           // Retries cover a failed RunTask call only; a failed run is resumed by the next one.
           retryPolicy: { maximumEventAgeInSeconds: 3600, maximumRetryAttempts: 3 },

@@ -72,8 +72,15 @@ export interface ContainerDefinitionInput {
 }
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
-export function exportCommand(input: Pick<ContainerDefinitionInput, "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "cls">): string[] {
-  const cls = input.cls ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"] : [];
+export function exportCommand(
+  input: Pick<
+    ContainerDefinitionInput,
+    "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "cls"
+  >,
+): string[] {
+  const cls = input.cls
+    ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"]
+    : [];
   return [
     "run",
     "--definition",
@@ -106,7 +113,14 @@ export function exportContainerDefinition(input: ContainerDefinitionInput) {
       { name: CONCURRENCY_ENV, value: JSON.stringify(input.concurrency) },
       { name: SCHEDULE_ENV, value: input.schedule },
     ],
-    logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": input.logGroupName, "awslogs-region": input.region, "awslogs-stream-prefix": LOG_STREAM_PREFIX } },
+    logConfiguration: {
+      logDriver: "awslogs",
+      options: {
+        "awslogs-group": input.logGroupName,
+        "awslogs-region": input.region,
+        "awslogs-stream-prefix": LOG_STREAM_PREFIX,
+      },
+    },
     stopTimeout: STOP_TIMEOUT_SECONDS,
   };
 }
@@ -128,7 +142,11 @@ export class ExportTask extends pulumi.ComponentResource {
     if (args.existingClusterArn) {
       this.clusterArn = pulumi.output(args.existingClusterArn);
     } else {
-      const cluster = new aws.ecs.Cluster(name, { name: args.name, settings: [{ name: "containerInsights", value: "enabled" }] }, parent);
+      const cluster = new aws.ecs.Cluster(
+        name,
+        { name: args.name, settings: [{ name: "containerInsights", value: "enabled" }] },
+        parent,
+      );
       this.clusterArn = cluster.arn;
     }
 
@@ -139,25 +157,49 @@ export class ExportTask extends pulumi.ComponentResource {
     );
     this.logGroupName = logGroup.name;
 
-    const trust = pulumi.all([accountId, partition, region]).apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
+    const trust = pulumi
+      .all([accountId, partition, region])
+      .apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
     const secretArns = pulumi.all(args.connectionSecretArns);
 
-    const taskRole = new aws.iam.Role(`${name}-task-role`, { name: args.roleNames.task, description: `Export task ${args.name}: reads its definition, scripts and connection records`, assumeRolePolicy: trust }, parent);
+    const taskRole = new aws.iam.Role(
+      `${name}-task-role`,
+      {
+        name: args.roleNames.task,
+        description: `Export task ${args.name}: reads its definition, scripts and connection records`,
+        assumeRolePolicy: trust,
+      },
+      parent,
+    );
     new aws.iam.RolePolicy(
       `${name}-task-role`,
       {
         name: "export-task-access",
         role: taskRole.id,
-        policy: pulumi.all([args.bucketArn, secretArns, args.kmsKeyArn, region]).apply(([bucketArn, arns, kmsKeyArn, r]) =>
-          JSON.stringify(taskRolePolicy({ bucketArn, readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])], connectionSecretArns: arns, kmsKeyArn, region: r })),
-        ),
+        policy: pulumi
+          .all([args.bucketArn, secretArns, args.kmsKeyArn, region])
+          .apply(([bucketArn, arns, kmsKeyArn, r]) =>
+            JSON.stringify(
+              taskRolePolicy({
+                bucketArn,
+                readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])],
+                connectionSecretArns: arns,
+                kmsKeyArn,
+                region: r,
+              }),
+            ),
+          ),
       },
       parent,
     );
 
     const executionRole = new aws.iam.Role(
       `${name}-execution-role`,
-      { name: args.roleNames.execution, description: `Starts export task ${args.name}: pulls its image, writes its logs`, assumeRolePolicy: JSON.stringify(ecsTaskExecutionTrustPolicy()) },
+      {
+        name: args.roleNames.execution,
+        description: `Starts export task ${args.name}: pulls its image, writes its logs`,
+        assumeRolePolicy: JSON.stringify(ecsTaskExecutionTrustPolicy()),
+      },
       parent,
     );
     new aws.iam.RolePolicy(
@@ -165,7 +207,9 @@ export class ExportTask extends pulumi.ComponentResource {
       {
         name: "export-task-start",
         role: executionRole.id,
-        policy: pulumi.all([args.repositoryArn, logGroup.arn]).apply(([repositoryArn, logGroupArn]) => JSON.stringify(executionRolePolicy({ repositoryArn, logGroupArn }))),
+        policy: pulumi
+          .all([args.repositoryArn, logGroup.arn])
+          .apply(([repositoryArn, logGroupArn]) => JSON.stringify(executionRolePolicy({ repositoryArn, logGroupArn }))),
       },
       parent,
     );

@@ -12,7 +12,12 @@ import path from "node:path";
 import { PROJECT_ROOT } from "../../config/load";
 
 /** Files that shape the image besides the bundle's inputs: how it is bundled and how the image is built. */
-export const IMAGE_BUILD_FILES = ["scripts/build-task.js", "scripts/image-node.js", "task/Dockerfile", ".dockerignore"] as const;
+export const IMAGE_BUILD_FILES = [
+  "scripts/build-task.js",
+  "scripts/image-node.js",
+  "task/Dockerfile",
+  ".dockerignore",
+] as const;
 
 /** The bundle's inputs (from esbuild's metafile) and the image build files, sorted. */
 export function imageSourceFiles(root: string = PROJECT_ROOT): string[] {

@@ -72,7 +72,7 @@ export const BUILD_AND_PUSH_SCRIPT = [
   // The same credentials as the program's provider, and its account (which aws:allowedAccountIds pins), or nothing.
   '  caller="$(aws sts get-caller-identity --query Account --output text)"',
   '  if [ "$caller" != "$ACCOUNT_ID" ]; then',
-  '    echo "the AWS CLI\'s credentials are of account $caller, but this stack deploys to $ACCOUNT_ID (aws:allowedAccountIds): give the AWS CLI the credentials of the stack\'s provider (AWS_PROFILE or aws:profile); nothing was built or pushed"',
+  "    echo \"the AWS CLI's credentials are of account $caller, but this stack deploys to $ACCOUNT_ID (aws:allowedAccountIds): give the AWS CLI the credentials of the stack's provider (AWS_PROFILE or aws:profile); nothing was built or pushed\"",
   "    exit 1",
   "  fi",
   '  aws ecr get-login-password --region "$AWS_REGION" | docker login --username AWS --password-stdin "$REGISTRY" >/dev/null',
@@ -95,13 +95,18 @@ export const BUILD_AND_PUSH_SCRIPT = [
  */
 export function assumeRoleLines(roles: AwsAssumeRole[]): string {
   const field = (value: string | number | undefined) => String(value ?? "").replace(/[|\r\n]/g, "");
-  return roles.map((r) => [r.roleArn, r.externalId, r.sessionName, durationSeconds(r.duration)].map(field).join("|")).join("\n");
+  return roles
+    .map((r) => [r.roleArn, r.externalId, r.sessionName, durationSeconds(r.duration)].map(field).join("|"))
+    .join("\n");
 }
 
 /** The digest the script printed (its last line), or a clear error. */
 export function imageDigest(stdout: string, tag: string): string {
   const digest = stdout.trim().split("\n").pop()?.trim() ?? "";
-  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`the image build for tag ${tag} printed no digest (got ${JSON.stringify(digest.slice(0, 80))}); see the command's stderr in the engine log`);
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest))
+    throw new Error(
+      `the image build for tag ${tag} printed no digest (got ${JSON.stringify(digest.slice(0, 80))}); see the command's stderr in the engine log`,
+    );
   return digest;
 }
 
@@ -113,17 +118,43 @@ export function imageDigest(stdout: string, tag: string): string {
 export function lifecyclePolicy(keepImages: number, shared = false): string {
   return JSON.stringify({
     rules: [
-      { rulePriority: 1, description: "Expire untagged layers after a day", selection: { tagStatus: "untagged", countType: "sinceImagePushed", countUnit: "days", countNumber: 1 }, action: { type: "expire" } },
-      ...(shared ? [] : [{ rulePriority: 2, description: `Keep the ${keepImages} newest images`, selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: keepImages }, action: { type: "expire" } }]),
+      {
+        rulePriority: 1,
+        description: "Expire untagged layers after a day",
+        selection: { tagStatus: "untagged", countType: "sinceImagePushed", countUnit: "days", countNumber: 1 },
+        action: { type: "expire" },
+      },
+      ...(shared
+        ? []
+        : [
+            {
+              rulePriority: 2,
+              description: `Keep the ${keepImages} newest images`,
+              selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: keepImages },
+              action: { type: "expire" },
+            },
+          ]),
     ],
   });
 }
 
 /** The parts of an image by digest in ECR. */
-export function parseEcrImage(image: string): { accountId: string; region: string; repositoryName: string; repositoryUrl: string; digest: string } {
+export function parseEcrImage(image: string): {
+  accountId: string;
+  region: string;
+  repositoryName: string;
+  repositoryUrl: string;
+  digest: string;
+} {
   const m = ECR_IMAGE_BY_DIGEST.exec(image);
   if (!m) throw new Error(`not an ECR image by digest: ${image}`);
-  return { accountId: m[1], region: m[2], repositoryName: m[3], repositoryUrl: image.slice(0, image.indexOf("@")), digest: m[4] };
+  return {
+    accountId: m[1],
+    region: m[2],
+    repositoryName: m[3],
+    repositoryUrl: image.slice(0, image.indexOf("@")),
+    digest: m[4],
+  };
 }
 
 export class TaskImage extends pulumi.ComponentResource {
@@ -140,7 +171,11 @@ export class TaskImage extends pulumi.ComponentResource {
       this.imageUri = pulumi.output(args.promoted);
       this.repositoryUrl = pulumi.output(image.repositoryUrl);
       this.repositoryArn = pulumi.interpolate`arn:${args.partition}:ecr:${image.region}:${image.accountId}:repository/${image.repositoryName}`;
-      this.registerOutputs({ repositoryArn: this.repositoryArn, repositoryUrl: this.repositoryUrl, imageUri: this.imageUri });
+      this.registerOutputs({
+        repositoryArn: this.repositoryArn,
+        repositoryUrl: this.repositoryUrl,
+        imageUri: this.imageUri,
+      });
       return;
     }
 
@@ -148,18 +183,36 @@ export class TaskImage extends pulumi.ComponentResource {
     // A stack re-created after a destroy that kept its repository adopts it: ECR refuses a second repository of the
     // name (RepositoryAlreadyExistsException). The engine imports it when the state has no such resource and leaves
     // the option alone once the state holds that id (the `import` resource option).
-    if (args.adoptRepository) void pulumi.log.warn(`hubExport:image.adoptRepository: this up adopts ECR repository ${args.repositoryName}; remove the setting once it succeeded`, this);
+    if (args.adoptRepository)
+      void pulumi.log.warn(
+        `hubExport:image.adoptRepository: this up adopts ECR repository ${args.repositoryName}; remove the setting once it succeeded`,
+        this,
+      );
     const repository = new aws.ecr.Repository(
       name,
-      { name: args.repositoryName, imageTagMutability: "IMMUTABLE", imageScanningConfiguration: { scanOnPush: true }, forceDelete: args.forceDelete && !shared },
+      {
+        name: args.repositoryName,
+        imageTagMutability: "IMMUTABLE",
+        imageScanningConfiguration: { scanOnPush: true },
+        forceDelete: args.forceDelete && !shared,
+      },
       // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi.md).
       { parent: this, retainOnDelete: shared, ...(args.adoptRepository ? { import: args.repositoryName } : {}) },
     );
-    new aws.ecr.LifecyclePolicy(name, { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20, shared) }, { parent: this });
+    new aws.ecr.LifecyclePolicy(
+      name,
+      { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20, shared) },
+      { parent: this },
+    );
     if (shared) {
       new aws.ecr.RepositoryPolicy(
         name,
-        { repository: repository.name, policy: pulumi.output(args.partition).apply((partition) => JSON.stringify(imagePullPolicy({ partition, accountIds: args.pullAccounts }))) },
+        {
+          repository: repository.name,
+          policy: pulumi
+            .output(args.partition)
+            .apply((partition) => JSON.stringify(imagePullPolicy({ partition, accountIds: args.pullAccounts }))),
+        },
         { parent: this, retainOnDelete: true },
       );
     }
@@ -187,7 +240,13 @@ export class TaskImage extends pulumi.ComponentResource {
 
     this.repositoryArn = repository.arn;
     this.repositoryUrl = repository.repositoryUrl;
-    this.imageUri = pulumi.all([repository.repositoryUrl, build.stdout]).apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`);
-    this.registerOutputs({ repositoryArn: this.repositoryArn, repositoryUrl: this.repositoryUrl, imageUri: this.imageUri });
+    this.imageUri = pulumi
+      .all([repository.repositoryUrl, build.stdout])
+      .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`);
+    this.registerOutputs({
+      repositoryArn: this.repositoryArn,
+      repositoryUrl: this.repositoryUrl,
+      imageUri: this.imageUri,
+    });
   }
 }

@@ -27,7 +27,11 @@ export class ConfigTables extends pulumi.ComponentResource {
     super("hubExport:warehouse:ConfigTables", name, {}, opts);
     this.rows = args.rows.map(
       (row) =>
-        new ConfigRow(`${name}/${rowName(row)}`, { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values }, { ...childOptions(this, opts), aliases: [{ name: rowName(row) }] }),
+        new ConfigRow(
+          `${name}/${rowName(row)}`,
+          { target: args.target, schema: args.schema, table: row.table, key: row.key, values: row.values },
+          { ...childOptions(this, opts), aliases: [{ name: rowName(row) }] },
+        ),
     );
     this.registerOutputs({ rowCount: this.rows.length });
   }

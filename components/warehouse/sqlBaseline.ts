@@ -21,7 +21,11 @@ export interface SqlBaselineArgs {
   writtenWhenPresent?: Record<string, string[]>;
 }
 
-const inputsOf = (args: SqlBaselineArgs) => ({ ...args, sha256: sha256Hex(args.sql), version: BASELINE_PROVIDER_VERSION });
+const inputsOf = (args: SqlBaselineArgs) => ({
+  ...args,
+  sha256: sha256Hex(args.sql),
+  version: BASELINE_PROVIDER_VERSION,
+});
 
 export class SqlBaseline extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;

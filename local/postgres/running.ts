@@ -36,7 +36,10 @@ export function runningServer(dataDir: string): RunningServer | undefined {
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
   const server: RunningServer = { pid, port: Number(lines[3]), ready: (lines[7] ?? "").trim() === "ready" };
   try {
-    const owner = JSON.parse(fs.readFileSync(path.join(dataDir, OWNER_FILE), "utf8")) as { pid: number; command: string };
+    const owner = JSON.parse(fs.readFileSync(path.join(dataDir, OWNER_FILE), "utf8")) as {
+      pid: number;
+      command: string;
+    };
     if (owner.pid !== process.pid && isAlive(owner.pid)) server.owner = owner;
   } catch {
     // started by something else, or the owner is gone
@@ -45,11 +48,14 @@ export function runningServer(dataDir: string): RunningServer | undefined {
 }
 
 export function writeOwner(dataDir: string, command: string): void {
-  fs.writeFileSync(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, command }) + "\n", { mode: 0o600 });
+  fs.writeFileSync(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, command }) + "\n", {
+    mode: 0o600,
+  });
 }
 
 /** "in use by 'hub-export local --keep' (process 1234): stop it with Ctrl-C in its terminal, or kill 1234" */
 export function inUseHint(server: RunningServer): string {
-  if (server.owner) return `in use by '${server.owner.command}' (process ${server.owner.pid}): stop it with Ctrl-C in its terminal, or 'kill ${server.owner.pid}'`;
+  if (server.owner)
+    return `in use by '${server.owner.command}' (process ${server.owner.pid}): stop it with Ctrl-C in its terminal, or 'kill ${server.owner.pid}'`;
   return `in use by a PostgreSQL server (process ${server.pid}) that no hub-export process owns any more: stop it with 'kill -INT ${server.pid}'`;
 }

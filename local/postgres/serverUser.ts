@@ -39,7 +39,12 @@ export function passwdEntry(name: string, passwd = "/etc/passwd"): PasswdEntry |
  * The first folder from `within` (default `/`) down to `dir` that `uid`/`gid` cannot enter, by its mode bits (root's
  * own access check would always pass), or undefined.
  */
-export function canEnter(dir: string, uid: number, gid: number, within = path.parse(path.resolve(dir)).root): string | undefined {
+export function canEnter(
+  dir: string,
+  uid: number,
+  gid: number,
+  within = path.parse(path.resolve(dir)).root,
+): string | undefined {
   let current = path.resolve(dir);
   const top = path.resolve(within);
   const chain: string[] = [];
@@ -66,7 +71,10 @@ let namespaceWorks: boolean | undefined;
 /** Whether `unshare --user --map-user` works here (it needs util-linux and a kernel/container allowing it). */
 function userNamespaceAvailable(uid: number, gid: number): boolean {
   if (namespaceWorks === undefined) {
-    const probe = spawnSync("unshare", ["--user", `--map-user=${uid}`, `--map-group=${gid}`, "true"], { stdio: "ignore", timeout: 10_000 });
+    const probe = spawnSync("unshare", ["--user", `--map-user=${uid}`, `--map-group=${gid}`, "true"], {
+      stdio: "ignore",
+      timeout: 10_000,
+    });
     namespaceWorks = probe.status === 0;
   }
   return namespaceWorks;
@@ -81,9 +89,17 @@ export function serverUser(binDir: string, dataDir: string): ServerUser {
   const nsUser = pgUser ?? passwdEntry("nobody");
   const namespace = (): ServerUser => ({
     mode: "user-namespace",
-    command: (binary, args) => ["unshare", ["--user", `--map-user=${nsUser!.uid}`, `--map-group=${nsUser!.gid}`, "--", binary, ...args]],
+    command: (binary, args) => [
+      "unshare",
+      ["--user", `--map-user=${nsUser!.uid}`, `--map-group=${nsUser!.gid}`, "--", binary, ...args],
+    ],
   });
-  const asPostgres = (u: PasswdEntry): ServerUser => ({ mode: "postgres-user", uid: u.uid, gid: u.gid, command: (binary, args) => [binary, args] });
+  const asPostgres = (u: PasswdEntry): ServerUser => ({
+    mode: "postgres-user",
+    uid: u.uid,
+    gid: u.gid,
+    command: (binary, args) => [binary, args],
+  });
   const blocked = (u: PasswdEntry) => canEnter(binDir, u.uid, u.gid) ?? canEnter(path.dirname(dataDir), u.uid, u.gid);
   const cannot = (folder: string) =>
     new UserError(
@@ -93,10 +109,15 @@ export function serverUser(binDir: string, dataDir: string): ServerUser {
   const existing = fs.existsSync(path.join(dataDir, "PG_VERSION")) ? fs.statSync(dataDir).uid : undefined;
   if (existing === 0) {
     if (nsUser && userNamespaceAvailable(nsUser.uid, nsUser.gid)) return namespace();
-    throw new UserError(`embedded PostgreSQL: ${dataDir} was created in a user namespace, which is not available now: remove it to start over`);
+    throw new UserError(
+      `embedded PostgreSQL: ${dataDir} was created in a user namespace, which is not available now: remove it to start over`,
+    );
   }
   if (existing !== undefined) {
-    if (!pgUser || existing !== pgUser.uid) throw new UserError(`embedded PostgreSQL: ${dataDir} belongs to uid ${existing}, not to the 'postgres' user: remove it to start over`);
+    if (!pgUser || existing !== pgUser.uid)
+      throw new UserError(
+        `embedded PostgreSQL: ${dataDir} belongs to uid ${existing}, not to the 'postgres' user: remove it to start over`,
+      );
     const folder = blocked(pgUser);
     if (folder) throw cannot(folder);
     return asPostgres(pgUser);
@@ -104,6 +125,9 @@ export function serverUser(binDir: string, dataDir: string): ServerUser {
   // A new data folder: the postgres user when it can reach everything, else a user namespace.
   if (pgUser && !blocked(pgUser)) return asPostgres(pgUser);
   if (nsUser && userNamespaceAvailable(nsUser.uid, nsUser.gid)) return namespace();
-  if (!pgUser) throw new UserError("embedded PostgreSQL cannot run as root, there is no 'postgres' user and user namespaces are not available: run as a non-root user, or create the user ('useradd --system postgres')");
+  if (!pgUser)
+    throw new UserError(
+      "embedded PostgreSQL cannot run as root, there is no 'postgres' user and user namespaces are not available: run as a non-root user, or create the user ('useradd --system postgres')",
+    );
   throw cannot(blocked(pgUser)!);
 }

@@ -23,7 +23,9 @@ export async function readS3Text(location: S3Location): Promise<string | undefin
   } catch (err) {
     const name = (err as { name?: string }).name;
     if (name === "NoSuchKey" || name === "NotFound") return undefined;
-    throw new UserError(`cannot read s3://${location.bucket}/${location.key}: ${name ?? "error"}: ${(err as Error).message}`);
+    throw new UserError(
+      `cannot read s3://${location.bucket}/${location.key}: ${name ?? "error"}: ${(err as Error).message}`,
+    );
   } finally {
     client.destroy();
   }

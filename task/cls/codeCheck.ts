@@ -19,7 +19,6 @@ import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 export const CLS_MODES = ["report", "strict"] as const;
 export type ClsMode = (typeof CLS_MODES)[number];
 
-
 export interface ClsInputs {
   /** The current load sheet: a path or s3:// URL of the CSV sheet. */
   sheet: string;
@@ -36,9 +35,17 @@ export interface CurrentSheet {
 /** Reads the current load sheet; a missing or invalid sheet refuses the run before any data is touched. */
 export async function loadCurrentSheet(location: string): Promise<CurrentSheet> {
   const text = await readLocation(location);
-  if (text === undefined) throw new UserError(`CLS load sheet not found at ${location} (--cls): run pulumi up to upload it, or leave --cls out to skip the unknown-code check`);
+  if (text === undefined)
+    throw new UserError(
+      `CLS load sheet not found at ${location} (--cls): run pulumi up to upload it, or leave --cls out to skip the unknown-code check`,
+    );
   const sheet = parseLoadSheetCsv(location, text);
-  return { location, rows: sheet.rows.length, fields: sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`), codes: sheet.rows.map((r) => r.CLS_CODE) };
+  return {
+    location,
+    rows: sheet.rows.length,
+    fields: sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`),
+    codes: sheet.rows.map((r) => r.CLS_CODE),
+  };
 }
 
 /** What the check did in this run: the run history's `detail.unknownCodes`. */
@@ -82,10 +89,22 @@ export class CodeCheck {
   /** Strict: held-back messages whose codes (and whose employees' other held messages) are all known now go back to publishing. */
   async releaseHeld(): Promise<void> {
     if (this.mode !== "strict") return;
-    const { rows } = await this.ctx.config.pool.query<{ held: number; released: number }>(this.sql.release, [this.sheet.fields, this.sheet.codes]);
+    const { rows } = await this.ctx.config.pool.query<{ held: number; released: number }>(this.sql.release, [
+      this.sheet.fields,
+      this.sheet.codes,
+    ]);
     this.releasedCount += rows[0].released;
     this.anyHeld = rows[0].held > rows[0].released;
-    if (rows[0].held) this.ctx.log.info({ event: "cls.release", held: rows[0].held, released: rows[0].released, stillHeld: rows[0].held - rows[0].released }, "held-back messages checked against the current CLS load sheet");
+    if (rows[0].held)
+      this.ctx.log.info(
+        {
+          event: "cls.release",
+          held: rows[0].held,
+          released: rows[0].released,
+          stillHeld: rows[0].held - rows[0].released,
+        },
+        "held-back messages checked against the current CLS load sheet",
+      );
   }
 
   /**
@@ -99,7 +118,11 @@ export class CodeCheck {
     const fromBodies = messages.filter((m) => m.unknownCodes === undefined).map((m) => m.messageId);
     const found = unknownAtSource(messages);
     if (fromBodies.length) {
-      const { rows } = await pool.query<UnknownFound>(this.sql.screen, [fromBodies, this.sheet.fields, this.sheet.codes]);
+      const { rows } = await pool.query<UnknownFound>(this.sql.screen, [
+        fromBodies,
+        this.sheet.fields,
+        this.sheet.codes,
+      ]);
       found.by_code.push(...rows[0].by_code);
       found.by_message.push(...rows[0].by_message);
     }
@@ -108,26 +131,58 @@ export class CodeCheck {
     const { by_code: byCode, by_message: byMessage } = found;
     if (byCode.length) {
       this.unknown.add(byCode);
-      this.ctx.log.warn({ event: "cls.unknown", messages: byMessage.length, codes: byCode.slice(0, 20).map((r) => `${r.field}=${r.code}`) }, `${byMessage.length} message(s) carry codes the CLS load sheet does not have`);
+      this.ctx.log.warn(
+        {
+          event: "cls.unknown",
+          messages: byMessage.length,
+          codes: byCode.slice(0, 20).map((r) => `${r.field}=${r.code}`),
+        },
+        `${byMessage.length} message(s) carry codes the CLS load sheet does not have`,
+      );
     }
     if (this.mode !== "strict" || (byMessage.length === 0 && !this.anyHeld)) return messages;
 
-    const reasons = new Map(byMessage.map((m) => [m.message_id, `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`]));
+    const reasons = new Map(
+      byMessage.map((m) => [
+        m.message_id,
+        `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`,
+      ]),
+    );
     const unknownEmployees = [...new Set(byMessage.flatMap((m) => m.employees))];
-    const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [ids, unknownEmployees]);
+    const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [
+      ids,
+      unknownEmployees,
+    ]);
     for (const a of affected.rows) {
-      if (!reasons.has(a.message_id)) reasons.set(a.message_id, `employee ${a.employees} has a message held back for unknown codes (strict CLS check); released with it`);
+      if (!reasons.has(a.message_id))
+        reasons.set(
+          a.message_id,
+          `employee ${a.employees} has a message held back for unknown codes (strict CLS check); released with it`,
+        );
     }
     if (reasons.size === 0) return messages;
     const heldIds = [...reasons.keys()];
-    await pool.query(this.sql.hold, [heldIds, heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON)), this.ctx.run.transactionId]);
+    await pool.query(this.sql.hold, [
+      heldIds,
+      heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON)),
+      this.ctx.run.transactionId,
+    ]);
     this.held += heldIds.length;
     this.anyHeld = true;
     return messages.filter((m) => !reasons.has(m.messageId));
   }
 
   summary(): CodeCheckSummary {
-    return { sheet: this.sheet.location, sheetRows: this.sheet.rows, mode: this.mode, checkedMessages: this.checked, checkedAtSource: this.atSource, heldBack: this.held, released: this.releasedCount, fields: this.unknown.report() };
+    return {
+      sheet: this.sheet.location,
+      sheetRows: this.sheet.rows,
+      mode: this.mode,
+      checkedMessages: this.checked,
+      checkedAtSource: this.atSource,
+      heldBack: this.held,
+      released: this.releasedCount,
+      fields: this.unknown.report(),
+    };
   }
 
   /** One warning per field with unknown codes, or one info line when there were none. */
@@ -138,8 +193,14 @@ export class CodeCheck {
       this.ctx.log.info({ event: "cls.done", ...counts }, "no unknown codes: every code sent is in the CLS load sheet");
       return;
     }
-    for (const line of reportLines(fields)) this.ctx.log.warn({ event: "cls.unknownField", field: line.split(":")[0], ...fields[line.split(":")[0]] }, line);
-    this.ctx.log.warn({ event: "cls.done", ...counts, unknownCodes: fields }, this.mode === "strict" ? `unknown codes: ${s.heldBack} message(s) held back until the CLS load sheet has them` : "unknown codes were sent (report mode): update the CLS load sheet and have the hub team load it");
+    for (const line of reportLines(fields))
+      this.ctx.log.warn({ event: "cls.unknownField", field: line.split(":")[0], ...fields[line.split(":")[0]] }, line);
+    this.ctx.log.warn(
+      { event: "cls.done", ...counts, unknownCodes: fields },
+      this.mode === "strict"
+        ? `unknown codes: ${s.heldBack} message(s) held back until the CLS load sheet has them`
+        : "unknown codes were sent (report mode): update the CLS load sheet and have the hub team load it",
+    );
   }
 }
 
@@ -168,11 +229,20 @@ function unknownAtSource(messages: StoredMessage[]): UnknownFound {
         codes.set(key, c);
       }
     }
-    byMessage.push({ message_id: m.messageId, codes: [...keys].sort(byteOrder).join(", "), employees: m.unknownCodes.map(([e]) => e) });
+    byMessage.push({
+      message_id: m.messageId,
+      codes: [...keys].sort(byteOrder).join(", "),
+      employees: m.unknownCodes.map(([e]) => e),
+    });
   }
   const byCode = [...codes].map(([key, c]) => {
     const at = key.indexOf("=");
-    return { field: key.slice(0, at), code: key.slice(at + 1), occurrences: c.occurrences, employees: c.employees.size };
+    return {
+      field: key.slice(0, at),
+      code: key.slice(at + 1),
+      occurrences: c.occurrences,
+      employees: c.employees.size,
+    };
   });
   return { by_code: byCode, by_message: byMessage };
 }

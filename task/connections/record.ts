@@ -31,11 +31,15 @@ export function parseStoredConnection(text: string, name: string, where: string)
   }
   const parsed = storedConnectionSchema.safeParse(doc);
   if (!parsed.success) {
-    throw new UserError([`connection ${name} (${where}): invalid record`, ...parsed.error.issues.map((i) => `  ${i.path.join(".") || "(record)"}: ${i.message}`)]);
+    throw new UserError([
+      `connection ${name} (${where}): invalid record`,
+      ...parsed.error.issues.map((i) => `  ${i.path.join(".") || "(record)"}: ${i.message}`),
+    ]);
   }
   // The password (a database's, or a queue's client secret) is masked in everything the process shows.
   maskSecret(parsed.data.password);
-  if (parsed.data.systemName !== name) throw new UserError(`connection ${name} (${where}): the record's systemName is '${parsed.data.systemName}'`);
+  if (parsed.data.systemName !== name)
+    throw new UserError(`connection ${name} (${where}): the record's systemName is '${parsed.data.systemName}'`);
   return parsed.data;
 }
 
@@ -54,7 +58,8 @@ export function databaseSettings(record: StoredConnection): DatabaseSettings {
   const fail = (message: string): never => {
     throw new UserError(`database connection ${record.systemName}: ${message}`);
   };
-  if (record.type !== CONNECTION_TYPES.database) fail(`has type '${record.type}', expected ${CONNECTION_TYPES.database}`);
+  if (record.type !== CONNECTION_TYPES.database)
+    fail(`has type '${record.type}', expected ${CONNECTION_TYPES.database}`);
   let url: URL;
   try {
     url = new URL(record.url);
@@ -62,14 +67,31 @@ export function databaseSettings(record: StoredConnection): DatabaseSettings {
     return fail("url is not a URL (expected postgres://host:port/database)");
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") fail("url must start with postgres://");
-  if (url.username || url.password) fail(`url ${shownUrl(record.url)} carries credentials (user:password@ before the host): remove them; the login is the record's username and password`);
+  if (url.username || url.password)
+    fail(
+      `url ${shownUrl(record.url)} carries credentials (user:password@ before the host): remove them; the login is the record's username and password`,
+    );
   const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (!url.hostname || !database) fail("url must name a host and a database: postgres://host:port/database");
   if (!record.username || !record.password) fail("username and password are required");
   const sslmode = parseAdditionalProperties(record.additionalProperties).sslmode ?? "require";
-  const ssl: DatabaseSettings["ssl"] = sslmode === "disable" ? false : sslmode === "verify-full" || sslmode === "verify-ca" ? { rejectUnauthorized: true } : sslmode === "require" || sslmode === "prefer" ? { rejectUnauthorized: false } : fail(`unknown sslmode '${sslmode}'`);
+  const ssl: DatabaseSettings["ssl"] =
+    sslmode === "disable"
+      ? false
+      : sslmode === "verify-full" || sslmode === "verify-ca"
+        ? { rejectUnauthorized: true }
+        : sslmode === "require" || sslmode === "prefer"
+          ? { rejectUnauthorized: false }
+          : fail(`unknown sslmode '${sslmode}'`);
   if (ssl && ssl.rejectUnauthorized && record.sslRootCert) ssl.ca = record.sslRootCert;
-  return { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : 5432, database, user: record.username!, password: record.password!, ssl };
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port ? Number(url.port) : 5432,
+    database,
+    user: record.username!,
+    password: record.password!,
+    ssl,
+  };
 }
 
 export interface QueueEndpoint {
@@ -85,14 +107,27 @@ export interface QueueEndpoint {
 /** A MessageQueue record: url = organizations API, authUrl and queueName in additionalProperties. */
 export function queueEndpoint(record: StoredConnection): QueueEndpoint {
   const problems: string[] = [];
-  if (record.type !== CONNECTION_TYPES.queue) problems.push(`has type '${record.type}', expected ${CONNECTION_TYPES.queue}`);
+  if (record.type !== CONNECTION_TYPES.queue)
+    problems.push(`has type '${record.type}', expected ${CONNECTION_TYPES.queue}`);
   const props = parseAdditionalProperties(record.additionalProperties);
   if (!props.authUrl) problems.push("additional properties lack authUrl");
   if (!props.queueName) problems.push("additional properties lack queueName");
-  if (!record.username || !record.password) problems.push("username (client access id) and password (client secret) are required");
-  for (const [what, value] of [["url", record.url], ["authUrl", props.authUrl]] as const) {
+  if (!record.username || !record.password)
+    problems.push("username (client access id) and password (client secret) are required");
+  for (const [what, value] of [
+    ["url", record.url],
+    ["authUrl", props.authUrl],
+  ] as const) {
     if (value && !/^https?:\/\//.test(value)) problems.push(`${what} is not an http(s) URL`);
   }
-  if (problems.length > 0) throw new UserError([`queue connection ${record.systemName}: invalid`, ...problems.map((p) => `  ${p}`)]);
-  return { connection: record.systemName, organizationsUrl: record.url, authUrl: props.authUrl!, queueName: props.queueName!, clientId: record.username!, clientSecret: record.password! };
+  if (problems.length > 0)
+    throw new UserError([`queue connection ${record.systemName}: invalid`, ...problems.map((p) => `  ${p}`)]);
+  return {
+    connection: record.systemName,
+    organizationsUrl: record.url,
+    authUrl: props.authUrl!,
+    queueName: props.queueName!,
+    clientId: record.username!,
+    clientSecret: record.password!,
+  };
 }

@@ -36,7 +36,8 @@ export function openConnectionStore(spec: string): ConnectionStore {
     };
   }
   const dir = spec;
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UserError(`connection store ${dir}: not a folder`);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+    throw new UserError(`connection store ${dir}: not a folder`);
   return {
     describe: `folder ${dir}`,
     async get(name) {
@@ -47,7 +48,9 @@ export function openConnectionStore(spec: string): ConnectionStore {
         text = fs.readFileSync(file, "utf8");
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw new UserError(`connection ${name}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw new UserError(
+          `connection ${name}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        );
       }
       return parseStoredConnection(text, name, file);
     },

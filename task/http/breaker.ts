@@ -123,7 +123,12 @@ export class Breaker implements BreakerGate {
     private readonly onOpen: (breaker: Breaker) => void = () => {},
     readonly now: () => number = () => performance.now(),
   ) {
-    this.auxiliary = { admit: () => this.admit(false), now: () => this.now(), isOpen: () => this.isOpen(), throwIfOpen: () => this.throwIfOpen() };
+    this.auxiliary = {
+      admit: () => this.admit(false),
+      now: () => this.now(),
+      isOpen: () => this.isOpen(),
+      throwIfOpen: () => this.throwIfOpen(),
+    };
   }
 
   /** The last run left the link open: its first request goes alone, and decides. */
@@ -134,7 +139,9 @@ export class Breaker implements BreakerGate {
   async admit(work = true): Promise<BreakerTicket> {
     this.throwIfOpen();
     this.answeredAt ??= this.now();
-    const ticket: BreakerTicket = { done: (verdict, error, deadlineSentAt) => this.record(work, verdict, error, deadlineSentAt) };
+    const ticket: BreakerTicket = {
+      done: (verdict, error, deadlineSentAt) => this.record(work, verdict, error, deadlineSentAt),
+    };
     if (this.state !== "probing" || !work) return ticket;
     if (!this.probeOut) {
       this.probeOut = true;
@@ -152,11 +159,19 @@ export class Breaker implements BreakerGate {
   }
 
   error(): LinkOpen {
-    return new LinkOpen(this.name, `hub link ${this.name} is open (${this.why}); last error: ${this.lastError ?? "none"}`);
+    return new LinkOpen(
+      this.name,
+      `hub link ${this.name} is open (${this.why}); last error: ${this.lastError ?? "none"}`,
+    );
   }
 
   snapshot(): BreakerStats {
-    return { state: this.state, ...this.counts, ...(this.why ? { opened: this.why } : {}), ...(this.lastError ? { lastError: this.lastError } : {}) };
+    return {
+      state: this.state,
+      ...this.counts,
+      ...(this.why ? { opened: this.why } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
   }
 
   private record(work: boolean, verdict: Verdict, error?: string, deadlineSentAt?: number): void {
@@ -186,14 +201,19 @@ export class Breaker implements BreakerGate {
     this.lastError = error ?? "failed";
     this.streak++;
     if (this.state === "open") return;
-    if (this.state === "probing") return this.open("the first request of the run, its probe, failed: the last run left it open");
+    if (this.state === "probing")
+      return this.open("the first request of the run, its probe, failed: the last run left it open");
     const quiet = now - (this.answeredAt ?? now);
     if (this.streak >= this.settings.failures && quiet >= this.settings.windowMs) {
-      return this.open(`${this.streak} requests failed in a row and none was answered for ${Math.round(quiet / 1000)} s`);
+      return this.open(
+        `${this.streak} requests failed in a row and none was answered for ${Math.round(quiet / 1000)} s`,
+      );
     }
     const { total, failed } = this.window(now);
     if (total >= this.settings.minRequests && failed >= this.settings.rate * total) {
-      return this.open(`${failed} of the ${total} requests of the last ${Math.round(this.settings.windowMs / 1000)} s failed`);
+      return this.open(
+        `${failed} of the ${total} requests of the last ${Math.round(this.settings.windowMs / 1000)} s failed`,
+      );
     }
   }
 

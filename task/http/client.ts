@@ -20,7 +20,14 @@ export const MAX_ANSWER_BYTES = 64 * 1024;
  * deadline is HubHttp's. An answer body past MAX_ANSWER_BYTES destroys the connection as it arrives.
  */
 export function createAgent(connectionsPerOrigin: number): Dispatcher {
-  return new Agent({ connections: connectionsPerOrigin, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000, connectTimeout: 10_000, maxResponseSize: MAX_ANSWER_BYTES });
+  return new Agent({
+    connections: connectionsPerOrigin,
+    keepAliveTimeout: 30_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+    connectTimeout: 10_000,
+    maxResponseSize: MAX_ANSWER_BYTES,
+  });
 }
 
 export interface HttpLimits {
@@ -85,7 +92,11 @@ export class HubHttp {
    * learns whether the hub answered (breaker.ts). Throws a network error, RequestDeadlineError, AnswerTooLongError,
    * LinkOpen when the link is open, or RunStopped when the run abandons its requests.
    */
-  async send(options: Dispatcher.RequestOptions, gate: RequestGate = UNLIMITED, breaker?: BreakerGate): Promise<Answer> {
+  async send(
+    options: Dispatcher.RequestOptions,
+    gate: RequestGate = UNLIMITED,
+    breaker?: BreakerGate,
+  ): Promise<Answer> {
     const ticket = breaker ? await breaker.admit() : NO_TICKET;
     const permit = await gate.acquire();
     let outcome: Outcome = { kind: "error" };
@@ -187,7 +198,8 @@ function abortAtDeadline(controller: AbortController, ms: number): void {
 
 /** What a failed request says: the deadline or the stop that aborted it, the size cap, or the network error. */
 function requestError(err: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted && (signal.reason instanceof RequestDeadlineError || signal.reason instanceof RunStopped)) return signal.reason;
+  if (signal.aborted && (signal.reason instanceof RequestDeadlineError || signal.reason instanceof RunStopped))
+    return signal.reason;
   if (err instanceof RunStopped) return err;
   if ((err as { code?: string })?.code === "UND_ERR_RES_EXCEEDED_MAX_SIZE") return new AnswerTooLongError();
   return err;

@@ -124,7 +124,17 @@ export class ConcurrencyController {
   private tat = -Infinity;
   private pausedUntil = -Infinity;
   private pauseMs = 0;
-  private readonly stats = { requests: 0, ok: 0, throttled: 0, errors: 0, min: Infinity, max: 0, cutsThrottled: 0, cutsLatency: 0, pausedMs: 0 };
+  private readonly stats = {
+    requests: 0,
+    ok: 0,
+    throttled: 0,
+    errors: 0,
+    min: Infinity,
+    max: 0,
+    cutsThrottled: 0,
+    cutsLatency: 0,
+    pausedMs: 0,
+  };
   readonly rtt = new LatencyHistogram();
 
   constructor(
@@ -132,8 +142,10 @@ export class ConcurrencyController {
     private readonly now: () => number = () => performance.now(),
     tuning: Partial<Tuning> = {},
   ) {
-    if (!(Number.isInteger(limits.floor) && limits.floor >= 1)) throw new RangeError(`floor must be an integer of at least 1, got ${limits.floor}`);
-    if (!(Number.isInteger(limits.ceiling) && limits.ceiling >= limits.floor)) throw new RangeError(`ceiling must be an integer of at least the floor (${limits.floor}), got ${limits.ceiling}`);
+    if (!(Number.isInteger(limits.floor) && limits.floor >= 1))
+      throw new RangeError(`floor must be an integer of at least 1, got ${limits.floor}`);
+    if (!(Number.isInteger(limits.ceiling) && limits.ceiling >= limits.floor))
+      throw new RangeError(`ceiling must be an integer of at least the floor (${limits.floor}), got ${limits.ceiling}`);
     this.floor = limits.floor;
     this.ceiling = limits.ceiling;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
@@ -268,7 +280,11 @@ export class ConcurrencyController {
 
   private latencyRising(): boolean {
     const base = Math.min(this.baseline.current, this.baseline.previous);
-    return this.srtt !== undefined && Number.isFinite(base) && this.srtt > base * this.tuning.latencyTolerance + this.tuning.latencySlackMs;
+    return (
+      this.srtt !== undefined &&
+      Number.isFinite(base) &&
+      this.srtt > base * this.tuning.latencyTolerance + this.tuning.latencySlackMs
+    );
   }
 
   private note(): void {
@@ -286,7 +302,10 @@ export class LatencyHistogram {
   max = 0;
 
   add(ms: number): void {
-    const i = ms <= LatencyHistogram.MIN_MS ? 0 : Math.ceil(Math.log(ms / LatencyHistogram.MIN_MS) / Math.log(LatencyHistogram.GROWTH));
+    const i =
+      ms <= LatencyHistogram.MIN_MS
+        ? 0
+        : Math.ceil(Math.log(ms / LatencyHistogram.MIN_MS) / Math.log(LatencyHistogram.GROWTH));
     this.counts.set(i, (this.counts.get(i) ?? 0) + 1);
     this.total++;
     this.max = Math.max(this.max, ms);
@@ -387,10 +406,13 @@ export class Link implements RequestGate {
         continue;
       }
       if (delay !== Infinity && !this.timer) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.wake();
-        }, Math.max(1, Math.ceil(delay)));
+        this.timer = setTimeout(
+          () => {
+            this.timer = undefined;
+            this.wake();
+          },
+          Math.max(1, Math.ceil(delay)),
+        );
       }
       return;
     }

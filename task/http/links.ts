@@ -58,13 +58,16 @@ export class Links {
 
   /** Open links, each with why it opened and its last error: what the run records for the next one. */
   open(): Record<string, string> {
-    return Object.fromEntries([...this.breakers.values()].filter((b) => b.state === "open").map((b) => [b.name, b.error().reason]));
+    return Object.fromEntries(
+      [...this.breakers.values()].filter((b) => b.state === "open").map((b) => [b.name, b.error().reason]),
+    );
   }
 
   /** Connections one origin may need: every link may share it (the emulator serves all on one port). */
   connectionsPerOrigin(regions: Iterable<HubRegion>): number {
     let n = 0;
-    for (const region of new Set(regions)) n += linkBounds(this.config, "queue", region).ceiling + linkBounds(this.config, "ers", region).ceiling;
+    for (const region of new Set(regions))
+      n += linkBounds(this.config, "queue", region).ceiling + linkBounds(this.config, "ers", region).ceiling;
     return Math.max(1, n);
   }
 

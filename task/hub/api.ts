@@ -41,26 +41,52 @@ export interface HubCall {
  * (the API's in the tenant's region). The attempts share the client's retry budget; an answer too long is permanent; a
  * stopping run throws RunStopped, an open link LinkOpen.
  */
-export async function postToHub(http: HubHttp, call: HubCall, gate: RequestGate = UNLIMITED, breaker?: BreakerGate): Promise<void> {
+export async function postToHub(
+  http: HubHttp,
+  call: HubCall,
+  gate: RequestGate = UNLIMITED,
+  breaker?: BreakerGate,
+): Promise<void> {
   const url = hubCallUrl(call.apiUrl, call.path, call.tenantId);
   const attempts = http.attempts(breaker);
   let last = "";
   while (attempts.next()) {
     let answer: Answer;
     try {
-      answer = await http.send({ ...target(url), method: "POST", headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" }, body: call.body }, gate, breaker);
+      answer = await http.send(
+        {
+          ...target(url),
+          method: "POST",
+          headers: { authorization: basicAuthorization(call.credentialsString), "content-type": "application/json" },
+          body: call.body,
+        },
+        gate,
+        breaker,
+      );
     } catch (err) {
       if (err instanceof RunStopped) throw err;
       last = describeRequestError(err);
-      if (isPermanentRequestError(err)) throw new HubApiError(call.api, `${call.api} API: the request for tenant ${call.tenantId} failed for good: ${last}`);
+      if (isPermanentRequestError(err))
+        throw new HubApiError(
+          call.api,
+          `${call.api} API: the request for tenant ${call.tenantId} failed for good: ${last}`,
+        );
       await attempts.backoff();
       continue;
     }
     const { status, text, retryAfter } = answer;
     if (status >= 200 && status < 300) return;
     last = `HTTP ${status}: ${answerText(text)}`;
-    if (!isTransientStatus(status)) throw new HubApiError(call.api, `${call.api} API refused the request for tenant ${call.tenantId}: ${last}`, status);
+    if (!isTransientStatus(status))
+      throw new HubApiError(
+        call.api,
+        `${call.api} API refused the request for tenant ${call.tenantId}: ${last}`,
+        status,
+      );
     await attempts.backoff(retryAfter);
   }
-  throw new HubApiError(call.api, `${call.api} API: gave up for tenant ${call.tenantId} ${attempts.describe()}: ${last}`);
+  throw new HubApiError(
+    call.api,
+    `${call.api} API: gave up for tenant ${call.tenantId} ${attempts.describe()}: ${last}`,
+  );
 }

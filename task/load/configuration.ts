@@ -57,14 +57,26 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
   const store = openConnectionStore(inputs.connections);
   try {
     if (scripts.warehouseConnection !== definition.connections.database) {
-      log.warn({ event: "config.warning", warehouseConnection: scripts.warehouseConnection, definitionDatabase: definition.connections.database }, "credentials.ini names another database connection than the definition; credentials.ini wins");
+      log.warn(
+        {
+          event: "config.warning",
+          warehouseConnection: scripts.warehouseConnection,
+          definitionDatabase: definition.connections.database,
+        },
+        "credentials.ini names another database connection than the definition; credentials.ini wins",
+      );
     }
     const record = await store.get(scripts.warehouseConnection);
-    if (!record) throw new UserError(`unknown connection '${scripts.warehouseConnection}' (credentials.ini warehouse_connection): not in ${store.describe}`);
+    if (!record)
+      throw new UserError(
+        `unknown connection '${scripts.warehouseConnection}' (credentials.ini warehouse_connection): not in ${store.describe}`,
+      );
     const settings = databaseSettings(record);
     const wanted = databaseOf(definition.parameters.publish_schema);
     if (wanted.toLowerCase() !== settings.database.toLowerCase()) {
-      throw new UserError(`publish_schema ${definition.parameters.publish_schema} names database '${wanted}', but connection ${record.systemName} points to '${settings.database}'`);
+      throw new UserError(
+        `publish_schema ${definition.parameters.publish_schema} names database '${wanted}', but connection ${record.systemName} points to '${settings.database}'`,
+      );
     }
     const tables = runTables(definition);
     const pool = await openDatabase(record.systemName, settings);
@@ -73,8 +85,15 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
       await checkTables(pool, tables);
       const tenants = await loadTenants(pool, definition, tables, scripts.tenantCredentials, store);
       // The file is shared: other tenants' entries are none of this run's business (counted, never read or checked).
-      const others = otherEntries(scripts.tenantCredentials, distinctHubTenants(tenants).map((t) => t.hubTenantId));
-      if (others > 0) log.info({ event: "config.sharedEntries", file: "tenant_credentials.txt", otherTenants: others }, `tenant_credentials.txt also holds ${others} other tenant(s)' entries: not read`);
+      const others = otherEntries(
+        scripts.tenantCredentials,
+        distinctHubTenants(tenants).map((t) => t.hubTenantId),
+      );
+      if (others > 0)
+        log.info(
+          { event: "config.sharedEntries", file: "tenant_credentials.txt", otherTenants: others },
+          `tenant_credentials.txt also holds ${others} other tenant(s)' entries: not read`,
+        );
       ackPool = await openDatabase(record.systemName, settings, { max: ACK_POOL_SIZE, asynchronousCommit: true });
       return { definition, tables, tenants, pool, ackPool };
     } catch (err) {
@@ -97,25 +116,49 @@ async function checkTables(pool: Pool, t: RunTables): Promise<void> {
   const common = [t.apiConfig, t.platConfig, t.watermark, t.intakeJob, t.run, t.runPart, t.runHistory];
   const client = [t.messages, t.status, t.archive];
   const publish = Object.values(PUBLISH_TABLES).map((name) => `${t.publishSchema}.${name}`);
-  const { rows } = await pool.query<{ name: string; found: boolean }>("SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name", [[...common, ...client, ...publish]]);
+  const { rows } = await pool.query<{ name: string; found: boolean }>(
+    "SELECT name, to_regclass(name) IS NOT NULL AS found FROM unnest($1::text[]) AS name",
+    [[...common, ...client, ...publish]],
+  );
   const missing = new Set(rows.filter((r) => !r.found).map((r) => r.name));
   const lines: string[] = [];
   const commonMissing = common.filter((n) => missing.has(n));
-  if (commonMissing.length) lines.push(`staging tables missing: ${commonMissing.join(", ")} (apply the common-schema baseline ${BASELINE_NAME_PREFIX}<BuildNumber>)`);
+  if (commonMissing.length)
+    lines.push(
+      `staging tables missing: ${commonMissing.join(", ")} (apply the common-schema baseline ${BASELINE_NAME_PREFIX}<BuildNumber>)`,
+    );
   const clientMissing = client.filter((n) => missing.has(n));
-  if (clientMissing.length) lines.push(`the client's run tables missing: ${clientMissing.join(", ")} (apply ${CLIENT_RUN_TABLES_NAME_PREFIX}<BuildNumber> for this client)`);
+  if (clientMissing.length)
+    lines.push(
+      `the client's run tables missing: ${clientMissing.join(", ")} (apply ${CLIENT_RUN_TABLES_NAME_PREFIX}<BuildNumber> for this client)`,
+    );
   const publishMissing = publish.filter((n) => missing.has(n));
-  if (publishMissing.length) lines.push(`publish schema tables missing: ${publishMissing.join(", ")} (see task/model/README.md)`);
+  if (publishMissing.length)
+    lines.push(`publish schema tables missing: ${publishMissing.join(", ")} (see task/model/README.md)`);
   if (lines.length) throw new UserError(lines);
 }
 
-async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, credentials: Map<string, unknown>, store: ReturnType<typeof openConnectionStore>): Promise<TenantConfig[]> {
+async function loadTenants(
+  pool: Pool,
+  def: PipelineDefinition,
+  t: RunTables,
+  credentials: Map<string, unknown>,
+  store: ReturnType<typeof openConnectionStore>,
+): Promise<TenantConfig[]> {
   const client = def.parameters.client_name;
-  const { rows } = await pool.query<{ hub_tenant_id: string; hub_tenant_code: string; plat_region: string; hub_destination: string }>(
+  const { rows } = await pool.query<{
+    hub_tenant_id: string;
+    hub_tenant_code: string;
+    plat_region: string;
+    hub_destination: string;
+  }>(
     `SELECT hub_tenant_id, hub_tenant_code, plat_region, hub_destination FROM ${t.platConfig} WHERE plat_client_name = $1 ORDER BY plat_region`,
     [client],
   );
-  if (rows.length === 0) throw new UserError(`${t.platConfig} has no row for client_name ${client}: insert one per tenant (procedure step 5.3)`);
+  if (rows.length === 0)
+    throw new UserError(
+      `${t.platConfig} has no row for client_name ${client}: insert one per tenant (procedure step 5.3)`,
+    );
   const apiRows = await pool.query<{ hub_tenant_id: string; hub_api_name: string; hub_api_url: string }>(
     `SELECT lower(hub_tenant_id) AS hub_tenant_id, hub_api_name, hub_api_url FROM ${t.apiConfig} WHERE lower(hub_tenant_id) = ANY($1::text[])`,
     [rows.map((r) => r.hub_tenant_id.toLowerCase())],
@@ -123,11 +166,17 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
   const steps = taskOf(def, "PublishMessages").steps;
   const problems: string[] = [];
   // The config tables are shared and may have no key constraint: this client's rows must be one per key.
-  problems.push(...duplicateKeys(rows, (r) => `client_name ${client} and plat_region ${r.plat_region}`).map(([key, n]) => `${t.platConfig} has ${n} rows for ${key}: delete all but one`));
   problems.push(
-    ...duplicateKeys(apiRows.rows, (r) => `hub_tenant_id ${r.hub_tenant_id} and hub_api_name ${r.hub_api_name}`, (r) => r.hub_api_url).map(
-      ([key, n]) => `${t.apiConfig} has ${n} rows with different URLs for ${key}: delete all but one`,
+    ...duplicateKeys(rows, (r) => `client_name ${client} and plat_region ${r.plat_region}`).map(
+      ([key, n]) => `${t.platConfig} has ${n} rows for ${key}: delete all but one`,
     ),
+  );
+  problems.push(
+    ...duplicateKeys(
+      apiRows.rows,
+      (r) => `hub_tenant_id ${r.hub_tenant_id} and hub_api_name ${r.hub_api_name}`,
+      (r) => r.hub_api_url,
+    ).map(([key, n]) => `${t.apiConfig} has ${n} rows with different URLs for ${key}: delete all but one`),
   );
   const tenants: TenantConfig[] = [];
   for (const row of rows) {
@@ -137,14 +186,23 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
     const credentialsString = "credentialsString" in found ? found.credentialsString : undefined;
     if ("problem" in found) problems.push(`${label}: ${found.problem}`);
     const step = steps.find((s) => s.connection === row.hub_destination);
-    if (!step) problems.push(`${label}: hub_destination ${row.hub_destination} has no publish step in the definition (steps: ${steps.map((s) => s.connection).join(", ")})`);
-    const urls = new Map(apiRows.rows.filter((a) => a.hub_tenant_id === id).map((a) => [a.hub_api_name, a.hub_api_url]));
+    if (!step)
+      problems.push(
+        `${label}: hub_destination ${row.hub_destination} has no publish step in the definition (steps: ${steps.map((s) => s.connection).join(", ")})`,
+      );
+    const urls = new Map(
+      apiRows.rows.filter((a) => a.hub_tenant_id === id).map((a) => [a.hub_api_name, a.hub_api_url]),
+    );
     const missingApis = (["ERS", "HRSYS"] as const).filter((api) => !urls.get(api));
-    if (missingApis.length) problems.push(`${label}: ${t.apiConfig} has no row for ${missingApis.join(", ")} (procedure step 5.2)`);
+    if (missingApis.length)
+      problems.push(`${label}: ${t.apiConfig} has no row for ${missingApis.join(", ")} (procedure step 5.2)`);
     let queue: QueueEndpoint | undefined;
     if (step) {
       const record = await store.get(row.hub_destination);
-      if (!record) problems.push(`${label}: unknown connection '${row.hub_destination}' (hub_destination): not in ${store.describe}`);
+      if (!record)
+        problems.push(
+          `${label}: unknown connection '${row.hub_destination}' (hub_destination): not in ${store.describe}`,
+        );
       else {
         try {
           queue = queueEndpoint(record);
@@ -154,16 +212,46 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
         }
       }
     }
-    if (step) problems.push(...untrustedUrls(def, step.region, label, HUB_API_NAMES.flatMap((api) => (urls.get(api) ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }] : []))));
+    if (step)
+      problems.push(
+        ...untrustedUrls(
+          def,
+          step.region,
+          label,
+          HUB_API_NAMES.flatMap((api) =>
+            urls.get(api)
+              ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }]
+              : [],
+          ),
+        ),
+      );
     if (step && queue) {
       const record = `connection record ${row.hub_destination}`;
-      problems.push(...untrustedUrls(def, step.region, label, [{ url: queue.organizationsUrl, what: `${record} url` }, { url: queue.authUrl, what: `${record} authUrl` }]));
+      problems.push(
+        ...untrustedUrls(def, step.region, label, [
+          { url: queue.organizationsUrl, what: `${record} url` },
+          { url: queue.authUrl, what: `${record} authUrl` },
+        ]),
+      );
     }
     if (credentialsString && step && queue && !missingApis.length) {
-      tenants.push({ hubTenantId: row.hub_tenant_id, hubTenantCode: row.hub_tenant_code, platRegion: row.plat_region, hubDestination: row.hub_destination, region: step.region, queue, credentialsString, apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")!, CFG: urls.get("CFG") } });
+      tenants.push({
+        hubTenantId: row.hub_tenant_id,
+        hubTenantCode: row.hub_tenant_code,
+        platRegion: row.plat_region,
+        hubDestination: row.hub_destination,
+        region: step.region,
+        queue,
+        credentialsString,
+        apis: { ERS: urls.get("ERS")!, HRSYS: urls.get("HRSYS")!, CFG: urls.get("CFG") },
+      });
     }
   }
-  if (problems.length) throw new UserError([`configuration of client ${client} is incomplete (${problems.length} problem${problems.length === 1 ? "" : "s"}):`, ...problems.map((p) => `  ${p}`)]);
+  if (problems.length)
+    throw new UserError([
+      `configuration of client ${client} is incomplete (${problems.length} problem${problems.length === 1 ? "" : "s"}):`,
+      ...problems.map((p) => `  ${p}`),
+    ]);
   return tenants;
 }
 
@@ -174,7 +262,9 @@ async function loadTenants(pool: Pool, def: PipelineDefinition, t: RunTables, cr
 function duplicateKeys<T>(rows: T[], key: (row: T) => string, value?: (row: T) => unknown): [string, number][] {
   const byKey = new Map<string, T[]>();
   for (const row of rows) byKey.set(key(row), [...(byKey.get(key(row)) ?? []), row]);
-  return [...byKey].filter(([, found]) => found.length > 1 && (!value || new Set(found.map(value)).size > 1)).map(([k, found]) => [k, found.length]);
+  return [...byKey]
+    .filter(([, found]) => found.length > 1 && (!value || new Set(found.map(value)).size > 1))
+    .map(([k, found]) => [k, found.length]);
 }
 
 /**
@@ -182,7 +272,12 @@ function duplicateKeys<T>(rows: T[], key: (row: T) => string, value?: (row: T) =
  * the region (the definition's `endpoints`, core/hubEndpoints.ts): HUB_API_CONFIG is shared with other pipelines, so a
  * changed row must not redirect the export. Each problem names the row or record and the URL.
  */
-function untrustedUrls(def: PipelineDefinition, region: HubRegion, label: string, urls: { url: string; what: string }[]): string[] {
+function untrustedUrls(
+  def: PipelineDefinition,
+  region: HubRegion,
+  label: string,
+  urls: { url: string; what: string }[],
+): string[] {
   return urls.flatMap(({ url, what }) => {
     const problem = endpointProblem(url, region, def.endpoints);
     return problem ? [`${label}: ${what}: ${shownUrl(url)} ${problem}`] : [];

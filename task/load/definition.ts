@@ -37,18 +37,30 @@ function checkNames(def: PipelineDefinition, location: string): void {
     }
   };
   for (const key of ["publish_schema", "staging_schema"] as const) {
-    if (!p[key].includes(".")) problems.push(`parameters.${key} '${p[key]}' must have the form <DatabaseName>.<schema>`);
+    if (!p[key].includes("."))
+      problems.push(`parameters.${key} '${p[key]}' must have the form <DatabaseName>.<schema>`);
     else check(`parameters.${key} schema`, schemaOnly(p[key]));
   }
   check("parameters.staging_schema_only", p.staging_schema_only);
   if (p.staging_schema.includes(".") && schemaOnly(p.staging_schema) !== p.staging_schema_only) {
-    problems.push(`parameters.staging_schema_only '${p.staging_schema_only}' is not the schema of staging_schema '${p.staging_schema}'`);
+    problems.push(
+      `parameters.staging_schema_only '${p.staging_schema_only}' is not the schema of staging_schema '${p.staging_schema}'`,
+    );
   }
-  if (p.publish_schema.includes(".") && p.staging_schema.includes(".") && databaseOf(p.publish_schema).toLowerCase() !== databaseOf(p.staging_schema).toLowerCase()) {
-    problems.push(`parameters.publish_schema and staging_schema name different databases ('${databaseOf(p.publish_schema)}', '${databaseOf(p.staging_schema)}')`);
+  if (
+    p.publish_schema.includes(".") &&
+    p.staging_schema.includes(".") &&
+    databaseOf(p.publish_schema).toLowerCase() !== databaseOf(p.staging_schema).toLowerCase()
+  ) {
+    problems.push(
+      `parameters.publish_schema and staging_schema name different databases ('${databaseOf(p.publish_schema)}', '${databaseOf(p.staging_schema)}')`,
+    );
   }
   if (taskOf(def, "ExtractEmployees").source !== p.publish_schema) {
-    problems.push(`task "${taskOf(def, "ExtractEmployees").name}": source '${taskOf(def, "ExtractEmployees").source}' is not publish_schema '${p.publish_schema}'`);
+    problems.push(
+      `task "${taskOf(def, "ExtractEmployees").name}": source '${taskOf(def, "ExtractEmployees").source}' is not publish_schema '${p.publish_schema}'`,
+    );
   }
-  if (problems.length > 0) throw new UserError([`pipeline definition ${location}: invalid`, ...problems.map((l) => `  ${l}`)]);
+  if (problems.length > 0)
+    throw new UserError([`pipeline definition ${location}: invalid`, ...problems.map((l) => `  ${l}`)]);
 }

@@ -19,7 +19,9 @@ export async function loadScriptFiles(folder: string): Promise<ScriptFiles> {
   const iniAt = childLocation(folder, SCRIPT_FILES.credentialsIni);
   const txtAt = childLocation(folder, SCRIPT_FILES.tenantCredentials);
   const [ini, txt] = await Promise.all([readLocation(iniAt), readLocation(txtAt)]);
-  const missing = [ini === undefined ? iniAt : undefined, txt === undefined ? txtAt : undefined].filter((x): x is string => !!x);
+  const missing = [ini === undefined ? iniAt : undefined, txt === undefined ? txtAt : undefined].filter(
+    (x): x is string => !!x,
+  );
   if (missing.length > 0) {
     throw new UserError([
       `missing credential file${missing.length > 1 ? "s" : ""} in the scripts folder ${folder}:`,
@@ -27,7 +29,10 @@ export async function loadScriptFiles(folder: string): Promise<ScriptFiles> {
       `  (procedure step 7.2: copy ${SCRIPT_FILES.credentialsIniTemplate} and ${SCRIPT_FILES.tenantCredentialsTemplate}, then fill them in)`,
     ]);
   }
-  return { warehouseConnection: parseCredentialsIni(ini!, iniAt), tenantCredentials: parseTenantCredentials(txt!, txtAt) };
+  return {
+    warehouseConnection: parseCredentialsIni(ini!, iniAt),
+    tenantCredentials: parseTenantCredentials(txt!, txtAt),
+  };
 }
 
 /** `[warehouse]` / `warehouse_connection = NAME` (ini: `=` or `:`, `;`/`#` comments, case-insensitive keys). */
@@ -46,7 +51,10 @@ export function parseCredentialsIni(text: string, where: string = SCRIPT_FILES.c
     if (m && section === "warehouse" && m[1].trim().toLowerCase() === "warehouse_connection") value = m[2].trim();
   }
   if (!value) throw new UserError(`${where}: no warehouse_connection in section [warehouse]`);
-  if (/^<.*>$/.test(value)) throw new UserError(`${where}: warehouse_connection is still the template's ${value}: set the database connection name`);
+  if (/^<.*>$/.test(value))
+    throw new UserError(
+      `${where}: warehouse_connection is still the template's ${value}: set the database connection name`,
+    );
   return value;
 }
 
@@ -54,22 +62,31 @@ export function parseCredentialsIni(text: string, where: string = SCRIPT_FILES.c
  * `{"<tenant id>": <entry>, ...}`: a JSON object, read whole. Its entries are not checked here: other tenants' entries
  * belong to other pipelines, in formats agreed with the service provider that this project need not know.
  */
-export function parseTenantCredentials(text: string, where: string = SCRIPT_FILES.tenantCredentials): Map<string, unknown> {
+export function parseTenantCredentials(
+  text: string,
+  where: string = SCRIPT_FILES.tenantCredentials,
+): Map<string, unknown> {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
     throw new UserError(`${where}: not valid JSON (expected {"<hub tenant id>": "<credentials string>", ...})`);
   }
-  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new UserError(`${where}: must be a JSON object of hub tenant id → credentials string`);
-  return new Map(Object.entries(doc as Record<string, unknown>).map(([tenantId, value]) => [tenantId.toLowerCase(), value]));
+  if (!doc || typeof doc !== "object" || Array.isArray(doc))
+    throw new UserError(`${where}: must be a JSON object of hub tenant id → credentials string`);
+  return new Map(
+    Object.entries(doc as Record<string, unknown>).map(([tenantId, value]) => [tenantId.toLowerCase(), value]),
+  );
 }
 
 /**
  * One of this client's hub tenants' credentials string, checked: it must be there, a string, and decode. Errors name
  * the tenant, never a value.
  */
-export function credentialsStringOf(entries: Map<string, unknown>, hubTenantId: string): { credentialsString: string } | { problem: string } {
+export function credentialsStringOf(
+  entries: Map<string, unknown>,
+  hubTenantId: string,
+): { credentialsString: string } | { problem: string } {
   const value = entries.get(hubTenantId.toLowerCase());
   if (value === undefined) return { problem: "no credentials string in tenant_credentials.txt" };
   if (typeof value !== "string") return { problem: "its entry in tenant_credentials.txt must be a credentials string" };

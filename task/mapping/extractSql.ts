@@ -61,7 +61,23 @@ export interface ExtractChunkParams {
  * `knownCodes` when the statement was made for them (extractParams gives their numbers).
  */
 export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unknown[] {
-  const values: unknown[] = [p.transactionId, p.clientName, p.tenantIds, p.destinations, p.platRegions, p.idlDate, p.upperBound, p.after, p.through, p.seqOffset, p.systemCode, p.empTypeDefault, p.empGenderDefault, p.createdAt, p.held ?? []];
+  const values: unknown[] = [
+    p.transactionId,
+    p.clientName,
+    p.tenantIds,
+    p.destinations,
+    p.platRegions,
+    p.idlDate,
+    p.upperBound,
+    p.after,
+    p.through,
+    p.seqOffset,
+    p.systemCode,
+    p.empTypeDefault,
+    p.empGenderDefault,
+    p.createdAt,
+    p.held ?? [],
+  ];
   if (perMessage > 1) values.push(p.carry ?? [], p.final ?? false);
   if (p.only) values.push(p.only);
   if (p.knownCodes) values.push(p.knownCodes);
@@ -156,13 +172,15 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
   const carry = perMessage > 1;
   const param = extractParams(perMessage, options);
   const only = (x: string) => (param.only ? ` AND ${x}.employee_id = ANY(${param.only}::text[])` : "");
-  const range = (x: string) => `((${x}.employee_id > $8 AND ${x}.employee_id <= $9${only(x)})${carry ? ` OR ${x}.employee_id = ANY($16::text[])` : ""})`;
+  const range = (x: string) =>
+    `((${x}.employee_id > $8 AND ${x}.employee_id <= $9${only(x)})${carry ? ` OR ${x}.employee_id = ANY($16::text[])` : ""})`;
   const inChunk = range("x");
   // Whether some employee of the chunk did not change itself: only then are sub-entity changes looked up.
   const needSubChanges = "(SELECT look FROM mode)";
 
   const subChanged = SUB_ENTITIES.map(
-    (s) => `SELECT x.employee_id FROM ${pub(s.table)} x WHERE ${needSubChanges} AND ${inChunk} AND x.changed_at > (SELECT since FROM mode)`,
+    (s) =>
+      `SELECT x.employee_id FROM ${pub(s.table)} x WHERE ${needSubChanges} AND ${inChunk} AND x.changed_at > (SELECT since FROM mode)`,
   ).join("\n      UNION ");
 
   // The unknown-code check at the source: the code columns against the sheet's keys, before they become JSON.
@@ -177,21 +195,33 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
   )`,
   ).join(",\n  ");
 
-  const user = selectFields([...userFields("$12", "$13"), ...SUB_ENTITIES.map((s, i) => [s.name, `coalesce(s${i}.items, '[]'::json)`] as const)]);
+  const user = selectFields([
+    ...userFields("$12", "$13"),
+    ...SUB_ENTITIES.map((s, i) => [s.name, `coalesce(s${i}.items, '[]'::json)`] as const),
+  ]);
   const joins = SUB_ENTITIES.map((_, i) => `LEFT JOIN s${i} ON s${i}.employee_id = e.employee_id`).join("\n      ");
   const rollup = `greatest(e.changed_at, ${SUB_ENTITIES.map((_, i) => `s${i}.changed_at`).join(", ")})`;
-  const unknownCodes = codes ? subCodes.flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`)).reduce((all, next) => `array_cat(${all}, ${next})`, codes.user) : undefined;
+  const unknownCodes = codes
+    ? subCodes
+        .flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`))
+        .reduce((all, next) => `array_cat(${all}, ${next})`, codes.user)
+    : undefined;
 
   const header = (count: string) =>
     `json_build_object('transactionId', $1::text, 'tenantId', hub_tenant_id, 'systemCode', $11::text, 'dataDomainCode', '${DATA_DOMAIN_CODE}', 'entityName', '${ENTITY_NAME}', 'recordCount', ${count}, 'createdAt', $14::text)::text`;
   // The body's layout is fixed (see messageBody.ts): the ERS phase cuts the entities back out of it.
-  const body = (count: string, entities: string) => `'{"header":' || ${header(count)} || ',"entities":[' || ${entities} || ']}'`;
+  const body = (count: string, entities: string) =>
+    `'{"header":' || ${header(count)} || ',"entities":[' || ${entities} || ']}'`;
 
   const messages =
     perMessage === 1
       ? `msgs AS (
-    SELECT hub_tenant_id, hub_destination, country_code, 1 AS n, ARRAY[employee_id] AS ids, changed_at AS changed_through, entity AS entities,${codes ? `
-           CASE WHEN cardinality(uc) > 0 THEN json_build_array(json_build_array(employee_id, uc)) END AS unknown_codes,` : ""}
+    SELECT hub_tenant_id, hub_destination, country_code, 1 AS n, ARRAY[employee_id] AS ids, changed_at AS changed_through, entity AS entities,${
+      codes
+        ? `
+           CASE WHEN cardinality(uc) > 0 THEN json_build_array(json_build_array(employee_id, uc)) END AS unknown_codes,`
+        : ""
+    }
            $10::bigint + row_number() OVER (ORDER BY hub_tenant_id, country_code, employee_id) AS seq
       FROM users
   )`
@@ -200,8 +230,12 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
   ),
   groups AS (
     SELECT hub_tenant_id, hub_destination, country_code, grp, count(*)::int AS n, array_agg(employee_id ORDER BY employee_id) AS ids,
-           max(changed_at) AS changed_through, string_agg(entity, ',' ORDER BY employee_id) AS entities${codes ? `,
-           json_agg(json_build_array(employee_id, uc) ORDER BY employee_id) FILTER (WHERE cardinality(uc) > 0) AS unknown_codes` : ""}
+           max(changed_at) AS changed_through, string_agg(entity, ',' ORDER BY employee_id) AS entities${
+             codes
+               ? `,
+           json_agg(json_build_array(employee_id, uc) ORDER BY employee_id) FILTER (WHERE cardinality(uc) > 0) AS unknown_codes`
+               : ""
+           }
       FROM grouped GROUP BY hub_tenant_id, hub_destination, country_code, grp
   ),
   msgs AS (
@@ -260,7 +294,10 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
     SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM ins
   )${t.rowsHeldBack ? `,\n  ${heldBackCtes(t.rowsHeldBack, range("h"))}` : ""}
   SELECT ${codes ? "i.*, m.unknown_codes" : "*"}${carry ? ", NULL::text[] AS carry" : ""} FROM ins${codes ? " i JOIN msgs m ON m.seq = i.seq" : ""}${carry ? `\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ${codes ? "NULL, " : ""}ids FROM carried` : ""}
-  ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&");
+  ORDER BY seq`.replace(
+    / {2}ins AS \(\n {4}INSERT[\s\S]*$/,
+    options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&",
+  );
 }
 
 /**

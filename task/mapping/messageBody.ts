@@ -24,7 +24,8 @@ export function entityTexts(entities: string): string[] {
   for (let i = 0; i < entities.length; i++) {
     const c = entities.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) depth++;

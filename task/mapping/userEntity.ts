@@ -7,7 +7,8 @@ import { PUBLISH_TABLES } from "../model/schema";
 import { STATUS_CODES } from "./codes";
 
 /** `CASE WHEN <flag> THEN 'ACTV' ELSE 'INAC' END` */
-export const statusCode = (flag: string) => `CASE WHEN ${flag} THEN '${STATUS_CODES.active}' ELSE '${STATUS_CODES.inactive}' END`;
+export const statusCode = (flag: string) =>
+  `CASE WHEN ${flag} THEN '${STATUS_CODES.active}' ELSE '${STATUS_CODES.inactive}' END`;
 
 /** [JSON field, SQL expression over alias x] */
 type Fields = readonly (readonly [string, string])[];

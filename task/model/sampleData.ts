@@ -19,19 +19,65 @@ export const DEFAULT_COUNTRIES: Record<string, string[]> = {
   AP: APAC_COUNTRIES,
 };
 
-const values = (pairs: Record<string, string>): CodeValue[] => Object.entries(pairs).map(([code, description]) => ({ code, description }));
+const values = (pairs: Record<string, string>): CodeValue[] =>
+  Object.entries(pairs).map(([code, description]) => ({ code, description }));
 
 /**
  * The HR system's business objects as the sample data uses them: local mode builds its CLS load sheet from these,
  * and cls/samples/ holds them as exports. Gender includes EmpGenderDefault, which the export sends when the gender is null.
  */
 export const SAMPLE_BUSINESS_OBJECTS: Record<BusinessObject, CodeValue[]> = {
-  Country: values({ US: "United States of America", CA: "Canada", MX: "Mexico", DE: "Germany", FR: "France", GB: "United Kingdom", NL: "Netherlands", ES: "Spain", JP: "Japan", AU: "Australia", SG: "Singapore", IN: "India" }),
-  "Job Family": values({ Sales: "Sales", Engineering: "Engineering", Finance: "Finance", Operations: "Operations", Marketing: "Marketing", Support: "Customer Support", Legal: "Legal", HR: "Human Resources" }),
-  Gender: values({ Male: "Male", Female: "Female", Non_Binary: "Non-binary", [PARAMETER_DEFAULTS.EmpGenderDefault]: "Not declared" }),
-  "Job Profile": values({ SALES_REP: "Sales Representative", ACCOUNT_MGR: "Account Manager", SW_ENGINEER: "Software Engineer", SR_SW_ENGINEER: "Senior Software Engineer", ACCOUNTANT: "Accountant", OPS_ANALYST: "Operations Analyst", MARKETING_SPEC: "Marketing Specialist", SUPPORT_AGENT: "Support Agent", COUNSEL: "Legal Counsel", HR_PARTNER: "HR Business Partner" }),
+  Country: values({
+    US: "United States of America",
+    CA: "Canada",
+    MX: "Mexico",
+    DE: "Germany",
+    FR: "France",
+    GB: "United Kingdom",
+    NL: "Netherlands",
+    ES: "Spain",
+    JP: "Japan",
+    AU: "Australia",
+    SG: "Singapore",
+    IN: "India",
+  }),
+  "Job Family": values({
+    Sales: "Sales",
+    Engineering: "Engineering",
+    Finance: "Finance",
+    Operations: "Operations",
+    Marketing: "Marketing",
+    Support: "Customer Support",
+    Legal: "Legal",
+    HR: "Human Resources",
+  }),
+  Gender: values({
+    Male: "Male",
+    Female: "Female",
+    Non_Binary: "Non-binary",
+    [PARAMETER_DEFAULTS.EmpGenderDefault]: "Not declared",
+  }),
+  "Job Profile": values({
+    SALES_REP: "Sales Representative",
+    ACCOUNT_MGR: "Account Manager",
+    SW_ENGINEER: "Software Engineer",
+    SR_SW_ENGINEER: "Senior Software Engineer",
+    ACCOUNTANT: "Accountant",
+    OPS_ANALYST: "Operations Analyst",
+    MARKETING_SPEC: "Marketing Specialist",
+    SUPPORT_AGENT: "Support Agent",
+    COUNSEL: "Legal Counsel",
+    HR_PARTNER: "HR Business Partner",
+  }),
   "Communication Usage Type": values({ HOME: "Home", WORK: "Work", MAILING: "Mailing" }),
-  "Related Person Relationship": values({ SPOUSE: "Spouse", CHILD: "Child", PARENT: "Parent", SIBLING: "Sibling", PARTNER: "Domestic Partner", FRIEND: "Friend" }),
+  "Related Person Relationship": values({
+    SPOUSE: "Spouse",
+    CHILD: "Child",
+    PARENT: "Parent",
+    SIBLING: "Sibling",
+    PARTNER: "Domestic Partner",
+    FRIEND: "Friend",
+  }),
 };
 const codes = (b: BusinessObject) => SAMPLE_BUSINESS_OBJECTS[b].map((v) => v.code);
 
@@ -62,8 +108,56 @@ export interface SeedResult {
   seconds: number;
 }
 
-const FIRST_NAMES = ["Anna", "Ben", "Chloe", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam", "Mei", "Noah", "Olga", "Pedro", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wei", "Xavier", "Yara", "Zoe"];
-const LAST_NAMES = ["Smith", "Müller", "Dubois", "García", "Rossi", "Tanaka", "Kim", "Nguyen", "Okafor", "Silva", "Novak", "Jensen", "Kowalski", "O'Brien", "Patel", "Singh", "Cohen", "Larsen", "Moreau", "Schmidt"];
+const FIRST_NAMES = [
+  "Anna",
+  "Ben",
+  "Chloe",
+  "David",
+  "Elena",
+  "Farid",
+  "Grace",
+  "Hiro",
+  "Ines",
+  "Jonas",
+  "Kara",
+  "Liam",
+  "Mei",
+  "Noah",
+  "Olga",
+  "Pedro",
+  "Quinn",
+  "Rosa",
+  "Sven",
+  "Tara",
+  "Umar",
+  "Vera",
+  "Wei",
+  "Xavier",
+  "Yara",
+  "Zoe",
+];
+const LAST_NAMES = [
+  "Smith",
+  "Müller",
+  "Dubois",
+  "García",
+  "Rossi",
+  "Tanaka",
+  "Kim",
+  "Nguyen",
+  "Okafor",
+  "Silva",
+  "Novak",
+  "Jensen",
+  "Kowalski",
+  "O'Brien",
+  "Patel",
+  "Singh",
+  "Cohen",
+  "Larsen",
+  "Moreau",
+  "Schmidt",
+];
 const JOB_FAMILIES = codes("Job Family");
 const JOB_PROFILES = codes("Job Profile");
 const GENDERS = codes("Gender").filter((g) => g !== PARAMETER_DEFAULTS.EmpGenderDefault);
@@ -73,7 +167,13 @@ const ADDRESS_USAGES = codes("Communication Usage Type");
 const COMMUNICATION_TYPES = ["EMAIL", "MOBILE", "PHONE", "INST_MESS", "WEB_ADDR"];
 const RELATIONSHIPS = codes("Related Person Relationship");
 const CITIES = ["Springfield", "Riverton", "Lakeside", "Hillview", "Fairhaven", "Oakridge", "Maplewood", "Brookfield"];
-const INSTITUTIONS = ["State University", "Technical Institute", "City College", "National University", "Business School"];
+const INSTITUTIONS = [
+  "State University",
+  "Technical Institute",
+  "City College",
+  "National University",
+  "Business School",
+];
 const DEGREES = ["BSc", "BA", "MSc", "MBA", "PhD", "Diploma"];
 const FIELDS = ["Computer Science", "Economics", "Law", "Marketing", "Mechanical Engineering", "Psychology"];
 
@@ -148,27 +248,46 @@ export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions
     `INSERT INTO ${s}.${PUBLISH_TABLES[table]} SELECT ${columns} FROM ${range} CROSS JOIN (VALUES (1), (2), (3)) AS k(n) WHERE n <= ${items}`,
   ];
   const subs = [
-    sub("address", `1 + ${h(20)} % 2`,
+    sub(
+      "address",
+      `1 + ${h(20)} % 2`,
       `${EMPLOYEE_ID} || '-A' || n, ${EMPLOYEE_ID}, (${arr(ADDRESS_USAGES)})[n], (1 + ${hs(21)} % 999) || ' ' || ${pick(CITIES, hs(22))} || ' Street',
        CASE WHEN ${hs(23)} % 4 = 0 THEN 'Apt ' || (1 + ${hs(24)} % 50) END, ${pick(CITIES, hs(25))}, NULL, lpad((${hs(26)} % 99999)::text, 5, '0'),
-       ${country}, n = 1 OR ${hs(27)} % 3 <> 0, ${changedAt(hs(28))}`),
-    sub("communication", `1 + ${h(30)} % 3`,
+       ${country}, n = 1 OR ${hs(27)} % 3 <> 0, ${changedAt(hs(28))}`,
+    ),
+    sub(
+      "communication",
+      `1 + ${h(30)} % 3`,
       `${EMPLOYEE_ID} || '-C' || n, ${EMPLOYEE_ID}, (${arr(COMMUNICATION_TYPES)})[1 + (${h(31)} + n) % ${COMMUNICATION_TYPES.length}],
-       'c' || g || '-' || n || '@example.com', n = 1, ${hs(32)} % 10 <> 0, ${changedAt(hs(33))}`),
-    sub("education", `${h(40)} % 3`,
+       'c' || g || '-' || n || '@example.com', n = 1, ${hs(32)} % 10 <> 0, ${changedAt(hs(33))}`,
+    ),
+    sub(
+      "education",
+      `${h(40)} % 3`,
       `${EMPLOYEE_ID} || '-E' || n, ${EMPLOYEE_ID}, ${pick(INSTITUTIONS, hs(41))}, ${pick(DEGREES, hs(42))}, ${pick(FIELDS, hs(43))},
-       ${country}, date '1990-06-30' + (${hs(44)} % 10000)::int, true, ${changedAt(hs(45))}`),
-    sub("dependent", `(${h(50)} % 3) * (${h(51)} % 2)`,
+       ${country}, date '1990-06-30' + (${hs(44)} % 10000)::int, true, ${changedAt(hs(45))}`,
+    ),
+    sub(
+      "dependent",
+      `(${h(50)} % 3) * (${h(51)} % 2)`,
       `${EMPLOYEE_ID} || '-D' || n, ${EMPLOYEE_ID}, ${pick(FIRST_NAMES, hs(52))}, ${pick(LAST_NAMES, hs(53))},
        CASE WHEN ${hs(54)} % 10 <> 0 THEN ${pick(GENDERS, hs(55))} END, ${pick(RELATIONSHIPS.slice(0, 4), hs(56))},
-       date '1960-01-01' + (${hs(57)} % 20000)::int, ${country}, ${hs(58)} % 12 <> 0, ${changedAt(hs(59))}`),
-    sub("contact", `(${h(60)} % 5 <> 0)::int`,
+       date '1960-01-01' + (${hs(57)} % 20000)::int, ${country}, ${hs(58)} % 12 <> 0, ${changedAt(hs(59))}`,
+    ),
+    sub(
+      "contact",
+      `(${h(60)} % 5 <> 0)::int`,
       `${EMPLOYEE_ID} || '-K' || n, ${EMPLOYEE_ID}, ${pick(FIRST_NAMES, hs(61))}, ${pick(LAST_NAMES, hs(62))}, ${pick(RELATIONSHIPS, hs(63))},
-       '+1-555-' || lpad((${hs(0)} % 10000)::text, 4, '0'), NULL, ${country}, true, ${changedAt(hs(1))}`),
+       '+1-555-' || lpad((${hs(0)} % 10000)::text, 4, '0'), NULL, ${country}, true, ${changedAt(hs(1))}`,
+    ),
   ];
   // Comments go first: the first statement follows the @indexes comment (dropping it lost employee_pkey, and every
   // extract chunk then scanned the whole employee table).
-  const indexes = ddl.indexes.replace(/^--.*$/gm, "").split(/;\s*\n/).map((x) => x.trim()).filter((x) => x.startsWith("CREATE"));
+  const indexes = ddl.indexes
+    .replace(/^--.*$/gm, "")
+    .split(/;\s*\n/)
+    .map((x) => x.trim())
+    .filter((x) => x.startsWith("CREATE"));
 
   const counts = {} as SeedResult["subEntities"];
   await withSessions(db, async (sessions) => {
@@ -187,14 +306,23 @@ export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions
     await sessions[0].query(employees, params);
     // Each statement commits on its own: sample data needs no atomicity, and the sessions share the work.
     const subQueue = [...subs];
-    await Promise.all(sessions.map(async (c) => {
-      for (let next = subQueue.shift(); next; next = subQueue.shift()) counts[next[0]] = (await c.query(next[1], params)).rowCount ?? 0;
-    }));
+    await Promise.all(
+      sessions.map(async (c) => {
+        for (let next = subQueue.shift(); next; next = subQueue.shift())
+          counts[next[0]] = (await c.query(next[1], params)).rowCount ?? 0;
+      }),
+    );
     const indexQueue = [...indexes];
-    await Promise.all(sessions.map(async (c) => {
-      for (let next = indexQueue.shift(); next; next = indexQueue.shift()) await c.query(next);
-    }));
-    await sessions[0].query(`ANALYZE ${Object.values(PUBLISH_TABLES).map((t) => `${s}.${t}`).join(", ")}`);
+    await Promise.all(
+      sessions.map(async (c) => {
+        for (let next = indexQueue.shift(); next; next = indexQueue.shift()) await c.query(next);
+      }),
+    );
+    await sessions[0].query(
+      `ANALYZE ${Object.values(PUBLISH_TABLES)
+        .map((t) => `${s}.${t}`)
+        .join(", ")}`,
+    );
   });
   return { employees: options.count, subEntities: counts, seconds: (Date.now() - started) / 1000 };
 }

@@ -19,7 +19,8 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** A schema or table name that is interpolated into SQL: only plain identifiers are accepted. */
 export function sqlIdentifier(name: string, what = "identifier"): string {
-  if (!IDENTIFIER.test(name)) throw new UserError(`${what} '${name}' is not a plain SQL identifier (a letter or _, then letters, digits or _)`);
+  if (!IDENTIFIER.test(name))
+    throw new UserError(`${what} '${name}' is not a plain SQL identifier (a letter or _, then letters, digits or _)`);
   return name;
 }
 
@@ -30,7 +31,9 @@ const CREATE_SCHEMA = /^CREATE SCHEMA IF NOT EXISTS [^;]+;\n?/m;
  * bulk loader can create them after loading.
  */
 export function publishSchemaSql(schema: string): { schema: string; tables: string; indexes: string } {
-  const text = fs.readFileSync(path.join(__dirname, "publish_schema.sql"), "utf8").replace(PLACEHOLDER, sqlIdentifier(schema, "publish schema"));
+  const text = fs
+    .readFileSync(path.join(__dirname, "publish_schema.sql"), "utf8")
+    .replace(PLACEHOLDER, sqlIdentifier(schema, "publish schema"));
   const at = text.indexOf(INDEX_MARKER);
   const head = text.slice(0, at);
   const createSchema = CREATE_SCHEMA.exec(head);

@@ -48,7 +48,10 @@ export function changeIndexDdl(schema: string, tables: readonly string[] = CHANG
 }
 
 /** The publish tables (of CHANGE_TABLES) without a valid, non-partial index whose first column is changed_at. */
-export async function missingChangeIndexes(db: ClientBase | RunContext["config"]["pool"], schema: string): Promise<string[]> {
+export async function missingChangeIndexes(
+  db: ClientBase | RunContext["config"]["pool"],
+  schema: string,
+): Promise<string[]> {
   const { rows } = await db.query<{ tbl: string }>(
     `SELECT t.tbl FROM unnest($2::text[]) AS t(tbl)
       WHERE NOT EXISTS (
@@ -76,12 +79,22 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
             (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass($4))::float8 AS employees
        FROM unnest($3::text[]) AS t(hub_tenant_id)
        LEFT JOIN LATERAL (SELECT min(changed_through) AS since FROM ${tables.watermark} w WHERE w.plat_client_name = $1 AND w.hub_tenant_id = t.hub_tenant_id) w ON true`,
-    [p.client_name, p.idl_date, tenants.map((x) => x.hubTenantId), `${tables.publishSchema}.${PUBLISH_TABLES.employee}`],
+    [
+      p.client_name,
+      p.idl_date,
+      tenants.map((x) => x.hubTenantId),
+      `${tables.publishSchema}.${PUBLISH_TABLES.employee}`,
+    ],
   );
   const since = floor[0].since;
   const limit = Math.max(ctx.settings.chunkSize, Math.floor((floor[0].employees ?? 0) * INCREMENTAL_SHARE));
-  const changed = CHANGE_TABLES.map((t) => `SELECT '${t}' AS tbl, employee_id FROM ${tables.publishSchema}.${t} WHERE changed_at > $1::timestamp`).join("\n UNION ALL ");
-  const { rows } = await pool.query<{ tbl: string; employee_id: string }>(`SELECT tbl, employee_id FROM (${changed}) c LIMIT $2`, [since, limit + 1]);
+  const changed = CHANGE_TABLES.map(
+    (t) => `SELECT '${t}' AS tbl, employee_id FROM ${tables.publishSchema}.${t} WHERE changed_at > $1::timestamp`,
+  ).join("\n UNION ALL ");
+  const { rows } = await pool.query<{ tbl: string; employee_id: string }>(
+    `SELECT tbl, employee_id FROM (${changed}) c LIMIT $2`,
+    [since, limit + 1],
+  );
   const incremental = rows.length <= limit;
   const rowsByTable: Record<string, number> = {};
   for (const r of rows) rowsByTable[r.tbl] = (rowsByTable[r.tbl] ?? 0) + 1;
@@ -98,16 +111,38 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
   };
   if (missingIndexes.length) {
     ctx.log.warn(
-      { event: "extract.changeIndexes", missing: missingIndexes, seconds: lookup.seconds, create: changeIndexDdl(tables.publishSchema, missingIndexes) },
+      {
+        event: "extract.changeIndexes",
+        missing: missingIndexes,
+        seconds: lookup.seconds,
+        create: changeIndexDdl(tables.publishSchema, missingIndexes),
+      },
       `the publish schema has no index on changed_at for ${missingIndexes.join(", ")}: finding the changed employees scans ${missingIndexes.length === 1 ? "it" : "them"} (${lookup.seconds} s this run); create the indexes (task/README.md, "Publish schema indexes")`,
     );
   }
-  ctx.log.info({ event: "extract.changes", mode: lookup.mode, since, firstLoad: lookup.firstLoad, changedRows: lookup.changedRows, rowsByTable, limit, seconds: lookup.seconds }, incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped");
+  ctx.log.info(
+    {
+      event: "extract.changes",
+      mode: lookup.mode,
+      since,
+      firstLoad: lookup.firstLoad,
+      changedRows: lookup.changedRows,
+      rowsByTable,
+      limit,
+      seconds: lookup.seconds,
+    },
+    incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped",
+  );
   return lookup;
 }
 
 /** The employees of `ids` after `after` and up to `last` (null: no end), distinct and sorted by PostgreSQL's collation. */
-export async function partEmployees(client: ClientBase | RunContext["config"]["pool"], ids: string[], after: string, last: string | null): Promise<string[]> {
+export async function partEmployees(
+  client: ClientBase | RunContext["config"]["pool"],
+  ids: string[],
+  after: string,
+  last: string | null,
+): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
     `SELECT DISTINCT id FROM unnest($1::text[]) AS u(id) WHERE id > $2 AND ($3::text IS NULL OR id <= $3) ORDER BY id`,
     [ids, after, last],

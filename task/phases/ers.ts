@@ -45,7 +45,15 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
   for (const { transaction_id: tx } of transactions) {
     let after = "-1";
     for (;;) {
-      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; status: string | null; bytes: number | null }>(
+      const { rows: listed } = await pool.query<{
+        seq: string;
+        message_id: string;
+        hub_tenant_id: string;
+        hub_destination: string;
+        record_count: number;
+        status: string | null;
+        bytes: number | null;
+      }>(
         `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, st.status, b.bytes
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages} WHERE transaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) p
            LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
@@ -59,7 +67,16 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
       for await (const rows of bodyPages(pool, t, listed)) {
         const published = rows.filter((r) => r.status === "PUBLISHED");
         for (const r of published) if (r.body === null) throw missingBody(t, r.message_id, "published");
-        if (published.length) yield published.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body! }));
+        if (published.length)
+          yield published.map((r) => ({
+            transactionId: ctx.run.transactionId,
+            seq: r.seq,
+            messageId: r.message_id,
+            tenantId: r.hub_tenant_id,
+            destination: r.hub_destination,
+            recordCount: r.record_count,
+            body: r.body!,
+          }));
       }
     }
   }
@@ -67,7 +84,9 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
 
 /** The ERS request of a transaction's entities (their JSON texts; one piece may hold several, joined by commas). */
 export function ersRequestBody(transactionId: string, systemCode: string, entities: readonly string[]): Buffer {
-  const pieces = [`{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[`];
+  const pieces = [
+    `{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[`,
+  ];
   entities.forEach((entity, i) => (i ? pieces.push(",", entity) : pieces.push(entity)));
   pieces.push("]}");
   return utf8Body(pieces);

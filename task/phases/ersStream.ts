@@ -99,7 +99,14 @@ export class ErsStream {
       const restBytes = Buffer.byteLength(rest);
       let left = message.recordCount;
       while (left > 0) {
-        const batch = this.buffers.get(key) ?? { transactionId: message.transactionId, tenant, entities: [], count: 0, bytes: 0, entries: [] };
+        const batch = this.buffers.get(key) ?? {
+          transactionId: message.transactionId,
+          tenant,
+          entities: [],
+          count: 0,
+          bytes: 0,
+          entries: [],
+        };
         const room = this.size - batch.count;
         const comma = batch.count > 0 ? 1 : 0;
         let take = rest;
@@ -160,7 +167,8 @@ export class ErsStream {
     let region = this.byRegion.get(link);
     if (!region) this.byRegion.set(link, (region = new Set()));
     const total = this.ctx.settings.pinned.ers ?? Infinity;
-    while (region.size >= link.controller.ceiling || this.inFlight.size >= total) await Promise.race(this.inFlight.size >= total ? this.inFlight : region);
+    while (region.size >= link.controller.ceiling || this.inFlight.size >= total)
+      await Promise.race(this.inFlight.size >= total ? this.inFlight : region);
     const request = this.post(batch, link)
       // A failing archive write surfaces through the status writer on its next commit and in its flush.
       .catch(() => {})
@@ -185,9 +193,25 @@ export class ErsStream {
     if (this.failure || this.shut(batch.tenant)) return;
     const { tenant } = batch;
     try {
-      const body = ersRequestBody(batch.transactionId, this.ctx.config.definition.parameters.system_code, batch.entities);
+      const body = ersRequestBody(
+        batch.transactionId,
+        this.ctx.config.definition.parameters.system_code,
+        batch.entities,
+      );
       batch.entities = []; // the request holds the text now
-      await postToHub(this.ctx.http, { api: "ERS", apiUrl: tenant.apis.ERS, path: this.contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body }, link, this.ctx.links.breaker("ers", tenant.region));
+      await postToHub(
+        this.ctx.http,
+        {
+          api: "ERS",
+          apiUrl: tenant.apis.ERS,
+          path: this.contract.path,
+          tenantId: tenant.hubTenantId,
+          credentialsString: tenant.credentialsString,
+          body,
+        },
+        link,
+        this.ctx.links.breaker("ers", tenant.region),
+      );
       this.sent += batch.count;
       this.progress.tick(this.sent);
     } catch (err) {
@@ -201,13 +225,26 @@ export class ErsStream {
       if (this.contract.onFailure === "stop") {
         if (!this.failure) {
           this.failure = err;
-          this.ctx.log.warn({ event: "ers.stream.stopped", tenantId: tenant.hubTenantId, reason: (err as Error).message }, "ERS failed: published messages stay in _MESSAGES for the ERS phase");
+          this.ctx.log.warn(
+            { event: "ers.stream.stopped", tenantId: tenant.hubTenantId, reason: (err as Error).message },
+            "ERS failed: published messages stay in _MESSAGES for the ERS phase",
+          );
         }
         return;
       }
       this.failedEntities += batch.count;
       const reason = err instanceof LinkOpen ? err.reason : (err as Error).message;
-      this.ctx.log.warn({ event: "hub.call.failed", api: "ERS", onFailure: "record", tenantId: tenant.hubTenantId, entities: batch.count, reason }, "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)");
+      this.ctx.log.warn(
+        {
+          event: "hub.call.failed",
+          api: "ERS",
+          onFailure: "record",
+          tenantId: tenant.hubTenantId,
+          entities: batch.count,
+          reason,
+        },
+        "ERS did not take a batch; recorded, the run goes on (hubContract.ers.onFailure: record)",
+      );
     }
     const archive: string[] = [];
     for (const entry of batch.entries) {

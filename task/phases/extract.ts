@@ -15,7 +15,14 @@
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
 import { inTransaction } from "../warehouse/database";
-import { chunkEndSql, chunkPairsSql, extractChunkSql, extractChunkValues, type ExtractTables, type ExtractedMessage } from "../mapping/extractSql";
+import {
+  chunkEndSql,
+  chunkPairsSql,
+  extractChunkSql,
+  extractChunkValues,
+  type ExtractTables,
+  type ExtractedMessage,
+} from "../mapping/extractSql";
 import { PUBLISH_TABLES } from "../model/schema";
 import { Progress } from "../log";
 import type { StoredMessage } from "./publish";
@@ -69,17 +76,44 @@ interface Chunks {
  * Extracts every part to its end, handing each committed chunk's messages to `publish`, and the older messages they
  * supersede (supersede.ts) to `superseded`.
  */
-export async function extract(ctx: RunContext, publish: (messages: StoredMessage[]) => Promise<void>, superseded: (messageIds: string[]) => void = () => {}, options: { knownCodes?: string[] } = {}): Promise<ExtractTotals> {
+export async function extract(
+  ctx: RunContext,
+  publish: (messages: StoredMessage[]) => Promise<void>,
+  superseded: (messageIds: string[]) => void = () => {},
+  options: { knownCodes?: string[] } = {},
+): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
   const totals = await currentTotals(ctx);
-  const t: ExtractTables = { publishSchema: tables.publishSchema, messages: tables.messages, archive: tables.archive, watermark: tables.watermark, rowsHeldBack: tables.rowsHeldBack };
+  const t: ExtractTables = {
+    publishSchema: tables.publishSchema,
+    messages: tables.messages,
+    archive: tables.archive,
+    watermark: tables.watermark,
+    rowsHeldBack: tables.rowsHeldBack,
+  };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
-  const [unique, held, supersedable] = await Promise.all([employeeIdUnique(ctx), heldEmployees(ctx), anySupersedable(ctx)]);
+  const [unique, held, supersedable] = await Promise.all([
+    employeeIdUnique(ctx),
+    heldEmployees(ctx),
+    anySupersedable(ctx),
+  ]);
   const changes = await lookUpChanges(ctx, held);
   const only = changes.mode === "incremental";
-  const chunks: Chunks = { t, sql: extractChunkSql(t, perMessage, { checkDuplicates: !unique, only, codeCheck: options.knownCodes !== undefined }), perMessage, held, only, knownCodes: options.knownCodes, statements: 0 };
+  const chunks: Chunks = {
+    t,
+    sql: extractChunkSql(t, perMessage, {
+      checkDuplicates: !unique,
+      only,
+      codeCheck: options.knownCodes !== undefined,
+    }),
+    perMessage,
+    held,
+    only,
+    knownCodes: options.knownCodes,
+    statements: 0,
+  };
   if (changes.employees) await planIncremental(ctx, parts, changes.employees);
   const supersedeStatement = supersedable ? supersedeSql(tables) : undefined;
 
@@ -89,10 +123,26 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
     progress.tick(totals.employees, { messages: totals.messages });
     if (rows.length === 0) return;
     if (supersedeStatement) {
-      const ids = await supersede(ctx, client, supersedeStatement, rows.map((r) => r.message_id));
+      const ids = await supersede(
+        ctx,
+        client,
+        supersedeStatement,
+        rows.map((r) => r.message_id),
+      );
       if (ids.length) superseded(ids);
     }
-    await publish(rows.map((r) => ({ transactionId: ctx.run.transactionId, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: r.body, ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}) })));
+    await publish(
+      rows.map((r) => ({
+        transactionId: ctx.run.transactionId,
+        seq: r.seq,
+        messageId: r.message_id,
+        tenantId: r.hub_tenant_id,
+        destination: r.hub_destination,
+        recordCount: r.record_count,
+        body: r.body,
+        ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}),
+      })),
+    );
   };
   const session = async (work: (client: PoolClient) => Promise<void>) => {
     const client = await pool.connect();
@@ -107,20 +157,23 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
   // one fails, and the failure is thrown only when none works any more: nothing of the run goes on after its end.
   let failure: { error: unknown } | undefined;
   await Promise.all(
-    parts.filter((p) => !p.done).map((part) =>
-      session(async (client) => {
-        while (!part.done && !failure) {
-          ctx.stop.throwIfStopping();
-          await hand(client, await nextChunk(ctx, client, chunks, part));
-        }
-      }).catch((error: unknown) => {
-        failure ??= { error };
-      }),
-    ),
+    parts
+      .filter((p) => !p.done)
+      .map((part) =>
+        session(async (client) => {
+          while (!part.done && !failure) {
+            ctx.stop.throwIfStopping();
+            await hand(client, await nextChunk(ctx, client, chunks, part));
+          }
+        }).catch((error: unknown) => {
+          failure ??= { error };
+        }),
+      ),
   );
   if (failure) throw failure.error;
   ctx.stop.throwIfStopping();
-  if (parts.some((p) => p.carry.length > 0)) await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
+  if (parts.some((p) => p.carry.length > 0))
+    await session(async (client) => hand(client, await lastMessages(ctx, client, chunks, parts)));
   progress.tick(totals.employees, { messages: totals.messages }, true);
   const { employees: _ids, ...lookup } = changes;
   return { ...totals, changes: { ...lookup, chunks: chunks.statements } };
@@ -132,7 +185,8 @@ export async function extract(ctx: RunContext, publish: (messages: StoredMessage
  */
 async function planIncremental(ctx: RunContext, parts: Part[], employees: string[]): Promise<void> {
   const { pool, tables } = ctx.config;
-  for (const part of parts) if (!part.done) part.pending = await partEmployees(pool, employees, part.cursor, part.lastId);
+  for (const part of parts)
+    if (!part.done) part.pending = await partEmployees(pool, employees, part.cursor, part.lastId);
   const pairs = await watermarkPairs(ctx);
   if (pairs.length === 0) return;
   await pool.query(
@@ -147,7 +201,11 @@ async function planIncremental(ctx: RunContext, parts: Part[], employees: string
 async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
   if (part.pending) return nextIncrementalChunk(ctx, client, chunks, part, part.pending);
   // Ids compare in PostgreSQL (its collation orders them), never in JavaScript.
-  const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, ctx.settings.chunkSize, part.lastId]);
+  const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [
+    part.cursor,
+    ctx.settings.chunkSize,
+    part.lastId,
+  ]);
   const through = end.rows[0].through;
   if (through === null) {
     await partDone(ctx, client, part);
@@ -158,18 +216,36 @@ async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, pa
 
 /** The part has no employee left to map: recorded, so that a resumed run skips it. */
 async function partDone(ctx: RunContext, client: PoolClient, part: Part): Promise<void> {
-  await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, part.part]);
+  await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
+    ctx.run.transactionId,
+    part.part,
+  ]);
   part.done = true;
 }
 
 /** Incremental mode: the part's next chunkSize changed employees (sorted by PostgreSQL), or the part is done. */
-async function nextIncrementalChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, pending: string[]): Promise<ExtractedMessage[]> {
+async function nextIncrementalChunk(
+  ctx: RunContext,
+  client: PoolClient,
+  chunks: Chunks,
+  part: Part,
+  pending: string[],
+): Promise<ExtractedMessage[]> {
   if (pending.length === 0) {
     await partDone(ctx, client, part);
     return [];
   }
   const ids = pending.slice(0, ctx.settings.chunkSize);
-  const messages = await extractRange(ctx, client, chunks, part, ids[ids.length - 1], ids.length === pending.length, part.carry, ids);
+  const messages = await extractRange(
+    ctx,
+    client,
+    chunks,
+    part,
+    ids[ids.length - 1],
+    ids.length === pending.length,
+    part.carry,
+    ids,
+  );
   part.pending = pending.slice(ids.length);
   return messages;
 }
@@ -178,13 +254,29 @@ async function nextIncrementalChunk(ctx: RunContext, client: PoolClient, chunks:
  * The employees after the part's cursor up to `through` (incremental mode: those of `ids`); on a data error, its
  * halves (down to the employee that fails).
  */
-async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[], ids?: string[]): Promise<ExtractedMessage[]> {
+async function extractRange(
+  ctx: RunContext,
+  client: PoolClient,
+  chunks: Chunks,
+  part: Part,
+  through: string,
+  last: boolean,
+  carryIn: string[],
+  ids?: string[],
+): Promise<ExtractedMessage[]> {
   try {
     return await commitChunk(ctx, client, chunks, part, through, last, carryIn, ids);
   } catch (err) {
     if (!isDataError(err)) throw err;
     const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
-    const rows = ids ?? (await client.query<{ employee_id: string }>(`SELECT DISTINCT employee_id FROM ${employee} WHERE employee_id > $1 AND employee_id <= $2 ORDER BY 1`, [part.cursor, through])).rows.map((r) => r.employee_id);
+    const rows =
+      ids ??
+      (
+        await client.query<{ employee_id: string }>(
+          `SELECT DISTINCT employee_id FROM ${employee} WHERE employee_id > $1 AND employee_id <= $2 ORDER BY 1`,
+          [part.cursor, through],
+        )
+      ).rows.map((r) => r.employee_id);
     if (rows.length === 0) throw err;
     if (rows.length === 1) {
       await holdMappingError(ctx, client, rows[0], err as Error, { part, through, last });
@@ -203,13 +295,38 @@ async function extractRange(ctx: RunContext, client: PoolClient, chunks: Chunks,
  * `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part then carries the others
  * and the chunk's own last ones.
  */
-async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part, through: string, last: boolean, carryIn: string[], ids?: string[]): Promise<ExtractedMessage[]> {
+async function commitChunk(
+  ctx: RunContext,
+  client: PoolClient,
+  chunks: Chunks,
+  part: Part,
+  through: string,
+  last: boolean,
+  carryIn: string[],
+  ids?: string[],
+): Promise<ExtractedMessage[]> {
   const { tables, tenants } = ctx.config;
   const result = await inTransaction(
     client,
     async () => {
-      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(chunkPairsSql(chunks.t, chunks.only), [tenants.map((x) => x.hubTenantId), tenants.map((x) => x.platRegion), part.cursor, through, ...(chunks.only ? [ids ?? []] : [])]);
-      const { messages, carried } = await runChunk(ctx, client, chunks, { after: part.cursor, through, seqOffset: part.nextSeq, carry: carryIn, final: false, only: ids });
+      const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(
+        chunkPairsSql(chunks.t, chunks.only),
+        [
+          tenants.map((x) => x.hubTenantId),
+          tenants.map((x) => x.platRegion),
+          part.cursor,
+          through,
+          ...(chunks.only ? [ids ?? []] : []),
+        ],
+      );
+      const { messages, carried } = await runChunk(ctx, client, chunks, {
+        after: part.cursor,
+        through,
+        seqOffset: part.nextSeq,
+        carry: carryIn,
+        final: false,
+        only: ids,
+      });
       const taken = new Set(carryIn);
       const carry = [...part.carry.filter((id) => !taken.has(id)), ...carried];
       const employees = messages.reduce((n, r) => n + r.record_count, 0);
@@ -218,7 +335,16 @@ async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, 
             SET cursor_id = $3, next_seq = next_seq + $4, messages = messages + $4, employees = employees + $5, done = $6, carry = $8,
                 pairs = (SELECT coalesce(jsonb_agg(DISTINCT x), '[]') FROM (SELECT jsonb_array_elements(pairs) AS x UNION SELECT jsonb_array_elements($7::jsonb)) u)
           WHERE transaction_id = $1 AND part = $2`,
-        [ctx.run.transactionId, part.part, through, messages.length, employees, last, JSON.stringify(pairs.rows.map((r) => [r.hub_tenant_id, r.country_code])), carry],
+        [
+          ctx.run.transactionId,
+          part.part,
+          through,
+          messages.length,
+          employees,
+          last,
+          JSON.stringify(pairs.rows.map((r) => [r.hub_tenant_id, r.country_code])),
+          carry,
+        ],
       );
       return { messages, carry };
     },
@@ -233,7 +359,12 @@ async function commitChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, 
 }
 
 /** The chunk statement; with records_per_hub_message > 1 its extra row names the employees it carries. */
-async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: { after: string; through: string; seqOffset: string; carry: string[]; final: boolean; only?: string[] }): Promise<{ messages: ExtractedMessage[]; carried: string[] }> {
+async function runChunk(
+  ctx: RunContext,
+  client: PoolClient,
+  chunks: Chunks,
+  c: { after: string; through: string; seqOffset: string; carry: string[]; final: boolean; only?: string[] },
+): Promise<{ messages: ExtractedMessage[]; carried: string[] }> {
   const { definition, tenants } = ctx.config;
   const p = definition.parameters;
   chunks.statements++;
@@ -272,7 +403,12 @@ async function runChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, c: 
  * Once every part is done: the employees the parts carry (records_per_hub_message > 1) make the run's last messages,
  * at most one partial per tenant and country. A data error splits them in halves, as a chunk's range.
  */
-async function lastMessages(ctx: RunContext, client: PoolClient, chunks: Chunks, parts: Part[]): Promise<ExtractedMessage[]> {
+async function lastMessages(
+  ctx: RunContext,
+  client: PoolClient,
+  chunks: Chunks,
+  parts: Part[],
+): Promise<ExtractedMessage[]> {
   const { tables } = ctx.config;
   const tx = ctx.run.transactionId;
   await client.query(
@@ -284,9 +420,18 @@ async function lastMessages(ctx: RunContext, client: PoolClient, chunks: Chunks,
       return await inTransaction(
         client,
         async () => {
-          const { rows } = await client.query<{ next_seq: string }>(`SELECT next_seq FROM ${tables.runPart} WHERE transaction_id = $1 AND part = $2`, [tx, LAST_MESSAGES_PART]);
+          const { rows } = await client.query<{ next_seq: string }>(
+            `SELECT next_seq FROM ${tables.runPart} WHERE transaction_id = $1 AND part = $2`,
+            [tx, LAST_MESSAGES_PART],
+          );
           // An empty id range: only the carried employees.
-          const { messages } = await runChunk(ctx, client, chunks, { after: "", through: "", seqOffset: rows[0].next_seq, carry, final: true });
+          const { messages } = await runChunk(ctx, client, chunks, {
+            after: "",
+            through: "",
+            seqOffset: rows[0].next_seq,
+            carry,
+            final: true,
+          });
           await writtenOff(ctx, client, carry);
           await client.query(
             `UPDATE ${tables.runPart} SET next_seq = next_seq + $3, messages = messages + $3, employees = employees + $4 WHERE transaction_id = $1 AND part = $2`,
@@ -316,25 +461,45 @@ async function lastMessages(ctx: RunContext, client: PoolClient, chunks: Chunks,
 
 /** The carried employees `ids` are written (or held back): no part carries them any more. */
 async function writtenOff(ctx: RunContext, client: PoolClient, ids: string[]): Promise<void> {
-  await client.query(`UPDATE ${ctx.config.tables.runPart} SET carry = ARRAY(SELECT x FROM unnest(carry) AS x WHERE x <> ALL ($2::text[])) WHERE transaction_id = $1 AND carry && $2::text[]`, [ctx.run.transactionId, ids]);
+  await client.query(
+    `UPDATE ${ctx.config.tables.runPart} SET carry = ARRAY(SELECT x FROM unnest(carry) AS x WHERE x <> ALL ($2::text[])) WHERE transaction_id = $1 AND carry && $2::text[]`,
+    [ctx.run.transactionId, ids],
+  );
 }
 
 /**
  * The mapping SQL fails on this employee alone: it is held back with the database's message, and (with `at`) the
  * part's cursor moves past it, in one transaction. The next runs look at it again until it maps.
  */
-async function holdMappingError(ctx: RunContext, client: PoolClient, employeeId: string, err: Error, at?: { part: Part; through: string; last: boolean }): Promise<void> {
+async function holdMappingError(
+  ctx: RunContext,
+  client: PoolClient,
+  employeeId: string,
+  err: Error,
+  at?: { part: Part; through: string; last: boolean },
+): Promise<void> {
   const { tables } = ctx.config;
   const code = (err as { code?: string }).code;
-  const reason = `the mapping SQL fails on this employee${code ? ` (SQLSTATE ${code})` : ""}: ${String(err.message).split("\n")[0]}`.slice(0, MAX_REASON);
-  ctx.log.warn({ event: "extract.mappingError", employeeId, code, reason }, "a row breaks the mapping SQL: its employee is held back, the others go on");
+  const reason =
+    `the mapping SQL fails on this employee${code ? ` (SQLSTATE ${code})` : ""}: ${String(err.message).split("\n")[0]}`.slice(
+      0,
+      MAX_REASON,
+    );
+  ctx.log.warn(
+    { event: "extract.mappingError", employeeId, code, reason },
+    "a row breaks the mapping SQL: its employee is held back, the others go on",
+  );
   const hold = async () => {
     await client.query(
       `INSERT INTO ${tables.rowsHeldBack} AS h (employee_id, kind, reason, copies, first_held_by, held_by) VALUES ($1, 'MAPPING_ERROR', $2, 1, $3, $3)
        ON CONFLICT (employee_id) DO UPDATE SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, held_by = EXCLUDED.held_by, held_at = now()`,
       [employeeId, reason, ctx.run.transactionId],
     );
-    if (at) await client.query(`UPDATE ${tables.runPart} SET cursor_id = $3, done = $4 WHERE transaction_id = $1 AND part = $2`, [ctx.run.transactionId, at.part.part, at.through, at.last]);
+    if (at)
+      await client.query(
+        `UPDATE ${tables.runPart} SET cursor_id = $3, done = $4 WHERE transaction_id = $1 AND part = $2`,
+        [ctx.run.transactionId, at.part.part, at.through, at.last],
+      );
   };
   if (!at) return hold();
   await inTransaction(client, hold);
@@ -353,11 +518,27 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
   const tx = ctx.run.transactionId;
   const load = async () =>
     (
-      await pool.query<{ part: number; first_after: string; last_id: string | null; cursor_id: string; next_seq: string; done: boolean; carry: string[] }>(
+      await pool.query<{
+        part: number;
+        first_after: string;
+        last_id: string | null;
+        cursor_id: string;
+        next_seq: string;
+        done: boolean;
+        carry: string[];
+      }>(
         `SELECT part, first_after, last_id, cursor_id, next_seq, done, carry FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
         [tx],
       )
-    ).rows.map((r) => ({ part: r.part, firstAfter: r.first_after, lastId: r.last_id, cursor: r.cursor_id, nextSeq: r.next_seq, done: r.done, carry: r.carry }));
+    ).rows.map((r) => ({
+      part: r.part,
+      firstAfter: r.first_after,
+      lastId: r.last_id,
+      cursor: r.cursor_id,
+      nextSeq: r.next_seq,
+      done: r.done,
+      carry: r.carry,
+    }));
   const existing = await load();
   if (existing.length > 0) return existing;
 
@@ -367,7 +548,10 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
   const n = Number(count[0].n);
   const splits: string[] = [];
   for (let k = 1; k < workers && n >= workers * ctx.settings.chunkSize; k++) {
-    const { rows } = await pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${employee} ORDER BY employee_id OFFSET $1 LIMIT 1`, [Math.floor((k * n) / workers)]);
+    const { rows } = await pool.query<{ employee_id: string }>(
+      `SELECT employee_id FROM ${employee} ORDER BY employee_id OFFSET $1 LIMIT 1`,
+      [Math.floor((k * n) / workers)],
+    );
     if (rows[0] && rows[0].employee_id !== splits[splits.length - 1]) splits.push(rows[0].employee_id);
   }
   const bounds = ["", ...splits];

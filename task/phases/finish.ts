@@ -30,7 +30,12 @@ export interface FinishResult {
  * `detail` adds issue-specific keys to the run's history row (e.g. unknownCodes); `badRows` are the bad warehouse rows
  * found before the extract, to which the rows the extract held back are added (detail.badRows, one warning each).
  */
-export async function finish(ctx: RunContext, client: PoolClient, detail: Record<string, unknown> = {}, badRows: BadRowsReport = {}): Promise<FinishResult> {
+export async function finish(
+  ctx: RunContext,
+  client: PoolClient,
+  detail: Record<string, unknown> = {},
+  badRows: BadRowsReport = {},
+): Promise<FinishResult> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   return inTransaction(client, async () => {
@@ -53,15 +58,27 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     const causes = await failureCauses(t, client);
     // Messages left unpublished, archived too: failed ones, and those held back by the strict CLS check, set aside or
     // superseded (none of them a failure).
-    const left = await client.query<{ hub_tenant_id: string; n: number; held: number; aside: number; superseded: number }>(archiveUnpublishedSql(t), [tx]);
+    const left = await client.query<{
+      hub_tenant_id: string;
+      n: number;
+      held: number;
+      aside: number;
+      superseded: number;
+    }>(archiveUnpublishedSql(t), [tx]);
     const parts = await client.query<{ employees: number; messages: number }>(
       `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
       [tx],
     );
     const tenants: FinalCounts["tenants"] = {};
     for (const x of ctx.config.tenants) tenants[x.hubTenantId] = { published: 0, failed: 0, entities: 0 };
-    for (const r of moved.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { failed: 0 }), published: r.messages, entities: r.entities };
-    for (const r of left.rows) tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { published: 0, entities: 0 }), failed: r.n };
+    for (const r of moved.rows)
+      tenants[r.hub_tenant_id] = {
+        ...(tenants[r.hub_tenant_id] ?? { failed: 0 }),
+        published: r.messages,
+        entities: r.entities,
+      };
+    for (const r of left.rows)
+      tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { published: 0, entities: 0 }), failed: r.n };
     const sum = (f: (r: (typeof moved.rows)[number]) => number) => moved.rows.reduce((n, r) => n + f(r), 0);
     const counts: FinalCounts = {
       extracted: parts.rows[0].employees,
@@ -83,14 +100,28 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     const setAside = counts.setAside ? await setAsideBy(ctx, client) : [];
     const bad = { ...(await heldBackBy(ctx, client)), ...badRows };
     logBadRows(ctx, bad);
-    for (const m of setAside) ctx.log.warn({ event: "publish.setAside", ...m }, "message set aside: no run retries it until 'hub-export retry' (or a newer extract of its employees supersedes it)");
+    for (const m of setAside)
+      ctx.log.warn(
+        { event: "publish.setAside", ...m },
+        "message set aside: no run retries it until 'hub-export retry' (or a newer extract of its employees supersedes it)",
+      );
     await recordRunHistory(client, t, {
       clientName: p.client_name,
       jobName: p.job_name,
       transactionId: tx,
       event: status,
       actor: HISTORY_ACTOR,
-      detail: { buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, attempts: ctx.run.attempts, upperBound: ctx.run.upperBound, ...totals, ...(error ? { error } : {}), ...(setAside.length ? { setAsideMessages: setAside } : {}), ...(Object.keys(bad).length ? { badRows: bad } : {}), ...detail },
+      detail: {
+        buildNumber: definition.buildNumber,
+        startedAt: ctx.run.startedAt,
+        attempts: ctx.run.attempts,
+        upperBound: ctx.run.upperBound,
+        ...totals,
+        ...(error ? { error } : {}),
+        ...(setAside.length ? { setAsideMessages: setAside } : {}),
+        ...(Object.keys(bad).length ? { badRows: bad } : {}),
+        ...detail,
+      },
     });
     await client.query(
       `INSERT INTO ${t.watermark} AS w (plat_client_name, hub_tenant_id, country_code, changed_through, transaction_id)
@@ -102,7 +133,10 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
     );
     await client.query(`DELETE FROM ${t.runPart} WHERE transaction_id = $1`, [tx]);
     await client.query(`DELETE FROM ${t.runTenant} WHERE transaction_id = $1`, [tx]);
-    await client.query(`UPDATE ${t.run} SET phase = 'REPORT', final_status = $2, final_counts = $3, updated_at = now() WHERE transaction_id = $1`, [tx, status, JSON.stringify(counts)]);
+    await client.query(
+      `UPDATE ${t.run} SET phase = 'REPORT', final_status = $2, final_counts = $3, updated_at = now() WHERE transaction_id = $1`,
+      [tx, status, JSON.stringify(counts)],
+    );
     ctx.run.phase = "REPORT";
     ctx.run.finalStatus = status;
     ctx.run.finalCounts = counts;
@@ -114,7 +148,11 @@ export async function finish(ctx: RunContext, client: PoolClient, detail: Record
  * committed, and what it published and sent to ERS (final once finish has run). */
 export type CountsSoFar = Pick<FinalCounts, "extracted" | "messages" | "published" | "ersEntities">;
 
-export async function countsSoFar(client: Pool | PoolClient, t: Pick<RunTables, "runPart" | "runTenant">, run: Pick<RunState, "transactionId" | "finalCounts">): Promise<CountsSoFar> {
+export async function countsSoFar(
+  client: Pool | PoolClient,
+  t: Pick<RunTables, "runPart" | "runTenant">,
+  run: Pick<RunState, "transactionId" | "finalCounts">,
+): Promise<CountsSoFar> {
   if (run.finalCounts) {
     const { extracted, messages, published, ersEntities } = run.finalCounts;
     return { extracted, messages, published, ersEntities };
@@ -134,14 +172,26 @@ export async function countsSoFar(client: Pool | PoolClient, t: Pick<RunTables, 
  * every step that can still fail: a run whose final HRSYS report stops it has no such row until the next run has
  * reported it.
  */
-export async function recordIntakeJob(client: PoolClient, ctx: Pick<RunContext, "config" | "run">, status: IntakeJobStatus, counts: FinalCounts): Promise<void> {
+export async function recordIntakeJob(
+  client: PoolClient,
+  ctx: Pick<RunContext, "config" | "run">,
+  status: IntakeJobStatus,
+  counts: FinalCounts,
+): Promise<void> {
   const { tables: t, definition } = ctx.config;
   const tx = ctx.run.transactionId;
   const p = definition.parameters;
   if (status !== "ExecutionCompleted") return;
   // The specification's columns, and the known ones the shared table has (warehouse/intakeJob.ts).
   const { tenants: _perTenant, ...totals } = counts;
-  await insertIntakeJob(client, t.intakeJob, { jobName: p.job_name, transactionId: tx, clientName: p.client_name, buildNumber: definition.buildNumber, startedAt: ctx.run.startedAt, counts: totals });
+  await insertIntakeJob(client, t.intakeJob, {
+    jobName: p.job_name,
+    transactionId: tx,
+    clientName: p.client_name,
+    buildNumber: definition.buildNumber,
+    startedAt: ctx.run.startedAt,
+    counts: totals,
+  });
 }
 
 /** The most common reasons of a run's failed messages, with their counts and queues (the reason of its history row). */
@@ -164,26 +214,45 @@ async function failureCauses(t: RunTables, client: PoolClient): Promise<Cause[]>
  * `41 message(s) failed: 28 to queue US (HUB_MQ_US_QA): HTTP 400: …; 13 to queue EU (…): …; the next run retries
  * them`: the cause, in the words of the queue's answers, where an operator looks first (status, the summary, alerts).
  */
-export function failureReason(failed: number, causes: Cause[], tenants: { hubDestination: string; region: string }[]): string {
+export function failureReason(
+  failed: number,
+  causes: Cause[],
+  tenants: { hubDestination: string; region: string }[],
+): string {
   const queue = (destination: string | null) => {
     const region = tenants.find((x) => x.hubDestination === destination)?.region;
     return destination ? (region ? `queue ${region} (${destination})` : `queue ${destination}`) : "no queue";
   };
   const shown = causes.slice(0, CAUSES_LISTED);
   const listed = shown.reduce((n, c) => n + c.n, 0);
-  const parts = shown.map((c) => `${c.n} to ${queue(c.hub_destination)}: ${c.reason.length > 200 ? `${c.reason.slice(0, 200)}…` : c.reason}`);
+  const parts = shown.map(
+    (c) => `${c.n} to ${queue(c.hub_destination)}: ${c.reason.length > 200 ? `${c.reason.slice(0, 200)}…` : c.reason}`,
+  );
   if (failed > listed) parts.push(`${failed - listed} with other reasons`);
   return `${failed} message(s) failed: ${parts.join("; ")}; the next run retries them`;
 }
 
 /** The messages this run set aside (their _STATUS rows name it), with their reasons: the first SET_ASIDE_LISTED. */
 const SET_ASIDE_LISTED = 20;
-async function setAsideBy(ctx: RunContext, client: PoolClient): Promise<{ messageId: string; hubTenantId: string; employeeIds: string[]; reason: string }[]> {
+async function setAsideBy(
+  ctx: RunContext,
+  client: PoolClient,
+): Promise<{ messageId: string; hubTenantId: string; employeeIds: string[]; reason: string }[]> {
   const t = ctx.config.tables;
-  const { rows } = await client.query<{ message_id: string; hub_tenant_id: string; employee_ids: string[]; reason: string }>(
+  const { rows } = await client.query<{
+    message_id: string;
+    hub_tenant_id: string;
+    employee_ids: string[];
+    reason: string;
+  }>(
     `SELECT s.message_id, s.hub_tenant_id, a.employee_ids, s.reason FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.transaction_id = $1 AND s.status = '${MESSAGE_STATUS.setAside}' ORDER BY s.message_id LIMIT ${SET_ASIDE_LISTED}`,
     [ctx.run.transactionId],
   );
-  return rows.map((r) => ({ messageId: r.message_id, hubTenantId: r.hub_tenant_id, employeeIds: r.employee_ids, reason: r.reason }));
+  return rows.map((r) => ({
+    messageId: r.message_id,
+    hubTenantId: r.hub_tenant_id,
+    employeeIds: r.employee_ids,
+    reason: r.reason,
+  }));
 }

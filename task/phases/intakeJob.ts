@@ -17,7 +17,10 @@ export type IntakeReport = "STARTED" | "COMPLETED" | "FAILED";
 export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, counts?: FinalCounts): Promise<boolean> {
   const contract = ctx.config.definition.hubContract.intakeReport;
   if (!contract.enabled) {
-    ctx.log.debug({ event: "intakeJob.skipped", status }, "HRSYS intake report turned off (hubContract.intakeReport.enabled: false)");
+    ctx.log.debug(
+      { event: "intakeJob.skipped", status },
+      "HRSYS intake report turned off (hubContract.intakeReport.enabled: false)",
+    );
     return false;
   }
   const p = ctx.config.definition.parameters;
@@ -33,22 +36,42 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
         status,
         counts: c ? { published: c.published, failed: c.failed, entities: c.entities } : {},
       };
-      return postToHub(ctx.http, { api: "HRSYS", apiUrl: tenant.apis.HRSYS, path: contract.path, tenantId: tenant.hubTenantId, credentialsString: tenant.credentialsString, body: JSON.stringify(body) }, UNLIMITED, ctx.links.breaker("hrsys", tenant.region));
+      return postToHub(
+        ctx.http,
+        {
+          api: "HRSYS",
+          apiUrl: tenant.apis.HRSYS,
+          path: contract.path,
+          tenantId: tenant.hubTenantId,
+          credentialsString: tenant.credentialsString,
+          body: JSON.stringify(body),
+        },
+        UNLIMITED,
+        ctx.links.breaker("hrsys", tenant.region),
+      );
     }),
   );
   const why = (err: unknown) => (err instanceof LinkOpen ? err.reason : ((err as Error)?.message ?? String(err)));
-  const failures = results.flatMap((r, i) => (r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: why(r.reason) }] : []));
+  const failures = results.flatMap((r, i) =>
+    r.status === "rejected" ? [{ tenantId: hubTenants[i].hubTenantId, reason: why(r.reason) }] : [],
+  );
   if (failures.length === 0) {
     ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
     return true;
   }
   // A stopping run stops here whatever the contract says: the next run reports. (An open HRSYS link is a failure of
   // the report like any other: the contract decides.)
-  const stopped = results.find((r) => r.status === "rejected" && r.reason instanceof RunStopped && !(r.reason instanceof LinkOpen)) as PromiseRejectedResult | undefined;
+  const stopped = results.find(
+    (r) => r.status === "rejected" && r.reason instanceof RunStopped && !(r.reason instanceof LinkOpen),
+  ) as PromiseRejectedResult | undefined;
   if (stopped) throw stopped.reason;
-  if (contract.onFailure === "stop") throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;
+  if (contract.onFailure === "stop")
+    throw (results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason;
   for (const f of failures) {
-    ctx.log.warn({ event: "hub.call.failed", api: "HRSYS", onFailure: "record", status, ...f }, "HRSYS intake report failed; recorded, the run goes on (hubContract.intakeReport.onFailure: record)");
+    ctx.log.warn(
+      { event: "hub.call.failed", api: "HRSYS", onFailure: "record", status, ...f },
+      "HRSYS intake report failed; recorded, the run goes on (hubContract.intakeReport.onFailure: record)",
+    );
   }
   return false;
 }

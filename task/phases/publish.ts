@@ -8,7 +8,13 @@
  * (task/http/breaker.ts) is shut for the run: its messages stay queued, the other destinations go on, and the run
  * stops (resumably) once they are done, or at once when every destination is shut.
  */
-import { QUEUE_API, DATA_DOMAIN_CODE, ENTITY_NAME, contractProperties, type QueueMessageContract } from "../../core/hubContract";
+import {
+  QUEUE_API,
+  DATA_DOMAIN_CODE,
+  ENTITY_NAME,
+  contractProperties,
+  type QueueMessageContract,
+} from "../../core/hubContract";
 import type { RunContext } from "../context";
 import { QueueBroker, tooLarge, type MessageOutcome, type OutgoingMessage } from "../queue/broker";
 import { StatusWriter, type StatusRecord } from "./statusWriter";
@@ -172,9 +178,19 @@ export class Publisher {
     for (const tenant of config.tenants) {
       if (this.lanes.has(tenant.hubDestination)) continue;
       const link = links.get("queue", tenant.region);
-      this.lanes.set(tenant.hubDestination, new Lane(new QueueBroker(tenant.queue, http, link, links.breaker("queue", tenant.region)), link));
+      this.lanes.set(
+        tenant.hubDestination,
+        new Lane(new QueueBroker(tenant.queue, http, link, links.breaker("queue", tenant.region)), link),
+      );
     }
-    this.status = new StatusWriter(config.ackPool, config.tables, ctx.run.transactionId, ACK_POOL_SIZE, config.definition.parameters.set_aside_after_runs, ctx.stop);
+    this.status = new StatusWriter(
+      config.ackPool,
+      config.tables,
+      ctx.run.transactionId,
+      ACK_POOL_SIZE,
+      config.definition.parameters.set_aside_after_runs,
+      ctx.stop,
+    );
     this.ers = new ErsStream(ctx, this.status);
     this.progress = new Progress(ctx.log, "publish");
   }
@@ -193,7 +209,17 @@ export class Publisher {
       this.submitted++;
       const lane = this.lanes.get(message.destination);
       if (!lane) {
-        await this.record([message], [{ messageId: message.messageId, published: false, reason: `no queue connection for hub destination ${message.destination}`, attempts: 0 }]);
+        await this.record(
+          [message],
+          [
+            {
+              messageId: message.messageId,
+              published: false,
+              reason: `no queue connection for hub destination ${message.destination}`,
+              attempts: 0,
+            },
+          ],
+        );
         continue;
       }
       const list = byLane.get(lane);
@@ -247,7 +273,8 @@ export class Publisher {
   private async enqueue(lane: Lane, messages: StoredMessage[]): Promise<void> {
     for (const message of messages) {
       // An empty lane takes a message whatever its size: what waits is bounded by the larger of the read-ahead and one message.
-      while (lane.size > 0 && lane.waitingChars >= READ_AHEAD_CHARS) await new Promise<void>((resolve) => lane.room.push(resolve));
+      while (lane.size > 0 && lane.waitingChars >= READ_AHEAD_CHARS)
+        await new Promise<void>((resolve) => lane.room.push(resolve));
       if (lane.shut) return;
       lane.waiting.push(message);
       lane.waitingChars += message.body.length;
@@ -261,7 +288,11 @@ export class Publisher {
    * (the extract waits for room), so waiting for 10 would wait forever.
    */
   private pump(lane: Lane): void {
-    while (lane.size > 0 && lane.batches < lane.maxBatches && (this.draining || lane.size >= QUEUE_API.maxBatchSize || lane.waitingChars >= READ_AHEAD_CHARS)) {
+    while (
+      lane.size > 0 &&
+      lane.batches < lane.maxBatches &&
+      (this.draining || lane.size >= QUEUE_API.maxBatchSize || lane.waitingChars >= READ_AHEAD_CHARS)
+    ) {
       if (this.inFlight > 0 && this.inFlightBytes >= MAX_IN_FLIGHT_BYTES) break;
       if (this.inFlight >= (this.ctx.settings.pinned.queue ?? Infinity)) break;
       const { batch, bytes } = lane.nextBatch(
@@ -282,7 +313,10 @@ export class Publisher {
       (async () => {
         try {
           const outcomes = await lane.broker.publish(batch.map((p) => p.out));
-          await this.record(batch.map((p) => p.message), outcomes);
+          await this.record(
+            batch.map((p) => p.message),
+            outcomes,
+          );
         } catch (err) {
           // The link opened: this batch and the lane's others stay queued, unrecorded (neither failed nor refused).
           if (err instanceof LinkOpen) lane.close(err);
@@ -315,11 +349,29 @@ export class Publisher {
   }
 
   private async record(messages: StoredMessage[], outcomes: MessageOutcome[]): Promise<void> {
-    const records: StatusRecord[] = outcomes.map((o, i) => ({ ...o, transactionId: messages[i].transactionId, tenantId: messages[i].tenantId, destination: messages[i].destination }));
+    const records: StatusRecord[] = outcomes.map((o, i) => ({
+      ...o,
+      transactionId: messages[i].transactionId,
+      tenantId: messages[i].tenantId,
+      destination: messages[i].destination,
+    }));
     const failed = records.filter((r) => !r.published);
-    for (const r of failed) this.ctx.log.warn({ event: "publish.failed", messageId: r.messageId, destination: r.destination, attempts: r.attempts, reason: r.reason }, "message not published");
+    for (const r of failed)
+      this.ctx.log.warn(
+        {
+          event: "publish.failed",
+          messageId: r.messageId,
+          destination: r.destination,
+          attempts: r.attempts,
+          reason: r.reason,
+        },
+        "message not published",
+      );
     if (failed.length && this.ctx.config.definition.hubContract.queueMessage.onFailure === "stop") {
-      this.failure ??= new HubApiError("QUEUE", `the broker refused message ${failed[0].messageId} for ${failed[0].destination} and hubContract.queueMessage.onFailure is stop: ${failed[0].reason}`);
+      this.failure ??= new HubApiError(
+        "QUEUE",
+        `the broker refused message ${failed[0].messageId} for ${failed[0].destination} and hubContract.queueMessage.onFailure is stop: ${failed[0].reason}`,
+      );
     }
     const published = records.filter((r) => r.published);
     // Acknowledged only once committed: the slot of this batch is held until then.
@@ -332,12 +384,31 @@ export class Publisher {
 
 /** The broker's message: properties (as the hub contract names them: `propertiesJson`), headers.messageId, and the body as a JSON string. */
 export function outgoing(m: StoredMessage, propertiesJson: string): OutgoingMessage {
-  return { messageId: m.messageId, json: utf8Body([`{"properties":${propertiesJson},"headers":{"messageId":"${m.messageId}"},"body":`, JSON.stringify(m.body), "}"]) };
+  return {
+    messageId: m.messageId,
+    json: utf8Body([
+      `{"properties":${propertiesJson},"headers":{"messageId":"${m.messageId}"},"body":`,
+      JSON.stringify(m.body),
+      "}",
+    ]),
+  };
 }
 
 /** The message's properties under the hub contract's names, as JSON. */
 export function propertiesJson(m: StoredMessage, systemCode: string, contract: QueueMessageContract): string {
-  return JSON.stringify(contractProperties({ transactionId: m.transactionId, tenantId: m.tenantId, systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: ENTITY_NAME, recordCount: String(m.recordCount) }, contract));
+  return JSON.stringify(
+    contractProperties(
+      {
+        transactionId: m.transactionId,
+        tenantId: m.tenantId,
+        systemCode,
+        dataDomainCode: DATA_DOMAIN_CODE,
+        entityName: ENTITY_NAME,
+        recordCount: String(m.recordCount),
+      },
+      contract,
+    ),
+  );
 }
 
 /**
@@ -345,7 +416,11 @@ export function propertiesJson(m: StoredMessage, systemCode: string, contract: Q
  * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill
  * (but those set aside or superseded meanwhile: NOT_SENT). Oldest transaction first, by seq.
  */
-export async function* pendingMessages(ctx: RunContext, before: Date, pageSize = 1000): AsyncGenerator<StoredMessage[]> {
+export async function* pendingMessages(
+  ctx: RunContext,
+  before: Date,
+  pageSize = 1000,
+): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
   const { rows: transactions } = await pool.query<{ transaction_id: string }>(
     `SELECT transaction_id FROM ${t.messages} WHERE created_at < $1 GROUP BY transaction_id ORDER BY min(created_at)`,
@@ -357,7 +432,15 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
       // A page by seq (the index), each message's status by its key; published ones are skipped here, and so are
       // those a resumed run finds set aside or superseded before its stop (no run sends them). Bodies are read a page
       // of bodies at a time (bodyPages).
-      const { rows: listed } = await pool.query<{ seq: string; message_id: string; hub_tenant_id: string; hub_destination: string; record_count: number; bytes: number | null; settled: boolean }>(
+      const { rows: listed } = await pool.query<{
+        seq: string;
+        message_id: string;
+        hub_tenant_id: string;
+        hub_destination: string;
+        record_count: number;
+        bytes: number | null;
+        settled: boolean;
+      }>(
         `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = ANY($5::text[]), false) AS settled
            FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
                   WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
@@ -372,7 +455,16 @@ export async function* pendingMessages(ctx: RunContext, before: Date, pageSize =
         const pending = rows.filter((r) => !r.settled);
         for (const r of pending) if (r.body === null) throw missingBody(t, r.message_id, "queued");
         const run = ctx.run.transactionId;
-        if (pending.length) yield pending.map((r) => ({ transactionId: run, seq: r.seq, messageId: r.message_id, tenantId: r.hub_tenant_id, destination: r.hub_destination, recordCount: r.record_count, body: tx === run ? r.body! : withTransactionId(r.body!, run) }));
+        if (pending.length)
+          yield pending.map((r) => ({
+            transactionId: run,
+            seq: r.seq,
+            messageId: r.message_id,
+            tenantId: r.hub_tenant_id,
+            destination: r.hub_destination,
+            recordCount: r.record_count,
+            body: tx === run ? r.body! : withTransactionId(r.body!, run),
+          }));
       }
     }
   }

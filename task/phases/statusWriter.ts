@@ -145,7 +145,10 @@ export class StatusWriter {
 
   private async write(pending: Pending): Promise<void> {
     // Tried again after a commit whose answer was lost, it is idempotent but for `attempts`, counted twice then.
-    await whileLost(() => this.writeOnce(pending), () => this.stop?.graceEnd() ?? 0);
+    await whileLost(
+      () => this.writeOnce(pending),
+      () => this.stop?.graceEnd() ?? 0,
+    );
   }
 
   private async writeOnce({ statuses, archive }: Pending): Promise<void> {
@@ -190,7 +193,8 @@ export class StatusWriter {
  */
 function acknowledgeSql(tables: RunTables): string {
   const S = MESSAGE_STATUS;
-  const aside = (runs: string, reason: string) => `format('set aside after %s run(s) refused it for good; last refusal: %s', ${runs}, ${reason})`;
+  const aside = (runs: string, reason: string) =>
+    `format('set aside after %s run(s) refused it for good; last refusal: %s', ${runs}, ${reason})`;
   // A refusal counts once per run: a run resumed after a stop that sends again a message it has refused already (its
   // row names the run and counts a refusal) does not count it again. (Had that earlier failure in the run not been a
   // refusal, the message is set aside a run later: never sooner than set_aside_after_runs runs.)

@@ -50,9 +50,21 @@ export function supersedeSql(t: Pick<RunTables, "status" | "archive">): string {
 }
 
 /** Supersedes what the newer messages `messageIds` (committed) carry; returns the ids of the messages superseded. */
-export async function supersede(ctx: RunContext, client: PoolClient, sql: string, messageIds: string[]): Promise<string[]> {
-  const { rows } = await client.query<{ message_id: string; status: string; by_id: string }>(sql, [ctx.run.transactionId, messageIds]);
+export async function supersede(
+  ctx: RunContext,
+  client: PoolClient,
+  sql: string,
+  messageIds: string[],
+): Promise<string[]> {
+  const { rows } = await client.query<{ message_id: string; status: string; by_id: string }>(sql, [
+    ctx.run.transactionId,
+    messageIds,
+  ]);
   const superseded = rows.filter((r) => r.status === MESSAGE_STATUS.superseded);
-  for (const r of superseded) ctx.log.info({ event: "extract.superseded", messageId: r.message_id, by: r.by_id }, "an older failed or set-aside message is superseded by a newer one of its employees");
+  for (const r of superseded)
+    ctx.log.info(
+      { event: "extract.superseded", messageId: r.message_id, by: r.by_id },
+      "an older failed or set-aside message is superseded by a newer one of its employees",
+    );
   return superseded.map((r) => r.message_id);
 }

@@ -34,33 +34,85 @@ export async function originChecks(origin: string): Promise<CheckResult[]> {
   let address: string;
   try {
     address = net.isIP(host) ? host : (await withTimeout(dns.lookup(host), "DNS lookup")).address;
-    results.push({ endpoint, check: "dns", result: net.isIP(host) ? "an IP address" : `resolves to ${address}`, latencyMs: since(dnsStart), verdict: "ok", required: true });
+    results.push({
+      endpoint,
+      check: "dns",
+      result: net.isIP(host) ? "an IP address" : `resolves to ${address}`,
+      latencyMs: since(dnsStart),
+      verdict: "ok",
+      required: true,
+    });
   } catch (err) {
-    results.push({ endpoint, check: "dns", result: `does not resolve: ${describe(err)}`, latencyMs: since(dnsStart), verdict: "FAIL", required: true });
+    results.push({
+      endpoint,
+      check: "dns",
+      result: `does not resolve: ${describe(err)}`,
+      latencyMs: since(dnsStart),
+      verdict: "FAIL",
+      required: true,
+    });
     return results;
   }
   const tcpStart = performance.now();
   try {
     await connect(() => net.connect({ host: address, port }), "connect");
-    results.push({ endpoint, check: "reach", result: `TCP connect to ${address}:${port}`, latencyMs: since(tcpStart), verdict: "ok", required: true });
+    results.push({
+      endpoint,
+      check: "reach",
+      result: `TCP connect to ${address}:${port}`,
+      latencyMs: since(tcpStart),
+      verdict: "ok",
+      required: true,
+    });
   } catch (err) {
-    results.push({ endpoint, check: "reach", result: `cannot connect: ${describe(err)}`, latencyMs: since(tcpStart), verdict: "FAIL", required: true });
+    results.push({
+      endpoint,
+      check: "reach",
+      result: `cannot connect: ${describe(err)}`,
+      latencyMs: since(tcpStart),
+      verdict: "FAIL",
+      required: true,
+    });
     return results;
   }
   if (!https) {
-    results.push({ endpoint, check: "tls", result: "plain http (only the embedded default uses it)", latencyMs: null, verdict: "skip", required: false });
+    results.push({
+      endpoint,
+      check: "tls",
+      result: "plain http (only the embedded default uses it)",
+      latencyMs: null,
+      verdict: "skip",
+      required: false,
+    });
     return results;
   }
   const tlsStart = performance.now();
   try {
-    const socket = await connect(() => tls.connect({ host: address, port, servername: net.isIP(host) ? undefined : host }), "secureConnect");
+    const socket = await connect(
+      () => tls.connect({ host: address, port, servername: net.isIP(host) ? undefined : host }),
+      "secureConnect",
+    );
     const cert = (socket as tls.TLSSocket).getPeerCertificate();
     const days = cert?.valid_to ? Math.floor((Date.parse(cert.valid_to) - Date.now()) / 86_400_000) : undefined;
     const expiry = days === undefined ? "" : `, certificate valid for ${days} more days`;
-    results.push({ endpoint, check: "tls", result: `${(socket as tls.TLSSocket).getProtocol() ?? "TLS"}, certificate verified${expiry}`, latencyMs: since(tlsStart), verdict: days !== undefined && days < 14 ? "warn" : "ok", required: true });
+    results.push({
+      endpoint,
+      check: "tls",
+      result: `${(socket as tls.TLSSocket).getProtocol() ?? "TLS"}, certificate verified${expiry}`,
+      latencyMs: since(tlsStart),
+      verdict: days !== undefined && days < 14 ? "warn" : "ok",
+      required: true,
+    });
     socket.destroy();
   } catch (err) {
-    results.push({ endpoint, check: "tls", result: `TLS failed: ${describe(err)}`, latencyMs: since(tlsStart), verdict: "FAIL", required: true });
+    results.push({
+      endpoint,
+      check: "tls",
+      result: `TLS failed: ${describe(err)}`,
+      latencyMs: since(tlsStart),
+      verdict: "FAIL",
+      required: true,
+    });
   }
   return results;
 }
@@ -88,7 +140,13 @@ function connect(open: () => net.Socket, event: "connect" | "secureConnect"): Pr
 
 function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    work,
+    new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export function since(start: number): number {

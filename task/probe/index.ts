@@ -16,7 +16,14 @@ export async function probeFromRunInputs(inputs: RunInputs, options: { write: bo
   const config = await loadRunConfiguration(inputs, createLogger(2));
   const dispatcher = createAgent(4);
   try {
-    const database = { endpoint: `database (${config.definition.connections.database})`, check: "load", result: `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`, latencyMs: null, verdict: "ok" as const, required: true };
+    const database = {
+      endpoint: `database (${config.definition.connections.database})`,
+      check: "load",
+      result: `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`,
+      latencyMs: null,
+      verdict: "ok" as const,
+      required: true,
+    };
     return probeReport([database, ...(await probeHub(targetsFromRun(config), { write: options.write, dispatcher }))]);
   } finally {
     await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
@@ -25,11 +32,18 @@ export async function probeFromRunInputs(inputs: RunInputs, options: { write: bo
 
 /** Where a stack's task reads its inputs: the bucket's scripts folder and the connection store (as components/task/exportTask.ts). */
 export function deployedInputs(config: StackConfig): { scripts: string; connections: string } {
-  return { scripts: `s3://${config.bucket.name}/${BUCKET_FOLDERS.scripts}`, connections: `secretsmanager:${config.connectionStore.prefix}` };
+  return {
+    scripts: `s3://${config.bucket.name}/${BUCKET_FOLDERS.scripts}`,
+    connections: `secretsmanager:${config.connectionStore.prefix}`,
+  };
 }
 
 /** `probe --stack`: the stack config's hub with the secrets of its deployed stores (or the given folders). */
-export async function probeFromStack(config: StackConfig, inputs: { scripts: string; connections: string }, options: { write: boolean }): Promise<ProbeReport> {
+export async function probeFromStack(
+  config: StackConfig,
+  inputs: { scripts: string; connections: string },
+  options: { write: boolean },
+): Promise<ProbeReport> {
   const { targets, problems } = await targetsFromStack(config, inputs);
   const dispatcher = createAgent(4);
   try {

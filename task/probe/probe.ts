@@ -31,7 +31,12 @@ export interface ProbeTargets {
   contract: HubContract;
   /** One per hub destination (region). */
   queues: { region: string; endpoint: QueueEndpoint }[];
-  tenants: { hubTenantId: string; hubTenantCode: string; apis: { ERS?: string; CFG?: string; HRSYS?: string }; credentialsString: string }[];
+  tenants: {
+    hubTenantId: string;
+    hubTenantCode: string;
+    apis: { ERS?: string; CFG?: string; HRSYS?: string };
+    credentialsString: string;
+  }[];
   /** URLs whose hosts get the network checks only (DNS, TCP, TLS): nothing to authenticate with there. */
   hosts?: string[];
   systemCode: string;
@@ -51,7 +56,11 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
   const results: CheckResult[] = [];
   const urls = [
     ...targets.queues.flatMap((q) => [q.endpoint.authUrl, q.endpoint.organizationsUrl]),
-    ...targets.tenants.flatMap((t) => (["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const).flatMap((api) => (t.apis[api] ? [t.apis[api]!] : []))),
+    ...targets.tenants.flatMap((t) =>
+      (
+        ["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const
+      ).flatMap((api) => (t.apis[api] ? [t.apis[api]!] : [])),
+    ),
     ...(targets.hosts ?? []),
   ];
   const origins = [...new Set(urls.map((u) => new URL(u).origin))];
@@ -62,7 +71,14 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     if (checks.every((c) => c.verdict !== "FAIL")) reachable.add(origin);
   }
   const http = new Http(options.dispatcher);
-  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult => ({ endpoint, check: "http", result: `not tried: ${new URL(url).host} is not reachable`, latencyMs: null, verdict: required ? "FAIL" : "warn", required });
+  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult => ({
+    endpoint,
+    check: "http",
+    result: `not tried: ${new URL(url).host} is not reachable`,
+    latencyMs: null,
+    verdict: required ? "FAIL" : "warn",
+    required,
+  });
 
   for (const { region, endpoint: q } of targets.queues) {
     const name = `queue ${region} (${q.connection})`;
@@ -80,7 +96,15 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
   for (const tenant of targets.tenants) {
     const who = `tenant ${tenant.hubTenantCode}`;
     const cfg = tenant.apis.CFG;
-    if (!cfg) results.push({ endpoint: `CFG ${who}`, check: "config", result: "no CFG URL in HUB_API_CONFIG", latencyMs: null, verdict: "FAIL", required: true });
+    if (!cfg)
+      results.push({
+        endpoint: `CFG ${who}`,
+        check: "config",
+        result: "no CFG URL in HUB_API_CONFIG",
+        latencyMs: null,
+        verdict: "FAIL",
+        required: true,
+      });
     else if (!reachable.has(new URL(cfg).origin)) results.push(unreachable(`CFG ${who}`, cfg, true));
     else results.push(await readRoutingRules(http, `CFG ${who}`, cfg, tenant));
     for (const api of ["ERS", "HRSYS"] as const) {
@@ -88,10 +112,27 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
       const endpoint = `${api} ${who}`;
       const required = contract.enabled && contract.onFailure === "stop";
       const url = tenant.apis[api];
-      if (!contract.enabled) results.push({ endpoint, check: "path", result: `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`, latencyMs: null, verdict: "skip", required: false });
-      else if (!url) results.push({ endpoint, check: "config", result: `no ${api} URL in HUB_API_CONFIG`, latencyMs: null, verdict: "FAIL", required: true });
+      if (!contract.enabled)
+        results.push({
+          endpoint,
+          check: "path",
+          result: `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`,
+          latencyMs: null,
+          verdict: "skip",
+          required: false,
+        });
+      else if (!url)
+        results.push({
+          endpoint,
+          check: "config",
+          result: `no ${api} URL in HUB_API_CONFIG`,
+          latencyMs: null,
+          verdict: "FAIL",
+          required: true,
+        });
       else if (!reachable.has(new URL(url).origin)) results.push(unreachable(endpoint, url, required));
-      else results.push(await assumedPath(http, endpoint, api, url, contract, required, tenant, targets, options.write));
+      else
+        results.push(await assumedPath(http, endpoint, api, url, contract, required, tenant, targets, options.write));
     }
   }
   return results;
@@ -109,33 +150,82 @@ function contractKey(api: "ERS" | "HRSYS"): string {
   return api === "ERS" ? "ers" : "intakeReport";
 }
 
-async function authorize(http: Http, endpoint: string, q: QueueEndpoint): Promise<{ result: CheckResult; session?: { token: string; orgId: string; envId: string } }> {
-  const form = new URLSearchParams({ client_id: q.clientId, client_secret: q.clientSecret, grant_type: "client_credentials" }).toString();
+async function authorize(
+  http: Http,
+  endpoint: string,
+  q: QueueEndpoint,
+): Promise<{ result: CheckResult; session?: { token: string; orgId: string; envId: string } }> {
+  const form = new URLSearchParams({
+    client_id: q.clientId,
+    client_secret: q.clientSecret,
+    grant_type: "client_credentials",
+  }).toString();
   const a = await http.send("POST", q.authUrl, { "content-type": "application/x-www-form-urlencoded" }, form);
   const base = { endpoint, check: "authorize", latencyMs: a.ms, required: true };
   if (a.error) return { result: { ...base, result: a.error, verdict: "FAIL" } };
-  if (a.status === 401 || a.status === 403) return { result: { ...base, result: `the broker refused the client credentials (HTTP ${a.status})`, verdict: "FAIL" } };
-  if (a.status !== 200) return { result: { ...base, result: `HTTP ${a.status}: ${answerText(a.text)}`, verdict: "FAIL" } };
+  if (a.status === 401 || a.status === 403)
+    return {
+      result: { ...base, result: `the broker refused the client credentials (HTTP ${a.status})`, verdict: "FAIL" },
+    };
+  if (a.status !== 200)
+    return { result: { ...base, result: `HTTP ${a.status}: ${answerText(a.text)}`, verdict: "FAIL" } };
   const parsed = authorizeResponseSchema.safeParse(parseJson(a.text));
-  if (!parsed.success) return { result: { ...base, result: "HTTP 200, but the answer lacks access_token or simple_client {orgId, envId}", verdict: "FAIL" } };
+  if (!parsed.success)
+    return {
+      result: {
+        ...base,
+        result: "HTTP 200, but the answer lacks access_token or simple_client {orgId, envId}",
+        verdict: "FAIL",
+      },
+    };
   const { orgId, envId } = parsed.data.simple_client;
-  return { result: { ...base, result: `token issued (org ${orgId}, env ${envId})`, verdict: "ok" }, session: { token: parsed.data.access_token, orgId, envId } };
+  return {
+    result: { ...base, result: `token issued (org ${orgId}, env ${envId})`, verdict: "ok" },
+    session: { token: parsed.data.access_token, orgId, envId },
+  };
 }
 
 /** The queue exists: an empty batch (refused, nothing stored), or with `write` one marked message. */
-async function destination(http: Http, endpoint: string, q: QueueEndpoint, session: { token: string; orgId: string; envId: string }, targets: ProbeTargets, write: boolean): Promise<CheckResult> {
+async function destination(
+  http: Http,
+  endpoint: string,
+  q: QueueEndpoint,
+  session: { token: string; orgId: string; envId: string },
+  targets: ProbeTargets,
+  write: boolean,
+): Promise<CheckResult> {
   const url = queueMessagesUrl(q.organizationsUrl, session.orgId, session.envId, q.queueName);
   const headers = { authorization: `bearer ${session.token}`, "content-type": "application/json" };
   const base = { endpoint, check: write ? "publish (marked test message)" : "destination", required: true };
   if (write) {
     const messageId = `${PROBE_MARK}-${crypto.randomUUID()}`;
-    const properties = contractProperties({ transactionId: messageId, tenantId: PROBE_MARK, systemCode: targets.systemCode, dataDomainCode: DATA_DOMAIN_CODE, entityName: PROBE_MARK, recordCount: "0" }, targets.contract.queueMessage);
+    const properties = contractProperties(
+      {
+        transactionId: messageId,
+        tenantId: PROBE_MARK,
+        systemCode: targets.systemCode,
+        dataDomainCode: DATA_DOMAIN_CODE,
+        entityName: PROBE_MARK,
+        recordCount: "0",
+      },
+      targets.contract.queueMessage,
+    );
     const body = JSON.stringify({ header: { probe: PROBE_MARK, createdAt: new Date().toISOString() }, entities: [] });
-    const a = await http.send("PUT", `${url}/${encodeURIComponent(messageId)}`, headers, JSON.stringify({ properties, headers: { messageId }, body }));
+    const a = await http.send(
+      "PUT",
+      `${url}/${encodeURIComponent(messageId)}`,
+      headers,
+      JSON.stringify({ properties, headers: { messageId }, body }),
+    );
     if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
     const doc = parseJson(a.text) as { status?: string } | undefined;
     const ok = (a.status === 201 || a.status === 200) && doc?.status === "successful";
-    return { ...base, result: ok ? `stored test message ${messageId} in ${q.queueName}` : `HTTP ${a.status}: ${answerText(a.text)}`, latencyMs: a.ms, verdict: ok ? "ok" : "FAIL" };
+    return {
+      ...base,
+      result: ok ? `stored test message ${messageId} in ${q.queueName}` : `HTTP ${a.status}: ${answerText(a.text)}`,
+      latencyMs: a.ms,
+      verdict: ok ? "ok" : "FAIL",
+    };
   }
   const a = await http.send("PUT", url, headers, "[]");
   if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
@@ -145,43 +235,115 @@ async function destination(http: Http, endpoint: string, q: QueueEndpoint, sessi
     403: ["FAIL", `not allowed to publish to ${q.queueName} (HTTP 403)`],
     404: ["FAIL", `unknown organization, environment or destination ${q.queueName} (HTTP 404)`],
   };
-  const [verdict, result] = verdicts[a.status!] ?? (a.status! < 300 ? ["warn", `HTTP ${a.status}: accepted an empty batch`] : ["FAIL", `HTTP ${a.status}: ${answerText(a.text)}`]);
+  const [verdict, result] =
+    verdicts[a.status!] ??
+    (a.status! < 300
+      ? ["warn", `HTTP ${a.status}: accepted an empty batch`]
+      : ["FAIL", `HTTP ${a.status}: ${answerText(a.text)}`]);
   return { ...base, result, latencyMs: a.ms, verdict };
 }
 
 /** The cfg API, read only: the tenant's routing rules. */
-async function readRoutingRules(http: Http, endpoint: string, cfg: string, tenant: ProbeTargets["tenants"][number]): Promise<CheckResult> {
-  const a = await http.send("GET", hubApiUrl(cfg, "CFG", tenant.hubTenantId), { authorization: basicAuthorization(tenant.credentialsString), accept: "application/json" });
+async function readRoutingRules(
+  http: Http,
+  endpoint: string,
+  cfg: string,
+  tenant: ProbeTargets["tenants"][number],
+): Promise<CheckResult> {
+  const a = await http.send("GET", hubApiUrl(cfg, "CFG", tenant.hubTenantId), {
+    authorization: basicAuthorization(tenant.credentialsString),
+    accept: "application/json",
+  });
   const base = { endpoint, check: "read routingRules", latencyMs: a.ms };
   if (a.error) return { ...base, result: a.error, verdict: "FAIL", required: true };
-  if (a.status === 401 || a.status === 403) return { ...base, result: `the tenant's credentials string was refused (HTTP ${a.status})`, verdict: "FAIL", required: true };
-  if (a.status === 404 || a.status === 405) return { ...base, result: `HTTP ${a.status}: no read of routing rules (the specification documents only the POST); credentials not verified`, verdict: "warn", required: false };
+  if (a.status === 401 || a.status === 403)
+    return {
+      ...base,
+      result: `the tenant's credentials string was refused (HTTP ${a.status})`,
+      verdict: "FAIL",
+      required: true,
+    };
+  if (a.status === 404 || a.status === 405)
+    return {
+      ...base,
+      result: `HTTP ${a.status}: no read of routing rules (the specification documents only the POST); credentials not verified`,
+      verdict: "warn",
+      required: false,
+    };
   const doc = parseJson(a.text);
-  if (a.status! >= 200 && a.status! < 300 && Array.isArray(doc)) return { ...base, result: `${doc.length} routing rule(s) for the tenant`, verdict: "ok", required: true };
-  return { ...base, result: `HTTP ${a.status}: ${a.status! < 300 ? "the answer is not a JSON array" : answerText(a.text)}`, verdict: "FAIL", required: true };
+  if (a.status! >= 200 && a.status! < 300 && Array.isArray(doc))
+    return { ...base, result: `${doc.length} routing rule(s) for the tenant`, verdict: "ok", required: true };
+  return {
+    ...base,
+    result: `HTTP ${a.status}: ${a.status! < 300 ? "the answer is not a JSON array" : answerText(a.text)}`,
+    verdict: "FAIL",
+    required: true,
+  };
 }
 
 /** ERS or HRSYS at the contract's path: an empty body (refused, nothing created), or with `write` a marked test. */
-async function assumedPath(http: Http, endpoint: string, api: "ERS" | "HRSYS", apiUrl: string, contract: AssumedCall, required: boolean, tenant: ProbeTargets["tenants"][number], targets: ProbeTargets, write: boolean): Promise<CheckResult> {
+async function assumedPath(
+  http: Http,
+  endpoint: string,
+  api: "ERS" | "HRSYS",
+  apiUrl: string,
+  contract: AssumedCall,
+  required: boolean,
+  tenant: ProbeTargets["tenants"][number],
+  targets: ProbeTargets,
+  write: boolean,
+): Promise<CheckResult> {
   const url = hubCallUrl(apiUrl, contract.path, tenant.hubTenantId);
   const probeTx = crypto.randomUUID();
   const body = !write
     ? "{}"
     : api === "ERS"
       ? ersRequestBody(probeTx, targets.systemCode, [JSON.stringify({ UserId: PROBE_MARK, Probe: true })])
-      : JSON.stringify({ jobName: `${targets.jobName}_${PROBE_MARK}`.replace(/-/g, "_"), transactionId: probeTx, systemCode: targets.systemCode, dataDomainCode: DATA_DOMAIN_CODE, status: "STARTED", counts: {} });
-  const a = await http.send("POST", url, { authorization: basicAuthorization(tenant.credentialsString), "content-type": "application/json" }, body);
+      : JSON.stringify({
+          jobName: `${targets.jobName}_${PROBE_MARK}`.replace(/-/g, "_"),
+          transactionId: probeTx,
+          systemCode: targets.systemCode,
+          dataDomainCode: DATA_DOMAIN_CODE,
+          status: "STARTED",
+          counts: {},
+        });
+  const a = await http.send(
+    "POST",
+    url,
+    { authorization: basicAuthorization(tenant.credentialsString), "content-type": "application/json" },
+    body,
+  );
   const where = `POST ${new URL(url).pathname}`;
-  const base = { endpoint, check: write ? `${where} (marked test ${api === "ERS" ? "entity" : "report"})` : where, latencyMs: a.ms, required };
+  const base = {
+    endpoint,
+    check: write ? `${where} (marked test ${api === "ERS" ? "entity" : "report"})` : where,
+    latencyMs: a.ms,
+    required,
+  };
   const miss: Verdict = required ? "FAIL" : "warn";
   const fix = `set hubExport:hubContract.${contractKey(api)}.path, or turn the call off or make it best-effort (enabled: false / onFailure: record)`;
   if (a.error) return { ...base, result: a.error, verdict: miss };
   const s = a.status!;
-  if (s === 404 || s === 405) return { ...base, result: `HTTP ${s}: the hub has no such endpoint; ${fix}`, verdict: miss };
-  if (s === 401 || s === 403) return { ...base, result: `the tenant's credentials string was refused (HTTP ${s})`, verdict: miss };
-  if (write) return s >= 200 && s < 300 ? { ...base, result: `HTTP ${s}: accepted (transaction ${probeTx}, marked ${PROBE_MARK})`, verdict: "ok" } : { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
-  if (s === 400 || s === 422) return { ...base, result: `HTTP ${s}: answers at the assumed path (an empty body refused; nothing created)`, verdict: "ok" };
-  if (s >= 200 && s < 300) return { ...base, result: `HTTP ${s}: accepted an empty body (the answer does not match the assumed contract)`, verdict: "warn" };
+  if (s === 404 || s === 405)
+    return { ...base, result: `HTTP ${s}: the hub has no such endpoint; ${fix}`, verdict: miss };
+  if (s === 401 || s === 403)
+    return { ...base, result: `the tenant's credentials string was refused (HTTP ${s})`, verdict: miss };
+  if (write)
+    return s >= 200 && s < 300
+      ? { ...base, result: `HTTP ${s}: accepted (transaction ${probeTx}, marked ${PROBE_MARK})`, verdict: "ok" }
+      : { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
+  if (s === 400 || s === 422)
+    return {
+      ...base,
+      result: `HTTP ${s}: answers at the assumed path (an empty body refused; nothing created)`,
+      verdict: "ok",
+    };
+  if (s >= 200 && s < 300)
+    return {
+      ...base,
+      result: `HTTP ${s}: accepted an empty body (the answer does not match the assumed contract)`,
+      verdict: "warn",
+    };
   return { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
 }
 
@@ -189,10 +351,19 @@ async function assumedPath(http: Http, endpoint: string, api: "ERS" | "HRSYS", a
 class Http {
   private readonly http: HubHttp;
   constructor(dispatcher: Dispatcher) {
-    this.http = new HubHttp(dispatcher, { attempts: 1, baseMs: 0, maxMs: 0 }, { deadlineMs: PROBE_DEADLINE_MS, budgetMs: PROBE_DEADLINE_MS });
+    this.http = new HubHttp(
+      dispatcher,
+      { attempts: 1, baseMs: 0, maxMs: 0 },
+      { deadlineMs: PROBE_DEADLINE_MS, budgetMs: PROBE_DEADLINE_MS },
+    );
   }
 
-  async send(method: "GET" | "POST" | "PUT", url: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status?: number; text: string; ms: number; error?: string }> {
+  async send(
+    method: "GET" | "POST" | "PUT",
+    url: string,
+    headers: Record<string, string>,
+    body?: string | Buffer,
+  ): Promise<{ status?: number; text: string; ms: number; error?: string }> {
     const start = performance.now();
     try {
       const { status, text } = await this.http.send({ ...target(url), method, headers, body });

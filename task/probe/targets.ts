@@ -21,16 +21,25 @@ export function targetsFromRun(config: RunConfiguration): ProbeTargets {
   return {
     contract: config.definition.hubContract,
     queues: [...queues.values()],
-    tenants: distinctHubTenants(config.tenants).map((t) => ({ hubTenantId: t.hubTenantId, hubTenantCode: t.hubTenantCode, apis: t.apis, credentialsString: t.credentialsString })),
+    tenants: distinctHubTenants(config.tenants).map((t) => ({
+      hubTenantId: t.hubTenantId,
+      hubTenantCode: t.hubTenantCode,
+      apis: t.apis,
+      credentialsString: t.credentialsString,
+    })),
     systemCode: p.system_code,
     jobName: p.job_name,
   };
 }
 
 /** The stack's targets; what cannot be found (a record, a credentials string) is a failed check, not an error. */
-export async function targetsFromStack(config: StackConfig, inputs: { scripts: string; connections: string }): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
+export async function targetsFromStack(
+  config: StackConfig,
+  inputs: { scripts: string; connections: string },
+): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
   const problems: CheckResult[] = [];
-  const fail = (endpoint: string, check: string, result: string) => problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
+  const fail = (endpoint: string, check: string, result: string) =>
+    problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
   const withoutCredentials = await awsCredentialsProblem(inputs);
   if (withoutCredentials) {
     // The secrets are out of reach: say how to give credentials, and still check every host the stack names.
@@ -44,7 +53,12 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
       const q = config.queues[region];
       if (!q) continue;
       const record = await store.get(q.connectionName);
-      if (!record) fail(`queue ${region} (${q.connectionName})`, "connection record", `not in ${store.describe} (pulumi up creates it)`);
+      if (!record)
+        fail(
+          `queue ${region} (${q.connectionName})`,
+          "connection record",
+          `not in ${store.describe} (pulumi up creates it)`,
+        );
       else queues.push({ region, endpoint: queueEndpoint(record) });
     }
   } finally {
@@ -62,10 +76,21 @@ export async function targetsFromStack(config: StackConfig, inputs: { scripts: s
       continue;
     }
     const { credentialsString } = found;
-    const apis = Object.fromEntries(apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]));
+    const apis = Object.fromEntries(
+      apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]),
+    );
     tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
   }
-  return { targets: { contract: config.hubContract, queues, tenants, systemCode: config.parameters.system_code, jobName: config.jobName }, problems };
+  return {
+    targets: {
+      contract: config.hubContract,
+      queues,
+      tenants,
+      systemCode: config.parameters.system_code,
+      jobName: config.jobName,
+    },
+    problems,
+  };
 }
 
 /** Why the deployed stores cannot be read (no AWS credentials found), when `inputs` are AWS stores. */

@@ -6,7 +6,14 @@
  * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped, and
  * a request on an open link LinkOpen (task/http/breaker.ts): the batch is left unrecorded, for the next run.
  */
-import { QUEUE_API, authorizeResponseSchema, isPermanentRefusal, isTransientStatus, publishResultSchema, queueMessagesUrl } from "../../core/hubContract";
+import {
+  QUEUE_API,
+  authorizeResponseSchema,
+  isPermanentRefusal,
+  isTransientStatus,
+  publishResultSchema,
+  queueMessagesUrl,
+} from "../../core/hubContract";
 import { maskSecret, redact } from "../../core/redact";
 import type { QueueEndpoint } from "../connections/record";
 import { answerText, describeRequestError } from "../http/retry";
@@ -69,14 +76,19 @@ export class QueueBroker {
     if (outcome.kind === "rejected" && batch.length > 1) {
       // A permanent answer for the whole batch: find out which messages it is about.
       const singles = await Promise.all(batch.map((m) => this.publishBatch([m])));
-      return singles.flatMap((o, i) => (o.kind === "results" ? o.results : [failed(batch[i], o.reason, o.attempts + outcome.attempts, permanentOf(o))]));
+      return singles.flatMap((o, i) =>
+        o.kind === "results" ? o.results : [failed(batch[i], o.reason, o.attempts + outcome.attempts, permanentOf(o))],
+      );
     }
     return batch.map((m) => failed(m, outcome.reason, outcome.attempts, batch.length === 1 && permanentOf(outcome)));
   }
 
   private async publishBatch(
     batch: OutgoingMessage[],
-  ): Promise<{ kind: "results"; results: MessageOutcome[] } | { kind: "rejected" | "gaveUp"; reason: string; attempts: number; status?: number }> {
+  ): Promise<
+    | { kind: "results"; results: MessageOutcome[] }
+    | { kind: "rejected" | "gaveUp"; reason: string; attempts: number; status?: number }
+  > {
     const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
     const attempts = this.http.attempts(this.breaker);
@@ -93,10 +105,21 @@ export class QueueBroker {
         await attempts.backoff();
         continue;
       }
-      const url = queueMessagesUrl(this.endpoint.organizationsUrl, session.orgId, session.envId, this.endpoint.queueName) + (batch.length === 1 ? `/${encodeURIComponent(batch[0].messageId)}` : "");
+      const url =
+        queueMessagesUrl(this.endpoint.organizationsUrl, session.orgId, session.envId, this.endpoint.queueName) +
+        (batch.length === 1 ? `/${encodeURIComponent(batch[0].messageId)}` : "");
       let answer: Answer;
       try {
-        answer = await this.http.send({ ...target(url), method: "PUT", headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" }, body }, this.gate, this.breaker);
+        answer = await this.http.send(
+          {
+            ...target(url),
+            method: "PUT",
+            headers: { authorization: `bearer ${session.token}`, "content-type": "application/json" },
+            body,
+          },
+          this.gate,
+          this.breaker,
+        );
       } catch (err) {
         if (err instanceof RunStopped) throw err;
         lastReason = describeRequestError(err);
@@ -108,7 +131,11 @@ export class QueueBroker {
       if (status === 201 || status === 200) {
         const results = parseResults(text, batch);
         if (results) return { kind: "results", results: results.map((r) => ({ ...r, attempts: attempt })) };
-        return { kind: "rejected", reason: `unexpected answer to the publish (HTTP ${status}): ${answerText(text)}`, attempts: attempt };
+        return {
+          kind: "rejected",
+          reason: `unexpected answer to the publish (HTTP ${status}): ${answerText(text)}`,
+          attempts: attempt,
+        };
       }
       lastReason = `HTTP ${status}: ${answerText(text)}`;
       if (status === 401) {
@@ -150,14 +177,28 @@ export class QueueBroker {
   }
 
   private async requestToken(): Promise<Session> {
-    const form = new URLSearchParams({ client_id: this.endpoint.clientId, client_secret: this.endpoint.clientSecret, grant_type: "client_credentials" }).toString();
+    const form = new URLSearchParams({
+      client_id: this.endpoint.clientId,
+      client_secret: this.endpoint.clientSecret,
+      grant_type: "client_credentials",
+    }).toString();
     let answer: Answer;
     try {
-      answer = await this.http.send({ ...target(this.endpoint.authUrl), method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form }, UNLIMITED, this.breaker?.auxiliary);
+      answer = await this.http.send(
+        {
+          ...target(this.endpoint.authUrl),
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: form,
+        },
+        UNLIMITED,
+        this.breaker?.auxiliary,
+      );
     } catch (err) {
       if (err instanceof RunStopped) throw err;
       // An answer too long is no token, and never will be in this run: every batch fails with the reason.
-      if (isPermanentRequestError(err)) this.refused = `queue connection ${this.endpoint.connection}: authorize: ${describeRequestError(err)}`;
+      if (isPermanentRequestError(err))
+        this.refused = `queue connection ${this.endpoint.connection}: authorize: ${describeRequestError(err)}`;
       throw new Error(this.refused ?? describeRequestError(err));
     }
     const { status, text } = answer;
@@ -176,7 +217,11 @@ export class QueueBroker {
     if (!parsed.success) throw new Error("the authorize answer lacks access_token or simple_client");
     // The token is a secret like the client secret: a hub that echoes it shows [secret].
     maskSecret(parsed.data.access_token);
-    return { token: parsed.data.access_token, orgId: parsed.data.simple_client.orgId, envId: parsed.data.simple_client.envId };
+    return {
+      token: parsed.data.access_token,
+      orgId: parsed.data.simple_client.orgId,
+      envId: parsed.data.simple_client.envId,
+    };
   }
 }
 
@@ -184,11 +229,15 @@ export class QueueBroker {
 export function tooLarge(message: OutgoingMessage): MessageOutcome | undefined {
   const bytes = message.json.length;
   // One attempt, refused before it is sent (the broker's limit): a message set aside after N runs shows N attempts.
-  return bytes > QUEUE_API.maxBodyBytes ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 1, true) : undefined;
+  return bytes > QUEUE_API.maxBodyBytes
+    ? failed(message, `message body of ${bytes} bytes exceeds the broker's limit of ${QUEUE_API.maxBodyBytes}`, 1, true)
+    : undefined;
 }
 
 function failed(m: OutgoingMessage, reason: string, attempts: number, permanent = false): MessageOutcome {
-  return permanent ? { messageId: m.messageId, published: false, reason, attempts, permanent } : { messageId: m.messageId, published: false, reason, attempts };
+  return permanent
+    ? { messageId: m.messageId, published: false, reason, attempts, permanent }
+    : { messageId: m.messageId, published: false, reason, attempts };
 }
 
 /** Whether a refused single message was refused for good. */
@@ -209,8 +258,11 @@ function parseResults(text: string, batch: OutgoingMessage[]): Omit<MessageOutco
   const byId = new Map(parsed.data.map((r) => [r.messageId, r]));
   return batch.map((m) => {
     const r = byId.get(m.messageId);
-    if (!r) return { messageId: m.messageId, published: false, reason: "the broker's answer does not mention this message" };
-    return r.status === "successful" ? { messageId: m.messageId, published: true } : { messageId: m.messageId, published: false, reason: `broker: ${redact(r.statusMessage).slice(0, 300)}` };
+    if (!r)
+      return { messageId: m.messageId, published: false, reason: "the broker's answer does not mention this message" };
+    return r.status === "successful"
+      ? { messageId: m.messageId, published: true }
+      : { messageId: m.messageId, published: false, reason: `broker: ${redact(r.statusMessage).slice(0, 300)}` };
   });
 }
 

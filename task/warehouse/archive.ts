@@ -39,7 +39,12 @@ export function archiveSql(t: RunTables, deleted: string, run = "$1", before = "
 
 /** The messages of the parameter `ids` are done, for the run `run`; `before` as in archiveSql. */
 export function archiveByIdSql(t: RunTables, run = "$1", ids = "$2", before = ""): string {
-  return archiveSql(t, `DELETE FROM ${t.messages} m WHERE m.message_id = ANY(${ids}::uuid[]) RETURNING m.*`, run, before);
+  return archiveSql(
+    t,
+    `DELETE FROM ${t.messages} m WHERE m.message_id = ANY(${ids}::uuid[]) RETURNING m.*`,
+    run,
+    before,
+  );
 }
 
 /**
@@ -65,7 +70,9 @@ export function archiveUnpublishedSql(t: RunTables): string {
  */
 export function requeueFailedSql(t: RunTables): string {
   return `INSERT INTO ${t.messages} (${QUEUE_COLUMNS})
-     SELECT ${QUEUE_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
+     SELECT ${QUEUE_COLUMNS.split(", ")
+       .map((c) => `a.${c}`)
+       .join(", ")}
        FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.status IN ('${MESSAGE_STATUS.failed}', '${MESSAGE_STATUS.heldBack}')
      ON CONFLICT (message_id) DO NOTHING`;
@@ -86,20 +93,33 @@ export const BODY_PAGE_BYTES = 8 * 1024 * 1024;
  * together fit BODY_PAGE_BYTES (at least one row), with those bodies read from _ARCHIVE (null for those that need
  * none). `octet_length` of a stored body reads its size, not the body.
  */
-export async function withBodies<T extends { message_id: string; bytes: number | null }>(pool: Pool, t: Pick<RunTables, "archive">, rows: T[]): Promise<(T & { body: string | null })[]> {
+export async function withBodies<T extends { message_id: string; bytes: number | null }>(
+  pool: Pool,
+  t: Pick<RunTables, "archive">,
+  rows: T[],
+): Promise<(T & { body: string | null })[]> {
   let bytes = 0;
   let n = 0;
   while (n < rows.length && (n === 0 || bytes + (rows[n].bytes ?? 0) <= BODY_PAGE_BYTES)) bytes += rows[n++].bytes ?? 0;
   const page = rows.slice(0, n);
   const wanted = page.filter((r) => r.bytes !== null).map((r) => r.message_id);
-  const { rows: bodies } = wanted.length ? await pool.query<{ message_id: string; body: string }>(`SELECT message_id, body FROM ${t.archive} WHERE message_id = ANY($1::uuid[])`, [wanted]) : { rows: [] };
+  const { rows: bodies } = wanted.length
+    ? await pool.query<{ message_id: string; body: string }>(
+        `SELECT message_id, body FROM ${t.archive} WHERE message_id = ANY($1::uuid[])`,
+        [wanted],
+      )
+    : { rows: [] };
   const byId = new Map(bodies.map((b) => [b.message_id, b.body]));
   return page.map((r) => ({ ...r, body: byId.get(r.message_id) ?? null }));
 }
 
 /** Every row of a listing with its body, a page of bodies (withBodies) at a time: the listing is read once. */
-export async function* bodyPages<T extends { message_id: string; bytes: number | null }>(pool: Pool, t: Pick<RunTables, "archive">, rows: T[]): AsyncGenerator<(T & { body: string | null })[]> {
-  for (let left = rows; left.length > 0; ) {
+export async function* bodyPages<T extends { message_id: string; bytes: number | null }>(
+  pool: Pool,
+  t: Pick<RunTables, "archive">,
+  rows: T[],
+): AsyncGenerator<(T & { body: string | null })[]> {
+  for (let left = rows; left.length > 0;) {
     const page = await withBodies(pool, t, left);
     left = left.slice(page.length);
     yield page;

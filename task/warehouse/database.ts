@@ -25,9 +25,15 @@ export interface OpenOptions {
 /** PostgreSQL 14+: a backend notices within a second that a killed task is gone, and stops its query. */
 const CHECK_CLIENT = "-c client_connection_check_interval=1000";
 
-export async function openDatabase(connection: string, settings: DatabaseSettings, open: OpenOptions = {}): Promise<Pool> {
+export async function openDatabase(
+  connection: string,
+  settings: DatabaseSettings,
+  open: OpenOptions = {},
+): Promise<Pool> {
   const max = open.max ?? POOL_SIZE;
-  const options = (check: boolean) => [check ? CHECK_CLIENT : "", open.asynchronousCommit ? ASYNCHRONOUS_COMMIT : ""].filter(Boolean).join(" ") || undefined;
+  const options = (check: boolean) =>
+    [check ? CHECK_CLIENT : "", open.asynchronousCommit ? ASYNCHRONOUS_COMMIT : ""].filter(Boolean).join(" ") ||
+    undefined;
   try {
     return await tryOpen(settings, max, options(true));
   } catch (err) {
@@ -40,7 +46,9 @@ export async function openDatabase(connection: string, settings: DatabaseSetting
       }
     }
     const e = err as NodeJS.ErrnoException & { code?: string };
-    throw new UserError(`cannot connect to the database of connection ${connection} (${settings.host}:${settings.port}/${settings.database}): ${e.code ? `${e.code}: ` : ""}${e.message}`);
+    throw new UserError(
+      `cannot connect to the database of connection ${connection} (${settings.host}:${settings.port}/${settings.database}): ${e.code ? `${e.code}: ` : ""}${e.message}`,
+    );
   }
 }
 
@@ -89,9 +97,19 @@ export async function inTransaction<T>(client: ClientBase, work: () => Promise<T
  */
 const LOST_SQLSTATE = /^(08|57P)[0-9A-Z]{2,3}$/;
 /** Socket errors of a connection that broke or could not be opened. */
-const LOST_SOCKET = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
+const LOST_SOCKET = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
 /** node-postgres's own words for a connection that ended or never came (they carry no code). */
-const LOST_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+const LOST_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
 
 /**
  * Why the warehouse connection is gone, when `err` says it is: "warehouse connection lost: 57P01 terminating
@@ -101,7 +119,8 @@ export function connectionLost(err: unknown): string | undefined {
   const e = err as { code?: unknown; message?: unknown } | undefined;
   const code = typeof e?.code === "string" ? e.code : undefined;
   const message = String(e?.message ?? err).split("\n")[0];
-  if (code && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code))) return `warehouse connection lost: ${code} ${message}`;
+  if (code && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code)))
+    return `warehouse connection lost: ${code} ${message}`;
   if (LOST_MESSAGE.test(message)) return `warehouse connection lost: ${message}`;
   return undefined;
 }
@@ -125,7 +144,8 @@ export function watchSessions(pool: Pool, onLost: (reason: string) => void): voi
       if (msg.severity === "FATAL") fatal ??= connectionLost(msg);
     });
     client.on("error", (err) => {
-      if (out.has(client)) onLost(fatal ?? connectionLost(err) ?? `warehouse connection lost: ${err.message.split("\n")[0]}`);
+      if (out.has(client))
+        onLost(fatal ?? connectionLost(err) ?? `warehouse connection lost: ${err.message.split("\n")[0]}`);
     });
   });
   pool.on("release", (_err, client) => out.delete(client));

@@ -23,4 +23,9 @@ export type MessageStatus = (typeof MESSAGE_STATUS)[keyof typeof MESSAGE_STATUS]
  * Statuses of a message no run sends (again): published, or given up (set aside, superseded, discarded). A run resumed
  * after a stop finds such messages still queued and leaves them there for the finish.
  */
-export const NOT_SENT: readonly MessageStatus[] = [MESSAGE_STATUS.published, MESSAGE_STATUS.setAside, MESSAGE_STATUS.superseded, MESSAGE_STATUS.discarded];
+export const NOT_SENT: readonly MessageStatus[] = [
+  MESSAGE_STATUS.published,
+  MESSAGE_STATUS.setAside,
+  MESSAGE_STATUS.superseded,
+  MESSAGE_STATUS.discarded,
+];

@@ -58,9 +58,14 @@ export class RunLockHeld extends UserError {}
 export async function lockClient(client: PoolClient, clientName: string, waitMs = 30_000): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${RUN_LOCK_KEYS}) AS ok`, [clientName]);
+    const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${RUN_LOCK_KEYS}) AS ok`, [
+      clientName,
+    ]);
     if (rows[0].ok) return;
-    if (Date.now() > deadline) throw new RunLockHeld(`another run of client ${clientName} is in progress (its database session holds the run lock)`);
+    if (Date.now() > deadline)
+      throw new RunLockHeld(
+        `another run of client ${clientName} is in progress (its database session holds the run lock)`,
+      );
     await sleep(250);
   }
 }
@@ -80,7 +85,8 @@ interface RunRow {
   started_at: Date;
 }
 
-const COLUMNS = "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, final_status, final_counts, started_at";
+const COLUMNS =
+  "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, final_status, final_counts, started_at";
 
 /** The open transaction a new run's upper bound stays below (HUB_<CLIENT>_OLDEST_XACT()). */
 export interface UpperBoundHold {
@@ -115,7 +121,16 @@ export async function openRun(client: PoolClient, t: RunTables, def: PipelineDef
   );
   if (found.rows[0]) return { ...toState(found.rows[0], true), hiddenSessions: 0, horizonKnown: true };
   const create = (oldest: string) =>
-    client.query<RunRow & { since: string | null; held_seconds: number | null; pid: number | null; application_name: string | null; usename: string | null; hidden_sessions: number | null }>(
+    client.query<
+      RunRow & {
+        since: string | null;
+        held_seconds: number | null;
+        pid: number | null;
+        application_name: string | null;
+        usename: string | null;
+        hidden_sessions: number | null;
+      }
+    >(
       `WITH o AS (${oldest}),
        b AS (SELECT localtimestamp - make_interval(secs => $5::int) AS lagged, o.xact_start::timestamp AS since FROM o),
        ins AS (
@@ -132,10 +147,21 @@ export async function openRun(client: PoolClient, t: RunTables, def: PipelineDef
     // 42883: the run tables of an earlier build have no such function.
     if (err.code !== "42883") throw err;
     horizonKnown = false;
-    return create("SELECT NULL::timestamptz AS xact_start, NULL::int AS pid, NULL::text AS application_name, NULL::text AS usename, 0 AS hidden_sessions");
+    return create(
+      "SELECT NULL::timestamptz AS xact_start, NULL::int AS pid, NULL::text AS application_name, NULL::text AS usename, 0 AS hidden_sessions",
+    );
   });
   const r = created.rows[0];
-  const heldBy = r.since !== null && r.held_seconds !== null && r.held_seconds > 0 ? { since: r.since, seconds: Math.round(r.held_seconds), pid: r.pid!, applicationName: r.application_name, user: r.usename } : undefined;
+  const heldBy =
+    r.since !== null && r.held_seconds !== null && r.held_seconds > 0
+      ? {
+          since: r.since,
+          seconds: Math.round(r.held_seconds),
+          pid: r.pid!,
+          applicationName: r.application_name,
+          user: r.usename,
+        }
+      : undefined;
   return { ...toState(r, false), heldBy, hiddenSessions: r.hidden_sessions ?? 0, horizonKnown };
 }
 
@@ -154,12 +180,17 @@ function toState(r: RunRow, resumed: boolean): RunState {
 }
 
 export async function setPhase(client: PoolClient, t: RunTables, run: RunState, phase: RunPhase): Promise<void> {
-  await client.query(`UPDATE ${t.run} SET phase = $2, updated_at = now() WHERE transaction_id = $1`, [run.transactionId, phase]);
+  await client.query(`UPDATE ${t.run} SET phase = $2, updated_at = now() WHERE transaction_id = $1`, [
+    run.transactionId,
+    phase,
+  ]);
   run.phase = phase;
 }
 
 export async function markStartedReported(client: PoolClient, t: RunTables, run: RunState): Promise<void> {
-  await client.query(`UPDATE ${t.run} SET started_reported = true, updated_at = now() WHERE transaction_id = $1`, [run.transactionId]);
+  await client.query(`UPDATE ${t.run} SET started_reported = true, updated_at = now() WHERE transaction_id = $1`, [
+    run.transactionId,
+  ]);
   run.startedReported = true;
 }
 

@@ -14,11 +14,32 @@ const WORKFLOWS = path.join(ROOT, ".github", "workflows");
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { imageNode } = require("../../scripts/image-node.js") as { imageNode(): { version: string; major: number } };
 
-type Step = { name?: string; uses?: string; run?: string; with?: Record<string, unknown>; env?: Record<string, string> };
-type Job = { name?: string; environment?: string; if?: string; needs?: string; permissions?: Record<string, string>; env?: Record<string, string>; strategy?: { matrix: Record<string, unknown[]> }; steps: Step[] };
+type Step = {
+  name?: string;
+  uses?: string;
+  run?: string;
+  with?: Record<string, unknown>;
+  env?: Record<string, string>;
+};
+type Job = {
+  name?: string;
+  environment?: string;
+  if?: string;
+  needs?: string;
+  permissions?: Record<string, string>;
+  env?: Record<string, string>;
+  strategy?: { matrix: Record<string, unknown[]> };
+  steps: Step[];
+};
 type Workflow = { on: Record<string, unknown>; permissions?: Record<string, string>; jobs: Record<string, Job> };
-const load = (file: string) => ({ text: fs.readFileSync(path.join(WORKFLOWS, file), "utf8"), doc: YAML.parse(fs.readFileSync(path.join(WORKFLOWS, file), "utf8")) as Workflow });
-const FILES = fs.readdirSync(WORKFLOWS).filter((f) => /\.ya?ml$/.test(f)).sort();
+const load = (file: string) => ({
+  text: fs.readFileSync(path.join(WORKFLOWS, file), "utf8"),
+  doc: YAML.parse(fs.readFileSync(path.join(WORKFLOWS, file), "utf8")) as Workflow,
+});
+const FILES = fs
+  .readdirSync(WORKFLOWS)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
 
 /** The environments whose required reviewers gate every run (docs/pulumi.md, "CI", says so for each). */
 const REVIEWED_ENVIRONMENTS = ["qa", "prod"];
@@ -37,8 +58,13 @@ describe("CI workflows", () => {
       for (const [name, job] of Object.entries(doc.jobs)) {
         const text = JSON.stringify(job);
         if (job.environment === undefined) {
-          expect(text, `${file} ${name}`).not.toMatch(/secrets\.|id-token|vars\.AWS_|configure-aws-credentials|pulumi\/actions|PULUMI_ACCESS_TOKEN/);
-          expect(Object.values(job.permissions ?? {}).filter((p) => p !== "read"), `${file} ${name}`).toEqual([]);
+          expect(text, `${file} ${name}`).not.toMatch(
+            /secrets\.|id-token|vars\.AWS_|configure-aws-credentials|pulumi\/actions|PULUMI_ACCESS_TOKEN/,
+          );
+          expect(
+            Object.values(job.permissions ?? {}).filter((p) => p !== "read"),
+            `${file} ${name}`,
+          ).toEqual([]);
         } else {
           // Approved by a maintainer before it starts; forks never get there (GitHub gives them no secrets anyway).
           expect(REVIEWED_ENVIRONMENTS, `${file} ${name}`).toContain(job.environment);
@@ -47,7 +73,8 @@ describe("CI workflows", () => {
       }
     }
     const docs = fs.readFileSync(path.join(ROOT, "docs", "pulumi.md"), "utf8");
-    for (const env of REVIEWED_ENVIRONMENTS) expect(docs).toMatch(new RegExp(`\\| environment \`${env}\` \\| \\*\\*required reviewers\\*\\*`));
+    for (const env of REVIEWED_ENVIRONMENTS)
+      expect(docs).toMatch(new RegExp(`\\| environment \`${env}\` \\| \\*\\*required reviewers\\*\\*`));
   });
 
   it("comment the offline plan of a pull request against main: computed without secrets, posted without running its code", () => {
@@ -58,8 +85,13 @@ describe("CI workflows", () => {
     expect(script).toMatch(/npx tsc --noEmit -p \./);
     expect(script).toMatch(/validate --strict --stack "\$stack"/);
     expect(script).toContain('git worktree add --detach ../base "$BASE_SHA"');
-    expect(script).toMatch(/plan --stack "\$stack" --diff-from "offline-plan\/main-\$stack\.json" >> offline-plan\/comment\.md/);
-    expect(plan.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toEqual({ name: "offline-plan", path: "offline-plan/" });
+    expect(script).toMatch(
+      /plan --stack "\$stack" --diff-from "offline-plan\/main-\$stack\.json" >> offline-plan\/comment\.md/,
+    );
+    expect(plan.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toEqual({
+      name: "offline-plan",
+      path: "offline-plan/",
+    });
 
     const { doc: comment, text } = load("plan-comment.yml");
     expect(comment.on).toEqual({ workflow_run: { workflows: ["Preview"], types: ["completed"] } });
@@ -77,7 +109,10 @@ describe("CI workflows", () => {
     const qa = load("preview.yml").doc.jobs["preview-qa"];
     expect(qa.environment).toBe("qa");
     expect(qa.needs).toBe("offline-plan");
-    expect(qa.steps.find((s) => s.with?.command === "preview")!.with).toMatchObject({ "stack-name": "${{ vars.PULUMI_ORG }}/qa", "comment-on-pr": true });
+    expect(qa.steps.find((s) => s.with?.command === "preview")!.with).toMatchObject({
+      "stack-name": "${{ vars.PULUMI_ORG }}/qa",
+      "comment-on-pr": true,
+    });
     expect(load("preview.yml").text).not.toMatch(/environment: prod|_PROD\b|--stack prod|\/prod\b/);
 
     const { doc } = load("preview-prod.yml");
@@ -86,7 +121,9 @@ describe("CI workflows", () => {
     const job = doc.jobs["preview-prod"];
     expect(job.environment).toBe("prod");
     expect(job.if).toBe("github.ref == 'refs/heads/main'");
-    expect(job.steps.find((s) => s.with?.command === "preview")!.with).toMatchObject({ "stack-name": "${{ vars.PULUMI_ORG }}/prod" });
+    expect(job.steps.find((s) => s.with?.command === "preview")!.with).toMatchObject({
+      "stack-name": "${{ vars.PULUMI_ORG }}/prod",
+    });
   });
 
   it("take AWS credentials through OIDC only, and start the previews transpile-only", () => {
@@ -123,7 +160,9 @@ describe("CI workflows", () => {
     const development = /^>=(\d+\.\d+)/.exec(pkg.engines.node)![1];
     const test = load("test.yml").doc.jobs.test;
     expect(test.strategy!.matrix.node).toEqual([development, version]);
-    expect(test.steps.find((s) => s.uses?.startsWith("actions/setup-node@"))!.with!["node-version"]).toBe("${{ matrix.node }}");
+    expect(test.steps.find((s) => s.uses?.startsWith("actions/setup-node@"))!.with!["node-version"]).toBe(
+      "${{ matrix.node }}",
+    );
     // Everything else runs the development version.
     for (const file of FILES) {
       for (const step of Object.values(load(file).doc.jobs).flatMap((j) => j.steps)) {

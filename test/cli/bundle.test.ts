@@ -26,7 +26,12 @@ interface BuildCli {
 
 /** A copy of the project's sources at `root` (tracked and new files, not ignored ones), node_modules linked. */
 function checkout(root: string): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: PROJECT_ROOT,
+  })
+    .toString("utf8")
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     // Deleted in the work tree, or a linked node_modules (git lists a link as a file).
     if (file === "node_modules" || !fs.existsSync(path.join(PROJECT_ROOT, file))) continue;
@@ -40,7 +45,10 @@ function checkout(root: string): string {
 
 function runIn(root: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "bin", "hub-export.js"), ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(root, "bin", "hub-export.js"), ...args], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -50,7 +58,11 @@ function runIn(root: string, args: string[]): Promise<CliResult> {
   });
 }
 
-const summaryLine = (help: string, command: string) => help.split("\n").find((l) => l.trimStart().startsWith(`${command} `))?.trim();
+const summaryLine = (help: string, command: string) =>
+  help
+    .split("\n")
+    .find((l) => l.trimStart().startsWith(`${command} `))
+    ?.trim();
 
 describe("the hub-export bundle", () => {
   it("writes nothing to the system temporary folder: --help, validate, and a local run with its child processes", async () => {
@@ -61,7 +73,10 @@ describe("the hub-export bundle", () => {
     const validate = await runCli(["validate", "--file", fixtureStackFile("qa")], { env });
     expect(validate.code, validate.stderr).toBe(0);
     // Embedded PostgreSQL (initdb, postgres), the emulator and the export task in its own node process.
-    const local = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"], { env, timeoutMs: 120_000 });
+    const local = await runCli(
+      ["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"],
+      { env, timeoutMs: 120_000 },
+    );
     expect(local.code, local.stdout + local.stderr).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);
   }, 180_000);
@@ -69,7 +84,12 @@ describe("the hub-export bundle", () => {
   it("before `npm ci` says to run it, in one line, exit 1: not an internal error with a stack trace", async () => {
     // A fresh clone: the sources, no node_modules.
     const root = path.join(work, "not-installed");
-    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      cwd: PROJECT_ROOT,
+    })
+      .toString("utf8")
+      .split("\0")
+      .filter(Boolean);
     for (const file of files.filter((f) => f !== "node_modules" && fs.existsSync(path.join(PROJECT_ROOT, f)))) {
       fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
       fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
@@ -82,7 +102,10 @@ describe("the hub-export bundle", () => {
     }
     // As the README has it: npx finds the project's own bin (offline: npm asks no registry).
     const npx = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d) => (stdout += d));

@@ -29,7 +29,9 @@ describe("hub-export validate / render / credentials-string", () => {
     const r = await runCli(["validate", "--file", fixtureStackFile("qa")]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ok: .*Pulumi\.qa\.yaml: client ACME, 2 hub tenant\(s\) in US, EU, 3 platform tenant\(s\)\n/);
+    expect(r.stdout).toMatch(
+      /^ok: .*Pulumi\.qa\.yaml: client ACME, 2 hub tenant\(s\) in US, EU, 3 platform tenant\(s\)\n/,
+    );
   });
 
   it("render prints valid JSON with no tags left and only the stack's regions' publish steps", async () => {
@@ -85,18 +87,25 @@ describe("hub-export validate / render / credentials-string", () => {
     expect(lax.stdout.split("\n")[0]).toMatch(/, 2 environment warning\(s\)$/);
     // Then what a real `pulumi up` would stop on: the committed file's secrets and placeholders.
     expect(lax.stdout).toContain("before 'pulumi up': ");
-    expect(lax.stdout).toContain("  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n");
+    expect(lax.stdout).toContain(
+      "  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n",
+    );
     const strict = await runCli(["validate", "--strict", "--file", file]);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toBe("");
-    expect(strict.stderr.trimEnd().split("\n")).toEqual([`${file} (--strict, environment QA): invalid configuration (2 problems)`, ...lines]);
+    expect(strict.stderr.trimEnd().split("\n")).toEqual([
+      `${file} (--strict, environment QA): invalid configuration (2 problems)`,
+      ...lines,
+    ]);
     for (const stack of ["qa", "prod"]) expect((await runCli(["validate", "--strict", "--stack", stack])).code).toBe(0);
   });
 
   it("a missing stack file exits 1, usage errors exit 2", async () => {
     const missing = await runCli(["validate", "--stack", "nosuchstack"]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe(`no stack 'nosuchstack': Pulumi.nosuchstack.yaml does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ")} (or give --file PATH)\n`);
+    expect(missing.stderr).toBe(
+      `no stack 'nosuchstack': Pulumi.nosuchstack.yaml does not exist in ${PROJECT_ROOT}; the stacks are ${availableStacks().join(", ")} (or give --file PATH)\n`,
+    );
     const both = await runCli(["render", "--stack", "qa", "--file", "x.yaml"]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --stack or --file, not both/);
@@ -121,7 +130,9 @@ describe("hub-export validate / render / credentials-string", () => {
   it("credentials-string encodes, reading the secret from stdin with -", async () => {
     const args = await runCli(["credentials-string", "--client-id", "abc", "--client-secret", "s3cr3t"]);
     expect(args.stdout).toBe("eydjbGllbnRJZCc6ICdhYmMnLCAnY2xpZW50U2VjcmV0JzogJ3MzY3IzdCd9==\n");
-    const stdin = await runCli(["credentials-string", "--client-id", "o'neil", "--client-secret", "-"], { input: "back\\slash\n" });
+    const stdin = await runCli(["credentials-string", "--client-id", "o'neil", "--client-secret", "-"], {
+      input: "back\\slash\n",
+    });
     expect(stdin.code).toBe(0);
     expect(stdin.stdout).toBe("eydjbGllbnRJZCc6ICJvJ25laWwiLCAnY2xpZW50U2VjcmV0JzogJ2JhY2tcXHNsYXNoJ30===\n");
     const missing = await runCli(["credentials-string", "--client-id", "abc"]);

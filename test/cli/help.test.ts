@@ -13,7 +13,12 @@ import type { Command, Options } from "../../cli/command";
 import { PROJECT_ROOT, runCli } from "../support/cli";
 import { loadStackConfig } from "../../config/load";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { HUB_CONFIGURATION_FILES, TEMPLATE_FILE_PREFIX, hubConfigurationFolder, renderedPipelineKey } from "../../core/naming";
+import {
+  HUB_CONFIGURATION_FILES,
+  TEMPLATE_FILE_PREFIX,
+  hubConfigurationFolder,
+  renderedPipelineKey,
+} from "../../core/naming";
 import { deployedInputs } from "../../task/probe";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-help-"));
@@ -31,10 +36,13 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
 }
 
 /** The commands as main loads them, through vitest's module loader. */
-const load: CommandLoader = async (name) => ((await import(path.join(PROJECT_ROOT, "cli", "commands", `${COMMANDS[name]}.ts`))) as { default: Command<any> }).default;
+const load: CommandLoader = async (name) =>
+  ((await import(path.join(PROJECT_ROOT, "cli", "commands", `${COMMANDS[name]}.ts`))) as { default: Command<any> })
+    .default;
 
 const BENCHMARKS = ["export", "emulator", "plan"];
-const benchOptions = async (name: string) => ((await import(path.join(PROJECT_ROOT, "bench", `${name}.ts`))) as { options: Options }).options;
+const benchOptions = async (name: string) =>
+  ((await import(path.join(PROJECT_ROOT, "bench", `${name}.ts`))) as { options: Options }).options;
 
 function expectOptionsListed(help: string, options: Options): void {
   for (const [name, o] of Object.entries(options)) {
@@ -59,15 +67,23 @@ describe("hub-export --help", () => {
     }
   });
 
-  it.each(Object.keys(COMMANDS).filter((c) => c !== "bench"))("%s --help lists each option with description, default and example, and the exit codes", async (name) => {
-    const r = await cli(name, "--help");
-    expect(r.code).toBe(0);
-    expect(r.stderr).toBe("");
-    expect(r.stdout).toContain(`Usage: hub-export ${name}`);
-    expectOptionsListed(r.stdout, (await load(name)).options);
-    const codes = r.stdout.slice(r.stdout.indexOf("Exit codes:")).split("\n").slice(1).filter(Boolean).map((l) => l.trim().split(" ")[0]);
-    expect(codes).toEqual(expect.arrayContaining(["0", "1", "2", "70"]));
-  });
+  it.each(Object.keys(COMMANDS).filter((c) => c !== "bench"))(
+    "%s --help lists each option with description, default and example, and the exit codes",
+    async (name) => {
+      const r = await cli(name, "--help");
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toContain(`Usage: hub-export ${name}`);
+      expectOptionsListed(r.stdout, (await load(name)).options);
+      const codes = r.stdout
+        .slice(r.stdout.indexOf("Exit codes:"))
+        .split("\n")
+        .slice(1)
+        .filter(Boolean)
+        .map((l) => l.trim().split(" ")[0]);
+      expect(codes).toEqual(expect.arrayContaining(["0", "1", "2", "70"]));
+    },
+  );
 
   it("bench --help and bench <name> --help list the benchmarks' own options and exit 0", async () => {
     // As a user runs them: the bench command loads the benchmark scripts itself.
@@ -84,7 +100,9 @@ describe("hub-export --help", () => {
     const emulator = (await cli("emulator", "--help")).stdout;
     expect(emulator).toContain("--faults SPEC: rules separated by ';'");
     expect(emulator).toContain("queue.publish, cfg.routingRules");
-    expect((await cli("run", "--help")).stdout).toContain("HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS");
+    expect((await cli("run", "--help")).stdout).toContain(
+      "HUB_EXPORT_DEFINITION, HUB_EXPORT_SCRIPTS, HUB_EXPORT_CONNECTIONS",
+    );
   });
 
   it("run's examples are the qa stack's deployed keys (core/naming.ts), not a template file with a build number", async () => {
@@ -95,7 +113,9 @@ describe("hub-export --help", () => {
     expect(help).toContain(`example: --definition s3://${config.bucket.name}/${renderedPipelineKey(config.jobName)}\n`);
     expect(help).toContain(`example: --scripts ${deployed.scripts}\n`);
     expect(help).toContain(`example: --connections ${deployed.connections}\n`);
-    expect(help).toContain(`example: --cls s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${HUB_CONFIGURATION_FILES.clsCsv}\n`);
+    expect(help).toContain(
+      `example: --cls s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${HUB_CONFIGURATION_FILES.clsCsv}\n`,
+    );
     expect(help).not.toContain(TEMPLATE_FILE_PREFIX);
   });
 
@@ -108,8 +128,10 @@ describe("hub-export --help", () => {
     expect(build.stdout).toContain("Usage: hub-export cls build ");
     expect(check.stdout).toMatch(/^Check the codes of the client's employees .* against the CLS load sheet/);
     expect(check.stdout).toContain("Usage: hub-export cls check ");
-    for (const option of ["--from", "--out", "--strict"]) expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([true, false]);
-    for (const option of ["--sheet", "--database-url"]) expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([false, true]);
+    for (const option of ["--from", "--out", "--strict"])
+      expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([true, false]);
+    for (const option of ["--sheet", "--database-url"])
+      expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([false, true]);
     const both = (await cli("cls", "--help")).stdout;
     expect(both).toMatch(/^ {2}build {5}Build the CLS load sheet/m);
     expect(both).toMatch(/^ {2}check {5}Check the codes/m);
@@ -127,7 +149,13 @@ describe("hub-export --help", () => {
 });
 
 describe("the exit codes, as the commands return them", () => {
-  const listed = (help: string) => help.slice(help.indexOf("Exit codes:")).split("\n").slice(1).filter(Boolean).map((l) => Number(l.trim().split(" ")[0]));
+  const listed = (help: string) =>
+    help
+      .slice(help.indexOf("Exit codes:"))
+      .split("\n")
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => Number(l.trim().split(" ")[0]));
 
   it("local lists 3, which it returns when the run ends ExecutionFailed (npm start -- --hub-faults ...)", async () => {
     const help = (await cli("local", "--help")).stdout;
@@ -159,18 +187,45 @@ describe("user mistakes get one line naming the problem and the fix", () => {
 
   it.each([
     [["validate", "--nope"], "hub-export validate: unknown option --nope (see 'hub-export validate --help')"],
-    [["validate", "--stak", "qa"], "hub-export validate: unknown option --stak (did you mean --stack?) (see 'hub-export validate --help')"],
-    [["emulator", "--port", "-1"], "hub-export emulator: --port must be an integer from 0 to 65535, got '-1' (see 'hub-export emulator --help')"],
-    [["local", "--employees"], "hub-export local: --employees needs a value (N), e.g. --employees 100000 (see 'hub-export local --help')"],
+    [
+      ["validate", "--stak", "qa"],
+      "hub-export validate: unknown option --stak (did you mean --stack?) (see 'hub-export validate --help')",
+    ],
+    [
+      ["emulator", "--port", "-1"],
+      "hub-export emulator: --port must be an integer from 0 to 65535, got '-1' (see 'hub-export emulator --help')",
+    ],
+    [
+      ["local", "--employees"],
+      "hub-export local: --employees needs a value (N), e.g. --employees 100000 (see 'hub-export local --help')",
+    ],
     [["local", "--keep=yes"], "hub-export local: --keep takes no value (see 'hub-export local --help')"],
-    [["status", "--job-name", "J", "--database-url", "notaurl"], "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')"],
-    [["status", "--job-name", "J", "--database-url", "https://db.example.com/x"], "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')"],
+    [
+      ["status", "--job-name", "J", "--database-url", "notaurl"],
+      "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')",
+    ],
+    [
+      ["status", "--job-name", "J", "--database-url", "https://db.example.com/x"],
+      "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')",
+    ],
     [["cls"], "hub-export cls: build or check is required (see 'hub-export cls --help')"],
     [["cls", "frob"], "hub-export cls: unknown action 'frob': build or check (see 'hub-export cls --help')"],
-    [["cls", "--stack", "qa", "check"], "hub-export cls: the action comes first: 'hub-export cls check [options]' (see 'hub-export cls --help')"],
-    [["cls", "build", "--stack", "qa", "--sheet", "x.csv"], "hub-export cls build: unknown option --sheet (see 'hub-export cls build --help')"],
-    [["frobnicate"], `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
-    [["statsu"], `hub-export: unknown command 'statsu' (did you mean 'status'?): one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`],
+    [
+      ["cls", "--stack", "qa", "check"],
+      "hub-export cls: the action comes first: 'hub-export cls check [options]' (see 'hub-export cls --help')",
+    ],
+    [
+      ["cls", "build", "--stack", "qa", "--sheet", "x.csv"],
+      "hub-export cls build: unknown option --sheet (see 'hub-export cls build --help')",
+    ],
+    [
+      ["frobnicate"],
+      `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`,
+    ],
+    [
+      ["statsu"],
+      `hub-export: unknown command 'statsu' (did you mean 'status'?): one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`,
+    ],
   ])("%j", async (argv, message) => {
     const r = await cli(...argv);
     expect(r.code).toBe(2);
@@ -180,13 +235,17 @@ describe("user mistakes get one line naming the problem and the fix", () => {
   it("an unknown benchmark", async () => {
     const r = await runCli(["bench", "nope"]);
     expect(r.code).toBe(2);
-    expect(oneLine(r)).toBe("hub-export bench: unknown benchmark 'nope': one of export, emulator, plan, outage (see 'hub-export bench --help')");
+    expect(oneLine(r)).toBe(
+      "hub-export bench: unknown benchmark 'nope': one of export, emulator, plan, outage (see 'hub-export bench --help')",
+    );
   });
 
   it("--stack with no such stack lists the stacks there are", async () => {
     const r = await cli("validate", "--stack", "nope");
     expect(r.code).toBe(1);
-    expect(oneLine(r)).toBe(`no stack 'nope': Pulumi.nope.yaml does not exist in ${PROJECT_ROOT}; the stacks are prod, qa (or give --file PATH)`);
+    expect(oneLine(r)).toBe(
+      `no stack 'nope': Pulumi.nope.yaml does not exist in ${PROJECT_ROOT}; the stacks are prod, qa (or give --file PATH)`,
+    );
   });
 
   it("malformed YAML is reported at its line and column, without the parser's dangling frame", async () => {

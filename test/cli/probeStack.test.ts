@@ -23,16 +23,27 @@ function startUndeployedAws() {
     req.on("end", () => {
       if (String(req.headers["x-amz-target"] ?? "").startsWith("secretsmanager.")) {
         res.writeHead(400, { "content-type": "application/x-amz-json-1.1" });
-        res.end(JSON.stringify({ __type: "ResourceNotFoundException", message: "Secrets Manager can't find the specified secret." }));
+        res.end(
+          JSON.stringify({
+            __type: "ResourceNotFoundException",
+            message: "Secrets Manager can't find the specified secret.",
+          }),
+        );
       } else {
         res.writeHead(404, { "content-type": "application/xml" });
-        res.end("<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>");
+        res.end(
+          '<?xml version="1.0"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>',
+        );
       }
     });
   });
   return new Promise<{ url: string; regions: string[]; close(): Promise<void> }>((resolve) =>
     server.listen(0, "127.0.0.1", () =>
-      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, regions, close: () => new Promise((done) => server.close(() => done())) }),
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        regions,
+        close: () => new Promise((done) => server.close(() => done())),
+      }),
     ),
   );
 }
@@ -63,7 +74,9 @@ describe("probe --stack before a deployment", () => {
     expect(aws.regions.length).toBeGreaterThan(0);
     expect(new Set(aws.regions)).toEqual(new Set([stackRegion]));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^missing credential files in the scripts folder s3:\/\/acme-platform-qa\/Tools\/hub_python_scripts\/:\n/);
+    expect(r.stderr).toMatch(
+      /^missing credential files in the scripts folder s3:\/\/acme-platform-qa\/Tools\/hub_python_scripts\/:\n/,
+    );
     expect(r.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
   });
 
@@ -100,15 +113,30 @@ describe("probe --stack before a deployment", () => {
         });
         expect(r.code, r.stderr).toBe(1);
         expect(r.stderr).toBe("");
-        const report = JSON.parse(r.stdout) as { checks: { endpoint: string; check: string; result: string; verdict: string }[] };
+        const report = JSON.parse(r.stdout) as {
+          checks: { endpoint: string; check: string; result: string; verdict: string }[];
+        };
         const credentials = report.checks.find((c) => c.endpoint === "AWS credentials")!;
         expect(credentials.verdict).toBe("FAIL");
-        expect(credentials.result).toContain("set AWS_PROFILE=<profile> of the stack's account (with SSO, run 'aws sso login --profile <profile>' first)");
-        expect(credentials.result).toContain("tenant_credentials.txt in s3://acme-platform-qa/Tools/hub_python_scripts/");
+        expect(credentials.result).toContain(
+          "set AWS_PROFILE=<profile> of the stack's account (with SSO, run 'aws sso login --profile <profile>' first)",
+        );
+        expect(credentials.result).toContain(
+          "tenant_credentials.txt in s3://acme-platform-qa/Tools/hub_python_scripts/",
+        );
         // Every host the stack names is still looked at: here one, on loopback, reached.
         const host = `host 127.0.0.1:${(hub.address() as AddressInfo).port}`;
-        expect(report.checks.filter((c) => c.endpoint === host).map((c) => `${c.check} ${c.verdict}`)).toEqual(["dns ok", "reach ok", "tls skip"]);
-        expect(report.checks.filter((c) => c.verdict === "skip" && c.check !== "tls").map((c) => c.endpoint)).toEqual(["queue US (HUB_MQ_US_QA)", "queue EU (HUB_MQ_EU_QA)", "tenant ACME_US_QA", "tenant ACME_EU_QA"]);
+        expect(report.checks.filter((c) => c.endpoint === host).map((c) => `${c.check} ${c.verdict}`)).toEqual([
+          "dns ok",
+          "reach ok",
+          "tls skip",
+        ]);
+        expect(report.checks.filter((c) => c.verdict === "skip" && c.check !== "tls").map((c) => c.endpoint)).toEqual([
+          "queue US (HUB_MQ_US_QA)",
+          "queue EU (HUB_MQ_EU_QA)",
+          "tenant ACME_US_QA",
+          "tenant ACME_EU_QA",
+        ]);
       } finally {
         fs.rmSync(file, { force: true });
       }

@@ -33,7 +33,10 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     for (const q of Object.values<Record<string, unknown>>(raw.queues)) delete q.clientSecret;
     edit(raw);
     const file = path.join(dir, `Pulumi.${name}.yaml`);
-    fs.writeFileSync(file, YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`hubExport:${k}`, v])) }));
+    fs.writeFileSync(
+      file,
+      YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`hubExport:${k}`, v])) }),
+    );
     return file;
   };
 
@@ -46,8 +49,13 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     env = { PGPASSWORD: decodeURIComponent(url.password), PGPASSFILE: path.join(dir, "none") };
     expect((await runTask(f.platform.args)).code).toBe(0);
     // The next run fails: one US employee's message is too large for the broker.
-    const { rows } = await f.pool.query(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 1`);
-    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2::int), changed_at = localtimestamp WHERE address_id = $1 || '-A1'`, [rows[0].employee_id, TOO_WIDE]);
+    const { rows } = await f.pool.query(
+      `SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = 'US' ORDER BY 1 LIMIT 1`,
+    );
+    await f.pool.query(
+      `UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2::int), changed_at = localtimestamp WHERE address_id = $1 || '-A1'`,
+      [rows[0].employee_id, TOO_WIDE],
+    );
     const failed = await runTask(f.platform.args);
     expect(failed.code).toBe(3);
     failedTx = failed.events.find((e) => e.event === "run.done")!.transactionId as string;
@@ -62,19 +70,33 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toBe(`Database: ${database} on 127.0.0.1:${new URL(f.db.url).port} as postgres (the warehouse of ${stackFile}, hubExport:database)`);
+    expect(lines[0]).toBe(
+      `Database: ${database} on 127.0.0.1:${new URL(f.db.url).port} as postgres (the warehouse of ${stackFile}, hubExport:database)`,
+    );
     expect(lines[1]).toBe(`Job ${JOB_NAME} in schema staging`);
     // The latest run comes first, although the completed run before it is the only one in HUB_INTAKE_JOB.
-    expect(lines[3]).toMatch(new RegExp(`^Latest run: ExecutionFailed at \\S+, transaction ${failedTx} \\(by export-task\\)$`));
-    expect(lines[4]).toMatch(/^ {2}reason: 1 message\(s\) failed: 1 to queue US \(HUB_MQ_US_TEST\): message body of \d+ bytes exceeds the broker's limit of 10485760; the next run retries them$/);
-    expect(lines[5]).toMatch(/^ {2}counts: extracted 1, messages 1, published 0, failed 1, held back 0, ERS entities 0$/);
-    expect(lines[6]).toBe(`  each message and its reason: npx hub-export status --file ${stackFile} --transaction ${failedTx}`);
+    expect(lines[3]).toMatch(
+      new RegExp(`^Latest run: ExecutionFailed at \\S+, transaction ${failedTx} \\(by export-task\\)$`),
+    );
+    expect(lines[4]).toMatch(
+      /^ {2}reason: 1 message\(s\) failed: 1 to queue US \(HUB_MQ_US_TEST\): message body of \d+ bytes exceeds the broker's limit of 10485760; the next run retries them$/,
+    );
+    expect(lines[5]).toMatch(
+      /^ {2}counts: extracted 1, messages 1, published 0, failed 1, held back 0, ERS entities 0$/,
+    );
+    expect(lines[6]).toBe(
+      `  each message and its reason: npx hub-export status --file ${stackFile} --transaction ${failedTx}`,
+    );
     expect(r.stdout.indexOf("Latest run:")).toBeLessThan(r.stdout.indexOf("Completed runs"));
     expect(r.stdout).not.toContain("their reasons are in");
 
     const json = JSON.parse((await runCli(["status", "--file", stackFile, "--json"], { env })).stdout);
     expect(json.database).toBe(lines[0].slice("Database: ".length));
-    expect(json.latestRun).toMatchObject({ transactionId: failedTx, outcome: "ExecutionFailed", reason: expect.stringMatching(/^1 message\(s\) failed: 1 to queue US/) });
+    expect(json.latestRun).toMatchObject({
+      transactionId: failedTx,
+      outcome: "ExecutionFailed",
+      reason: expect.stringMatching(/^1 message\(s\) failed: 1 to queue US/),
+    });
 
     // The printed command, pasted as printed, lists the message with its reason.
     const one = await runCli(lines[6].trim().split(/\s+/).slice(7), { env });
@@ -85,10 +107,16 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
 
   it("cls check and reload --file name the stack's database first", async () => {
     const sheet = path.join(dir, "cls.csv");
-    expect((await runCli(["cls", "build", "--from", path.join(PROJECT_ROOT, "cls", "samples"), "--out", sheet])).code).toBe(0);
+    expect(
+      (await runCli(["cls", "build", "--from", path.join(PROJECT_ROOT, "cls", "samples"), "--out", sheet])).code,
+    ).toBe(0);
     const check = await runCli(["cls", "check", "--file", stackFile, "--sheet", sheet], { env });
-    expect(check.stdout.split("\n")[0], check.stderr).toMatch(new RegExp(`^Database: ${database} on 127\\.0\\.0\\.1:\\d+ as postgres \\(the warehouse of `));
-    const reload = await runCli(["reload", "--file", stackFile, "--tenant", "ACME_US_TEST", "--actor", "carol"], { env });
+    expect(check.stdout.split("\n")[0], check.stderr).toMatch(
+      new RegExp(`^Database: ${database} on 127\\.0\\.0\\.1:\\d+ as postgres \\(the warehouse of `),
+    );
+    const reload = await runCli(["reload", "--file", stackFile, "--tenant", "ACME_US_TEST", "--actor", "carol"], {
+      env,
+    });
     expect(reload.code, reload.stderr).toBe(0);
     expect(reload.stdout.split("\n")[0]).toMatch(new RegExp(`^Database: ${database} on `));
     expect(reload.stdout.split("\n")[1]).toMatch(/^Reload recorded in HUB_EXPORT_RUN_HISTORY/);
@@ -114,8 +142,15 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
       /^cannot connect to the warehouse of \S+, \w+ on 127\.0\.0\.1:1 as postgres: .*; this machine needs a network path to it \(a VPN, or a tunnel named in hubExport:database\.provisioning\), or give --database-url /,
     ],
   ])("refuses in one line with %s, never falling back to the local database", async (name, edit, extraEnv, message) => {
-    const file = writeStack(name === "no password" ? "nopassword" : name.includes("PLACEHOLDER") ? "placeholder" : "unreachable", edit);
-    for (const command of [["status"], ["cls", "check"], ["retry", "--message-id", "00000000-0000-4000-8000-000000000001"]]) {
+    const file = writeStack(
+      name === "no password" ? "nopassword" : name.includes("PLACEHOLDER") ? "placeholder" : "unreachable",
+      edit,
+    );
+    for (const command of [
+      ["status"],
+      ["cls", "check"],
+      ["retry", "--message-id", "00000000-0000-4000-8000-000000000001"],
+    ]) {
       const r = await runCli([...command, "--file", file], { env: { ...env, ...extraEnv } });
       expect(r.code, `${command[0]}: ${r.stderr}`).toBe(1);
       expect(r.stdout).toBe("");
@@ -128,6 +163,8 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     const empty = path.join(dir, "no-local");
     const r = await runCli(["status", "--file", stackFile, "--dir", empty], { env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`no local database in ${path.join(empty, "postgres")}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url\n`);
+    expect(r.stderr).toBe(
+      `no local database in ${path.join(empty, "postgres")}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url\n`,
+    );
   });
 });

@@ -30,12 +30,27 @@ describe("server access logs of the created bucket", () => {
     const logName = accessLogBucketName(config.bucket.name);
     expect(inputs(logBucket)).toMatchObject({ bucket: logName, forceDestroy: true });
     const prefix = `${config.bucket.name}/`;
-    expect(inputs(one(run, T.logging))).toMatchObject({ bucket: outputs(bucket).bucket, targetBucket: logName, targetPrefix: prefix });
+    expect(inputs(one(run, T.logging))).toMatchObject({
+      bucket: outputs(bucket).bucket,
+      targetBucket: logName,
+      targetPrefix: prefix,
+    });
     // S3 delivers server access logs only to an SSE-S3 (or unencrypted) bucket: not the stack's KMS key.
-    expect(inputs(one(run, T.encryption, "hub-export-bucket-access-logs")).rules).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }]);
-    expect(inputs(one(run, T.ownership, "hub-export-bucket-access-logs")).rule).toEqual({ objectOwnership: "BucketOwnerEnforced" });
-    expect(inputs(one(run, T.access, "hub-export-bucket-access-logs"))).toMatchObject({ blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true });
-    expect(inputs(one(run, T.lifecycle, "hub-export-bucket-access-logs")).rules).toEqual([{ id: "expire-access-logs", status: "Enabled", filter: { prefix }, expiration: { days: 365 } }]);
+    expect(inputs(one(run, T.encryption, "hub-export-bucket-access-logs")).rules).toEqual([
+      { applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } },
+    ]);
+    expect(inputs(one(run, T.ownership, "hub-export-bucket-access-logs")).rule).toEqual({
+      objectOwnership: "BucketOwnerEnforced",
+    });
+    expect(inputs(one(run, T.access, "hub-export-bucket-access-logs"))).toMatchObject({
+      blockPublicAcls: true,
+      blockPublicPolicy: true,
+      ignorePublicAcls: true,
+      restrictPublicBuckets: true,
+    });
+    expect(inputs(one(run, T.lifecycle, "hub-export-bucket-access-logs")).rules).toEqual([
+      { id: "expire-access-logs", status: "Enabled", filter: { prefix }, expiration: { days: 365 } },
+    ]);
     const policy = JSON.parse(inputs(one(run, T.policy, "hub-export-bucket-access-logs")).policy) as PolicyDocument;
     expect(policy.Statement[0]).toEqual({
       Sid: "S3ServerAccessLogDelivery",
@@ -43,15 +58,24 @@ describe("server access logs of the created bucket", () => {
       Principal: { Service: "logging.s3.amazonaws.com" },
       Action: "s3:PutObject",
       Resource: `${outputs(logBucket).arn}/${prefix}*`,
-      Condition: { ArnLike: { "aws:SourceArn": outputs(bucket).arn }, StringEquals: { "aws:SourceAccount": "123456789012" } },
+      Condition: {
+        ArnLike: { "aws:SourceArn": outputs(bucket).arn },
+        StringEquals: { "aws:SourceAccount": "123456789012" },
+      },
     });
     expect(policy.Statement[1].Sid).toBe("DenyInsecureTransport");
   });
 
   it("go to the log bucket the config names, with its prefix; no log bucket is created", async () => {
-    const qa = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({ ...b, accessLogs: { bucket: "acme-platform-logs-qa", prefix: "s3/acme/" } }));
+    const qa = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({
+      ...b,
+      accessLogs: { bucket: "acme-platform-logs-qa", prefix: "s3/acme/" },
+    }));
     const run = await planOf(qa, "qa");
-    expect(inputs(one(run, T.logging))).toMatchObject({ targetBucket: "acme-platform-logs-qa", targetPrefix: "s3/acme/" });
+    expect(inputs(one(run, T.logging))).toMatchObject({
+      targetBucket: "acme-platform-logs-qa",
+      targetPrefix: "s3/acme/",
+    });
     expect(ofType(run, T.bucket).map((b) => b.name)).toEqual(["hub-export-bucket"]);
   });
 
@@ -65,8 +89,12 @@ describe("server access logs of the created bucket", () => {
       const qa = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({ ...b, ...bucket }));
       return () => configFromEngine(qa, "qa");
     };
-    expect(raw({ accessLogs: { bucket: "acme-logs", retentionDays: 30 } })).toThrow(/bucket\.accessLogs\.retentionDays: is for the log bucket the stack creates/);
-    expect(raw({ create: false, accessLogs: { bucket: "acme-logs" } })).toThrow(/bucket\.accessLogs: is for a bucket the stack creates/);
+    expect(raw({ accessLogs: { bucket: "acme-logs", retentionDays: 30 } })).toThrow(
+      /bucket\.accessLogs\.retentionDays: is for the log bucket the stack creates/,
+    );
+    expect(raw({ create: false, accessLogs: { bucket: "acme-logs" } })).toThrow(
+      /bucket\.accessLogs: is for a bucket the stack creates/,
+    );
   });
 
   it("name a log bucket within S3's 63 characters, however long the bucket's name", () => {

@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProgramUnderMocks } from "../../components/planner";
 import type { MockAccount } from "../../components/planner/mocks";
 import { hubExportProgram } from "../../components/program";
-import { foreignKeys, foreignObjects, foreignObjectsMessage, offlineObjectInspector, OFFLINE_OBJECT_TAGS_TOKEN, OWNER_TAG, ownerTagValue, s3ObjectInspector } from "../../components/storage/objectGuard";
+import {
+  foreignKeys,
+  foreignObjects,
+  foreignObjectsMessage,
+  offlineObjectInspector,
+  OFFLINE_OBJECT_TAGS_TOKEN,
+  OWNER_TAG,
+  ownerTagValue,
+  s3ObjectInspector,
+} from "../../components/storage/objectGuard";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { startLoopbackS3 } from "../support/loopbackAws";
 import { fixtureStack } from "../fixtures/stacks";
@@ -42,7 +51,10 @@ describe("an adopted bucket", () => {
   const keys = [PIPELINE, CHECKLIST];
 
   it("stops the run before writing when a key the stack would write holds someone else's object", async () => {
-    const error = await guard({ [`${BUCKET}/${PIPELINE}`]: { owner: "platform-release" }, [`${SCRIPTS}/unrelated.py`]: {} }, keys);
+    const error = await guard(
+      { [`${BUCKET}/${PIPELINE}`]: { owner: "platform-release" }, [`${SCRIPTS}/unrelated.py`]: {} },
+      keys,
+    );
     expect(error).toBe(
       `bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/${PIPELINE}, ` +
         "not created by stack hub-export/prod: nothing was written. Move the object away, or adopt it first with 'pulumi import aws:s3/bucketObjectv2:BucketObjectv2 <resource name> <bucket>/<key>' " +
@@ -66,10 +78,14 @@ describe("an adopted bucket", () => {
     const objects = ofType(run, "aws:s3/bucketObjectv2:BucketObjectv2");
     expect(objects.map((o) => inputs(o).key)).toEqual(expect.arrayContaining([PIPELINE, CHECKLIST]));
     // The shared objects are created only where absent (providers/sharedObjects.ts), not written as the stack's own.
-    const shared = ofType(run, "pulumi-nodejs:dynamic/hubExport:SharedObject").filter((r) => inputs(r).key === "Tools/hub_python_scripts/credentials_template.ini");
+    const shared = ofType(run, "pulumi-nodejs:dynamic/hubExport:SharedObject").filter(
+      (r) => inputs(r).key === "Tools/hub_python_scripts/credentials_template.ini",
+    );
     expect(shared).toHaveLength(1);
     expect(objects.map((o) => inputs(o).key)).not.toContain("Tools/hub_python_scripts/credentials_template.ini");
-    const guarded = invokes.filter((i) => i.token === OFFLINE_OBJECT_TAGS_TOKEN).flatMap((i) => i.inputs.keys as string[]);
+    const guarded = invokes
+      .filter((i) => i.token === OFFLINE_OBJECT_TAGS_TOKEN)
+      .flatMap((i) => i.inputs.keys as string[]);
     expect(guarded.sort()).toEqual(objects.map((o) => inputs(o).key).sort());
     expect(invokes.map((i) => i.token)).not.toContain("aws:s3/getObject:getObject");
     for (const o of objects) {
@@ -89,11 +105,15 @@ describe("an adopted bucket", () => {
     });
     const error = (await run.catch((e: unknown) => e)) as Error;
     expect(pulumi.RunError.isInstance(error)).toBe(true);
-    expect(error.message).toContain(`bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/${PIPELINE}, not created by stack hub-export/prod`);
+    expect(error.message).toContain(
+      `bucket acme-platform-prod is adopted (hubExport:bucket.create: false) and already holds s3://acme-platform-prod/${PIPELINE}, not created by stack hub-export/prod`,
+    );
   });
 
   it("tells foreign objects from the stack's own by the owner tag", () => {
-    expect(foreignKeys({ a: OWN, b: { [OWNER_TAG]: "hub-export/qa" }, c: undefined, d: {} }, "hub-export/prod")).toEqual(["b", "c", "d"]);
+    expect(
+      foreignKeys({ a: OWN, b: { [OWNER_TAG]: "hub-export/qa" }, c: undefined, d: {} }, "hub-export/prod"),
+    ).toEqual(["b", "c", "d"]);
   });
 });
 
@@ -109,11 +129,27 @@ describe("the guard against S3: HeadObject and GetObjectTagging, never a body", 
 
   it("finds foreign, own and free keys from the tags alone", async () => {
     const put = (key: string, tags: Record<string, string>) =>
-      s3.buckets.get(BUCKET)!.set(key, { body: Buffer.from('{"secret": "encrypted with a key the preview role may not use"}'), etag: '"e"', contentType: "application/json", lastModified: new Date(), sse: "aws:kms", kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/other", tags });
+      s3.buckets
+        .get(BUCKET)!
+        .set(key, {
+          body: Buffer.from('{"secret": "encrypted with a key the preview role may not use"}'),
+          etag: '"e"',
+          contentType: "application/json",
+          lastModified: new Date(),
+          sse: "aws:kms",
+          kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/other",
+          tags,
+        });
     put(PIPELINE, OWN);
     put(CHECKLIST, { owner: "another-client" });
     s3.requests.length = 0;
-    const foreign = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", [PIPELINE, CHECKLIST, "pipelines/hub_hrsys_export/FREE.Json"], "hub-export/prod");
+    const foreign = await foreignObjects(
+      s3ObjectInspector(),
+      BUCKET,
+      "us-east-1",
+      [PIPELINE, CHECKLIST, "pipelines/hub_hrsys_export/FREE.Json"],
+      "hub-export/prod",
+    );
     expect(foreign).toEqual([CHECKLIST]);
     expect(s3.requests.map((r) => `${r.method} ${r.key}${r.subresource ? `?${r.subresource}` : ""}`)).toEqual([
       `HEAD ${PIPELINE}`,
@@ -129,8 +165,12 @@ describe("the guard against S3: HeadObject and GetObjectTagging, never a body", 
     process.env.AWS_ENDPOINT_URL_S3 = closed.url;
     await closed.close();
     try {
-      const error = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", [PIPELINE], "hub-export/prod").catch((e: Error) => e);
-      expect((error as Error).message).toMatch(/^cannot check s3:\/\/acme-platform-prod\/.* \(HeadObject: .*\); the guard of an adopted bucket needs s3:ListBucket on the bucket and s3:GetObject on the key \(HeadObject reads no body\)$/);
+      const error = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", [PIPELINE], "hub-export/prod").catch(
+        (e: Error) => e,
+      );
+      expect((error as Error).message).toMatch(
+        /^cannot check s3:\/\/acme-platform-prod\/.* \(HeadObject: .*\); the guard of an adopted bucket needs s3:ListBucket on the bucket and s3:GetObject on the key \(HeadObject reads no body\)$/,
+      );
     } finally {
       process.env.AWS_ENDPOINT_URL_S3 = s3.url;
     }

@@ -24,7 +24,8 @@ const CA_BUNDLE = "-----BEGIN CERTIFICATE-----\nMIIBstand-in\n-----END CERTIFICA
 async function zipBytes(files: Record<string, string>): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   // A fixed time: the same bytes in both checkouts.
-  for (const [name, content] of Object.entries(files)) zip.addBuffer(Buffer.from(content), name, { mtime: new Date(Date.UTC(2026, 10, 1)) });
+  for (const [name, content] of Object.entries(files))
+    zip.addBuffer(Buffer.from(content), name, { mtime: new Date(Date.UTC(2026, 10, 1)) });
   zip.end();
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
@@ -33,7 +34,12 @@ async function zipBytes(files: Record<string, string>): Promise<Buffer> {
 
 /** A copy of the project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
 function checkout(root: string, release: Buffer): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: PROJECT_ROOT,
+  })
+    .toString("utf8")
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
@@ -53,16 +59,23 @@ function checkout(root: string, release: Buffer): string {
 }
 
 /** The copy's fixture of `stack` (test/fixtures/stacks/): its paths are relative to the project, as a stack file's. */
-const stackFile = (root: string, stack: string) => path.join(root, path.relative(PROJECT_ROOT, fixtureStackFile(stack as FixtureStack)));
+const stackFile = (root: string, stack: string) =>
+  path.join(root, path.relative(PROJECT_ROOT, fixtureStackFile(stack as FixtureStack)));
 
 function plan(root: string, stack: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "test", "fixtures", "planDump.cjs"), stackFile(root, stack)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [path.join(root, "test", "fixtures", "planDump.cjs"), stackFile(root, stack)],
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`plan of ${stack} in ${root} exited ${code}: ${stderr}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`plan of ${stack} in ${root} exited ${code}: ${stderr}`)),
+    );
   });
 }
 
@@ -70,25 +83,37 @@ describe("plans from two checkouts", () => {
   const roots: string[] = [];
   beforeAll(async () => {
     const release = await zipBytes({ "export_hub.py": "print('hub')\n", "lib/hub_client.py": "C = 1\n" });
-    roots.push(checkout(path.join(dir, "a", "hub-export"), release), checkout(path.join(dir, "b", "ci", "runner", "work", "repo"), release));
+    roots.push(
+      checkout(path.join(dir, "a", "hub-export"), release),
+      checkout(path.join(dir, "b", "ci", "runner", "work", "repo"), release),
+    );
   }, 120_000);
 
-  it.each(["qa", "prod"])("register identical inputs, provider inputs and outputs for stack %s, naming neither folder", async (stack) => {
-    const [a, b] = await Promise.all(roots.map((root) => plan(root, stack)));
-    for (const [root, text] of [[roots[0], a], [roots[1], b]]) {
-      expect(text.includes(root), `the plan from ${root} names its folder`).toBe(false);
-      expect(text.includes(PROJECT_ROOT), `the plan from ${root} names the original project's folder`).toBe(false);
-    }
-    const [planA, planB] = [JSON.parse(a), JSON.parse(b)] as { resources: { urn: string; type: string; inputs: Record<string, unknown> }[] }[];
-    expect(planA.resources.length).toBeGreaterThan(50);
-    // Every input of every resource (providers included), one by one for a readable failure, then everything.
-    const byUrn = new Map(planB.resources.map((r) => [r.urn, r]));
-    for (const r of planA.resources) expect(byUrn.get(r.urn)?.inputs, r.urn).toEqual(r.inputs);
-    expect(planA).toEqual(planB);
-    // The inputs that name files are there, as paths relative to the project.
-    const postgres = planA.resources.find((r) => r.type === "pulumi:providers:postgresql")!;
-    expect(postgres.inputs.sslrootcert).toBe("certs/rds-global-bundle.pem");
-    const release = planA.resources.find((r) => r.type === "pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles")!;
-    expect(release.inputs.zipPath).toBe("releases/hub_python_scripts.zip");
-  }, 240_000);
+  it.each(["qa", "prod"])(
+    "register identical inputs, provider inputs and outputs for stack %s, naming neither folder",
+    async (stack) => {
+      const [a, b] = await Promise.all(roots.map((root) => plan(root, stack)));
+      for (const [root, text] of [
+        [roots[0], a],
+        [roots[1], b],
+      ]) {
+        expect(text.includes(root), `the plan from ${root} names its folder`).toBe(false);
+        expect(text.includes(PROJECT_ROOT), `the plan from ${root} names the original project's folder`).toBe(false);
+      }
+      const [planA, planB] = [JSON.parse(a), JSON.parse(b)] as {
+        resources: { urn: string; type: string; inputs: Record<string, unknown> }[];
+      }[];
+      expect(planA.resources.length).toBeGreaterThan(50);
+      // Every input of every resource (providers included), one by one for a readable failure, then everything.
+      const byUrn = new Map(planB.resources.map((r) => [r.urn, r]));
+      for (const r of planA.resources) expect(byUrn.get(r.urn)?.inputs, r.urn).toEqual(r.inputs);
+      expect(planA).toEqual(planB);
+      // The inputs that name files are there, as paths relative to the project.
+      const postgres = planA.resources.find((r) => r.type === "pulumi:providers:postgresql")!;
+      expect(postgres.inputs.sslrootcert).toBe("certs/rds-global-bundle.pem");
+      const release = planA.resources.find((r) => r.type === "pulumi-nodejs:dynamic/hubExport:ScriptsReleaseFiles")!;
+      expect(release.inputs.zipPath).toBe("releases/hub_python_scripts.zip");
+    },
+    240_000,
+  );
 });

@@ -284,7 +284,10 @@ async function zip(file: string): Promise<string> {
   z.addBuffer(Buffer.from("print('hub')\n"), "export_hub.py");
   z.end();
   await new Promise<void>((resolve, reject) =>
-    z.outputStream.pipe(fs.createWriteStream(file)).on("close", () => resolve()).on("error", reject),
+    z.outputStream
+      .pipe(fs.createWriteStream(file))
+      .on("close", () => resolve())
+      .on("error", reject),
   );
   return file;
 }
@@ -309,7 +312,10 @@ describe("the deployer's IAM policy (docs/deployer-policy.json)", () => {
     ]);
     const unmapped = [...tokens].filter((t) => !(t in ACTIONS));
     expect(unmapped, "resource types or invokes with no mapping to IAM actions: add them to ACTIONS").toEqual([]);
-    expect(Object.keys(ACTIONS).filter((t) => !tokens.has(t)), "mapped types the program no longer uses").toEqual([]);
+    expect(
+      Object.keys(ACTIONS).filter((t) => !tokens.has(t)),
+      "mapped types the program no longer uses",
+    ).toEqual([]);
 
     type Statement = { Sid: string; Effect: string; Action: string[]; Resource: string };
     const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "deployer-policy.json"), "utf8");

@@ -22,7 +22,12 @@ const copy = path.join(dir, "project");
 
 /** The project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
 function checkout(root: string): void {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_ROOT }).toString("utf8").split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: PROJECT_ROOT,
+  })
+    .toString("utf8")
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
@@ -31,7 +36,10 @@ function checkout(root: string): void {
   execFileSync("cp", ["-al", path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules")]);
   // The CA bundle step 5 of "From clone to first up" downloads.
   fs.mkdirSync(path.join(root, "certs"), { recursive: true });
-  fs.writeFileSync(path.join(root, "certs", "rds-global-bundle.pem"), "-----BEGIN CERTIFICATE-----\nMIIBstand-in\n-----END CERTIFICATE-----\n");
+  fs.writeFileSync(
+    path.join(root, "certs", "rds-global-bundle.pem"),
+    "-----BEGIN CERTIFICATE-----\nMIIBstand-in\n-----END CERTIFICATE-----\n",
+  );
 }
 
 interface HostRun {
@@ -56,7 +64,11 @@ function engineRun(stack: "qa" | "prod"): Promise<HostRun> {
     TS_NODE_CACHE_DIRECTORY: fs.mkdtempSync(path.join(dir, "ts-node-")),
   });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(copy, "test", "fixtures", "engineHost.cjs")], { cwd: copy, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(copy, "test", "fixtures", "engineHost.cjs")], {
+      cwd: copy,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -100,20 +112,44 @@ describe("the program as the engine loads it", () => {
   }
 
   it("fails on a type error, naming the file and line: tsx would have run it", async () => {
-    await withEntryPoint({ "index.ts": 'const notANumber: number = "text";\nexport = () => ({ notANumber });\n' }, (host) => {
-      expect(host.code).not.toBe(0);
-      expect(host.stderr).toMatch(/Unable to compile TypeScript:\s*\n?.*index\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/);
-      // Nothing of the program ran: only the root stack was registered.
-      expect(host.resources).toEqual(["pulumi:pulumi:Stack hub-export-qa"]);
-    });
+    await withEntryPoint(
+      { "index.ts": 'const notANumber: number = "text";\nexport = () => ({ notANumber });\n' },
+      (host) => {
+        expect(host.code).not.toBe(0);
+        expect(host.stderr).toMatch(
+          /Unable to compile TypeScript:\s*\n?.*index\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/,
+        );
+        // Nothing of the program ran: only the root stack was registered.
+        expect(host.resources).toEqual(["pulumi:pulumi:Stack hub-export-qa"]);
+      },
+    );
   }, 300_000);
 
   it("fails on an import the engine's loader cannot resolve, though tsc and tsx accept it", async () => {
     // A `.js` specifier for a `.ts` module (nodenext style): tsc maps it, tsx too, ts-node 7 under `pulumi up` does not.
-    const files = { "entry-part.ts": "export const part = 1;\n", "index.ts": 'import { part } from "./entry-part.js";\nexport = () => ({ part });\n' };
+    const files = {
+      "entry-part.ts": "export const part = 1;\n",
+      "index.ts": 'import { part } from "./entry-part.js";\nexport = () => ({ part });\n',
+    };
     await withEntryPoint(files, (host) => {
       const tsc = path.join(copy, "node_modules", "typescript", "bin", "tsc");
-      execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--types", "node", "index.ts", "entry-part.ts"], { cwd: copy });
+      execFileSync(
+        process.execPath,
+        [
+          tsc,
+          "--noEmit",
+          "--strict",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--types",
+          "node",
+          "index.ts",
+          "entry-part.ts",
+        ],
+        { cwd: copy },
+      );
       expect(host.code).not.toBe(0);
       expect(host.stderr).toMatch(/Cannot find module '\.\/entry-part\.js'/);
     });

@@ -15,16 +15,31 @@ import { describe, expect, it } from "vitest";
 import { runProgramUnderMocks } from "../../components/planner";
 import { planOf } from "../fixtures/plan";
 import { fixtureStack } from "../fixtures/stacks";
-import { compareIdentities, identitiesText, parseIdentities, planIdentities, type IdentityChanges } from "../support/identities";
+import {
+  compareIdentities,
+  identitiesText,
+  parseIdentities,
+  planIdentities,
+  type IdentityChanges,
+} from "../support/identities";
 
 const GOLDEN_DIR = path.join(__dirname, "..", "fixtures", "identities");
 const UPDATE = process.env.HUB_EXPORT_UPDATE_IDENTITIES;
 
 function explain(stack: string, c: IdentityChanges): string {
   return [
-    ...c.lost.map((u) => `${stack}: ${u} is gone and no alias stands for it: the engine would delete it and create its successor. Give the new resource \`aliases: [{ name: "<old name>" }]\` (or the old parent), or, to remove it on purpose, update with HUB_EXPORT_UPDATE_IDENTITIES=remove`),
-    ...c.droppedAliases.map((d) => `${stack}: ${d.urn} no longer declares its alias to ${d.alias}: a stack still deployed under that URN would lose it (remove on purpose: HUB_EXPORT_UPDATE_IDENTITIES=remove)`),
-    ...c.aliased.map((a) => `${stack}: ${a.was} is now ${a.now} (an alias keeps it): update the list with HUB_EXPORT_UPDATE_IDENTITIES=1`),
+    ...c.lost.map(
+      (u) =>
+        `${stack}: ${u} is gone and no alias stands for it: the engine would delete it and create its successor. Give the new resource \`aliases: [{ name: "<old name>" }]\` (or the old parent), or, to remove it on purpose, update with HUB_EXPORT_UPDATE_IDENTITIES=remove`,
+    ),
+    ...c.droppedAliases.map(
+      (d) =>
+        `${stack}: ${d.urn} no longer declares its alias to ${d.alias}: a stack still deployed under that URN would lose it (remove on purpose: HUB_EXPORT_UPDATE_IDENTITIES=remove)`,
+    ),
+    ...c.aliased.map(
+      (a) =>
+        `${stack}: ${a.was} is now ${a.now} (an alias keeps it): update the list with HUB_EXPORT_UPDATE_IDENTITIES=1`,
+    ),
     ...c.added.map((u) => `${stack}: ${u} is new: update the list with HUB_EXPORT_UPDATE_IDENTITIES=1`),
   ].join("\n");
 }
@@ -35,7 +50,8 @@ describe.each(["qa", "prod"] as const)("the resource identities of stack %s", (s
     const file = path.join(GOLDEN_DIR, `${stack}.txt`);
     const golden = fs.existsSync(file) ? parseIdentities(fs.readFileSync(file, "utf8")) : [];
     const changes = compareIdentities(golden, planned);
-    const deliberate = UPDATE === "remove" || (UPDATE === "1" && changes.lost.length === 0 && changes.droppedAliases.length === 0);
+    const deliberate =
+      UPDATE === "remove" || (UPDATE === "1" && changes.lost.length === 0 && changes.droppedAliases.length === 0);
     if (deliberate) {
       fs.mkdirSync(GOLDEN_DIR, { recursive: true });
       fs.writeFileSync(file, identitiesText(planned));
@@ -53,7 +69,8 @@ function twoVersions(next: boolean) {
         super(type, name, {}, opts);
       }
     }
-    const component = (type: string, name: string, opts?: pulumi.ComponentResourceOptions) => new Component(type, name, opts);
+    const component = (type: string, name: string, opts?: pulumi.ComponentResourceOptions) =>
+      new Component(type, name, opts);
     class Thing extends pulumi.CustomResource {
       constructor(name: string, opts: pulumi.CustomResourceOptions) {
         super("test:index:Thing", name, {}, opts);
@@ -85,7 +102,18 @@ describe("the identity check", () => {
     const changes = compareIdentities(before, after);
     const name = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
     expect(changes.lost.map(name)).toEqual(["second"]);
-    expect(changes.aliased.map((a) => `${name(a.was)} -> ${name(a.now)}`).sort()).toEqual(["first -> parts-first", "parts -> renamed-parts", "parts-fourth -> renamed-parts-fourth", "third -> third"]);
-    expect(changes.added.map(name).sort()).toEqual(["parts-first", "parts-second", "renamed-parts", "renamed-parts-fourth", "third"]);
+    expect(changes.aliased.map((a) => `${name(a.was)} -> ${name(a.now)}`).sort()).toEqual([
+      "first -> parts-first",
+      "parts -> renamed-parts",
+      "parts-fourth -> renamed-parts-fourth",
+      "third -> third",
+    ]);
+    expect(changes.added.map(name).sort()).toEqual([
+      "parts-first",
+      "parts-second",
+      "renamed-parts",
+      "renamed-parts-fourth",
+      "third",
+    ]);
   });
 });

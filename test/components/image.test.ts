@@ -35,7 +35,9 @@ describe("build once, promote by digest", () => {
   it("promotes the image qa built with the documented command: prod runs that digest and builds nothing", async () => {
     const qa = await planOf(fixtureStack("qa").config, "qa");
     const qaImage = qa.outputs.image as string;
-    expect(qaImage).toMatch(/^123456789012\.dkr\.ecr\.us-east-1\.amazonaws\.com\/hub-export-acme-qa@sha256:[0-9a-f]{64}$/);
+    expect(qaImage).toMatch(
+      /^123456789012\.dkr\.ecr\.us-east-1\.amazonaws\.com\/hub-export-acme-qa@sha256:[0-9a-f]{64}$/,
+    );
     expect(ofType(qa, "command:local:Command")).toHaveLength(1);
 
     // `pulumi stack output image --stack qa`, substituted into the documented command, as the CLI stores it.
@@ -50,18 +52,32 @@ describe("build once, promote by digest", () => {
     expect(prod.outputs.image).toBe(qaImage);
     expect(ofType(prod, "command:local:Command")).toEqual([]);
     expect(ofType(prod, "aws:ecr/repository:Repository")).toEqual([]);
-    const start = JSON.parse(inputs(ofType(prod, "aws:iam/rolePolicy:RolePolicy").find((p) => inputs(p).name === "export-task-start")!).policy);
-    expect(start.Statement[0]).toMatchObject({ Sid: "PullTaskImage", Resource: ["arn:aws:ecr:us-east-1:123456789012:repository/hub-export-acme-qa"] });
+    const start = JSON.parse(
+      inputs(ofType(prod, "aws:iam/rolePolicy:RolePolicy").find((p) => inputs(p).name === "export-task-start")!).policy,
+    );
+    expect(start.Statement[0]).toMatchObject({
+      Sid: "PullTaskImage",
+      Resource: ["arn:aws:ecr:us-east-1:123456789012:repository/hub-export-acme-qa"],
+    });
   });
 
   it("refuses a PROD stack that would build, and an image named by tag", () => {
     const prod = rawConfig();
     prod.environment = "PROD";
-    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.promoted: is required in a PROD stack: prod runs the image qa tested, by digest, and never builds/);
+    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(
+      /hubExport:image\.promoted: is required in a PROD stack: prod runs the image qa tested, by digest, and never builds/,
+    );
     prod.image = { promoted: "123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa:latest" };
-    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.promoted: must be an image by digest/);
-    prod.image = { promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`, pullAccounts: ["210987654321"] };
-    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.pullAccounts: is for the stack that builds the image/);
+    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(
+      /hubExport:image\.promoted: must be an image by digest/,
+    );
+    prod.image = {
+      promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`,
+      pullAccounts: ["210987654321"],
+    };
+    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(
+      /hubExport:image\.pullAccounts: is for the stack that builds the image/,
+    );
   });
 
   it("qa re-created after a destroy adopts the repository the destroy kept, with the documented command, instead of creating it", async () => {
@@ -72,7 +88,10 @@ describe("build once, promote by digest", () => {
     expect(kept.options.import).toBeUndefined();
 
     // docs/pulumi.md, "Re-creating qa after a destroy": the command as the CLI stores its value.
-    const line = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8").split("\n").find((l) => l.startsWith("pulumi config set --stack qa --path 'hubExport:image.adoptRepository'"));
+    const line = fs
+      .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("pulumi config set --stack qa --path 'hubExport:image.adoptRepository'"));
     expect(line).toBeDefined();
     const qaConfig = fixtureStack("qa").config;
     const block = { "hubExport:image": JSON.parse(qaConfig["hubExport:image"]) };
@@ -83,7 +102,9 @@ describe("build once, promote by digest", () => {
     // created with, so the import succeeds and changes nothing.
     expect(adopted.options.import).toBe("hub-export-acme-qa");
     // `hub-export plan` shows it, as review reads it.
-    expect(formatPlanText(again)).toMatch(/\+ aws:ecr\/repository:Repository {2}hub-export-image {2}\(imports existing id hub-export-acme-qa; retained on delete\)/);
+    expect(formatPlanText(again)).toMatch(
+      /\+ aws:ecr\/repository:Repository {2}hub-export-image {2}\(imports existing id hub-export-acme-qa; retained on delete\)/,
+    );
     expect(adopted.name).toBe(kept.name);
     expect(inputs(adopted)).toEqual(inputs(kept));
     // Its policy and lifecycle policy are written again (PutRepositoryPolicy, PutLifecyclePolicy set them whole).
@@ -93,17 +114,27 @@ describe("build once, promote by digest", () => {
 
   it("refuses adoptRepository in a stack that runs a promoted image", () => {
     const prod = rawConfig();
-    prod.image = { promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`, adoptRepository: true };
-    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(/hubExport:image\.adoptRepository: is for the stack that builds the image/);
+    prod.image = {
+      promoted: `123456789012.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"ab".repeat(32)}`,
+      adoptRepository: true,
+    };
+    expect(() => validateStackConfig(prod, { source: "test" })).toThrow(
+      /hubExport:image\.adoptRepository: is for the stack that builds the image/,
+    );
   });
 
   it("a build stack nobody pulls from keeps its newest images and goes with a destroy", async () => {
-    const run = await planOf(editKey(fixtureStack("qa").config, "image", () => ({})), "qa");
+    const run = await planOf(
+      editKey(fixtureStack("qa").config, "image", () => ({})),
+      "qa",
+    );
     const repository = one(run, "aws:ecr/repository:Repository");
     expect(inputs(repository).forceDelete).toBe(true);
     expect(repository.options.retainOnDelete).toBeUndefined();
     expect(ofType(run, "aws:ecr/repositoryPolicy:RepositoryPolicy")).toEqual([]);
-    expect(JSON.parse(inputs(one(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).policy).rules[1]).toMatchObject({ selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: 20 } });
+    expect(JSON.parse(inputs(one(run, "aws:ecr/lifecyclePolicy:LifecyclePolicy")).policy).rules[1]).toMatchObject({
+      selection: { tagStatus: "any", countType: "imageCountMoreThan", countNumber: 20 },
+    });
   });
 });
 
@@ -115,7 +146,8 @@ describe("the build script", () => {
   function tools(account: string): { bin: string; log: string } {
     const bin = fs.mkdtempSync(path.join(dir, "bin-"));
     const log = path.join(bin, "calls.log");
-    const tool = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/bash\necho "${name} $*" >> "${log}"\n${body}\n`, { mode: 0o755 });
+    const tool = (name: string, body: string) =>
+      fs.writeFileSync(path.join(bin, name), `#!/bin/bash\necho "${name} $*" >> "${log}"\n${body}\n`, { mode: 0o755 });
     tool(
       "aws",
       `echo "$1 $2 key=\${AWS_ACCESS_KEY_ID:-none} token=\${AWS_SESSION_TOKEN:-none} profile=\${AWS_PROFILE:-none}" >> "${log}.credentials"
@@ -137,12 +169,23 @@ esac`,
   async function build(account: string, more: Record<string, string> = {}) {
     const { bin, log } = tools(account);
     fs.writeFileSync(path.join(bin, "roles"), (more.ASSUME_ROLES ?? "").split("|").join("\n"));
-    const env = { PATH: `${bin}:/usr/bin:/bin`, ACCOUNT_ID: "123456789012", AWS_REGION: "us-east-1", REGISTRY: "123456789012.dkr.ecr.us-east-1.amazonaws.com", REPOSITORY: "hub-export-acme-qa", TAG: "src-abc", DOCKERFILE: "task/Dockerfile", ...more };
+    const env = {
+      PATH: `${bin}:/usr/bin:/bin`,
+      ACCOUNT_ID: "123456789012",
+      AWS_REGION: "us-east-1",
+      REGISTRY: "123456789012.dkr.ecr.us-east-1.amazonaws.com",
+      REPOSITORY: "hub-export-acme-qa",
+      TAG: "src-abc",
+      DOCKERFILE: "task/Dockerfile",
+      ...more,
+    };
     const result = await execFileAsync("/bin/bash", ["-c", BUILD_AND_PUSH_SCRIPT], { cwd: dir, env }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
-    const credentials = fs.existsSync(`${log}.credentials`) ? fs.readFileSync(`${log}.credentials`, "utf8").trim().split("\n") : [];
+    const credentials = fs.existsSync(`${log}.credentials`)
+      ? fs.readFileSync(`${log}.credentials`, "utf8").trim().split("\n")
+      : [];
     return { ...result, calls: fs.readFileSync(log, "utf8").trim().split("\n"), credentials };
   }
 
@@ -161,7 +204,9 @@ esac`,
     const { code, stdout, stderr, calls } = await build("999999999999");
     expect(code).toBe(1);
     expect(stdout).toBe("");
-    expect(stderr).toContain("the AWS CLI's credentials are of account 999999999999, but this stack deploys to 123456789012 (aws:allowedAccountIds)");
+    expect(stderr).toContain(
+      "the AWS CLI's credentials are of account 999999999999, but this stack deploys to 123456789012 (aws:allowedAccountIds)",
+    );
     expect(calls).toEqual(["aws sts get-caller-identity --query Account --output text"]);
   });
 
@@ -170,7 +215,10 @@ esac`,
       { roleArn: "arn:aws:iam::111111111111:role/hop", sessionName: "ci", duration: "1h" },
       { roleArn: "arn:aws:iam::123456789012:role/deployer", externalId: "ext-7" },
     ]);
-    const { code, stdout, calls, credentials } = await build("999999999999", { ASSUME_ROLES: roles, AWS_PROFILE: "platform" });
+    const { code, stdout, calls, credentials } = await build("999999999999", {
+      ASSUME_ROLES: roles,
+      AWS_PROFILE: "platform",
+    });
     expect(code).toBe(0);
     expect(stdout).toBe(`sha256:${"c".repeat(64)}\n`);
     expect(calls.slice(0, 2)).toEqual([
@@ -183,26 +231,41 @@ esac`,
       "sts get-caller-identity key=KEY-deployer token=TOKEN-deployer profile=none",
     ]);
     // Every later call uses the last role's keys.
-    expect(new Set(credentials.slice(2).map((c) => c.split(" ").slice(2).join(" ")))).toEqual(new Set(["key=KEY-deployer token=TOKEN-deployer profile=none"]));
+    expect(new Set(credentials.slice(2).map((c) => c.split(" ").slice(2).join(" ")))).toEqual(
+      new Set(["key=KEY-deployer token=TOKEN-deployer profile=none"]),
+    );
   });
 
   it("builds nothing when a role cannot be assumed, or the last role is of another account", async () => {
-    const denied = await build("123456789012", { ASSUME_ROLES: assumeRoleLines([{ roleArn: "arn:aws:iam::123456789012:role/denied" }]) });
+    const denied = await build("123456789012", {
+      ASSUME_ROLES: assumeRoleLines([{ roleArn: "arn:aws:iam::123456789012:role/denied" }]),
+    });
     expect(denied.code).toBe(1);
     expect(denied.stdout).toBe("");
-    expect(denied.stderr).toContain("cannot assume arn:aws:iam::123456789012:role/denied (aws:assumeRoles) with the AWS CLI's credentials; nothing was built or pushed");
+    expect(denied.stderr).toContain(
+      "cannot assume arn:aws:iam::123456789012:role/denied (aws:assumeRoles) with the AWS CLI's credentials; nothing was built or pushed",
+    );
     expect(denied.calls).toHaveLength(1);
-    const elsewhere = await build("123456789012", { ASSUME_ROLES: assumeRoleLines([{ roleArn: "arn:aws:iam::555555555555:role/other" }]) });
+    const elsewhere = await build("123456789012", {
+      ASSUME_ROLES: assumeRoleLines([{ roleArn: "arn:aws:iam::555555555555:role/other" }]),
+    });
     expect(elsewhere.code).toBe(1);
-    expect(elsewhere.stderr).toContain("the AWS CLI's credentials are of account 555555555555, but this stack deploys to 123456789012");
-    expect(elsewhere.calls.map((c) => c.split(" ").slice(0, 3).join(" "))).toEqual(["aws sts assume-role", "aws sts get-caller-identity"]);
+    expect(elsewhere.stderr).toContain(
+      "the AWS CLI's credentials are of account 555555555555, but this stack deploys to 123456789012",
+    );
+    expect(elsewhere.calls.map((c) => c.split(" ").slice(0, 3).join(" "))).toEqual([
+      "aws sts assume-role",
+      "aws sts get-caller-identity",
+    ]);
   });
 
   it("the program hands the build the stack's profile and roles, never its keys", async () => {
     const config = {
       ...fixtureStack("qa").config,
       "aws:profile": "platform",
-      "aws:assumeRoles": JSON.stringify([{ roleArn: "arn:aws:iam::123456789012:role/deployer", externalId: "ext-7", duration: "15m" }]),
+      "aws:assumeRoles": JSON.stringify([
+        { roleArn: "arn:aws:iam::123456789012:role/deployer", externalId: "ext-7", duration: "15m" },
+      ]),
       "aws:accessKey": "AKIAEXAMPLEEXAMPLE00",
       "aws:secretKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     };

@@ -24,14 +24,18 @@ function strings(value: unknown, at: string, out: { at: string; text: string }[]
       }
     }
   } else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${at}[${i}]`, out));
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) strings(v, `${at}.${k}`, out);
+  else if (value && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) strings(v, `${at}.${k}`, out);
   return out;
 }
 
 describe("a KMS key given by its alias", () => {
   let run: PlanRun;
   beforeAll(async () => {
-    const config = editKey<Record<string, unknown>>(fixtureStack("prod").config, "bucket", (b) => ({ ...b, kmsKeyArn: ALIAS }));
+    const config = editKey<Record<string, unknown>>(fixtureStack("prod").config, "bucket", (b) => ({
+      ...b,
+      kmsKeyArn: ALIAS,
+    }));
     run = await planOf(config, "prod");
   });
 
@@ -45,7 +49,9 @@ describe("a KMS key given by its alias", () => {
     // The alias itself is nowhere.
     expect(found.filter((s) => s.text.includes(":alias/platform-prod")).map((s) => s.at)).toEqual([]);
     const taskPolicy = JSON.parse(inputs(run.resources.find((r) => inputs(r).name === "export-task-access")!).policy);
-    expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "DecryptThroughS3AndSecretsManager").Resource).toEqual([expect.stringMatching(KEY_ARN)]);
+    expect(
+      taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "DecryptThroughS3AndSecretsManager").Resource,
+    ).toEqual([expect.stringMatching(KEY_ARN)]);
     const logGroup = run.resources.find((r) => r.type === "aws:cloudwatch/logGroup:LogGroup")!;
     expect(inputs(logGroup).kmsKeyId).toMatch(KEY_ARN);
   });

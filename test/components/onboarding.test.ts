@@ -6,7 +6,16 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PlanRun, PlannedResource } from "../../components/planner";
-import { editKey, getKey, fixtureStack, hubTenantFixture, platTenantFixture, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
+import {
+  editKey,
+  getKey,
+  fixtureStack,
+  hubTenantFixture,
+  platTenantFixture,
+  type EngineConfigMap,
+  type HubTenantFixture,
+  type PlatTenantFixture,
+} from "../fixtures/stacks";
 import { inputs, ofType, planOf, resourceKeys } from "../fixtures/plan";
 
 const TEMPLATE = /^hub-export-bucket\/pipelines\/hub_hrsys_export\/HRSYS_/;
@@ -14,7 +23,11 @@ const CREDENTIAL_ENTRIES = "hub-export-credential-files/Tools/hub_python_scripts
 /** This stack's entries in the shared tenant_credentials.txt (providers/scriptFiles.ts). */
 const CREDENTIALS_CHANGED = `pulumi-nodejs:dynamic/hubExport:ScriptFileEntries ${CREDENTIAL_ENTRIES}`;
 /** The hub checklist lists every tenant: it changes with them. */
-const checklist = (stack = "QA") => ["md", "json"].map((ext) => `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_${stack}/HUB_CHECKLIST.${ext}`);
+const checklist = (stack = "QA") =>
+  ["md", "json"].map(
+    (ext) =>
+      `aws:s3/bucketObjectv2:BucketObjectv2 hub-export-hub-configuration/hub-configuration/HRSYS_EMPL_HUB_ACME_202611_${stack}/HUB_CHECKLIST.${ext}`,
+  );
 const CHECKLIST = checklist();
 
 interface Difference {
@@ -31,20 +44,27 @@ function difference(before: PlanRun, after: PlanRun): Difference {
   return {
     added: [...now.keys()].filter((k) => !old.has(k)).sort(),
     removed: [...old.keys()].filter((k) => !now.has(k)).sort(),
-    changed: [...now.keys()].filter((k) => old.has(k) && JSON.stringify(inputs(old.get(k)!)) !== JSON.stringify(inputs(now.get(k)!))).sort(),
+    changed: [...now.keys()]
+      .filter((k) => old.has(k) && JSON.stringify(inputs(old.get(k)!)) !== JSON.stringify(inputs(now.get(k)!)))
+      .sort(),
   };
 }
 
 const byName = (run: PlanRun, name: string) => run.resources.find((r) => r.name === name)!;
 const templateOf = (run: PlanRun) => JSON.parse(inputs(run.resources.find((r) => TEMPLATE.test(r.name))!).content);
-const publishRegions = (run: PlanRun) => templateOf(run).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.map((s: { region: string }) => s.region);
+const publishRegions = (run: PlanRun) =>
+  templateOf(run)
+    .tasks.find((t: { type: string }) => t.type === "PublishMessages")
+    .steps.map((s: { region: string }) => s.region);
 const tenantCredentials = (run: PlanRun) => inputs(byName(run, CREDENTIAL_ENTRIES)).entries as Record<string, string>;
 
 const ROWS = "hub-export-config-tables/";
 const PLAT_ROW = `pulumi-nodejs:dynamic/hubExport:ConfigRow ${ROWS}HUB_PLAT_CONFIG/`;
 const hubTenantResources = (t: HubTenantFixture) =>
   [
-    ...["ERS", "CFG", "HRSYS"].map((api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow ${ROWS}HUB_API_CONFIG/${t.hubTenantId}/${api}`),
+    ...["ERS", "CFG", "HRSYS"].map(
+      (api) => `pulumi-nodejs:dynamic/hubExport:ConfigRow ${ROWS}HUB_API_CONFIG/${t.hubTenantId}/${api}`,
+    ),
     `pulumi-nodejs:dynamic/hubExport:RoutingRuleSet hub-export-hub-routing-rules/${t.hubTenantId}`,
   ].sort();
 const platTenantResource = (p: PlatTenantFixture) => `${PLAT_ROW}${p.platRegion}`;
@@ -81,13 +101,19 @@ describe("onboarding", () => {
     // Its rows point at the region's existing queue connection and carry the region's hub environment.
     const row = inputs(byName(after, `${ROWS}HUB_PLAT_CONFIG/${plat.platRegion}`));
     expect(row.key).toEqual({ plat_client_name: "ACME", plat_region: plat.platRegion });
-    expect(row.values).toMatchObject({ hub_destination: "HUB_MQ_EU_QA", hub_tenant_id: hub.hubTenantId, hub_tenant_code: hub.hubTenantCode });
+    expect(row.values).toMatchObject({
+      hub_destination: "HUB_MQ_EU_QA",
+      hub_tenant_id: hub.hubTenantId,
+      hub_tenant_code: hub.hubTenantCode,
+    });
     expect(inputs(byName(after, `${ROWS}HUB_API_CONFIG/${hub.hubTenantId}/CFG`)).values).toEqual({
       hub_api_url: "https://hub-ext-qa-eu.hub.example.com/cfg/api/",
       hub_environment_name: "hub-qa-eu",
       hub_region: "EU",
     });
-    expect(inputs(byName(after, `hub-export-hub-routing-rules/${hub.hubTenantId}`)).cfgApiUrl).toBe("https://hub-ext-qa-eu.hub.example.com/cfg/api/");
+    expect(inputs(byName(after, `hub-export-hub-routing-rules/${hub.hubTenantId}`)).cfgApiUrl).toBe(
+      "https://hub-ext-qa-eu.hub.example.com/cfg/api/",
+    );
     expect(publishRegions(after)).toEqual(publishRegions(before));
   });
 
@@ -97,16 +123,38 @@ describe("onboarding", () => {
     const after = await planOf(withTenants(qa, [], [plat]));
     const diff = difference(before, after);
     expect(diff).toEqual({ added: [platTenantResource(plat)], removed: [], changed: [] });
-    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/MX")).values).toMatchObject({ hub_tenant_id: us.hubTenantId, hub_destination: "HUB_MQ_US_QA" });
+    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/MX")).values).toMatchObject({
+      hub_tenant_id: us.hubTenantId,
+      hub_destination: "HUB_MQ_US_QA",
+    });
   });
 
   it("a hub tenant in a new region also adds the region's queue connection and publish step", async () => {
-    const apac = { connectionName: "HUB_MQ_APAC_QA", baseUrl: "https://mq-ap-southeast-1.anypoint.example.com", queueName: "acme-empl-apac-qa", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f", clientSecret: "apac-queue-secret" };
+    const apac = {
+      connectionName: "HUB_MQ_APAC_QA",
+      baseUrl: "https://mq-ap-southeast-1.anypoint.example.com",
+      queueName: "acme-empl-apac-qa",
+      clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f",
+      clientSecret: "apac-queue-secret",
+    };
     const hub = hubTenantFixture(43, "APAC");
     const plat = platTenantFixture(43, hub);
-    let config = editKey<Record<string, unknown>>(withTenants(qa, [hub], [plat]), "queues", (queues) => ({ ...queues, APAC: apac }));
-    const apacHub = { environmentName: "hub-qa-apac", apis: { ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/", CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/", HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/" } };
-    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: { ...h.regions, APAC: apacHub } }));
+    let config = editKey<Record<string, unknown>>(withTenants(qa, [hub], [plat]), "queues", (queues) => ({
+      ...queues,
+      APAC: apac,
+    }));
+    const apacHub = {
+      environmentName: "hub-qa-apac",
+      apis: {
+        ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/",
+        CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/",
+        HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/",
+      },
+    };
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({
+      ...h,
+      regions: { ...h.regions, APAC: apacHub },
+    }));
     const after = await planOf(config);
     const diff = difference(before, after);
     expect(diff.added).toEqual(
@@ -134,10 +182,24 @@ describe("onboarding", () => {
     expect(publishRegions(after)).toEqual(["US", "EU", "APAC"]);
     const step = templateOf(after).tasks.find((t: { type: string }) => t.type === "PublishMessages").steps[2];
     expect(step).toMatchObject({ region: "APAC", connection: "HUB_MQ_APAC_QA" });
-    expect(inputs(byName(after, `${ROWS}HUB_PLAT_CONFIG/${plat.platRegion}`)).values.hub_destination).toBe("HUB_MQ_APAC_QA");
-    expect(inputs(byName(after, `${ROWS}HUB_API_CONFIG/${hub.hubTenantId}/ERS`)).values).toEqual({ hub_api_url: apacHub.apis.ERS, hub_environment_name: "hub-qa-apac", hub_region: "APAC" });
-    const taskPolicy = JSON.parse(inputs(after.resources.find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role")!).policy);
-    expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(5);
+    expect(inputs(byName(after, `${ROWS}HUB_PLAT_CONFIG/${plat.platRegion}`)).values.hub_destination).toBe(
+      "HUB_MQ_APAC_QA",
+    );
+    expect(inputs(byName(after, `${ROWS}HUB_API_CONFIG/${hub.hubTenantId}/ERS`)).values).toEqual({
+      hub_api_url: apacHub.apis.ERS,
+      hub_environment_name: "hub-qa-apac",
+      hub_region: "APAC",
+    });
+    const taskPolicy = JSON.parse(
+      inputs(
+        after.resources.find(
+          (r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.name === "hub-export-task-task-role",
+        )!,
+      ).policy,
+    );
+    expect(taskPolicy.Statement.find((s: { Sid: string }) => s.Sid === "ReadConnectionRecords").Resource).toHaveLength(
+      5,
+    );
   });
 });
 
@@ -149,7 +211,11 @@ describe("re-pointing and removing platform tenants", () => {
     const plats = getKey<PlatTenantFixture[]>(qa, "platTenants");
     const ca = plats.find((p) => p.platRegion === "CA")!;
     expect(ca.hubTenantCode).toBe(us.hubTenantCode);
-    const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.map((p) => (p.platRegion === "CA" ? { ...p, hubTenantCode: eu.hubTenantCode } : p))));
+    const after = await planOf(
+      editKey<PlatTenantFixture[]>(qa, "platTenants", (list) =>
+        list.map((p) => (p.platRegion === "CA" ? { ...p, hubTenantCode: eu.hubTenantCode } : p)),
+      ),
+    );
     const diff = difference(before, after);
     expect(diff).toEqual({ added: [], removed: [], changed: [platTenantResource(ca)] });
     expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/CA"))).toMatchObject({
@@ -161,7 +227,9 @@ describe("re-pointing and removing platform tenants", () => {
   it("removing a platform tenant removes exactly its row; its hub tenant stays while another platform tenant feeds it", async () => {
     const qa = fixtureStack("qa").config;
     const before = await planOf(qa);
-    const after = await planOf(editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.filter((p) => p.platRegion !== "CA")));
+    const after = await planOf(
+      editKey<PlatTenantFixture[]>(qa, "platTenants", (list) => list.filter((p) => p.platRegion !== "CA")),
+    );
     expect(difference(before, after)).toEqual({ added: [], removed: [`${PLAT_ROW}CA`], changed: [] });
   });
 });
@@ -172,13 +240,18 @@ describe("changing a hub tenant's hubTenantId", () => {
     const before = await planOf(qa);
     const old = getKey<HubTenantFixture[]>(qa, "hubTenants")[1];
     const changed = { ...old, hubTenantId: "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e" };
-    const after = await planOf(editKey<HubTenantFixture[]>(qa, "hubTenants", (list) => list.map((t, i) => (i === 1 ? changed : t))));
+    const after = await planOf(
+      editKey<HubTenantFixture[]>(qa, "hubTenants", (list) => list.map((t, i) => (i === 1 ? changed : t))),
+    );
     const diff = difference(before, after);
     expect(diff.added).toEqual(hubTenantResources(changed));
     expect(diff.removed).toEqual(hubTenantResources(old));
     // The hub checklist names the hub tenant by its id.
     expect(diff.changed).toEqual([CREDENTIALS_CHANGED, ...CHECKLIST, `${PLAT_ROW}EU`].sort());
-    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/EU"))).toMatchObject({ key: { plat_client_name: "ACME", plat_region: "EU" }, values: { hub_tenant_id: changed.hubTenantId } });
+    expect(inputs(byName(after, ROWS + "HUB_PLAT_CONFIG/EU"))).toMatchObject({
+      key: { plat_client_name: "ACME", plat_region: "EU" },
+      values: { hub_tenant_id: changed.hubTenantId },
+    });
   });
 });
 
@@ -187,9 +260,15 @@ describe("removing a region", () => {
     const prod = fixtureStack("prod").config;
     const before = await planOf(prod, "prod");
     const apacTenant = getKey<HubTenantFixture[]>(prod, "hubTenants").find((t) => t.hubRegion === "APAC")!;
-    const apacPlats = getKey<PlatTenantFixture[]>(prod, "platTenants").filter((p) => p.hubTenantCode === apacTenant.hubTenantCode);
-    let config = editKey<HubTenantFixture[]>(prod, "hubTenants", (tenants) => tenants.filter((t) => t.hubRegion !== "APAC"));
-    config = editKey<PlatTenantFixture[]>(config, "platTenants", (list) => list.filter((p) => p.hubTenantCode !== apacTenant.hubTenantCode));
+    const apacPlats = getKey<PlatTenantFixture[]>(prod, "platTenants").filter(
+      (p) => p.hubTenantCode === apacTenant.hubTenantCode,
+    );
+    let config = editKey<HubTenantFixture[]>(prod, "hubTenants", (tenants) =>
+      tenants.filter((t) => t.hubRegion !== "APAC"),
+    );
+    config = editKey<PlatTenantFixture[]>(config, "platTenants", (list) =>
+      list.filter((p) => p.hubTenantCode !== apacTenant.hubTenantCode),
+    );
     config = editKey<Record<string, unknown>>(config, "queues", ({ APAC: _apac, ...rest }) => rest);
     const after = await planOf(config, "prod");
     const diff = difference(before, after);
@@ -216,7 +295,9 @@ describe("removing a region", () => {
       ].sort(),
     );
     expect(Object.keys(tenantCredentials(after))).not.toContain(apacTenant.hubTenantId);
-    expect(ofType(after, "aws:secretsmanager/secret:Secret").map((s) => inputs(s).name)).not.toContain("acme/prod/connection-strings/HUB_MQ_APAC_PROD");
+    expect(ofType(after, "aws:secretsmanager/secret:Secret").map((s) => inputs(s).name)).not.toContain(
+      "acme/prod/connection-strings/HUB_MQ_APAC_PROD",
+    );
     expect(resourceKeys(after).length).toBe(resourceKeys(before).length - 7);
   });
 });

@@ -19,22 +19,38 @@ const US = TENANTS.US.hubTenantId;
 
 /** A stack of the test's own: the test platform's config on example hosts, its secrets as `secure:` ciphertexts. */
 function stackConfig(): Record<string, any> {
-  const hub = { ers: "https://hub-ext-test.hub.example.com/ers/api/", cfg: "https://hub-ext-test.hub.example.com/cfg/api/", hrsys: "https://hub-ext-test.hub.example.com/hrsys/api/" };
-  const queues = { US: "https://mq-us.anypoint.example.com", EU: "https://mq-eu.anypoint.example.com", APAC: "https://mq-ap.anypoint.example.com" };
+  const hub = {
+    ers: "https://hub-ext-test.hub.example.com/ers/api/",
+    cfg: "https://hub-ext-test.hub.example.com/cfg/api/",
+    hrsys: "https://hub-ext-test.hub.example.com/hrsys/api/",
+  };
+  const queues = {
+    US: "https://mq-us.anypoint.example.com",
+    EU: "https://mq-eu.anypoint.example.com",
+    APAC: "https://mq-ap.anypoint.example.com",
+  };
   const raw = rawStackConfigFor("postgres://platform_admin:x@platdb-test.example.com:5432/PLATDB", { ...hub, queues });
   delete raw.hub.allowLoopback;
   for (const login of [raw.database.admin, raw.database.task]) delete login.password;
-  raw.hubTenants = raw.hubTenants.map((t: Record<string, unknown>, i: number) => ({ ...t, clientSecret: { secure: `v1:tenant-ciphertext-${i}` } }));
+  raw.hubTenants = raw.hubTenants.map((t: Record<string, unknown>, i: number) => ({
+    ...t,
+    clientSecret: { secure: `v1:tenant-ciphertext-${i}` },
+  }));
   for (const q of Object.values<Record<string, unknown>>(raw.queues)) delete q.clientSecret;
   return raw;
 }
 
-const stackFile = (raw: Record<string, any>) => YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`hubExport:${k}`, v])) });
+const stackFile = (raw: Record<string, any>) =>
+  YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`hubExport:${k}`, v])) });
 
 describe("plan --file of a stack file edited since git HEAD", () => {
   let dir: string;
   let file: string;
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", ...args], { cwd: dir, stdio: "ignore" });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", ...args], {
+      cwd: dir,
+      stdio: "ignore",
+    });
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-plan-change-"));
@@ -49,16 +65,29 @@ describe("plan --file of a stack file edited since git HEAD", () => {
   it("with no edit: nothing to compare, the resource count, and --full for the listing", async () => {
     const r = await runCli(["plan", "--file", file], { timeoutMs: 180_000 });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split("\n")[0]).toMatch(/^Stack plantest: \d+ resources; Pulumi\.plantest\.yaml is as git HEAD has it: no change to show\.$/);
+    expect(r.stdout.split("\n")[0]).toMatch(
+      /^Stack plantest: \d+ resources; Pulumi\.plantest\.yaml is as git HEAD has it: no change to show\.$/,
+    );
     expect(r.stdout).toContain("'--full' lists every resource with its inputs");
   });
 
   it("after adding an APAC hub tenant and setting a secret anew: counts first, then the details, secrets masked", async () => {
     const raw = stackConfig();
-    raw.hubTenants.push({ hubTenantId: APAC, hubTenantCode: "ACME_APAC_TEST", hubRegion: "APAC", clientId: "acme-apac-test-hrsys", clientSecret: { secure: "v1:apac-ciphertext" } });
+    raw.hubTenants.push({
+      hubTenantId: APAC,
+      hubTenantCode: "ACME_APAC_TEST",
+      hubRegion: "APAC",
+      clientId: "acme-apac-test-hrsys",
+      clientSecret: { secure: "v1:apac-ciphertext" },
+    });
     raw.hubTenants[0].clientSecret = { secure: "v1:tenant-ciphertext-set-anew" };
     raw.platTenants.push({ platRegion: "AP", codebase: "GBL", gblOrUs: "GBL", hubTenantCode: "ACME_APAC_TEST" });
-    raw.queues.APAC = { connectionName: "HUB_MQ_APAC_TEST", baseUrl: "https://mq-ap.anypoint.example.com", queueName: "acme-empl-apac-test", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f" };
+    raw.queues.APAC = {
+      connectionName: "HUB_MQ_APAC_TEST",
+      baseUrl: "https://mq-ap.anypoint.example.com",
+      queueName: "acme-empl-apac-test",
+      clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f",
+    };
     fs.writeFileSync(file, stackFile(raw));
 
     const r = await runCli(["plan", "--file", file], { timeoutMs: 240_000 });
@@ -68,18 +97,26 @@ describe("plan --file of a stack file edited since git HEAD", () => {
     // The hub tenant's 3 HUB_API_CONFIG rows, its platform tenant's row, its routing rule set, the region's
     // connection record (secret and version).
     expect(lines[0]).toMatch(/^Stack plantest: 7 to add, \d+ to change, 0 to delete$/);
-    expect(lines[1]).toBe("  Pulumi.plantest.yaml in the working copy against git HEAD's, both planned offline with this checkout's code (secrets masked);");
-    for (const api of ["ERS", "CFG", "HRSYS"]) expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:ConfigRow  HUB_API_CONFIG/${APAC}/${api}`);
+    expect(lines[1]).toBe(
+      "  Pulumi.plantest.yaml in the working copy against git HEAD's, both planned offline with this checkout's code (secrets masked);",
+    );
+    for (const api of ["ERS", "CFG", "HRSYS"])
+      expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:ConfigRow  HUB_API_CONFIG/${APAC}/${api}`);
     expect(lines).toContain("+ pulumi-nodejs:dynamic/hubExport:ConfigRow  HUB_PLAT_CONFIG/AP");
     expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:RoutingRuleSet  routingRules/${APAC}`);
     expect(lines).toContain("+     credentialsString: (secret)");
     expect(r.stdout).not.toContain("__provider");
 
     // The rendered pipeline gains the APAC publish step: its changed lines, not the whole document or a cut one.
-    const pipeline = lines.findIndex((l) => /^~ aws:s3\/bucketObjectv2:BucketObjectv2 {2}hub-export-bucket\/pipelines\//.test(l));
+    const pipeline = lines.findIndex((l) =>
+      /^~ aws:s3\/bucketObjectv2:BucketObjectv2 {2}hub-export-bucket\/pipelines\//.test(l),
+    );
     expect(pipeline).toBeGreaterThan(0);
     expect(lines[pipeline + 1]).toBe("~     content: (unified diff of the changed lines)");
-    const hunk = lines.slice(pipeline + 2, lines.findIndex((l, i) => i > pipeline && /^[~+-] \S/.test(l)));
+    const hunk = lines.slice(
+      pipeline + 2,
+      lines.findIndex((l, i) => i > pipeline && /^[~+-] \S/.test(l)),
+    );
     expect(hunk[0]).toMatch(/^ {8}@@ -\d+,\d+ \+\d+,\d+ @@$/);
     expect(hunk).toContainEqual(expect.stringMatching(/^\+\s+"connection": "HUB_MQ_APAC_TEST"$/));
     expect(hunk.filter((l) => l.startsWith("-"))).toEqual([]);
@@ -88,9 +125,12 @@ describe("plan --file of a stack file edited since git HEAD", () => {
 
     // tenant_credentials.txt: the new entry, and the one whose secret was set anew, masked.
     const entries = lines.findIndex((l) => /^~ pulumi-nodejs:dynamic\/hubExport:ScriptFileEntries /.test(l));
-    expect(lines.slice(entries + 1, entries + 3).sort()).toEqual([`~     entries["${APAC}"]: (secret, added)`, `~     entries["${US}"]: (secret, changed)`].sort());
+    expect(lines.slice(entries + 1, entries + 3).sort()).toEqual(
+      [`~     entries["${APAC}"]: (secret, added)`, `~     entries["${US}"]: (secret, changed)`].sort(),
+    );
     expect(lines).toContain("~     credentialsString: (secret, changed)");
-    for (const hidden of ["tenant-ciphertext", "apac-ciphertext", "PLACEHOLDER-SECRET"]) expect(r.stdout).not.toContain(hidden);
+    for (const hidden of ["tenant-ciphertext", "apac-ciphertext", "PLACEHOLDER-SECRET"])
+      expect(r.stdout).not.toContain(hidden);
 
     const full = await runCli(["plan", "--file", file, "--full"], { timeoutMs: 180_000 });
     expect(full.stdout.split("\n")[0]).toMatch(/^Plan of stack 'plantest' \(project hub-export\): \d+ resources\.$/);

@@ -17,23 +17,45 @@ describe("the offline plan's diff", () => {
   it("lists the resources added, changed (with their inputs before and after) and deleted, secrets masked", async () => {
     const before = planJson(await planOf(fixtureStack("qa").config));
     const edited = editKey(
-      editKey(fixtureStack("qa").config, "schedule", (s: Record<string, unknown>) => ({ ...s, expression: "cron(0 4 * * ? *)" })),
+      editKey(fixtureStack("qa").config, "schedule", (s: Record<string, unknown>) => ({
+        ...s,
+        expression: "cron(0 4 * * ? *)",
+      })),
       "hubTenants",
       (t: Record<string, unknown>[]) => [t[0], { ...t[1], clientSecret: "a-new-secret-Zx9" }],
     );
-    const after = planJson(await planOf(editKey(edited, "alerts", (a: Record<string, unknown>) => ({ ...a, email: ["oncall@acme.example.com"] }))));
+    const after = planJson(
+      await planOf(
+        editKey(edited, "alerts", (a: Record<string, unknown>) => ({ ...a, email: ["oncall@acme.example.com"] })),
+      ),
+    );
     const text = formatPlanDiff(before, after);
     expect(text.split("\n")[0]).toMatch(/^#### Stack `qa`: 1 to add, \d+ to change, 1 to delete$/);
-    expect(text).toContain('~ aws:scheduler/schedule:Schedule  hub-export-schedule\n~     scheduleExpression: "cron(0 3 * * ? *)" => "cron(0 4 * * ? *)"');
-    expect(text).toMatch(/^\+ aws:sns\/topicSubscription:TopicSubscription {2}hub-export-monitoring-email-oncall@acme\.example\.com$/m);
-    expect(text).toMatch(/^- aws:sns\/topicSubscription:TopicSubscription {2}hub-export-monitoring-email-hrsys-export-qa@acme\.example\.com$/m);
+    expect(text).toContain(
+      '~ aws:scheduler/schedule:Schedule  hub-export-schedule\n~     scheduleExpression: "cron(0 3 * * ? *)" => "cron(0 4 * * ? *)"',
+    );
+    expect(text).toMatch(
+      /^\+ aws:sns\/topicSubscription:TopicSubscription {2}hub-export-monitoring-email-oncall@acme\.example\.com$/m,
+    );
+    expect(text).toMatch(
+      /^- aws:sns\/topicSubscription:TopicSubscription {2}hub-export-monitoring-email-hrsys-export-qa@acme\.example\.com$/m,
+    );
     // The changed secret shows as a change of a masked value, never the value.
     expect(text).not.toContain("a-new-secret-Zx9");
     expect(formatPlanDiff(before, before)).toBe("#### Stack `qa`: 0 to add, 0 to change, 0 to delete\n\nNo change.\n");
   });
 
   it("cannot be closed early by a value: a fence in an input is broken up", () => {
-    const plan = (value: string) => ({ project: "p", stack: "qa", offline: { accountId: "", region: "", note: "" }, resourceCount: 1, outputs: {}, resources: [{ urn: "u", type: "t", name: "n", custom: true, read: false, dependsOn: [], options: {}, inputs: { v: value } }] });
+    const plan = (value: string) => ({
+      project: "p",
+      stack: "qa",
+      offline: { accountId: "", region: "", note: "" },
+      resourceCount: 1,
+      outputs: {},
+      resources: [
+        { urn: "u", type: "t", name: "n", custom: true, read: false, dependsOn: [], options: {}, inputs: { v: value } },
+      ],
+    });
     const text = formatPlanDiff(plan("a"), plan("```\n# injected"));
     expect(text.split("\n").filter((l) => l === "```")).toHaveLength(1);
     expect(text).toContain("` ` `");
@@ -47,9 +69,14 @@ describe("the offline plan's diff", () => {
     expect(same.code).toBe(0);
     expect(same.stdout).toBe("#### Stack `qa`: 0 to add, 0 to change, 0 to delete\n\nNo change.\n");
     fs.writeFileSync(path.join(dir, "not-a-plan.json"), "{}");
-    const bad = await runCli(["plan", "--file", fixtureStackFile("qa"), "--diff-from", path.join(dir, "not-a-plan.json")], { timeoutMs: 120_000 });
+    const bad = await runCli(
+      ["plan", "--file", fixtureStackFile("qa"), "--diff-from", path.join(dir, "not-a-plan.json")],
+      { timeoutMs: 120_000 },
+    );
     expect(bad.code).toBe(1);
-    expect(bad.stderr.trim()).toBe(`--diff-from ${path.join(dir, "not-a-plan.json")}: not the output of 'hub-export plan --json' (no resources)`);
+    expect(bad.stderr.trim()).toBe(
+      `--diff-from ${path.join(dir, "not-a-plan.json")}: not the output of 'hub-export plan --json' (no resources)`,
+    );
     // Three plans: on a loaded machine each may take a minute.
   }, 360_000);
 });

@@ -27,7 +27,11 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
  */
 async function realRun(stack: string, config: Record<string, string>) {
   const registered: string[] = [];
-  const run = await runProgramUnderMocks({ stack, config, program: () => hubExportProgram({ taskSourceHash: "ab".repeat(32), objectInspector: offlineObjectInspector() }) }).then(
+  const run = await runProgramUnderMocks({
+    stack,
+    config,
+    program: () => hubExportProgram({ taskSourceHash: "ab".repeat(32), objectInspector: offlineObjectInspector() }),
+  }).then(
     (r) => {
       registered.push(...r.resources.map((x) => x.type));
       return undefined;
@@ -43,19 +47,35 @@ function readyConfig(stack: "qa" | "prod"): Record<string, string> {
   const ready: Record<string, string> = {};
   // A path in the project, as the config takes it: this test's folder is in the project's .tmp.
   const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "ca.pem"));
-  fs.writeFileSync(path.join(PROJECT_ROOT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
+  fs.writeFileSync(
+    path.join(PROJECT_ROOT, caBundle),
+    "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n",
+  );
   for (const [key, text] of Object.entries(config)) {
     const value = /^\s*[[{]/.test(text) ? JSON.parse(text) : text;
     const strip = (v: unknown): unknown =>
-      typeof v === "string" && v.startsWith(PLACEHOLDER_PREFIX) ? v.slice(PLACEHOLDER_PREFIX.length) : Array.isArray(v) ? v.map(strip) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)])) : v;
+      typeof v === "string" && v.startsWith(PLACEHOLDER_PREFIX)
+        ? v.slice(PLACEHOLDER_PREFIX.length)
+        : Array.isArray(v)
+          ? v.map(strip)
+          : v && typeof v === "object"
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)]))
+            : v;
     ready[key] = typeof value === "string" ? (strip(value) as string) : JSON.stringify(strip(value));
   }
   const db = JSON.parse(ready["hubExport:database"]);
-  ready["hubExport:database"] = JSON.stringify({ ...db, caBundle, admin: { ...db.admin, password: "admin-Pw1" }, task: { ...db.task, password: "task-Pw1" } });
+  ready["hubExport:database"] = JSON.stringify({
+    ...db,
+    caBundle,
+    admin: { ...db.admin, password: "admin-Pw1" },
+    task: { ...db.task, password: "task-Pw1" },
+  });
   const queues = JSON.parse(ready["hubExport:queues"]);
   for (const q of Object.values<Record<string, unknown>>(queues)) q.clientSecret = "queue-Pw1";
   ready["hubExport:queues"] = JSON.stringify(queues);
-  ready["hubExport:hubTenants"] = JSON.stringify(JSON.parse(ready["hubExport:hubTenants"]).map((t: object) => ({ ...t, clientSecret: "tenant-Pw1" })));
+  ready["hubExport:hubTenants"] = JSON.stringify(
+    JSON.parse(ready["hubExport:hubTenants"]).map((t: object) => ({ ...t, clientSecret: "tenant-Pw1" })),
+  );
   return ready;
 }
 
@@ -81,7 +101,8 @@ describe("the preflight of a real preview or up", () => {
       ]),
     );
     // Every secret and every placeholder of the file (the account's included), no more, and the missing CA bundle.
-    const placeholders = (fs.readFileSync(fixtureStackFile("qa"), "utf8").match(/^[^#\n]*[:-] PLACEHOLDER:/gm) ?? []).length;
+    const placeholders = (fs.readFileSync(fixtureStackFile("qa"), "utf8").match(/^[^#\n]*[:-] PLACEHOLDER:/gm) ?? [])
+      .length;
     expect(placeholders).toBeGreaterThan(20);
     expect(lines.filter((l) => l.includes("secret not set"))).toHaveLength(6);
     expect(lines.filter((l) => l.includes(": placeholder ("))).toHaveLength(placeholders);
@@ -90,9 +111,14 @@ describe("the preflight of a real preview or up", () => {
 
   it("runs once every value is set, and stops again on an unpinned or malformed account", async () => {
     const ready = readyConfig("prod");
-    expect((await realRun("prod", { ...ready, "aws:allowedAccountIds": '["210987654321"]' })).registered).toContain("hubExport:index:HubExport");
+    expect((await realRun("prod", { ...ready, "aws:allowedAccountIds": '["210987654321"]' })).registered).toContain(
+      "hubExport:index:HubExport",
+    );
 
-    const { error: unpinned } = await realRun("prod", Object.fromEntries(Object.entries(ready).filter(([k]) => k !== "aws:allowedAccountIds")));
+    const { error: unpinned } = await realRun(
+      "prod",
+      Object.fromEntries(Object.entries(ready).filter(([k]) => k !== "aws:allowedAccountIds")),
+    );
     expect(unpinned!.message.split("\n")).toEqual([
       "stack 'prod' is not ready: 1 value to set first (nothing was registered)",
       "  aws:allowedAccountIds: not set: each stack pins the AWS account it deploys to: pulumi config set --stack prod --path 'aws:allowedAccountIds[0]' <12-digit account id>",
@@ -100,7 +126,11 @@ describe("the preflight of a real preview or up", () => {
     const { error: malformed } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["2109876543"]' });
     expect(malformed!.message).toContain("aws:allowedAccountIds[0]: must be a 12-digit AWS account id");
     // A key set without the namespace lands in the project's (hub-export:), where the program would never read it.
-    const { error: misplaced } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["210987654321"]', "hub-export:schedule": '{"enabled":false}' });
+    const { error: misplaced } = await realRun("prod", {
+      ...ready,
+      "aws:allowedAccountIds": '["210987654321"]',
+      "hub-export:schedule": '{"enabled":false}',
+    });
     expect(misplaced!.message.split("\n")[1]).toBe(
       "  hub-export:schedule: not read: the program's keys are in namespace hubExport: pulumi config rm --stack prod 'hub-export:schedule' and set 'hubExport:schedule' instead",
     );
@@ -108,7 +138,11 @@ describe("the preflight of a real preview or up", () => {
 
   it("names a key in the wrong namespace with the config's problems, when a value is missing too", async () => {
     const { "hubExport:clientName": clientName, ...ready } = readyConfig("qa");
-    const { error, registered } = await realRun("qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]', "hub-export:clientName": clientName });
+    const { error, registered } = await realRun("qa", {
+      ...ready,
+      "aws:allowedAccountIds": '["111111111111"]',
+      "hub-export:clientName": clientName,
+    });
     expect(registered).toEqual([]);
     expect(error!.message.split("\n")).toEqual([
       "stack 'qa': invalid configuration (2 problems)",
@@ -122,13 +156,21 @@ describe("the preflight of a real preview or up", () => {
     const { error, registered } = await realRun("prod", { ...ready, "aws:allowedAccountIds": '["111111111111"]' });
     expect(registered).toEqual([]);
     expect(error!.message).toMatch(/^stack 'prod': invalid configuration/);
-    expect(error!.message).toContain("hubExport:environment: is 'QA', but the stack is 'prod': a stack deploys only its own environment");
-    expect((await realRun("acme-qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]' })).registered).toContain("hubExport:index:HubExport");
+    expect(error!.message).toContain(
+      "hubExport:environment: is 'QA', but the stack is 'prod': a stack deploys only its own environment",
+    );
+    expect((await realRun("acme-qa", { ...ready, "aws:allowedAccountIds": '["111111111111"]' })).registered).toContain(
+      "hubExport:index:HubExport",
+    );
   });
 
   it("lets the offline plan and validate work on the repository's stack files, whatever a team has set in them", async () => {
     for (const stack of availableStacks()) {
-      const offline = await runProgramUnderMocks({ stack, config: engineConfigFromStackFile(stackFilePath(stack)).config, program: () => hubExportProgram({ offline: true, taskSourceHash: "ab".repeat(32) }) });
+      const offline = await runProgramUnderMocks({
+        stack,
+        config: engineConfigFromStackFile(stackFilePath(stack)).config,
+        program: () => hubExportProgram({ offline: true, taskSourceHash: "ab".repeat(32) }),
+      });
       expect(offline.resources.some((r) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
       const validate = await runCli(["validate", "--stack", stack]);
       expect(validate.code, validate.stderr).toBe(0);
@@ -140,7 +182,9 @@ describe("the preflight of a real preview or up", () => {
     const validate = await runCli(["validate", "--file", fixtureStackFile("qa")]);
     expect(validate.code).toBe(0);
     expect(validate.stdout).toContain(`ok: ${fixtureStackFile("qa")}: client ACME`);
-    expect(validate.stdout).toContain("  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n");
+    expect(validate.stdout).toContain(
+      "  hubExport:database.admin.password: secret not set: pulumi config set --stack qa --secret --path 'hubExport:database.admin.password'\n",
+    );
     expect(validate.stdout).toContain("  aws:allowedAccountIds[0]: placeholder (example: 111111111111)");
   });
 
@@ -148,15 +192,23 @@ describe("the preflight of a real preview or up", () => {
     const file = path.join(dir, "Pulumi.qa.yaml");
     const doc = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8")) as { config: Record<string, unknown> };
     doc.config["hub-export:clientName"] = "ACME";
-    doc.config["hubExport:database"] = { ...(doc.config["hubExport:database"] as object), caBundle: "certs/not-downloaded.pem" };
+    doc.config["hubExport:database"] = {
+      ...(doc.config["hubExport:database"] as object),
+      caBundle: "certs/not-downloaded.pem",
+    };
     fs.writeFileSync(file, YAML.stringify(doc));
     const validate = await runCli(["validate", "--file", file]);
     expect(validate.code).toBe(0);
     // validate groups them by who supplies each (config/suppliers.ts); the preflight lists them in one run.
-    const listed = validate.stdout.split("\n").filter((l) => l.startsWith("    ")).map((l) => l.slice(2));
+    const listed = validate.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("    "))
+      .map((l) => l.slice(2));
     const { error } = await realRun("qa", engineConfigFromStackFile(file).config);
     expect([...listed].sort()).toEqual(error!.message.split("\n").slice(1).sort());
-    expect(listed).toContain("  hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead");
+    expect(listed).toContain(
+      "  hub-export:clientName: not read: the program's keys are in namespace hubExport: pulumi config rm --stack qa 'hub-export:clientName' and set 'hubExport:clientName' instead",
+    );
     expect(listed).toContain(
       "  hubExport:database.caBundle: file certs/not-downloaded.pem not found: download the CA bundle of the database's server to certs/not-downloaded.pem (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)",
     );

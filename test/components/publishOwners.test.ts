@@ -18,12 +18,26 @@ describe("default privileges on the publish schema", () => {
     const none = await planOf(qa, "qa");
     expect(ofType(none, DEFAULTS).map((d) => inputs(d).owner)).toEqual([db.admin.username]);
 
-    const withLoaders = editKey<Database>(qa, "database", (d) => ({ ...d, publishTableOwners: ["hr_loader", "hr_loader_eu"] }));
+    const withLoaders = editKey<Database>(qa, "database", (d) => ({
+      ...d,
+      publishTableOwners: ["hr_loader", "hr_loader_eu"],
+    }));
     const run = await planOf(withLoaders, "qa");
     const defaults = ofType(run, DEFAULTS);
-    expect(defaults.map((d) => d.name)).toEqual(["hub-export-warehouse/default/publish-tables", "hub-export-warehouse/default/publish-tables/hr_loader", "hub-export-warehouse/default/publish-tables/hr_loader_eu"]);
+    expect(defaults.map((d) => d.name)).toEqual([
+      "hub-export-warehouse/default/publish-tables",
+      "hub-export-warehouse/default/publish-tables/hr_loader",
+      "hub-export-warehouse/default/publish-tables/hr_loader_eu",
+    ]);
     for (const [i, owner] of [db.admin.username, "hr_loader", "hr_loader_eu"].entries()) {
-      expect(inputs(defaults[i])).toEqual({ database: "PLATDB", role: db.task.username, owner, schema: "publish", objectType: "table", privileges: ["SELECT"] });
+      expect(inputs(defaults[i])).toEqual({
+        database: "PLATDB",
+        role: db.task.username,
+        owner,
+        schema: "publish",
+        objectType: "table",
+        privileges: ["SELECT"],
+      });
       // Replaced delete-first like every grant: the old one's REVOKE never takes back the new one's GRANT.
       expect(defaults[i].options.deleteBeforeReplace).toBe(true);
     }
@@ -32,9 +46,19 @@ describe("default privileges on the publish schema", () => {
   it("refuses the admin (covered already) and a role named twice", () => {
     const qa = fixtureStack("qa").config;
     const admin = getKey<Database>(qa, "database").admin.username;
-    const config = (owners: string[]) => () => configFromEngine(editKey<Database>(qa, "database", (d) => ({ ...d, publishTableOwners: owners })), "qa");
-    expect(config([admin])).toThrow(/hubExport:database\.publishTableOwners\[0\]: is the admin: the tables it creates are covered already/);
-    expect(config(["hr_loader", "HR_LOADER"])).toThrow(/hubExport:database\.publishTableOwners\[1\]: names HR_LOADER twice/);
-    expect(config(["hr loader"])).toThrow(/hubExport:database\.publishTableOwners\[0\]: role must be a safe SQL identifier/);
+    const config = (owners: string[]) => () =>
+      configFromEngine(
+        editKey<Database>(qa, "database", (d) => ({ ...d, publishTableOwners: owners })),
+        "qa",
+      );
+    expect(config([admin])).toThrow(
+      /hubExport:database\.publishTableOwners\[0\]: is the admin: the tables it creates are covered already/,
+    );
+    expect(config(["hr_loader", "HR_LOADER"])).toThrow(
+      /hubExport:database\.publishTableOwners\[1\]: names HR_LOADER twice/,
+    );
+    expect(config(["hr loader"])).toThrow(
+      /hubExport:database\.publishTableOwners\[0\]: role must be a safe SQL identifier/,
+    );
   });
 });

@@ -16,7 +16,16 @@ import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { loadClientRunTables, loadSqlBaseline } from "../../templates";
 import { sha256Hex } from "../../providers/baseline";
-import { editKey, getKey, hubTenantFixture, platTenantFixture, fixtureStack, type EngineConfigMap, type HubTenantFixture, type PlatTenantFixture } from "../fixtures/stacks";
+import {
+  editKey,
+  getKey,
+  hubTenantFixture,
+  platTenantFixture,
+  fixtureStack,
+  type EngineConfigMap,
+  type HubTenantFixture,
+  type PlatTenantFixture,
+} from "../fixtures/stacks";
 import { inputs, planOf } from "../fixtures/plan";
 
 type Step = "add" | "remove" | "update" | "replace";
@@ -26,13 +35,19 @@ interface Operation {
   deleteFirst?: boolean;
 }
 
-const DYNAMIC_DIFF: Record<string, (olds: any, news: any) => Promise<{ changes?: boolean; replaces?: string[]; deleteBeforeReplace?: boolean }>> = {
+const DYNAMIC_DIFF: Record<
+  string,
+  (olds: any, news: any) => Promise<{ changes?: boolean; replaces?: string[]; deleteBeforeReplace?: boolean }>
+> = {
   "pulumi-nodejs:dynamic/hubExport:ConfigRow": (o, n) => configRowProvider.diff!("id", o, n),
   "pulumi-nodejs:dynamic/hubExport:SqlBaseline": (o, n) => baselineProvider.diff!("id", o, n),
   "pulumi-nodejs:dynamic/hubExport:ClientRunTables": (o, n) => baselineProvider.diff!("id", o, n),
   "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet": (o, n) => routingRulesProvider.diff!("id", o, n),
 };
-const ALWAYS_REPLACED = new Set(["postgresql:index/grant:Grant", "postgresql:index/defaultPrivileges:DefaultPrivileges"]);
+const ALWAYS_REPLACED = new Set([
+  "postgresql:index/grant:Grant",
+  "postgresql:index/defaultPrivileges:DefaultPrivileges",
+]);
 
 const keyOf = (r: PlannedResource) => `${r.type} ${r.name}`;
 const plainInputs = (r: PlannedResource) => {
@@ -54,13 +69,21 @@ async function secondUp(before: PlanRun, after: PlanRun): Promise<Record<string,
     const dynamic = DYNAMIC_DIFF[r.type];
     if (dynamic) {
       const diff = await dynamic(olds, news);
-      if (diff.replaces?.length) ops[key] = { step: "replace", deleteFirst: diff.deleteBeforeReplace === true || r.options.deleteBeforeReplace === true };
+      if (diff.replaces?.length)
+        ops[key] = {
+          step: "replace",
+          deleteFirst: diff.deleteBeforeReplace === true || r.options.deleteBeforeReplace === true,
+        };
       else if (diff.changes) ops[key] = { step: "update" };
       continue;
     }
     if (JSON.stringify(olds) === JSON.stringify(news)) continue;
-    const replacing = ALWAYS_REPLACED.has(r.type) || (r.options.replaceOnChanges ?? []).some((p) => JSON.stringify(olds[p]) !== JSON.stringify(news[p]));
-    ops[key] = replacing ? { step: "replace", deleteFirst: r.options.deleteBeforeReplace === true } : { step: "update" };
+    const replacing =
+      ALWAYS_REPLACED.has(r.type) ||
+      (r.options.replaceOnChanges ?? []).some((p) => JSON.stringify(olds[p]) !== JSON.stringify(news[p]));
+    ops[key] = replacing
+      ? { step: "replace", deleteFirst: r.options.deleteBeforeReplace === true }
+      : { step: "update" };
   }
   return ops;
 }
@@ -73,7 +96,8 @@ const only = (ops: Record<string, Operation>, step: Step) =>
 const GRANT = "postgresql:index/grant:Grant hub-export-warehouse/grant/";
 const ROW = "pulumi-nodejs:dynamic/hubExport:ConfigRow hub-export-config-tables/";
 const RULES = "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet hub-export-hub-routing-rules/";
-const TENANT_CREDENTIALS = "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries hub-export-credential-files/Tools/hub_python_scripts/";
+const TENANT_CREDENTIALS =
+  "pulumi-nodejs:dynamic/hubExport:ScriptFileEntries hub-export-credential-files/Tools/hub_python_scripts/";
 const COMMON_BASELINE = "pulumi-nodejs:dynamic/hubExport:SqlBaseline hub-export-warehouse/common-schema-baseline";
 const RUN_TABLES = "pulumi-nodejs:dynamic/hubExport:ClientRunTables hub-export-warehouse/client-run-tables";
 
@@ -95,7 +119,13 @@ describe("the second up", () => {
       [COMMON_BASELINE]: { step: "update" },
     });
     const grant = after.resources.find((r) => keyOf(r) === `${GRANT}staging/hub_export_new_table`)!;
-    expect(inputs(grant)).toMatchObject({ objectType: "table", schema: "staging", objects: ["hub_export_new_table"], privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"], role: "hub_export_acme_qa" });
+    expect(inputs(grant)).toMatchObject({
+      objectType: "table",
+      schema: "staging",
+      objects: ["hub_export_new_table"],
+      privileges: ["DELETE", "INSERT", "SELECT", "UPDATE"],
+      role: "hub_export_acme_qa",
+    });
     expect(grant.options.deleteBeforeReplace).toBe(true);
   });
 
@@ -103,7 +133,10 @@ describe("the second up", () => {
     const source = loadClientRunTables();
     const text = `${source.text}\nCREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_MESSAGES_NOTE (id bigint PRIMARY KEY);\n`;
     const after = await planOf(qa, "qa", { runTables: { ...source, text } });
-    expect(await secondUp(before, after)).toEqual({ [`${GRANT}staging/hub_acme_messages_note`]: { step: "add" }, [RUN_TABLES]: { step: "update" } });
+    expect(await secondUp(before, after)).toEqual({
+      [`${GRANT}staging/hub_acme_messages_note`]: { step: "add" },
+      [RUN_TABLES]: { step: "update" },
+    });
     const grant = after.resources.find((r) => keyOf(r) === `${GRANT}staging/hub_acme_messages_note`)!;
     expect(grant.dependsOn).toContain(after.resources.find((r) => keyOf(r) === RUN_TABLES)!.urn);
   });
@@ -115,7 +148,11 @@ describe("the second up", () => {
       ...before,
       resources: before.resources
         .filter((r) => keyOf(r) !== RUN_TABLES)
-        .map((r) => (keyOf(r) === COMMON_BASELINE ? { ...r, inputs: { ...r.inputs, sql: combined, sha256: sha256Hex(combined) } } : r)),
+        .map((r) =>
+          keyOf(r) === COMMON_BASELINE
+            ? { ...r, inputs: { ...r.inputs, sql: combined, sha256: sha256Hex(combined) } }
+            : r,
+        ),
     };
     const ops = await secondUp(deployed, before);
     // The grants keep their names and parent: nothing is revoked after being granted.
@@ -123,16 +160,29 @@ describe("the second up", () => {
   });
 
   it("a task-role rename: a new role first, every grant replaced delete-first (REVOKE from the old role while it exists), the old role dropped last", async () => {
-    const after = await planOf(editKey<any>(qa, "database", (db) => ({ ...db, task: { ...db.task, username: "hub_export_acme_qa2" } })));
+    const after = await planOf(
+      editKey<any>(qa, "database", (db) => ({ ...db, task: { ...db.task, username: "hub_export_acme_qa2" } })),
+    );
     const ops = await secondUp(before, after);
-    const grants = after.resources.filter((r) => ALWAYS_REPLACED.has(r.type)).map(keyOf).sort();
+    const grants = after.resources
+      .filter((r) => ALWAYS_REPLACED.has(r.type))
+      .map(keyOf)
+      .sort();
     expect(grants.length).toBeGreaterThan(10);
-    expect(only(ops, "replace")).toEqual([...grants, "postgresql:index/role:Role hub-export-warehouse/task-role"].sort());
+    expect(only(ops, "replace")).toEqual(
+      [...grants, "postgresql:index/role:Role hub-export-warehouse/task-role"].sort(),
+    );
     for (const key of grants) expect(ops[key], key).toEqual({ step: "replace", deleteFirst: true });
-    expect(ops["postgresql:index/role:Role hub-export-warehouse/task-role"]).toEqual({ step: "replace", deleteFirst: false });
-    for (const g of after.resources.filter((r) => ALWAYS_REPLACED.has(r.type))) expect(inputs(g).role).toBe("hub_export_acme_qa2");
+    expect(ops["postgresql:index/role:Role hub-export-warehouse/task-role"]).toEqual({
+      step: "replace",
+      deleteFirst: false,
+    });
+    for (const g of after.resources.filter((r) => ALWAYS_REPLACED.has(r.type)))
+      expect(inputs(g).role).toBe("hub_export_acme_qa2");
     // The task's connection record names the new login; nothing else changes.
-    expect(only(ops, "update")).toEqual(["aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/PLAT_WAREHOUSE_QA"]);
+    expect(only(ops, "update")).toEqual([
+      "aws:secretsmanager/secretVersion:SecretVersion hub-export-connections/PLAT_WAREHOUSE_QA",
+    ]);
     expect(only(ops, "add")).toEqual([]);
     expect(only(ops, "remove")).toEqual([]);
   });
@@ -141,12 +191,24 @@ describe("the second up", () => {
     const after = await planOf({ ...qa, "hubExport:clientName": "GLOBEX" });
     const ops = await secondUp(before, after);
     const grantsOf = (step: Step) => only(ops, step).filter((k) => k.startsWith(GRANT));
-    expect(grantsOf("add")).toEqual(["hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status", "hub_globex_rows_held_back"].map((t) => `${GRANT}staging/${t}`));
-    expect(grantsOf("remove")).toEqual(["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_acme_rows_held_back"].map((t) => `${GRANT}staging/${t}`));
+    expect(grantsOf("add")).toEqual(
+      [
+        "hub_globex_messages",
+        "hub_globex_messages_archive",
+        "hub_globex_messages_status",
+        "hub_globex_rows_held_back",
+      ].map((t) => `${GRANT}staging/${t}`),
+    );
+    expect(grantsOf("remove")).toEqual(
+      ["hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status", "hub_acme_rows_held_back"].map(
+        (t) => `${GRANT}staging/${t}`,
+      ),
+    );
     expect(grantsOf("replace")).toEqual([]);
     expect(grantsOf("update")).toEqual([]);
     // The tables that stay keep their grants untouched: the task role keeps exactly what it needs.
-    for (const t of ["hub_intake_job", "hub_api_config", "hub_plat_config", "hub_export_watermark"]) expect(ops[`${GRANT}staging/${t}`], t).toBeUndefined();
+    for (const t of ["hub_intake_job", "hub_api_config", "hub_plat_config", "hub_export_watermark"])
+      expect(ops[`${GRANT}staging/${t}`], t).toBeUndefined();
     // The common schema renders the same for every client: untouched. The client's run tables are applied for the new
     // name (the old client's tables stay: retained, never dropped).
     expect(ops[COMMON_BASELINE]).toBeUndefined();
@@ -159,12 +221,24 @@ describe("the second up", () => {
 
   it("a password rotation with a tenant removal: the tenant's resources go, no SQL resource of the others changes, the provider gets the new password", async () => {
     const removed = getKey<HubTenantFixture[]>(qa, "hubTenants")[1];
-    const removedPlats = getKey<PlatTenantFixture[]>(qa, "platTenants").filter((p) => p.hubTenantCode === removed.hubTenantCode);
-    let config = editKey<any>(qa, "database", (db) => ({ ...db, admin: { ...db.admin, password: "rotated-Admin-Pw9" } }));
-    config = editKey<HubTenantFixture[]>(config, "hubTenants", (tenants) => tenants.filter((t) => t.hubTenantId !== removed.hubTenantId));
-    config = editKey<PlatTenantFixture[]>(config, "platTenants", (plats) => plats.filter((p) => p.hubTenantCode !== removed.hubTenantCode));
+    const removedPlats = getKey<PlatTenantFixture[]>(qa, "platTenants").filter(
+      (p) => p.hubTenantCode === removed.hubTenantCode,
+    );
+    let config = editKey<any>(qa, "database", (db) => ({
+      ...db,
+      admin: { ...db.admin, password: "rotated-Admin-Pw9" },
+    }));
+    config = editKey<HubTenantFixture[]>(config, "hubTenants", (tenants) =>
+      tenants.filter((t) => t.hubTenantId !== removed.hubTenantId),
+    );
+    config = editKey<PlatTenantFixture[]>(config, "platTenants", (plats) =>
+      plats.filter((p) => p.hubTenantCode !== removed.hubTenantCode),
+    );
     config = editKey<Record<string, unknown>>(config, "queues", ({ EU: _eu, ...rest }) => rest);
-    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: Object.fromEntries(Object.entries(h.regions).filter(([r]) => r !== "EU")) }));
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({
+      ...h,
+      regions: Object.fromEntries(Object.entries(h.regions).filter(([r]) => r !== "EU")),
+    }));
     const after = await planOf(config);
     const ops = await secondUp(before, after);
     expect(only(ops, "remove")).toEqual(
@@ -178,18 +252,36 @@ describe("the second up", () => {
     expect(only(ops, "add")).toEqual([]);
     // The rows that stay and the baseline see nothing of the rotation: their state holds no login.
     for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|ClientRunTables)/);
-    expect(only(ops, "update")).toEqual(expect.arrayContaining(["pulumi:providers:postgresql hub-export-warehouse", TENANT_CREDENTIALS]));
+    expect(only(ops, "update")).toEqual(
+      expect.arrayContaining(["pulumi:providers:postgresql hub-export-warehouse", TENANT_CREDENTIALS]),
+    );
   });
 
   it("a tenant in a new region: its rows, rules and queue connection are added, nothing is replaced, the SQL resources already there stay", async () => {
     const tenant = hubTenantFixture(44, "APAC");
     const plat = platTenantFixture(44, tenant);
-    const apac = { connectionName: "HUB_MQ_APAC_QA", baseUrl: "https://mq-ap-southeast-1.anypoint.example.com", queueName: "acme-empl-apac-qa", clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f", clientSecret: "apac-queue-Pw1" };
-    const apacHub = { environmentName: "hub-qa-apac", apis: { ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/", CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/", HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/" } };
+    const apac = {
+      connectionName: "HUB_MQ_APAC_QA",
+      baseUrl: "https://mq-ap-southeast-1.anypoint.example.com",
+      queueName: "acme-empl-apac-qa",
+      clientAccessId: "0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f",
+      clientSecret: "apac-queue-Pw1",
+    };
+    const apacHub = {
+      environmentName: "hub-qa-apac",
+      apis: {
+        ERS: "https://hub-ext-qa-apac.hub.example.com/ers/api/",
+        CFG: "https://hub-ext-qa-apac.hub.example.com/cfg/api/",
+        HRSYS: "https://hub-ext-qa-apac.hub.example.com/hrsys/api/",
+      },
+    };
     let config = editKey<HubTenantFixture[]>(qa, "hubTenants", (tenants) => [...tenants, tenant]);
     config = editKey<PlatTenantFixture[]>(config, "platTenants", (plats) => [...plats, plat]);
     config = editKey<Record<string, unknown>>(config, "queues", (queues) => ({ ...queues, APAC: apac }));
-    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({ ...h, regions: { ...h.regions, APAC: apacHub } }));
+    config = editKey<{ regions: Record<string, unknown> }>(config, "hub", (h) => ({
+      ...h,
+      regions: { ...h.regions, APAC: apacHub },
+    }));
     const ops = await secondUp(before, await planOf(config));
     expect(only(ops, "add")).toEqual(
       [
@@ -202,7 +294,8 @@ describe("the second up", () => {
     );
     expect(only(ops, "replace")).toEqual([]);
     expect(only(ops, "remove")).toEqual([]);
-    for (const key of only(ops, "update")) expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|ClientRunTables|RoutingRuleSet)|postgresql:/);
+    for (const key of only(ops, "update"))
+      expect(key).not.toMatch(/hubExport:(ConfigRow|SqlBaseline|ClientRunTables|RoutingRuleSet)|postgresql:/);
   });
 
   it("a config-only change runs no Docker: the image build's inputs stay the same", async () => {

@@ -34,7 +34,9 @@ function secretTexts(config: StackConfig): string[] {
     config.database.task.password.reveal(),
     ...Object.values(config.queues).map((q) => q!.clientSecret.reveal()),
     ...config.hubTenants.map((t) => t.clientSecret.reveal()),
-    ...config.hubTenants.map((t) => encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() })),
+    ...config.hubTenants.map((t) =>
+      encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() }),
+    ),
     ...plan.connections.filter((c) => c.password).map(serializeConnectionRecord),
     scriptFileEntries(config).tenantCredentials.reveal(),
   ];
@@ -44,7 +46,11 @@ describe("secrets", () => {
   const engine = fixtureStack("qa");
   // Distinct, recognizable secret values instead of placeholders.
   let config = engine.config;
-  config = editKey<{ admin: { password: string }; task: { password: string } }>(config, "database", (db) => ({ ...db, admin: { ...db.admin, password: "admin-pw-Zq81" }, task: { ...db.task, password: "task-pw-Xr55" } }));
+  config = editKey<{ admin: { password: string }; task: { password: string } }>(config, "database", (db) => ({
+    ...db,
+    admin: { ...db.admin, password: "admin-pw-Zq81" },
+    task: { ...db.task, password: "task-pw-Xr55" },
+  }));
   const stackConfig = configFromEngine(config, "qa");
 
   it("are Pulumi secrets wherever the program hands them to a component", async () => {
@@ -59,19 +65,33 @@ describe("secrets", () => {
     ];
     for (const output of outputs) expect(await pulumi.isSecret(output)).toBe(true);
     // Nothing else in the component arguments holds a secret in plain text.
-    const plainParts = JSON.stringify({ ...s, adminPassword: 0, taskPassword: 0, connectionRecords: s.connectionRecords.map((r) => ({ ...r, secretString: 0 })), routingRules: s.routingRules.map((r) => ({ ...r, credentialsString: 0 })), tenantCredentials: 0 });
+    const plainParts = JSON.stringify({
+      ...s,
+      adminPassword: 0,
+      taskPassword: 0,
+      connectionRecords: s.connectionRecords.map((r) => ({ ...r, secretString: 0 })),
+      routingRules: s.routingRules.map((r) => ({ ...r, credentialsString: 0 })),
+      tenantCredentials: 0,
+    });
     for (const text of secretTexts(stackConfig)) expect(plainParts).not.toContain(text);
   });
 
   it("reach the engine tagged secret and never appear untagged in any input, option or output", async () => {
     const run = await planOf(config);
     const secrets = secretTexts(stackConfig);
-    const masked = JSON.stringify({ resources: run.resources.map((r) => ({ ...r, inputs: maskValue(r.inputs), state: maskValue(r.state) })), outputs: maskValue(run.outputs) });
+    const masked = JSON.stringify({
+      resources: run.resources.map((r) => ({ ...r, inputs: maskValue(r.inputs), state: maskValue(r.state) })),
+      outputs: maskValue(run.outputs),
+    });
     for (const text of secrets) expect(masked).not.toContain(text);
     // The stack outputs hold no secret at all.
     expect(containsSecret(run.outputs)).toBe(false);
     // And the secret-holding inputs are tagged.
-    const tagged = run.resources.flatMap((r) => Object.entries(r.inputs).filter(([, v]) => containsSecret(v)).map(([k]) => `${r.type}.${k}`));
+    const tagged = run.resources.flatMap((r) =>
+      Object.entries(r.inputs)
+        .filter(([, v]) => containsSecret(v))
+        .map(([k]) => `${r.type}.${k}`),
+    );
     expect(new Set(tagged)).toEqual(
       new Set([
         "pulumi:providers:postgresql.password",
@@ -84,10 +104,14 @@ describe("secrets", () => {
     // The SQL resources hold no login at all, only the database's label; the image build no registry token.
     for (const r of run.resources.filter((r) => /hubExport:(ConfigRow|SqlBaseline|ClientRunTables)$/.test(r.type))) {
       expect(r.inputs).not.toHaveProperty("connection");
-      expect(r.inputs.target).toBe(`${stackConfig.database.host}:${stackConfig.database.port}/${stackConfig.database.database}`);
+      expect(r.inputs.target).toBe(
+        `${stackConfig.database.host}:${stackConfig.database.port}/${stackConfig.database.database}`,
+      );
       expect(r.options.additionalSecretOutputs).toBeUndefined();
     }
-    expect(Object.keys(run.resources.find((r) => r.type === "command:local:Command")!.inputs.environment as object).sort()).toEqual(["ACCOUNT_ID", "AWS_REGION", "DOCKERFILE", "REGISTRY", "REPOSITORY", "TAG"]);
+    expect(
+      Object.keys(run.resources.find((r) => r.type === "command:local:Command")!.inputs.environment as object).sort(),
+    ).toEqual(["ACCOUNT_ID", "AWS_REGION", "DOCKERFILE", "REGISTRY", "REPOSITORY", "TAG"]);
     const version = run.resources.find((r) => r.type === "aws:secretsmanager/secretVersion:SecretVersion")!;
     expect(isSecretValue(version.state!.secretString)).toBe(true);
   });
@@ -97,17 +121,30 @@ describe("secrets", () => {
     const plan = JSON.parse(text);
     expect(plan.resourceCount).toBe(plan.resources.length);
     expect(text).not.toContain("offline-stand-in");
-    for (const secret of secretTexts(withOfflineSecrets(configFromEngine(engineConfigFromStackFile(fixtureStackFile("qa")).config, "qa")))) expect(text).not.toContain(secret);
+    for (const secret of secretTexts(
+      withOfflineSecrets(configFromEngine(engineConfigFromStackFile(fixtureStackFile("qa")).config, "qa")),
+    ))
+      expect(text).not.toContain(secret);
     expect(text).toContain('"[secret]"');
     expect(text).not.toContain("4dabf18193072939515e22adb298388d");
   });
 
   it("are masked in `hub-export plan --json` run as a plain node process, without the Pulumi CLI", async () => {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [path.join(ROOT, "bin/hub-export.js"), "plan", "--file", fixtureStackFile("prod"), "--json"], {
-      cwd: ROOT,
-      env: { ...process.env, PATH: path.dirname(process.execPath), PULUMI_ACCESS_TOKEN: "", AWS_ACCESS_KEY_ID: "", AWS_PROFILE: "" },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const { stdout, stderr } = await execFileAsync(
+      process.execPath,
+      [path.join(ROOT, "bin/hub-export.js"), "plan", "--file", fixtureStackFile("prod"), "--json"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          PATH: path.dirname(process.execPath),
+          PULUMI_ACCESS_TOKEN: "",
+          AWS_ACCESS_KEY_ID: "",
+          AWS_PROFILE: "",
+        },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     expect(stderr).toBe("");
     const plan = JSON.parse(stdout);
     expect(plan.stack).toBe("prod");
@@ -118,13 +155,18 @@ describe("secrets", () => {
 
 describe("the program", () => {
   it("reports a config error as its message, without a stack trace", async () => {
-    const bad = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({ ...b, name: "Not A Bucket" }));
+    const bad = editKey<Record<string, unknown>>(fixtureStack("qa").config, "bucket", (b) => ({
+      ...b,
+      name: "Not A Bucket",
+    }));
     const error = await runProgramUnderMocks({ stack: "qa", config: bad }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(pulumi.RunError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/^stack 'qa': invalid configuration \(1 problem\)\nhubExport:bucket\.name: must be a valid S3 bucket name$/);
+    expect((error as Error).message).toMatch(
+      /^stack 'qa': invalid configuration \(1 problem\)\nhubExport:bucket\.name: must be a valid S3 bucket name$/,
+    );
   });
 
   it("is what index.ts exports for `pulumi up`: the real program, which stops on the committed files' placeholders", async () => {
@@ -135,7 +177,9 @@ describe("the program", () => {
       (e: unknown) => e,
     );
     expect(pulumi.RunError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/^stack 'qa' is not ready: \d+ values? to set first \(nothing was registered\)\n/);
+    expect((error as Error).message).toMatch(
+      /^stack 'qa' is not ready: \d+ values? to set first \(nothing was registered\)\n/,
+    );
   });
 
   it("runs twice in one process with the same result (isolated runtime state)", async () => {

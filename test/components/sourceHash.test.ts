@@ -20,7 +20,15 @@ describe("image source files", () => {
   const files = imageSourceFiles();
 
   it("are the bundler's inputs: the task, the cli modules it runs, core, config and the bundled dependencies", () => {
-    expect(files).toEqual(expect.arrayContaining(["task/main.ts", "cli/command.ts", "cli/commands/run.ts", "config/schema.ts", "core/hubContract.ts"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "task/main.ts",
+        "cli/command.ts",
+        "cli/commands/run.ts",
+        "config/schema.ts",
+        "core/hubContract.ts",
+      ]),
+    );
     expect(files.some((f) => f.startsWith("node_modules/pg/"))).toBe(true);
     expect(files.some((f) => f.startsWith("node_modules/@aws-sdk/client-s3/"))).toBe(true);
     // And the files that shape the image.
@@ -29,7 +37,11 @@ describe("image source files", () => {
   });
 
   it("leave out what the bundle does not reach: the Pulumi program, tests, local mode, the emulator", () => {
-    for (const prefix of ["components/", "test/", "local/", "emulator/", "providers/", "node_modules/@pulumi/"]) expect(files.filter((f) => f.startsWith(prefix)), prefix).toEqual([]);
+    for (const prefix of ["components/", "test/", "local/", "emulator/", "providers/", "node_modules/@pulumi/"])
+      expect(
+        files.filter((f) => f.startsWith(prefix)),
+        prefix,
+      ).toEqual([]);
   });
 });
 

@@ -25,7 +25,10 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** The `pulumi config set|rm` lines of docs/pulumi.md's "From clone to first up". */
 function docsCommands(): string[] {
   const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8");
-  const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
+  const section = text.slice(
+    text.indexOf("## From clone to first `up`"),
+    text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3),
+  );
   return section
     .split("\n")
     .map((l) => l.trim())
@@ -47,12 +50,18 @@ describe("config values as the CLI stores them", () => {
     // qa's image by digest, as `pulumi stack output image --stack qa` prints it (test/components/image.test.ts plans it).
     const qaImage = `111111111111.dkr.ecr.us-east-1.amazonaws.com/hub-export-acme-qa@sha256:${"5e".repeat(32)}`;
     for (const stack of ["qa", "prod"] as const) {
-      const commands = all.filter((l) => l.includes(`--stack ${stack} `)).map((l) => l.replace(`"$(pulumi stack output image --stack qa)"`, qaImage));
+      const commands = all
+        .filter((l) => l.includes(`--stack ${stack} `))
+        .map((l) => l.replace(`"$(pulumi stack output image --stack qa)"`, qaImage));
       const config = readConfigBlock(fixtureStackFile(stack));
       for (const line of commands) applyConfigCommand(config, line, "Prompted-Secret-1");
       const { file, items } = readiness(stack, config);
       const keysSet = commands.map((l) => /'([^']+)'/.exec(l)![1]);
-      for (const key of keysSet) expect(items.map((i) => i.key), `${stack}: ${key} is still listed`).not.toContain(key);
+      for (const key of keysSet)
+        expect(
+          items.map((i) => i.key),
+          `${stack}: ${key} is still listed`,
+        ).not.toContain(key);
       if (stack === "qa") {
         // As the CLI writes them: the account id and the all-digit access id are YAML integers, read as text.
         expect((config["aws:allowedAccountIds"] as unknown[])[0]).toBe(123456789012);
@@ -65,34 +74,55 @@ describe("config values as the CLI stores them", () => {
     }
   });
 
-  it.each(["qa", "prod"] as const)("the commands the preflight prints bring stack %s to ready, and the program runs on what they stored", async (stack) => {
-    // The CA bundle's command is a download: into a copy of certs/ under this test's folder, inside the project.
-    const config = readConfigBlock(fixtureStackFile(stack));
-    let { items } = readiness(stack, config);
-    expect(items.length).toBeGreaterThan(20);
-    const example = (problem: string) => /\(example: (.*)\)$/.exec(problem)?.[1];
-    for (const item of items) {
-      if (!item.command.startsWith("pulumi config ")) continue;
-      const value = item.key.startsWith("aws:allowedAccountIds") ? "210987654321" : example(item.problem);
-      applyConfigCommand(config, item.command.replace(/ <[^>]+>$/, value === undefined ? "" : ` ${value}`), `Secret-for-${item.key}`);
-    }
-    expect(config["aws:allowedAccountIds"]).toEqual([210987654321]);
-    const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "rds-global-bundle.pem"));
-    fs.writeFileSync(path.join(PROJECT_ROOT, caBundle), "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
-    (config["hubExport:database"] as Record<string, unknown>).caBundle = caBundle;
-    ({ items } = readiness(stack, config));
-    expect(items).toEqual([]);
+  it.each(["qa", "prod"] as const)(
+    "the commands the preflight prints bring stack %s to ready, and the program runs on what they stored",
+    async (stack) => {
+      // The CA bundle's command is a download: into a copy of certs/ under this test's folder, inside the project.
+      const config = readConfigBlock(fixtureStackFile(stack));
+      let { items } = readiness(stack, config);
+      expect(items.length).toBeGreaterThan(20);
+      const example = (problem: string) => /\(example: (.*)\)$/.exec(problem)?.[1];
+      for (const item of items) {
+        if (!item.command.startsWith("pulumi config ")) continue;
+        const value = item.key.startsWith("aws:allowedAccountIds") ? "210987654321" : example(item.problem);
+        applyConfigCommand(
+          config,
+          item.command.replace(/ <[^>]+>$/, value === undefined ? "" : ` ${value}`),
+          `Secret-for-${item.key}`,
+        );
+      }
+      expect(config["aws:allowedAccountIds"]).toEqual([210987654321]);
+      const caBundle = path.relative(PROJECT_ROOT, path.join(dir, "rds-global-bundle.pem"));
+      fs.writeFileSync(
+        path.join(PROJECT_ROOT, caBundle),
+        "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n",
+      );
+      (config["hubExport:database"] as Record<string, unknown>).caBundle = caBundle;
+      ({ items } = readiness(stack, config));
+      expect(items).toEqual([]);
 
-    // The program's own preflight on the same values, as the engine hands them over (objects as JSON text).
-    const engine = engineConfigFromStackFile(path.join(dir, `Pulumi.${stack}.yaml`));
-    const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys, program: () => hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH, objectInspector: offlineObjectInspector() }) });
-    expect(run.resources.map((r) => r.type)).toContain("hubExport:index:HubExport");
-  });
+      // The program's own preflight on the same values, as the engine hands them over (objects as JSON text).
+      const engine = engineConfigFromStackFile(path.join(dir, `Pulumi.${stack}.yaml`));
+      const run = await runProgramUnderMocks({
+        stack,
+        config: engine.config,
+        secretKeys: engine.secretKeys,
+        program: () =>
+          hubExportProgram({ taskSourceHash: FIXED_SOURCE_HASH, objectInspector: offlineObjectInspector() }),
+      });
+      expect(run.resources.map((r) => r.type)).toContain("hubExport:index:HubExport");
+    },
+  );
 
   it("the offline commands of 'From clone to first up' run on the repository's stack files", async () => {
     const text = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8");
-    const section = text.slice(text.indexOf("## From clone to first `up`"), text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3));
-    const commands = [...new Set([...section.matchAll(/`npx hub-export ((?:validate|plan|render) --stack \w+)`/g)].map((m) => m[1]))];
+    const section = text.slice(
+      text.indexOf("## From clone to first `up`"),
+      text.indexOf("\n## ", text.indexOf("## From clone to first `up`") + 3),
+    );
+    const commands = [
+      ...new Set([...section.matchAll(/`npx hub-export ((?:validate|plan|render) --stack \w+)`/g)].map((m) => m[1])),
+    ];
     expect(commands).toEqual(["validate --stack qa", "plan --stack qa", "render --stack qa"]);
     for (const command of commands) {
       const result = await runCli(command.split(" "), { timeoutMs: 120_000 });
@@ -109,7 +139,11 @@ describe("config values as the CLI stores them", () => {
     const config = readConfigBlock(fixtureStackFile("qa"));
     applyConfigCommand(config, "pulumi config set --stack qa --path 'aws:allowedAccountIds[0]' 2109876543");
     expect(readiness("qa", config).items.filter((i) => i.key.startsWith("aws:"))).toEqual([
-      { key: "aws:allowedAccountIds[0]", problem: "must be a 12-digit AWS account id", command: "pulumi config set --stack qa --path 'aws:allowedAccountIds[0]' <12-digit account id>" },
+      {
+        key: "aws:allowedAccountIds[0]",
+        problem: "must be a 12-digit AWS account id",
+        command: "pulumi config set --stack qa --path 'aws:allowedAccountIds[0]' <12-digit account id>",
+      },
     ]);
   });
 
@@ -129,15 +163,28 @@ describe("config values as the CLI stores them", () => {
       ["4711", "ACME_US"],
       ["acme-eu", "42"],
     ]);
-    expect([config.platTenants[0].codebase, config.platTenants[0].connectorId, config.platTenants[1].hubTenantCode]).toEqual(["1", "9000", "42"]);
-    expect([config.queues.US!.clientAccessId, config.queues.EU!.queueName, config.queues.EU!.clientAccessId, config.bucket.name]).toEqual(["123456789", "77", "000123", "123456"]);
+    expect([
+      config.platTenants[0].codebase,
+      config.platTenants[0].connectorId,
+      config.platTenants[1].hubTenantCode,
+    ]).toEqual(["1", "9000", "42"]);
+    expect([
+      config.queues.US!.clientAccessId,
+      config.queues.EU!.queueName,
+      config.queues.EU!.clientAccessId,
+      config.bucket.name,
+    ]).toEqual(["123456789", "77", "000123", "123456"]);
   });
 
   it("refuses an integer too long to be exact, and other numbers, saying how to keep the text", () => {
     const raw = rawConfig();
     raw.hubTenants[0].clientId = 12345678901234567890;
     raw.queues.US.clientAccessId = 1.5;
-    expect(() => validateStackConfig(raw, { source: "test" })).toThrow(/hubExport:hubTenants\[0\]\.clientId: is a number, not text: write it in quotes in the stack file/);
-    expect(() => validateStackConfig(raw, { source: "test" })).toThrow(/hubExport:queues\.US\.clientAccessId: is a number, not text/);
+    expect(() => validateStackConfig(raw, { source: "test" })).toThrow(
+      /hubExport:hubTenants\[0\]\.clientId: is a number, not text: write it in quotes in the stack file/,
+    );
+    expect(() => validateStackConfig(raw, { source: "test" })).toThrow(
+      /hubExport:queues\.US\.clientAccessId: is a number, not text/,
+    );
   });
 });

@@ -19,7 +19,13 @@ const TENANT = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
 const CREDENTIALS = { clientId: "acme-us-qa-hrsys", clientSecret: "s3cr3t-Ab9" };
 /** Another data flow's rules: HRSYS employees also to HUBSYNC, and a status the specification does not show. */
 const OTHER_FLOW = [
-  { dataDomainCode: "EMPL", isDataMastered: 0, systemRoleCodeSource: "RDPR", systemRoleCodeTarget: "HUBSYNC", status: 1 },
+  {
+    dataDomainCode: "EMPL",
+    isDataMastered: 0,
+    systemRoleCodeSource: "RDPR",
+    systemRoleCodeTarget: "HUBSYNC",
+    status: 1,
+  },
   { dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "MDM", systemRoleCodeTarget: "ALL", status: 2 },
 ];
 
@@ -37,7 +43,9 @@ describe("routing-rule values", () => {
 
   it("accept any code of the right shape, and say which are not the specification's", () => {
     for (const rule of OTHER_FLOW) expect(routingRuleSchema.safeParse(rule).success).toBe(true);
-    expect(unknownRoutingValues(OTHER_FLOW[0])).toEqual([{ field: "systemRoleCodeTarget", value: "HUBSYNC", known: ["MKT", "CRM", "OM", "ALL", "HUBOPT", "MDM"] }]);
+    expect(unknownRoutingValues(OTHER_FLOW[0])).toEqual([
+      { field: "systemRoleCodeTarget", value: "HUBSYNC", known: ["MKT", "CRM", "OM", "ALL", "HUBOPT", "MDM"] },
+    ]);
     expect(unknownRoutingValues(OTHER_FLOW[1])).toEqual([{ field: "status", value: 2, known: [-1, 1] }]);
     expect(routingRuleSchema.safeParse({ ...OTHER_FLOW[0], systemRoleCodeTarget: "hub sync" }).success).toBe(false);
   });
@@ -51,7 +59,10 @@ describe("routing-rule values", () => {
       'warning: hubExport:hubTenants[0].routingRules[0].systemRoleCodeTarget: "HUBSYNC" is not among the specification\'s values ("MKT", "CRM", "OM", "ALL", "HUBOPT", "MDM"): check that the hub knows it',
       "warning: hubExport:hubTenants[0].routingRules[1].status: 2 is not among the specification's values (-1, 1): check that the hub knows it",
     ];
-    for (const args of [["validate", "--file", file], ["validate", "--strict", "--file", file]]) {
+    for (const args of [
+      ["validate", "--file", file],
+      ["validate", "--strict", "--file", file],
+    ]) {
       const r = await runCli(args);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr.trimEnd().split("\n")).toEqual(warnings);
@@ -61,7 +72,12 @@ describe("routing-rule values", () => {
 
   it("are posted to the cfg API as configured", async () => {
     hub.reset();
-    await postRoutingRules({ cfgApiUrl: hub.urls.cfg, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules: OTHER_FLOW });
+    await postRoutingRules({
+      cfgApiUrl: hub.urls.cfg,
+      tenantId: TENANT,
+      credentialsString: encodeCredentialsString(CREDENTIALS),
+      rules: OTHER_FLOW,
+    });
     expect(hub.state().routingRules[TENANT]).toMatchObject({ posts: 1, rules: OTHER_FLOW });
   });
 });

@@ -13,7 +13,10 @@ import { codeBlocks, stackConfigFragment } from "../docs/snippets";
 
 /** The pages with stack config fragments. */
 const DOC_PAGES = [
-  "docs/onboarding.md", "docs/pulumi.md", "docs/operating.md", "docs/hub-contract.md",
+  "docs/onboarding.md",
+  "docs/pulumi.md",
+  "docs/operating.md",
+  "docs/hub-contract.md",
   "cls/README.md",
 ];
 

@@ -44,17 +44,32 @@ describe("the common-schema baseline and the client run tables", () => {
     await client.query(sql);
     const second = await catalog(client, "staging");
     expect(second).toEqual(first);
-    const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1`);
+    const { rows } = await client.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1`,
+    );
     expect(rows.map((r) => r.table_name)).toEqual(
-      expect.arrayContaining(["hub_api_config", "hub_plat_config", "hub_intake_job", "hub_export_watermark", "hub_acme_messages", "hub_acme_messages_archive", "hub_acme_messages_status"]),
+      expect.arrayContaining([
+        "hub_api_config",
+        "hub_plat_config",
+        "hub_intake_job",
+        "hub_export_watermark",
+        "hub_acme_messages",
+        "hub_acme_messages_archive",
+        "hub_acme_messages_status",
+      ]),
     );
   });
 
   it("keeps the common schema free of client tags: it renders the same for every client of an environment", () => {
     const common = loadSqlBaseline();
     expect(common.text).not.toContain("<CLIENT_NAME_VALUE>");
-    expect(renderCommonSchema(common, { ...config, clientName: "GLOBEX", jobName: "HRSYS_EMPL_HUB_GLOBEX_202611_QA" })).toBe(renderCommonSchema(common, config));
-    const tagged = { name: "Hub_Plat_Common_Schema_Baseline_1", text: `${common.text}\nCREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_X (id int);\n` };
+    expect(
+      renderCommonSchema(common, { ...config, clientName: "GLOBEX", jobName: "HRSYS_EMPL_HUB_GLOBEX_202611_QA" }),
+    ).toBe(renderCommonSchema(common, config));
+    const tagged = {
+      name: "Hub_Plat_Common_Schema_Baseline_1",
+      text: `${common.text}\nCREATE TABLE IF NOT EXISTS <STAGING_SCHEMA_ONLY_VALUE>.HUB_<CLIENT_NAME_VALUE>_X (id int);\n`,
+    };
     const error = (() => {
       try {
         return renderCommonSchema(tagged, config);
@@ -63,18 +78,26 @@ describe("the common-schema baseline and the client run tables", () => {
       }
     })();
     expect(error).toBeInstanceOf(UserError);
-    expect((error as Error).message).toMatch(/^Hub_Plat_Common_Schema_Baseline_1: the common schema must render the same for every client of an environment, but it uses <CLIENT_NAME_VALUE>: move .*\/Hub_Client_Run_Tables_<BuildNumber>\.sql\)$/);
+    expect((error as Error).message).toMatch(
+      /^Hub_Plat_Common_Schema_Baseline_1: the common schema must render the same for every client of an environment, but it uses <CLIENT_NAME_VALUE>: move .*\/Hub_Client_Run_Tables_<BuildNumber>\.sql\)$/,
+    );
   });
 
   it("answers to upper- and lower-case names alike", async () => {
-    await client.query(`INSERT INTO staging.HUB_API_CONFIG VALUES ('ERS', 'https://hub-ext-qa.example.com/ers/api/', 'hub-qa', 'US', '11111111-1111-4111-8111-111111111111')`);
+    await client.query(
+      `INSERT INTO staging.HUB_API_CONFIG VALUES ('ERS', 'https://hub-ext-qa.example.com/ers/api/', 'hub-qa', 'US', '11111111-1111-4111-8111-111111111111')`,
+    );
     const { rows } = await client.query(`SELECT count(*)::int AS n FROM staging.hub_api_config`);
     expect(rows[0].n).toBe(1);
   });
 
   it("creates the specification's shared tables with exactly its columns, and no key, check or index of its own", async () => {
     // NOT NULL is in the columns' nullability (PostgreSQL 18 also lists it as a constraint).
-    const shared = (await catalog(client, "staging")).filter((d) => /^(column|constraint|index) .*\b(hub_api_config|hub_plat_config|hub_intake_job)\b/.test(d) && !/^constraint \S+ NOT NULL /.test(d));
+    const shared = (await catalog(client, "staging")).filter(
+      (d) =>
+        /^(column|constraint|index) .*\b(hub_api_config|hub_plat_config|hub_intake_job)\b/.test(d) &&
+        !/^constraint \S+ NOT NULL /.test(d),
+    );
     expect(shared).toEqual([
       "column hub_api_config.hub_api_name text NO ",
       "column hub_api_config.hub_api_url text NO ",
@@ -94,6 +117,8 @@ describe("the common-schema baseline and the client run tables", () => {
       "column hub_plat_config.secure_view_source text YES ",
     ]);
     // Other pipelines' rows of other API kinds and regions are theirs to write: the tables do not refuse them.
-    await client.query(`INSERT INTO staging.HUB_API_CONFIG VALUES ('OTHER_API', 'https://x/other', 'hub-qa', 'LATAM', 'not-a-uuid')`);
+    await client.query(
+      `INSERT INTO staging.HUB_API_CONFIG VALUES ('OTHER_API', 'https://x/other', 'hub-qa', 'LATAM', 'not-a-uuid')`,
+    );
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { encodeCredentialsString, decodeCredentialsString, credentialsText, CredentialsStringError } from "../../core/credentials";
+import {
+  encodeCredentialsString,
+  decodeCredentialsString,
+  credentialsText,
+  CredentialsStringError,
+} from "../../core/credentials";
 
 /** Worked by hand with Python 3: base64.b64encode(repr({'clientId': id, 'clientSecret': secret}).encode()).decode() + '==' */
 const EXAMPLES: { clientId: string; clientSecret: string; text: string; encoded: string }[] = [
@@ -40,10 +45,13 @@ const EXAMPLES: { clientId: string; clientSecret: string; text: string; encoded:
 ];
 
 describe("credentials string", () => {
-  it.each(EXAMPLES)("encodes $clientId / $clientSecret as Python would", ({ clientId, clientSecret, text, encoded }) => {
-    expect(credentialsText({ clientId, clientSecret })).toBe(text);
-    expect(encodeCredentialsString({ clientId, clientSecret })).toBe(encoded);
-  });
+  it.each(EXAMPLES)(
+    "encodes $clientId / $clientSecret as Python would",
+    ({ clientId, clientSecret, text, encoded }) => {
+      expect(credentialsText({ clientId, clientSecret })).toBe(text);
+      expect(encodeCredentialsString({ clientId, clientSecret })).toBe(encoded);
+    },
+  );
 
   it.each(EXAMPLES)("decodes back to $clientId", ({ clientId, clientSecret, encoded }) => {
     expect(decodeCredentialsString(encoded)).toEqual({ clientId, clientSecret });
@@ -76,10 +84,14 @@ describe("credentials string", () => {
 
   it("round-trips random strings", () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const alphabet = "aZ09'\"\\ \n\té日🙂=+/{}:,";
     for (let n = 0; n < 200; n++) {
-      const s = () => Array.from({ length: 1 + Math.floor(rand() * 12) }, () => [...alphabet][Math.floor(rand() * [...alphabet].length)]).join("");
+      const s = () =>
+        Array.from(
+          { length: 1 + Math.floor(rand() * 12) },
+          () => [...alphabet][Math.floor(rand() * [...alphabet].length)],
+        ).join("");
       const creds = { clientId: s(), clientSecret: s() };
       expect(decodeCredentialsString(encodeCredentialsString(creds))).toEqual(creds);
     }

@@ -27,13 +27,25 @@ describe("loopback hosts", () => {
     "http://[::127.0.0.1]/",
   ])("%s is loopback", (url) => expect(isLoopbackHost(host(url))).toBe(true));
 
-  it.each(["https://hub-ext-qa.example.com/", "https://localhost.example.com/", "https://10.0.0.5/", "https://[::ffff:10.0.0.5]/", "https://[2001:db8::1]/", "https://128.0.0.1/", "https://notlocalhost/"])("%s is not", (url) =>
-    expect(isLoopbackHost(host(url))).toBe(false),
-  );
+  it.each([
+    "https://hub-ext-qa.example.com/",
+    "https://localhost.example.com/",
+    "https://10.0.0.5/",
+    "https://[::ffff:10.0.0.5]/",
+    "https://[2001:db8::1]/",
+    "https://128.0.0.1/",
+    "https://notlocalhost/",
+  ])("%s is not", (url) => expect(isLoopbackHost(host(url))).toBe(false));
 });
 
 describe("the hosts a task may call", () => {
-  const endpoints: HubEndpoints = { allowLoopback: false, regions: { US: { hosts: ["hub-ext-us.example.com", "mq-us.example.com:8443"] }, EU: { hosts: ["hub-ext-eu.example.com", "10.1.2.3"] } } };
+  const endpoints: HubEndpoints = {
+    allowLoopback: false,
+    regions: {
+      US: { hosts: ["hub-ext-us.example.com", "mq-us.example.com:8443"] },
+      EU: { hosts: ["hub-ext-eu.example.com", "10.1.2.3"] },
+    },
+  };
 
   it("accepts https on a host of the tenant's region, a private address too, with or without a trailing dot", () => {
     expect(endpointProblem("https://hub-ext-us.example.com/ers/api/", "US", endpoints)).toBeUndefined();
@@ -44,15 +56,31 @@ describe("the hosts a task may call", () => {
 
   it.each([
     ["http://hub-ext-us.example.com/ers/api/", "US", "must use https"],
-    ["https://evil.example.net/ers/api/", "US", "host evil.example.net is not one of the stack's hosts for region US (hub-ext-us.example.com, mq-us.example.com:8443)"],
-    ["https://hub-ext-eu.example.com/ers/api/", "US", "host hub-ext-eu.example.com is not one of the stack's hosts for region US"],
-    ["https://mq-us.example.com/api/v1/authorize", "US", "host mq-us.example.com is not one of the stack's hosts for region US"],
+    [
+      "https://evil.example.net/ers/api/",
+      "US",
+      "host evil.example.net is not one of the stack's hosts for region US (hub-ext-us.example.com, mq-us.example.com:8443)",
+    ],
+    [
+      "https://hub-ext-eu.example.com/ers/api/",
+      "US",
+      "host hub-ext-eu.example.com is not one of the stack's hosts for region US",
+    ],
+    [
+      "https://mq-us.example.com/api/v1/authorize",
+      "US",
+      "host mq-us.example.com is not one of the stack's hosts for region US",
+    ],
     ["https://hub-ext-us.example.com/ers/api/", "APAC", "is not one of the stack's hosts for region APAC (none)"],
     ["https://127.0.0.1/ers/api/", "US", "points at loopback, which the definition does not allow"],
     ["https://[::ffff:127.0.0.1]/ers/api/", "US", "points at loopback"],
     ["not a url", "US", "is not a URL"],
     // Credentials on a host of the stack's: the secret would sit in clear in a shared table or record.
-    ["https://acme:pw@hub-ext-us.example.com/ers/api/", "US", "carries credentials (user:password@ before the host): remove them"],
+    [
+      "https://acme:pw@hub-ext-us.example.com/ers/api/",
+      "US",
+      "carries credentials (user:password@ before the host): remove them",
+    ],
     ["https://acme@mq-us.example.com:8443/api/v1/authorize", "US", "carries credentials"],
   ] as const)("refuses %s for %s", (url, region, problem) => {
     expect(endpointProblem(url, region, endpoints)).toContain(problem);
@@ -61,8 +89,15 @@ describe("the hosts a task may call", () => {
   it("allows loopback, over http too, only where the definition says so, and only on its hosts", () => {
     const local: HubEndpoints = { allowLoopback: true, regions: { US: { hosts: ["127.0.0.1:4100"] } } };
     expect(endpointProblem("http://127.0.0.1:4100/ers/api/", "US", local)).toBeUndefined();
-    expect(endpointProblem("http://127.0.0.1:4200/ers/api/", "US", local)).toContain("host 127.0.0.1:4200 is not one of the stack's hosts");
-    expect(endpointProblem("http://hub-ext-us.example.com/ers/api/", "US", { ...local, regions: { US: { hosts: ["hub-ext-us.example.com"] } } })).toBe("must use https");
+    expect(endpointProblem("http://127.0.0.1:4200/ers/api/", "US", local)).toContain(
+      "host 127.0.0.1:4200 is not one of the stack's hosts",
+    );
+    expect(
+      endpointProblem("http://hub-ext-us.example.com/ers/api/", "US", {
+        ...local,
+        regions: { US: { hosts: ["hub-ext-us.example.com"] } },
+      }),
+    ).toBe("must use https");
   });
 
   it("takes each region's hosts from the stack: its hub APIs and its queue broker", () => {
@@ -71,12 +106,15 @@ describe("the hosts a task may call", () => {
     expect(rendered.allowLoopback).toBe(false);
     expect(Object.keys(rendered.regions)).toEqual(["US", "EU", "APAC"]);
     for (const region of ["US", "EU", "APAC"] as const) {
-      for (const url of [...Object.values(config.hub.environments[region]!.apis), config.queues[region]!.baseUrl]) expect(endpointProblem(url, region, rendered), url).toBeUndefined();
+      for (const url of [...Object.values(config.hub.environments[region]!.apis), config.queues[region]!.baseUrl])
+        expect(endpointProblem(url, region, rendered), url).toBeUndefined();
     }
   });
 
   it("shows a URL without its credentials or query", () => {
-    expect(shownUrl("https://user:pa55@evil.example.net:8443/ers/api/?token=x#f")).toBe("https://evil.example.net:8443/ers/api/");
+    expect(shownUrl("https://user:pa55@evil.example.net:8443/ers/api/?token=x#f")).toBe(
+      "https://evil.example.net:8443/ers/api/",
+    );
   });
 });
 

@@ -23,36 +23,80 @@ describe("planInstallation", () => {
     expect(p.rows.apiConfig[0]).toEqual({
       table: "HUB_API_CONFIG",
       key: { hub_tenant_id: TENANT_IDS.US, hub_api_name: "ERS" },
-      values: { hub_api_url: "https://hub-ext-qa-us.example.com/ers/api/", hub_environment_name: "hub-qa-us", hub_region: "US" },
+      values: {
+        hub_api_url: "https://hub-ext-qa-us.example.com/ers/api/",
+        hub_environment_name: "hub-qa-us",
+        hub_region: "US",
+      },
     });
     expect(p.rows.apiConfig[5]).toEqual({
       table: "HUB_API_CONFIG",
       key: { hub_tenant_id: TENANT_IDS.EU, hub_api_name: "HRSYS" },
-      values: { hub_api_url: "https://hub-ext-qa-eu.example.com/hrsys/api/", hub_environment_name: "hub-qa-eu", hub_region: "EU" },
+      values: {
+        hub_api_url: "https://hub-ext-qa-eu.example.com/hrsys/api/",
+        hub_environment_name: "hub-qa-eu",
+        hub_region: "EU",
+      },
     });
     expect(p.rows.apiConfig.map(rowName)).toEqual([
-      `HUB_API_CONFIG/${TENANT_IDS.US}/ERS`, `HUB_API_CONFIG/${TENANT_IDS.US}/CFG`, `HUB_API_CONFIG/${TENANT_IDS.US}/HRSYS`,
-      `HUB_API_CONFIG/${TENANT_IDS.EU}/ERS`, `HUB_API_CONFIG/${TENANT_IDS.EU}/CFG`, `HUB_API_CONFIG/${TENANT_IDS.EU}/HRSYS`,
+      `HUB_API_CONFIG/${TENANT_IDS.US}/ERS`,
+      `HUB_API_CONFIG/${TENANT_IDS.US}/CFG`,
+      `HUB_API_CONFIG/${TENANT_IDS.US}/HRSYS`,
+      `HUB_API_CONFIG/${TENANT_IDS.EU}/ERS`,
+      `HUB_API_CONFIG/${TENANT_IDS.EU}/CFG`,
+      `HUB_API_CONFIG/${TENANT_IDS.EU}/HRSYS`,
     ]);
   });
 
   it("has one HUB_PLAT_CONFIG row per platform tenant, keyed by (plat_client_name, plat_region), with its hub tenant's queue as hub_destination", () => {
-    const q = plan((c) => c.platTenants.push({ platRegion: "CA", codebase: "US", gblOrUs: "US", hubTenantCode: "ACME_US", connectorId: "conn-7" }));
+    const q = plan((c) =>
+      c.platTenants.push({
+        platRegion: "CA",
+        codebase: "US",
+        gblOrUs: "US",
+        hubTenantCode: "ACME_US",
+        connectorId: "conn-7",
+      }),
+    );
     expect(q.rows.platConfig).toEqual([
       {
         table: "HUB_PLAT_CONFIG",
         key: { plat_client_name: "ACME", plat_region: "US" },
-        values: { codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US", hub_tenant_id: TENANT_IDS.US },
+        values: {
+          codebase: "US",
+          gbl_or_us: "US",
+          secure_view_source: null,
+          connector_id: null,
+          hub_destination: "HUB_MQ_US",
+          hub_tenant_code: "ACME_US",
+          hub_tenant_id: TENANT_IDS.US,
+        },
       },
       {
         table: "HUB_PLAT_CONFIG",
         key: { plat_client_name: "ACME", plat_region: "EU" },
-        values: { codebase: "GBL", gbl_or_us: "GBL", secure_view_source: null, connector_id: null, hub_destination: "HUB_MQ_EU", hub_tenant_code: "ACME_EU", hub_tenant_id: TENANT_IDS.EU },
+        values: {
+          codebase: "GBL",
+          gbl_or_us: "GBL",
+          secure_view_source: null,
+          connector_id: null,
+          hub_destination: "HUB_MQ_EU",
+          hub_tenant_code: "ACME_EU",
+          hub_tenant_id: TENANT_IDS.EU,
+        },
       },
       {
         table: "HUB_PLAT_CONFIG",
         key: { plat_client_name: "ACME", plat_region: "CA" },
-        values: { codebase: "US", gbl_or_us: "US", secure_view_source: null, connector_id: "conn-7", hub_destination: "HUB_MQ_US", hub_tenant_code: "ACME_US", hub_tenant_id: TENANT_IDS.US },
+        values: {
+          codebase: "US",
+          gbl_or_us: "US",
+          secure_view_source: null,
+          connector_id: "conn-7",
+          hub_destination: "HUB_MQ_US",
+          hub_tenant_code: "ACME_US",
+          hub_tenant_id: TENANT_IDS.US,
+        },
       },
     ]);
     expect(q.rows.platConfig.map(rowName)).toEqual(["HUB_PLAT_CONFIG/US", "HUB_PLAT_CONFIG/EU", "HUB_PLAT_CONFIG/CA"]);
@@ -62,7 +106,10 @@ describe("planInstallation", () => {
   });
 
   it("posts each hub tenant's routing rules to its own region's CFG API", () => {
-    expect(p.routingRules.map((r) => r.cfgApiUrl)).toEqual(["https://hub-ext-qa-us.example.com/cfg/api/", "https://hub-ext-qa-eu.example.com/cfg/api/"]);
+    expect(p.routingRules.map((r) => r.cfgApiUrl)).toEqual([
+      "https://hub-ext-qa-us.example.com/cfg/api/",
+      "https://hub-ext-qa-eu.example.com/cfg/api/",
+    ]);
   });
 
   it("has a queue connection record per region in use, as the specification lays it out", () => {
@@ -78,9 +125,17 @@ describe("planInstallation", () => {
       password: "mq-us-secret",
       additionalProperties: "authUrl=https://mq-us.example.com/api/v1/authorize;queueName=acme-empl-us",
     });
-    expect(parseAdditionalProperties(us.additionalProperties)).toEqual({ authUrl: "https://mq-us.example.com/api/v1/authorize", queueName: "acme-empl-us" });
+    expect(parseAdditionalProperties(us.additionalProperties)).toEqual({
+      authUrl: "https://mq-us.example.com/api/v1/authorize",
+      queueName: "acme-empl-us",
+    });
     expect(p.connections.map((c) => c.type)).toEqual(["S3", "PostgreSQL", "MessageQueue", "MessageQueue"]);
-    expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({ systemName: "PLAT_WAREHOUSE", url: "postgres://db.example.com:5432/PLATDB", username: "hub_export_acme", password: "task-pw" });
+    expect(JSON.parse(serializeConnectionRecord(p.connections[1]))).toMatchObject({
+      systemName: "PLAT_WAREHOUSE",
+      url: "postgres://db.example.com:5432/PLATDB",
+      username: "hub_export_acme",
+      password: "task-pw",
+    });
   });
 
   it("contributes its connection name and its hub tenants' entries to the shared credential files", () => {
@@ -121,12 +176,29 @@ describe("planInstallation", () => {
   it("posts the specification's 8 rules by default, or the tenant's own list", () => {
     expect(p.routingRules.map((r) => r.rules)).toEqual([defaultRoutingRules(), defaultRoutingRules()]);
     expect(defaultRoutingRules()).toHaveLength(8);
-    expect(defaultRoutingRules()[5]).toEqual({ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "RDPR", systemRoleCodeTarget: "MDM", status: 1 });
-    const custom = [{ dataDomainCode: "EMPL", isDataMastered: 1, systemRoleCodeSource: "MDM", systemRoleCodeTarget: "ALL", status: 1 }];
+    expect(defaultRoutingRules()[5]).toEqual({
+      dataDomainCode: "EMPL",
+      isDataMastered: 1,
+      systemRoleCodeSource: "RDPR",
+      systemRoleCodeTarget: "MDM",
+      status: 1,
+    });
+    const custom = [
+      {
+        dataDomainCode: "EMPL",
+        isDataMastered: 1,
+        systemRoleCodeSource: "MDM",
+        systemRoleCodeTarget: "ALL",
+        status: 1,
+      },
+    ];
     const q = plan((c) => (c.hubTenants[1].routingRules = custom));
     expect(q.routingRules[1].rules).toEqual(custom);
     expect(canonicalRuleSet(q.routingRules[0].rules)).toBe(canonicalRuleSet(defaultRoutingRules()));
-    expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({ clientId: "acme-us", clientSecret: "secret-us-Zx9" });
+    expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({
+      clientId: "acme-us",
+      clientSecret: "secret-us-Zx9",
+    });
   });
 
   it("renders the common baseline for the staging schema, the client's run tables apart for the client", () => {

@@ -23,7 +23,8 @@ describe("redact", () => {
     for (const echo of echoes) {
       const shown = redact(echo);
       expect(shown, echo).toContain("[secret]");
-      for (const form of [credentials, credentials.slice(0, -2), clientSecret, encodeURIComponent(clientSecret)]) expect(shown).not.toContain(form);
+      for (const form of [credentials, credentials.slice(0, -2), clientSecret, encodeURIComponent(clientSecret)])
+        expect(shown).not.toContain(form);
     }
     expect(redact(`authorization: Basic ${credentials}`)).toBe("authorization: Basic [secret]");
   });
@@ -37,17 +38,23 @@ describe("redact", () => {
 
   it("escapes control characters: terminal escape sequences, C1, bidi overrides, line breaks", () => {
     const hostile = "\u001b]0;owned\u0007\u001b[2J\u001b[31mALERT\u001b[0m\r\nforged\u009b31m\u202egnp.exe\u2028x\ty";
-    expect(redact(hostile)).toBe("\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mALERT\\x1b[0m\\x0d\\x0aforged\\x9b31m\\u202egnp.exe\\u2028x\\x09y");
+    expect(redact(hostile)).toBe(
+      "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mALERT\\x1b[0m\\x0d\\x0aforged\\x9b31m\\u202egnp.exe\\u2028x\\x09y",
+    );
     expect(redact("plain text, ünïcödé and emoji 🎉")).toBe("plain text, ünïcödé and emoji 🎉");
     expect(redactLines("line one\u001b[2J\nline two")).toBe("line one\\x1b[2J\nline two");
   });
 
   it("redactDeep: every string of a log line's fields or a JSON column, keys too; numbers and dates stay", () => {
     const at = new Date("2026-11-22T03:00:00Z");
-    expect(redactDeep({ reason: `Basic ${credentials}`, n: 3, at, list: ["\u001b[31m", { [`k${token}`]: null }] })).toEqual({ reason: "Basic [secret]", n: 3, at, list: ["\\x1b[31m", { "k[secret]": null }] });
+    expect(
+      redactDeep({ reason: `Basic ${credentials}`, n: 3, at, list: ["\u001b[31m", { [`k${token}`]: null }] }),
+    ).toEqual({ reason: "Basic [secret]", n: 3, at, list: ["\\x1b[31m", { "k[secret]": null }] });
   });
 
   it("redactSecrets: the given secrets only, for code that runs apart from the process's secrets", () => {
-    expect(redactSecrets(`a ${clientSecret} b s3cond-secret \u001b`, ["s3cond-secret"])).toBe(`a ${clientSecret} b [secret] \\x1b`);
+    expect(redactSecrets(`a ${clientSecret} b s3cond-secret \u001b`, ["s3cond-secret"])).toBe(
+      `a ${clientSecret} b [secret] \\x1b`,
+    );
   });
 });

@@ -27,12 +27,16 @@ function thrown(work: () => unknown): Error {
 describe("the machine's refusals", () => {
   it("a full disk: free space in the file's folder", () => {
     const err = thrown(() => onFile("/dev/full", () => fs.writeFileSync("/dev/full", "x")));
-    expect(systemRefusal(err)).toBe("write /dev/full: no space left on the device: free space in /dev (the data written so far is kept), then run again");
+    expect(systemRefusal(err)).toBe(
+      "write /dev/full: no space left on the device: free space in /dev (the data written so far is kept), then run again",
+    );
   });
 
   it("a missing binary: named, with how to get it", () => {
     const err = spawnSync("hub-export-no-such-binary", []).error!;
-    expect(systemRefusal(err)).toMatch(/^cannot run hub-export-no-such-binary: it is not installed or not on the PATH \(ENOENT\)/);
+    expect(systemRefusal(err)).toMatch(
+      /^cannot run hub-export-no-such-binary: it is not installed or not on the PATH \(ENOENT\)/,
+    );
   });
 
   it("a refused connection: the address, and to check the server", async () => {
@@ -47,7 +51,9 @@ describe("the machine's refusals", () => {
       () => new Error("connected"),
       (e: Error) => e,
     );
-    expect(asUserError(err)?.message).toBe(`cannot reach 127.0.0.1:${port} (ECONNREFUSED): check that it runs and accepts connections from here, then run again`);
+    expect(asUserError(err)?.message).toBe(
+      `cannot reach 127.0.0.1:${port} (ECONNREFUSED): check that it runs and accepts connections from here, then run again`,
+    );
   });
 
   it("our own mistakes stay bugs", () => {
@@ -61,10 +67,20 @@ describe("the machine's refusals", () => {
 
   it("the CLI: exit 1 with the line, not exit 70 with a stack trace", async () => {
     let stderr = "";
-    const io = { stdout: { write: () => true }, stderr: { write: (s: string) => ((stderr += s), true) }, stdin: process.stdin } as never;
-    const command = defineCommand({ summary: "s", options: {}, run: async () => onFile("/dev/full", () => fs.writeFileSync("/dev/full", "x")) as never });
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => ((stderr += s), true) },
+      stdin: process.stdin,
+    } as never;
+    const command = defineCommand({
+      summary: "s",
+      options: {},
+      run: async () => onFile("/dev/full", () => fs.writeFileSync("/dev/full", "x")) as never,
+    });
     expect(await executeCommand("x", command, [], io)).toBe(1);
-    expect(stderr).toBe("write /dev/full: no space left on the device: free space in /dev (the data written so far is kept), then run again\n");
+    expect(stderr).toBe(
+      "write /dev/full: no space left on the device: free space in /dev (the data written so far is kept), then run again\n",
+    );
   });
 });
 
@@ -81,16 +97,24 @@ describe("the database's refusals", () => {
     await client?.end();
     await db?.drop();
   });
-  const refused = (sql: string) => client.query(sql).then(() => new Error("accepted"), (e: Error) => e);
+  const refused = (sql: string) =>
+    client.query(sql).then(
+      () => new Error("accepted"),
+      (e: Error) => e,
+    );
 
   it("a NOT NULL column another team added: the table, the column, and the fix", async () => {
     const line = databaseRefusal(await refused("INSERT INTO shared (id) VALUES (1)"));
-    expect(line).toMatch(/^the database refused: null value in column "extra" of relation "shared" violates not-null constraint \(SQLSTATE 23502; table public\.shared, column extra\): /);
+    expect(line).toMatch(
+      /^the database refused: null value in column "extra" of relation "shared" violates not-null constraint \(SQLSTATE 23502; table public\.shared, column extra\): /,
+    );
     expect(line).toContain("give it a default or drop its NOT NULL");
   });
 
   it("a column of another type or a missing one: put it back as the baseline defines it", async () => {
-    expect(databaseRefusal(await refused("SELECT missing FROM shared"))).toMatch(/\(SQLSTATE 42703\): a table the project shares has other columns or types/);
+    expect(databaseRefusal(await refused("SELECT missing FROM shared"))).toMatch(
+      /\(SQLSTATE 42703\): a table the project shares has other columns or types/,
+    );
   });
 
   it("a statement we got wrong stays a bug", async () => {
@@ -100,7 +124,11 @@ describe("the database's refusals", () => {
 
   it("a provider's wrapped database error is the user's when the database refused", async () => {
     const cause = await refused("INSERT INTO shared (id) VALUES (1)");
-    expect(asUserError(new Error("upsert into public.shared (id=1) failed: null value ...", { cause }))).toBeInstanceOf(UserError);
-    expect(asUserError(new Error("applying failed: syntax error", { cause: await refused("SELEC 1") }))).toBeUndefined();
+    expect(asUserError(new Error("upsert into public.shared (id=1) failed: null value ...", { cause }))).toBeInstanceOf(
+      UserError,
+    );
+    expect(
+      asUserError(new Error("applying failed: syntax error", { cause: await refused("SELEC 1") })),
+    ).toBeUndefined();
   });
 });

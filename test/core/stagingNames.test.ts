@@ -34,7 +34,12 @@ describe("step 12's table names in PostgreSQL", () => {
     const u = new URL(inject("pgAdminUrl"));
     u.pathname = `/${name}`;
     url = u.toString();
-    config = stackConfigFor(url, { queues: { US: "http://127.0.0.1:9/us", EU: "http://127.0.0.1:9/eu", APAC: "http://127.0.0.1:9/apac" }, cfg: "http://127.0.0.1:9/cfg/api/", ers: "http://127.0.0.1:9/ers/api/", hrsys: "http://127.0.0.1:9/hrsys/api/" });
+    config = stackConfigFor(url, {
+      queues: { US: "http://127.0.0.1:9/us", EU: "http://127.0.0.1:9/eu", APAC: "http://127.0.0.1:9/apac" },
+      cfg: "http://127.0.0.1:9/cfg/api/",
+      ers: "http://127.0.0.1:9/ers/api/",
+      hrsys: "http://127.0.0.1:9/hrsys/api/",
+    });
     client = new Client({ connectionString: url });
     await client.connect();
     const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
@@ -48,8 +53,13 @@ describe("step 12's table names in PostgreSQL", () => {
 
   it("the specification's form, <staging_schema>.HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE with PLATDB.staging, is refused as a cross-database reference", async () => {
     expect(config.stagingSchema).toBe(`${name}.staging`);
-    const refused = await client.query(`SELECT count(*) FROM ${config.stagingSchema}.HUB_ACME_MESSAGES_ARCHIVE`).catch((err: Error & { code?: string }) => err);
-    expect(refused).toMatchObject({ code: "0A000", message: expect.stringContaining("cross-database references are not implemented") });
+    const refused = await client
+      .query(`SELECT count(*) FROM ${config.stagingSchema}.HUB_ACME_MESSAGES_ARCHIVE`)
+      .catch((err: Error & { code?: string }) => err);
+    expect(refused).toMatchObject({
+      code: "0A000",
+      message: expect.stringContaining("cross-database references are not implemented"),
+    });
     expect((await client.query("SELECT count(*)::int AS n FROM staging.HUB_ACME_MESSAGES_ARCHIVE")).rows[0].n).toBe(0);
   });
 
@@ -67,7 +77,9 @@ describe("step 12's table names in PostgreSQL", () => {
   it("the docs say so where they name the tables: the procedure's step 12 and operating.md", () => {
     const developing = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "developing.md"), "utf8");
     const step12 = developing.split("\n").find((l) => l.startsWith("| 12. "))!;
-    expect(step12).toContain("`PLATDB.staging.HUB_ACME_MESSAGES_ARCHIVE`, a cross-database reference PostgreSQL refuses");
+    expect(step12).toContain(
+      "`PLATDB.staging.HUB_ACME_MESSAGES_ARCHIVE`, a cross-database reference PostgreSQL refuses",
+    );
     expect(step12).toContain("`staging.HUB_ACME_MESSAGES_ARCHIVE`");
     const operating = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "operating.md"), "utf8");
     expect(operating).toContain("a cross-database reference that PostgreSQL refuses");

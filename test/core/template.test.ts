@@ -34,7 +34,14 @@ describe("the pipeline template", () => {
   it("carries the 11 pipeline parameters with the specification's defaults", () => {
     const params = JSON.parse(template.text).parameters;
     expect(Object.keys(params)).toHaveLength(11);
-    expect(params).toMatchObject({ records_per_hub_message: 1, records_per_ers_request: 100, idl_date: "1901-01-01T00:00:00", system_code: "HRSYS", EmpTypeDefault: "Sales", EmpGenderDefault: "Not_Declared" });
+    expect(params).toMatchObject({
+      records_per_hub_message: 1,
+      records_per_ers_request: 100,
+      idl_date: "1901-01-01T00:00:00",
+      system_code: "HRSYS",
+      EmpTypeDefault: "Sales",
+      EmpGenderDefault: "Not_Declared",
+    });
   });
 
   it("is named with its build number", () => {
@@ -59,7 +66,13 @@ describe("renderTemplate", () => {
 
   it("fills the parameters and tables of the definition", () => {
     const def = rendered.definition;
-    expect(def.parameters).toMatchObject({ publish_schema: "PLATDB.publish", staging_schema: "PLATDB.staging", staging_schema_only: "staging", job_name: "HRSYS_EMPL_HUB_ACME_202611_QA", client_name: "ACME" });
+    expect(def.parameters).toMatchObject({
+      publish_schema: "PLATDB.publish",
+      staging_schema: "PLATDB.staging",
+      staging_schema_only: "staging",
+      job_name: "HRSYS_EMPL_HUB_ACME_202611_QA",
+      client_name: "ACME",
+    });
     expect(def.connections).toEqual({ storage: "PLAT_S3", database: "PLAT_WAREHOUSE" });
     const tables = clientTables("ACME");
     expect(taskOf(def, "ExtractEmployees").messagesTable).toBe(`staging.${tables.messages}`);
@@ -67,28 +80,38 @@ describe("renderTemplate", () => {
     expect(taskOf(def, "PublishMessages").statusTable).toBe(`staging.${tables.status}`);
     expect(taskOf(def, "FinishJob").archiveTable).toBe(`staging.${tables.archive}`);
     expect(taskOf(def, "FinishJob").intakeJobTable).toBe(`staging.${TABLES.intakeJob}`);
-    expect(taskOf(def, "LoadConfiguration")).toMatchObject({ apiConfigTable: `staging.${TABLES.apiConfig}`, platConfigTable: `staging.${TABLES.platConfig}` });
+    expect(taskOf(def, "LoadConfiguration")).toMatchObject({
+      apiConfigTable: `staging.${TABLES.apiConfig}`,
+      platConfigTable: `staging.${TABLES.platConfig}`,
+    });
     expect(pipelineDefinitionSchema.parse(JSON.parse(rendered.text))).toEqual(def);
   });
 
   it("takes environment-independent parameters from the stack config", () => {
-    const def = renderTemplate(template, config(["US"], (c) => (c.parameters = { records_per_ers_request: 250, EmpTypeDefault: "Field" }))).definition;
+    const def = renderTemplate(
+      template,
+      config(["US"], (c) => (c.parameters = { records_per_ers_request: 250, EmpTypeDefault: "Field" })),
+    ).definition;
     expect(def.parameters.records_per_ers_request).toBe(250);
     expect(def.parameters.EmpTypeDefault).toBe("Field");
     expect(def.parameters.records_per_hub_message).toBe(1);
   });
 
   const combinations: HubRegion[][] = [];
-  for (let mask = 1; mask < 1 << HUB_REGIONS.length; mask++) combinations.push(HUB_REGIONS.filter((_, i) => mask & (1 << i)));
-  it.each(combinations.map((c) => [c.join("+"), c] as const))("keeps only the publish steps of the regions in use: %s", (_name, regions) => {
-    const c = config(regions);
-    const out = renderTemplate(template, c);
-    const steps = taskOf(out.definition, "PublishMessages").steps;
-    expect(steps.map((s) => s.region)).toEqual(regions);
-    expect(steps.map((s) => s.connection)).toEqual(regions.map((r) => `HUB_MQ_${r}`));
-    for (const r of HUB_REGIONS.filter((r) => !regions.includes(r))) expect(out.text).not.toContain(`HUB_MQ_${r}`);
-    expect(findTags(out.text)).toEqual([]);
-  });
+  for (let mask = 1; mask < 1 << HUB_REGIONS.length; mask++)
+    combinations.push(HUB_REGIONS.filter((_, i) => mask & (1 << i)));
+  it.each(combinations.map((c) => [c.join("+"), c] as const))(
+    "keeps only the publish steps of the regions in use: %s",
+    (_name, regions) => {
+      const c = config(regions);
+      const out = renderTemplate(template, c);
+      const steps = taskOf(out.definition, "PublishMessages").steps;
+      expect(steps.map((s) => s.region)).toEqual(regions);
+      expect(steps.map((s) => s.connection)).toEqual(regions.map((r) => `HUB_MQ_${r}`));
+      for (const r of HUB_REGIONS.filter((r) => !regions.includes(r))) expect(out.text).not.toContain(`HUB_MQ_${r}`);
+      expect(findTags(out.text)).toEqual([]);
+    },
+  );
 
   it("fails on an unknown tag", () => {
     const lines = renderError({ ...template, text: template.text.replace('"EMPL"', '"<DATA_DOMAIN_VALUE>"') });
@@ -97,25 +120,37 @@ describe("renderTemplate", () => {
   });
 
   it("fails on a tag left over: a region tag outside the publish step it belongs to", () => {
-    const text = template.text.replace('"dataDomainCode": "EMPL"', `"dataDomainCode": "EMPL", "extra": "${REGION_TAGS.APAC}"`);
+    const text = template.text.replace(
+      '"dataDomainCode": "EMPL"',
+      `"dataDomainCode": "EMPL", "extra": "${REGION_TAGS.APAC}"`,
+    );
     const lines = renderError({ ...template, text });
     expect(lines).toContain(`  $.extra: tag ${REGION_TAGS.APAC} left over (no value for it in this stack)`);
   });
 
   it("fails when the result does not match the definition schema", () => {
-    const lines = renderError({ ...template, text: template.text.replace('"type": "SendEntities"', '"type": "SendEverything"') });
+    const lines = renderError({
+      ...template,
+      text: template.text.replace('"type": "SendEntities"', '"type": "SendEverything"'),
+    });
     expect(lines.some((l) => l.startsWith("  $.tasks.3"))).toBe(true);
   });
 
   it("fails when a region with tenants has no publish step in the template", () => {
     const doc = JSON.parse(template.text);
-    doc.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps = doc.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps.filter((s: { region: string }) => s.region !== "EU");
+    doc.tasks.find((t: { type: string }) => t.type === "PublishMessages").steps = doc.tasks
+      .find((t: { type: string }) => t.type === "PublishMessages")
+      .steps.filter((s: { region: string }) => s.region !== "EU");
     const text = JSON.stringify(doc).replace(/"<HUB_MQ_CONNECTION_FOR_EU_REGION>"/g, '""');
-    expect(renderError({ ...template, text })).toContain('  task "Publish Hub Messages to Queue" has no step for region EU, which has tenants');
+    expect(renderError({ ...template, text })).toContain(
+      '  task "Publish Hub Messages to Queue" has no step for region EU, which has tenants',
+    );
   });
 
   it("fails on a template that is not JSON, or has no publish task", () => {
     expect(renderError({ ...template, text: "{ not json" })[1]).toMatch(/^ {2}not valid JSON/);
-    expect(renderError({ ...template, text: template.text.replace("Publish Hub Messages to Queue", "Publish") })).toContain('  has no task "Publish Hub Messages to Queue" with steps');
+    expect(
+      renderError({ ...template, text: template.text.replace("Publish Hub Messages to Queue", "Publish") }),
+    ).toContain('  has no task "Publish Hub Messages to Queue" with steps');
   });
 });

@@ -82,8 +82,15 @@ async function offlineCommands(heading: string): Promise<Record<string, string>>
 async function stackTestsPass(): Promise<void> {
   const vitest = path.join("node_modules", "vitest", "vitest.mjs");
   const r = await run(process.execPath, [vitest, "run", "--maxWorkers", "1", ...STACK_TESTS], 600_000);
-  const summary = r.stdout.split("\n").filter((l) => /Test Files|Tests /.test(l)).join("\n");
-  const failed = r.stdout.split("\n").filter((l) => /FAIL|✗|×/.test(l)).slice(0, 20).join("\n");
+  const summary = r.stdout
+    .split("\n")
+    .filter((l) => /Test Files|Tests /.test(l))
+    .join("\n");
+  const failed = r.stdout
+    .split("\n")
+    .filter((l) => /FAIL|✗|×/.test(l))
+    .slice(0, 20)
+    .join("\n");
   expect(r.code, `${summary}\n${failed}`).toBe(0);
   expect(summary).toMatch(new RegExp(`Test Files\\s+${STACK_TESTS.length} passed`));
 }

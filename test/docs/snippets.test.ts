@@ -13,10 +13,27 @@ import YAML from "yaml";
 import { PROJECT_ROOT } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { copyProject, removeProjectCopy } from "../support/projectCopy";
-import { addFragment, codeBlocks, DIAGRAMS, notRunReason, pulumiWithoutStack, shellCommands, stackConfigFragment, where, type Block } from "./snippets";
+import {
+  addFragment,
+  codeBlocks,
+  DIAGRAMS,
+  notRunReason,
+  pulumiWithoutStack,
+  shellCommands,
+  stackConfigFragment,
+  where,
+  type Block,
+} from "./snippets";
 
 /** The pages a newcomer reads, in the order the README sends them there. */
-const PAGES = ["README.md", "docs/developing.md", "docs/pulumi.md", "docs/onboarding.md", "docs/operating.md", "docs/hub-contract.md"];
+const PAGES = [
+  "README.md",
+  "docs/developing.md",
+  "docs/pulumi.md",
+  "docs/onboarding.md",
+  "docs/operating.md",
+  "docs/hub-contract.md",
+];
 const SHELL = new Set(["sh", "bash", "shell", "console"]);
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");
 const scripts = JSON.parse(read("package.json")).scripts as Record<string, string>;
@@ -36,7 +53,14 @@ afterAll(() => removeProjectCopy(copy));
 const commandEnv = () => ({ ...process.env, NO_COLOR: "1", BENCH_TASK_BUNDLE: bundle });
 
 /** A failure line for a command that did not exit as documented (0 unless its comment says `exits N`), or nothing. */
-function failure(block: Block, documented: string, status: number | string | null, stdout: string, stderr: string, exits = 0): string | undefined {
+function failure(
+  block: Block,
+  documented: string,
+  status: number | string | null,
+  stdout: string,
+  stderr: string,
+  exits = 0,
+): string | undefined {
   if (status === exits && !/internal error/.test(stderr)) return undefined;
   return `${where(block)}: '${documented}' exited ${status}: ${(stderr || stdout).trim().split("\n").slice(-3).join(" | ")}`;
 }
@@ -67,33 +91,61 @@ describe("snippets paste", () => {
   it("the rules can fail: an unmarked command the test cannot run, an unknown YAML block, a short reason, a pulumi command without --stack", () => {
     const [pulumi, yaml, short, picture] = codeBlocks(
       "example.md",
-      ["```sh", "pulumi up --stack qa", "```", "```yaml", "name: hub-export", "```", "```sh", "# not run here: AWS", "pulumi up", "```", "```mermaid", "pie", "```"].join("\n"),
+      [
+        "```sh",
+        "pulumi up --stack qa",
+        "```",
+        "```yaml",
+        "name: hub-export",
+        "```",
+        "```sh",
+        "# not run here: AWS",
+        "pulumi up",
+        "```",
+        "```mermaid",
+        "pie",
+        "```",
+      ].join("\n"),
     );
-    expect(() => shellCommands(pulumi, scripts)).toThrow("example.md:1: 'pulumi up --stack qa' is neither run by the docs test nor marked");
-    expect(() => stackConfigFragment(yaml)).toThrow("example.md:4: a YAML block is a fragment of a stack file's config");
+    expect(() => shellCommands(pulumi, scripts)).toThrow(
+      "example.md:1: 'pulumi up --stack qa' is neither run by the docs test nor marked",
+    );
+    expect(() => stackConfigFragment(yaml)).toThrow(
+      "example.md:4: a YAML block is a fragment of a stack file's config",
+    );
     expect(notRunReason(short)).toBeUndefined();
     expect(pulumiWithoutStack(short)).toEqual(["pulumi up"]);
     expect(DIAGRAMS.test(picture.lines[0])).toBe(false);
-    expect(shellCommands(codeBlocks("x.md", "```sh\nnpm run bench -- --employees 1000000   # a million\n```")[0], scripts)[0].run).toBe(`${scripts.bench} --employees 300`);
+    expect(
+      shellCommands(codeBlocks("x.md", "```sh\nnpm run bench -- --employees 1000000   # a million\n```")[0], scripts)[0]
+        .run,
+    ).toBe(`${scripts.bench} --employees 300`);
   });
 
   it("`npm test` is the README's test command and the one CI's .ci/run calls", () => {
     const readme = shellCommands(blocksOf("README.md")[0], scripts).map((c) => c.documented);
     expect(readme).toEqual(["npm ci && npm start", "npm test"]);
     expect(scripts.test).toBe("vitest run");
-    const ci = read(".ci/run").split("\n").filter((l) => l.trim() && !l.startsWith("#"));
+    const ci = read(".ci/run")
+      .split("\n")
+      .filter((l) => l.trim() && !l.startsWith("#"));
     expect(ci.at(-1)).toBe("npm test");
   });
 
   it("every block that is not run says why on its first line, and names its stack in every pulumi command", () => {
     const problems: string[] = [];
     for (const block of PAGES.flatMap(blocksOf)) {
-      for (const line of pulumiWithoutStack(block)) problems.push(`${where(block)}: '${line}' acts on whichever stack is selected: add --stack`);
+      for (const line of pulumiWithoutStack(block))
+        problems.push(`${where(block)}: '${line}' acts on whichever stack is selected: add --stack`);
       if (notRunReason(block) || SHELL.has(block.lang) || block.lang === "yaml") continue;
       if (block.lang === "mermaid") {
-        if (!DIAGRAMS.test(block.lines[0] ?? "")) problems.push(`${where(block)}: a picture starts with 'flowchart <direction>'`);
+        if (!DIAGRAMS.test(block.lines[0] ?? ""))
+          problems.push(`${where(block)}: a picture starts with 'flowchart <direction>'`);
         // Mermaid reads HTML entities as text: its own codes are #lt; and #gt;, and <br/> its only tag here.
-        for (const line of block.lines.filter((l) => /&[a-z]+;|<(?!br\/>)/.test(l.replace(/-->|<-->/g, "")))) problems.push(`${where(block)}: '${line.trim()}': write #lt; and #gt; (mermaid's codes), and no tag but <br/>`);
+        for (const line of block.lines.filter((l) => /&[a-z]+;|<(?!br\/>)/.test(l.replace(/-->|<-->/g, ""))))
+          problems.push(
+            `${where(block)}: '${line.trim()}': write #lt; and #gt; (mermaid's codes), and no tag but <br/>`,
+          );
       } else if (block.lang === "json") {
         try {
           JSON.parse(block.lines.join("\n"));
@@ -102,8 +154,14 @@ describe("snippets paste", () => {
         }
       } else if (block.lang === "diff") {
         // An edit of the qa stack file: test/docs/onboarding.test.ts applies onboarding.md's, in order, as a reader does.
-        if (block.file !== "docs/onboarding.md") problems.push(`${where(block)}: a diff block is an onboarding edit: only docs/onboarding.md has them (its test applies them)`);
-      } else problems.push(`${where(block)}: a '${block.lang || "plain"}' block is neither run nor marked '# not run here: <why>'`);
+        if (block.file !== "docs/onboarding.md")
+          problems.push(
+            `${where(block)}: a diff block is an onboarding edit: only docs/onboarding.md has them (its test applies them)`,
+          );
+      } else
+        problems.push(
+          `${where(block)}: a '${block.lang || "plain"}' block is neither run nor marked '# not run here: <why>'`,
+        );
     }
     expect(problems).toEqual([]);
   });
@@ -127,7 +185,11 @@ describe("snippets paste", () => {
       const file = path.join(`docs-${path.basename(page, ".md")}`, "Pulumi.qa.yaml");
       fs.mkdirSync(path.join(copy, path.dirname(file)), { recursive: true });
       fs.writeFileSync(path.join(copy, file), YAML.stringify(doc));
-      const failure = runInCopy(fragments[0], `validate --strict with the YAML blocks of ${page}`, `node bin/hub-export.js validate --strict --file ${file}`);
+      const failure = runInCopy(
+        fragments[0],
+        `validate --strict with the YAML blocks of ${page}`,
+        `node bin/hub-export.js validate --strict --file ${file}`,
+      );
       if (failure) problems.push(failure);
       checked += fragments.length;
     }
@@ -155,7 +217,9 @@ describe("snippets paste", () => {
         const changesState = /\blocal\b|\brm\b/.test(run);
         if (!changesState && done.has(run)) continue;
         done.add(run);
-        (/\blocal\b|\brm\b|\bstatus\b/.test(run) ? stateful : stateless).push(() => runInCopyAsync(block, documented, run, exits));
+        (/\blocal\b|\brm\b|\bstatus\b/.test(run) ? stateful : stateless).push(() =>
+          runInCopyAsync(block, documented, run, exits),
+        );
       }
     }
     const lane = async (commands: typeof stateful) => {

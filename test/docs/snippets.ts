@@ -45,9 +45,21 @@ export function notRunReason(block: Block): string | undefined {
  * smaller size, never another command.
  */
 export const SMALLER: ReadonlyArray<{ from: RegExp; to: string; why: string }> = [
-  { from: /--employees \d{4,}/g, to: "--employees 300", why: "a benchmark's or a start's size: 300 sample employees run every phase" },
-  { from: /^npm run bench:emulator$/, to: "npm run bench:emulator -- --messages 2000", why: "100,000 messages by default" },
-  { from: /^npm run bench:plan$/, to: "npm run bench:plan -- --tenants 3", why: "plans of 50, 100 and 200 tenants by default; 3 is one per region" },
+  {
+    from: /--employees \d{4,}/g,
+    to: "--employees 300",
+    why: "a benchmark's or a start's size: 300 sample employees run every phase",
+  },
+  {
+    from: /^npm run bench:emulator$/,
+    to: "npm run bench:emulator -- --messages 2000",
+    why: "100,000 messages by default",
+  },
+  {
+    from: /^npm run bench:plan$/,
+    to: "npm run bench:plan -- --tenants 3",
+    why: "plans of 50, 100 and 200 tenants by default; 3 is one per region",
+  },
 ];
 
 export interface ShellCommand {
@@ -91,7 +103,9 @@ function translate(part: string, scripts: Record<string, string>, block: Block):
   // Installing is done (the test runs with the installed node_modules); `npm test` is this suite, which .ci/run runs.
   if (command === "npm ci" || command === "npm test") return null;
   if (command === "rm -rf .local") return command;
-  throw new Error(`${where(block)}: '${part}' is neither run by the docs test nor marked '# not run here: <why>' on the block's first line`);
+  throw new Error(
+    `${where(block)}: '${part}' is neither run by the docs test nor marked '# not run here: <why>' on the block's first line`,
+  );
 }
 
 /** The stack config keys of a YAML block, when it is a fragment of a stack file's `config:`. */
@@ -99,7 +113,9 @@ export function stackConfigFragment(block: Block): Record<string, unknown> {
   const doc = YAML.parse(block.lines.join("\n")) as unknown;
   const keys = doc && typeof doc === "object" && !Array.isArray(doc) ? Object.keys(doc) : [];
   if (!keys.length || !keys.every((k) => /^(hubExport|aws):/.test(k))) {
-    throw new Error(`${where(block)}: a YAML block is a fragment of a stack file's config (hubExport: or aws: keys), or is marked '# not run here: <why>'`);
+    throw new Error(
+      `${where(block)}: a YAML block is a fragment of a stack file's config (hubExport: or aws: keys), or is marked '# not run here: <why>'`,
+    );
   }
   return doc as Record<string, unknown>;
 }
@@ -165,7 +181,10 @@ export function applyDiff(text: string, block: Block): string {
 export function pulumiWithoutStack(block: Block): string[] {
   return block.lines
     .map((l) => l.trim())
-    .filter((l) => /^pulumi (config (set|get|rm)|preview|up|refresh|destroy|stack output)\b/.test(l) && !/--stack \S+/.test(l));
+    .filter(
+      (l) =>
+        /^pulumi (config (set|get|rm)|preview|up|refresh|destroy|stack output)\b/.test(l) && !/--stack \S+/.test(l),
+    );
 }
 
 /** Diagram kinds a Markdown viewer draws from a mermaid block. */

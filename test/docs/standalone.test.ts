@@ -7,7 +7,10 @@ import { PROJECT_ROOT } from "../support/cli";
 
 const tracked = execFileSync("git", ["ls-files"], { cwd: PROJECT_ROOT, encoding: "utf8" })
   .split("\n")
-  .filter((f) => f && fs.existsSync(path.join(PROJECT_ROOT, f)) && !/\.(png|jpg|gz|zip)$/.test(f) && f !== "package-lock.json");
+  .filter(
+    (f) =>
+      f && fs.existsSync(path.join(PROJECT_ROOT, f)) && !/\.(png|jpg|gz|zip)$/.test(f) && f !== "package-lock.json",
+  );
 
 describe("the repository stands alone", () => {
   it("no file refers to design notes or inputs outside the repository", () => {
@@ -66,7 +69,11 @@ describe("the repository stands alone", () => {
 
 /** GitHub's anchor of a heading: lower case, punctuation but - and _ dropped, each space a -; repeats get -1, -2. */
 function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
 }
 
 /** The headings of a page (not a `#` line in a code block): line, level, anchor. */

@@ -13,7 +13,8 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
 function writeConfig(name: string, config: unknown): string {
@@ -36,7 +37,10 @@ function runToExit(args: string[]): Promise<{ code: number | null; stdout: strin
 }
 
 /** Starts `hub-export emulator ...` and waits until its output holds `until`. */
-function startUntil(args: string[], until: RegExp): Promise<{ child: ChildProcess; output: () => string; exit: Promise<number | null> }> {
+function startUntil(
+  args: string[],
+  until: RegExp,
+): Promise<{ child: ChildProcess; output: () => string; exit: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, "emulator", ...args], { stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
@@ -72,7 +76,11 @@ describe("hub-export emulator", () => {
     expect(res.status).toBe(200);
     const auth = await fetch(`${us}/api/v1/authorize`, {
       method: "POST",
-      body: new URLSearchParams({ client_id: DEV_QUEUES.US.clientId, client_secret: DEV_QUEUES.US.clientSecret, grant_type: "client_credentials" }),
+      body: new URLSearchParams({
+        client_id: DEV_QUEUES.US.clientId,
+        client_secret: DEV_QUEUES.US.clientSecret,
+        grant_type: "client_credentials",
+      }),
     });
     expect(auth.status).toBe(200);
 
@@ -88,10 +96,29 @@ describe("hub-export emulator", () => {
       tenants: { [TENANT_US]: { clientId: "tenant-client", clientSecret: secret } },
     });
     const { child, output, exit } = await startUntil(
-      ["--port", "0", "--json", "--config", config, "--faults", "queue.publish:503=0.1", "--seed", "9", "--latency", "queue=5ms±2", "--rate-limit", "ers=10/s", "--no-retry-after"],
+      [
+        "--port",
+        "0",
+        "--json",
+        "--config",
+        config,
+        "--faults",
+        "queue.publish:503=0.1",
+        "--seed",
+        "9",
+        "--latency",
+        "queue=5ms±2",
+        "--rate-limit",
+        "ers=10/s",
+        "--no-retry-after",
+      ],
       /\n/,
     );
-    const line = JSON.parse(output().split("\n")[0]) as { urls: { queues: Record<string, string>; state: string }; faults: unknown; link: unknown };
+    const line = JSON.parse(output().split("\n")[0]) as {
+      urls: { queues: Record<string, string>; state: string };
+      faults: unknown;
+      link: unknown;
+    };
     expect(line.faults).toEqual({ seed: 9, spec: "queue.publish:503=0.1" });
     expect(line.link).toEqual({ latency: "queue=5ms±2", rateLimit: "ers=10/s@10", retryAfter: false });
     const state = (await (await fetch(line.urls.state)).json()) as { faults: { seed: number; rules: unknown } };
@@ -116,7 +143,10 @@ describe("hub-export emulator", () => {
     [["--faults", "queue.publish:503=2"], /--faults: .*503 must be a rate between 0 and 1/],
     [["--faults", "queue.nope:503=0.1"], /--faults: .*unknown endpoint 'queue.nope'/],
     [["--seed", "1.5"], /--seed: seed must be an integer/],
-    [["--latency", "queue=40ms±50"], /--latency: rule 1 \('queue=40ms±50'\): the jitter \(50\) must not exceed the fixed latency \(40\)/],
+    [
+      ["--latency", "queue=40ms±50"],
+      /--latency: rule 1 \('queue=40ms±50'\): the jitter \(50\) must not exceed the fixed latency \(40\)/,
+    ],
     [["--rate-limit", "queue=fast"], /--rate-limit: rule 1 \('queue=fast'\): expected a rate like 2000\/s/],
     [["--port", "70000"], /--port must be an integer from 0 to 65535/],
     [["--bogus"], /unknown option --bogus/],
@@ -162,11 +192,19 @@ describe("hub-export emulator", () => {
 
 describe("emulator config", () => {
   it("fills regions left out from the dev config and replaces the tenants when given", () => {
-    const config = resolveConfig({ queues: { EU: { clientId: "a", clientSecret: "b", orgId: "o", envId: "e" } }, tenants: {} });
+    const config = resolveConfig({
+      queues: { EU: { clientId: "a", clientSecret: "b", orgId: "o", envId: "e" } },
+      tenants: {},
+    });
     expect(config.queues.US).toEqual(DEV_QUEUES.US);
     expect(config.queues.EU).toEqual({ clientId: "a", clientSecret: "b", orgId: "o", envId: "e" });
     expect(config.tenants).toEqual({});
-    expect(config).toMatchObject({ tokenTtlSeconds: 3600, ersMaxBatch: 100, retainBodies: true, rejectDestinations: [] });
+    expect(config).toMatchObject({
+      tokenTtlSeconds: 3600,
+      ersMaxBatch: 100,
+      retainBodies: true,
+      rejectDestinations: [],
+    });
     expect(resolveConfig(undefined).tenants).toEqual(DEV_TENANTS);
   });
 

@@ -3,11 +3,22 @@
  * inverse of the URL builders the clients use, and the hub APIs answer at HUB_API_PATHS.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HUB_API_NAMES, HUB_API_PATHS, parseQueuePath, queueAuthUrl, queueMessagesUrl, queueOrganizationsUrl } from "../../core/hubContract";
+import {
+  HUB_API_NAMES,
+  HUB_API_PATHS,
+  parseQueuePath,
+  queueAuthUrl,
+  queueMessagesUrl,
+  queueOrganizationsUrl,
+} from "../../core/hubContract";
 import { startEmulator, type Emulator } from "../../emulator";
 
 /** Decoded path segments of `url` under `base`. */
-const segmentsUnder = (base: string, url: string) => new URL(url).pathname.slice(new URL(base).pathname.length + 1).split("/").map(decodeURIComponent);
+const segmentsUnder = (base: string, url: string) =>
+  new URL(url).pathname
+    .slice(new URL(base).pathname.length + 1)
+    .split("/")
+    .map(decodeURIComponent);
 
 describe("parseQueuePath", () => {
   const base = "https://mq-us.example.com/some/prefix";
@@ -15,17 +26,34 @@ describe("parseQueuePath", () => {
   it("reads back what the URL builders build", () => {
     expect(parseQueuePath(segmentsUnder(base, queueAuthUrl(base)))).toEqual({ endpoint: "authorize" });
     const batch = queueMessagesUrl(queueOrganizationsUrl(base), "org 1", "env/2", "acme-empl-us");
-    expect(parseQueuePath(segmentsUnder(base, batch))).toEqual({ endpoint: "publish", orgId: "org 1", envId: "env/2", queueName: "acme-empl-us" });
-    expect(parseQueuePath(segmentsUnder(base, `${batch}/m-1`))).toEqual({ endpoint: "publish", orgId: "org 1", envId: "env/2", queueName: "acme-empl-us", messageId: "m-1" });
+    expect(parseQueuePath(segmentsUnder(base, batch))).toEqual({
+      endpoint: "publish",
+      orgId: "org 1",
+      envId: "env/2",
+      queueName: "acme-empl-us",
+    });
+    expect(parseQueuePath(segmentsUnder(base, `${batch}/m-1`))).toEqual({
+      endpoint: "publish",
+      orgId: "org 1",
+      envId: "env/2",
+      queueName: "acme-empl-us",
+      messageId: "m-1",
+    });
   });
 
   it.each([
     ["nothing", []],
     ["another version", ["api", "v2", "authorize"]],
     ["the organizations list", ["api", "v1", "organizations"]],
-    ["a trailing slash after messages", ["api", "v1", "organizations", "o", "environments", "e", "destinations", "q", "messages", ""]],
+    [
+      "a trailing slash after messages",
+      ["api", "v1", "organizations", "o", "environments", "e", "destinations", "q", "messages", ""],
+    ],
     ["a misspelt segment", ["api", "v1", "organizations", "o", "environment", "e", "destinations", "q", "messages"]],
-    ["a path below a message", ["api", "v1", "organizations", "o", "environments", "e", "destinations", "q", "messages", "m", "x"]],
+    [
+      "a path below a message",
+      ["api", "v1", "organizations", "o", "environments", "e", "destinations", "q", "messages", "m", "x"],
+    ],
   ])("is undefined for %s", (_, segments) => {
     expect(parseQueuePath(segments)).toBeUndefined();
   });

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { FAULT_ENDPOINTS, FaultInjector, FaultSpecError, formatFaultRules, mulberry32, parseFaultSpec, resolveFaults } from "../../emulator/faults";
+import {
+  FAULT_ENDPOINTS,
+  FaultInjector,
+  FaultSpecError,
+  formatFaultRules,
+  mulberry32,
+  parseFaultSpec,
+  resolveFaults,
+} from "../../emulator/faults";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../emulator";
 import { DEV_QUEUES, authorize, authorizeRaw, message, messagesUrl, put } from "./helpers";
 import { queueAuthUrl } from "../../core/hubContract";
@@ -10,7 +18,9 @@ describe("fault spec", () => {
       "queue.publish": { 429: 0.05, 503: 0.05, reset: 0.02, latency: 5 },
       "*": { tokenExpiry: 0.01 },
     });
-    expect(parseFaultSpec(" ers.entities : 500 = .5 , resetAfter=0.1 ")).toEqual({ "ers.entities": { 500: 0.5, resetAfter: 0.1 } });
+    expect(parseFaultSpec(" ers.entities : 500 = .5 , resetAfter=0.1 ")).toEqual({
+      "ers.entities": { 500: 0.5, resetAfter: 0.1 },
+    });
   });
 
   it("reads an empty spec and 'none' as no faults", () => {
@@ -21,7 +31,10 @@ describe("fault spec", () => {
   it.each([
     ["queue.publish", /expected <endpoint>:<key>=<value>/],
     ["queue.pub:503=0.1", /unknown endpoint 'queue.pub'/],
-    ["queue.publish:teapot=0.1", /unknown key 'teapot'; use .* or a hostile answer \(drip, silence, huge, echo, escape, wrongBody\)/],
+    [
+      "queue.publish:teapot=0.1",
+      /unknown key 'teapot'; use .* or a hostile answer \(drip, silence, huge, echo, escape, wrongBody\)/,
+    ],
     ["ers.entities:drip=0.6,silence=0.5", /add up to 1.1, more than 1/],
     ["queue.publish:302=0.1", /unknown key '302'/],
     ["queue.publish:503=1.5", /503 must be a rate between 0 and 1/],
@@ -47,7 +60,10 @@ describe("fault spec", () => {
   });
 
   it("takes JSON input with rules or spec, keeps the current seed unless given", () => {
-    expect(resolveFaults({ rules: { "ers.entities": { 503: 0.5 } } }, 9)).toEqual({ seed: 9, rules: { "ers.entities": { 503: 0.5 } } });
+    expect(resolveFaults({ rules: { "ers.entities": { 503: 0.5 } } }, 9)).toEqual({
+      seed: 9,
+      rules: { "ers.entities": { 503: 0.5 } },
+    });
     expect(resolveFaults({ spec: "*:500=0.1", seed: 3 }, 9)).toEqual({ seed: 3, rules: { "*": { 500: 0.1 } } });
     expect(() => resolveFaults({ spec: "*:500=0.1", rules: {} }, 9)).toThrow(/either spec or rules/);
     expect(() => resolveFaults({ seed: -1 }, 9)).toThrow(FaultSpecError);
@@ -105,7 +121,10 @@ describe("fault injector", () => {
   });
 
   it("lets an endpoint's own rule override '*' key by key", () => {
-    const injector = new FaultInjector({ seed: 1, rules: { "*": { 503: 1, latency: 7 }, "queue.authorize": { 503: 0 } } });
+    const injector = new FaultInjector({
+      seed: 1,
+      rules: { "*": { 503: 1, latency: 7 }, "queue.authorize": { 503: 0 } },
+    });
     expect(injector.decide("queue.authorize")).toEqual({ latencyMs: 7 });
     expect(injector.decide("ers.entities")).toMatchObject({ kind: "status", status: 503, latencyMs: 7 });
   });
@@ -117,9 +136,15 @@ describe("fault injector", () => {
     expect(injector.decide("queue.publish", "EU")).toEqual({ kind: "silence", latencyMs: 3 });
     expect(injector.decide("queue.publish", "US")).toEqual({ latencyMs: 3 });
     expect(injector.decide("queue.publish")).toEqual({ latencyMs: 3 });
-    expect(injector.statistics()["queue.publish"]).toMatchObject({ requests: 3, regions: { EU: 1, US: 1 }, injected: { silence: 1 } });
+    expect(injector.statistics()["queue.publish"]).toMatchObject({
+      requests: 3,
+      regions: { EU: 1, US: 1 },
+      injected: { silence: 1 },
+    });
     expect(() => parseFaultSpec("queue.publish.LATAM:503=1")).toThrow("unknown endpoint 'queue.publish.LATAM'");
-    expect(() => parseFaultSpec("queue.publish:503=0.6;queue.publish.EU:429=0.5")).toThrow("queue.publish.EU: fault rates add up to 1.1, more than 1 (counting '*' and queue.publish)");
+    expect(() => parseFaultSpec("queue.publish:503=0.6;queue.publish.EU:429=0.5")).toThrow(
+      "queue.publish.EU: fault rates add up to 1.1, more than 1 (counting '*' and queue.publish)",
+    );
   });
 
   it("applies tokenExpiry from '*' to queue.publish only", () => {
@@ -140,7 +165,11 @@ describe("fault injection over HTTP", () => {
     await Promise.all(started.splice(0).map((em) => em.close()));
   });
 
-  const goodForm = { client_id: DEV_QUEUES.US.clientId, client_secret: DEV_QUEUES.US.clientSecret, grant_type: "client_credentials" };
+  const goodForm = {
+    client_id: DEV_QUEUES.US.clientId,
+    client_secret: DEV_QUEUES.US.clientSecret,
+    grant_type: "client_credentials",
+  };
   const authorizeStatuses = async (em: Emulator, n: number) => {
     const out: number[] = [];
     for (let i = 0; i < n; i++) out.push((await authorizeRaw(em, "US", goodForm)).status);
@@ -164,7 +193,12 @@ describe("fault injection over HTTP", () => {
     expect(a.status).toBe(503);
     expect(a.json).toEqual({ error: "Service Unavailable", message: "injected fault" });
     expect(em.state().queues.US.destinations).toEqual({});
-    expect(em.state().faults.stats["queue.publish"]).toEqual({ requests: 1, regions: { US: 1 }, injected: { 503: 1 }, delayedMs: 0 });
+    expect(em.state().faults.stats["queue.publish"]).toEqual({
+      requests: 1,
+      regions: { US: 1 },
+      injected: { 503: 1 },
+      delayedMs: 0,
+    });
   });
 
   it("resets the connection before processing (reset) or after it (resetAfter)", async () => {
@@ -210,7 +244,8 @@ describe("fault injection over HTTP", () => {
 
   it("replaces faults with POST /_emulator/faults (JSON), refusing a bad spec without changing anything", async () => {
     const em = await start({ faults: "queue.authorize:503=1", seed: 11 });
-    const post = (body: string, type: string) => fetch(`${em.urls.base}/_emulator/faults`, { method: "POST", headers: { "content-type": type }, body });
+    const post = (body: string, type: string) =>
+      fetch(`${em.urls.base}/_emulator/faults`, { method: "POST", headers: { "content-type": type }, body });
 
     const bad = await post(JSON.stringify({ spec: "queue.authorize:503=2" }), "application/json");
     expect(bad.status).toBe(400);
@@ -219,7 +254,11 @@ describe("fault injection over HTTP", () => {
 
     const json = await post(JSON.stringify({ rules: { "queue.authorize": { 429: 1 } }, seed: 12 }), "application/json");
     expect(json.status).toBe(200);
-    expect(await json.json()).toEqual({ seed: 12, rules: { "queue.authorize": { 429: 1 } }, spec: "queue.authorize:429=1" });
+    expect(await json.json()).toEqual({
+      seed: 12,
+      rules: { "queue.authorize": { 429: 1 } },
+      spec: "queue.authorize:429=1",
+    });
     expect((await authorizeRaw(em, "US", goodForm)).status).toBe(429);
 
     const none = await post(JSON.stringify({ spec: "none" }), "application/json");
@@ -232,14 +271,18 @@ describe("fault injection over HTTP", () => {
   it("restarts the fault streams on reset, so the same requests see the same faults again", async () => {
     const em = await start({ faults: "queue.authorize:503=0.5", seed: 3 });
     const first = await authorizeStatuses(em, 20);
-    const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" } });
+    const reset = await fetch(`${em.urls.base}/_emulator/reset`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     expect(reset.status).toBe(200);
     expect(await authorizeStatuses(em, 20)).toEqual(first);
   });
 
   it("accepts control requests only as JSON from its own origin (or without one): a web page cannot change its faults", async () => {
     const em = await start({ faults: "queue.authorize:503=1" });
-    const control = (path: string, headers: Record<string, string>, body?: string) => fetch(`${em.urls.base}/_emulator/${path}`, { method: "POST", headers, body });
+    const control = (path: string, headers: Record<string, string>, body?: string) =>
+      fetch(`${em.urls.base}/_emulator/${path}`, { method: "POST", headers, body });
     const none = JSON.stringify({ spec: "none" });
     // What a page elsewhere can send without a preflight (text/plain, a form), and JSON from another origin.
     for (const [headers, body] of [
@@ -253,12 +296,16 @@ describe("fault injection over HTTP", () => {
       for (const path of ["faults", "reset"]) {
         const res = await control(path, headers, body);
         expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
-        expect(((await res.json()) as { message: string }).message).toMatch(/only as application\/json, from the emulator's own origin/);
+        expect(((await res.json()) as { message: string }).message).toMatch(
+          /only as application\/json, from the emulator's own origin/,
+        );
       }
     }
     expect((await authorizeRaw(em, "US", goodForm)).status).toBe(503);
     // Its own origin, or none (curl, the tests): accepted.
-    expect((await control("faults", { "content-type": "application/json", origin: em.urls.base }, none)).status).toBe(200);
+    expect((await control("faults", { "content-type": "application/json", origin: em.urls.base }, none)).status).toBe(
+      200,
+    );
     expect((await control("reset", { "content-type": "application/json" })).status).toBe(200);
     expect((await authorizeRaw(em, "US", goodForm)).status).toBe(200);
   });
@@ -267,7 +314,16 @@ describe("fault injection over HTTP", () => {
     const em = await start({});
     const { request } = await import("undici");
     const form = new URLSearchParams(goodForm).toString();
-    const send = (signal?: AbortSignal) => request(queueAuthUrl(em.urls.queues.US), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", authorization: "Basic c2VjcmV0LWNyZWRlbnRpYWxz==" }, body: form, signal });
+    const send = (signal?: AbortSignal) =>
+      request(queueAuthUrl(em.urls.queues.US), {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: "Basic c2VjcmV0LWNyZWRlbnRpYWxz==",
+        },
+        body: form,
+        signal,
+      });
     const as = async (spec: string) => {
       em.setFaults(spec);
       return send();
@@ -332,18 +388,32 @@ describe("inspection API", () => {
       const state = (await res.json()) as any;
       expect(Object.keys(state).sort()).toEqual(["ers", "faults", "intakeJobs", "links", "queues", "routingRules"]);
       expect(Object.keys(state.queues)).toEqual(["US", "EU", "APAC"]);
-      expect(state.queues.US.destinations["q-us"]).toEqual({ count: 3, distinct: 2, duplicates: 1, rejected: 0, bytes: 3 + "body of b".length + "body of a".length });
+      expect(state.queues.US.destinations["q-us"]).toEqual({
+        count: 3,
+        distinct: 2,
+        duplicates: 1,
+        rejected: 0,
+        bytes: 3 + "body of b".length + "body of a".length,
+      });
       expect(state.queues.EU.destinations).toEqual({});
       expect(state.faults).toMatchObject({ seed: 1, rules: {} });
       expect(Object.keys(state.faults.stats).sort()).toEqual([...FAULT_ENDPOINTS].sort());
 
       const withMessages = (await (await fetch(`${em.urls.state}?messages=1`)).json()) as any;
-      expect(withMessages.queues.US.destinations["q-us"].messages.map((m: { messageId: string; body: string }) => [m.messageId, m.body])).toEqual([
+      expect(
+        withMessages.queues.US.destinations["q-us"].messages.map((m: { messageId: string; body: string }) => [
+          m.messageId,
+          m.body,
+        ]),
+      ).toEqual([
         ["a", "xyz"],
         ["b", "body of b"],
       ]);
 
-      const reset = await fetch(`${em.urls.base}/_emulator/reset`, { method: "POST", headers: { "content-type": "application/json" } });
+      const reset = await fetch(`${em.urls.base}/_emulator/reset`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+      });
       expect(await reset.json()).toEqual({ reset: true });
       const after = (await (await fetch(em.urls.state)).json()) as any;
       expect(after.queues.US.destinations).toEqual({});

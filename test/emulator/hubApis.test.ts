@@ -5,7 +5,13 @@ import { startEmulator, type Emulator } from "../../emulator";
 import { DEV_TENANTS, TENANT_EU, TENANT_US, devCredentialsString, hubCall } from "./helpers";
 
 const entities = (n: number) => Array.from({ length: n }, (_, i) => ({ UserId: `E${i}`, Status: "ACTV" }));
-const ersBody = (n: number, transactionId = "tx-1") => ({ transactionId, systemCode: "HRSYS", dataDomainCode: "EMPL", entityName: "User", entities: entities(n) });
+const ersBody = (n: number, transactionId = "tx-1") => ({
+  transactionId,
+  systemCode: "HRSYS",
+  dataDomainCode: "EMPL",
+  entityName: "User",
+  entities: entities(n),
+});
 const intakeJob = (status = "COMPLETED") => ({
   jobName: "HRSYS_EMPL_HUB_ACME_202611_QA",
   transactionId: "tx-1",
@@ -62,8 +68,16 @@ describe("hub APIs", () => {
     it.each([
       // Codes and integers of the right shape, whatever their value (other data flows use other codes).
       ["a status that is not an integer", [{ ...defaultRoutingRules()[0], status: 0.5 }], /status: must be an integer/],
-      ["a source role that is not a code", [{ ...defaultRoutingRules()[0], systemRoleCodeSource: "crm role" }], /systemRoleCodeSource/],
-      ["a target role that is not a code", [{ ...defaultRoutingRules()[0], systemRoleCodeTarget: "" }], /systemRoleCodeTarget/],
+      [
+        "a source role that is not a code",
+        [{ ...defaultRoutingRules()[0], systemRoleCodeSource: "crm role" }],
+        /systemRoleCodeSource/,
+      ],
+      [
+        "a target role that is not a code",
+        [{ ...defaultRoutingRules()[0], systemRoleCodeTarget: "" }],
+        /systemRoleCodeTarget/,
+      ],
       ["isDataMastered as a string", [{ ...defaultRoutingRules()[0], isDataMastered: "0" }], /isDataMastered/],
       ["a data domain that is not a code", [{ ...defaultRoutingRules()[0], dataDomainCode: "empl" }], /dataDomainCode/],
       ["a missing field", [(({ status: _s, ...rest }) => rest)(defaultRoutingRules()[0])], /status/],
@@ -80,7 +94,9 @@ describe("hub APIs", () => {
 
     it("refuses malformed JSON (400) and a non-JSON Content-Type (415)", async () => {
       expect((await hubCall(em, "CFG", { body: "[{" })).status).toBe(400);
-      expect((await hubCall(em, "CFG", { body: JSON.stringify(defaultRoutingRules()), contentType: "text/plain" })).status).toBe(415);
+      expect(
+        (await hubCall(em, "CFG", { body: JSON.stringify(defaultRoutingRules()), contentType: "text/plain" })).status,
+      ).toBe(415);
     });
   });
 
@@ -91,8 +107,14 @@ describe("hub APIs", () => {
       ["another tenant's credentials", { credentials: DEV_TENANTS[TENANT_EU] }],
       ["no Authorization header", { authorization: null }],
       ["a value that is not a credentials string", { authorization: "Basic not-base64!==" }],
-      ["a credentials string without its == suffix", { authorization: basicAuthorization(devCredentialsString(TENANT_US).slice(0, -2)) }],
-      ["standard Basic user:password", { authorization: `Basic ${Buffer.from("dev-tenant-us:dev-tenant-us-secret").toString("base64")}` }],
+      [
+        "a credentials string without its == suffix",
+        { authorization: basicAuthorization(devCredentialsString(TENANT_US).slice(0, -2)) },
+      ],
+      [
+        "standard Basic user:password",
+        { authorization: `Basic ${Buffer.from("dev-tenant-us:dev-tenant-us-secret").toString("base64")}` },
+      ],
       ["a bearer token", { authorization: "Bearer abc" }],
       ["an unknown tenant", { tenantId: "99999999-9999-4999-8999-999999999999" }],
     ])("answers 401 to %s, and stores nothing", async (_, opts) => {
@@ -107,7 +129,11 @@ describe("hub APIs", () => {
     });
 
     it("challenges with WWW-Authenticate: Basic", async () => {
-      const res = await fetch(`${em.urls.cfg}routingRules?tenantId=${TENANT_US}`, { method: "POST", headers: { "content-type": "application/json" }, body: "[]" });
+      const res = await fetch(`${em.urls.cfg}routingRules?tenantId=${TENANT_US}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "[]",
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Basic/);
     });
@@ -187,7 +213,12 @@ describe("hub APIs", () => {
     it("records the job report with its tenant", async () => {
       const a = await hubCall(em, "HRSYS", { body: intakeJob("STARTED") });
       expect(a.status).toBe(201);
-      expect(a.json).toEqual({ tenantId: TENANT_US, jobName: intakeJob().jobName, transactionId: "tx-1", status: "STARTED" });
+      expect(a.json).toEqual({
+        tenantId: TENANT_US,
+        jobName: intakeJob().jobName,
+        transactionId: "tx-1",
+        status: "STARTED",
+      });
       await hubCall(em, "HRSYS", { body: intakeJob("COMPLETED") });
       const jobs = em.state().intakeJobs;
       expect(jobs.map((j) => j.status)).toEqual(["STARTED", "COMPLETED"]);
@@ -210,7 +241,10 @@ describe("hub APIs", () => {
 
 describe("a hub that lacks the assumed endpoints", () => {
   it("answers 404 on the missing ERS and HRSYS paths and serves the cfg API", async () => {
-    const em = await startEmulator({ config: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] }, faults: "*:503=1" });
+    const em = await startEmulator({
+      config: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] },
+      faults: "*:503=1",
+    });
     try {
       const ers = await hubCall(em, "ERS", { body: ersBody(1) });
       const hrsys = await hubCall(em, "HRSYS", { body: intakeJob() });
@@ -226,6 +260,8 @@ describe("a hub that lacks the assumed endpoints", () => {
   });
 
   it("refuses an unknown endpoint name in its config", async () => {
-    await expect(startEmulator({ config: { missingEndpoints: ["ers.nothing" as never] } })).rejects.toThrow(/missingEndpoints\[0\]: must be one of cfg.routingRules, ers.entities, hrsys.intakeJobs/);
+    await expect(startEmulator({ config: { missingEndpoints: ["ers.nothing" as never] } })).rejects.toThrow(
+      /missingEndpoints\[0\]: must be one of cfg.routingRules, ers.entities, hrsys.intakeJobs/,
+    );
   });
 });

@@ -3,7 +3,13 @@ import { startEmulator, type Emulator } from "../../emulator";
 import { LinkEmulator, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
 import { DEV_TENANTS, TENANT_EU, TENANT_US, authorize, hubCall, message, messagesUrl, put } from "./helpers";
 
-const ersBody = (n = 1) => ({ transactionId: "7d1f3c4e-2b5a-4c6d-8e9f-0a1b2c3d4e5f", systemCode: "HRSYS", dataDomainCode: "EMPL", entityName: "User", entities: Array.from({ length: n }, (_, i) => ({ id: i })) });
+const ersBody = (n = 1) => ({
+  transactionId: "7d1f3c4e-2b5a-4c6d-8e9f-0a1b2c3d4e5f",
+  systemCode: "HRSYS",
+  dataDomainCode: "EMPL",
+  entityName: "User",
+  entities: Array.from({ length: n }, (_, i) => ({ id: i })),
+});
 const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => message(`${prefix}-${i}`));
 
 describe("emulator link specs", () => {
@@ -52,7 +58,10 @@ describe("emulator link specs", () => {
     }
     // Each link has its own stream: the EU queue's draws do not depend on traffic to US.
     const mixed = new LinkEmulator(settings, 7);
-    const eu = Array.from({ length: 20 }, () => (mixed.link("queue", "US").roundTripMs(), mixed.link("queue", "EU").roundTripMs()));
+    const eu = Array.from(
+      { length: 20 },
+      () => (mixed.link("queue", "US").roundTripMs(), mixed.link("queue", "EU").roundTripMs()),
+    );
     expect(eu).toEqual(a);
   });
 
@@ -62,7 +71,9 @@ describe("emulator link specs", () => {
     const link = links.link("queue", "US");
     link.admit(10, true);
     link.admit(10, true);
-    expect(() => link.admit(10, true)).toThrow(expect.objectContaining({ status: 429, headers: { "retry-after": "1" } }));
+    expect(() => link.admit(10, true)).toThrow(
+      expect.objectContaining({ status: 429, headers: { "retry-after": "1" } }),
+    );
     clock.t += 50; // 5 tokens back
     expect(() => link.admit(10, false)).toThrow(expect.objectContaining({ status: 429, headers: {} }));
     clock.t += 50; // 10 tokens
@@ -91,7 +102,9 @@ describe("emulator as a remote hub", () => {
     t = performance.now();
     expect((await hubCall(em, "ERS", { tenantId: TENANT_US, body: ersBody() })).status).toBe(200);
     expect(performance.now() - t).toBeGreaterThanOrEqual(145);
-    expect((await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody() })).status).toBe(200);
+    expect(
+      (await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody() })).status,
+    ).toBe(200);
     // The other links have no latency of their own.
     const links = em.state().links;
     expect(links["queue.EU"].latency).toEqual({ fixedMs: 120, jitterMs: 0 });
@@ -106,19 +119,35 @@ describe("emulator as a remote hub", () => {
     const url = messagesUrl(em, "limited", "US");
     expect((await put(url, token, batch("a", 10))).status).toBe(201);
     expect((await put(url, token, batch("b", 10))).status).toBe(201);
-    const over = await fetch(url, { method: "PUT", headers: { "content-type": "application/json", authorization: `bearer ${token}` }, body: JSON.stringify(batch("c", 10)) });
+    const over = await fetch(url, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `bearer ${token}` },
+      body: JSON.stringify(batch("c", 10)),
+    });
     expect(over.status).toBe(429);
     expect(over.headers.get("retry-after")).toBe("1");
     expect(await over.json()).toMatchObject({ error: "Too Many Requests" });
     // Another region has no limit.
     const eu = await authorize(em, "EU");
-    for (let i = 0; i < 3; i++) expect((await put(messagesUrl(em, "open", "EU"), eu, batch(`eu${i}`, 10))).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await put(messagesUrl(em, "open", "EU"), eu, batch(`eu${i}`, 10))).status).toBe(201);
 
     const state = em.state();
     expect(state.queues.US.destinations.limited.count).toBe(20);
-    expect(state.links["queue.US"]).toMatchObject({ requests: 3, throttled: 1, accepted: 20, limit: { perSecond: 20, burst: 20, unit: "messages" } });
+    expect(state.links["queue.US"]).toMatchObject({
+      requests: 3,
+      throttled: 1,
+      accepted: 20,
+      limit: { perSecond: 20, burst: 20, unit: "messages" },
+    });
     expect(state.links["queue.US"].achievedPerSecond).toBeGreaterThan(0);
-    expect(state.links["queue.EU"]).toMatchObject({ requests: 3, throttled: 0, accepted: 30, limit: null, fractionOfLimit: null });
+    expect(state.links["queue.EU"]).toMatchObject({
+      requests: 3,
+      throttled: 0,
+      accepted: 30,
+      limit: null,
+      fractionOfLimit: null,
+    });
     // The same over HTTP, and a reset starts the buckets again.
     const viaHttp = (await (await fetch(em.urls.state)).json()) as typeof state;
     expect(viaHttp.links["queue.US"].throttled).toBe(1);
@@ -132,7 +161,11 @@ describe("emulator as a remote hub", () => {
     const token = await authorize(em, "US");
     const url = messagesUrl(em, "q", "US");
     expect((await put(url, token, batch("a", 10))).status).toBe(201);
-    const over = await fetch(url, { method: "PUT", headers: { "content-type": "application/json", authorization: `bearer ${token}` }, body: JSON.stringify(batch("b", 1)) });
+    const over = await fetch(url, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `bearer ${token}` },
+      body: JSON.stringify(batch("b", 1)),
+    });
     expect(over.status).toBe(429);
     expect(over.headers.has("retry-after")).toBe(false);
   });
@@ -142,7 +175,9 @@ describe("emulator as a remote hub", () => {
     expect((await hubCall(em, "ERS", { tenantId: TENANT_US, body: ersBody(5) })).status).toBe(200);
     const over = await hubCall(em, "ERS", { tenantId: TENANT_US, body: ersBody(5) });
     expect(over.status).toBe(429);
-    expect((await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody(5) })).status).toBe(200);
+    expect(
+      (await hubCall(em, "ERS", { tenantId: TENANT_EU, credentials: DEV_TENANTS[TENANT_EU], body: ersBody(5) })).status,
+    ).toBe(200);
     const links = em.state().links;
     expect(links["ers.US"]).toMatchObject({ requests: 2, throttled: 1, accepted: 1, limit: { unit: "requests" } });
     expect(links["ers.EU"]).toMatchObject({ requests: 1, throttled: 0 });

@@ -8,7 +8,12 @@ describe("queue broker", () => {
   let token: string;
 
   beforeAll(async () => {
-    em = await startEmulator({ config: { rejectDestinations: ["closed-queue"], queues: { APAC: { ...DEV_QUEUES.APAC, destinations: ["only-this"] } } } });
+    em = await startEmulator({
+      config: {
+        rejectDestinations: ["closed-queue"],
+        queues: { APAC: { ...DEV_QUEUES.APAC, destinations: ["only-this"] } },
+      },
+    });
   });
   afterAll(() => em.close());
   beforeEach(async () => {
@@ -16,11 +21,16 @@ describe("queue broker", () => {
     token = await authorize(em);
   });
 
-  const stored = (queue: string, region: "US" | "EU" | "APAC" = "US") => em.state({ messages: true }).queues[region].destinations[queue];
+  const stored = (queue: string, region: "US" | "EU" | "APAC" = "US") =>
+    em.state({ messages: true }).queues[region].destinations[queue];
 
   describe("authorize", () => {
     it("answers a token and the region's org and environment for the configured client", async () => {
-      const a = await authorizeRaw(em, "EU", { client_id: DEV_QUEUES.EU.clientId, client_secret: DEV_QUEUES.EU.clientSecret, grant_type: "client_credentials" });
+      const a = await authorizeRaw(em, "EU", {
+        client_id: DEV_QUEUES.EU.clientId,
+        client_secret: DEV_QUEUES.EU.clientSecret,
+        grant_type: "client_credentials",
+      });
       expect(a.status).toBe(200);
       const body = authorizeResponseSchema.parse(a.json);
       expect(body.simple_client).toEqual({ orgId: DEV_QUEUES.EU.orgId, envId: DEV_QUEUES.EU.envId });
@@ -29,10 +39,26 @@ describe("queue broker", () => {
     });
 
     it.each([
-      ["a wrong secret", { client_id: DEV_QUEUES.US.clientId, client_secret: "wrong", grant_type: "client_credentials" }],
-      ["a wrong client id", { client_id: "someone", client_secret: DEV_QUEUES.US.clientSecret, grant_type: "client_credentials" }],
-      ["another region's credentials", { client_id: DEV_QUEUES.EU.clientId, client_secret: DEV_QUEUES.EU.clientSecret, grant_type: "client_credentials" }],
-      ["another grant type", { client_id: DEV_QUEUES.US.clientId, client_secret: DEV_QUEUES.US.clientSecret, grant_type: "password" }],
+      [
+        "a wrong secret",
+        { client_id: DEV_QUEUES.US.clientId, client_secret: "wrong", grant_type: "client_credentials" },
+      ],
+      [
+        "a wrong client id",
+        { client_id: "someone", client_secret: DEV_QUEUES.US.clientSecret, grant_type: "client_credentials" },
+      ],
+      [
+        "another region's credentials",
+        {
+          client_id: DEV_QUEUES.EU.clientId,
+          client_secret: DEV_QUEUES.EU.clientSecret,
+          grant_type: "client_credentials",
+        },
+      ],
+      [
+        "another grant type",
+        { client_id: DEV_QUEUES.US.clientId, client_secret: DEV_QUEUES.US.clientSecret, grant_type: "password" },
+      ],
       ["no secret", { client_id: DEV_QUEUES.US.clientId, grant_type: "client_credentials" }],
       ["an empty form", {}],
     ])("refuses %s with 401 and no token", async (_, form) => {
@@ -42,7 +68,16 @@ describe("queue broker", () => {
     });
 
     it("wants a form, not JSON (415)", async () => {
-      const a = await authorizeRaw(em, "US", { client_id: DEV_QUEUES.US.clientId, client_secret: DEV_QUEUES.US.clientSecret, grant_type: "client_credentials" }, "application/json");
+      const a = await authorizeRaw(
+        em,
+        "US",
+        {
+          client_id: DEV_QUEUES.US.clientId,
+          client_secret: DEV_QUEUES.US.clientSecret,
+          grant_type: "client_credentials",
+        },
+        "application/json",
+      );
       expect(a.status).toBe(415);
     });
 
@@ -57,10 +92,16 @@ describe("queue broker", () => {
     it("stores the message and answers 201 successful", async () => {
       const a = await put(`${messagesUrl(em, "q1")}/m-1`, token, message("m-1", "hello"));
       expect(a.status).toBe(201);
-      expect(publishResultSchema.parse(a.json)).toEqual({ messageId: "m-1", status: "successful", statusMessage: "queued" });
+      expect(publishResultSchema.parse(a.json)).toEqual({
+        messageId: "m-1",
+        status: "successful",
+        statusMessage: "queued",
+      });
       const dest = stored("q1");
       expect(dest.count).toBe(1);
-      expect(dest.messages).toEqual([{ messageId: "m-1", bytes: 5, deliveries: 1, properties: message("m-1").properties, body: "hello" }]);
+      expect(dest.messages).toEqual([
+        { messageId: "m-1", bytes: 5, deliveries: 1, properties: message("m-1").properties, body: "hello" },
+      ]);
     });
 
     it("takes a messageId that needs percent-encoding in the path", async () => {
@@ -86,7 +127,11 @@ describe("queue broker", () => {
   describe("batch publish", () => {
     it("stores 1 to 10 messages and answers one result per message, in order", async () => {
       const ids = Array.from({ length: QUEUE_API.maxBatchSize }, (_, i) => `b-${i}`);
-      const a = await put(messagesUrl(em, "q1"), token, ids.map((id) => message(id)));
+      const a = await put(
+        messagesUrl(em, "q1"),
+        token,
+        ids.map((id) => message(id)),
+      );
       expect(a.status).toBe(201);
       expect(a.json).toHaveLength(10);
       expect(a.json.map((r: unknown) => publishResultSchema.parse(r).messageId)).toEqual(ids);
@@ -117,7 +162,9 @@ describe("queue broker", () => {
     });
 
     it("refuses a body that is not JSON by its Content-Type (415)", async () => {
-      const a = await put(messagesUrl(em, "q1"), token, JSON.stringify([message("x")]), { "content-type": "text/plain" });
+      const a = await put(messagesUrl(em, "q1"), token, JSON.stringify([message("x")]), {
+        "content-type": "text/plain",
+      });
       expect(a.status).toBe(415);
     });
 
@@ -152,7 +199,9 @@ describe("queue broker", () => {
 
     it("accepts a body just under the limit", async () => {
       const overhead = JSON.stringify([message("near", "")]).length;
-      const a = await put(messagesUrl(em, "q1"), token, [message("near", "y".repeat(QUEUE_API.maxBodyBytes - overhead))]);
+      const a = await put(messagesUrl(em, "q1"), token, [
+        message("near", "y".repeat(QUEUE_API.maxBodyBytes - overhead)),
+      ]);
       expect(a.status).toBe(201);
       expect(stored("q1").bytes).toBe(QUEUE_API.maxBodyBytes - overhead);
     });
@@ -162,7 +211,10 @@ describe("queue broker", () => {
     it.each([
       ["an unknown organization", () => messagesUrl(em, "q1", "US", { orgId: "other-org" })],
       ["an unknown environment", () => messagesUrl(em, "q1", "US", { envId: "other-env" })],
-      ["another region's organization", () => messagesUrl(em, "q1", "US", { orgId: DEV_QUEUES.EU.orgId, envId: DEV_QUEUES.EU.envId })],
+      [
+        "another region's organization",
+        () => messagesUrl(em, "q1", "US", { orgId: DEV_QUEUES.EU.orgId, envId: DEV_QUEUES.EU.envId }),
+      ],
       ["an invalid queue name", () => messagesUrl(em, "bad name!")],
     ])("answers 404 to %s", async (_, url) => {
       const a = await put(url(), token, [message("x")]);
@@ -170,7 +222,12 @@ describe("queue broker", () => {
     });
 
     it("answers 404 to an unknown region and to paths outside the API", async () => {
-      const paths = ["/mq/latam/api/v1/authorize", "/mq/us/api/v2/authorize", "/mq/us/api/v1/organizations/dev-org-us", "/nothing"];
+      const paths = [
+        "/mq/latam/api/v1/authorize",
+        "/mq/us/api/v2/authorize",
+        "/mq/us/api/v1/organizations/dev-org-us",
+        "/nothing",
+      ];
       // Segments that name Object.prototype members must not reach a handler table's prototype.
       paths.push("/_emulator/constructor", "/__proto__/api/toString", "/cfg/api/hasOwnProperty");
       for (const path of paths) {
@@ -256,7 +313,11 @@ describe("queue broker with deduplication", () => {
       const token = await authorize(em);
       await put(messagesUrl(em, "q"), token, [message("d-1", "first")]);
       const again = await put(messagesUrl(em, "q"), token, [message("d-1", "second")]);
-      expect(again.json[0]).toEqual({ messageId: "d-1", status: "successful", statusMessage: "duplicate messageId; already stored" });
+      expect(again.json[0]).toEqual({
+        messageId: "d-1",
+        status: "successful",
+        statusMessage: "duplicate messageId; already stored",
+      });
       const dest = em.state({ messages: true }).queues.US.destinations.q;
       expect(dest).toMatchObject({ count: 1, distinct: 1, duplicates: 1 });
       expect(dest.messages).toMatchObject([{ messageId: "d-1", bytes: 5, deliveries: 1, body: "first" }]);

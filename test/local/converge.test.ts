@@ -34,7 +34,12 @@ function stackFile(name: string, edit: (config: Raw) => void = () => {}): string
 
 const base = stackFile("base");
 const withMexico = stackFile("mx", (c) => {
-  c["hubExport:hubTenants"].push({ hubTenantId: `PLACEHOLDER:${MX_TENANT}`, hubTenantCode: "ACME_MX_QA", hubRegion: "US", clientId: "PLACEHOLDER:acme-mx-qa-hrsys" });
+  c["hubExport:hubTenants"].push({
+    hubTenantId: `PLACEHOLDER:${MX_TENANT}`,
+    hubTenantCode: "ACME_MX_QA",
+    hubRegion: "US",
+    clientId: "PLACEHOLDER:acme-mx-qa-hrsys",
+  });
   c["hubExport:platTenants"].push({ platRegion: "MX", codebase: "US", gblOrUs: "US", hubTenantCode: "ACME_MX_QA" });
 });
 const withoutCanada = stackFile("noca", (c) => {
@@ -48,13 +53,19 @@ const withoutEurope = stackFile("noeu", (c) => {
 });
 
 async function start(file: string, extra: string[] = []): Promise<any> {
-  const r = await runCli(["local", "--json", "--employees", "90", "--changes", "9", "--file", file, "--dir", dir, ...extra], { timeoutMs: 240_000 });
+  const r = await runCli(
+    ["local", "--json", "--employees", "90", "--changes", "9", "--file", file, "--dir", dir, ...extra],
+    { timeoutMs: 240_000 },
+  );
   const summary = JSON.parse(r.stdout);
   expect(summary.status, `${summary.reason}\n${r.stderr}`).toBe("ExecutionCompleted");
   expect(r.code).toBe(0);
   return summary;
 }
-const credentials = () => JSON.parse(fs.readFileSync(path.join(dir, "bucket", "Tools", "hub_python_scripts", "tenant_credentials.txt"), "utf8")) as Record<string, string>;
+const credentials = () =>
+  JSON.parse(
+    fs.readFileSync(path.join(dir, "bucket", "Tools", "hub_python_scripts", "tenant_credentials.txt"), "utf8"),
+  ) as Record<string, string>;
 
 describe("local mode converges like pulumi up", () => {
   it("a new state folder is private, and the first start completes with no psql line for a closed port", async () => {
@@ -82,7 +93,11 @@ describe("local mode converges like pulumi up", () => {
 
   it("both removed: their rows and credential entry go, and the run completes (it was refused, then stopped, on every later start)", async () => {
     const s = await start(base);
-    expect(s.removed).toMatchObject({ hubTenantIds: [MX_TENANT], hubTenantCodes: { [MX_TENANT]: "ACME_MX_QA" }, connections: [] });
+    expect(s.removed).toMatchObject({
+      hubTenantIds: [MX_TENANT],
+      hubTenantCodes: { [MX_TENANT]: "ACME_MX_QA" },
+      connections: [],
+    });
     expect(formatSummary(s)).toContain(`Removed          hub tenant(s) ACME_MX_QA (${MX_TENANT}) (`);
     expect(s.removed.rows.sort()).toEqual([
       `hub_api_config/${MX_TENANT}/cfg`,
@@ -92,7 +107,13 @@ describe("local mode converges like pulumi up", () => {
     ]);
     expect(Object.keys(credentials())).not.toContain(MX_TENANT);
     // Again: nothing left to remove, and it still completes.
-    expect((await start(base)).removed).toEqual({ rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [], messages: 0 });
+    expect((await start(base)).removed).toEqual({
+      rows: [],
+      hubTenantIds: [],
+      hubTenantCodes: {},
+      connections: [],
+      messages: 0,
+    });
   });
 
   it("a platform tenant removed, then added back", async () => {

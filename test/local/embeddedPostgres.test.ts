@@ -81,7 +81,10 @@ describe("embedded PostgreSQL", () => {
     const dataDir = path.join(privateDir, "nested", "postgres");
     const server = await startEmbeddedPostgres({ dataDir, persistent: true });
     try {
-      const row = await query(server.adminUrl, "SELECT current_user AS who, current_setting('unix_socket_directories') AS sockets");
+      const row = await query(
+        server.adminUrl,
+        "SELECT current_user AS who, current_setting('unix_socket_directories') AS sockets",
+      );
       // No Unix socket: nothing in the system temporary folder.
       expect(row).toEqual({ who: "postgres", sockets: "" });
     } finally {
@@ -105,10 +108,15 @@ describe("embedded PostgreSQL", () => {
     const password = `kill-me-${crypto.randomBytes(8).toString("hex")}`;
     const script = `require(${JSON.stringify(path.join(PROJECT_ROOT, "local", "embeddedPostgres.ts"))}).startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, persistent: true, password: ${JSON.stringify(password)} })`;
     // A process group of its own: initdb and its postgres processes stay in it after it is killed.
-    const child = spawn(process.execPath, ["-r", "tsx/cjs", "-e", script], { cwd: PROJECT_ROOT, stdio: "ignore", detached: true });
+    const child = spawn(process.execPath, ["-r", "tsx/cjs", "-e", script], {
+      cwd: PROJECT_ROOT,
+      stdio: "ignore",
+      detached: true,
+    });
     // Kill it as soon as the password exists on disk (initdb is running).
     const deadline = Date.now() + 60_000;
-    while (!fs.readdirSync(parent).some((n) => n.startsWith(".pg-init-")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (!fs.readdirSync(parent).some((n) => n.startsWith(".pg-init-")) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(fs.readdirSync(parent).some((n) => n.startsWith(".pg-init-"))).toBe(true);
     child.kill("SIGKILL");
     await new Promise((r) => child.once("close", r));
@@ -160,7 +168,9 @@ describe("embedded PostgreSQL", () => {
       const error = await startEmbeddedPostgres({ dataDir, persistent: false, port }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UserError);
       const lines = (error as UserError).lines;
-      expect(lines[0]).toBe(`embedded PostgreSQL: the server did not start in ${dataDir} (the server exited (exit 1)): its last log lines follow; removing ${dataDir} starts over`);
+      expect(lines[0]).toBe(
+        `embedded PostgreSQL: the server did not start in ${dataDir} (the server exited (exit 1)): its last log lines follow; removing ${dataDir} starts over`,
+      );
       expect(lines.join("\n")).toMatch(/could not (bind|create listen socket)/);
     } finally {
       taken.close();
@@ -172,7 +182,10 @@ describe("embedded PostgreSQL", () => {
     const pkg = path.join(work, "binaries");
     fs.mkdirSync(path.join(pkg, "native", "lib"), { recursive: true });
     fs.writeFileSync(path.join(pkg, "native", "lib", "libicuuc.so.60.2"), "");
-    fs.writeFileSync(path.join(pkg, "native", "pg-symlinks.json"), JSON.stringify([{ source: "native/lib/libicuuc.so.60.2", target: "native/lib/libicuuc.so.60" }]));
+    fs.writeFileSync(
+      path.join(pkg, "native", "pg-symlinks.json"),
+      JSON.stringify([{ source: "native/lib/libicuuc.so.60.2", target: "native/lib/libicuuc.so.60" }]),
+    );
     expect(missingLinks(path.join(pkg, "native"))).toEqual([path.join(pkg, "native", "lib", "libicuuc.so.60")]);
     let error: unknown;
     try {

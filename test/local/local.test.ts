@@ -21,13 +21,35 @@ describe("hub-export local", () => {
     const r = await runCli(["local", ...STACK, "--json", "--employees", "120", "--dir", dir], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     first = JSON.parse(r.stdout);
-    expect(first).toMatchObject({ jobName: JOB, status: "ExecutionCompleted", exitCode: 0, firstRun: true, seeded: 120 });
+    expect(first).toMatchObject({
+      jobName: JOB,
+      status: "ExecutionCompleted",
+      exitCode: 0,
+      firstRun: true,
+      seeded: 120,
+    });
     expect(first.transactionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(first.intakeJob.counts).toEqual({ extracted: 120, messages: 120, published: 120, failed: 0, heldBack: 0, ersEntities: 120 });
+    expect(first.intakeJob.counts).toEqual({
+      extracted: 120,
+      messages: 120,
+      published: 120,
+      failed: 0,
+      heldBack: 0,
+      ersEntities: 120,
+    });
     // The CLS load sheet built from the sample data's business objects knows every code the sample employees carry.
-    expect(first.intakeJob.unknownCodes).toMatchObject({ sheet: first.files.clsSheet, mode: "report", checkedMessages: 120, heldBack: 0, fields: {} });
-    expect(fs.readFileSync(first.files.clsSheet, "utf8").split("\n")[0]).toBe("SYSTEM,CLS_ENTITY_NAME,CLS_CODE_FIELD_NAME,CLS_CODE,CLS_DESCRIPTION");
-    for (const f of ["cls/CLS_LOAD_SHEET.xlsx", "HUB_CHECKLIST.md", "HUB_CHECKLIST.json"]) expect(fs.existsSync(path.join(first.files.bucket, "hub-configuration", JOB, f))).toBe(true);
+    expect(first.intakeJob.unknownCodes).toMatchObject({
+      sheet: first.files.clsSheet,
+      mode: "report",
+      checkedMessages: 120,
+      heldBack: 0,
+      fields: {},
+    });
+    expect(fs.readFileSync(first.files.clsSheet, "utf8").split("\n")[0]).toBe(
+      "SYSTEM,CLS_ENTITY_NAME,CLS_CODE_FIELD_NAME,CLS_CODE,CLS_DESCRIPTION",
+    );
+    for (const f of ["cls/CLS_LOAD_SHEET.xlsx", "HUB_CHECKLIST.md", "HUB_CHECKLIST.json"])
+      expect(fs.existsSync(path.join(first.files.bucket, "hub-configuration", JOB, f))).toBe(true);
     expect(first.intakeJob.statusCounts).toEqual({ PUBLISHED: 120 });
     // Every employee reached its tenant's region, once.
     expect(first.regions.US.messages + first.regions.EU.messages).toBe(120);
@@ -37,9 +59,16 @@ describe("hub-export local", () => {
     expect(Object.values(first.routingRules)).toEqual([8, 8]);
     // The files of the procedure are where the summary says.
     expect(JSON.parse(fs.readFileSync(first.files.definition, "utf8")).parameters.job_name).toBe(JOB);
-    expect(fs.readFileSync(path.join(first.files.scripts, "credentials.ini"), "utf8")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
+    expect(fs.readFileSync(path.join(first.files.scripts, "credentials.ini"), "utf8")).toBe(
+      "[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n",
+    );
     expect(fs.statSync(path.join(first.files.scripts, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
-    expect(fs.readdirSync(first.files.connections).sort()).toEqual(["HUB_MQ_EU_QA.json", "HUB_MQ_US_QA.json", "PLAT_S3_QA.json", "PLAT_WAREHOUSE_QA.json"]);
+    expect(fs.readdirSync(first.files.connections).sort()).toEqual([
+      "HUB_MQ_EU_QA.json",
+      "HUB_MQ_US_QA.json",
+      "PLAT_S3_QA.json",
+      "PLAT_WAREHOUSE_QA.json",
+    ]);
     // The database URL in the summary carries no password; no psql URL to a port closed once it shows (--keep has one).
     expect(first.database.url).toMatch(/:\*\*\*\*@/);
     expect(first.database.psqlUrl).toBeNull();
@@ -49,8 +78,21 @@ describe("hub-export local", () => {
     expect(r.stdout).not.toContain(password);
     // The run's metrics, as its log lines carried them.
     const all = first.metrics.find((m: { Region: string }) => m.Region === "ALL");
-    expect(all).toMatchObject({ JobName: JOB, Outcome: "ExecutionCompleted", RunsCompleted: 1, RunsExecutionFailed: 0, MessagesPublished: 120, MessagesFailed: 0, ErsEntities: 120 });
-    expect(first.metrics.filter((m: { Region: string }) => m.Region !== "ALL").map((m: { Region: string }) => m.Region).sort()).toEqual(["EU", "US"]);
+    expect(all).toMatchObject({
+      JobName: JOB,
+      Outcome: "ExecutionCompleted",
+      RunsCompleted: 1,
+      RunsExecutionFailed: 0,
+      MessagesPublished: 120,
+      MessagesFailed: 0,
+      ErsEntities: 120,
+    });
+    expect(
+      first.metrics
+        .filter((m: { Region: string }) => m.Region !== "ALL")
+        .map((m: { Region: string }) => m.Region)
+        .sort(),
+    ).toEqual(["EU", "US"]);
     // The plain progress lines went to stderr.
     expect(r.stderr).toMatch(/» running the export task: HRSYS_EMPL_HUB_ACME_202611_QA/);
     expect(r.stderr).toMatch(/extract\s+120 employees/);
@@ -74,7 +116,9 @@ describe("hub-export local", () => {
   });
 
   it("--changes-with-unknown-codes gives job profiles codes the sheet lacks: reported, explained, sent (report mode)", async () => {
-    const r = await runCli(["local", ...STACK, "--changes", "6", "--changes-with-unknown-codes", "--dir", dir], { timeoutMs: 240_000 });
+    const r = await runCli(["local", ...STACK, "--changes", "6", "--changes-with-unknown-codes", "--dir", dir], {
+      timeoutMs: 240_000,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/CLS check {6}unknown codes in User\.RoleCode \([A-Z_]+_X/);
     expect(r.stdout).toMatch(/these codes are not in the CLS load sheet .*: the hub cannot translate them/);
@@ -89,7 +133,9 @@ describe("hub-export local", () => {
     expect(lines[3]).toMatch(/^Latest run: ExecutionCompleted at /);
     const historyAt = lines.indexOf("Run history (staging.HUB_EXPORT_RUN_HISTORY): every outcome, newest first");
     expect(historyAt).toBeGreaterThan(0);
-    const runs = lines.slice(lines.indexOf("Completed runs (staging.HUB_INTAKE_JOB), newest first"), historyAt).filter((l) => /ExecutionCompleted/.test(l));
+    const runs = lines
+      .slice(lines.indexOf("Completed runs (staging.HUB_INTAKE_JOB), newest first"), historyAt)
+      .filter((l) => /ExecutionCompleted/.test(l));
     expect(runs).toHaveLength(3);
     const history = lines.slice(historyAt + 1).filter((l) => l.trim() !== "");
     expect(history).toHaveLength(3);
@@ -99,26 +145,43 @@ describe("hub-export local", () => {
     expect(runs[2]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[1]).toMatch(/PUBLISHED 7$/);
 
-    const one = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"], { timeoutMs: 120_000 });
+    const one = await runCli(
+      ["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"],
+      { timeoutMs: 120_000 },
+    );
     expect(one.code, one.stderr).toBe(0);
     const listed = JSON.parse(one.stdout);
-    expect(listed).toMatchObject({ jobName: JOB, transactionId: first.transactionId, status: "ExecutionCompleted", notPublished: [] });
+    expect(listed).toMatchObject({
+      jobName: JOB,
+      transactionId: first.transactionId,
+      status: "ExecutionCompleted",
+      notPublished: [],
+    });
     expect(listed.received).toHaveLength(120);
     expect(new Set(listed.received.map((m: { messageId: string }) => m.messageId)).size).toBe(120);
 
-    const unknown = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"], { timeoutMs: 120_000 });
+    const unknown = await runCli(
+      ["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"],
+      { timeoutMs: 120_000 },
+    );
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
   });
 
   it("status with an unknown job name exits 1 and lists the jobs it knows", async () => {
-    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], { timeoutMs: 120_000 });
+    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], {
+      timeoutMs: 120_000,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
   });
 
   it("--keep prints the summary with its metrics and a psql-usable database, then waits: a second local is refused with how to stop it, and status joins its database", async () => {
-    const keep = spawn(process.execPath, [BIN, "local", ...STACK, "--keep", "--metrics", "--changes", "3", "--dir", dir], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = spawn(
+      process.execPath,
+      [BIN, "local", ...STACK, "--keep", "--metrics", "--changes", "3", "--dir", dir],
+      { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stderr = "";
     let stdout = "";
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
@@ -152,7 +215,9 @@ describe("hub-export local", () => {
         `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
       );
       expect(second.stderr).not.toMatch(/internal error/);
-      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], { timeoutMs: 120_000 });
+      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], {
+        timeoutMs: 120_000,
+      });
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {

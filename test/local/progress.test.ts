@@ -20,7 +20,9 @@ describe("the progress display", () => {
     p.update({ phase: "extract", done: 1000, unit: "employees", seconds: 2 });
     p.update({ phase: "extract", done: 1500, unit: "employees", seconds: 3 }); // within 5 s of the last line: not printed
     p.update({ phase: "extract", done: 2000, unit: "employees", seconds: 4, finished: true });
-    expect(out.text()).toBe("» running the export task\n  extract                1,000 employees 500/s\n  extract                2,000 employees 500/s done in 4.0s\n");
+    expect(out.text()).toBe(
+      "» running the export task\n  extract                1,000 employees 500/s\n  extract                2,000 employees 500/s done in 4.0s\n",
+    );
     expect(out.text()).not.toContain("\x1b[");
   });
 
@@ -40,7 +42,13 @@ describe("progressOf", () => {
     const update = progressOf({ event: "progress", phase: "publish", done: 50, seconds: 1.5 }, last)!;
     expect(update).toEqual({ phase: "publish", done: 50, unit: "messages", seconds: 1.5 });
     last.set("publish", update);
-    expect(progressOf({ event: "publish.done", published: 50 }, last)).toEqual({ phase: "publish", done: 50, unit: "messages", seconds: 1.5, finished: true });
+    expect(progressOf({ event: "publish.done", published: 50 }, last)).toEqual({
+      phase: "publish",
+      done: 50,
+      unit: "messages",
+      seconds: 1.5,
+      finished: true,
+    });
     expect(progressOf({ event: "run.done" }, last)).toBeNull();
     expect(progressOf({ event: "run.open", transactionId: "x" }, last)).toBeNull();
   });
@@ -50,8 +58,21 @@ describe("progressOf", () => {
     // ERS entities are counted while publishing; the ERS phase then counts what was left (nothing) from 0.
     last.set("ers", progressOf({ event: "progress", phase: "ers", done: 1000, seconds: 2 }, last)!);
     expect(progressOf({ event: "progress", phase: "ers", done: 0, seconds: 0 }, last)).toBeNull();
-    expect(progressOf({ event: "ers.done", entities: 1000, streamed: 1000 }, last)).toMatchObject({ phase: "ers", done: 1000, finished: true });
-    expect(progressOf({ event: "extract.done", employees: 120, messages: 120 }, new Map())).toMatchObject({ phase: "extract", done: 120, unit: "employees", finished: true });
-    expect(progressOf({ event: "publish.done", published: 118, failed: 2 }, new Map())).toMatchObject({ phase: "publish", done: 120, finished: true });
+    expect(progressOf({ event: "ers.done", entities: 1000, streamed: 1000 }, last)).toMatchObject({
+      phase: "ers",
+      done: 1000,
+      finished: true,
+    });
+    expect(progressOf({ event: "extract.done", employees: 120, messages: 120 }, new Map())).toMatchObject({
+      phase: "extract",
+      done: 120,
+      unit: "employees",
+      finished: true,
+    });
+    expect(progressOf({ event: "publish.done", published: 118, failed: 2 }, new Map())).toMatchObject({
+      phase: "publish",
+      done: 120,
+      finished: true,
+    });
   });
 });

@@ -37,7 +37,10 @@ beforeAll(async () => {
   const raw = rawStackConfigFor(db.url, hub.urls);
   raw.database.task = { username: TASK_ROLE, password: `task-${suffix}-Pw1` };
   raw.database.publishTableOwners = [LOADER];
-  plan = planInstallation(validateStackConfig(raw, { source: "test", stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() });
+  plan = planInstallation(validateStackConfig(raw, { source: "test", stack: "test" }), {
+    template: loadPipelineTemplate(),
+    ...loadSqlSources(),
+  });
 });
 afterAll(async () => {
   await Promise.all([db?.drop(), hub?.close()]);
@@ -57,9 +60,18 @@ describe("publish tables a loader role creates after provisioning", () => {
     const client = new Client({ connectionString: provisioned.databaseUrl });
     await client.connect();
     try {
-      await seedSampleEmployees(client, { schema: plan.publishSchema, count: 40, seed: 4, platRegions: ["US", "EU"], loaderRole: LOADER });
+      await seedSampleEmployees(client, {
+        schema: plan.publishSchema,
+        count: 40,
+        seed: 4,
+        platRegions: ["US", "EU"],
+        loaderRole: LOADER,
+      });
       // How docs/pulumi.md finds a publish table's owner.
-      const owners = await client.query<{ tablename: string; tableowner: string }>("SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [plan.publishSchema]);
+      const owners = await client.query<{ tablename: string; tableowner: string }>(
+        "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
+        [plan.publishSchema],
+      );
       expect(owners.rows.length).toBe(6);
       for (const t of owners.rows) expect(t.tableowner, t.tablename).toBe(LOADER);
     } finally {

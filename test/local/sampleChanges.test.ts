@@ -32,16 +32,24 @@ describe("sample changes", () => {
 
   it("changed job profiles keep codes of the sheet; asked for, they get unknown ones", async () => {
     const changed = await touchEmployees(client, { schema: "publish", count: 20, seed: 5 });
-    const { rows } = await client.query<{ job_profile: string }>("SELECT job_profile FROM publish.employee WHERE employee_id = ANY($1)", [changed]);
+    const { rows } = await client.query<{ job_profile: string }>(
+      "SELECT job_profile FROM publish.employee WHERE employee_id = ANY($1)",
+      [changed],
+    );
     for (const r of rows) expect(codes("Job Profile")).toContain(r.job_profile);
     const unknown = await touchEmployees(client, { schema: "publish", count: 20, seed: 6, unknownCodes: true });
-    const { rows: x } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM publish.employee WHERE employee_id = ANY($1) AND job_profile LIKE '%\\_X'", [unknown]);
+    const { rows: x } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM publish.employee WHERE employee_id = ANY($1) AND job_profile LIKE '%\\_X'",
+      [unknown],
+    );
     expect(x[0].n).toBeGreaterThan(0);
   });
 
   it("an employee id '' (or any shape) is changed like the others, not a crash", async () => {
     await client.query("UPDATE publish.employee SET employee_id = '' WHERE employee_id = 'E000000002'");
-    await client.query("UPDATE publish.employee SET employee_id = 'X-7' WHERE employee_id = (SELECT min(employee_id) FROM publish.employee WHERE employee_id <> '')");
+    await client.query(
+      "UPDATE publish.employee SET employee_id = 'X-7' WHERE employee_id = (SELECT min(employee_id) FROM publish.employee WHERE employee_id <> '')",
+    );
     const changed = await touchEmployees(client, { schema: "publish", count: 62, seed: 7 });
     expect(changed.length).toBeGreaterThan(0);
   });

@@ -34,7 +34,14 @@ describe("schedule period", () => {
     expect(schedulePeriodHours(expression)).toBe(hours);
   });
 
-  it.each(["cron(0 3 L * ? *)", "cron(0 3 ? * 6#3 *)", "cron(0 3 * * ? 2027)", "at(2027-01-01T00:00:00)", "cron(0 25 * * ? *)", "cron(0 3 * *)"])("%s has no derivable period", (expression) => {
+  it.each([
+    "cron(0 3 L * ? *)",
+    "cron(0 3 ? * 6#3 *)",
+    "cron(0 3 * * ? 2027)",
+    "at(2027-01-01T00:00:00)",
+    "cron(0 25 * * ? *)",
+    "cron(0 3 * *)",
+  ])("%s has no derivable period", (expression) => {
     expect(schedulePeriodHours(expression)).toBeUndefined();
   });
 
@@ -49,12 +56,20 @@ describe("schedule period", () => {
 describe("hubExport:alerts", () => {
   it("is optional: no subscriptions, and N derived from the schedule", () => {
     const config = validateStackConfig(rawConfig(), { source: "test" });
-    expect(config.alerts).toEqual({ email: [], https: [], noCompletedRunWithinHours: defaultNoCompletedRunHours(schedulePeriodHours(config.schedule.expression)!) });
+    expect(config.alerts).toEqual({
+      email: [],
+      https: [],
+      noCompletedRunWithinHours: defaultNoCompletedRunHours(schedulePeriodHours(config.schedule.expression)!),
+    });
   });
 
   it("takes email addresses, secret https endpoints and an explicit N", () => {
     const raw = rawConfig() as Record<string, unknown>;
-    raw.alerts = { email: ["ops@acme.example.com"], https: ["https://hooks.example.com/T0/abc"], noCompletedRunWithinHours: 50 };
+    raw.alerts = {
+      email: ["ops@acme.example.com"],
+      https: ["https://hooks.example.com/T0/abc"],
+      noCompletedRunWithinHours: 50,
+    };
     const config = validateStackConfig(raw, { source: "test" });
     expect(config.alerts.email).toEqual(["ops@acme.example.com"]);
     expect(config.alerts.https[0]).toBeInstanceOf(Secret);
@@ -64,21 +79,51 @@ describe("hubExport:alerts", () => {
   });
 
   it("a one-time schedule has no such alarm unless N is given", () => {
-    const config = validateStackConfig({ ...rawConfig(), schedule: { expression: "at(2027-01-01T00:00:00)" } }, { source: "test" });
+    const config = validateStackConfig(
+      { ...rawConfig(), schedule: { expression: "at(2027-01-01T00:00:00)" } },
+      { source: "test" },
+    );
     expect(config.alerts.noCompletedRunWithinHours).toBeUndefined();
   });
 
   it.each<[string, (c: any) => void, string]>([
-    ["a bad email", (c) => (c.alerts = { email: ["ops.example.com"] }), "hubExport:alerts.email[0]: must be an email address"],
-    ["an http endpoint", (c) => (c.alerts = { https: ["http://hooks.example.com/x"] }), "hubExport:alerts.https[0]: must be an https:// URL"],
-    ["N over 7 days", (c) => (c.alerts = { noCompletedRunWithinHours: 200 }), "hubExport:alerts.noCompletedRunWithinHours: must be at most 168"],
-    ["N of 0", (c) => (c.alerts = { noCompletedRunWithinHours: 0 }), "hubExport:alerts.noCompletedRunWithinHours: must be at least 1"],
+    [
+      "a bad email",
+      (c) => (c.alerts = { email: ["ops.example.com"] }),
+      "hubExport:alerts.email[0]: must be an email address",
+    ],
+    [
+      "an http endpoint",
+      (c) => (c.alerts = { https: ["http://hooks.example.com/x"] }),
+      "hubExport:alerts.https[0]: must be an https:// URL",
+    ],
+    [
+      "N over 7 days",
+      (c) => (c.alerts = { noCompletedRunWithinHours: 200 }),
+      "hubExport:alerts.noCompletedRunWithinHours: must be at most 168",
+    ],
+    [
+      "N of 0",
+      (c) => (c.alerts = { noCompletedRunWithinHours: 0 }),
+      "hubExport:alerts.noCompletedRunWithinHours: must be at least 1",
+    ],
     ["an unknown key", (c) => (c.alerts = { sms: ["+1555"] }), "hubExport:alerts.sms: is not a known key"],
-    ["a schedule with L and no N", (c) => (c.schedule.expression = "cron(0 3 L * ? *)"), "hubExport:alerts.noCompletedRunWithinHours: is required: the period of schedule cron(0 3 L * ? *) cannot be derived"],
-    ["a weekly schedule and no N", (c) => (c.schedule.expression = "cron(0 3 ? * MON *)"), "hubExport:alerts.noCompletedRunWithinHours: is required: schedule cron(0 3 ? * MON *) runs 168 hours apart"],
+    [
+      "a schedule with L and no N",
+      (c) => (c.schedule.expression = "cron(0 3 L * ? *)"),
+      "hubExport:alerts.noCompletedRunWithinHours: is required: the period of schedule cron(0 3 L * ? *) cannot be derived",
+    ],
+    [
+      "a weekly schedule and no N",
+      (c) => (c.schedule.expression = "cron(0 3 ? * MON *)"),
+      "hubExport:alerts.noCompletedRunWithinHours: is required: schedule cron(0 3 ? * MON *) runs 168 hours apart",
+    ],
   ])("rejects %s", (_what, edit, expected) => {
     const lines = problems(edit);
-    expect(lines.some((l) => l.includes(expected)), lines.join("\n")).toBe(true);
+    expect(
+      lines.some((l) => l.includes(expected)),
+      lines.join("\n"),
+    ).toBe(true);
   });
 
   it("an https endpoint in a stack file must be ciphertext", () => {

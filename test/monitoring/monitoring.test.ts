@@ -57,14 +57,22 @@ function matches(pattern: unknown, event: unknown): boolean {
   }
   if (pattern && typeof pattern === "object") {
     return Object.entries(pattern as Record<string, unknown>).every(([k, p]) => {
-      const value = Array.isArray(event) ? event.map((e) => (e as Record<string, unknown>)?.[k]).flat() : (event as Record<string, unknown> | undefined)?.[k];
+      const value = Array.isArray(event)
+        ? event.map((e) => (e as Record<string, unknown>)?.[k]).flat()
+        : (event as Record<string, unknown> | undefined)?.[k];
       return matches(p, value);
     });
   }
   throw new Error(`bad pattern ${JSON.stringify(pattern)}`);
 }
 
-function ecsStop(detail: { exitCode?: number; stopCode: string; family?: string; cluster?: string; container?: string }) {
+function ecsStop(detail: {
+  exitCode?: number;
+  stopCode: string;
+  family?: string;
+  cluster?: string;
+  container?: string;
+}) {
   return {
     source: "aws.ecs",
     "detail-type": "ECS Task State Change",
@@ -75,7 +83,11 @@ function ecsStop(detail: { exitCode?: number; stopCode: string; family?: string;
       lastStatus: "STOPPED",
       stopCode: detail.stopCode,
       stoppedReason: "Essential container in task exited",
-      containers: [detail.exitCode === undefined ? { name: detail.container ?? "hub-export" } : { name: detail.container ?? "hub-export", exitCode: detail.exitCode }],
+      containers: [
+        detail.exitCode === undefined
+          ? { name: detail.container ?? "hub-export" }
+          : { name: detail.container ?? "hub-export", exitCode: detail.exitCode },
+      ],
     },
   };
 }
@@ -105,7 +117,10 @@ describe("operating the export (stack qa, under mocks)", () => {
   const notifying = () => [...ofType(run, T.alarm).filter((a) => inputs(a).alarmActions), ...ofType(run, T.composite)];
 
   beforeAll(async () => {
-    const engine = editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https: [WEBHOOK] }));
+    const engine = editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({
+      ...a,
+      https: [WEBHOOK],
+    }));
     run = await planOf(engine, "qa");
   });
 
@@ -124,12 +139,17 @@ describe("operating the export (stack qa, under mocks)", () => {
   it("keeps an https endpoint secret: never in the outputs, and only as a secret input", () => {
     expect(JSON.stringify(run.outputs)).not.toContain("secret-token-42");
     for (const r of run.resources) {
-      if (JSON.stringify(inputs(r)).includes("secret-token-42")) expect(isSecretInput(r, "endpoint"), `${r.type} ${r.name}`).toBe(true);
+      if (JSON.stringify(inputs(r)).includes("secret-token-42"))
+        expect(isSecretInput(r, "endpoint"), `${r.type} ${r.name}`).toBe(true);
     }
   });
 
   it("watches the task's stops with one rule per exit meaning, each message naming the job, the meaning and the logs", () => {
-    expect(rules().map((r) => inputs(r).name).sort()).toEqual(["execution-failed", "not-run", "other-exit", "stopped"].map((k) => `${SLUG}-${k}`));
+    expect(
+      rules()
+        .map((r) => inputs(r).name)
+        .sort(),
+    ).toEqual(["execution-failed", "not-run", "other-exit", "stopped"].map((k) => `${SLUG}-${k}`));
     const targets = ofType(run, T.target);
     expect(targets).toHaveLength(4);
     for (const target of targets) {
@@ -138,41 +158,84 @@ describe("operating the export (stack qa, under mocks)", () => {
       const template = JSON.parse(t.inputTransformer.inputTemplate) as string;
       expect(template).toContain("HRSYS export job HRSYS_EMPL_HUB_ACME_202611_QA (QA)");
       expect(template).toContain(`CloudWatch Logs group /ecs/${SLUG} (${REGION}), stream export/hub-export/TASK_ID`);
-      for (const placeholder of template.match(/<[^>]+>/g) ?? []) expect(MESSAGE_PLACEHOLDERS).toContain(placeholder.slice(1, -1));
+      for (const placeholder of template.match(/<[^>]+>/g) ?? [])
+        expect(MESSAGE_PLACEHOLDERS).toContain(placeholder.slice(1, -1));
       expect(Object.keys(t.inputTransformer.inputPaths).sort()).toEqual([...MESSAGE_PLACEHOLDERS].sort());
     }
-    const message = (key: string) => JSON.parse(inputs(targets.find((t) => t.name.endsWith(key))!).inputTransformer.inputTemplate) as string;
+    const message = (key: string) =>
+      JSON.parse(inputs(targets.find((t) => t.name.endsWith(key))!).inputTransformer.inputTemplate) as string;
     expect(message("execution-failed")).toContain("exited with code 3: ExecutionFailed");
-    expect(message("stopped")).toMatch(/exited with code 1: refused before touching any data, or stopped mid-way \(the next run resumes its transaction\)/);
-    expect(message("stopped")).toContain("A stop code UserInitiated, ServiceSchedulerInitiated, SpotInterruption, TerminationNotice means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM");
+    expect(message("stopped")).toMatch(
+      /exited with code 1: refused before touching any data, or stopped mid-way \(the next run resumes its transaction\)/,
+    );
+    expect(message("stopped")).toContain(
+      "A stop code UserInitiated, ServiceSchedulerInitiated, SpotInterruption, TerminationNotice means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM",
+    );
     expect(message("other-exit")).toContain("exited with code <exitCode>: 2 = usage error");
     expect(message("not-run")).toContain("without an exit code");
   });
 
   it.each<[string, Parameters<typeof ecsStop>[0], string[]]>([
     ["a completed run", { exitCode: 0, stopCode: "EssentialContainerExited" }, []],
-    ["an ExecutionFailed run", { exitCode: EXIT_CODES.executionFailed, stopCode: "EssentialContainerExited" }, ["execution-failed"]],
-    ["a refused or stopped run", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "EssentialContainerExited" }, ["stopped"]],
+    [
+      "an ExecutionFailed run",
+      { exitCode: EXIT_CODES.executionFailed, stopCode: "EssentialContainerExited" },
+      ["execution-failed"],
+    ],
+    [
+      "a refused or stopped run",
+      { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "EssentialContainerExited" },
+      ["stopped"],
+    ],
     ["a run stopped by an operator", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "UserInitiated" }, ["stopped"]],
-    ["a task ECS stopped with SIGTERM while it was starting", { exitCode: 143, stopCode: "ServiceSchedulerInitiated" }, ["stopped"]],
+    [
+      "a task ECS stopped with SIGTERM while it was starting",
+      { exitCode: 143, stopCode: "ServiceSchedulerInitiated" },
+      ["stopped"],
+    ],
     ["an internal error", { exitCode: EXIT_CODES.internal, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a killed task", { exitCode: 137, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a task that failed to start", { stopCode: "TaskFailedToStart" }, ["not-run"]],
-    ["another stack's task", { exitCode: 3, stopCode: "EssentialContainerExited", family: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/other` }, []],
-    ["a task of the family in another cluster", { exitCode: 3, stopCode: "EssentialContainerExited", cluster: `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/other` }, []],
+    [
+      "another stack's task",
+      {
+        exitCode: 3,
+        stopCode: "EssentialContainerExited",
+        family: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/other`,
+      },
+      [],
+    ],
+    [
+      "a task of the family in another cluster",
+      { exitCode: 3, stopCode: "EssentialContainerExited", cluster: `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/other` },
+      [],
+    ],
   ])("%s notifies %j", (_what, detail, expected) => {
     const event = ecsStop(detail);
-    const fired = rules().filter((r) => matches(JSON.parse(inputs(r).eventPattern), event)).map((r) => (inputs(r).name as string).slice(SLUG.length + 1));
+    const fired = rules()
+      .filter((r) => matches(JSON.parse(inputs(r).eventPattern), event))
+      .map((r) => (inputs(r).name as string).slice(SLUG.length + 1));
     expect(fired).toEqual(expected);
   });
 
   it("dead-letters the schedule's undeliverable invocations, lets its role send there, and alarms on the queue", () => {
     const queue = one(run, T.queue);
-    expect(inputs(queue)).toMatchObject({ name: `${SLUG}-schedule-dlq`, messageRetentionSeconds: 1209600, sqsManagedSseEnabled: true });
+    expect(inputs(queue)).toMatchObject({
+      name: `${SLUG}-schedule-dlq`,
+      messageRetentionSeconds: 1209600,
+      sqsManagedSseEnabled: true,
+    });
     const schedule = one(run, T.schedule);
     expect(inputs(schedule).target.deadLetterConfig).toEqual({ arn: outputs(queue).arn });
-    const policy = JSON.parse(inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === "run-export-task")!).policy) as PolicyDocument;
-    expect(policy.Statement.find((s) => s.Sid === "DeadLetterUndeliveredRuns")).toEqual({ Sid: "DeadLetterUndeliveredRuns", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [outputs(queue).arn] });
+    const policy = JSON.parse(
+      inputs(ofType(run, T.rolePolicy).find((p) => inputs(p).name === "run-export-task")!).policy,
+    ) as PolicyDocument;
+    expect(policy.Statement.find((s) => s.Sid === "DeadLetterUndeliveredRuns")).toEqual({
+      Sid: "DeadLetterUndeliveredRuns",
+      Effect: "Allow",
+      Action: ["sqs:SendMessage"],
+      Resource: [outputs(queue).arn],
+    });
     expect(inputs(alarm("schedule-dead-letters"))).toMatchObject({
       namespace: "AWS/SQS",
       metricName: "ApproximateNumberOfMessagesVisible",
@@ -187,11 +250,36 @@ describe("operating the export (stack qa, under mocks)", () => {
     const config = configFromEngine(fixtureStack("qa").config, "qa");
     const n = config.alerts.noCompletedRunWithinHours!;
     expect(n).toBe(30);
-    const metric = { namespace: METRIC_NAMESPACE, metricName: METRICS.completed, dimensions: { JobName: config.jobName, Region: ALL_REGIONS }, period: 3600 };
+    const metric = {
+      namespace: METRIC_NAMESPACE,
+      metricName: METRICS.completed,
+      dimensions: { JobName: config.jobName, Region: ALL_REGIONS },
+      period: 3600,
+    };
     const completed = alarm("completed-within");
     const failed = alarm("failed-within");
-    expect(inputs(completed)).toMatchObject({ name: `${SLUG} condition: a run completed within 30 hours`, ...metric, statistic: "Maximum", evaluationPeriods: n, datapointsToAlarm: 1, threshold: 1, comparisonOperator: "GreaterThanOrEqualToThreshold", treatMissingData: "notBreaching", actionsEnabled: false });
-    expect(inputs(failed)).toMatchObject({ name: `${SLUG} condition: a run ended without completing within 7 days`, ...metric, statistic: "Minimum", evaluationPeriods: 168, datapointsToAlarm: 1, threshold: 1, comparisonOperator: "LessThanThreshold", treatMissingData: "notBreaching", actionsEnabled: false });
+    expect(inputs(completed)).toMatchObject({
+      name: `${SLUG} condition: a run completed within 30 hours`,
+      ...metric,
+      statistic: "Maximum",
+      evaluationPeriods: n,
+      datapointsToAlarm: 1,
+      threshold: 1,
+      comparisonOperator: "GreaterThanOrEqualToThreshold",
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    });
+    expect(inputs(failed)).toMatchObject({
+      name: `${SLUG} condition: a run ended without completing within 7 days`,
+      ...metric,
+      statistic: "Minimum",
+      evaluationPeriods: 168,
+      datapointsToAlarm: 1,
+      threshold: 1,
+      comparisonOperator: "LessThanThreshold",
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    });
     // The conditions notify nobody; the composite does.
     for (const c of [completed, failed]) expect(inputs(c)).not.toHaveProperty("alarmActions");
     const composite = one(run, T.composite);
@@ -227,14 +315,34 @@ describe("operating the export (stack qa, under mocks)", () => {
     const policy = JSON.parse(inputs(one(run, T.topicPolicy)).policy) as PolicyDocument;
     expect(inputs(one(run, T.topicPolicy)).arn).toBe(TOPIC);
     expect(policy.Statement).toEqual([
-      { Sid: "TaskStopRules", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "sns:Publish", Resource: TOPIC, Condition: { ArnEquals: { "aws:SourceArn": rules().map((r) => outputs(r).arn).sort() } } },
+      {
+        Sid: "TaskStopRules",
+        Effect: "Allow",
+        Principal: { Service: "events.amazonaws.com" },
+        Action: "sns:Publish",
+        Resource: TOPIC,
+        Condition: {
+          ArnEquals: {
+            "aws:SourceArn": rules()
+              .map((r) => outputs(r).arn)
+              .sort(),
+          },
+        },
+      },
       {
         Sid: "ExportAlarms",
         Effect: "Allow",
         Principal: { Service: "cloudwatch.amazonaws.com" },
         Action: "sns:Publish",
         Resource: TOPIC,
-        Condition: { ArnEquals: { "aws:SourceArn": notifying().map((a) => outputs(a).arn).sort() }, StringEquals: { "aws:SourceAccount": ACCOUNT } },
+        Condition: {
+          ArnEquals: {
+            "aws:SourceArn": notifying()
+              .map((a) => outputs(a).arn)
+              .sort(),
+          },
+          StringEquals: { "aws:SourceAccount": ACCOUNT },
+        },
       },
     ]);
   });
@@ -242,8 +350,16 @@ describe("operating the export (stack qa, under mocks)", () => {
   it("grants nothing by wildcard: every action named, Resource * only in its key policy (the key itself)", () => {
     // The monitoring component's policies, and the schedule role's (which gains the dead-letter queue).
     const root = one(run, T.component).urn;
-    const docs = allPolicies(run).filter((d) => d.where.includes("hub-export-monitoring") || d.where.includes("hub-export-schedule"));
-    expect(docs.map((d) => d.where)).toEqual(expect.arrayContaining([`${T.key} hub-export-monitoring-key.policy`, `${T.topicPolicy} hub-export-monitoring-topic.policy`, `${T.rolePolicy} hub-export-schedule-role.policy`]));
+    const docs = allPolicies(run).filter(
+      (d) => d.where.includes("hub-export-monitoring") || d.where.includes("hub-export-schedule"),
+    );
+    expect(docs.map((d) => d.where)).toEqual(
+      expect.arrayContaining([
+        `${T.key} hub-export-monitoring-key.policy`,
+        `${T.topicPolicy} hub-export-monitoring-topic.policy`,
+        `${T.rolePolicy} hub-export-schedule-role.policy`,
+      ]),
+    );
     expect(run.resources.filter((r) => r.parent === root && r.type === T.key)).toHaveLength(1);
     for (const { where, doc } of docs) {
       // A Deny (the bucket's TLS-only policy) grants nothing: only Allow statements are checked.
@@ -256,7 +372,11 @@ describe("operating the export (stack qa, under mocks)", () => {
       }
     }
     const key = JSON.parse(inputs(one(run, T.key, "hub-export-monitoring-key")).policy) as PolicyDocument;
-    expect(key.Statement.map((s) => s.Sid)).toEqual(["KeyAdministrationByTheAccount", "AccountPublishesThroughSns", "EventBridgeAndCloudWatchPublish"]);
+    expect(key.Statement.map((s) => s.Sid)).toEqual([
+      "KeyAdministrationByTheAccount",
+      "AccountPublishesThroughSns",
+      "EventBridgeAndCloudWatchPublish",
+    ]);
     expect(key.Statement[2]).toEqual({
       Sid: "EventBridgeAndCloudWatchPublish",
       Effect: "Allow",
@@ -273,13 +393,32 @@ describe("operating the export (stack qa, under mocks)", () => {
     const d = one(run, T.dashboard);
     expect(inputs(d).dashboardName).toBe(SLUG);
     const body = JSON.parse(inputs(d).dashboardBody);
-    const metrics = body.widgets.filter((w: { type: string }) => w.type === "metric").flatMap((w: { properties: { metrics: unknown[][] } }) => w.properties.metrics);
+    const metrics = body.widgets
+      .filter((w: { type: string }) => w.type === "metric")
+      .flatMap((w: { properties: { metrics: unknown[][] } }) => w.properties.metrics);
     const names = new Set(metrics.map((m: unknown[]) => `${m[1]} ${m.slice(2, -1).join(" ")}`));
-    for (const region of ["US", "EU"]) for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);
-    for (const m of [METRICS.heldBack, METRICS.completed, METRICS.executionFailed, METRICS.stopped, METRICS.refused, METRICS.duration, METRICS.linksOpen]) expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
+    for (const region of ["US", "EU"])
+      for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities])
+        expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);
+    for (const m of [
+      METRICS.heldBack,
+      METRICS.completed,
+      METRICS.executionFailed,
+      METRICS.stopped,
+      METRICS.refused,
+      METRICS.duration,
+      METRICS.linksOpen,
+    ])
+      expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ALL`);
     expect(names).toContain(`ApproximateNumberOfMessagesVisible QueueName ${SLUG}-schedule-dlq`);
-    expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(notifying().map((a) => outputs(a).arn).sort());
-    expect(body.widgets.find((w: { type: string }) => w.type === "log").properties.query).toContain(`SOURCE '/ecs/${SLUG}'`);
+    expect(body.widgets.find((w: { type: string }) => w.type === "alarm").properties.alarms).toEqual(
+      notifying()
+        .map((a) => outputs(a).arn)
+        .sort(),
+    );
+    expect(body.widgets.find((w: { type: string }) => w.type === "log").properties.query).toContain(
+      `SOURCE '/ecs/${SLUG}'`,
+    );
   });
 
   it("exports the alerts and what run-now needs", () => {
@@ -287,7 +426,11 @@ describe("operating the export (stack qa, under mocks)", () => {
       topicArn: TOPIC,
       deadLetterQueueUrl: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${SLUG}-schedule-dlq`,
       dashboard: SLUG,
-      alarms: [`${SLUG} schedule could not start the task`, `${SLUG} no run completed within 30 hours`, `${SLUG} messages set aside`],
+      alarms: [
+        `${SLUG} schedule could not start the task`,
+        `${SLUG} no run completed within 30 hours`,
+        `${SLUG} messages set aside`,
+      ],
     });
     expect(run.outputs.runTask).toEqual({
       region: REGION,
@@ -308,14 +451,23 @@ describe("operating the export: schedule variants", () => {
   const alarms = (run: PlanRun): PlannedResource[] => ofType(run, T.alarm);
 
   it("a disabled schedule keeps the no-completed-run alarm with its actions off", async () => {
-    const run = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })), "qa");
+    const run = await planOf(
+      editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, enabled: false })),
+      "qa",
+    );
     expect(inputs(one(run, T.composite)).actionsEnabled).toBe(false);
   });
 
   it("keys the https subscriptions by their endpoint: removing one renames none of the others", async () => {
     const other = "https://hooks.example.com/services/T000/B111/other-token-7";
     const subscriptions = async (https: string[]) =>
-      ofType(await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https })), "qa"), T.subscription).filter((s) => inputs(s).protocol === "https");
+      ofType(
+        await planOf(
+          editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, https })),
+          "qa",
+        ),
+        T.subscription,
+      ).filter((s) => inputs(s).protocol === "https");
     const both = await subscriptions([WEBHOOK, other]);
     const after = await subscriptions([other]);
     const key = (url: string) => `hub-export-monitoring-https-${alertEndpointKey(url)}`;
@@ -328,10 +480,26 @@ describe("operating the export: schedule variants", () => {
   });
 
   it("a one-time schedule has no no-completed-run alarm; an explicit N is used as given", async () => {
-    const once = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({ ...s, expression: "at(2027-03-01T03:00:00)" })), "qa");
-    expect(alarms(once).map((a) => a.name).sort()).toEqual(["hub-export-monitoring-messages-set-aside", "hub-export-monitoring-schedule-dead-letters"]);
+    const once = await planOf(
+      editKey<Record<string, unknown>>(fixtureStack("qa").config, "schedule", (s) => ({
+        ...s,
+        expression: "at(2027-03-01T03:00:00)",
+      })),
+      "qa",
+    );
+    expect(
+      alarms(once)
+        .map((a) => a.name)
+        .sort(),
+    ).toEqual(["hub-export-monitoring-messages-set-aside", "hub-export-monitoring-schedule-dead-letters"]);
     expect(ofType(once, T.composite)).toEqual([]);
-    const explicit = await planOf(editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({ ...a, noCompletedRunWithinHours: 50 })), "qa");
+    const explicit = await planOf(
+      editKey<Record<string, unknown>>(fixtureStack("qa").config, "alerts", (a) => ({
+        ...a,
+        noCompletedRunWithinHours: 50,
+      })),
+      "qa",
+    );
     expect(inputs(alarms(explicit).find((a) => a.name.endsWith("completed-within"))!).evaluationPeriods).toBe(50);
     expect(inputs(one(explicit, T.composite)).alarmName).toBe("hub-export-acme-qa no run completed within 50 hours");
   });

@@ -47,9 +47,14 @@ const COMPARE: Record<string, (v: number, t: number) => boolean> = {
  */
 function metricAlarmState(alarm: MetricAlarmDefinition, series: Series, now: number): State {
   const hours = Array.from({ length: alarm.evaluationPeriods }, (_, i) => now - (i + 1) * HOUR);
-  const points = hours.map((h) => series.get(h)).map((v) => (v && v.length ? COMPARE[alarm.comparisonOperator](STATISTICS[alarm.statistic](v), alarm.threshold) : undefined));
+  const points = hours
+    .map((h) => series.get(h))
+    .map((v) =>
+      v && v.length ? COMPARE[alarm.comparisonOperator](STATISTICS[alarm.statistic](v), alarm.threshold) : undefined,
+    );
   const missing = alarm.treatMissingData ?? "missing";
-  if (points.every((p) => p === undefined) && (missing === "missing" || missing === "ignore")) return "INSUFFICIENT_DATA";
+  if (points.every((p) => p === undefined) && (missing === "missing" || missing === "ignore"))
+    return "INSUFFICIENT_DATA";
   const breaching = points.filter((p) => p === true || (p === undefined && missing === "breaching")).length;
   return breaching >= (alarm.datapointsToAlarm ?? alarm.evaluationPeriods) ? "ALARM" : "OK";
 }
@@ -66,7 +71,12 @@ function ruleIsTrue(rule: string, states: Record<string, State>): boolean {
 
 const SCHEDULE = "cron(0 3 * * ? *)";
 const HOURS = defaultNoCompletedRunHours(schedulePeriodHours(SCHEDULE)!)!;
-const definition = noCompletedRunAlarms({ baseName: "hub-export-acme-qa", jobName: "JOB_QA", environment: "QA", hours: HOURS });
+const definition = noCompletedRunAlarms({
+  baseName: "hub-export-acme-qa",
+  jobName: "JOB_QA",
+  environment: "QA",
+  hours: HOURS,
+});
 
 /** The composite's state at `now`, its conditions evaluated in either order (`stale`: one of them not yet). */
 function alarmState(series: Series, now: number, stale?: { condition: "completed" | "failed"; series: Series }): State {
@@ -94,9 +104,21 @@ const DEPLOYED = at("2026-11-01T10:00:00Z");
 describe("the no-completed-run alarm over time", () => {
   it("watches N = 30 hours for a daily schedule, through a composite of two conditions that never notify", () => {
     expect(HOURS).toBe(30);
-    expect(definition.completed).toMatchObject({ evaluationPeriods: 30, datapointsToAlarm: 1, treatMissingData: "notBreaching", actionsEnabled: false });
-    expect(definition.failed).toMatchObject({ evaluationPeriods: FAILED_WITHIN_HOURS, datapointsToAlarm: 1, treatMissingData: "notBreaching", actionsEnabled: false });
-    expect(definition.alarm.alarmRule).toBe(`ALARM("${definition.failed.name}") AND NOT ALARM("${definition.completed.name}")`);
+    expect(definition.completed).toMatchObject({
+      evaluationPeriods: 30,
+      datapointsToAlarm: 1,
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    });
+    expect(definition.failed).toMatchObject({
+      evaluationPeriods: FAILED_WITHIN_HOURS,
+      datapointsToAlarm: 1,
+      treatMissingData: "notBreaching",
+      actionsEnabled: false,
+    });
+    expect(definition.alarm.alarmRule).toBe(
+      `ALARM("${definition.failed.name}") AND NOT ALARM("${definition.completed.name}")`,
+    );
   });
 
   it("is OK on a new stack, whatever comes of an empty series, and stays quiet while the daily runs complete", () => {
@@ -121,7 +143,10 @@ describe("the no-completed-run alarm over time", () => {
 
   it("a completed run never sets it off, whichever condition CloudWatch evaluates first", () => {
     // The first run of a stack completes, and a completion after more than N hours without one.
-    for (const [before, end] of [[new Map(), at("2026-11-02T03:00:00Z")], [dailyRuns({ "2026-11-02": 1, "2026-11-03": 0, "2026-11-04": 0 }), at("2026-11-05T03:00:00Z")]] as const) {
+    for (const [before, end] of [
+      [new Map(), at("2026-11-02T03:00:00Z")],
+      [dailyRuns({ "2026-11-02": 1, "2026-11-03": 0, "2026-11-04": 0 }), at("2026-11-05T03:00:00Z")],
+    ] as const) {
       const after = new Map(before);
       after.set(end, [1]);
       for (const condition of ["completed", "failed"] as const) {
@@ -135,7 +160,14 @@ describe("the no-completed-run alarm over time", () => {
   });
 
   it("unlike the definition it replaces (the metric alone, missing data breaching), which fired at the first evaluation", () => {
-    const old: MetricAlarmDefinition = { statistic: "Sum", evaluationPeriods: HOURS, datapointsToAlarm: HOURS, threshold: 1, comparisonOperator: "LessThanThreshold", treatMissingData: "breaching" };
+    const old: MetricAlarmDefinition = {
+      statistic: "Sum",
+      evaluationPeriods: HOURS,
+      datapointsToAlarm: HOURS,
+      threshold: 1,
+      comparisonOperator: "LessThanThreshold",
+      treatMissingData: "breaching",
+    };
     expect(metricAlarmState(old, new Map(), DEPLOYED + HOUR)).toBe("ALARM");
     expect(alarmState(new Map(), DEPLOYED + HOUR)).toBe("OK");
   });
@@ -154,7 +186,11 @@ describe.each(["qa", "prod"] as const)("every alarm of a new stack %s", (stack) 
     for (const alarm of metric) {
       // Metric math would make the state depend on what CloudWatch does with an empty series: none is used.
       expect(alarm.metricQueries, alarm.name).toBeUndefined();
-      states[alarm.name] = metricAlarmState(alarm as MetricAlarmDefinition, new Map(), Date.parse("2026-11-01T10:00:00Z") / 1000);
+      states[alarm.name] = metricAlarmState(
+        alarm as MetricAlarmDefinition,
+        new Map(),
+        Date.parse("2026-11-01T10:00:00Z") / 1000,
+      );
     }
     for (const alarm of composite) states[alarm.alarmName] = ruleIsTrue(alarm.alarmRule, states) ? "ALARM" : "OK";
     expect(Object.entries(states).filter(([, s]) => s !== "OK")).toEqual([]);

@@ -8,20 +8,35 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawStackConfigFor, QUEUES, TENANTS } from "../support/platform";
 import { runTask, type TaskResult } from "../support/taskProcess";
-import { destroy, planStack, startPlatformServices, taskCommand, up, type PlatformServices, type StackState } from "../support/deploy";
+import {
+  destroy,
+  planStack,
+  startPlatformServices,
+  taskCommand,
+  up,
+  type PlatformServices,
+  type StackState,
+} from "../support/deploy";
 import type { PlanRun } from "../../components/planner";
 import { inputs, ofType } from "../fixtures/plan";
 import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
-const GLOBEX_TENANT = { hubTenantId: "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", clientId: "globex-eu-test", clientSecret: "globex-eu-S3cr3t!z4" };
+const GLOBEX_TENANT = {
+  hubTenantId: "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+  clientId: "globex-eu-test",
+  clientSecret: "globex-eu-S3cr3t!z4",
+};
 
 describe("two clients' stacks in one bucket", () => {
   let platform: PlatformServices;
   const stacks = {} as Record<"acme" | "globex", { config: Record<string, any>; plan: PlanRun; state: StackState }>;
   const objects = () => platform.s3.buckets.get(BUCKET)!;
   /** The stack's own objects (BucketObjectv2), by key. */
-  const ownKeys = (plan: PlanRun): string[] => ofType(plan, "aws:s3/bucketObjectv2:BucketObjectv2").map((r) => inputs(r).key as string).sort();
+  const ownKeys = (plan: PlanRun): string[] =>
+    ofType(plan, "aws:s3/bucketObjectv2:BucketObjectv2")
+      .map((r) => inputs(r).key as string)
+      .sort();
 
   async function run(client: "acme" | "globex"): Promise<TaskResult> {
     // The container's own command line; connection records from the folder standing in for Secrets Manager.
@@ -31,11 +46,27 @@ describe("two clients' stacks in one bucket", () => {
   }
 
   beforeAll(async () => {
-    const tenants = Object.fromEntries([...Object.values(TENANTS), GLOBEX_TENANT].map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }]));
+    const tenants = Object.fromEntries(
+      [...Object.values(TENANTS), GLOBEX_TENANT].map((t) => [
+        t.hubTenantId,
+        { clientId: t.clientId, clientSecret: t.clientSecret },
+      ]),
+    );
     platform = await startPlatformServices({ name: "onebucket", bucket: BUCKET, emulator: { tenants } });
     // The platform's scripts folder, with its templates (a platform release).
-    for (const [key, body] of [["Tools/hub_python_scripts/credentials_template.ini", "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n"], ["Tools/hub_python_scripts/tenant_credentials_template.txt", "{}"]]) {
-      objects().set(key, { body: Buffer.from(body), etag: `"${key}"`, contentType: "text/plain", lastModified: new Date(0) });
+    for (const [key, body] of [
+      [
+        "Tools/hub_python_scripts/credentials_template.ini",
+        "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n",
+      ],
+      ["Tools/hub_python_scripts/tenant_credentials_template.txt", "{}"],
+    ]) {
+      objects().set(key, {
+        body: Buffer.from(body),
+        etag: `"${key}"`,
+        contentType: "text/plain",
+        lastModified: new Date(0),
+      });
     }
 
     const { db, hub } = platform;
@@ -46,23 +77,42 @@ describe("two clients' stacks in one bucket", () => {
       clientName: "GLOBEX",
       jobName: "HRSYS_EMPL_HUB_GLOBEX_202611_TEST",
       connectionStore: { prefix: "globex/test" },
-      queues: { EU: { connectionName: "HUB_MQ_EU_GLOBEX_TEST", baseUrl: hub.urls.queues.EU, queueName: "globex-empl-eu", clientAccessId: QUEUES.EU.clientId, clientSecret: QUEUES.EU.clientSecret } },
+      queues: {
+        EU: {
+          connectionName: "HUB_MQ_EU_GLOBEX_TEST",
+          baseUrl: hub.urls.queues.EU,
+          queueName: "globex-empl-eu",
+          clientAccessId: QUEUES.EU.clientId,
+          clientSecret: QUEUES.EU.clientSecret,
+        },
+      },
       hubTenants: [{ hubTenantCode: "GLOBEX_EU_TEST", hubRegion: "EU", ...GLOBEX_TENANT }],
       platTenants: [{ platRegion: "APAC", codebase: "GBL", gblOrUs: "GBL", hubTenantCode: "GLOBEX_EU_TEST" }],
     };
-    for (const [client, config] of [["acme", acme], ["globex", globex]] as const) {
+    for (const [client, config] of [
+      ["acme", acme],
+      ["globex", globex],
+    ] as const) {
       const plan = await planStack(config, `${client}-test`);
       stacks[client] = { config, plan, state: (await up(plan)).state };
       platform.writeConnections(config);
     }
-    await seedSampleEmployees(platform.pool, { schema: "publish", count: 90, seed: 3, platRegions: ["US", "EU", "APAC"] });
+    await seedSampleEmployees(platform.pool, {
+      schema: "publish",
+      count: 90,
+      seed: 3,
+      platRegions: ["US", "EU", "APAC"],
+    });
   });
   afterAll(async () => platform?.close());
 
   it("gives every object of a client a key naming its job: both applied, none shared, each tagged as its stack's", () => {
     const acme = ownKeys(stacks.acme.plan);
     const globex = ownKeys(stacks.globex.plan);
-    for (const [keys, job] of [[acme, "HRSYS_EMPL_HUB_ACME_202611_TEST"], [globex, "HRSYS_EMPL_HUB_GLOBEX_202611_TEST"]] as const) {
+    for (const [keys, job] of [
+      [acme, "HRSYS_EMPL_HUB_ACME_202611_TEST"],
+      [globex, "HRSYS_EMPL_HUB_GLOBEX_202611_TEST"],
+    ] as const) {
       expect(keys).toEqual([
         `hub-configuration/${job}/HUB_CHECKLIST.json`,
         `hub-configuration/${job}/HUB_CHECKLIST.md`,
@@ -72,9 +122,14 @@ describe("two clients' stacks in one bucket", () => {
       ]);
     }
     for (const key of acme) expect(objects().get(key)!.tags).toEqual({ "hub-export:stack": "hub-export/acme-test" });
-    for (const key of globex) expect(objects().get(key)!.tags).toEqual({ "hub-export:stack": "hub-export/globex-test" });
-    expect(objects().get("hub-configuration/HRSYS_EMPL_HUB_GLOBEX_202611_TEST/HUB_CHECKLIST.md")!.body.toString("utf8")).toContain("GLOBEX");
-    expect(objects().get("hub-configuration/HRSYS_EMPL_HUB_ACME_202611_TEST/HUB_CHECKLIST.md")!.body.toString("utf8")).toContain("ACME");
+    for (const key of globex)
+      expect(objects().get(key)!.tags).toEqual({ "hub-export:stack": "hub-export/globex-test" });
+    expect(
+      objects().get("hub-configuration/HRSYS_EMPL_HUB_GLOBEX_202611_TEST/HUB_CHECKLIST.md")!.body.toString("utf8"),
+    ).toContain("GLOBEX");
+    expect(
+      objects().get("hub-configuration/HRSYS_EMPL_HUB_ACME_202611_TEST/HUB_CHECKLIST.md")!.body.toString("utf8"),
+    ).toContain("ACME");
   });
 
   it("runs each client's task with its own command line: each reads its own job's CLS load sheet", async () => {
@@ -83,7 +138,10 @@ describe("two clients' stacks in one bucket", () => {
       expect(result.code, result.stderr).toBe(0);
       const sheet = `s3://${BUCKET}/hub-configuration/${stacks[client].config.jobName}/cls/CLS_LOAD_SHEET.csv`;
       expect(taskCommand(stacks[client].plan)).toEqual(expect.arrayContaining(["--cls", sheet]));
-      const { rows } = await platform.pool.query("SELECT detail -> 'unknownCodes' ->> 'sheet' AS sheet FROM staging.hub_export_run_history WHERE job_name = $1", [stacks[client].config.jobName]);
+      const { rows } = await platform.pool.query(
+        "SELECT detail -> 'unknownCodes' ->> 'sheet' AS sheet FROM staging.hub_export_run_history WHERE job_name = $1",
+        [stacks[client].config.jobName],
+      );
       expect(rows).toEqual([{ sheet }]);
     }
   });
@@ -91,11 +149,15 @@ describe("two clients' stacks in one bucket", () => {
   it("removing one stack leaves the other's objects byte-identical, and the other still runs", async () => {
     const acmeObjects = Object.fromEntries(ownKeys(stacks.acme.plan).map((key) => [key, objects().get(key)]));
     const acmeEntries = Object.fromEntries(
-      Object.entries(JSON.parse(objects().get("Tools/hub_python_scripts/tenant_credentials.txt")!.body.toString("utf8"))).filter(([id]) => id !== GLOBEX_TENANT.hubTenantId),
+      Object.entries(
+        JSON.parse(objects().get("Tools/hub_python_scripts/tenant_credentials.txt")!.body.toString("utf8")),
+      ).filter(([id]) => id !== GLOBEX_TENANT.hubTenantId),
     );
     await destroy(stacks.globex.state);
     expect(Object.fromEntries(ownKeys(stacks.acme.plan).map((key) => [key, objects().get(key)]))).toEqual(acmeObjects);
-    expect(JSON.parse(objects().get("Tools/hub_python_scripts/tenant_credentials.txt")!.body.toString("utf8"))).toEqual(acmeEntries);
+    expect(JSON.parse(objects().get("Tools/hub_python_scripts/tenant_credentials.txt")!.body.toString("utf8"))).toEqual(
+      acmeEntries,
+    );
     await touchEmployees(platform.pool, { schema: "publish", count: 10, seed: 4 });
     const again = await run("acme");
     expect(again.code, again.stderr).toBe(0);

@@ -11,7 +11,11 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
 import { awsAccessFromConfig, rememberAwsAccess } from "../../providers/awsAccess";
-import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION, type SharedObjectState } from "../../providers/sharedObjects";
+import {
+  sharedObjectProvider,
+  SHARED_OBJECT_PROVIDER_VERSION,
+  type SharedObjectState,
+} from "../../providers/sharedObjects";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION, type ScriptFilesState } from "../../providers/scriptFiles";
 import { scriptsReleaseProvider } from "../../providers/scriptsRelease";
 import { foreignObjects, s3ObjectInspector } from "../../components/storage/objectGuard";
@@ -26,8 +30,17 @@ const SCRIPTS = "Tools/hub_python_scripts/";
 const KMS = "arn:aws:kms:us-east-1:111111111111:key/11111111-2222-3333-4444-555555555555";
 const TENANT = "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c";
 /** The machine's default profile: another account. The stack's profile and its successor: the stack's account. */
-const KEYS = { default: "AKIADEFAULT0000000000", "acme-qa": "AKIAACMEQA0000000000", "acme-qa-2026": "AKIAACMEQA2026000000" };
-const ACCOUNTS = { [KEYS.default]: "999999999999", [KEYS["acme-qa"]]: "111111111111", [KEYS["acme-qa-2026"]]: "111111111111", AKIASTACKKEYS0000000: "111111111111" };
+const KEYS = {
+  default: "AKIADEFAULT0000000000",
+  "acme-qa": "AKIAACMEQA0000000000",
+  "acme-qa-2026": "AKIAACMEQA2026000000",
+};
+const ACCOUNTS = {
+  [KEYS.default]: "999999999999",
+  [KEYS["acme-qa"]]: "111111111111",
+  [KEYS["acme-qa-2026"]]: "111111111111",
+  AKIASTACKKEYS0000000: "111111111111",
+};
 
 let s3: S3Emulator;
 let sts: StsStandIn;
@@ -36,7 +49,12 @@ let restoreEnv: () => void;
 beforeAll(async () => {
   [s3, sts] = await Promise.all([startS3Emulator({ buckets: [BUCKET] }), startStsStandIn(ACCOUNTS)]);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-aws-access-"));
-  restoreEnv = setEnv({ ...awsProfilesEnv(dir, KEYS), AWS_ENDPOINT_URL_S3: s3.url, AWS_ENDPOINT_URL_STS: sts.url, AWS_REGION: "us-east-1" });
+  restoreEnv = setEnv({
+    ...awsProfilesEnv(dir, KEYS),
+    AWS_ENDPOINT_URL_S3: s3.url,
+    AWS_ENDPOINT_URL_STS: sts.url,
+    AWS_REGION: "us-east-1",
+  });
 });
 afterAll(async () => {
   restoreEnv?.();
@@ -53,7 +71,11 @@ afterEach(() => rememberAwsAccess(undefined));
 
 /** Config values as the engine holds them: text, anything else as JSON; undefined ones left out. */
 const engineForm = (values: Record<string, unknown>): Record<string, string> =>
-  Object.fromEntries(Object.entries(values).flatMap(([k, v]) => (v === undefined ? [] : [[k, typeof v === "string" ? v : JSON.stringify(v)]])));
+  Object.fromEntries(
+    Object.entries(values).flatMap(([k, v]) =>
+      v === undefined ? [] : [[k, typeof v === "string" ? v : JSON.stringify(v)]],
+    ),
+  );
 /** The stack config as the engine hands it to a dynamic provider's configure (account ids as `--path` stores them). */
 const stackConfig = (values: Record<string, unknown>) => {
   const text = engineForm(values);
@@ -61,7 +83,13 @@ const stackConfig = (values: Record<string, unknown>) => {
 };
 const QA = { "aws:region": "us-east-1", "aws:profile": "acme-qa", "aws:allowedAccountIds": [111111111111] };
 
-const shared = (key: string, content: string): SharedObjectState => ({ location: { kind: "s3", bucket: BUCKET, prefix: "", region: "us-east-1", kmsKeyArn: KMS }, key, content, contentType: "text/plain", version: SHARED_OBJECT_PROVIDER_VERSION });
+const shared = (key: string, content: string): SharedObjectState => ({
+  location: { kind: "s3", bucket: BUCKET, prefix: "", region: "us-east-1", kmsKeyArn: KMS },
+  key,
+  content,
+  contentType: "text/plain",
+  version: SHARED_OBJECT_PROVIDER_VERSION,
+});
 const entries = (): ScriptFilesState => ({
   location: { kind: "s3", bucket: BUCKET, prefix: SCRIPTS, region: "us-east-1", kmsKeyArn: KMS },
   warehouseConnection: "PLAT_WAREHOUSE_QA",
@@ -71,16 +99,27 @@ const entries = (): ScriptFilesState => ({
 /** Steps 7.2 to 7.4 as an `up` runs them: the scripts templates, then this stack's entries. */
 async function installScriptFiles() {
   await createResource(sharedObjectProvider, shared(SCRIPTS + "credentials_template.ini", CREDENTIALS_INI_TEMPLATE));
-  await createResource(sharedObjectProvider, shared(SCRIPTS + "tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE));
+  await createResource(
+    sharedObjectProvider,
+    shared(SCRIPTS + "tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE),
+  );
   return createResource(scriptFilesProvider, entries());
 }
 const signers = () => [...new Set(s3.requests.map((r) => r.accessKeyId))];
 
 describe("the dynamic providers' AWS access", () => {
   it("writes the shared objects and the credential files with the stack's aws:profile, its account checked, not with the machine's default profile", async () => {
-    for (const provider of [sharedObjectProvider, scriptFilesProvider, scriptsReleaseProvider]) await provider.configure!(stackConfig(QA));
+    for (const provider of [sharedObjectProvider, scriptFilesProvider, scriptsReleaseProvider])
+      await provider.configure!(stackConfig(QA));
     const files = await installScriptFiles();
-    expect(JSON.parse(s3.buckets.get(BUCKET)!.get(SCRIPTS + "tenant_credentials.txt")!.body.toString("utf8"))).toEqual({ [TENANT]: "Y3JlZA===" });
+    expect(
+      JSON.parse(
+        s3.buckets
+          .get(BUCKET)!
+          .get(SCRIPTS + "tenant_credentials.txt")!
+          .body.toString("utf8"),
+      ),
+    ).toEqual({ [TENANT]: "Y3JlZA===" });
     expect(s3.requests.length).toBeGreaterThan(4);
     expect(signers()).toEqual([KEYS["acme-qa"]]);
     expect(sts.calls.map((c) => `${c.action} ${c.accessKeyId}`)).toContain(`GetCallerIdentity ${KEYS["acme-qa"]}`);
@@ -90,30 +129,49 @@ describe("the dynamic providers' AWS access", () => {
 
   it("refuses credentials of an account that aws:allowedAccountIds does not list (or that aws:forbiddenAccountIds does), reading and writing nothing", async () => {
     // No aws:profile: the SDK's chain finds the machine's default profile, of account 999999999999.
-    await sharedObjectProvider.configure!(stackConfig({ "aws:region": "us-east-1", "aws:allowedAccountIds": ["111111111111"] }));
+    await sharedObjectProvider.configure!(
+      stackConfig({ "aws:region": "us-east-1", "aws:allowedAccountIds": ["111111111111"] }),
+    );
     const error = await createResource(sharedObjectProvider, shared(SCRIPTS, "")).catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/the AWS credentials \(the AWS SDK's default credentials\) are of account 999999999999, not in aws:allowedAccountIds \(111111111111\): nothing was read or written with them/);
-    await sharedObjectProvider.configure!(stackConfig({ ...QA, "aws:allowedAccountIds": undefined, "aws:forbiddenAccountIds": ["111111111111"] }));
+    expect((error as Error).message).toMatch(
+      /the AWS credentials \(the AWS SDK's default credentials\) are of account 999999999999, not in aws:allowedAccountIds \(111111111111\): nothing was read or written with them/,
+    );
+    await sharedObjectProvider.configure!(
+      stackConfig({ ...QA, "aws:allowedAccountIds": undefined, "aws:forbiddenAccountIds": ["111111111111"] }),
+    );
     const forbidden = await createResource(sharedObjectProvider, shared(SCRIPTS, "")).catch((e: Error) => e);
-    expect((forbidden as Error).message).toMatch(/\(aws:profile acme-qa\) are of account 111111111111, in aws:forbiddenAccountIds/);
+    expect((forbidden as Error).message).toMatch(
+      /\(aws:profile acme-qa\) are of account 111111111111, in aws:forbiddenAccountIds/,
+    );
     expect(s3.requests).toEqual([]);
   });
 
   it("assumes each role of aws:assumeRoles in turn from the profile's credentials, and checks the account of the last", async () => {
-    const roles = [{ roleArn: "arn:aws:iam::111111111111:role/hub-export-jump" }, { roleArn: "arn:aws:iam::222222222222:role/hub-export-deployer", sessionName: "ci", duration: "15m" }];
-    await sharedObjectProvider.configure!(stackConfig({ ...QA, "aws:assumeRoles": roles, "aws:allowedAccountIds": ["222222222222"] }));
+    const roles = [
+      { roleArn: "arn:aws:iam::111111111111:role/hub-export-jump" },
+      { roleArn: "arn:aws:iam::222222222222:role/hub-export-deployer", sessionName: "ci", duration: "15m" },
+    ];
+    await sharedObjectProvider.configure!(
+      stackConfig({ ...QA, "aws:assumeRoles": roles, "aws:allowedAccountIds": ["222222222222"] }),
+    );
     await createResource(sharedObjectProvider, shared(SCRIPTS, ""));
     const [jump, deployer] = sts.calls.filter((c) => c.action === "AssumeRole");
     expect(jump).toMatchObject({ accessKeyId: KEYS["acme-qa"], roleArn: roles[0].roleArn });
     expect(deployer).toMatchObject({ accessKeyId: expect.stringMatching(/^ASIA/), roleArn: roles[1].roleArn });
-    const assumed = [...sts.accounts].find(([key, account]) => key.startsWith("ASIA") && account === "222222222222")![0];
+    const assumed = [...sts.accounts].find(
+      ([key, account]) => key.startsWith("ASIA") && account === "222222222222",
+    )![0];
     expect(sts.calls.find((c) => c.action === "GetCallerIdentity")!.accessKeyId).toBe(assumed);
     expect(signers()).toEqual([assumed]);
   });
 
   it("uses the stack's own keys (aws:accessKey, aws:secretKey) over any profile", async () => {
-    await scriptFilesProvider.configure!(stackConfig({ ...QA, "aws:accessKey": "AKIASTACKKEYS0000000", "aws:secretKey": "secret" }));
-    await sharedObjectProvider.configure!(stackConfig({ ...QA, "aws:accessKey": "AKIASTACKKEYS0000000", "aws:secretKey": "secret" }));
+    await scriptFilesProvider.configure!(
+      stackConfig({ ...QA, "aws:accessKey": "AKIASTACKKEYS0000000", "aws:secretKey": "secret" }),
+    );
+    await sharedObjectProvider.configure!(
+      stackConfig({ ...QA, "aws:accessKey": "AKIASTACKKEYS0000000", "aws:secretKey": "secret" }),
+    );
     await installScriptFiles();
     expect(signers()).toEqual(["AKIASTACKKEYS0000000"]);
   });
@@ -138,12 +196,28 @@ describe("the dynamic providers' AWS access", () => {
     expect(await refreshResource(scriptFilesProvider, files)).toBeDefined();
     await scriptFilesProvider.configure!(dynamicProviderConfig("destroy --run-program", retired, now));
     await deleteResource(scriptFilesProvider, files);
-    expect(JSON.parse(s3.buckets.get(BUCKET)!.get(SCRIPTS + "tenant_credentials.txt")!.body.toString("utf8"))).toEqual({});
+    expect(
+      JSON.parse(
+        s3.buckets
+          .get(BUCKET)!
+          .get(SCRIPTS + "tenant_credentials.txt")!
+          .body.toString("utf8"),
+      ),
+    ).toEqual({});
     expect(signers()).toEqual([KEYS["acme-qa-2026"]]);
   });
 
   it("reads aws: keys as the engine hands them over: account ids as numbers or text, lists as JSON", () => {
-    expect(awsAccessFromConfig((key) => ({ "aws:allowedAccountIds": "[111111111111,\"012345678901\"]", "aws:profile": "acme-qa", "aws:assumeRoles": '[{"roleArn":""}]' })[key])).toEqual({
+    expect(
+      awsAccessFromConfig(
+        (key) =>
+          ({
+            "aws:allowedAccountIds": '[111111111111,"012345678901"]',
+            "aws:profile": "acme-qa",
+            "aws:assumeRoles": '[{"roleArn":""}]',
+          })[key],
+      ),
+    ).toEqual({
       profile: "acme-qa",
       assumeRoles: [],
       allowedAccountIds: ["111111111111", "012345678901"],
@@ -160,7 +234,13 @@ describe("the adopted bucket's guard", () => {
       stack: "qa",
       config: engineForm(config),
       program: async () => {
-        result = await foreignObjects(s3ObjectInspector(), BUCKET, "us-east-1", ["pipelines/hub_hrsys_export/JOB.Json"], "hub-export/qa").catch((e: Error) => e);
+        result = await foreignObjects(
+          s3ObjectInspector(),
+          BUCKET,
+          "us-east-1",
+          ["pipelines/hub_hrsys_export/JOB.Json"],
+          "hub-export/qa",
+        ).catch((e: Error) => e);
         return {};
       },
     });
@@ -179,7 +259,8 @@ describe("the adopted bucket's guard", () => {
       config: engineForm(config),
       program: async () => {
         const inspector = s3ObjectInspector();
-        for (const key of ["pipelines/hub_hrsys_export/JOB.Json", "hub-configuration/JOB/checklist.md"]) expect(await foreignObjects(inspector, BUCKET, "us-east-1", [key], "hub-export/qa")).toEqual([]);
+        for (const key of ["pipelines/hub_hrsys_export/JOB.Json", "hub-configuration/JOB/checklist.md"])
+          expect(await foreignObjects(inspector, BUCKET, "us-east-1", [key], "hub-export/qa")).toEqual([]);
         return {};
       },
     });

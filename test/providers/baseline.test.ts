@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { renderBaseline, renderCommonSchema } from "../../core/baseline";
 import { loadClientRunTables, loadSqlBaseline } from "../../templates";
-import { applyBaseline, baselineColumns, baselineProvider, baselineTables, missingBaselineColumns, missingBaselineTables, sha256Hex } from "../../providers/baseline";
+import {
+  applyBaseline,
+  baselineColumns,
+  baselineProvider,
+  baselineTables,
+  missingBaselineColumns,
+  missingBaselineTables,
+  sha256Hex,
+} from "../../providers/baseline";
 import { baselineInputs, runTablesInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 import { Client } from "pg";
 import { createTestDatabase } from "../support/database";
@@ -23,7 +31,12 @@ afterAll(async () => {
 });
 
 const tablesIn = async (schema: string) =>
-  (await wh.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [schema])).map((r) => r.table_name);
+  (
+    await wh.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+      [schema],
+    )
+  ).map((r) => r.table_name);
 
 describe("baseline provider", () => {
   it("creates every table of the common baseline and of the client's run tables in the staging schema", async () => {
@@ -31,9 +44,21 @@ describe("baseline provider", () => {
     const client = baselineTables(renderBaseline(loadClientRunTables(), wh.config));
     for (const t of [...common, ...client]) expect(t.startsWith("staging.")).toBe(true);
     expect(await tablesIn("staging")).toEqual([...common, ...client].map((t) => t.slice("staging.".length)).sort());
-    expect(common).toEqual(expect.arrayContaining(["staging.hub_api_config", "staging.hub_plat_config", "staging.hub_intake_job", "staging.hub_export_run_history"]));
+    expect(common).toEqual(
+      expect.arrayContaining([
+        "staging.hub_api_config",
+        "staging.hub_plat_config",
+        "staging.hub_intake_job",
+        "staging.hub_export_run_history",
+      ]),
+    );
     expect(common.filter((t) => t.includes("acme"))).toEqual([]);
-    expect(client.sort()).toEqual(["staging.hub_acme_messages", "staging.hub_acme_messages_archive", "staging.hub_acme_messages_status", "staging.hub_acme_rows_held_back"]);
+    expect(client.sort()).toEqual([
+      "staging.hub_acme_messages",
+      "staging.hub_acme_messages_archive",
+      "staging.hub_acme_messages_status",
+      "staging.hub_acme_rows_held_back",
+    ]);
   });
 
   it("is idempotent: the same baseline applied again changes nothing", async () => {
@@ -47,7 +72,9 @@ describe("baseline provider", () => {
     const olds = baselineInputs(wh.target, wh.config);
     expect(await baselineProvider.diff!("id", olds, { ...olds })).toEqual({ changes: false });
     // Another database is applied to again.
-    expect(await baselineProvider.diff!("id", olds, { ...olds, target: "other:5432/PLATDB" })).toEqual({ changes: true });
+    expect(await baselineProvider.diff!("id", olds, { ...olds, target: "other:5432/PLATDB" })).toEqual({
+      changes: true,
+    });
 
     const sql = `${olds.sql}\nCREATE TABLE IF NOT EXISTS staging.HUB_BASELINE_PROBE (id integer PRIMARY KEY);\n`;
     const news = baselineInputs(wh.target, wh.config, sql);
@@ -62,14 +89,18 @@ describe("baseline provider", () => {
     const before = await tablesIn("staging");
     const sql = "CREATE TABLE staging.half_applied (x integer);\nSELECT 1 / 0;";
     const error = await applyBaseline(wh.connection, sql, "Hub_Plat_Common_Schema_Baseline_99").catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/^Hub_Plat_Common_Schema_Baseline_99: applying the baseline to 127\.0\.0\.1:\d+\/\w+ failed, nothing was changed: division by zero/);
+    expect((error as Error).message).toMatch(
+      /^Hub_Plat_Common_Schema_Baseline_99: applying the baseline to 127\.0\.0\.1:\d+\/\w+ failed, nothing was changed: division by zero/,
+    );
     expect((error as Error).message).not.toContain(wh.connection.password);
     expect(await tablesIn("staging")).toEqual(before);
   });
 
   it("rejects SQL whose sha256 does not match", async () => {
     const inputs = baselineInputs(wh.target, wh.config);
-    expect((await baselineProvider.check!(inputs, { ...inputs, sql: `${inputs.sql}\n-- edited` })).failures).toEqual([{ property: "sha256", reason: "is not the sha256 of sql" }]);
+    expect((await baselineProvider.check!(inputs, { ...inputs, sql: `${inputs.sql}\n-- edited` })).failures).toEqual([
+      { property: "sha256", reason: "is not the sha256 of sql" },
+    ]);
     expect(await baselineProvider.check!(inputs, inputs)).toEqual({ inputs });
   });
 
@@ -81,7 +112,9 @@ describe("baseline provider", () => {
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       expect(await baselineProvider.read!(id, outs)).toEqual({ id: "" });
-      expect(String(stderr.mock.calls[0][0])).toMatch(/tables missing in .*: staging\.hub_export_watermark; the next 'pulumi up' applies the baseline again/);
+      expect(String(stderr.mock.calls[0][0])).toMatch(
+        /tables missing in .*: staging\.hub_export_watermark; the next 'pulumi up' applies the baseline again/,
+      );
     } finally {
       stderr.mockRestore();
     }
@@ -95,10 +128,15 @@ describe("baseline provider", () => {
     expect(Object.keys(columns).sort()).toEqual(baselineTables(sql).sort());
     for (const [table, names] of Object.entries(columns)) {
       const [schema, name] = table.split(".");
-      const inDb = await wh.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position", [schema, name]);
+      const inDb = await wh.query<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position",
+        [schema, name],
+      );
       expect(names).toEqual(inDb.map((c) => c.column_name));
     }
-    expect(columns["staging.hub_plat_config"]).toEqual(expect.arrayContaining(["plat_region", "plat_client_name", "hub_tenant_id"]));
+    expect(columns["staging.hub_plat_config"]).toEqual(
+      expect.arrayContaining(["plat_region", "plat_client_name", "hub_tenant_id"]),
+    );
     expect(await missingBaselineColumns(wh.connection, sql)).toEqual([]);
 
     // Constraints, nested parentheses, literals, quoted names and comments holding commas or parentheses.
@@ -123,7 +161,9 @@ describe("baseline provider", () => {
     let drifted;
     try {
       drifted = await baselineProvider.read!(id, outs);
-      expect(String(stderr.mock.calls[0][0])).toMatch(/columns missing in .*: staging\.hub_export_watermark\.updated_at; the next 'pulumi up' applies the baseline again/);
+      expect(String(stderr.mock.calls[0][0])).toMatch(
+        /columns missing in .*: staging\.hub_export_watermark\.updated_at; the next 'pulumi up' applies the baseline again/,
+      );
     } finally {
       stderr.mockRestore();
     }
@@ -132,11 +172,19 @@ describe("baseline provider", () => {
 
     // The same baseline cannot add it (CREATE TABLE IF NOT EXISTS): the update fails and says what to ship.
     const error = await baselineProvider.update!(id, drifted.props!, inputs).catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/lack columns this project needs: staging\.hub_export_watermark\.updated_at\. .*new build-number baseline file with ALTER TABLE \.\.\. ADD COLUMN IF NOT EXISTS .*nothing was changed$/);
-    await expect(baselineProvider.create(inputs)).rejects.toThrow(/lack columns this project needs: staging\.hub_export_watermark\.updated_at/);
+    expect((error as Error).message).toMatch(
+      /lack columns this project needs: staging\.hub_export_watermark\.updated_at\. .*new build-number baseline file with ALTER TABLE \.\.\. ADD COLUMN IF NOT EXISTS .*nothing was changed$/,
+    );
+    await expect(baselineProvider.create(inputs)).rejects.toThrow(
+      /lack columns this project needs: staging\.hub_export_watermark\.updated_at/,
+    );
 
     // A baseline that adds it with ALTER TABLE ... ADD COLUMN IF NOT EXISTS applies, and the drift is gone.
-    const fixed = baselineInputs(wh.target, wh.config, `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`);
+    const fixed = baselineInputs(
+      wh.target,
+      wh.config,
+      `${inputs.sql}\nALTER TABLE staging.HUB_EXPORT_WATERMARK ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();\n`,
+    );
     const updated = await baselineProvider.update!(id, drifted.props!, fixed);
     expect(updated.outs).toEqual(fixed);
     expect(await baselineProvider.read!(id, updated.outs!)).toEqual({ id, props: fixed });
@@ -149,7 +197,14 @@ describe("baseline provider", () => {
     expect(await baselineProvider.diff!("id", acme, { ...acme })).toEqual({ changes: false });
     expect(await baselineProvider.diff!("id", acme, globex)).toEqual({ changes: true });
     await baselineProvider.update!("id", acme, globex);
-    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_acme_messages_status", "hub_globex_messages", "hub_globex_messages_archive", "hub_globex_messages_status"]));
+    expect(await tablesIn("staging")).toEqual(
+      expect.arrayContaining([
+        "hub_acme_messages_status",
+        "hub_globex_messages",
+        "hub_globex_messages_archive",
+        "hub_globex_messages_status",
+      ]),
+    );
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
       await baselineProvider.delete!("id", globex);
@@ -157,7 +212,9 @@ describe("baseline provider", () => {
     } finally {
       stderr.mockRestore();
     }
-    expect(await tablesIn("staging")).toEqual(expect.arrayContaining(["hub_intake_job", "hub_acme_messages_status", "hub_globex_messages_status"]));
+    expect(await tablesIn("staging")).toEqual(
+      expect.arrayContaining(["hub_intake_job", "hub_acme_messages_status", "hub_globex_messages_status"]),
+    );
   });
 
   it("leaves the tables in place on delete, and says so", async () => {
@@ -201,12 +258,20 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       INSERT INTO staging.hub_plat_config VALUES ('US', 'OTHER', 'US', 'US', NULL, NULL, 'HUB_MQ_US', 'OTHER_US', '00000000-0000-4000-8000-000000000001');`);
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
     await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test");
-    expect(await query("SELECT hub_api_name, created_by FROM staging.hub_api_config")).toEqual([{ hub_api_name: "ERS", created_by: "other pipeline" }]);
-    expect(await query("SELECT plat_client_name FROM staging.hub_plat_config")).toEqual([{ plat_client_name: "OTHER" }]);
+    expect(await query("SELECT hub_api_name, created_by FROM staging.hub_api_config")).toEqual([
+      { hub_api_name: "ERS", created_by: "other pipeline" },
+    ]);
+    expect(await query("SELECT plat_client_name FROM staging.hub_plat_config")).toEqual([
+      { plat_client_name: "OTHER" },
+    ]);
     // The common tables it lacked are created (our own); no client's table comes with the common schema.
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
     expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
-    expect((await query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' AND table_name LIKE '%messages%'"))).toEqual([]);
+    expect(
+      await query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' AND table_name LIKE '%messages%'",
+      ),
+    ).toEqual([]);
     // The client's run tables come from their own file, after the common schema.
     const runTables = renderBaseline(loadClientRunTables(), qa());
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
@@ -215,9 +280,24 @@ describe("first install only (procedure step 5.1): common tables that exist alre
 
   it("creates every index of the run tables with the longest client name (42 characters), and replaces an earlier build's index names", async () => {
     const indexes = async (client: string) =>
-      (await query("SELECT indexname FROM pg_indexes WHERE schemaname = 'staging' AND tablename LIKE $1 AND indexname NOT LIKE '%pkey' AND indexname NOT LIKE '%\\_key' ORDER BY 1", [`hub_${client.toLowerCase()}_%`])).map((r) => r.indexname);
+      (
+        await query(
+          "SELECT indexname FROM pg_indexes WHERE schemaname = 'staging' AND tablename LIKE $1 AND indexname NOT LIKE '%pkey' AND indexname NOT LIKE '%\\_key' ORDER BY 1",
+          [`hub_${client.toLowerCase()}_%`],
+        )
+      ).map((r) => r.indexname);
     const expected = (client: string) =>
-      ["archive_tx_idx", "held_run_idx", "status_aside_idx", "status_emp_idx", "status_fail_idx", "status_held_idx", "status_tx_idx"].map((n) => `hub_${client.toLowerCase()}_${n}`).sort();
+      [
+        "archive_tx_idx",
+        "held_run_idx",
+        "status_aside_idx",
+        "status_emp_idx",
+        "status_fail_idx",
+        "status_held_idx",
+        "status_tx_idx",
+      ]
+        .map((n) => `hub_${client.toLowerCase()}_${n}`)
+        .sort();
     const long = `LONG_${"X".repeat(37)}`;
     expect(long).toHaveLength(42);
     const runTables = (clientName: string) => renderBaseline(loadClientRunTables(), { ...qa(), clientName });
@@ -236,25 +316,33 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       expect((await indexes(client)).length).toBeGreaterThan(expected(client).length);
       await applyBaseline(db.url, runTables(client), "Hub_Client_Run_Tables_test");
       expect(await indexes(client)).toEqual(expected(client));
-      expect(await query(`SELECT to_regclass('staging.hub_${c}_messages_archive') IS NOT NULL AS table`)).toEqual([{ table: true }]);
+      expect(await query(`SELECT to_regclass('staging.hub_${c}_messages_archive') IS NOT NULL AS table`)).toEqual([
+        { table: true },
+      ]);
     }
   });
 
   it("adopts a client's run tables that exist already (an earlier install), and refuses, naming the columns, when they lack some", async () => {
     const runTables = renderBaseline(loadClientRunTables(), qa());
-    await query("INSERT INTO staging.hub_acme_messages_status (message_id, transaction_id, hub_tenant_id, hub_destination, status) VALUES (gen_random_uuid(), gen_random_uuid(), 't', 'HUB_MQ_US', 'PUBLISHED')");
+    await query(
+      "INSERT INTO staging.hub_acme_messages_status (message_id, transaction_id, hub_tenant_id, hub_destination, status) VALUES (gen_random_uuid(), gen_random_uuid(), 't', 'HUB_MQ_US', 'PUBLISHED')",
+    );
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
     expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status")).toEqual([{ n: 1 }]);
 
     // Another client's tables left by an older pipeline, without columns this project needs.
     const globex = renderBaseline(loadClientRunTables(), { ...qa(), clientName: "GLOBEX" });
-    await query("CREATE TABLE staging.hub_globex_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid, status text)");
+    await query(
+      "CREATE TABLE staging.hub_globex_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid, status text)",
+    );
     const error = await applyBaseline(db.url, globex, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Client_Run_Tables_test: tables of .* exist already .* lack columns this project needs: staging\.hub_globex_messages_status\.hub_tenant_id, staging\.hub_globex_messages_status\.hub_destination, staging\.hub_globex_messages_status\.attempts, staging\.hub_globex_messages_status\.reason, staging\.hub_globex_messages_status\.updated_at\. .*nothing was changed$/,
     );
     // Nothing of it was applied: the client's other tables were not created.
-    expect(await query("SELECT to_regclass('staging.hub_globex_messages') IS NULL AS absent")).toEqual([{ absent: true }]);
+    expect(await query("SELECT to_regclass('staging.hub_globex_messages') IS NULL AS absent")).toEqual([
+      { absent: true },
+    ]);
     // The common tables and the other client's are untouched.
     expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status")).toEqual([{ n: 1 }]);
     expect(await missingBaselineTables(db.url, renderCommonSchema(loadSqlBaseline(), qa()))).toEqual([]);
@@ -269,7 +357,9 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     expect((error as Error).message).toMatch(
       /^Hub_Plat_Common_Schema_Baseline_test: tables of .* exist already \(created by another pipeline or an earlier install\) but lack columns this project needs: staging\.hub_api_config\.hub_environment_name, staging\.hub_api_config\.hub_region\. .*nothing was changed$/,
     );
-    const tables = await query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1");
+    const tables = await query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' ORDER BY 1",
+    );
     expect(tables).toEqual([{ table_name: "hub_api_config" }]);
     // A baseline that adds them adopts the table.
     const fixed = `${sql}\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_environment_name text;\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_region text;\n`;
@@ -286,8 +376,12 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       batch_no integer NOT NULL, note text NOT NULL DEFAULT '', seq_id bigint GENERATED ALWAYS AS IDENTITY)`);
     const runTables = renderBaseline(loadClientRunTables(), qa());
     const error = await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
-    expect((error as Error).message).toMatch(/^Hub_Client_Run_Tables_test: tables of .* with NOT NULL columns that have no default and that this project never writes: staging\.hub_acme_messages_status\.batch_no\. .*nothing was changed$/);
-    expect(await query("SELECT to_regclass('staging.hub_acme_messages') IS NULL AS absent")).toEqual([{ absent: true }]);
+    expect((error as Error).message).toMatch(
+      /^Hub_Client_Run_Tables_test: tables of .* with NOT NULL columns that have no default and that this project never writes: staging\.hub_acme_messages_status\.batch_no\. .*nothing was changed$/,
+    );
+    expect(await query("SELECT to_regclass('staging.hub_acme_messages') IS NULL AS absent")).toEqual([
+      { absent: true },
+    ]);
     await query("ALTER TABLE staging.hub_acme_messages_status ALTER COLUMN batch_no SET DEFAULT 0");
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
     expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
@@ -303,12 +397,23 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       INSERT INTO staging.hub_acme_messages VALUES ('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000aa', 1, 't', 'HUB_MQ_US', 'US', 1, '{E1}', '2026-11-01', '{"header":{}}', now())`);
     const runTables = renderBaseline(loadClientRunTables(), qa());
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
-    expect(await query("SELECT message_id, body, employee_ids, archived_by FROM staging.hub_acme_messages_archive")).toEqual([
-      { message_id: "00000000-0000-4000-8000-00000000000a", body: '{"header":{}}', employee_ids: ["E1"], archived_by: "00000000-0000-4000-8000-0000000000aa" },
+    expect(
+      await query("SELECT message_id, body, employee_ids, archived_by FROM staging.hub_acme_messages_archive"),
+    ).toEqual([
+      {
+        message_id: "00000000-0000-4000-8000-00000000000a",
+        body: '{"header":{}}',
+        employee_ids: ["E1"],
+        archived_by: "00000000-0000-4000-8000-0000000000aa",
+      },
     ]);
     // Still queued (the next run resumes it), without the columns the queue no longer has.
-    expect(await query("SELECT message_id FROM staging.hub_acme_messages")).toEqual([{ message_id: "00000000-0000-4000-8000-00000000000a" }]);
-    const columns = await query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'staging' AND table_name = 'hub_acme_messages' ORDER BY ordinal_position");
+    expect(await query("SELECT message_id FROM staging.hub_acme_messages")).toEqual([
+      { message_id: "00000000-0000-4000-8000-00000000000a" },
+    ]);
+    const columns = await query(
+      "SELECT column_name FROM information_schema.columns WHERE table_schema = 'staging' AND table_name = 'hub_acme_messages' ORDER BY ordinal_position",
+    );
     expect(columns.map((r) => r.column_name)).toEqual(baselineColumns(runTables)["staging.hub_acme_messages"]);
     // Applied again, it changes nothing.
     await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
@@ -346,12 +451,16 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       status text NOT NULL, build_number text NOT NULL, started_at timestamptz NOT NULL, finished_at timestamptz NOT NULL, extracted_count integer NOT NULL DEFAULT 0, error text NULL)`);
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
     // Without knowing what the task writes, its NOT NULL columns look unwritten.
-    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test")).rejects.toThrow(/never writes: staging\.hub_intake_job\.plat_client_name, staging\.hub_intake_job\.status, staging\.hub_intake_job\.build_number/);
+    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test")).rejects.toThrow(
+      /never writes: staging\.hub_intake_job\.plat_client_name, staging\.hub_intake_job\.status, staging\.hub_intake_job\.build_number/,
+    );
     await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"));
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
     // A column the task does not know is still refused.
     await query("ALTER TABLE staging.hub_intake_job ADD COLUMN approved_by text NOT NULL");
-    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"))).rejects.toThrow(/never writes: staging\.hub_intake_job\.approved_by\./);
+    await expect(
+      applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging")),
+    ).rejects.toThrow(/never writes: staging\.hub_intake_job\.approved_by\./);
     await query("DROP SCHEMA staging CASCADE");
   });
 });

@@ -14,7 +14,14 @@ import { hubApiConfigRows, hubPlatConfigRows } from "../../core/rows";
 import { configRowProvider, readRow, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } from "../../providers/sqlRows";
 import { baselineProvider } from "../../providers/baseline";
 import { databaseLabel, pgClientConfig, provisioningLogin } from "../../providers/pg";
-import { baselineInputs, configureRequest, configureSqlProviders, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
+import {
+  baselineInputs,
+  configureRequest,
+  configureSqlProviders,
+  databaseConfigOf,
+  warehouseWithBaseline,
+  type Warehouse,
+} from "../fixtures/warehouse";
 import { dynamicProviderConfig } from "../support/engine";
 
 let wh: Warehouse;
@@ -42,18 +49,31 @@ function rowsOf(tenant: number): ConfigRowState[] {
   const id = wh.config.hubTenants[tenant].hubTenantId;
   return [...hubApiConfigRows(wh.config), ...hubPlatConfigRows(wh.config)]
     .filter((r) => (r.key.hub_tenant_id ?? r.values.hub_tenant_id) === id)
-    .map((r) => ({ target: wh.target, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION }));
+    .map((r) => ({
+      target: wh.target,
+      schema: "staging",
+      table: r.table,
+      key: r.key,
+      values: r.values,
+      version: CONFIG_ROW_PROVIDER_VERSION,
+    }));
 }
 
 const countOf = async (tenantId: string) =>
-  (await wh.query<{ n: number }>("SELECT (SELECT count(*) FROM staging.hub_api_config WHERE hub_tenant_id = $1) + (SELECT count(*) FROM staging.hub_plat_config WHERE hub_tenant_id = $1) AS n", [tenantId]))[0].n;
+  (
+    await wh.query<{ n: number }>(
+      "SELECT (SELECT count(*) FROM staging.hub_api_config WHERE hub_tenant_id = $1) + (SELECT count(*) FROM staging.hub_plat_config WHERE hub_tenant_id = $1) AS n",
+      [tenantId],
+    )
+  )[0].n;
 
 describe("the admin login outside the resources' state", () => {
   it("survives a password rotation together with a tenant removal in one up, and refresh after it", async () => {
     // First `up`: two tenants' rows, with the first password.
     await configureSqlProviders(adminConfig("first-Pw1"));
     const created: { id: string; outs?: ConfigRowState; inputs: ConfigRowState }[] = [];
-    for (const row of [...rowsOf(0), ...rowsOf(1)]) created.push({ ...(await configRowProvider.create(row)), inputs: row });
+    for (const row of [...rowsOf(0), ...rowsOf(1)])
+      created.push({ ...(await configRowProvider.create(row)), inputs: row });
     const [us, eu] = wh.config.hubTenants.map((t) => t.hubTenantId);
     // US: three HUB_API_CONFIG rows and the platform tenants US and CA; EU: three and EU.
     expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([5, 4]);
@@ -78,7 +98,9 @@ describe("the admin login outside the resources' state", () => {
       expect(read.props!.values).toEqual(c.inputs.values);
     }
     // The old password is gone indeed: anything still holding it would have failed.
-    await expect(readRow({ ...wh.connection, user: ADMIN, password: "first-Pw1" }, { ...rowsOf(0)[0], columns: [] })).rejects.toThrow(/password authentication failed/);
+    await expect(
+      readRow({ ...wh.connection, user: ADMIN, password: "first-Pw1" }, { ...rowsOf(0)[0], columns: [] }),
+    ).rejects.toThrow(/password authentication failed/);
     for (const c of created.filter((c) => of(c) === us)) await configRowProvider.delete!(c.id, c.outs!);
   });
 
@@ -90,7 +112,15 @@ describe("the admin login outside the resources' state", () => {
     await configRowProvider.configure!(dynamicProviderConfig("up", recorded, recorded));
     const [row] = rowsOf(0);
     const created = await configRowProvider.create(row);
-    const present = async () => Number((await wh.query<{ n: number }>("SELECT count(*)::int AS n FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = $2", [row.key.hub_tenant_id, row.key.hub_api_name]))[0].n);
+    const present = async () =>
+      Number(
+        (
+          await wh.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM staging.hub_api_config WHERE hub_tenant_id = $1 AND hub_api_name = $2",
+            [row.key.hub_tenant_id, row.key.hub_api_name],
+          )
+        )[0].n,
+      );
     expect(await present()).toBe(1);
 
     // The DBA rotates the password; the team sets the new one in the stack config.
@@ -99,10 +129,17 @@ describe("the admin login outside the resources' state", () => {
     // `pulumi destroy`, `pulumi refresh`: configured from the state's inputs, the old password.
     for (const operation of ["destroy", "refresh"] as const) {
       await configRowProvider.configure!(dynamicProviderConfig(operation, recorded, now));
-      const call = operation === "destroy" ? configRowProvider.delete!(created.id, created.outs!) : configRowProvider.read!(created.id, created.outs!);
+      const call =
+        operation === "destroy"
+          ? configRowProvider.delete!(created.id, created.outs!)
+          : configRowProvider.read!(created.id, created.outs!);
       const error = (await Promise.resolve(call).catch((e: Error) => e)) as Error;
-      expect(error.message).toMatch(/password authentication failed for user "rotating_admin": the SQL resources log in as hubExport:database\.admin as their provider was configured/);
-      expect(error.message).toContain("run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)");
+      expect(error.message).toMatch(
+        /password authentication failed for user "rotating_admin": the SQL resources log in as hubExport:database\.admin as their provider was configured/,
+      );
+      expect(error.message).toContain(
+        "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)",
+      );
       expect(error.message).not.toContain("first-Pw1");
     }
     expect(await present()).toBe(1);
@@ -118,7 +155,11 @@ describe("the admin login outside the resources' state", () => {
   });
 
   it("provisions through a tunnel (provisioning endpoint) while the state names the task endpoint", async () => {
-    const database = databaseConfigOf(wh.connection, { host: "platdb-qa.cluster-abc.us-east-1.rds.amazonaws.com", port: 5432, provisioning: { host: wh.connection.host, port: wh.connection.port } });
+    const database = databaseConfigOf(wh.connection, {
+      host: "platdb-qa.cluster-abc.us-east-1.rds.amazonaws.com",
+      port: 5432,
+      provisioning: { host: wh.connection.host, port: wh.connection.port },
+    });
     const label = databaseLabel(database);
     expect(label).toBe(`platdb-qa.cluster-abc.us-east-1.rds.amazonaws.com:5432/${wh.connection.database}`);
     await configureSqlProviders(database);
@@ -136,14 +177,21 @@ describe("the admin login outside the resources' state", () => {
     await configureSqlProviders(databaseConfigOf(wh.connection));
     const row = { ...rowsOf(0)[0], target: "platdb-old.example.com:5432/PLATDB" };
     await expect(configRowProvider.delete!("id", row)).rejects.toThrow(
-      new RegExp(`belongs to database platdb-old\\.example\\.com:5432/PLATDB, but hubExport:database is ${wh.target.replace(/[.]/g, "\\.")}`),
+      new RegExp(
+        `belongs to database platdb-old\\.example\\.com:5432/PLATDB, but hubExport:database is ${wh.target.replace(/[.]/g, "\\.")}`,
+      ),
     );
     // And a new target replaces the row (deleted first), it is never updated across databases.
-    expect(await configRowProvider.diff!("id", rowsOf(0)[0], row)).toMatchObject({ replaces: ["target"], deleteBeforeReplace: true });
+    expect(await configRowProvider.diff!("id", rowsOf(0)[0], row)).toMatchObject({
+      replaces: ["target"],
+      deleteBeforeReplace: true,
+    });
   });
 
   it("stops with the command to run when the stack has no admin password", async () => {
-    await expect(configRowProvider.configure!(configureRequest(databaseConfigOf(wh.connection, { admin: { username: ADMIN } })))).rejects.toThrow(
+    await expect(
+      configRowProvider.configure!(configureRequest(databaseConfigOf(wh.connection, { admin: { username: ADMIN } }))),
+    ).rejects.toThrow(
       "hubExport:database.admin.password is not set: pulumi config set --secret --path 'hubExport:database.admin.password'",
     );
   });
@@ -156,20 +204,50 @@ describe("TLS for the provisioning login", () => {
       fs.mkdirSync(`${dir}/certs`);
       fs.writeFileSync(`${dir}/certs/bundle.pem`, "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n");
       const login = provisioningLogin(
-        { host: "platdb.example.com", database: "PLATDB", sslMode: "verify-full", caBundle: "certs/bundle.pem", provisioning: { host: "127.0.0.1", port: 15432 }, admin: { username: "a", password: "p" } },
+        {
+          host: "platdb.example.com",
+          database: "PLATDB",
+          sslMode: "verify-full",
+          caBundle: "certs/bundle.pem",
+          provisioning: { host: "127.0.0.1", port: 15432 },
+          admin: { username: "a", password: "p" },
+        },
         dir,
       );
-      expect(login).toMatchObject({ host: "127.0.0.1", port: 15432, serverName: "platdb.example.com", caPem: expect.stringContaining("stand-in") });
-      const ssl = pgClientConfig(login).ssl as { rejectUnauthorized: boolean; ca: string; checkServerIdentity(host: string, cert: object): Error | undefined };
+      expect(login).toMatchObject({
+        host: "127.0.0.1",
+        port: 15432,
+        serverName: "platdb.example.com",
+        caPem: expect.stringContaining("stand-in"),
+      });
+      const ssl = pgClientConfig(login).ssl as {
+        rejectUnauthorized: boolean;
+        ca: string;
+        checkServerIdentity(host: string, cert: object): Error | undefined;
+      };
       expect(ssl.rejectUnauthorized).toBe(true);
       expect(ssl.ca).toContain("stand-in");
       // The certificate must name the task endpoint, not the tunnel's address.
       const cert = { subject: { CN: "platdb.example.com" }, subjectaltname: "DNS:platdb.example.com" };
       expect(ssl.checkServerIdentity("127.0.0.1", cert)).toBeUndefined();
-      expect(ssl.checkServerIdentity("127.0.0.1", { subject: { CN: "other.example.com" }, subjectaltname: "DNS:other.example.com" })).toBeInstanceOf(Error);
-      expect(() => provisioningLogin({ host: "h", database: "d", sslMode: "verify-full", caBundle: "certs/missing.pem", admin: { username: "a", password: "p" } }, dir)).toThrow(
-        /hubExport:database\.caBundle: cannot read .*certs\/missing\.pem \(ENOENT\)/,
-      );
+      expect(
+        ssl.checkServerIdentity("127.0.0.1", {
+          subject: { CN: "other.example.com" },
+          subjectaltname: "DNS:other.example.com",
+        }),
+      ).toBeInstanceOf(Error);
+      expect(() =>
+        provisioningLogin(
+          {
+            host: "h",
+            database: "d",
+            sslMode: "verify-full",
+            caBundle: "certs/missing.pem",
+            admin: { username: "a", password: "p" },
+          },
+          dir,
+        ),
+      ).toThrow(/hubExport:database\.caBundle: cannot read .*certs\/missing\.pem \(ENOENT\)/);
       // require: encrypted, not verified; disable: plain.
       expect(pgClientConfig({ ...login, sslMode: "require" }).ssl).toEqual({ rejectUnauthorized: false });
       expect(pgClientConfig({ ...login, sslMode: "disable" }).ssl).toBe(false);

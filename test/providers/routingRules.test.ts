@@ -40,8 +40,19 @@ beforeEach(() => {
   hub.setFaults({});
 });
 
-function ruleSet(rules: RoutingRule[] = defaultRoutingRules(), tenantId = TENANT, credentials = CREDENTIALS): RoutingRuleSetState {
-  return { cfgApiUrl: hub.urls.cfg, tenantId, credentialsString: encodeCredentialsString(credentials), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
+function ruleSet(
+  rules: RoutingRule[] = defaultRoutingRules(),
+  tenantId = TENANT,
+  credentials = CREDENTIALS,
+): RoutingRuleSetState {
+  return {
+    cfgApiUrl: hub.urls.cfg,
+    tenantId,
+    credentialsString: encodeCredentialsString(credentials),
+    rules,
+    rulesHash: routingRulesHash(rules),
+    version: ROUTING_RULES_PROVIDER_VERSION,
+  };
 }
 
 const hubRules = (tenantId = TENANT) => hub.state().routingRules[tenantId.toLowerCase()];
@@ -49,10 +60,14 @@ const hubRules = (tenantId = TENANT) => hub.state().routingRules[tenantId.toLowe
 describe("the provider's cfg API request", () => {
   it("is the contract of core/hubContract.ts", () => {
     const rules = defaultRoutingRules();
-    expect(routingRulesUrl("https://hub-ext-qa.example.com/cfg/api/", TENANT)).toBe(hubApiUrl("https://hub-ext-qa.example.com/cfg/api/", "CFG", TENANT));
+    expect(routingRulesUrl("https://hub-ext-qa.example.com/cfg/api/", TENANT)).toBe(
+      hubApiUrl("https://hub-ext-qa.example.com/cfg/api/", "CFG", TENANT),
+    );
     expect(canonicalRules(rules)).toBe(canonicalRuleSet(rules));
     expect(ruleSetHash(rules)).toBe(routingRulesHash(rules));
-    expect(`Basic ${encodeCredentialsString(CREDENTIALS)}`).toBe(basicAuthorization(encodeCredentialsString(CREDENTIALS)));
+    expect(`Basic ${encodeCredentialsString(CREDENTIALS)}`).toBe(
+      basicAuthorization(encodeCredentialsString(CREDENTIALS)),
+    );
     // The listing refresh reads: GET on the same path; a hub without it answers one of these.
     expect(ROUTING_RULES_LISTING).toEqual({ method: "GET", api: "CFG", path: HUB_API_PATHS.CFG });
     expect(NO_LISTING_STATUSES).toEqual([...ROUTING_RULES_LISTING_ABSENT]);
@@ -64,7 +79,10 @@ describe("routing rules: pulumi refresh", () => {
   async function changeAtTheHub(rule: RoutingRule, status: number): Promise<void> {
     const response = await fetch(routingRulesUrl(hub.urls.cfg, TENANT), {
       method: "POST",
-      headers: { Authorization: basicAuthorization(encodeCredentialsString(CREDENTIALS)), "Content-Type": "application/json" },
+      headers: {
+        Authorization: basicAuthorization(encodeCredentialsString(CREDENTIALS)),
+        "Content-Type": "application/json",
+      },
       body: JSON.stringify([{ ...rule, status }]),
     });
     expect(response.status).toBe(200);
@@ -74,10 +92,17 @@ describe("routing rules: pulumi refresh", () => {
     const inputs = ruleSet();
     const created = await routingRulesProvider.create(inputs);
     // The state as the engine keeps it: the credentials string secret (additionalSecretOutputs).
-    const state = { ...created.outs!, credentialsString: secret(created.outs!.credentialsString) } as Record<string, unknown>;
+    const state = { ...created.outs!, credentialsString: secret(created.outs!.credentialsString) } as Record<
+      string,
+      unknown
+    >;
 
     // Nothing changed: the state comes back as it was.
-    expect(await routingRulesProvider.read!(TENANT, created.outs!)).toEqual({ id: TENANT, props: created.outs, inputs: created.outs });
+    expect(await routingRulesProvider.read!(TENANT, created.outs!)).toEqual({
+      id: TENANT,
+      props: created.outs,
+      inputs: created.outs,
+    });
 
     const [changed] = inputs.rules;
     await changeAtTheHub(changed, changed.status === 1 ? 0 : 1);
@@ -111,7 +136,9 @@ describe("routing rules: pulumi refresh", () => {
       expect(await routingRulesProvider.read!(OTHER, b.outs!)).toEqual({ id: OTHER, props: b.outs, inputs: b.outs });
       const lines = said.mock.calls.map((c) => String(c[0]));
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/the cfg API offers no read of routing rules \(HTTP 404\), so pulumi refresh cannot see rules changed at the hub/);
+      expect(lines[0]).toMatch(
+        /the cfg API offers no read of routing rules \(HTTP 404\), so pulumi refresh cannot see rules changed at the hub/,
+      );
     } finally {
       said.mockRestore();
     }
@@ -121,7 +148,9 @@ describe("routing rules: pulumi refresh", () => {
     const created = await routingRulesProvider.create(ruleSet());
     hub.setFaults({ rules: { "cfg.routingRules": { 500: 1 } } });
     const error = (await routingRulesProvider.read!(TENANT, created.outs!).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/^refresh of hub routing rules of tenant 3f6c9a2e-.*: reading them back answered HTTP 500/);
+    expect(error.message).toMatch(
+      /^refresh of hub routing rules of tenant 3f6c9a2e-.*: reading them back answered HTTP 500/,
+    );
     expect(error.message).not.toContain(created.outs!.credentialsString);
   });
 });
@@ -140,7 +169,15 @@ describe("routing rules provider", () => {
     const olds = ruleSet();
     await routingRulesProvider.create(olds);
     // Same rules, fields in another order: the same canonical set.
-    const same = ruleSet(defaultRoutingRules().map((r) => ({ status: r.status, systemRoleCodeTarget: r.systemRoleCodeTarget, systemRoleCodeSource: r.systemRoleCodeSource, isDataMastered: r.isDataMastered, dataDomainCode: r.dataDomainCode })));
+    const same = ruleSet(
+      defaultRoutingRules().map((r) => ({
+        status: r.status,
+        systemRoleCodeTarget: r.systemRoleCodeTarget,
+        systemRoleCodeSource: r.systemRoleCodeSource,
+        isDataMastered: r.isDataMastered,
+        dataDomainCode: r.dataDomainCode,
+      })),
+    );
     expect(await routingRulesProvider.diff!(TENANT, olds, same)).toEqual({ changes: false, replaces: [] });
 
     const changed = defaultRoutingRules().map((r, i) => (i === 4 ? { ...r, status: 1 as const } : r));
@@ -157,7 +194,10 @@ describe("routing rules provider", () => {
     const news = { ...ruleSet(), credentialsString: `${olds.credentialsString}x` };
     expect((await routingRulesProvider.diff!(TENANT, olds, news)).changes).toBe(true);
     const updated = await routingRulesProvider.update!(TENANT, olds, news);
-    expect(updated.outs).toMatchObject({ credentialsString: news.credentialsString, postedAt: "2026-01-01T00:00:00.000Z" });
+    expect(updated.outs).toMatchObject({
+      credentialsString: news.credentialsString,
+      postedAt: "2026-01-01T00:00:00.000Z",
+    });
     expect(hubRules().posts).toBe(1);
   });
 
@@ -165,7 +205,9 @@ describe("routing rules provider", () => {
     const olds = ruleSet();
     const news = ruleSet(defaultRoutingRules(), OTHER, OTHER_CREDENTIALS);
     expect(await routingRulesProvider.diff!(TENANT, olds, news)).toEqual({ changes: true, replaces: ["tenantId"] });
-    expect((await routingRulesProvider.diff!(TENANT, olds, { ...olds, tenantId: TENANT.toUpperCase() })).replaces).toEqual([]);
+    expect(
+      (await routingRulesProvider.diff!(TENANT, olds, { ...olds, tenantId: TENANT.toUpperCase() })).replaces,
+    ).toEqual([]);
   });
 
   it("leaves the hub's rows in place on delete, and says so", async () => {
@@ -175,19 +217,25 @@ describe("routing rules provider", () => {
     try {
       await routingRulesProvider.delete!(id, outs!);
       const message = String(stderr.mock.calls[0][0]);
-      expect(message).toMatch(new RegExp(`routing rules of tenant ${TENANT} were left in place: the cfg API has no delete`));
+      expect(message).toMatch(
+        new RegExp(`routing rules of tenant ${TENANT} were left in place: the cfg API has no delete`),
+      );
       expect(message).not.toContain(inputs.credentialsString);
     } finally {
       stderr.mockRestore();
     }
-    const stored = await fetch(routingRulesUrl(hub.urls.cfg, TENANT), { headers: { Authorization: basicAuthorization(inputs.credentialsString) } });
+    const stored = await fetch(routingRulesUrl(hub.urls.cfg, TENANT), {
+      headers: { Authorization: basicAuthorization(inputs.credentialsString) },
+    });
     expect(await stored.json()).toEqual(defaultRoutingRules());
   });
 
   it("fails on a refused request with the status and a short excerpt, never the credentials", async () => {
     const wrong = ruleSet(defaultRoutingRules(), TENANT, { ...CREDENTIALS, clientSecret: "wrong-secret" });
     const error = (await routingRulesProvider.create(wrong).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(new RegExp(`^cfg API POST routingRules for tenant ${TENANT} failed: HTTP 401 Unauthorized: .{1,203}$`));
+    expect(error.message).toMatch(
+      new RegExp(`^cfg API POST routingRules for tenant ${TENANT} failed: HTTP 401 Unauthorized: .{1,203}$`),
+    );
     expect(error.message).not.toContain(wrong.credentialsString);
     expect(error.message).not.toContain("wrong-secret");
     expect(hubRules()).toBeUndefined();
@@ -197,7 +245,9 @@ describe("routing rules provider", () => {
     // Every cfg request answers 503 (no Retry-After): the POST's fate is unknown and the read fails too.
     hub.setFaults("cfg.routingRules:503=1");
     const error = (await postRoutingRules({ ...ruleSet(), attempts: 3 }).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/: HTTP 503 .*; the hub may hold the set already, and reading them back answered HTTP 503/);
+    expect(error.message).toMatch(
+      /: HTTP 503 .*; the hub may hold the set already, and reading them back answered HTTP 503/,
+    );
     // One POST and one read: never a second POST.
     expect(hub.state().faults.stats["cfg.routingRules"]).toMatchObject({ requests: 2 });
   });
@@ -217,7 +267,9 @@ describe("routing rules provider", () => {
 });
 
 /** A cfg API on loopback that plays one scripted answer per request, recording what it got. */
-async function scriptedCfg(answers: ((req: { method: string; body: RoutingRule[] }, res: import("node:http").ServerResponse) => void)[]) {
+async function scriptedCfg(
+  answers: ((req: { method: string; body: RoutingRule[] }, res: import("node:http").ServerResponse) => void)[],
+) {
   const http = await import("node:http");
   const seen: { method: string; body: RoutingRule[] }[] = [];
   const server = http.createServer((req, res) => {
@@ -240,9 +292,20 @@ async function scriptedCfg(answers: ((req: { method: string; body: RoutingRule[]
 }
 
 describe("routing rules: posted at most once where the hub may have stored them", () => {
-  const json = (res: import("node:http").ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+  const json = (
+    res: import("node:http").ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) => res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
   const rules = defaultRoutingRules();
-  const request = (url: string) => ({ cfgApiUrl: url, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, timeoutMs: 300 });
+  const request = (url: string) => ({
+    cfgApiUrl: url,
+    tenantId: TENANT,
+    credentialsString: encodeCredentialsString(CREDENTIALS),
+    rules,
+    timeoutMs: 300,
+  });
 
   it("a POST that timed out after the hub stored the set: read back, nothing posted again", async () => {
     const cfg = await scriptedCfg([() => {}, (_, res) => json(res, 200, rules)]);
@@ -255,7 +318,11 @@ describe("routing rules: posted at most once where the hub may have stored them"
   });
 
   it("a 500 after the hub stored part of the set: only the missing rules are posted", async () => {
-    const cfg = await scriptedCfg([(_, res) => json(res, 500, { message: "partly stored" }), (_, res) => json(res, 200, rules.slice(0, 3)), (_, res) => json(res, 200, {})]);
+    const cfg = await scriptedCfg([
+      (_, res) => json(res, 500, { message: "partly stored" }),
+      (_, res) => json(res, 200, rules.slice(0, 3)),
+      (_, res) => json(res, 200, {}),
+    ]);
     try {
       expect(await postRoutingRules(request(cfg.url))).toEqual({ status: 200, attempts: 2, posted: 5 });
       expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "GET", "POST"]);
@@ -279,7 +346,10 @@ describe("routing rules: posted at most once where the hub may have stored them"
   });
 
   it("a 503 with Retry-After was not processed: posted again", async () => {
-    const cfg = await scriptedCfg([(_, res) => json(res, 503, { message: "maintenance" }, { "retry-after": "0" }), (_, res) => json(res, 201, {})]);
+    const cfg = await scriptedCfg([
+      (_, res) => json(res, 503, { message: "maintenance" }, { "retry-after": "0" }),
+      (_, res) => json(res, 201, {}),
+    ]);
     try {
       expect(await postRoutingRules(request(cfg.url))).toEqual({ status: 201, attempts: 2, posted: 8 });
       expect(cfg.seen.map((r) => r.method)).toEqual(["POST", "POST"]);
@@ -290,8 +360,14 @@ describe("routing rules: posted at most once where the hub may have stored them"
 
   it("reports an unreachable hub", async () => {
     const port = await freePort();
-    const error = (await postRoutingRules({ ...ruleSet(), cfgApiUrl: `http://127.0.0.1:${port}/cfg/api/`, attempts: 1 }).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/^cfg API POST routingRules for tenant .* failed after 1 attempt: network error \(ECONNREFUSED\); check the hub \(hub-export probe\), then run again$/);
+    const error = (await postRoutingRules({
+      ...ruleSet(),
+      cfgApiUrl: `http://127.0.0.1:${port}/cfg/api/`,
+      attempts: 1,
+    }).catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(
+      /^cfg API POST routingRules for tenant .* failed after 1 attempt: network error \(ECONNREFUSED\); check the hub \(hub-export probe\), then run again$/,
+    );
     // A refusal its user fixes: the CLI shows it without a stack trace, exit 1 (core/refusals.ts).
     expect(error.name).toBe("UserError");
   });
@@ -299,7 +375,11 @@ describe("routing rules: posted at most once where the hub may have stored them"
   it("checks its inputs", async () => {
     const inputs = ruleSet();
     expect(await routingRulesProvider.check!(inputs, inputs)).toEqual({ inputs });
-    expect((await routingRulesProvider.check!(inputs, { ...inputs, rulesHash: "0".repeat(64) })).failures).toEqual([{ property: "rulesHash", reason: "is not the hash of the canonical rule set" }]);
-    expect((await routingRulesProvider.check!(inputs, { ...inputs, cfgApiUrl: "https://hub/cfg" })).failures).toEqual([{ property: "cfgApiUrl", reason: "must be an http(s) URL ending in /api/" }]);
+    expect((await routingRulesProvider.check!(inputs, { ...inputs, rulesHash: "0".repeat(64) })).failures).toEqual([
+      { property: "rulesHash", reason: "is not the hash of the canonical rule set" },
+    ]);
+    expect((await routingRulesProvider.check!(inputs, { ...inputs, cfgApiUrl: "https://hub/cfg" })).failures).toEqual([
+      { property: "cfgApiUrl", reason: "must be an http(s) URL ending in /api/" },
+    ]);
   });
 });

@@ -8,9 +8,26 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
-import { applyScriptFiles, mergeCredentialsIni, mergeTenantCredentials, scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION, type ScriptFilesState } from "../../providers/scriptFiles";
+import {
+  applyScriptFiles,
+  mergeCredentialsIni,
+  mergeTenantCredentials,
+  scriptFilesProvider,
+  SCRIPT_FILES_PROVIDER_VERSION,
+  type ScriptFilesState,
+} from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
-import { annotateSecrets, createResource, deleteResource, exposedSecrets, refreshResource, secret, updateResource, type Deployed, type Step } from "../support/engine";
+import {
+  annotateSecrets,
+  createResource,
+  deleteResource,
+  exposedSecrets,
+  refreshResource,
+  secret,
+  updateResource,
+  type Deployed,
+  type Step,
+} from "../support/engine";
 
 const BUCKET = "platform-qa";
 const PREFIX = "Tools/hub_python_scripts/";
@@ -43,8 +60,17 @@ afterAll(async () => {
 });
 
 const objects = () => s3.buckets.get(BUCKET)!;
-const text = (name: string) => objects().get(PREFIX + name)?.body.toString("utf8");
-const put = (name: string, body: string) => objects().set(PREFIX + name, { body: Buffer.from(body), etag: `"${name}-${body.length}"`, contentType: "text/plain", lastModified: new Date() });
+const text = (name: string) =>
+  objects()
+    .get(PREFIX + name)
+    ?.body.toString("utf8");
+const put = (name: string, body: string) =>
+  objects().set(PREFIX + name, {
+    body: Buffer.from(body),
+    etag: `"${name}-${body.length}"`,
+    contentType: "text/plain",
+    lastModified: new Date(),
+  });
 
 function resetFolder(): void {
   objects().clear();
@@ -53,7 +79,12 @@ function resetFolder(): void {
 }
 
 function stack(entries: Record<string, string>, warehouseConnection = "PLAT_WAREHOUSE_QA"): ScriptFilesState {
-  return { location: { kind: "s3", bucket: BUCKET, prefix: PREFIX, region: "us-east-1", endpoint: s3.url, kmsKeyArn: KMS }, warehouseConnection, entries, version: SCRIPT_FILES_PROVIDER_VERSION };
+  return {
+    location: { kind: "s3", bucket: BUCKET, prefix: PREFIX, region: "us-east-1", endpoint: s3.url, kmsKeyArn: KMS },
+    warehouseConnection,
+    entries,
+    version: SCRIPT_FILES_PROVIDER_VERSION,
+  };
 }
 
 afterEach(() => {
@@ -67,7 +98,8 @@ describe("the shared scripts folder on S3", () => {
     expect(created.id).toBe(`s3://${BUCKET}/${PREFIX}`);
     expect(text("credentials.ini")).toBe("[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n");
     expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [A]: "cred-a==" });
-    for (const name of ["credentials.ini", "tenant_credentials.txt"]) expect(objects().get(PREFIX + name)).toMatchObject({ sse: "aws:kms", kmsKeyId: KMS });
+    for (const name of ["credentials.ini", "tenant_credentials.txt"])
+      expect(objects().get(PREFIX + name)).toMatchObject({ sse: "aws:kms", kmsKeyId: KMS });
     // The templates stay as they were.
     expect(text("credentials_template.ini")).toBe(CREDENTIALS_INI_TEMPLATE);
   });
@@ -75,21 +107,38 @@ describe("the shared scripts folder on S3", () => {
   it("adds, updates and removes only its own entries; other pipelines' entries and unknown keys stay", async () => {
     resetFolder();
     put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==", comment: { note: "kept" } }, null, 2));
-    put("credentials.ini", "; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n");
+    put(
+      "credentials.ini",
+      "; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n",
+    );
     const v1 = stack({ [A]: "cred-a==", [B]: "cred-b==" });
     await scriptFilesProvider.create(v1);
-    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" }, [A]: "cred-a==", [B]: "cred-b==" });
-    expect(text("credentials.ini")).toBe("; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n");
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({
+      [OTHER]: "other-pipeline==",
+      comment: { note: "kept" },
+      [A]: "cred-a==",
+      [B]: "cred-b==",
+    });
+    expect(text("credentials.ini")).toBe(
+      "; shared by the hub pipelines\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n\n[extra]\nkey = value\n",
+    );
 
     // A rotated secret and a removed tenant: an update.
     const v2 = stack({ [A]: "cred-a-rotated==" });
     expect((await scriptFilesProvider.diff!("id", v1, v2)).changes).toBe(true);
     await scriptFilesProvider.update!("id", v1, v2);
-    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" }, [A]: "cred-a-rotated==" });
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({
+      [OTHER]: "other-pipeline==",
+      comment: { note: "kept" },
+      [A]: "cred-a-rotated==",
+    });
 
     // The stack is removed: its entries go, the rest stays; credentials.ini is shared and stays.
     await scriptFilesProvider.delete!("id", v2);
-    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", comment: { note: "kept" } });
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({
+      [OTHER]: "other-pipeline==",
+      comment: { note: "kept" },
+    });
     expect(text("credentials.ini")).toContain("warehouse_connection = PLAT_WAREHOUSE_QA");
   });
 
@@ -112,25 +161,37 @@ describe("the shared scripts folder on S3", () => {
     expect(text("tenant_credentials.txt")).toBeUndefined();
     resetFolder();
     put("tenant_credentials.txt", "{ not json");
-    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow("tenant_credentials.txt in the shared scripts folder is not valid JSON");
+    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(
+      "tenant_credentials.txt in the shared scripts folder is not valid JSON",
+    );
     expect(text("tenant_credentials.txt")).toBe("{ not json");
   });
 
   it("needs the templates to create an absent file (procedure step 7.2)", async () => {
     objects().clear();
-    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(`s3://${BUCKET}/${PREFIX}credentials_template.ini is missing`);
+    await expect(scriptFilesProvider.create(stack({ [A]: "cred-a==" }))).rejects.toThrow(
+      `s3://${BUCKET}/${PREFIX}credentials_template.ini is missing`,
+    );
   });
 });
 
 describe("surviving the stack's own changes (the engine's steps, against S3)", () => {
   const KMS_NEW = "arn:aws:kms:us-east-1:123456789012:key/99999999-8888-7777-6666-555555555555";
   const VENDOR_KMS = "arn:aws:kms:us-east-1:123456789012:key/vendor";
-  const at = (state: ScriptFilesState, location: Partial<Extract<ScriptFilesState["location"], { kind: "s3" }>>): ScriptFilesState => ({ ...state, location: { ...(state.location as Extract<ScriptFilesState["location"], { kind: "s3" }>), ...location } });
+  const at = (
+    state: ScriptFilesState,
+    location: Partial<Extract<ScriptFilesState["location"], { kind: "s3" }>>,
+  ): ScriptFilesState => ({
+    ...state,
+    location: { ...(state.location as Extract<ScriptFilesState["location"], { kind: "s3" }>), ...location },
+  });
   /** Every version of tenant_credentials.txt the folder holds while `run` runs, read after each S3 answer. */
   async function watchEntries(run: () => Promise<unknown>, prefix = PREFIX): Promise<Record<string, string>[]> {
     const seen: Record<string, string>[] = [];
     const timer = setInterval(() => {
-      const body = objects().get(prefix + "tenant_credentials.txt")?.body.toString("utf8");
+      const body = objects()
+        .get(prefix + "tenant_credentials.txt")
+        ?.body.toString("utf8");
       seen.push(body ? JSON.parse(body) : {});
     }, 1);
     try {
@@ -163,7 +224,12 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
 
     // A file under someone else's key that the change leaves as it is keeps its key.
     objects().get(PREFIX + "credentials.ini")!.kmsKeyId = VENDOR_KMS;
-    const v3 = await updateResource(scriptFilesProvider, v2, at(v2.state, { kmsKeyArn: KMS, region: "eu-west-1" }), steps);
+    const v3 = await updateResource(
+      scriptFilesProvider,
+      v2,
+      at(v2.state, { kmsKeyArn: KMS, region: "eu-west-1" }),
+      steps,
+    );
     expect(steps).toEqual(["update", "update"]);
     expect(objects().get(PREFIX + "credentials.ini")!.kmsKeyId).toBe(VENDOR_KMS);
     expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", [A]: "cred-a==" });
@@ -174,16 +240,34 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     // What the engine hands a dynamic provider's diff for a value a preview cannot know.
     const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     const olds = stack({ [A]: "cred-a==" });
-    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { kmsKeyArn: UNKNOWN }))).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
-    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/other/" }))).toEqual({ changes: true, replaces: ["location"], deleteBeforeReplace: true });
-    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/hub_python_scripts" }))).toMatchObject({ replaces: [] });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { kmsKeyArn: UNKNOWN }))).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/other/" }))).toEqual({
+      changes: true,
+      replaces: ["location"],
+      deleteBeforeReplace: true,
+    });
+    expect(await scriptFilesProvider.diff!("id", olds, at(olds, { prefix: "Tools/hub_python_scripts" }))).toMatchObject(
+      { replaces: [] },
+    );
   });
 
   it("another folder is replaced delete-first: the old folder's entries are released, the new folder gets them", async () => {
     resetFolder();
     const other = "Tools/hub_python_scripts_v2/";
-    for (const [name, body] of [["credentials_template.ini", CREDENTIALS_INI_TEMPLATE], ["tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE]]) {
-      objects().set(other + name, { body: Buffer.from(body), etag: `"${name}"`, contentType: "text/plain", lastModified: new Date() });
+    for (const [name, body] of [
+      ["credentials_template.ini", CREDENTIALS_INI_TEMPLATE],
+      ["tenant_credentials_template.txt", TENANT_CREDENTIALS_TEMPLATE],
+    ]) {
+      objects().set(other + name, {
+        body: Buffer.from(body),
+        etag: `"${name}"`,
+        contentType: "text/plain",
+        lastModified: new Date(),
+      });
     }
     put("tenant_credentials.txt", JSON.stringify({ [OTHER]: "other-pipeline==" }));
     const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==" }));
@@ -191,7 +275,13 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     const v2 = await updateResource(scriptFilesProvider, v1, at(v1.state, { prefix: other }), steps);
     expect(steps).toEqual(["replace (delete first)"]);
     expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==" });
-    expect(JSON.parse(objects().get(other + "tenant_credentials.txt")!.body.toString("utf8"))).toEqual({ [A]: "cred-a==" });
+    expect(
+      JSON.parse(
+        objects()
+          .get(other + "tenant_credentials.txt")!
+          .body.toString("utf8"),
+      ),
+    ).toEqual({ [A]: "cred-a==" });
     expect(v2.state.location).toMatchObject({ prefix: other });
   });
 
@@ -200,10 +290,16 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     put("credentials.ini", "; shared\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA\n[other]\nkey = kept\n");
     const v1 = await createResource(scriptFilesProvider, stack({ [A]: "cred-a==" }));
     const v2 = await updateResource(scriptFilesProvider, v1, stack({ [A]: "cred-a==" }, "PLAT_WAREHOUSE_QA_RENAMED"));
-    expect(text("credentials.ini")).toBe("; shared\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA_RENAMED\n[other]\nkey = kept\n");
+    expect(text("credentials.ini")).toBe(
+      "; shared\n[warehouse]\nwarehouse_connection = PLAT_WAREHOUSE_QA_RENAMED\n[other]\nkey = kept\n",
+    );
     // Someone else sets another value meanwhile: this stack's next change refuses to overwrite it.
     put("credentials.ini", "[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
-    await expect(updateResource(scriptFilesProvider, v2, stack({ [A]: "cred-a==" }, "PLAT_WAREHOUSE_QA_AGAIN"))).rejects.toThrow(/sets warehouse_connection = SOMEONE_ELSES, but this stack's database connection is PLAT_WAREHOUSE_QA_AGAIN/);
+    await expect(
+      updateResource(scriptFilesProvider, v2, stack({ [A]: "cred-a==" }, "PLAT_WAREHOUSE_QA_AGAIN")),
+    ).rejects.toThrow(
+      /sets warehouse_connection = SOMEONE_ELSES, but this stack's database connection is PLAT_WAREHOUSE_QA_AGAIN/,
+    );
     expect(text("credentials.ini")).toBe("[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
   });
 
@@ -218,18 +314,27 @@ describe("surviving the stack's own changes (the engine's steps, against S3)", (
     expect(refreshed.state.entries).toEqual({ [B]: "cred-b==" });
     // Still secret after the read: the engine re-marks the entries, secret as a whole in the old state, by their name;
     // no credentials string is under another name.
-    const kept = annotateSecrets(refreshed.state as unknown as Record<string, unknown>, { ...v1.state, entries: secret(v1.state.entries) });
+    const kept = annotateSecrets(refreshed.state as unknown as Record<string, unknown>, {
+      ...v1.state,
+      entries: secret(v1.state.entries),
+    });
     expect(kept.entries).toEqual(secret({ [B]: "cred-b==" }));
     expect(exposedSecrets(kept, ["cred-a==", "cred-b==", "other-pipeline=="])).toEqual([]);
     const steps: Step[] = [];
     await updateResource(scriptFilesProvider, refreshed, stack({ [A]: "cred-a==", [B]: "cred-b==" }), steps);
     expect(steps).toEqual(["update"]);
-    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({ [OTHER]: "other-pipeline==", [B]: "cred-b==", [A]: "cred-a==" });
+    expect(JSON.parse(text("tenant_credentials.txt")!)).toEqual({
+      [OTHER]: "other-pipeline==",
+      [B]: "cred-b==",
+      [A]: "cred-a==",
+    });
 
     put("credentials.ini", "[warehouse]\nwarehouse_connection = SOMEONE_ELSES\n");
     const drifted = (await refreshResource(scriptFilesProvider, v1))!;
     expect(drifted.state.warehouseConnection).toBe("");
-    await expect(updateResource(scriptFilesProvider, drifted, stack({ [A]: "cred-a==", [B]: "cred-b==" }))).rejects.toThrow(/sets warehouse_connection = SOMEONE_ELSES/);
+    await expect(
+      updateResource(scriptFilesProvider, drifted, stack({ [A]: "cred-a==", [B]: "cred-b==" })),
+    ).rejects.toThrow(/sets warehouse_connection = SOMEONE_ELSES/);
   });
 });
 
@@ -242,8 +347,12 @@ describe("merging", () => {
 
   it("sets warehouse_connection where the template has its placeholder, or adds it", () => {
     expect(mergeCredentialsIni(CREDENTIALS_INI_TEMPLATE, "DB")).toBe("[warehouse]\nwarehouse_connection = DB\n");
-    expect(mergeCredentialsIni("[other]\nk = v\n", "DB")).toBe("[other]\nk = v\n\n[warehouse]\nwarehouse_connection = DB\n");
-    expect(mergeCredentialsIni("[warehouse]\n# comment\n", "DB")).toBe("[warehouse]\nwarehouse_connection = DB\n# comment\n");
+    expect(mergeCredentialsIni("[other]\nk = v\n", "DB")).toBe(
+      "[other]\nk = v\n\n[warehouse]\nwarehouse_connection = DB\n",
+    );
+    expect(mergeCredentialsIni("[warehouse]\n# comment\n", "DB")).toBe(
+      "[warehouse]\nwarehouse_connection = DB\n# comment\n",
+    );
   });
 });
 
@@ -260,9 +369,17 @@ describe("the same files in a local folder (the embedded default)", () => {
         applyScriptFiles({ location, warehouseConnection: "DB", entries: { [A]: "a==" } }),
         applyScriptFiles({ location, warehouseConnection: "DB", entries: { [B]: "b==" } }),
       ]);
-      expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({ [A]: "a==", [B]: "b==" });
+      expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({
+        [A]: "a==",
+        [B]: "b==",
+      });
       expect(fs.statSync(path.join(dir, "tenant_credentials.txt")).mode & 0o777).toBe(0o600);
-      expect(fs.readdirSync(dir).sort()).toEqual(["credentials.ini", "credentials_template.ini", "tenant_credentials.txt", "tenant_credentials_template.txt"]);
+      expect(fs.readdirSync(dir).sort()).toEqual([
+        "credentials.ini",
+        "credentials_template.ini",
+        "tenant_credentials.txt",
+        "tenant_credentials_template.txt",
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

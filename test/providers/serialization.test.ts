@@ -17,12 +17,22 @@ import { encodeCredentialsString } from "../../core/credentials";
 import { startEmulator, type Emulator } from "../../emulator";
 import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type ConfigRowState } from "../../providers/sqlRows";
 import { baselineProvider } from "../../providers/baseline";
-import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION, type RoutingRuleSetState } from "../../providers/routingRules";
+import {
+  routingRulesProvider,
+  ROUTING_RULES_PROVIDER_VERSION,
+  type RoutingRuleSetState,
+} from "../../providers/routingRules";
 import { routingRulesHash } from "../../components/hub/routingRuleSet";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
-import { keptScriptFiles, readScriptsRelease, releaseManifest, scriptsReleaseProvider, SCRIPTS_RELEASE_PROVIDER_VERSION } from "../../providers/scriptsRelease";
+import {
+  keptScriptFiles,
+  readScriptsRelease,
+  releaseManifest,
+  scriptsReleaseProvider,
+  SCRIPTS_RELEASE_PROVIDER_VERSION,
+} from "../../providers/scriptsRelease";
 import yazl from "yazl";
 import { startS3Emulator } from "../../emulator/s3";
 import { awsProfilesEnv, startStsStandIn } from "../support/stsStandIn";
@@ -51,12 +61,18 @@ async function serialize(provider: object): Promise<string> {
 }
 
 /** Runs calls on a serialized provider in a plain node process, as the dynamic-provider host does. */
-async function runInHost(providerText: string, calls: ({ method: string; args: unknown[] } | { method: "configure"; config: Record<string, string> })[]): Promise<any[]> {
+async function runInHost(
+  providerText: string,
+  calls: ({ method: string; args: unknown[] } | { method: "configure"; config: Record<string, string> })[],
+): Promise<any[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-host-"));
   const job = path.join(dir, "job.json");
   fs.writeFileSync(job, JSON.stringify({ providerText, calls }));
   try {
-    const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "dynamicProviderHost.cjs"), job], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: "" } });
+    const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "dynamicProviderHost.cjs"), job], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
     return JSON.parse(stdout);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -68,8 +84,15 @@ let hub: Emulator;
 let texts: Record<"vitest" | "typescript", Record<ProviderName, string>>;
 
 beforeAll(async () => {
-  [wh, hub] = await Promise.all([warehouseWithBaseline("serial"), startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS } } })]);
-  const { stdout } = await execFileAsync(process.execPath, [path.join(FIXTURES, "serializeCompiled.cjs"), JSON.stringify(PROVIDERS)], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  [wh, hub] = await Promise.all([
+    warehouseWithBaseline("serial"),
+    startEmulator({ config: { tenants: { [TENANT]: CREDENTIALS } } }),
+  ]);
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [path.join(FIXTURES, "serializeCompiled.cjs"), JSON.stringify(PROVIDERS)],
+    { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+  );
   texts = {
     vitest: {
       configRow: await serialize(configRowProvider),
@@ -88,13 +111,30 @@ afterAll(async () => {
 
 const row = (): ConfigRowState => {
   const r = hubApiConfigRows(wh.config)[0];
-  return { target: wh.target, schema: "staging", table: r.table, key: r.key, values: r.values, version: CONFIG_ROW_PROVIDER_VERSION };
+  return {
+    target: wh.target,
+    schema: "staging",
+    table: r.table,
+    key: r.key,
+    values: r.values,
+    version: CONFIG_ROW_PROVIDER_VERSION,
+  };
 };
 /** The stack config as the engine hands it to a dynamic provider's configure: the login is only there. */
-const configure = () => ({ method: "configure" as const, config: { "hubExport:database": JSON.stringify(databaseConfigOf(wh.connection)), "hubExport:environment": "QA" } });
+const configure = () => ({
+  method: "configure" as const,
+  config: { "hubExport:database": JSON.stringify(databaseConfigOf(wh.connection)), "hubExport:environment": "QA" },
+});
 const ruleSet = (): RoutingRuleSetState => {
   const rules = defaultRoutingRules();
-  return { cfgApiUrl: hub.urls.cfg, tenantId: TENANT, credentialsString: encodeCredentialsString(CREDENTIALS), rules, rulesHash: routingRulesHash(rules), version: ROUTING_RULES_PROVIDER_VERSION };
+  return {
+    cfgApiUrl: hub.urls.cfg,
+    tenantId: TENANT,
+    credentialsString: encodeCredentialsString(CREDENTIALS),
+    rules,
+    rulesHash: routingRulesHash(rules),
+    version: ROUTING_RULES_PROVIDER_VERSION,
+  };
 };
 
 for (const compiler of ["vitest", "typescript"] as const) {
@@ -105,9 +145,26 @@ for (const compiler of ["vitest", "typescript"] as const) {
         const required = [...text.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
         const sql = ["pg", "node:tls", "node:fs", "node:path"];
         const s3 = ["@aws-sdk/client-s3", "@aws-sdk/client-sts", "node:fs", "node:path", "node:crypto"];
-        const expected = { routingRules: ["node:crypto"], baseline: [...sql, "node:crypto"], configRow: sql, scriptFiles: s3, scriptsRelease: ["yauzl", ...s3], sharedObjects: s3 }[name as ProviderName];
+        const expected = {
+          routingRules: ["node:crypto"],
+          baseline: [...sql, "node:crypto"],
+          configRow: sql,
+          scriptFiles: s3,
+          scriptsRelease: ["yauzl", ...s3],
+          sharedObjects: s3,
+        }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
-        for (const captured of ["__vi_", "__vite_ssr", "_1.", "@pulumi", "zod", "hubContract", "sourceMappingURL", wh.connection.password]) expect(text, `${name} captures ${captured}`).not.toContain(captured);
+        for (const captured of [
+          "__vi_",
+          "__vite_ssr",
+          "_1.",
+          "@pulumi",
+          "zod",
+          "hubContract",
+          "sourceMappingURL",
+          wh.connection.password,
+        ])
+          expect(text, `${name} captures ${captured}`).not.toContain(captured);
         // A few functions each, never a captured module (those run to hundreds of kB).
         expect(text.length, name).toBeLessThan(32_000);
       }
@@ -119,7 +176,10 @@ for (const compiler of ["vitest", "typescript"] as const) {
         configure(),
         { method: "check", args: [inputs, inputs] },
         { method: "create", args: [inputs] },
-        { method: "read", args: [`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`, inputs] },
+        {
+          method: "read",
+          args: [`staging.hub_api_config/hub_api_name=ERS,hub_tenant_id=${inputs.key.hub_tenant_id}`, inputs],
+        },
         { method: "diff", args: ["id", inputs, { ...inputs, key: { ...inputs.key, hub_api_name: "CFG" } }] },
       ]);
       expect(checked).toEqual({ inputs });
@@ -129,7 +189,9 @@ for (const compiler of ["vitest", "typescript"] as const) {
       // The state holds no login: a delete (a later `up`, another process) gets it from the stack config again.
       expect(JSON.stringify(created.outs)).not.toContain(wh.connection.password);
       await runInHost(texts[compiler].configRow, [configure(), { method: "delete", args: [created.id, inputs] }]);
-      expect(await wh.query("SELECT 1 FROM staging.hub_api_config WHERE hub_tenant_id = $1", [inputs.key.hub_tenant_id])).toEqual([]);
+      expect(
+        await wh.query("SELECT 1 FROM staging.hub_api_config WHERE hub_tenant_id = $1", [inputs.key.hub_tenant_id]),
+      ).toEqual([]);
     });
 
     it("run in a plain node process: the baseline against PostgreSQL", async () => {
@@ -146,8 +208,12 @@ for (const compiler of ["vitest", "typescript"] as const) {
     });
 
     it("run in a plain node process: without the stack's database config, a SQL resource stops with a clear error", async () => {
-      const error = await runInHost(texts[compiler].configRow, [{ method: "create", args: [row()] }]).catch((e: Error) => e);
-      expect((error as Error).message).toMatch(/no database login: the provider was not configured with the stack's hubExport:database/);
+      const error = await runInHost(texts[compiler].configRow, [{ method: "create", args: [row()] }]).catch(
+        (e: Error) => e,
+      );
+      expect((error as Error).message).toMatch(
+        /no database login: the provider was not configured with the stack's hubExport:database/,
+      );
     });
 
     it("run in a plain node process: routing rules against the emulator", async () => {
@@ -169,7 +235,12 @@ for (const compiler of ["vitest", "typescript"] as const) {
         zip.addBuffer(Buffer.from("print('v1')\n"), "lib/export_hub.py");
         zip.end();
         const chunks: Buffer[] = [];
-        const bytes = await new Promise<Buffer>((resolve, reject) => zip.outputStream.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve(Buffer.concat(chunks))).on("error", reject));
+        const bytes = await new Promise<Buffer>((resolve, reject) =>
+          zip.outputStream
+            .on("data", (c: Buffer) => chunks.push(c))
+            .on("end", () => resolve(Buffer.concat(chunks)))
+            .on("error", reject),
+        );
         const zipPath = path.join(dir, "hub_python_scripts.zip");
         fs.writeFileSync(zipPath, bytes);
         const folder = path.join(dir, "scripts");
@@ -177,7 +248,15 @@ for (const compiler of ["vitest", "typescript"] as const) {
         fs.writeFileSync(path.join(folder, "old.py"), "old");
         fs.writeFileSync(path.join(folder, "credentials.ini"), "[warehouse]\n");
         const release = await readScriptsRelease(bytes, "r.zip");
-        const inputs = { location: { kind: "folder", dir: folder }, zipPath, source: "r.zip", sha256: release.sha256, files: releaseManifest(release), keep: keptScriptFiles(release), version: SCRIPTS_RELEASE_PROVIDER_VERSION };
+        const inputs = {
+          location: { kind: "folder", dir: folder },
+          zipPath,
+          source: "r.zip",
+          sha256: release.sha256,
+          files: releaseManifest(release),
+          keep: keptScriptFiles(release),
+          version: SCRIPTS_RELEASE_PROVIDER_VERSION,
+        };
         const [checked, created] = await runInHost(texts[compiler].scriptsRelease, [
           { method: "check", args: [inputs, inputs] },
           { method: "create", args: [inputs] },
@@ -196,7 +275,13 @@ for (const compiler of ["vitest", "typescript"] as const) {
       try {
         fs.mkdirSync(path.join(dir, "Tools"));
         fs.writeFileSync(path.join(dir, "Tools/vendor.ini"), "the vendor's");
-        const inputs = (key: string) => ({ location: { kind: "folder", dir }, key, content: "ours", contentType: "text/plain", version: SHARED_OBJECT_PROVIDER_VERSION });
+        const inputs = (key: string) => ({
+          location: { kind: "folder", dir },
+          key,
+          content: "ours",
+          contentType: "text/plain",
+          version: SHARED_OBJECT_PROVIDER_VERSION,
+        });
         const [, existing, absent] = await runInHost(texts[compiler].sharedObjects, [
           { method: "check", args: [inputs("Tools/vendor.ini"), inputs("Tools/vendor.ini")] },
           { method: "create", args: [inputs("Tools/vendor.ini")] },
@@ -212,15 +297,33 @@ for (const compiler of ["vitest", "typescript"] as const) {
 
     it("run in a plain node process: a shared object in S3, with the stack's aws:profile and its account checked", async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-serial-aws-"));
-      const [s3, sts] = await Promise.all([startS3Emulator({ buckets: ["platform-qa"] }), startStsStandIn({ AKIADEFAULT0000000000: "999999999999", AKIAACMEQA0000000000: "111111111111" })]);
-      const restore = setEnv({ ...awsProfilesEnv(dir, { default: "AKIADEFAULT0000000000", "acme-qa": "AKIAACMEQA0000000000" }), AWS_ENDPOINT_URL_S3: s3.url, AWS_ENDPOINT_URL_STS: sts.url });
+      const [s3, sts] = await Promise.all([
+        startS3Emulator({ buckets: ["platform-qa"] }),
+        startStsStandIn({ AKIADEFAULT0000000000: "999999999999", AKIAACMEQA0000000000: "111111111111" }),
+      ]);
+      const restore = setEnv({
+        ...awsProfilesEnv(dir, { default: "AKIADEFAULT0000000000", "acme-qa": "AKIAACMEQA0000000000" }),
+        AWS_ENDPOINT_URL_S3: s3.url,
+        AWS_ENDPOINT_URL_STS: sts.url,
+      });
       try {
-        const inputs = { location: { kind: "s3", bucket: "platform-qa", prefix: "", region: "us-east-1" }, key: "Tools/hub_python_scripts/", content: "", contentType: "text/plain", version: SHARED_OBJECT_PROVIDER_VERSION };
+        const inputs = {
+          location: { kind: "s3", bucket: "platform-qa", prefix: "", region: "us-east-1" },
+          key: "Tools/hub_python_scripts/",
+          content: "",
+          contentType: "text/plain",
+          version: SHARED_OBJECT_PROVIDER_VERSION,
+        };
         const aws = { "aws:region": "us-east-1", "aws:profile": "acme-qa", "aws:allowedAccountIds": "[111111111111]" };
-        const [, created] = await runInHost(texts[compiler].sharedObjects, [{ method: "configure", config: aws }, { method: "create", args: [inputs] }]);
+        const [, created] = await runInHost(texts[compiler].sharedObjects, [
+          { method: "configure", config: aws },
+          { method: "create", args: [inputs] },
+        ]);
         expect(created.outs.created).toBe(true);
         expect(s3.requests.map((r) => `${r.method} ${r.accessKeyId}`)).toEqual(["PUT AKIAACMEQA0000000000"]);
-        expect(sts.calls.map((c) => `${c.action} ${c.accessKeyId}`)).toEqual(["GetCallerIdentity AKIAACMEQA0000000000"]);
+        expect(sts.calls.map((c) => `${c.action} ${c.accessKeyId}`)).toEqual([
+          "GetCallerIdentity AKIAACMEQA0000000000",
+        ]);
       } finally {
         restore();
         await Promise.all([s3.close(), sts.close()]);
@@ -233,14 +336,21 @@ for (const compiler of ["vitest", "typescript"] as const) {
       try {
         fs.writeFileSync(path.join(dir, "credentials_template.ini"), CREDENTIALS_INI_TEMPLATE);
         fs.writeFileSync(path.join(dir, "tenant_credentials_template.txt"), TENANT_CREDENTIALS_TEMPLATE);
-        const inputs = { location: { kind: "folder", dir }, warehouseConnection: "PLAT_WAREHOUSE_QA", entries: { [TENANT]: "cred==" }, version: SCRIPT_FILES_PROVIDER_VERSION };
+        const inputs = {
+          location: { kind: "folder", dir },
+          warehouseConnection: "PLAT_WAREHOUSE_QA",
+          entries: { [TENANT]: "cred==" },
+          version: SCRIPT_FILES_PROVIDER_VERSION,
+        };
         const [checked, created] = await runInHost(texts[compiler].scriptFiles, [
           { method: "check", args: [inputs, inputs] },
           { method: "create", args: [inputs] },
         ]);
         expect(checked).toEqual({ inputs });
         expect(created.id).toBe(dir);
-        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({ [TENANT]: "cred==" });
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({
+          [TENANT]: "cred==",
+        });
         await runInHost(texts[compiler].scriptFiles, [{ method: "delete", args: [created.id, inputs] }]);
         expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({});
       } finally {

@@ -6,7 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { S3Emulator } from "../../emulator/s3";
-import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION, type SharedObjectState } from "../../providers/sharedObjects";
+import {
+  sharedObjectProvider,
+  SHARED_OBJECT_PROVIDER_VERSION,
+  type SharedObjectState,
+} from "../../providers/sharedObjects";
 import { createResource, deleteResource, refreshResource, updateResource, type Step } from "../support/engine";
 import { startLoopbackS3 } from "../support/loopbackAws";
 
@@ -37,13 +41,28 @@ const ours = (key: string, content: string, kmsKeyArn = KMS): SharedObjectState 
 describe("shared objects", () => {
   it("leave the vendor's object as it is, byte for byte, through create, update and delete", async () => {
     objects().clear();
-    objects().set(TEMPLATE, { body: Buffer.from(VENDOR_TEMPLATE), etag: '"vendor"', contentType: "text/x-ini", lastModified: new Date(0), sse: "aws:kms", kmsKeyId: VENDOR_KMS });
+    objects().set(TEMPLATE, {
+      body: Buffer.from(VENDOR_TEMPLATE),
+      etag: '"vendor"',
+      contentType: "text/x-ini",
+      lastModified: new Date(0),
+      sse: "aws:kms",
+      kmsKeyId: VENDOR_KMS,
+    });
     const before = { ...objects().get(TEMPLATE)! };
-    const created = await createResource(sharedObjectProvider, ours(TEMPLATE, "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n"));
+    const created = await createResource(
+      sharedObjectProvider,
+      ours(TEMPLATE, "[warehouse]\nwarehouse_connection = <DATABASE_CONNECTION_NAME>\n"),
+    );
     expect(created.id).toBe(`s3://${BUCKET}/${TEMPLATE}`);
     expect(created.state.created).toBe(false);
     const steps: Step[] = [];
-    const updated = await updateResource(sharedObjectProvider, created, { ...ours(TEMPLATE, "changed template", KMS_NEW) }, steps);
+    const updated = await updateResource(
+      sharedObjectProvider,
+      created,
+      { ...ours(TEMPLATE, "changed template", KMS_NEW) },
+      steps,
+    );
     expect(steps).toEqual(["update"]);
     await deleteResource(sharedObjectProvider, updated);
     expect(objects().get(TEMPLATE)).toEqual(before);
@@ -55,7 +74,11 @@ describe("shared objects", () => {
     const marker = await createResource(sharedObjectProvider, ours("Tools/hub_python_scripts/", ""));
     const template = await createResource(sharedObjectProvider, ours(TEMPLATE, "[warehouse]\n"));
     expect(template.state.created).toBe(true);
-    expect(objects().get(TEMPLATE)).toMatchObject({ body: Buffer.from("[warehouse]\n"), sse: "aws:kms", kmsKeyId: KMS });
+    expect(objects().get(TEMPLATE)).toMatchObject({
+      body: Buffer.from("[warehouse]\n"),
+      sse: "aws:kms",
+      kmsKeyId: KMS,
+    });
     expect(objects().get("Tools/hub_python_scripts/")!.body.length).toBe(0);
     await deleteResource(sharedObjectProvider, template);
     await deleteResource(sharedObjectProvider, marker);
@@ -79,7 +102,14 @@ describe("shared objects", () => {
 
   it("re-encrypt under a new key only what the stack created under its old one, byte for byte", async () => {
     objects().clear();
-    objects().set("templates/hub_hrsys_export/", { body: Buffer.alloc(0), etag: '"m"', contentType: "application/x-directory", lastModified: new Date(0), sse: "aws:kms", kmsKeyId: VENDOR_KMS });
+    objects().set("templates/hub_hrsys_export/", {
+      body: Buffer.alloc(0),
+      etag: '"m"',
+      contentType: "application/x-directory",
+      lastModified: new Date(0),
+      sse: "aws:kms",
+      kmsKeyId: VENDOR_KMS,
+    });
     const vendors = await createResource(sharedObjectProvider, ours("templates/hub_hrsys_export/", ""));
     const mine = await createResource(sharedObjectProvider, ours(TEMPLATE, "[warehouse]\n"));
     await updateResource(sharedObjectProvider, vendors, ours("templates/hub_hrsys_export/", "", KMS_NEW));
@@ -90,9 +120,21 @@ describe("shared objects", () => {
 
   it("another bucket or key is another object: the old one is left", async () => {
     const olds = ours(TEMPLATE, "x");
-    expect(await sharedObjectProvider.diff!("id", olds, { ...olds, location: { ...olds.location, kmsKeyArn: KMS_NEW, region: "eu-west-1" } as SharedObjectState["location"] })).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(
+      await sharedObjectProvider.diff!("id", olds, {
+        ...olds,
+        location: { ...olds.location, kmsKeyArn: KMS_NEW, region: "eu-west-1" } as SharedObjectState["location"],
+      }),
+    ).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
     expect((await sharedObjectProvider.diff!("id", olds, { ...olds, key: "other" })).replaces).toEqual(["key"]);
-    expect((await sharedObjectProvider.diff!("id", olds, { ...olds, location: { ...olds.location, bucket: "other" } as SharedObjectState["location"] })).replaces).toEqual(["location"]);
+    expect(
+      (
+        await sharedObjectProvider.diff!("id", olds, {
+          ...olds,
+          location: { ...olds.location, bucket: "other" } as SharedObjectState["location"],
+        })
+      ).replaces,
+    ).toEqual(["location"]);
     expect((await sharedObjectProvider.diff!("id", olds, { ...olds })).changes).toBe(false);
   });
 });

@@ -45,11 +45,22 @@ interface TaskState {
   events: { timestamp: number; message: string }[];
 }
 
-export async function startAwsStandIn(options: { account: string; region: string; logGroup: string; streamPrefix: string; container: string }): Promise<AwsStandIn> {
+export async function startAwsStandIn(options: {
+  account: string;
+  region: string;
+  logGroup: string;
+  streamPrefix: string;
+  container: string;
+}): Promise<AwsStandIn> {
   const requests: AwsRequest[] = [];
   const tasks = new Map<string, TaskState>();
   let seq = 0;
-  const standIn: AwsStandIn = { url: "", requests, script: { runningPolls: 1, exitCode: 0, logLines: [] }, close: async () => {} };
+  const standIn: AwsStandIn = {
+    url: "",
+    requests,
+    script: { runningPolls: 1, exitCode: 0, logLines: [] },
+    close: async () => {},
+  };
 
   const error = (type: string, message: string) => ({ status: 400, body: { __type: type, message } });
   const taskView = (t: TaskState) => {
@@ -62,8 +73,19 @@ export async function startAwsStandIn(options: { account: string; region: string
       taskDefinitionArn: t.taskDefinitionArn,
       lastStatus: status,
       desiredStatus: stopped ? "STOPPED" : "RUNNING",
-      ...(stopped ? { stopCode: s.stopCode ?? (s.exitCode === undefined ? "TaskFailedToStart" : "EssentialContainerExited"), stoppedReason: s.stoppedReason ?? "Essential container in task exited" } : {}),
-      containers: [{ name: options.container, lastStatus: status, ...(stopped && s.exitCode !== undefined ? { exitCode: s.exitCode } : {}) }],
+      ...(stopped
+        ? {
+            stopCode: s.stopCode ?? (s.exitCode === undefined ? "TaskFailedToStart" : "EssentialContainerExited"),
+            stoppedReason: s.stoppedReason ?? "Essential container in task exited",
+          }
+        : {}),
+      containers: [
+        {
+          name: options.container,
+          lastStatus: status,
+          ...(stopped && s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
+        },
+      ],
     };
   };
   const advance = (t: TaskState) => {
@@ -71,26 +93,44 @@ export async function startAwsStandIn(options: { account: string; region: string
     const view = taskView(t);
     const lines = standIn.script.logLines;
     const half = Math.ceil(lines.length / 2);
-    if (view.lastStatus !== "PROVISIONING" && !t.stream) t.stream = `${options.streamPrefix}/${options.container}/${t.arn.split("/").pop()}`;
+    if (view.lastStatus !== "PROVISIONING" && !t.stream)
+      t.stream = `${options.streamPrefix}/${options.container}/${t.arn.split("/").pop()}`;
     const upTo = view.lastStatus === "STOPPED" ? lines.length : view.lastStatus === "RUNNING" ? half : 0;
     while (t.events.length < upTo) t.events.push({ timestamp: Date.now(), message: lines[t.events.length] });
     return view;
   };
 
   const handlers: Record<string, (body: Record<string, any>) => { status: number; body: unknown }> = {
-    "AmazonEC2ContainerServiceV20141113.ListTasks": (b) => ({ status: 200, body: { taskArns: b.desiredStatus === "RUNNING" ? (standIn.script.alreadyRunning ?? []) : [] } }),
+    "AmazonEC2ContainerServiceV20141113.ListTasks": (b) => ({
+      status: 200,
+      body: { taskArns: b.desiredStatus === "RUNNING" ? (standIn.script.alreadyRunning ?? []) : [] },
+    }),
     "AmazonEC2ContainerServiceV20141113.RunTask": (b) => {
       if (standIn.script.failures) return { status: 200, body: { tasks: [], failures: standIn.script.failures } };
       if (!String(b.cluster).startsWith("arn:aws:ecs:")) return error("ClusterNotFoundException", "Cluster not found.");
       const clusterName = String(b.cluster).split("/").pop();
       const arn = `arn:aws:ecs:${options.region}:${options.account}:task/${clusterName}/${(++seq).toString(16).padStart(32, "0")}`;
-      const t: TaskState = { arn, cluster: b.cluster, taskDefinitionArn: b.taskDefinition, describes: 0, logGroup: options.logGroup, stream: undefined, events: [] };
+      const t: TaskState = {
+        arn,
+        cluster: b.cluster,
+        taskDefinitionArn: b.taskDefinition,
+        describes: 0,
+        logGroup: options.logGroup,
+        stream: undefined,
+        events: [],
+      };
       tasks.set(arn, t);
       return { status: 200, body: { tasks: [taskView(t)], failures: [] } };
     },
     "AmazonEC2ContainerServiceV20141113.DescribeTasks": (b) => {
       const found = (b.tasks as string[]).map((arn) => tasks.get(arn)).filter((t): t is TaskState => t !== undefined);
-      return { status: 200, body: { tasks: found.map(advance), failures: (b.tasks as string[]).filter((a) => !tasks.has(a)).map((arn) => ({ arn, reason: "MISSING" })) } };
+      return {
+        status: 200,
+        body: {
+          tasks: found.map(advance),
+          failures: (b.tasks as string[]).filter((a) => !tasks.has(a)).map((arn) => ({ arn, reason: "MISSING" })),
+        },
+      };
     },
     "Logs_20140328.GetLogEvents": (b) => {
       const t = [...tasks.values()].find((x) => x.stream === b.logStreamName && x.logGroup === b.logGroupName);
@@ -98,7 +138,14 @@ export async function startAwsStandIn(options: { account: string; region: string
       const from = typeof b.nextToken === "string" ? Number(b.nextToken.slice(2)) : 0;
       const page = t.events.slice(from, from + 2);
       const next = from + page.length;
-      return { status: 200, body: { events: page.map((e) => ({ ...e, ingestionTime: e.timestamp })), nextForwardToken: `f/${String(next).padStart(8, "0")}`, nextBackwardToken: `b/${String(from).padStart(8, "0")}` } };
+      return {
+        status: 200,
+        body: {
+          events: page.map((e) => ({ ...e, ingestionTime: e.timestamp })),
+          nextForwardToken: `f/${String(next).padStart(8, "0")}`,
+          nextBackwardToken: `b/${String(from).padStart(8, "0")}`,
+        },
+      };
     },
   };
 
@@ -115,9 +162,18 @@ export async function startAwsStandIn(options: { account: string; region: string
       }
       requests.push({ target, body, authorization: req.headers.authorization });
       const handler = handlers[target];
-      const answer = req.method !== "POST" || req.headers["content-type"] !== "application/x-amz-json-1.1" ? error("SerializationException", "expected an awsJson1_1 POST") : handler ? handler(body) : error("UnknownOperationException", target);
+      const answer =
+        req.method !== "POST" || req.headers["content-type"] !== "application/x-amz-json-1.1"
+          ? error("SerializationException", "expected an awsJson1_1 POST")
+          : handler
+            ? handler(body)
+            : error("UnknownOperationException", target);
       const text = JSON.stringify(answer.body);
-      res.writeHead(answer.status, { "content-type": "application/x-amz-json-1.1", "x-amzn-requestid": `req-${requests.length}`, "content-length": Buffer.byteLength(text) });
+      res.writeHead(answer.status, {
+        "content-type": "application/x-amz-json-1.1",
+        "x-amzn-requestid": `req-${requests.length}`,
+        "content-length": Buffer.byteLength(text),
+      });
       res.end(text);
     });
   });

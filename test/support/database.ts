@@ -4,7 +4,10 @@ import { Client, type Pool } from "pg";
 import crypto from "node:crypto";
 
 /** A fresh database on the run's embedded server, or on the server of `adminUrl` (a test's own). */
-export async function createTestDatabase(prefix = "t", adminUrl: string = inject("pgAdminUrl")): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  prefix = "t",
+  adminUrl: string = inject("pgAdminUrl"),
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `${prefix}_${crypto.randomBytes(5).toString("hex")}`.toLowerCase();
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
@@ -37,9 +40,17 @@ export const sleep = (ms: number): Promise<void> => new Promise<void>((resolve) 
  * Waits until no session of pg_stat_activity matches `where` (a condition with parameters `params`), up to `ms`:
  * a session whose client has gone may still be running, and committing, its last statement.
  */
-export async function sessionsGone(db: Pick<Client, "query">, where: string, params: unknown[] = [], ms = 5000): Promise<void> {
+export async function sessionsGone(
+  db: Pick<Client, "query">,
+  where: string,
+  params: unknown[] = [],
+  ms = 5000,
+): Promise<void> {
   for (const started = Date.now(); Date.now() - started < ms; await sleep(50)) {
-    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${where}`, params);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${where}`,
+      params,
+    );
     if (rows[0].n === 0) return;
   }
   throw new Error(`sessions matching ${where} did not end within ${ms} ms`);

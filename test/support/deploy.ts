@@ -66,7 +66,8 @@ export type StackState = Map<string, DeployedResource>;
 export type UpReport = Record<string, Step | "delete">;
 
 const keyOf = (r: { type: string; name: string }) => `${r.type} ${r.name}`;
-const kindOf = (type: string) => (type === OBJECT ? OBJECT : type.startsWith(DYNAMIC) ? type.slice(DYNAMIC.length) : undefined);
+const kindOf = (type: string) =>
+  type === OBJECT ? OBJECT : type.startsWith(DYNAMIC) ? type.slice(DYNAMIC.length) : undefined;
 /** The order of an `up` (a delete goes the other way): shared objects, the stack's objects, then the providers'. */
 const ORDER = ["SharedObject", OBJECT, ...PROVIDERS.map(([kind]) => kind).filter((kind) => kind !== "SharedObject")];
 const order = (type: string) => ORDER.indexOf(kindOf(type)!);
@@ -93,7 +94,10 @@ const bucketObjects = {
         new PutObjectCommand({
           Bucket: inputs.bucket,
           Key: inputs.key,
-          Body: inputs.contentBase64 !== undefined ? Buffer.from(inputs.contentBase64, "base64") : Buffer.from(inputs.content ?? "", "utf8"),
+          Body:
+            inputs.contentBase64 !== undefined
+              ? Buffer.from(inputs.contentBase64, "base64")
+              : Buffer.from(inputs.content ?? "", "utf8"),
           ContentType: inputs.contentType,
           ServerSideEncryption: inputs.serverSideEncryption,
           SSEKMSKeyId: inputs.kmsKeyId,
@@ -115,10 +119,15 @@ const bucketObjects = {
 };
 
 /** `pulumi up` of `plan` over `state` (empty for a first up); returns the new state and what happened. */
-export async function up(plan: PlanRun, state: StackState = new Map()): Promise<{ state: StackState; report: UpReport }> {
+export async function up(
+  plan: PlanRun,
+  state: StackState = new Map(),
+): Promise<{ state: StackState; report: UpReport }> {
   const next: StackState = new Map();
   const report: UpReport = {};
-  const planned = plan.resources.filter((r) => !r.read && kindOf(r.type) !== undefined).sort((a, b) => order(a.type) - order(b.type));
+  const planned = plan.resources
+    .filter((r) => !r.read && kindOf(r.type) !== undefined)
+    .sort((a, b) => order(a.type) - order(b.type));
   for (const resource of planned) {
     const key = keyOf(resource);
     const inputs = providerInputs(resource.inputs);
@@ -128,15 +137,35 @@ export async function up(plan: PlanRun, state: StackState = new Map()): Promise<
       const replaced = old && (old.state.bucket !== inputs.bucket || old.state.key !== inputs.key);
       if (!old || replaced || JSON.stringify(old.state) !== JSON.stringify(inputs)) await bucketObjects.put(inputs);
       if (replaced && !old.retainOnDelete) await bucketObjects.delete(old.state);
-      report[key] = !old ? "create" : replaced ? "replace (create first)" : JSON.stringify(old.state) === JSON.stringify(inputs) ? "same" : "update";
-      next.set(key, { type: resource.type, name: resource.name, id: `${inputs.bucket}/${inputs.key}`, state: inputs, retainOnDelete });
+      report[key] = !old
+        ? "create"
+        : replaced
+          ? "replace (create first)"
+          : JSON.stringify(old.state) === JSON.stringify(inputs)
+            ? "same"
+            : "update";
+      next.set(key, {
+        type: resource.type,
+        name: resource.name,
+        id: `${inputs.bucket}/${inputs.key}`,
+        state: inputs,
+        retainOnDelete,
+      });
       continue;
     }
     const provider = providerOf(resource.type);
     const steps: Step[] = [];
-    const deployed = old ? await updateResource(provider, { id: old.id, state: old.state }, inputs, steps) : await createResource(provider, inputs);
+    const deployed = old
+      ? await updateResource(provider, { id: old.id, state: old.state }, inputs, steps)
+      : await createResource(provider, inputs);
     report[key] = old ? steps[0] : "create";
-    next.set(key, { type: resource.type, name: resource.name, id: deployed.id, state: deployed.state as Record<string, any>, retainOnDelete });
+    next.set(key, {
+      type: resource.type,
+      name: resource.name,
+      id: deployed.id,
+      state: deployed.state as Record<string, any>,
+      retainOnDelete,
+    });
   }
   // Resources no longer in the program: deleted with their old state, in reverse order, unless retained.
   const gone = [...state.values()].filter((r) => !next.has(keyOf(r))).sort((a, b) => order(b.type) - order(a.type));
@@ -151,7 +180,10 @@ export async function up(plan: PlanRun, state: StackState = new Map()): Promise<
 
 /** `pulumi destroy`: every resource deleted with its state, unless retained. */
 export async function destroy(state: StackState): Promise<void> {
-  await up({ project: "", stack: "", account: { accountId: "", region: "", partition: "" }, resources: [], outputs: {} }, state);
+  await up(
+    { project: "", stack: "", account: { accountId: "", region: "", partition: "" }, resources: [], outputs: {} },
+    state,
+  );
 }
 
 /**
@@ -165,7 +197,9 @@ export function planStack(config: Record<string, unknown>, stack: string): Promi
 
 /** The task's command line as the plan's task definition holds it (`run --definition ... --cls ...`). */
 export function taskCommand(plan: PlanRun): string[] {
-  const [container] = JSON.parse(revealedInputs(one(plan, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions);
+  const [container] = JSON.parse(
+    revealedInputs(one(plan, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions,
+  );
   return container.command;
 }
 
@@ -189,7 +223,11 @@ export interface PlatformServices {
  * A database (the SQL providers configured with its login, an empty publish schema), the hub emulator, the loopback S3
  * with `bucket` in it, and the task's bundle built.
  */
-export async function startPlatformServices(options: { name: string; bucket: string; emulator?: Partial<EmulatorConfigInput> }): Promise<PlatformServices> {
+export async function startPlatformServices(options: {
+  name: string;
+  bucket: string;
+  emulator?: Partial<EmulatorConfigInput>;
+}): Promise<PlatformServices> {
   const [db] = await Promise.all([createTestDatabase(options.name), taskBundle()]);
   const pool = new Pool({ connectionString: db.url, max: 2 });
   const hub = await startEmulator({ config: emulatorConfig(options.emulator) });
@@ -206,7 +244,10 @@ export async function startPlatformServices(options: { name: string; bucket: str
     env: loopbackAwsEnv(s3.url),
     connections,
     writeConnections(config) {
-      const plan = planInstallation(validateStackConfig(config, { source: "test", stack: "test" }), { template: loadPipelineTemplate(), ...loadSqlSources() });
+      const plan = planInstallation(validateStackConfig(config, { source: "test", stack: "test" }), {
+        template: loadPipelineTemplate(),
+        ...loadSqlSources(),
+      });
       writeConnectionRecords(connections, plan.connections);
     },
     async close() {

@@ -22,7 +22,12 @@ export async function createResource<T>(provider: dynamic.ResourceProvider<T, T>
 }
 
 /** `pulumi up` of a resource in the state with new inputs. `steps` records what the engine did. */
-export async function updateResource<T>(provider: dynamic.ResourceProvider<T, T>, old: Deployed<T>, inputs: T, steps: Step[] = []): Promise<Deployed<T>> {
+export async function updateResource<T>(
+  provider: dynamic.ResourceProvider<T, T>,
+  old: Deployed<T>,
+  inputs: T,
+  steps: Step[] = [],
+): Promise<Deployed<T>> {
   const checked = provider.check ? await provider.check(old.state, inputs) : { inputs };
   if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
   const news = (checked.inputs ?? inputs) as T;
@@ -53,7 +58,10 @@ export async function deleteResource<T>(provider: dynamic.ResourceProvider<T, T>
 }
 
 /** `pulumi refresh`: read with the old state; undefined when the provider says the resource is gone. */
-export async function refreshResource<T>(provider: dynamic.ResourceProvider<T, T>, old: Deployed<T>): Promise<Deployed<T> | undefined> {
+export async function refreshResource<T>(
+  provider: dynamic.ResourceProvider<T, T>,
+  old: Deployed<T>,
+): Promise<Deployed<T> | undefined> {
   if (!provider.read) return old;
   const read = await provider.read(old.id, old.state);
   return read.id ? { id: read.id, state: (read.props ?? old.state) as T } : undefined;
@@ -64,9 +72,13 @@ export interface SecretValue {
   secret: unknown;
 }
 export const secret = (value: unknown): SecretValue => ({ secret: value });
-const isSecret = (v: unknown): v is SecretValue => !!v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "secret" in v;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v) && !isSecret(v);
-const containsSecrets = (v: unknown): boolean => isSecret(v) || (Array.isArray(v) ? v.some(containsSecrets) : isPlainObject(v) && Object.values(v).some(containsSecrets));
+const isSecret = (v: unknown): v is SecretValue =>
+  !!v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "secret" in v;
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === "object" && !Array.isArray(v) && !isSecret(v);
+const containsSecrets = (v: unknown): boolean =>
+  isSecret(v) ||
+  (Array.isArray(v) ? v.some(containsSecrets) : isPlainObject(v) && Object.values(v).some(containsSecrets));
 
 /**
  * What the engine does with the state a provider that cannot take secrets (a dynamic provider's ConfigureResponse says
@@ -90,7 +102,8 @@ export function exposedSecrets(value: unknown, secrets: string[], at = ""): stri
   if (isSecret(value)) return [];
   if (typeof value === "string") return secrets.some((s) => s !== "" && value.includes(s)) ? [at] : [];
   if (Array.isArray(value)) return value.flatMap((v, i) => exposedSecrets(v, secrets, `${at}[${i}]`));
-  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => exposedSecrets(v, secrets, at ? `${at}.${k}` : k));
+  if (value && typeof value === "object")
+    return Object.entries(value).flatMap(([k, v]) => exposedSecrets(v, secrets, at ? `${at}.${k}` : k));
   return [];
 }
 

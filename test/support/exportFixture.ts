@@ -2,8 +2,21 @@
 import fs from "node:fs";
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
-import { QUEUES, emulatorConfig, provisionPlatform, type HubUrls, type PlatformOptions, type TestPlatform } from "./platform";
-import { startEmulator, type Emulator, type EmulatorConfigInput, type EmulatorState, type LinkInput } from "../../emulator";
+import {
+  QUEUES,
+  emulatorConfig,
+  provisionPlatform,
+  type HubUrls,
+  type PlatformOptions,
+  type TestPlatform,
+} from "./platform";
+import {
+  startEmulator,
+  type Emulator,
+  type EmulatorConfigInput,
+  type EmulatorState,
+  type LinkInput,
+} from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
 import { completedRuns } from "../../local/status";
@@ -14,7 +27,17 @@ export interface ExportFixture {
   emulator: Emulator;
   platform: TestPlatform;
   /** Tables, schema-qualified. */
-  t: { messages: string; archive: string; status: string; intakeJob: string; completedRuns: string; runHistory: string; watermark: string; run: string; runPart: string };
+  t: {
+    messages: string;
+    archive: string;
+    status: string;
+    intakeJob: string;
+    completedRuns: string;
+    runHistory: string;
+    watermark: string;
+    run: string;
+    runPart: string;
+  };
   count(table: string, where?: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -39,12 +62,22 @@ export interface FixtureOptions {
 export async function exportFixture(options: FixtureOptions = {}): Promise<ExportFixture> {
   const db = await createTestDatabase("task", options.adminUrl);
   const emulator = await startEmulator({ config: emulatorConfig(options.emulator), link: options.link });
-  const platform = await provisionPlatform({ databaseUrl: db.url, hub: options.hub ? await options.hub(emulator) : emulator.urls, parameters: options.parameters, ...options.platform });
+  const platform = await provisionPlatform({
+    databaseUrl: db.url,
+    hub: options.hub ? await options.hub(emulator) : emulator.urls,
+    parameters: options.parameters,
+    ...options.platform,
+  });
   const pool = new Pool({ connectionString: db.url, max: 4 });
   // An idle session lost (a test restarts the server or ends sessions) is replaced at the next query.
   pool.on("error", () => {});
   if (options.employees) {
-    await seedSampleEmployees(pool, { schema: platform.publishSchema, count: options.employees, seed: options.seed ?? 1, platRegions: options.platRegions ?? ["US", "EU", "APAC"] });
+    await seedSampleEmployees(pool, {
+      schema: platform.publishSchema,
+      count: options.employees,
+      seed: options.seed ?? 1,
+      platRegions: options.platRegions ?? ["US", "EU", "APAC"],
+    });
   }
   const s = platform.stagingSchema;
   const t = {
@@ -80,7 +113,9 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
 
 /** Employees of the publish schema in the regions that have a tenant (US, EU). */
 export async function employeesInScope(pool: Pool | Client, schema: string): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.employee WHERE plat_region IN ('US', 'EU')`);
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${schema}.employee WHERE plat_region IN ('US', 'EU')`,
+  );
   return rows[0].n;
 }
 
@@ -90,12 +125,18 @@ export type BrokerMessage = NonNullable<EmulatorState["queues"]["US"]["destinati
 /** Every message the emulator's US and EU queues hold now (read from `f.emulator` at each call: a test may restart it). */
 export function storedMessages(f: ExportFixture): BrokerMessage[] {
   const s = f.emulator.state({ messages: true });
-  return [...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []), ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? [])];
+  return [
+    ...(s.queues.US.destinations[QUEUES.US.queueName]?.messages ?? []),
+    ...(s.queues.EU.destinations[QUEUES.EU.queueName]?.messages ?? []),
+  ];
 }
 
 /** The first `n` employee ids of a platform region of the publish schema, in id order. */
 export async function employeeIds(f: ExportFixture, n: number, region = "US"): Promise<string[]> {
-  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = $1 ORDER BY 1 LIMIT $2`, [region, n]);
+  const { rows } = await f.pool.query<{ employee_id: string }>(
+    `SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE plat_region = $1 ORDER BY 1 LIMIT $2`,
+    [region, n],
+  );
   return rows.map((r) => r.employee_id);
 }
 
@@ -103,8 +144,13 @@ export async function employeeIds(f: ExportFixture, n: number, region = "US"): P
 export async function archivedEmployees(f: ExportFixture, transactionId?: string): Promise<number> {
   const { rows } =
     transactionId === undefined
-      ? await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`)
-      : await f.pool.query<{ n: number }>(`SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`, [transactionId]);
+      ? await f.pool.query<{ n: number }>(
+          `SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e`,
+        )
+      : await f.pool.query<{ n: number }>(
+          `SELECT count(DISTINCT e)::int AS n FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`,
+          [transactionId],
+        );
   return rows[0].n;
 }
 
@@ -116,6 +162,8 @@ export interface HistoryRow {
 
 /** The last row of HUB_EXPORT_RUN_HISTORY (its event, transaction id and detail). */
 export async function lastHistory(f: ExportFixture): Promise<HistoryRow> {
-  const { rows } = await f.pool.query<HistoryRow>(`SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`);
+  const { rows } = await f.pool.query<HistoryRow>(
+    `SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`,
+  );
   return rows[0];
 }

@@ -28,7 +28,11 @@ export async function setup(project: TestProject): Promise<void> {
   fs.symlinkSync(tsxCache, path.join(runDir, `tsx-${process.geteuid?.() ?? "user"}`));
   // Read by os.tmpdir() in this process and in every worker and child process started from now on.
   process.env.TMPDIR = runDir;
-  server = await startEmbeddedPostgres({ dataDir: path.join(runDir, "postgres"), persistent: false, owner: "npm test" });
+  server = await startEmbeddedPostgres({
+    dataDir: path.join(runDir, "postgres"),
+    persistent: false,
+    owner: "npm test",
+  });
   project.provide("pgAdminUrl", server.adminUrl);
 }
 

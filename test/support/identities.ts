@@ -47,10 +47,13 @@ export function planIdentities(run: PlanRun): Identity[] {
   const out: Identity[] = [];
   for (const planned of run.resources) {
     const parent = planned.parent ? engineUrn.get(planned.parent) : undefined;
-    if (planned.parent && parent === undefined) throw new Error(`${planned.urn}: its parent ${planned.parent} was not registered before it`);
+    if (planned.parent && parent === undefined)
+      throw new Error(`${planned.urn}: its parent ${planned.parent} was not registered before it`);
     const urn = generateUrn(parent ?? "", planned.type, planned.name, run.project, run.stack);
     engineUrn.set(planned.urn, urn);
-    const aliases = (planned.options.aliases ?? []).map((a) => ("parentUrn" in a && a.parentUrn ? { ...a, parentUrn: engineUrn.get(a.parentUrn) ?? a.parentUrn } : a));
+    const aliases = (planned.options.aliases ?? []).map((a) =>
+      "parentUrn" in a && a.parentUrn ? { ...a, parentUrn: engineUrn.get(a.parentUrn) ?? a.parentUrn } : a,
+    );
     const r = { ...planned, urn, ...(parent ? { parent } : {}), options: { ...planned.options, aliases } };
     const generated = generateAliases(r, run, aliasesOf);
     aliasesOf.set(urn, generated);
@@ -84,7 +87,12 @@ function generateAliases(r: PlannedResource, run: PlanRun, aliasesOf: Map<string
  * step_generator.go collapseAliasToUrn: blank fields take the resource's own; a parent given explicitly (the Node.js
  * SDK always sends the resource's parent) also stands for that parent's old URNs; the root stack as parent is none.
  */
-function collapseAliasToUrns(r: PlannedResource, spec: AliasSpec, run: PlanRun, aliasesOf: Map<string, string[]>): string[] {
+function collapseAliasToUrns(
+  r: PlannedResource,
+  spec: AliasSpec,
+  run: PlanRun,
+  aliasesOf: Map<string, string[]>,
+): string[] {
   if ("urn" in spec) return [spec.urn];
   const name = spec.name || r.name;
   const type = spec.type || r.type;
@@ -93,12 +101,22 @@ function collapseAliasToUrns(r: PlannedResource, spec: AliasSpec, run: PlanRun, 
   let parents = [spec.parentUrn || r.parent || ""];
   if (spec.parentUrn) parents.push(...(aliasesOf.get(spec.parentUrn) ?? []));
   if (spec.noParent) parents = [""];
-  return parents.map((p) => createUrn(name, type, p && urnParts(p).qualifiedType === ROOT_STACK_TYPE ? "" : p, project, stack));
+  return parents.map((p) =>
+    createUrn(name, type, p && urnParts(p).qualifiedType === ROOT_STACK_TYPE ? "" : p, project, stack),
+  );
 }
 
 /** step_generator.go inheritedChildAlias: a child named after its parent follows the parent's old name. */
-function inheritedChildAlias(childType: string, childName: string, parentName: string, parentAlias: string, run: PlanRun): string {
-  const aliasName = childName.startsWith(parentName) ? urnParts(parentAlias).name + childName.slice(parentName.length) : childName;
+function inheritedChildAlias(
+  childType: string,
+  childName: string,
+  parentName: string,
+  parentAlias: string,
+  run: PlanRun,
+): string {
+  const aliasName = childName.startsWith(parentName)
+    ? urnParts(parentAlias).name + childName.slice(parentName.length)
+    : childName;
   const parentType = urnParts(parentAlias).qualifiedType;
   const type = parentType !== "" && parentType !== ROOT_STACK_TYPE ? `${parentType}$${childType}` : childType;
   return `urn:pulumi:${run.stack}::${run.project}::${type}::${aliasName}`;
@@ -144,7 +162,8 @@ export function compareIdentities(golden: Identity[], planned: Identity[]): Iden
   for (const g of golden) {
     const still = now.get(g.urn);
     if (still) {
-      for (const alias of g.aliases) if (!still.aliases.includes(alias)) changes.droppedAliases.push({ urn: g.urn, alias });
+      for (const alias of g.aliases)
+        if (!still.aliases.includes(alias)) changes.droppedAliases.push({ urn: g.urn, alias });
       continue;
     }
     const owner = aliasOwner.get(g.urn);

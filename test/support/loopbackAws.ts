@@ -3,7 +3,12 @@ import { startS3Emulator, type S3Emulator, type S3EmulatorOptions } from "../../
 
 /** The AWS SDK's variables for the loopback S3: its endpoint and stand-in credentials (the emulator checks no signature). */
 export function loopbackAwsEnv(s3Url: string): Record<string, string> {
-  return { AWS_ENDPOINT_URL_S3: s3Url, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" };
+  return {
+    AWS_ENDPOINT_URL_S3: s3Url,
+    AWS_ACCESS_KEY_ID: "test",
+    AWS_SECRET_ACCESS_KEY: "test",
+    AWS_REGION: "us-east-1",
+  };
 }
 
 /** Sets (or, for undefined, removes) these variables of this process; the result puts them back. */

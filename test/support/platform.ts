@@ -18,12 +18,32 @@ import type { EmulatorConfigInput } from "../../emulator";
 import { applyScriptFiles } from "../../providers/scriptFiles";
 
 export const TENANTS = {
-  US: { hubTenantId: "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c", clientId: "acme-us-test", clientSecret: "tenant-us-S3cr3t!x9" },
-  EU: { hubTenantId: "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b", clientId: "acme-eu-test", clientSecret: "tenant-eu-S3cr3t!y7" },
+  US: {
+    hubTenantId: "3f6c9a2e-5b1d-4e8f-9a7c-2d4b6e8f0a1c",
+    clientId: "acme-us-test",
+    clientSecret: "tenant-us-S3cr3t!x9",
+  },
+  EU: {
+    hubTenantId: "7a2d4f6b-8c1e-4a3b-b5d7-9e0f2a4c6e8b",
+    clientId: "acme-eu-test",
+    clientSecret: "tenant-eu-S3cr3t!y7",
+  },
 } as const;
 export const QUEUES = {
-  US: { clientId: "mq-us-client-test", clientSecret: "mq-us-S3cr3t!q1", orgId: "org-us", envId: "env-us", queueName: "acme-empl-us" },
-  EU: { clientId: "mq-eu-client-test", clientSecret: "mq-eu-S3cr3t!q2", orgId: "org-eu", envId: "env-eu", queueName: "acme-empl-eu" },
+  US: {
+    clientId: "mq-us-client-test",
+    clientSecret: "mq-us-S3cr3t!q1",
+    orgId: "org-us",
+    envId: "env-us",
+    queueName: "acme-empl-us",
+  },
+  EU: {
+    clientId: "mq-eu-client-test",
+    clientSecret: "mq-eu-S3cr3t!q2",
+    orgId: "org-eu",
+    envId: "env-eu",
+    queueName: "acme-empl-eu",
+  },
 } as const;
 export const CLIENT_NAME = "ACME";
 export const JOB_NAME = "HRSYS_EMPL_HUB_ACME_202611_TEST";
@@ -32,10 +52,22 @@ export const JOB_NAME = "HRSYS_EMPL_HUB_ACME_202611_TEST";
 export function emulatorConfig(extra: Partial<EmulatorConfigInput> = {}): EmulatorConfigInput {
   return {
     queues: {
-      US: { clientId: QUEUES.US.clientId, clientSecret: QUEUES.US.clientSecret, orgId: QUEUES.US.orgId, envId: QUEUES.US.envId },
-      EU: { clientId: QUEUES.EU.clientId, clientSecret: QUEUES.EU.clientSecret, orgId: QUEUES.EU.orgId, envId: QUEUES.EU.envId },
+      US: {
+        clientId: QUEUES.US.clientId,
+        clientSecret: QUEUES.US.clientSecret,
+        orgId: QUEUES.US.orgId,
+        envId: QUEUES.US.envId,
+      },
+      EU: {
+        clientId: QUEUES.EU.clientId,
+        clientSecret: QUEUES.EU.clientSecret,
+        orgId: QUEUES.EU.orgId,
+        envId: QUEUES.EU.envId,
+      },
     },
-    tenants: Object.fromEntries(Object.values(TENANTS).map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }])),
+    tenants: Object.fromEntries(
+      Object.values(TENANTS).map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }]),
+    ),
     ...extra,
   };
 }
@@ -79,7 +111,10 @@ export function stackConfigFor(
   parameters: Partial<StackConfig["parameters"]> = {},
   options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
 ): StackConfig {
-  return validateStackConfig(rawStackConfigFor(databaseUrl, hub, parameters, options), { source: "test platform", stack: "test" });
+  return validateStackConfig(rawStackConfigFor(databaseUrl, hub, parameters, options), {
+    source: "test platform",
+    stack: "test",
+  });
 }
 
 /** The test platform's stack config as the stack file holds it (values not validated yet). */
@@ -98,24 +133,68 @@ export function rawStackConfigFor(
     jobName: JOB_NAME,
     publishSchema: `${database}.publish`,
     stagingSchema: `${database}.staging`,
-    parameters: { records_per_hub_message: 1, records_per_ers_request: 100, idl_date: "1901-01-01T00:00:00", system_code: "HRSYS", EmpTypeDefault: "Sales", EmpGenderDefault: "Not_Declared", ...parameters },
+    parameters: {
+      records_per_hub_message: 1,
+      records_per_ers_request: 100,
+      idl_date: "1901-01-01T00:00:00",
+      system_code: "HRSYS",
+      EmpTypeDefault: "Sales",
+      EmpGenderDefault: "Not_Declared",
+      ...parameters,
+    },
     bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
-    database: { connectionName: "PLAT_WAREHOUSE_TEST", host: db.hostname, port: Number(db.port), database, sslMode: "disable", admin: { username: decodeURIComponent(db.username), password }, task: { username: decodeURIComponent(db.username), password } },
+    database: {
+      connectionName: "PLAT_WAREHOUSE_TEST",
+      host: db.hostname,
+      port: Number(db.port),
+      database,
+      sslMode: "disable",
+      admin: { username: decodeURIComponent(db.username), password },
+      task: { username: decodeURIComponent(db.username), password },
+    },
     connectionStore: { prefix: "acme/test" },
     hub: {
       default: { environmentName: "hub-test", apis: { ERS: hub.ers, CFG: hub.cfg, HRSYS: hub.hrsys } },
       regions: Object.fromEntries(
-        Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [r, { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } }]),
+        Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [
+          r,
+          { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } },
+        ]),
       ),
       allowLoopback: true,
     },
     queues: Object.fromEntries(
-      (["US", "EU"] as const).map((r) => [r, { connectionName: `HUB_MQ_${r}_TEST`, baseUrl: hub.queues[r], queueName: QUEUES[r].queueName, clientAccessId: QUEUES[r].clientId, clientSecret: QUEUES[r].clientSecret }]),
+      (["US", "EU"] as const).map((r) => [
+        r,
+        {
+          connectionName: `HUB_MQ_${r}_TEST`,
+          baseUrl: hub.queues[r],
+          queueName: QUEUES[r].queueName,
+          clientAccessId: QUEUES[r].clientId,
+          clientSecret: QUEUES[r].clientSecret,
+        },
+      ]),
     ),
-    hubTenants: (["US", "EU"] as const).map((r) => ({ hubTenantId: TENANTS[r].hubTenantId, hubTenantCode: `ACME_${r}_TEST`, hubRegion: r, clientId: TENANTS[r].clientId, clientSecret: TENANTS[r].clientSecret })),
+    hubTenants: (["US", "EU"] as const).map((r) => ({
+      hubTenantId: TENANTS[r].hubTenantId,
+      hubTenantCode: `ACME_${r}_TEST`,
+      hubRegion: r,
+      clientId: TENANTS[r].clientId,
+      clientSecret: TENANTS[r].clientSecret,
+    })),
     platTenants: [
-      ...(["US", "EU"] as const).map((r) => ({ platRegion: r, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
-      ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({ platRegion, codebase: r, gblOrUs: r === "US" ? "US" : "GBL", hubTenantCode: `ACME_${r}_TEST` })),
+      ...(["US", "EU"] as const).map((r) => ({
+        platRegion: r,
+        codebase: r,
+        gblOrUs: r === "US" ? "US" : "GBL",
+        hubTenantCode: `ACME_${r}_TEST`,
+      })),
+      ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({
+        platRegion,
+        codebase: r,
+        gblOrUs: r === "US" ? "US" : "GBL",
+        hubTenantCode: `ACME_${r}_TEST`,
+      })),
     ],
     schedule: { expression: "rate(1 day)" },
     network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
@@ -124,7 +203,12 @@ export function rawStackConfigFor(
 
 /** A raw stack config in engine form, as `pulumi up` hands it to the program: `hubExport:<key>` → text or JSON. */
 export function engineConfigOf(raw: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(raw).map(([key, value]) => [`hubExport:${key}`, typeof value === "string" ? value : JSON.stringify(value)]));
+  return Object.fromEntries(
+    Object.entries(raw).map(([key, value]) => [
+      `hubExport:${key}`,
+      typeof value === "string" ? value : JSON.stringify(value),
+    ]),
+  );
 }
 
 /** Writes the platform's files and applies the common baseline, the client's run tables and the rows to the database. */
@@ -139,17 +223,30 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
   const definitionFile = path.join(dir, plan.template.fileName);
   fs.writeFileSync(definitionFile, plan.template.text);
   for (const object of plan.bucketObjects) {
-    if (!object.folder && object.key.startsWith(BUCKET_FOLDERS.scripts)) fs.writeFileSync(path.join(scriptsDir, object.key.slice(BUCKET_FOLDERS.scripts.length)), object.content, { mode: 0o600 });
+    if (!object.folder && object.key.startsWith(BUCKET_FOLDERS.scripts))
+      fs.writeFileSync(path.join(scriptsDir, object.key.slice(BUCKET_FOLDERS.scripts.length)), object.content, {
+        mode: 0o600,
+      });
   }
-  await applyScriptFiles({ location: { kind: "folder", dir: scriptsDir }, warehouseConnection: plan.scriptFiles.warehouseConnection, entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) });
-  for (const record of plan.connections) fs.writeFileSync(path.join(connectionsDir, connectionFileName(record.systemName)), serializeConnectionRecord(record), { mode: 0o600 });
+  await applyScriptFiles({
+    location: { kind: "folder", dir: scriptsDir },
+    warehouseConnection: plan.scriptFiles.warehouseConnection,
+    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
+  });
+  for (const record of plan.connections)
+    fs.writeFileSync(
+      path.join(connectionsDir, connectionFileName(record.systemName)),
+      serializeConnectionRecord(record),
+      { mode: 0o600 },
+    );
 
   const client = new Client({ connectionString: options.databaseUrl });
   await client.connect();
   try {
     await client.query(plan.baseline.sql);
     await client.query(plan.runTables.sql);
-    for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig]) await insertRow(client, plan.stagingSchema, row);
+    for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
+      await insertRow(client, plan.stagingSchema, row);
   } finally {
     await client.end();
   }

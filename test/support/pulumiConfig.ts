@@ -45,7 +45,8 @@ function parsePath(key: string): (string | number)[] {
 /** The CLI's typing of a `--path` value. */
 export function pathValue(text: string): unknown {
   if (text === "true" || text === "false") return text === "true";
-  if (/^[-+]?\d+$/.test(text) && !(text.length > 1 && text.startsWith("0")) && Number.isSafeInteger(Number(text))) return Number(text);
+  if (/^[-+]?\d+$/.test(text) && !(text.length > 1 && text.startsWith("0")) && Number.isSafeInteger(Number(text)))
+    return Number(text);
   return text;
 }
 
@@ -81,9 +82,13 @@ export function applyConfigCommandToDocument(doc: YAML.Document, line: string, p
 }
 
 /** What one `pulumi config set|rm ...` line does: the key's path and the value the CLI stores. */
-function parseConfigCommand(line: string, prompt: string): { remove: boolean; path: (string | number)[]; value: unknown } {
+function parseConfigCommand(
+  line: string,
+  prompt: string,
+): { remove: boolean; path: (string | number)[]; value: unknown } {
   const words = shellWords(line);
-  if (words[0] !== "pulumi" || words[1] !== "config" || !["set", "rm"].includes(words[2])) throw new Error(`not a pulumi config set|rm command: ${line}`);
+  if (words[0] !== "pulumi" || words[1] !== "config" || !["set", "rm"].includes(words[2]))
+    throw new Error(`not a pulumi config set|rm command: ${line}`);
   const flags = new Set<string>();
   const args: string[] = [];
   for (let i = 3; i < words.length; i++) {
@@ -94,7 +99,11 @@ function parseConfigCommand(line: string, prompt: string): { remove: boolean; pa
   const [key, given] = args;
   if (!key?.includes(":")) throw new Error(`no namespaced key in: ${line}`);
   const text = given ?? prompt;
-  const value = flags.has("--secret") ? { secure: `v1:ciphertext-${++ciphertexts}` } : flags.has("--path") ? pathValue(text) : text;
+  const value = flags.has("--secret")
+    ? { secure: `v1:ciphertext-${++ciphertexts}` }
+    : flags.has("--path")
+      ? pathValue(text)
+      : text;
   return { remove: words[2] === "rm", path: flags.has("--path") ? parsePath(key) : [key], value };
 }
 

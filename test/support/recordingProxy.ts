@@ -18,7 +18,10 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-export async function startRecordingProxy(target: string, options: { answerDelayMs?: number } = {}): Promise<RecordingProxy> {
+export async function startRecordingProxy(
+  target: string,
+  options: { answerDelayMs?: number } = {},
+): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const puts: string[] = [];
   const proxy = { puts, ersPosts: 0 };
@@ -35,22 +38,26 @@ export async function startRecordingProxy(target: string, options: { answerDelay
       if (req.method === "POST" && /^\/ers\//.test(req.url ?? "")) proxy.ersPosts++;
       if (req.method === "PUT" && /\/messages(\/|$)/.test(req.url ?? "")) {
         try {
-          const doc = JSON.parse(body.toString("utf8")) as { headers?: { messageId?: string } } | { headers?: { messageId?: string } }[];
+          const doc = JSON.parse(body.toString("utf8")) as
+            { headers?: { messageId?: string } } | { headers?: { messageId?: string } }[];
           for (const m of Array.isArray(doc) ? doc : [doc]) if (m.headers?.messageId) puts.push(m.headers.messageId);
         } catch {
           // not JSON: the emulator answers it
         }
       }
       outstanding++;
-      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        done();
-        const reply = () => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        };
-        if (options.answerDelayMs) setTimeout(reply, options.answerDelayMs);
-        else reply();
-      });
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          done();
+          const reply = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          };
+          if (options.answerDelayMs) setTimeout(reply, options.answerDelayMs);
+          else reply();
+        },
+      );
       forward.on("error", () => {
         done();
         res.destroy();
@@ -63,7 +70,12 @@ export async function startRecordingProxy(target: string, options: { answerDelay
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return Object.assign(proxy, {
     settled: () => (outstanding === 0 ? Promise.resolve() : new Promise<void>((resolve) => onSettled.push(resolve))),
-    urls: { queues: { US: `${base}/mq/us`, EU: `${base}/mq/eu`, APAC: `${base}/mq/apac` }, cfg: `${base}/cfg/api/`, ers: `${base}/ers/api/`, hrsys: `${base}/hrsys/api/` },
+    urls: {
+      queues: { US: `${base}/mq/us`, EU: `${base}/mq/eu`, APAC: `${base}/mq/apac` },
+      cfg: `${base}/cfg/api/`,
+      ers: `${base}/ers/api/`,
+      hrsys: `${base}/hrsys/api/`,
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

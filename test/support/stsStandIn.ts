@@ -36,7 +36,11 @@ export async function startStsStandIn(accounts: Record<string, string>): Promise
     res.end(`<?xml version="1.0" encoding="UTF-8"?>${xml}`);
   };
   const fault = (res: http.ServerResponse, status: number, code: string, message: string) =>
-    answer(res, status, `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>stand-in</RequestId></ErrorResponse>`);
+    answer(
+      res,
+      status,
+      `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>stand-in</RequestId></ErrorResponse>`,
+    );
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -48,7 +52,8 @@ export async function startStsStandIn(accounts: Record<string, string>): Promise
       const call: StsCall = { action, accessKeyId, ...(form.get("RoleArn") ? { roleArn: form.get("RoleArn")! } : {}) };
       calls.push(call);
       const account = known.get(accessKeyId);
-      if (!account) return fault(res, 403, "InvalidClientTokenId", "The security token included in the request is invalid.");
+      if (!account)
+        return fault(res, 403, "InvalidClientTokenId", "The security token included in the request is invalid.");
       if (action === "GetCallerIdentity") {
         return answer(
           res,
@@ -93,7 +98,24 @@ export async function startStsStandIn(accounts: Record<string, string>): Promise
 export function awsProfilesEnv(dir: string, profiles: Record<string, string>): Record<string, string | undefined> {
   const credentials = path.join(dir, "credentials");
   const config = path.join(dir, "config");
-  fs.writeFileSync(credentials, Object.entries(profiles).map(([name, key]) => `[${name}]\naws_access_key_id = ${key}\naws_secret_access_key = secret-${key}\n`).join("\n"));
-  fs.writeFileSync(config, Object.keys(profiles).map((name) => `[${name === "default" ? "default" : `profile ${name}`}]\nregion = us-east-1\n`).join("\n"));
-  return { AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: config, AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_PROFILE: undefined };
+  fs.writeFileSync(
+    credentials,
+    Object.entries(profiles)
+      .map(([name, key]) => `[${name}]\naws_access_key_id = ${key}\naws_secret_access_key = secret-${key}\n`)
+      .join("\n"),
+  );
+  fs.writeFileSync(
+    config,
+    Object.keys(profiles)
+      .map((name) => `[${name === "default" ? "default" : `profile ${name}`}]\nregion = us-east-1\n`)
+      .join("\n"),
+  );
+  return {
+    AWS_SHARED_CREDENTIALS_FILE: credentials,
+    AWS_CONFIG_FILE: config,
+    AWS_ACCESS_KEY_ID: undefined,
+    AWS_SECRET_ACCESS_KEY: undefined,
+    AWS_SESSION_TOKEN: undefined,
+    AWS_PROFILE: undefined,
+  };
 }

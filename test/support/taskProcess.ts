@@ -11,7 +11,9 @@ let bundle: Promise<string> | undefined;
 
 /** The node executable the bundle runs on in tests: the image's Node.js (scripts/image-node.js). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-export const TASK_NODE: string = (require("../../scripts/image-node.js") as { imageNodeBinary(): string }).imageNodeBinary();
+export const TASK_NODE: string = (
+  require("../../scripts/image-node.js") as { imageNodeBinary(): string }
+).imageNodeBinary();
 
 /** Builds dist/task/index.js into a temporary folder (once per test file) and returns its path. */
 export function taskBundle(): Promise<string> {
@@ -19,7 +21,9 @@ export function taskBundle(): Promise<string> {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-task-"));
     process.once("exit", () => fs.rmSync(outdir, { recursive: true, force: true }));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { buildTask } = require("../../scripts/build-task.js") as { buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }> };
+    const { buildTask } = require("../../scripts/build-task.js") as {
+      buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }>;
+    };
     return (await buildTask({ outdir, minify: false })).outfile;
   })();
   return bundle;
@@ -45,7 +49,10 @@ export interface StartedTask {
 
 export async function startTask(args: string[], env: Record<string, string> = {}): Promise<StartedTask> {
   const file = await taskBundle();
-  const child = spawn(TASK_NODE, [file, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(TASK_NODE, [file, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   const events: Record<string, unknown>[] = [];
@@ -102,7 +109,8 @@ export function finalEvent(result: TaskResult): string | undefined {
 /** The transaction id of the run's `run.open` event. */
 export function openedTransaction(result: TaskResult): string {
   const opened = result.events.find((e) => e.event === "run.open");
-  if (!opened) throw new Error(`the run logged no run.open event (its last: ${JSON.stringify(result.events.at(-1)?.event)})`);
+  if (!opened)
+    throw new Error(`the run logged no run.open event (its last: ${JSON.stringify(result.events.at(-1)?.event)})`);
   return opened.transactionId as string;
 }
 

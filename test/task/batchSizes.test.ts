@@ -17,12 +17,21 @@ const ENV = { HUB_EXPORT_CHUNK_SIZE: "40", HUB_EXPORT_EXTRACT_WORKERS: "2" };
 describe("batch sizes across extract chunks and parts", () => {
   let f: ExportFixture;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 400, parameters: { records_per_hub_message: PER_MESSAGE, records_per_ers_request: PER_REQUEST }, emulator: { ersMaxBatch: PER_REQUEST } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({
+        employees: 400,
+        parameters: { records_per_hub_message: PER_MESSAGE, records_per_ers_request: PER_REQUEST },
+        emulator: { ersMaxBatch: PER_REQUEST },
+      }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
   /** Per transaction, tenant and country: the messages that are not full. */
-  async function partialMessages(tx: string): Promise<{ hub_tenant_id: string; country_code: string; partial: number; messages: number }[]> {
+  async function partialMessages(
+    tx: string,
+  ): Promise<{ hub_tenant_id: string; country_code: string; partial: number; messages: number }[]> {
     const { rows } = await f.pool.query(
       `SELECT hub_tenant_id, country_code, count(*) FILTER (WHERE record_count < $2)::int AS partial, count(*)::int AS messages
          FROM ${f.t.archive} WHERE transaction_id = $1 GROUP BY 1, 2`,
@@ -41,7 +50,10 @@ describe("batch sizes across extract chunks and parts", () => {
     // Many chunks (400 employees in chunks of 40, two parts) and several countries per tenant.
     expect(groups.length).toBeGreaterThan(4);
     for (const g of groups) expect(g.partial, `${g.hub_tenant_id} ${g.country_code}`).toBeLessThanOrEqual(1);
-    const { rows } = await f.pool.query(`SELECT count(DISTINCT e)::int AS distinct, count(*)::int AS total, max(record_count) AS max FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`, [tx]);
+    const { rows } = await f.pool.query(
+      `SELECT count(DISTINCT e)::int AS distinct, count(*)::int AS total, max(record_count) AS max FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`,
+      [tx],
+    );
     expect(rows[0]).toEqual({ distinct: inScope, total: inScope, max: PER_MESSAGE });
     const ers = f.emulator.state().ers;
     for (const t of [TENANTS.US, TENANTS.EU]) {
@@ -53,13 +65,17 @@ describe("batch sizes across extract chunks and parts", () => {
   });
 
   it("a run killed in its extract, resumed: still one partial message per tenant and country, nobody lost or twice", async () => {
-    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region IN ('US', 'EU')`);
+    await f.pool.query(
+      `UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region IN ('US', 'EU')`,
+    );
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
     const task = await startTask(f.platform.args, ENV);
     await task.waitFor((e) => e.event === "run.open");
     // Once some chunks are committed and carry employees, before the extract ends.
     for (let i = 0; i < 1000; i++) {
-      const { rows } = await f.pool.query<{ carrying: boolean }>(`SELECT coalesce(bool_or(cardinality(carry) > 0), false) AS carrying FROM ${f.t.runPart}`);
+      const { rows } = await f.pool.query<{ carrying: boolean }>(
+        `SELECT coalesce(bool_or(cardinality(carry) > 0), false) AS carrying FROM ${f.t.runPart}`,
+      );
       if (rows[0].carrying) break;
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -72,7 +88,10 @@ describe("batch sizes across extract chunks and parts", () => {
     expect(tx.resumed).toBe(true);
     const groups = await partialMessages(tx.transactionId);
     for (const g of groups) expect(g.partial, `${g.hub_tenant_id} ${g.country_code}`).toBeLessThanOrEqual(1);
-    const { rows } = await f.pool.query(`SELECT count(DISTINCT e)::int AS distinct, count(*)::int AS total FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`, [tx.transactionId]);
+    const { rows } = await f.pool.query(
+      `SELECT count(DISTINCT e)::int AS distinct, count(*)::int AS total FROM ${f.t.archive}, unnest(employee_ids) e WHERE transaction_id = $1`,
+      [tx.transactionId],
+    );
     expect(rows[0]).toEqual({ distinct: inScope, total: inScope });
   });
 });

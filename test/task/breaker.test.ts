@@ -19,8 +19,18 @@ import { RunStopped } from "../../task/stop";
 function clocked(settings = DEFAULT_BREAKER) {
   let now = 0;
   const opened: string[] = [];
-  const breaker = new Breaker("queue.EU", settings, (b) => opened.push(b.why!), () => now);
-  const send = async (verdict: "answered" | "failed" | "none", atMs: number, error = "no complete answer within 60 s (the request's deadline)", sentAtMs = 0) => {
+  const breaker = new Breaker(
+    "queue.EU",
+    settings,
+    (b) => opened.push(b.why!),
+    () => now,
+  );
+  const send = async (
+    verdict: "answered" | "failed" | "none",
+    atMs: number,
+    error = "no complete answer within 60 s (the request's deadline)",
+    sentAtMs = 0,
+  ) => {
     const ticket = await breaker.admit();
     now = atMs;
     ticket.done(verdict, error, verdict === "failed" && error.includes("deadline") ? sentAtMs : undefined);
@@ -38,7 +48,9 @@ describe("a link's breaker", () => {
     expect(breaker.state).toBe("open");
     expect(opened).toEqual(["3 requests failed in a row and none was answered for 60 s"]);
     await expect(breaker.admit()).rejects.toBeInstanceOf(LinkOpen);
-    expect(() => breaker.throwIfOpen()).toThrow("hub link queue.EU is open (3 requests failed in a row and none was answered for 60 s); last error: no complete answer within 60 s (the request's deadline)");
+    expect(() => breaker.throwIfOpen()).toThrow(
+      "hub link queue.EU is open (3 requests failed in a row and none was answered for 60 s); last error: no complete answer within 60 s (the request's deadline)",
+    );
     // Three deadlines, paid at once: one wait.
     expect(breaker.snapshot()).toMatchObject({ state: "open", failures: 3, deadlines: 3, deadlineWaits: 1 });
   });
@@ -72,7 +84,8 @@ describe("a link's breaker", () => {
     await fast.send("failed", 200, "network error ECONNRESET: other side closed");
     expect(fast.opened).toEqual(["20 of the 20 requests of the last 30 s failed"]);
     const flaky = clocked();
-    for (let i = 1; i <= 40 && flaky.breaker.state !== "open"; i++) await flaky.send(i % 10 === 0 ? "answered" : "failed", i * 100, "HTTP 502: bad gateway");
+    for (let i = 1; i <= 40 && flaky.breaker.state !== "open"; i++)
+      await flaky.send(i % 10 === 0 ? "answered" : "failed", i * 100, "HTTP 502: bad gateway");
     expect(flaky.opened).toEqual(["19 of the 21 requests of the last 30 s failed"]);
     // The window forgets: 19 failures a minute ago and one now is not a rate.
     const old = clocked();
@@ -111,7 +124,9 @@ describe("a link's breaker", () => {
     const first = await dead.admit();
     const behind = dead.admit();
     first.done("failed", "no complete answer within 60 s (the request's deadline)", 0);
-    await expect(behind).rejects.toThrow("hub link queue.EU is open (the first request of the run, its probe, failed: the last run left it open)");
+    await expect(behind).rejects.toThrow(
+      "hub link queue.EU is open (the first request of the run, its probe, failed: the last run left it open)",
+    );
     // A probe abandoned by the run's stop hands the probe on.
     const handed = clocked().breaker;
     handed.probeFirst();
@@ -139,13 +154,27 @@ describe("a request on an open link", () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it("is not retried and not given up as failed: LinkOpen, a resumable stop, after the breaker's requests, not the retry budget's", async () => {
-    const client = new HubHttp(new Agent(), { attempts: 8, baseMs: 1, maxMs: 2 }, { deadlineMs: 5000, budgetMs: 60_000 });
+    const client = new HubHttp(
+      new Agent(),
+      { attempts: 8, baseMs: 1, maxMs: 2 },
+      { deadlineMs: 5000, budgetMs: 60_000 },
+    );
     const breaker = new Breaker("ers.US", { ...DEFAULT_BREAKER, minRequests: 5 });
-    const call = { api: "ERS" as const, apiUrl: `${base}/ers/api/`, path: "entities?tenantId={tenantId}", tenantId: "11111111-1111-4111-8111-111111111111", credentialsString: "x", body: "{}" };
+    const call = {
+      api: "ERS" as const,
+      apiUrl: `${base}/ers/api/`,
+      path: "entities?tenantId={tenantId}",
+      tenantId: "11111111-1111-4111-8111-111111111111",
+      credentialsString: "x",
+      body: "{}",
+    };
     // Without a breaker: 8 attempts, then given up.
     await expect(postToHub(client, call)).rejects.toThrow(/gave up .* after 8 attempts: HTTP 503: down/);
     requests = 0;
-    const calls = await Promise.allSettled([postToHub(client, call, undefined, breaker), postToHub(client, call, undefined, breaker)]);
+    const calls = await Promise.allSettled([
+      postToHub(client, call, undefined, breaker),
+      postToHub(client, call, undefined, breaker),
+    ]);
     for (const c of calls) {
       expect(c.status).toBe("rejected");
       expect((c as PromiseRejectedResult).reason).toBeInstanceOf(LinkOpen);
@@ -155,7 +184,9 @@ describe("a request on an open link", () => {
     const sent = requests;
     expect(sent).toBeGreaterThanOrEqual(5);
     expect(sent).toBeLessThanOrEqual(6);
-    expect(((calls[0] as PromiseRejectedResult).reason as LinkOpen).reason).toMatch(/^hub link ers\.US is open \(5 of the 5 requests of the last 30 s failed\); last error: HTTP 503: down$/);
+    expect(((calls[0] as PromiseRejectedResult).reason as LinkOpen).reason).toMatch(
+      /^hub link ers\.US is open \(5 of the 5 requests of the last 30 s failed\); last error: HTTP 503: down$/,
+    );
     // And the next request is never sent.
     await expect(postToHub(client, call, undefined, breaker)).rejects.toBeInstanceOf(LinkOpen);
     expect(requests).toBe(sent);
@@ -165,13 +196,25 @@ describe("a request on an open link", () => {
 describe("the breaker's settings", () => {
   it("defaults, each from the environment, a bad value naming its variable", () => {
     expect(breakerFromEnv({})).toEqual({ failures: 3, windowMs: 30_000, rate: 0.8, minRequests: 20 });
-    expect(breakerFromEnv({ HUB_EXPORT_BREAKER_FAILURES: "5", HUB_EXPORT_BREAKER_WINDOW_SECONDS: "2.5", HUB_EXPORT_BREAKER_FAILURE_PERCENT: "50", HUB_EXPORT_BREAKER_MIN_REQUESTS: "4" })).toEqual({ failures: 5, windowMs: 2500, rate: 0.5, minRequests: 4 });
-    expect(() => breakerFromEnv({ HUB_EXPORT_BREAKER_FAILURE_PERCENT: "120" })).toThrow("HUB_EXPORT_BREAKER_FAILURE_PERCENT must be a whole number from 1 to 100, got '120'");
-    expect(() => breakerFromEnv({ HUB_EXPORT_BREAKER_FAILURES: "0" })).toThrow("HUB_EXPORT_BREAKER_FAILURES must be a whole number from 1, got '0'");
+    expect(
+      breakerFromEnv({
+        HUB_EXPORT_BREAKER_FAILURES: "5",
+        HUB_EXPORT_BREAKER_WINDOW_SECONDS: "2.5",
+        HUB_EXPORT_BREAKER_FAILURE_PERCENT: "50",
+        HUB_EXPORT_BREAKER_MIN_REQUESTS: "4",
+      }),
+    ).toEqual({ failures: 5, windowMs: 2500, rate: 0.5, minRequests: 4 });
+    expect(() => breakerFromEnv({ HUB_EXPORT_BREAKER_FAILURE_PERCENT: "120" })).toThrow(
+      "HUB_EXPORT_BREAKER_FAILURE_PERCENT must be a whole number from 1 to 100, got '120'",
+    );
+    expect(() => breakerFromEnv({ HUB_EXPORT_BREAKER_FAILURES: "0" })).toThrow(
+      "HUB_EXPORT_BREAKER_FAILURES must be a whole number from 1, got '0'",
+    );
   });
 
   it("task/README.md lists each with its default, next to the retry settings", () => {
     const readme = fs.readFileSync(path.join(__dirname, "..", "..", "task", "README.md"), "utf8");
-    for (const { name, default: value } of Object.values(BREAKER_ENV)) expect(readme).toContain(`\`${name}\` (${value})`);
+    for (const { name, default: value } of Object.values(BREAKER_ENV))
+      expect(readme).toContain(`\`${name}\` (${value})`);
   });
 });

@@ -13,7 +13,9 @@ const { imageNode, binaryPackage, unlinkBin } = require("../../scripts/image-nod
   unlinkBin(root: string): void;
 };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { bundleOptions } = require("../../scripts/build-task.js") as { bundleOptions(outdir: string): { target: string } };
+const { bundleOptions } = require("../../scripts/build-task.js") as {
+  bundleOptions(outdir: string): { target: string };
+};
 
 describe("the task bundle", () => {
   it("is one CommonJS file that runs with node alone, as the image runs it", async () => {
@@ -45,15 +47,22 @@ describe("the task bundle", () => {
     const { version, major } = imageNode();
     expect(bundleOptions("/unused").target).toBe(`node${major}`);
     // The exact version is pinned for the platforms npm has it for, and that is what the tests run here.
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> };
-    expect(pkg.optionalDependencies).toMatchObject({ [binaryPackage("linux", "x64")]: version, [binaryPackage("darwin", "x64")]: version });
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+      optionalDependencies: Record<string, string>;
+    };
+    expect(pkg.optionalDependencies).toMatchObject({
+      [binaryPackage("linux", "x64")]: version,
+      [binaryPackage("darwin", "x64")]: version,
+    });
     const running = execFileSync(TASK_NODE, ["--version"]).toString().trim();
     if (fs.existsSync(path.join(ROOT, "node_modules", binaryPackage()))) expect(running).toBe(`v${version}`);
     else expect(running.split(".")[0]).toBe(`v${major}`);
   });
 
   it("leaves npm scripts and npx on the machine's Node.js: the postinstall removes the .bin/node link of the binary packages", () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
     expect(pkg.scripts.postinstall).toBe("node scripts/image-node.js unlink-bin");
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bin-"));
     try {
@@ -76,9 +85,14 @@ describe("the task bundle", () => {
 describe("the image build context", () => {
   it(".dockerignore sends only the bundle to the builder: the files the Dockerfile copies", () => {
     const root = path.join(__dirname, "..", "..");
-    const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+    const ignore = fs
+      .readFileSync(path.join(root, ".dockerignore"), "utf8")
+      .split("\n")
+      .filter((l) => l && !l.startsWith("#"));
     expect(ignore).toEqual(["*", "!dist/task/index.js", "!dist/task/index.js.LEGAL.txt"]);
-    const copied = /^COPY .* (\S+) (\S+) \/app\/$/m.exec(fs.readFileSync(path.join(root, "task", "Dockerfile"), "utf8"))!;
+    const copied = /^COPY .* (\S+) (\S+) \/app\/$/m.exec(
+      fs.readFileSync(path.join(root, "task", "Dockerfile"), "utf8"),
+    )!;
     expect(ignore.filter((l) => l.startsWith("!")).map((l) => l.slice(1))).toEqual([copied[1], copied[2]]);
   });
 });

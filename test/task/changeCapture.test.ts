@@ -11,7 +11,9 @@ import { runTask, taskBundle } from "../support/taskProcess";
 /** Messages at the broker carrying the employee with this first name. */
 function delivered(f: ExportFixture, employeeId: string, firstName: string): number {
   let n = 0;
-  for (const m of storedMessages(f)) for (const e of (JSON.parse(m.body!) as { entities: { UserId: string; FirstName: string }[] }).entities) if (e.UserId === employeeId && e.FirstName === firstName) n += m.deliveries;
+  for (const m of storedMessages(f))
+    for (const e of (JSON.parse(m.body!) as { entities: { UserId: string; FirstName: string }[] }).entities)
+      if (e.UserId === employeeId && e.FirstName === firstName) n += m.deliveries;
   return n;
 }
 
@@ -34,12 +36,16 @@ describe("change capture: a loader transaction open across a run", () => {
     const hr = await loader(f);
     try {
       await hr.query("BEGIN");
-      await hr.query(`UPDATE ${f.platform.publishSchema}.employee SET first_name = 'Late', changed_at = localtimestamp WHERE employee_id = $1`, [employee]);
+      await hr.query(
+        `UPDATE ${f.platform.publishSchema}.employee SET first_name = 'Late', changed_at = localtimestamp WHERE employee_id = $1`,
+        [employee],
+      );
       const during = await runTask(f.platform.args);
       expect(during.code).toBe(0);
       expect(delivered(f, employee, "Late")).toBe(0);
       // The run names the transaction that held its upper bound back.
-      const bound = during.events.find((e) => e.event === "run.upperBound") as { heldBy: { applicationName: string } } | undefined;
+      const bound = during.events.find((e) => e.event === "run.upperBound") as
+        { heldBy: { applicationName: string } } | undefined;
       expect(bound?.heldBy.applicationName).toBe("hr-loader");
       await hr.query("COMMIT");
     } finally {
@@ -53,7 +59,9 @@ describe("change capture: a loader transaction open across a run", () => {
   });
 
   it("the oldest-transaction function shows a least-privileged role the transactions of other roles, and only their start", async () => {
-    await f.pool.query("DO $$ BEGIN CREATE ROLE hub_export_probe LOGIN PASSWORD 'probe'; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+    await f.pool.query(
+      "DO $$ BEGIN CREATE ROLE hub_export_probe LOGIN PASSWORD 'probe'; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+    );
     await f.pool.query(`GRANT USAGE ON SCHEMA ${f.platform.stagingSchema} TO hub_export_probe`);
     const url = new URL(f.db.url);
     url.username = "hub_export_probe";
@@ -63,16 +71,30 @@ describe("change capture: a loader transaction open across a run", () => {
     await task.connect();
     try {
       await hr.query("BEGIN; SELECT 1");
-      const { rows: start } = await hr.query<{ xact_start: Date }>("SELECT xact_start FROM pg_stat_activity WHERE pid = pg_backend_pid()");
+      const { rows: start } = await hr.query<{ xact_start: Date }>(
+        "SELECT xact_start FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+      );
       // Without it the role sees nothing of the other sessions.
-      const { rows: direct } = await task.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid()");
+      const { rows: direct } = await task.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
+      );
       expect(direct[0].n).toBe(0);
       const { rows } = await task.query(`SELECT * FROM ${f.platform.stagingSchema}.hub_acme_oldest_xact()`);
-      expect(rows).toEqual([{ xact_start: start[0].xact_start, pid: expect.any(Number), application_name: "hr-loader", usename: "postgres", hidden_sessions: 0 }]);
+      expect(rows).toEqual([
+        {
+          xact_start: start[0].xact_start,
+          pid: expect.any(Number),
+          application_name: "hr-loader",
+          usename: "postgres",
+          hidden_sessions: 0,
+        },
+      ]);
     } finally {
       await hr.end();
       await task.end();
-      await f.pool.query(`REVOKE USAGE ON SCHEMA ${f.platform.stagingSchema} FROM hub_export_probe; DROP ROLE hub_export_probe`);
+      await f.pool.query(
+        `REVOKE USAGE ON SCHEMA ${f.platform.stagingSchema} FROM hub_export_probe; DROP ROLE hub_export_probe`,
+      );
     }
   });
 });
@@ -85,25 +107,32 @@ describe("change capture: a loader whose changed_at lies behind its commit (chan
   });
   afterAll(async () => f?.close());
 
-  it("a change dated 10 s before its transaction, committed after a run: the first run once it is 20 s old exports it, once", { timeout: 90_000 }, async () => {
-    const [employee] = await employeeIds(f, 1);
-    const hr = await loader(f);
-    let written: number;
-    try {
-      await hr.query("BEGIN");
-      await hr.query(`UPDATE ${f.platform.publishSchema}.employee SET first_name = 'Behind', changed_at = localtimestamp - interval '10 seconds' WHERE employee_id = $1`, [employee]);
-      written = Date.now();
+  it(
+    "a change dated 10 s before its transaction, committed after a run: the first run once it is 20 s old exports it, once",
+    { timeout: 90_000 },
+    async () => {
+      const [employee] = await employeeIds(f, 1);
+      const hr = await loader(f);
+      let written: number;
+      try {
+        await hr.query("BEGIN");
+        await hr.query(
+          `UPDATE ${f.platform.publishSchema}.employee SET first_name = 'Behind', changed_at = localtimestamp - interval '10 seconds' WHERE employee_id = $1`,
+          [employee],
+        );
+        written = Date.now();
+        expect((await runTask(f.platform.args)).code).toBe(0);
+        await hr.query("COMMIT");
+      } finally {
+        await hr.end();
+      }
+      expect(delivered(f, employee, "Behind")).toBe(0);
+      // The change is 20 s old 10 s after it was written.
+      await new Promise((r) => setTimeout(r, Math.max(0, written + 11_000 - Date.now())));
       expect((await runTask(f.platform.args)).code).toBe(0);
-      await hr.query("COMMIT");
-    } finally {
-      await hr.end();
-    }
-    expect(delivered(f, employee, "Behind")).toBe(0);
-    // The change is 20 s old 10 s after it was written.
-    await new Promise((r) => setTimeout(r, Math.max(0, written + 11_000 - Date.now())));
-    expect((await runTask(f.platform.args)).code).toBe(0);
-    expect(delivered(f, employee, "Behind")).toBe(1);
-    expect((await runTask(f.platform.args)).code).toBe(0);
-    expect(delivered(f, employee, "Behind")).toBe(1);
-  });
+      expect(delivered(f, employee, "Behind")).toBe(1);
+      expect((await runTask(f.platform.args)).code).toBe(0);
+      expect(delivered(f, employee, "Behind")).toBe(1);
+    },
+  );
 });

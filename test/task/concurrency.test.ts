@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ConcurrencyController, LatencyHistogram, Link, outcomeOf, type Outcome, type Ticket } from "../../task/http/concurrency";
+import {
+  ConcurrencyController,
+  LatencyHistogram,
+  Link,
+  outcomeOf,
+  type Outcome,
+  type Ticket,
+} from "../../task/http/concurrency";
 import { parseRetryAfter } from "../../task/http/retry";
 import { concurrencyFromEnv, pinnedFromEnv } from "../../task/context";
 import { UserError } from "../../core/errors";
@@ -22,7 +29,10 @@ interface Server {
  * A sender with endless work on a simulated link, in steps of 0.25 ms: it starts requests whenever the controller
  * lets it, and each answer arrives one round trip later (the server decides on arrival, half a round trip in).
  */
-const sims = new WeakMap<ConcurrencyController, { flying: { due: number; arrive: number; ticket: Ticket; outcome?: Outcome }[]; tokens?: number; refilled: number }>();
+const sims = new WeakMap<
+  ConcurrencyController,
+  { flying: { due: number; arrive: number; ticket: Ticket; outcome?: Outcome }[]; tokens?: number; refilled: number }
+>();
 function simulate(c: ConcurrencyController, clock: { t: number }, server: Server, ms: number) {
   // Requests still in flight carry over from the last call on the same controller.
   const sim = sims.get(c) ?? { flying: [], refilled: clock.t };
@@ -40,7 +50,11 @@ function simulate(c: ConcurrencyController, clock: { t: number }, server: Server
       if (server.limit) {
         tokens = Math.min(server.limit.burst, tokens + ((clock.t - refilled) / 1000) * server.limit.perSecond);
         refilled = clock.t;
-        if (tokens < server.limit.units) f.outcome = server.limit.retryAfterMs === undefined ? { kind: "throttled" } : { kind: "throttled", retryAfterMs: server.limit.retryAfterMs };
+        if (tokens < server.limit.units)
+          f.outcome =
+            server.limit.retryAfterMs === undefined
+              ? { kind: "throttled" }
+              : { kind: "throttled", retryAfterMs: server.limit.retryAfterMs };
         else tokens -= server.limit.units;
       }
     }
@@ -141,7 +155,10 @@ describe("adaptive concurrency (AIMD with slow start, latency check and pacing)"
   });
 
   it("backs off on rising latency (the smoothed round trip well above the baseline), without any 429", () => {
-    const { c, clock } = controller({ floor: 1, ceiling: 64 }, { initial: 16, latencyTolerance: 1.5, latencySlackMs: 5 });
+    const { c, clock } = controller(
+      { floor: 1, ceiling: 64 },
+      { initial: 16, latencyTolerance: 1.5, latencySlackMs: 5 },
+    );
     simulate(c, clock, { rtt: () => 40 }, 1000);
     expect(c.limit).toBe(64);
     // The same link, now slow: the window comes down.
@@ -192,7 +209,9 @@ describe("adaptive concurrency (AIMD with slow start, latency check and pacing)"
 
   it("refuses bounds that make no sense", () => {
     expect(() => new ConcurrencyController({ floor: 0, ceiling: 4 })).toThrow(/floor must be an integer of at least 1/);
-    expect(() => new ConcurrencyController({ floor: 5, ceiling: 4 })).toThrow(/ceiling must be an integer of at least the floor \(5\)/);
+    expect(() => new ConcurrencyController({ floor: 5, ceiling: 4 })).toThrow(
+      /ceiling must be an integer of at least the floor \(5\)/,
+    );
   });
 
   it("honours Retry-After: a 429 at the floor pauses the link for exactly that long", () => {
@@ -326,13 +345,27 @@ describe("Retry-After", () => {
 
 describe("concurrency settings from the environment", () => {
   it("takes the stack's `concurrency` as JSON, with defaults for what it leaves out", () => {
-    const c = concurrencyFromEnv({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ queue: { ceiling: 12 }, regions: { EU: { ers: { floor: 2 } } } }) });
-    expect(c).toEqual({ queue: { floor: 2, ceiling: 12 }, ers: { floor: 1, ceiling: 16 }, regions: { EU: { ers: { floor: 2 } } } });
-    expect(concurrencyFromEnv({})).toEqual({ queue: { floor: 2, ceiling: 64 }, ers: { floor: 1, ceiling: 16 }, regions: {} });
+    const c = concurrencyFromEnv({
+      HUB_EXPORT_CONCURRENCY: JSON.stringify({ queue: { ceiling: 12 }, regions: { EU: { ers: { floor: 2 } } } }),
+    });
+    expect(c).toEqual({
+      queue: { floor: 2, ceiling: 12 },
+      ers: { floor: 1, ceiling: 16 },
+      regions: { EU: { ers: { floor: 2 } } },
+    });
+    expect(concurrencyFromEnv({})).toEqual({
+      queue: { floor: 2, ceiling: 64 },
+      ers: { floor: 1, ceiling: 16 },
+      regions: {},
+    });
   });
 
   it("pins a fixed number with HUB_EXPORT_PUBLISH_CONCURRENCY and HUB_EXPORT_ERS_CONCURRENCY", () => {
-    const c = concurrencyFromEnv({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ regions: { EU: { queue: { ceiling: 3 } } } }), HUB_EXPORT_PUBLISH_CONCURRENCY: "4", HUB_EXPORT_ERS_CONCURRENCY: "2" });
+    const c = concurrencyFromEnv({
+      HUB_EXPORT_CONCURRENCY: JSON.stringify({ regions: { EU: { queue: { ceiling: 3 } } } }),
+      HUB_EXPORT_PUBLISH_CONCURRENCY: "4",
+      HUB_EXPORT_ERS_CONCURRENCY: "2",
+    });
     expect(c.queue).toEqual({ floor: 4, ceiling: 4 });
     expect(c.ers).toEqual({ floor: 2, ceiling: 2 });
     expect(c.regions.EU?.queue).toBeUndefined();
@@ -350,8 +383,14 @@ describe("concurrency settings from the environment", () => {
       throw new Error("no error");
     };
     expect(fail({ HUB_EXPORT_CONCURRENCY: "{oops" })).toMatch(/^HUB_EXPORT_CONCURRENCY must be JSON/);
-    expect(fail({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ queue: { floor: 9, ceiling: 4 } }) })).toMatch(/HUB_EXPORT_CONCURRENCY: queue\.floor: must not exceed the ceiling \(4\)/);
-    expect(fail({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ ers: { ceiling: 0 } }) })).toMatch(/ers\.ceiling: must be at least 1/);
-    expect(fail({ HUB_EXPORT_PUBLISH_CONCURRENCY: "lots" })).toMatch(/HUB_EXPORT_PUBLISH_CONCURRENCY must be a positive integer, got 'lots'/);
+    expect(fail({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ queue: { floor: 9, ceiling: 4 } }) })).toMatch(
+      /HUB_EXPORT_CONCURRENCY: queue\.floor: must not exceed the ceiling \(4\)/,
+    );
+    expect(fail({ HUB_EXPORT_CONCURRENCY: JSON.stringify({ ers: { ceiling: 0 } }) })).toMatch(
+      /ers\.ceiling: must be at least 1/,
+    );
+    expect(fail({ HUB_EXPORT_PUBLISH_CONCURRENCY: "lots" })).toMatch(
+      /HUB_EXPORT_PUBLISH_CONCURRENCY must be a positive integer, got 'lots'/,
+    );
   });
 });

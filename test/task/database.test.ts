@@ -11,7 +11,14 @@ describe("the task's database sessions", () => {
   beforeAll(async () => {
     db = await createTestDatabase("sessions");
     const url = new URL(db.url);
-    settings = { host: url.hostname, port: Number(url.port), database: db.name, user: decodeURIComponent(url.username), password: decodeURIComponent(url.password), ssl: false };
+    settings = {
+      host: url.hostname,
+      port: Number(url.port),
+      database: db.name,
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      ssl: false,
+    };
   });
   afterAll(async () => {
     await Promise.allSettled(pools.map((p) => p.end()));
@@ -23,7 +30,8 @@ describe("the task's database sessions", () => {
     pools.push(pool);
     return pool;
   };
-  const setting = async (pool: Pool, name: string) => (await pool.query<{ v: string }>(`SELECT current_setting($1) AS v`, [name])).rows[0].v;
+  const setting = async (pool: Pool, name: string) =>
+    (await pool.query<{ v: string }>(`SELECT current_setting($1) AS v`, [name])).rows[0].v;
 
   it("commits acknowledgements asynchronously and everything else as the server says", async () => {
     const main = await open();
@@ -37,6 +45,8 @@ describe("the task's database sessions", () => {
   });
 
   it("names the connection and the database when it cannot connect", async () => {
-    await expect(openDatabase("HUB_DB_TEST", { ...settings, password: "wrong" })).rejects.toThrow(/^cannot connect to the database of connection HUB_DB_TEST \(127\.0\.0\.1:\d+\/sessions_[0-9a-f]+\): 28P01: /);
+    await expect(openDatabase("HUB_DB_TEST", { ...settings, password: "wrong" })).rejects.toThrow(
+      /^cannot connect to the database of connection HUB_DB_TEST \(127\.0\.0\.1:\d+\/sessions_[0-9a-f]+\): 28P01: /,
+    );
   });
 });

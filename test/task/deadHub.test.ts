@@ -33,10 +33,15 @@ async function fixture(): Promise<ExportFixture> {
   return exportFixture({ employees: MESSAGES, seed: 33, platRegions: ["US", "EU"] });
 }
 
-const opened = (r: TaskResult) => r.events.filter((e) => e.event === "link.open").map((e) => e.link as string).sort();
+const opened = (r: TaskResult) =>
+  r.events
+    .filter((e) => e.event === "link.open")
+    .map((e) => e.link as string)
+    .sort();
 const breakers = (r: TaskResult) => r.events.at(-1)!.breakers as Breakers;
 const publishes = (f: ExportFixture) => f.emulator.state().faults.stats["queue.publish"];
-const stored = (f: ExportFixture, region: "US" | "EU") => f.emulator.state().queues[region].destinations[QUEUES[region].queueName];
+const stored = (f: ExportFixture, region: "US" | "EU") =>
+  f.emulator.state().queues[region].destinations[QUEUES[region].queueName];
 
 describe.concurrent("export task: a dead hub stops the run in minutes, whatever its size (default settings)", () => {
   beforeAll(async () => {
@@ -46,107 +51,138 @@ describe.concurrent("export task: a dead hub stops the run in minutes, whatever 
   it.each([
     ["silent", "queue.publish:silence=1"],
     ["dripping", "queue.publish:drip=1"],
-  ])("a %s broker and 3,000 queued messages: both queue links open after a round or two of deadlines; every message stays queued, none failed", async (_kind, spec) => {
-    const f = await fixture();
-    try {
-      f.emulator.setFaults(spec);
-      const r = await runTask(f.platform.args);
-      expect(r.code, r.stderr).toBe(1);
-      expect(finalEvent(r)).toBe("run.stopped");
-      expect(r.stderr).toMatch(/run stopped: hub link queue\.(US|EU) is open/);
-      expect(opened(r)).toEqual(["queue.EU", "queue.US"]);
-      // What was recorded: a resumable stop naming each link, why it opened and its last error.
-      const history = await lastHistory(f);
-      expect(history.event).toBe("Stopped");
-      expect(Object.keys(history.detail.openLinks as object).sort()).toEqual(["queue.EU", "queue.US"]);
-      for (const region of ["US", "EU"]) {
-        expect(history.detail.reason).toMatch(new RegExp(`hub link queue\\.${region} is open \\(\\d+ requests failed in a row and none was answered for \\d+ s\\); last error: ${DEADLINE_REASON.replace(/[()]/g, "\\$&")}`));
+  ])(
+    "a %s broker and 3,000 queued messages: both queue links open after a round or two of deadlines; every message stays queued, none failed",
+    async (_kind, spec) => {
+      const f = await fixture();
+      try {
+        f.emulator.setFaults(spec);
+        const r = await runTask(f.platform.args);
+        expect(r.code, r.stderr).toBe(1);
+        expect(finalEvent(r)).toBe("run.stopped");
+        expect(r.stderr).toMatch(/run stopped: hub link queue\.(US|EU) is open/);
+        expect(opened(r)).toEqual(["queue.EU", "queue.US"]);
+        // What was recorded: a resumable stop naming each link, why it opened and its last error.
+        const history = await lastHistory(f);
+        expect(history.event).toBe("Stopped");
+        expect(Object.keys(history.detail.openLinks as object).sort()).toEqual(["queue.EU", "queue.US"]);
+        for (const region of ["US", "EU"]) {
+          expect(history.detail.reason).toMatch(
+            new RegExp(
+              `hub link queue\\.${region} is open \\(\\d+ requests failed in a row and none was answered for \\d+ s\\); last error: ${DEADLINE_REASON.replace(/[()]/g, "\\$&")}`,
+            ),
+          );
+        }
+        // Nothing failed, nothing refused, nothing published: all 3,000 wait in the queue for the next run.
+        expect(await f.count(f.t.messages)).toBe(MESSAGES);
+        expect(await f.count(f.t.status)).toBe(0);
+        // Bounded by the breaker, not by the 300 batches (which at 3 attempts each cost 900 requests before).
+        for (const region of ["US", "EU"] as const) {
+          expect(publishes(f).regions[region]).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
+          const b = breakers(r)[`queue.${region}`];
+          expect(b).toMatchObject({ state: "open" });
+          expect(b.deadlines).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
+          expect(b.deadlineWaits).toBeLessThanOrEqual(DEADLINE_WAITS);
+        }
+        // The metric (and the stop's alert) tell someone.
+        const metrics = r.events.find((e) => e.event === "run.metrics" && e.Region === "ALL");
+        expect(metrics).toMatchObject({ RunsStopped: 1, HubLinksOpen: 2, OpenLinks: ["queue.EU", "queue.US"] });
+      } finally {
+        await f.close();
       }
-      // Nothing failed, nothing refused, nothing published: all 3,000 wait in the queue for the next run.
-      expect(await f.count(f.t.messages)).toBe(MESSAGES);
-      expect(await f.count(f.t.status)).toBe(0);
-      // Bounded by the breaker, not by the 300 batches (which at 3 attempts each cost 900 requests before).
-      for (const region of ["US", "EU"] as const) {
-        expect(publishes(f).regions[region]).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
-        const b = breakers(r)[`queue.${region}`];
-        expect(b).toMatchObject({ state: "open" });
-        expect(b.deadlines).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
-        expect(b.deadlineWaits).toBeLessThanOrEqual(DEADLINE_WAITS);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "a silent ERS API: the messages are published, the ERS links open and their messages stay queued; the ERS phase sends nothing more",
+    async () => {
+      const f = await fixture();
+      try {
+        f.emulator.setFaults("ers.entities:silence=1");
+        const r = await runTask(f.platform.args);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.events.at(-1)).toMatchObject({
+          event: "run.stopped",
+          phase: "ERS",
+          reason: expect.stringMatching(
+            /^hub link ers\.(US|EU) is open .*; last error: no complete answer within 60 s/,
+          ),
+        });
+        expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(MESSAGES);
+        expect(await f.count(f.t.messages)).toBe(MESSAGES);
+        const ers = f.emulator.state().faults.stats["ers.entities"].requests;
+        // 30 requests of 100 entities; the stream's in flight, and none in the ERS phase.
+        expect(ers).toBeLessThanOrEqual(2 * (IN_FLIGHT + DEFAULT_BREAKER.failures));
+        const b = breakers(r);
+        expect(Math.max(b["ers.US"].deadlineWaits, b["ers.EU"].deadlineWaits)).toBeLessThanOrEqual(DEADLINE_WAITS);
+        expect(Object.keys((await lastHistory(f)).detail.openLinks as object).sort()).toEqual(["ers.EU", "ers.US"]);
+      } finally {
+        await f.close();
       }
-      // The metric (and the stop's alert) tell someone.
-      const metrics = r.events.find((e) => e.event === "run.metrics" && e.Region === "ALL");
-      expect(metrics).toMatchObject({ RunsStopped: 1, HubLinksOpen: 2, OpenLinks: ["queue.EU", "queue.US"] });
-    } finally {
-      await f.close();
-    }
-  }, TEST_TIMEOUT);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("a silent ERS API: the messages are published, the ERS links open and their messages stay queued; the ERS phase sends nothing more", async () => {
-    const f = await fixture();
-    try {
-      f.emulator.setFaults("ers.entities:silence=1");
-      const r = await runTask(f.platform.args);
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.events.at(-1)).toMatchObject({ event: "run.stopped", phase: "ERS", reason: expect.stringMatching(/^hub link ers\.(US|EU) is open .*; last error: no complete answer within 60 s/) });
-      expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(MESSAGES);
-      expect(await f.count(f.t.messages)).toBe(MESSAGES);
-      const ers = f.emulator.state().faults.stats["ers.entities"].requests;
-      // 30 requests of 100 entities; the stream's in flight, and none in the ERS phase.
-      expect(ers).toBeLessThanOrEqual(2 * (IN_FLIGHT + DEFAULT_BREAKER.failures));
-      const b = breakers(r);
-      expect(Math.max(b["ers.US"].deadlineWaits, b["ers.EU"].deadlineWaits)).toBeLessThanOrEqual(DEADLINE_WAITS);
-      expect(Object.keys((await lastHistory(f)).detail.openLinks as object).sort()).toEqual(["ers.EU", "ers.US"]);
-    } finally {
-      await f.close();
-    }
-  }, TEST_TIMEOUT);
+  it(
+    "a dead EU broker: the US messages are published in that run; the next run probes EU with one request; once EU is back, nothing lost, nothing twice",
+    async () => {
+      const f = await fixture();
+      try {
+        const byRegion = async (region: string) =>
+          f.count(`${f.platform.publishSchema}.employee`, `plat_region = '${region}'`);
+        const [us, eu] = [await byRegion("US"), await byRegion("EU")];
+        f.emulator.setFaults("queue.publish.EU:silence=1");
+        const first = await runTask(f.platform.args);
+        expect(first.code, first.stderr).toBe(1);
+        expect(opened(first)).toEqual(["queue.EU"]);
+        expect(first.events.at(-1)).toMatchObject({
+          event: "run.stopped",
+          phase: "PUBLISH",
+          reason: expect.stringMatching(
+            /^hub link queue\.EU is open \(.*\); last error: no complete answer within 60 s/,
+          ),
+        });
+        // Every US message published and sent to ERS, in that run; every EU message still queued, none failed.
+        expect(stored(f, "US").distinct).toBe(us);
+        expect(f.emulator.state().ers[TENANTS.US.hubTenantId].entities).toBe(us);
+        expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(us);
+        expect(await f.count(f.t.status, "status <> 'PUBLISHED'")).toBe(0);
+        expect(await f.count(f.t.messages)).toBe(eu);
+        expect(publishes(f).regions.EU).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
+        expect(breakers(first)["queue.EU"].deadlineWaits).toBeLessThanOrEqual(DEADLINE_WAITS);
+        expect(Object.keys((await lastHistory(f)).detail.openLinks as object)).toEqual(["queue.EU"]);
 
-  it("a dead EU broker: the US messages are published in that run; the next run probes EU with one request; once EU is back, nothing lost, nothing twice", async () => {
-    const f = await fixture();
-    try {
-      const byRegion = async (region: string) => f.count(`${f.platform.publishSchema}.employee`, `plat_region = '${region}'`);
-      const [us, eu] = [await byRegion("US"), await byRegion("EU")];
-      f.emulator.setFaults("queue.publish.EU:silence=1");
-      const first = await runTask(f.platform.args);
-      expect(first.code, first.stderr).toBe(1);
-      expect(opened(first)).toEqual(["queue.EU"]);
-      expect(first.events.at(-1)).toMatchObject({ event: "run.stopped", phase: "PUBLISH", reason: expect.stringMatching(/^hub link queue\.EU is open \(.*\); last error: no complete answer within 60 s/) });
-      // Every US message published and sent to ERS, in that run; every EU message still queued, none failed.
-      expect(stored(f, "US").distinct).toBe(us);
-      expect(f.emulator.state().ers[TENANTS.US.hubTenantId].entities).toBe(us);
-      expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(us);
-      expect(await f.count(f.t.status, "status <> 'PUBLISHED'")).toBe(0);
-      expect(await f.count(f.t.messages)).toBe(eu);
-      expect(publishes(f).regions.EU).toBeLessThanOrEqual(DEAD_LINK_REQUESTS);
-      expect(breakers(first)["queue.EU"].deadlineWaits).toBeLessThanOrEqual(DEADLINE_WAITS);
-      expect(Object.keys((await lastHistory(f)).detail.openLinks as object)).toEqual(["queue.EU"]);
+        // Still dead: the next run sends EU one probe request, which fails; it stops again after one deadline.
+        f.emulator.setFaults("queue.publish.EU:silence=1");
+        const probed = await runTask(f.platform.args);
+        expect(probed.code, probed.stderr).toBe(1);
+        expect(probed.events.find((e) => e.event === "link.probe")).toMatchObject({ links: ["queue.EU"] });
+        expect(publishes(f).regions).toEqual({ EU: 1 });
+        expect(breakers(probed)["queue.EU"]).toMatchObject({ state: "open", deadlines: 1, deadlineWaits: 1 });
+        expect((await lastHistory(f)).detail.reason).toMatch(
+          /^hub link queue\.EU is open \(the first request of the run, its probe, failed: the last run left it open\); last error: no complete answer within 60 s/,
+        );
+        expect(await f.count(f.t.messages)).toBe(eu);
 
-      // Still dead: the next run sends EU one probe request, which fails; it stops again after one deadline.
-      f.emulator.setFaults("queue.publish.EU:silence=1");
-      const probed = await runTask(f.platform.args);
-      expect(probed.code, probed.stderr).toBe(1);
-      expect(probed.events.find((e) => e.event === "link.probe")).toMatchObject({ links: ["queue.EU"] });
-      expect(publishes(f).regions).toEqual({ EU: 1 });
-      expect(breakers(probed)["queue.EU"]).toMatchObject({ state: "open", deadlines: 1, deadlineWaits: 1 });
-      expect((await lastHistory(f)).detail.reason).toMatch(/^hub link queue\.EU is open \(the first request of the run, its probe, failed: the last run left it open\); last error: no complete answer within 60 s/);
-      expect(await f.count(f.t.messages)).toBe(eu);
-
-      // Back: the probe is answered, the link closes, the run completes. Nothing lost, nothing sent twice.
-      f.emulator.setFaults("none");
-      const healed = await runTask(f.platform.args);
-      expect(healed.code, healed.stderr).toBe(0);
-      expect(healed.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", failed: 0 });
-      expect([stored(f, "US").distinct, stored(f, "EU").distinct]).toEqual([us, eu]);
-      expect(stored(f, "US").duplicates + stored(f, "EU").duplicates).toBe(0);
-      expect(await f.count(f.t.messages)).toBe(0);
-      expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(MESSAGES);
-      const done = await lastHistory(f);
-      expect(done.event).toBe("ExecutionCompleted");
-      expect(done.detail.openLinks).toBeUndefined();
-    } finally {
-      await f.close();
-    }
-  }, TEST_TIMEOUT);
+        // Back: the probe is answered, the link closes, the run completes. Nothing lost, nothing sent twice.
+        f.emulator.setFaults("none");
+        const healed = await runTask(f.platform.args);
+        expect(healed.code, healed.stderr).toBe(0);
+        expect(healed.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", failed: 0 });
+        expect([stored(f, "US").distinct, stored(f, "EU").distinct]).toEqual([us, eu]);
+        expect(stored(f, "US").duplicates + stored(f, "EU").duplicates).toBe(0);
+        expect(await f.count(f.t.messages)).toBe(0);
+        expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(MESSAGES);
+        const done = await lastHistory(f);
+        expect(done.event).toBe("ExecutionCompleted");
+        expect(done.detail.openLinks).toBeUndefined();
+      } finally {
+        await f.close();
+      }
+    },
+    TEST_TIMEOUT,
+  );
 });
 
 describe("export task: a live hub with faults keeps its links closed", () => {
@@ -175,7 +211,11 @@ describe("export task: a silent HRSYS API (its report best-effort, as by default
   afterAll(async () => f?.close());
 
   /** Deadlines of a second, and a breaker window to match, so that a silent hub costs seconds here. */
-  const SHORT = { HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "1", HUB_EXPORT_RETRY_BUDGET_SECONDS: "3", HUB_EXPORT_BREAKER_WINDOW_SECONDS: "1" };
+  const SHORT = {
+    HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "1",
+    HUB_EXPORT_RETRY_BUDGET_SECONDS: "3",
+    HUB_EXPORT_BREAKER_WINDOW_SECONDS: "1",
+  };
 
   it("the STARTED report opens the HRSYS links, the final report fails at once, the run completes and records them; the next run probes them", async () => {
     f.emulator.setFaults("hrsys.intakeJobs:silence=1");
@@ -184,9 +224,16 @@ describe("export task: a silent HRSYS API (its report best-effort, as by default
     expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", published: 40 });
     expect(opened(r)).toEqual(["hrsys.EU", "hrsys.US"]);
     // The STARTED report's attempts, and none for the final one: its link was open.
-    expect(f.emulator.state().faults.stats["hrsys.intakeJobs"].requests).toBeLessThanOrEqual(2 * DEFAULT_BREAKER.failures);
-    const completed = r.events.filter((e) => e.event === "hub.call.failed" && e.status === "COMPLETED").map((e) => e.reason);
-    expect(completed).toEqual([expect.stringMatching(/^hub link hrsys\.(US|EU) is open/), expect.stringMatching(/^hub link hrsys\.(US|EU) is open/)]);
+    expect(f.emulator.state().faults.stats["hrsys.intakeJobs"].requests).toBeLessThanOrEqual(
+      2 * DEFAULT_BREAKER.failures,
+    );
+    const completed = r.events
+      .filter((e) => e.event === "hub.call.failed" && e.status === "COMPLETED")
+      .map((e) => e.reason);
+    expect(completed).toEqual([
+      expect.stringMatching(/^hub link hrsys\.(US|EU) is open/),
+      expect.stringMatching(/^hub link hrsys\.(US|EU) is open/),
+    ]);
     const history = await lastHistory(f);
     expect(history.event).toBe("ExecutionCompleted");
     expect(Object.keys(history.detail.openLinks as object).sort()).toEqual(["hrsys.EU", "hrsys.US"]);
@@ -196,7 +243,10 @@ describe("export task: a silent HRSYS API (its report best-effort, as by default
     const next = await runTask(f.platform.args, SHORT);
     expect(next.code, next.stderr).toBe(0);
     expect(next.events.find((e) => e.event === "link.probe")).toMatchObject({ links: ["hrsys.EU", "hrsys.US"] });
-    expect(next.events.filter((e) => e.event === "intakeJob.reported").map((e) => e.status)).toEqual(["STARTED", "COMPLETED"]);
+    expect(next.events.filter((e) => e.event === "intakeJob.reported").map((e) => e.status)).toEqual([
+      "STARTED",
+      "COMPLETED",
+    ]);
     expect((await lastHistory(f)).detail.openLinks).toBeUndefined();
   });
 });

@@ -4,7 +4,13 @@
  * last log line, and the next run resumes with nothing lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { archivedEmployees, exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
+import {
+  archivedEmployees,
+  exportFixture,
+  employeesInScope,
+  lastHistory,
+  type ExportFixture,
+} from "../support/exportFixture";
 import { finalEvent, openedTransaction, runTask, taskBundle } from "../support/taskProcess";
 import { taskSessionsGone } from "../support/database";
 import { PART_SEQ_SPAN } from "../../task/phases/extract";
@@ -35,7 +41,10 @@ describe("export task: a database error in one extract part", () => {
     await taskSessionsGone(f.pool);
     expect(finalEvent(r), r.stdout.split("\n").slice(-4).join("\n")).toBe("run.stopped");
     const tx = openedTransaction(r);
-    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { phase: "EXTRACT", reason: "canceling statement due to statement timeout" } });
+    expect(await lastHistory(f)).toMatchObject({
+      event: "Stopped",
+      detail: { phase: "EXTRACT", reason: "canceling statement due to statement timeout" },
+    });
     // The first part stopped at most a chunk after the failure: it did not extract its whole range.
     expect(await archivedEmployees(f, tx), "employees extracted after the failure").toBeLessThanOrEqual(2 * CHUNK);
 

@@ -16,7 +16,9 @@ describe("export task: a shared table changed by another team", () => {
   afterAll(async () => f?.close());
 
   it("an extra NOT NULL column in HUB_INTAKE_JOB: the run stops naming it and the fix; the next run completes once it has a default", async () => {
-    await f.pool.query(`ALTER TABLE ${f.t.intakeJob} ADD COLUMN platform_batch text NOT NULL DEFAULT 'b1'; ALTER TABLE ${f.t.intakeJob} ALTER COLUMN platform_batch DROP DEFAULT`);
+    await f.pool.query(
+      `ALTER TABLE ${f.t.intakeJob} ADD COLUMN platform_batch text NOT NULL DEFAULT 'b1'; ALTER TABLE ${f.t.intakeJob} ALTER COLUMN platform_batch DROP DEFAULT`,
+    );
     const r = await runTask(f.platform.args);
     expect(r.code).toBe(1);
     const table = `${f.platform.stagingSchema.toLowerCase()}.hub_intake_job`;

@@ -20,7 +20,13 @@ const TOO_WIDE = 11_000_000;
 
 /** Every string of a JSON value (keys too). */
 const strings = (v: unknown): string[] =>
-  typeof v === "string" ? [v] : Array.isArray(v) ? v.flatMap(strings) : v && typeof v === "object" ? Object.entries(v).flatMap(([k, x]) => [k, ...strings(x)]) : [];
+  typeof v === "string"
+    ? [v]
+    : Array.isArray(v)
+      ? v.flatMap(strings)
+      : v && typeof v === "object"
+        ? Object.entries(v).flatMap(([k, x]) => [k, ...strings(x)])
+        : [];
 
 /** The text as a terminal gets it has no control character, nor has any value a JSON reader gets out of it. */
 function clean(what: string, text: string): void {
@@ -56,7 +62,10 @@ describe("warehouse values with escape sequences", () => {
       [model, wide, TOO_WIDE],
     );
     run = await runTask(f.platform.args, ENV);
-    const { rows: aside } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE $1 = ANY(employee_ids)`, [wide]);
+    const { rows: aside } = await f.pool.query<{ message_id: string }>(
+      `SELECT message_id FROM ${f.t.archive} WHERE $1 = ANY(employee_ids)`,
+      [wide],
+    );
     messageId = aside[0]?.message_id;
   });
   afterAll(async () => f?.close());
@@ -73,12 +82,29 @@ describe("warehouse values with escape sequences", () => {
   it("what the operator reads: hub-export status (set-aside and held-back sections, --json, --transaction), and what retry and discard print (text and --json) and record", async () => {
     const tx = openedTransaction(run);
     for (const extra of [[], ["--json"], ["--transaction", tx], ["--transaction", tx, "--json"]]) {
-      const r = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, ...extra]);
+      const r = await runCli([
+        "status",
+        "--file",
+        fixtureStackFile("qa"),
+        "--job-name",
+        JOB_NAME,
+        "--database-url",
+        f.db.url,
+        ...extra,
+      ]);
       expect(r.code, r.stderr).toBe(0);
       clean(`status ${extra.join(" ")}`, extra.includes("--json") ? r.stdout : r.stdout.replace(/\n/g, " "));
       expect(r.stdout).toContain("\\x1b[2J");
     }
-    const retry = await cli("retry", "--message-id", messageId, "--actor", "alice", "--reason", "the row is fixed\x1b[2J");
+    const retry = await cli(
+      "retry",
+      "--message-id",
+      messageId,
+      "--actor",
+      "alice",
+      "--reason",
+      "the row is fixed\x1b[2J",
+    );
     expect(retry.code, retry.stderr).toBe(0);
     clean("retry", retry.stdout.replace(/\n/g, " "));
     expect(retry.stdout).toContain("SET_ASIDE -> FAILED");
@@ -87,11 +113,26 @@ describe("warehouse values with escape sequences", () => {
     const discard = await cli("discard", "--message-id", messageId, "--actor", "bob", "--json");
     expect(discard.code, discard.stderr).toBe(0);
     clean("discard --json", discard.stdout);
-    expect(JSON.parse(discard.stdout)).toMatchObject({ action: "Discard", messageId, previousStatus: "SET_ASIDE", status: "DISCARDED" });
-    const { rows } = await f.pool.query(`SELECT event, detail FROM ${f.t.runHistory} WHERE event IN ('Retry', 'Discard') ORDER BY history_id`);
+    expect(JSON.parse(discard.stdout)).toMatchObject({
+      action: "Discard",
+      messageId,
+      previousStatus: "SET_ASIDE",
+      status: "DISCARDED",
+    });
+    const { rows } = await f.pool.query(
+      `SELECT event, detail FROM ${f.t.runHistory} WHERE event IN ('Retry', 'Discard') ORDER BY history_id`,
+    );
     expect(rows.map((r) => r.event)).toEqual(["Retry", "Discard"]);
     for (const r of rows) clean(`history ${r.event}`, JSON.stringify(r.detail));
-    const status = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url]);
+    const status = await runCli([
+      "status",
+      "--file",
+      fixtureStackFile("qa"),
+      "--job-name",
+      JOB_NAME,
+      "--database-url",
+      f.db.url,
+    ]);
     clean("status after discard", status.stdout.replace(/\n/g, " "));
   });
 });

@@ -6,7 +6,13 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AnswerTooLongError, createAgent, HubHttp, MAX_ANSWER_BYTES, RequestDeadlineError } from "../../task/http/client";
+import {
+  AnswerTooLongError,
+  createAgent,
+  HubHttp,
+  MAX_ANSWER_BYTES,
+  RequestDeadlineError,
+} from "../../task/http/client";
 import { RunStop, RunStopped } from "../../task/stop";
 import { settingsFromEnv } from "../../task/context";
 import { STOP_GRACE_SECONDS, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
@@ -70,7 +76,9 @@ describe("the task's HTTP client", () => {
     };
     const err = await get(new HubHttp(dispatcher, fast)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AnswerTooLongError);
-    expect((err as Error).message).toBe("the answer is longer than 64 KiB; it was cut off and the request is not retried");
+    expect((err as Error).message).toBe(
+      "the answer is longer than 64 KiB; it was cut off and the request is not retried",
+    );
     // The server could write little more than the cap and the socket buffers before the connection closed.
     expect(written).toBeLessThan(MAX_ANSWER_BYTES + 8 * 1024 * 1024);
     behave = (_req, res) => res.end(JSON.stringify({ ok: "x".repeat(MAX_ANSWER_BYTES - 100) }));
@@ -78,7 +86,11 @@ describe("the task's HTTP client", () => {
   });
 
   it("gives a request's attempts a budget: no attempt starts after it, and the last wait is not taken", async () => {
-    const client = new HubHttp(dispatcher, { attempts: 100, baseMs: 50, maxMs: 50 }, { deadlineMs: 1000, budgetMs: 300 });
+    const client = new HubHttp(
+      dispatcher,
+      { attempts: 100, baseMs: 50, maxMs: 50 },
+      { deadlineMs: 1000, budgetMs: 300 },
+    );
     const attempts = client.attempts();
     const started = Date.now();
     while (attempts.next()) await attempts.backoff();
@@ -92,7 +104,12 @@ describe("the task's HTTP client", () => {
 
   it("a stop ends the waits between attempts at once, lets requests in flight finish, and abandons them at two thirds of the grace period", async () => {
     const stop = new RunStop({ graceMs: 600 });
-    const client = new HubHttp(dispatcher, { attempts: 8, baseMs: 10_000, maxMs: 10_000 }, { deadlineMs: 60_000, budgetMs: 600_000 }, stop);
+    const client = new HubHttp(
+      dispatcher,
+      { attempts: 8, baseMs: 10_000, maxMs: 10_000 },
+      { deadlineMs: 60_000, budgetMs: 600_000 },
+      stop,
+    );
     // A wait for a retry, and a request the server answers after 150 ms, and one it never answers. The wait is the
     // hub's Retry-After of 10 s: a jittered one may be a few milliseconds and end before the stop.
     const attempts = client.attempts();
@@ -127,9 +144,22 @@ describe("the run's limits from the environment", () => {
   });
 
   it("each can be set, in seconds; a bad value names its variable", () => {
-    const s = settingsFromEnv({ HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "2.5", HUB_EXPORT_RETRY_BUDGET_SECONDS: "10", HUB_EXPORT_RUN_DEADLINE_SECONDS: "3600", HUB_EXPORT_STOP_GRACE_SECONDS: "30" });
-    expect(s).toMatchObject({ limits: { deadlineMs: 2500, budgetMs: 10_000 }, runDeadlineSeconds: 3600, stopGraceSeconds: 30 });
-    expect(() => settingsFromEnv({ HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "soon" })).toThrow("HUB_EXPORT_REQUEST_DEADLINE_SECONDS must be a positive number of seconds, got 'soon'");
-    expect(() => settingsFromEnv({ HUB_EXPORT_RUN_DEADLINE_SECONDS: "0" })).toThrow(/HUB_EXPORT_RUN_DEADLINE_SECONDS must be a positive number/);
+    const s = settingsFromEnv({
+      HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "2.5",
+      HUB_EXPORT_RETRY_BUDGET_SECONDS: "10",
+      HUB_EXPORT_RUN_DEADLINE_SECONDS: "3600",
+      HUB_EXPORT_STOP_GRACE_SECONDS: "30",
+    });
+    expect(s).toMatchObject({
+      limits: { deadlineMs: 2500, budgetMs: 10_000 },
+      runDeadlineSeconds: 3600,
+      stopGraceSeconds: 30,
+    });
+    expect(() => settingsFromEnv({ HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "soon" })).toThrow(
+      "HUB_EXPORT_REQUEST_DEADLINE_SECONDS must be a positive number of seconds, got 'soon'",
+    );
+    expect(() => settingsFromEnv({ HUB_EXPORT_RUN_DEADLINE_SECONDS: "0" })).toThrow(
+      /HUB_EXPORT_RUN_DEADLINE_SECONDS must be a positive number/,
+    );
   });
 });

@@ -5,7 +5,13 @@
  */
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, employeesInScope, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
+import {
+  exportFixture,
+  employeesInScope,
+  lastHistory,
+  storedMessages,
+  type ExportFixture,
+} from "../support/exportFixture";
 import { FINAL_EVENTS, finalEvent, openedTransaction, runTask, startTask, taskBundle } from "../support/taskProcess";
 import { HUB_CONTRACT_DEFAULTS, type HubContract } from "../../core/hubContract";
 
@@ -14,7 +20,10 @@ const FAST_RETRY = { HUB_EXPORT_RETRY_BASE_MS: "5", HUB_EXPORT_RETRY_MAX_MS: "20
 describe("export task: a hub without the assumed ERS and HRSYS endpoints", () => {
   let f: ExportFixture;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 300, emulator: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 300, emulator: { missingEndpoints: ["ers.entities", "hrsys.intakeJobs"] } }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
@@ -41,7 +50,11 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
   });
 
   it("with the report turned off and ERS failures only recorded, exports everyone and completes", async () => {
-    useContract({ ...HUB_CONTRACT_DEFAULTS, intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, enabled: false }, ers: { ...HUB_CONTRACT_DEFAULTS.ers, onFailure: "record" } });
+    useContract({
+      ...HUB_CONTRACT_DEFAULTS,
+      intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, enabled: false },
+      ers: { ...HUB_CONTRACT_DEFAULTS.ers, onFailure: "record" },
+    });
     const r = await runTask(f.platform.args, FAST_RETRY);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -53,18 +66,27 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     const failures = r.events.filter((e) => e.event === "hub.call.failed");
     expect(failures.length).toBeGreaterThan(0);
     expect(failures.every((e) => e.api === "ERS" && /HTTP 404/.test(String(e.reason)))).toBe(true);
-    expect(r.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", ersFailedEntities: inScope });
+    expect(r.events.at(-1)).toMatchObject({
+      event: "run.done",
+      status: "ExecutionCompleted",
+      ersFailedEntities: inScope,
+    });
     expect(await lastHistory(f)).toMatchObject({ event: "ExecutionCompleted", detail: { ersFailedEntities: inScope } });
     expect(f.emulator.state().intakeJobs).toEqual([]);
   });
 
   it("with a best-effort report, ERS off and renamed properties, records the report's failure and sends the hub's property names", async () => {
-    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region = 'US'`);
+    await f.pool.query(
+      `UPDATE ${f.platform.publishSchema}.employee SET changed_at = localtimestamp WHERE plat_region = 'US'`,
+    );
     f.emulator.reset();
     useContract({
       ers: { ...HUB_CONTRACT_DEFAULTS.ers, enabled: false },
       intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, onFailure: "record" },
-      queueMessage: { ...HUB_CONTRACT_DEFAULTS.queueMessage, names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, tenantId: "hubTenantId" } },
+      queueMessage: {
+        ...HUB_CONTRACT_DEFAULTS.queueMessage,
+        names: { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, tenantId: "hubTenantId" },
+      },
     });
     const r = await runTask(f.platform.args, FAST_RETRY);
     expect(r.stderr).toBe("");
@@ -72,10 +94,22 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(FINAL_EVENTS).toContain(finalEvent(r));
     const reported = r.events.filter((e) => e.event === "hub.call.failed");
     // STARTED and COMPLETED, for each of the two tenants; nothing about ERS, which is off.
-    expect(reported.map((e) => `${e.api} ${e.status}`).sort()).toEqual(["HRSYS COMPLETED", "HRSYS COMPLETED", "HRSYS STARTED", "HRSYS STARTED"]);
+    expect(reported.map((e) => `${e.api} ${e.status}`).sort()).toEqual([
+      "HRSYS COMPLETED",
+      "HRSYS COMPLETED",
+      "HRSYS STARTED",
+      "HRSYS STARTED",
+    ]);
     const messages = storedMessages(f);
     expect(messages.length).toBeGreaterThan(0);
-    expect(Object.keys(messages[0].properties!).sort()).toEqual(["dataDomainCode", "entityName", "hubTenantId", "recordCount", "systemCode", "transactionId"]);
+    expect(Object.keys(messages[0].properties!).sort()).toEqual([
+      "dataDomainCode",
+      "entityName",
+      "hubTenantId",
+      "recordCount",
+      "systemCode",
+      "transactionId",
+    ]);
     expect(f.emulator.state().ers).toEqual({});
     expect(await f.count(f.t.messages)).toBe(0);
   });
@@ -90,10 +124,24 @@ describe("export task: HUB_INTAKE_JOB's row comes after every step that can stil
 
   it("a run whose final HRSYS report fails under onFailure: stop gets no row; the next run reports it, then writes the row", async () => {
     const def = JSON.parse(fs.readFileSync(f.platform.definitionFile, "utf8"));
-    fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...def, hubContract: { ...HUB_CONTRACT_DEFAULTS, intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, onFailure: "stop" } } }, null, 2));
+    fs.writeFileSync(
+      f.platform.definitionFile,
+      JSON.stringify(
+        {
+          ...def,
+          hubContract: {
+            ...HUB_CONTRACT_DEFAULTS,
+            intakeReport: { ...HUB_CONTRACT_DEFAULTS.intakeReport, onFailure: "stop" },
+          },
+        },
+        null,
+        2,
+      ),
+    );
     const task = await startTask(f.platform.args, FAST_RETRY);
     // Once both tenants' STARTED reports are in, the HRSYS API fails for good: the COMPLETED report cannot be made.
-    while (f.emulator.state().intakeJobs.length < 2 && task.child.exitCode === null) await new Promise((r) => setTimeout(r, 2));
+    while (f.emulator.state().intakeJobs.length < 2 && task.child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 2));
     f.emulator.setFaults("hrsys.intakeJobs:400=1");
     const r = await task.done;
     expect(r.code).toBe(1);
@@ -101,7 +149,10 @@ describe("export task: HUB_INTAKE_JOB's row comes after every step that can stil
     expect(r.stderr).toMatch(/run stopped in phase REPORT: HRSYS API refused the request .*HTTP 400/);
     const tx = openedTransaction(r);
     expect(await f.count(f.t.intakeJob)).toBe(0);
-    const { rows: history } = await f.pool.query(`SELECT event, detail->>'phase' AS phase FROM ${f.t.runHistory} WHERE transaction_id = $1 ORDER BY history_id`, [tx]);
+    const { rows: history } = await f.pool.query(
+      `SELECT event, detail->>'phase' AS phase FROM ${f.t.runHistory} WHERE transaction_id = $1 ORDER BY history_id`,
+      [tx],
+    );
     expect(history).toEqual([
       { event: "ExecutionCompleted", phase: null },
       { event: "Stopped", phase: "REPORT" },
@@ -113,6 +164,11 @@ describe("export task: HUB_INTAKE_JOB's row comes after every step that can stil
     expect(next.events.find((e) => e.event === "run.report")).toMatchObject({ transactionId: tx });
     const { rows } = await f.pool.query(`SELECT transaction_id::text AS transaction_id FROM ${f.t.intakeJob}`);
     expect(rows).toContainEqual({ transaction_id: tx });
-    expect(f.emulator.state().intakeJobs.filter((j) => j.transactionId === tx).map((j) => j.status)).toEqual(["STARTED", "STARTED", "COMPLETED", "COMPLETED"]);
+    expect(
+      f.emulator
+        .state()
+        .intakeJobs.filter((j) => j.transactionId === tx)
+        .map((j) => j.status),
+    ).toEqual(["STARTED", "STARTED", "COMPLETED", "COMPLETED"]);
   });
 });

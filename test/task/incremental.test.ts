@@ -36,12 +36,18 @@ const changesOf = (r: TaskResult) => r.events.find((e) => e.event === "extract.d
 /** Employee ids in the messages a run extracted (its transaction's archive rows). */
 async function extracted(f: ExportFixture, r: TaskResult): Promise<string[]> {
   const tx = openedTransaction(r);
-  const { rows } = await f.pool.query<{ e: string }>(`SELECT unnest(employee_ids) AS e FROM ${f.t.archive} WHERE transaction_id = $1 ORDER BY 1`, [tx]);
+  const { rows } = await f.pool.query<{ e: string }>(
+    `SELECT unnest(employee_ids) AS e FROM ${f.t.archive} WHERE transaction_id = $1 ORDER BY 1`,
+    [tx],
+  );
   return rows.map((x) => x.e);
 }
 
 async function inScope(f: ExportFixture, ids: string[]): Promise<string[]> {
-  const { rows } = await f.pool.query<{ employee_id: string }>(`SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE employee_id = ANY($1) AND plat_region IN ('US', 'EU') ORDER BY 1`, [ids]);
+  const { rows } = await f.pool.query<{ employee_id: string }>(
+    `SELECT employee_id FROM ${f.platform.publishSchema}.employee WHERE employee_id = ANY($1) AND plat_region IN ('US', 'EU') ORDER BY 1`,
+    [ids],
+  );
   return rows.map((r) => r.employee_id);
 }
 
@@ -76,7 +82,11 @@ describe("incremental runs", () => {
     // One chunk per part (two parts) at most: 12 employees fit one chunk of 50.
     expect(changes.chunks).toBeLessThanOrEqual(2);
     expect(await extracted(f, run)).toEqual(await inScope(f, touched));
-    expect((await lastHistory(f)).detail.changes).toMatchObject({ mode: "incremental", changedRows: 12, chunks: changes.chunks });
+    expect((await lastHistory(f)).detail.changes).toMatchObject({
+      mode: "incremental",
+      changedRows: 12,
+      chunks: changes.chunks,
+    });
     // The watermarks of every tenant and country advance, as after a full run.
     const { rows: marks } = await f.pool.query<{ n: number; stale: number }>(
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE transaction_id::text <> $1)::int AS stale FROM ${f.t.watermark}`,
@@ -101,13 +111,28 @@ describe("incremental runs", () => {
       expect(await extracted(f, run)).toEqual(await inScope(f, touched));
       const warnings = run.events.filter((e) => e.event === "extract.changeIndexes");
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatchObject({ level: "warn", missing: ["employee", "employee_address"], create: [`CREATE INDEX IF NOT EXISTS employee_changed_idx ON ${s}.employee (changed_at);`, `CREATE INDEX IF NOT EXISTS employee_address_changed_idx ON ${s}.employee_address (changed_at);`] });
+      expect(warnings[0]).toMatchObject({
+        level: "warn",
+        missing: ["employee", "employee_address"],
+        create: [
+          `CREATE INDEX IF NOT EXISTS employee_changed_idx ON ${s}.employee (changed_at);`,
+          `CREATE INDEX IF NOT EXISTS employee_address_changed_idx ON ${s}.employee_address (changed_at);`,
+        ],
+      });
       expect(changesOf(run)).toMatchObject({ mode: "incremental", missingIndexes: ["employee", "employee_address"] });
-      expect((await lastHistory(f)).detail.changes).toMatchObject({ missingIndexes: ["employee", "employee_address"], seconds: expect.any(Number) });
+      expect((await lastHistory(f)).detail.changes).toMatchObject({
+        missingIndexes: ["employee", "employee_address"],
+        seconds: expect.any(Number),
+      });
       // The run's last line says what the scan cost too.
-      expect(run.events.find((e) => e.event === "run.done")?.changes).toMatchObject({ missingIndexes: ["employee", "employee_address"], seconds: warnings[0].seconds });
+      expect(run.events.find((e) => e.event === "run.done")?.changes).toMatchObject({
+        missingIndexes: ["employee", "employee_address"],
+        seconds: warnings[0].seconds,
+      });
     } finally {
-      await f.pool.query(`CREATE INDEX employee_changed_idx ON ${s}.employee (changed_at); CREATE INDEX employee_address_changed_idx ON ${s}.employee_address (changed_at)`);
+      await f.pool.query(
+        `CREATE INDEX employee_changed_idx ON ${s}.employee (changed_at); CREATE INDEX employee_address_changed_idx ON ${s}.employee_address (changed_at)`,
+      );
     }
     const again = await runTask(f.platform.args, ENV);
     expect(again.code).toBe(0);
@@ -119,7 +144,10 @@ describe("the unknown-code check at the source", () => {
   let f: ExportFixture;
   let dir: string;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 300, parameters: { records_per_hub_message: 2 } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 300, parameters: { records_per_hub_message: 2 } }),
+      taskBundle(),
+    ]);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cls-source-"));
   });
   afterAll(async () => {
@@ -128,8 +156,19 @@ describe("the unknown-code check at the source", () => {
   });
 
   it("finds in the extract statement the unknown codes, per field and per message, that the check of the bodies finds, and holds back the same messages", async () => {
-    const missing: Partial<Record<keyof typeof SAMPLE_BUSINESS_OBJECTS, string[]>> = { Country: ["DE"], "Job Profile": ["SALES_REP"], Gender: ["Female"], "Related Person Relationship": ["SPOUSE"], "Communication Usage Type": ["WORK"] };
-    const values = Object.fromEntries(Object.entries(SAMPLE_BUSINESS_OBJECTS).map(([b, list]) => [b, list.filter((v) => !missing[b as keyof typeof missing]?.includes(v.code))]));
+    const missing: Partial<Record<keyof typeof SAMPLE_BUSINESS_OBJECTS, string[]>> = {
+      Country: ["DE"],
+      "Job Profile": ["SALES_REP"],
+      Gender: ["Female"],
+      "Related Person Relationship": ["SPOUSE"],
+      "Communication Usage Type": ["WORK"],
+    };
+    const values = Object.fromEntries(
+      Object.entries(SAMPLE_BUSINESS_OBJECTS).map(([b, list]) => [
+        b,
+        list.filter((v) => !missing[b as keyof typeof missing]?.includes(v.code)),
+      ]),
+    );
     const sheet = buildLoadSheet(values);
     const file = path.join(dir, "sheet.csv");
     fs.writeFileSync(file, loadSheetCsv(sheet));
@@ -137,25 +176,46 @@ describe("the unknown-code check at the source", () => {
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const { detail } = await lastHistory(f);
-    const summary = detail.unknownCodes as { checkedMessages: number; checkedAtSource: number; heldBack: number; fields: Record<string, unknown> };
+    const summary = detail.unknownCodes as {
+      checkedMessages: number;
+      checkedAtSource: number;
+      heldBack: number;
+      fields: Record<string, unknown>;
+    };
     expect(summary.checkedMessages).toBeGreaterThan(0);
     expect(summary.checkedAtSource).toBe(summary.checkedMessages);
 
     // The same messages checked from their bodies, as the check did before.
     const tx = openedTransaction(run);
-    const { rows: ids } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE transaction_id = $1`, [tx]);
+    const { rows: ids } = await f.pool.query<{ message_id: string }>(
+      `SELECT message_id FROM ${f.t.archive} WHERE transaction_id = $1`,
+      [tx],
+    );
     const statements = checkStatements({ archive: f.t.archive, status: f.t.status } as RunTables);
-    const { rows } = await f.pool.query<{ by_code: never[]; by_message: { message_id: string; codes: string }[] }>(statements.screen, [ids.map((r) => r.message_id), sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`), sheet.rows.map((r) => r.CLS_CODE)]);
+    const { rows } = await f.pool.query<{ by_code: never[]; by_message: { message_id: string; codes: string }[] }>(
+      statements.screen,
+      [
+        ids.map((r) => r.message_id),
+        sheet.rows.map((r) => `${r.CLS_ENTITY_NAME}.${r.CLS_CODE_FIELD_NAME}`),
+        sheet.rows.map((r) => r.CLS_CODE),
+      ],
+    );
     const fromBodies = new UnknownCodes();
     fromBodies.add(rows[0].by_code);
     expect(Object.keys(summary.fields).length).toBeGreaterThanOrEqual(6);
     expect(summary.fields).toEqual(fromBodies.report());
 
     // Strict: every message with unknown codes is held back with the same list of codes in its reason.
-    const { rows: held } = await f.pool.query<{ message_id: string; reason: string }>(`SELECT message_id, reason FROM ${f.t.status} WHERE status = 'HELD_BACK' AND transaction_id = $1`, [tx]);
+    const { rows: held } = await f.pool.query<{ message_id: string; reason: string }>(
+      `SELECT message_id, reason FROM ${f.t.status} WHERE status = 'HELD_BACK' AND transaction_id = $1`,
+      [tx],
+    );
     const reasons = new Map(held.map((h) => [h.message_id, h.reason]));
     expect(rows[0].by_message.length).toBeGreaterThan(0);
-    for (const m of rows[0].by_message) expect(reasons.get(m.message_id)).toBe(`unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`);
+    for (const m of rows[0].by_message)
+      expect(reasons.get(m.message_id)).toBe(
+        `unknown codes ${m.codes} (strict CLS check); retried once the CLS load sheet has them`,
+      );
     expect(summary.heldBack).toBe(held.length);
   });
 });
@@ -164,8 +224,14 @@ describe("the publish schema's changed_at indexes", () => {
   it("task/README.md documents exactly the DDL the local model creates and the run-start warning asks for", () => {
     const readme = fs.readFileSync(path.join(PROJECT_ROOT, "task", "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("\n## Publish schema indexes\n"));
-    const documented = /```sql\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf("\n## ", 1)))![1].trim().split("\n");
-    const model = fs.readFileSync(path.join(PROJECT_ROOT, "task", "model", "publish_schema.sql"), "utf8").split("\n").filter((l) => /\(changed_at\);$/.test(l));
+    const documented = /```sql\n([\s\S]*?)```/
+      .exec(section.slice(0, section.indexOf("\n## ", 1)))![1]
+      .trim()
+      .split("\n");
+    const model = fs
+      .readFileSync(path.join(PROJECT_ROOT, "task", "model", "publish_schema.sql"), "utf8")
+      .split("\n")
+      .filter((l) => /\(changed_at\);$/.test(l));
     expect(documented).toEqual(changeIndexDdl("<PUBLISH_SCHEMA>"));
     expect(model).toEqual(documented);
     expect(documented.map((l) => / ON <PUBLISH_SCHEMA>\.(\w+) /.exec(l)![1])).toEqual(CHANGE_TABLES);

@@ -10,13 +10,24 @@ import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import { Client } from "pg";
-import { exportFixture, employeesInScope, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
+import {
+  exportFixture,
+  employeesInScope,
+  lastHistory,
+  storedMessages,
+  type ExportFixture,
+} from "../support/exportFixture";
 import { finalEvent, openedTransaction, startTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { sleep, taskSessionsGone } from "../support/database";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
 import { isEmfRecord, METRICS } from "../../core/metrics";
 
-const ENV = { HUB_EXPORT_CHUNK_SIZE: "100", HUB_EXPORT_PUBLISH_CONCURRENCY: "2", HUB_EXPORT_ERS_CONCURRENCY: "2", HUB_EXPORT_STOP_GRACE_SECONDS: "60" };
+const ENV = {
+  HUB_EXPORT_CHUNK_SIZE: "100",
+  HUB_EXPORT_PUBLISH_CONCURRENCY: "2",
+  HUB_EXPORT_ERS_CONCURRENCY: "2",
+  HUB_EXPORT_STOP_GRACE_SECONDS: "60",
+};
 /** What PostgreSQL tells the sessions it ends, for pg_terminate_backend and for a fast shutdown alike. */
 const LOST = "warehouse connection lost: 57P01 terminating connection due to administrator command";
 
@@ -32,7 +43,11 @@ async function stoppedCleanly(f: ExportFixture, r: TaskResult, phase: string): P
   expect(metrics).toHaveLength(1);
   expect(metrics[0]).toMatchObject({ Outcome: "Stopped", [METRICS.stopped]: 1 });
   await taskSessionsGone(f.pool);
-  expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: openedTransaction(r), detail: { phase, reason: LOST } });
+  expect(await lastHistory(f)).toMatchObject({
+    event: "Stopped",
+    transaction_id: openedTransaction(r),
+    detail: { phase, reason: LOST },
+  });
 }
 
 /** The next run resumes the transaction and completes; then every employee in scope was sent once, under one messageId. */
@@ -43,7 +58,9 @@ async function resumesLosingNothing(f: ExportFixture, transactionId: string): Pr
   expect(r.events.find((e) => e.event === "run.open")).toMatchObject({ transactionId, resumed: true });
   expect(finalEvent(r)).toBe("run.done");
   const exported = await employeesInScope(f.pool, f.platform.publishSchema);
-  const { rows } = await f.pool.query(`SELECT count(*)::int AS total, count(DISTINCT e)::int AS distinct FROM ${f.t.archive}, unnest(employee_ids) e`);
+  const { rows } = await f.pool.query(
+    `SELECT count(*)::int AS total, count(DISTINCT e)::int AS distinct FROM ${f.t.archive}, unnest(employee_ids) e`,
+  );
   expect(rows[0]).toEqual({ total: exported, distinct: exported });
   expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(await f.count(f.t.archive));
   const messages = storedMessages(f);
@@ -58,7 +75,15 @@ describe("export task: a lost warehouse is a clean stop", () => {
   describe("its sessions ended by an administrator mid-publish", () => {
     let f: ExportFixture;
     beforeAll(async () => {
-      [f] = await Promise.all([exportFixture({ employees: 1500, seed: 33, parameters: { records_per_ers_request: 20 }, emulator: { deduplicate: false } }), taskBundle()]);
+      [f] = await Promise.all([
+        exportFixture({
+          employees: 1500,
+          seed: 33,
+          parameters: { records_per_ers_request: 20 },
+          emulator: { deduplicate: false },
+        }),
+        taskBundle(),
+      ]);
     });
     afterAll(async () => f?.close());
 
@@ -90,7 +115,16 @@ describe("export task: a lost warehouse is a clean stop", () => {
     beforeAll(async () => {
       server = await startEmbeddedPostgres({ dataDir, persistent: true });
       port = server.port;
-      [f] = await Promise.all([exportFixture({ adminUrl: server.adminUrl, employees: 1500, seed: 34, parameters: { records_per_ers_request: 20 }, emulator: { deduplicate: false } }), taskBundle()]);
+      [f] = await Promise.all([
+        exportFixture({
+          adminUrl: server.adminUrl,
+          employees: 1500,
+          seed: 34,
+          parameters: { records_per_ers_request: 20 },
+          emulator: { deduplicate: false },
+        }),
+        taskBundle(),
+      ]);
     });
     afterAll(async () => {
       await f?.close();
@@ -109,7 +143,11 @@ describe("export task: a lost warehouse is a clean stop", () => {
       while (publishes() < 2) await sleep(10);
       await holder.query(`BEGIN; LOCK TABLE ${f.t.runPart} IN SHARE MODE`);
       const waiting = async () =>
-        (await f.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hub-export' AND wait_event_type = 'Lock'")).rows[0].n;
+        (
+          await f.pool.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hub-export' AND wait_event_type = 'Lock'",
+          )
+        ).rows[0].n;
       while ((await waiting()) === 0) await sleep(20);
       expect(task.events.some((e) => e.event === "extract.done")).toBe(false);
 

@@ -11,7 +11,11 @@ import { Pool } from "pg";
 describe("message bodies", () => {
   it("entityTexts splits at the commas between entities only, whatever their strings hold", () => {
     const entities = [
-      { UserId: "E1", FirstName: 'A, "quoted" {name}', UserAddress: [{ AddressLine1: "1, Main [St]" }, { AddressLine1: "\\,}" }] },
+      {
+        UserId: "E1",
+        FirstName: 'A, "quoted" {name}',
+        UserAddress: [{ AddressLine1: "1, Main [St]" }, { AddressLine1: "\\,}" }],
+      },
       { UserId: "E2", UserAddress: [], Note: "é,ü\n" },
       { UserId: "E3" },
     ].map((e) => JSON.stringify(e));
@@ -47,7 +51,12 @@ describe("message bodies", () => {
     const sql = loadClientRunTables().text;
     const check = /CHECK \(status IN \(([^)]*)\)\)/.exec(sql);
     expect(check).not.toBeNull();
-    expect(check![1].split(",").map((s) => s.trim().replace(/'/g, "")).sort()).toEqual(Object.values(MESSAGE_STATUS).sort());
+    expect(
+      check![1]
+        .split(",")
+        .map((s) => s.trim().replace(/'/g, ""))
+        .sort(),
+    ).toEqual(Object.values(MESSAGE_STATUS).sort());
   });
 });
 
@@ -57,20 +66,46 @@ describe("bodies read back from _ARCHIVE", () => {
     const pool = new Pool({ connectionString: db.url, max: 1 });
     try {
       await pool.query("CREATE TABLE archive (message_id uuid PRIMARY KEY, body text NOT NULL)");
-      const ids = ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002", "00000000-0000-4000-8000-000000000003"];
+      const ids = [
+        "00000000-0000-4000-8000-000000000001",
+        "00000000-0000-4000-8000-000000000002",
+        "00000000-0000-4000-8000-000000000003",
+      ];
       const sizes = [BODY_PAGE_BYTES - 10, 1000, 20];
-      for (const [i, id] of ids.entries()) await pool.query("INSERT INTO archive VALUES ($1, repeat('x', $2))", [id, sizes[i]]);
-      const listed = async () => (await pool.query<{ message_id: string; bytes: number | null }>("SELECT message_id, octet_length(body) AS bytes FROM archive ORDER BY message_id")).rows;
+      for (const [i, id] of ids.entries())
+        await pool.query("INSERT INTO archive VALUES ($1, repeat('x', $2))", [id, sizes[i]]);
+      const listed = async () =>
+        (
+          await pool.query<{ message_id: string; bytes: number | null }>(
+            "SELECT message_id, octet_length(body) AS bytes FROM archive ORDER BY message_id",
+          )
+        ).rows;
       const first = await withBodies(pool, { archive: "archive" }, await listed());
       expect(first.map((r) => [r.message_id, r.body?.length])).toEqual([[ids[0], sizes[0]]]);
       const rest = await withBodies(pool, { archive: "archive" }, (await listed()).slice(1));
-      expect(rest.map((r) => [r.message_id, r.body?.length])).toEqual([[ids[1], 1000], [ids[2], 20]]);
+      expect(rest.map((r) => [r.message_id, r.body?.length])).toEqual([
+        [ids[1], 1000],
+        [ids[2], 20],
+      ]);
       // A message larger than a page alone; one that needs no body gets none.
-      await pool.query("UPDATE archive SET body = repeat('y', $1) WHERE message_id = $2", [BODY_PAGE_BYTES * 2, ids[0]]);
-      const big = await withBodies(pool, { archive: "archive" }, (await listed()).map((r, i) => (i === 1 ? { ...r, bytes: null } : r)));
+      await pool.query("UPDATE archive SET body = repeat('y', $1) WHERE message_id = $2", [
+        BODY_PAGE_BYTES * 2,
+        ids[0],
+      ]);
+      const big = await withBodies(
+        pool,
+        { archive: "archive" },
+        (await listed()).map((r, i) => (i === 1 ? { ...r, bytes: null } : r)),
+      );
       expect(big.map((r) => [r.message_id, r.body?.length])).toEqual([[ids[0], BODY_PAGE_BYTES * 2]]);
-      const none = await withBodies(pool, { archive: "archive" }, [{ message_id: ids[1], bytes: null }, { message_id: ids[2], bytes: 20 }]);
-      expect(none.map((r) => [r.message_id, r.body?.length ?? null])).toEqual([[ids[1], null], [ids[2], 20]]);
+      const none = await withBodies(pool, { archive: "archive" }, [
+        { message_id: ids[1], bytes: null },
+        { message_id: ids[2], bytes: 20 },
+      ]);
+      expect(none.map((r) => [r.message_id, r.body?.length ?? null])).toEqual([
+        [ids[1], null],
+        [ids[2], 20],
+      ]);
     } finally {
       await pool.end();
       await db.drop();

@@ -7,10 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { JOB_NAME, QUEUES, TENANTS } from "../support/platform";
-import { ALL_REGIONS, METRIC_NAMESPACE, METRICS, isEmfRecord, runMetricRecords, type EmfRecord } from "../../core/metrics";
+import {
+  ALL_REGIONS,
+  METRIC_NAMESPACE,
+  METRICS,
+  isEmfRecord,
+  runMetricRecords,
+  type EmfRecord,
+} from "../../core/metrics";
 import { countsPerRegion } from "../../task/metrics";
 
-const FAST_RETRY = { HUB_EXPORT_RETRY_BASE_MS: "5", HUB_EXPORT_RETRY_MAX_MS: "20", HUB_EXPORT_RETRY_ATTEMPTS: "3", HUB_EXPORT_CHUNK_SIZE: "200" };
+const FAST_RETRY = {
+  HUB_EXPORT_RETRY_BASE_MS: "5",
+  HUB_EXPORT_RETRY_MAX_MS: "20",
+  HUB_EXPORT_RETRY_ATTEMPTS: "3",
+  HUB_EXPORT_CHUNK_SIZE: "200",
+};
 
 /** What CloudWatch Logs does with an EMF line: each metric's value, keyed by `name{dimension values}`. */
 function extracted(records: EmfRecord[]): Record<string, number> {
@@ -33,7 +45,10 @@ function extracted(records: EmfRecord[]): Record<string, number> {
 describe("export task: metrics in the embedded metric format", () => {
   let f: ExportFixture;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 300, emulator: { rejectDestinations: [QUEUES.EU.queueName] } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 300, emulator: { rejectDestinations: [QUEUES.EU.queueName] } }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
@@ -48,11 +63,19 @@ describe("export task: metrics in the embedded metric format", () => {
       expect(r._aws.Timestamp).toBeLessThanOrEqual(Date.now());
     }
     // An ExecutionFailed run has no HUB_INTAKE_JOB row: its counts are in its run history row.
-    const { rows } = await f.pool.query(`SELECT detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'ExecutionFailed'`);
+    const { rows } = await f.pool.query(
+      `SELECT detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'ExecutionFailed'`,
+    );
     expect(rows).toHaveLength(1);
-    const job = { published_count: rows[0].detail.published, failed_count: rows[0].detail.failed, ers_entity_count: rows[0].detail.ersEntities };
+    const job = {
+      published_count: rows[0].detail.published,
+      failed_count: rows[0].detail.failed,
+      ers_entity_count: rows[0].detail.ersEntities,
+    };
     expect(job.failed_count).toBeGreaterThan(0);
-    const { rows: perRegion } = await f.pool.query(`SELECT plat_region, count(*)::int AS n FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') GROUP BY 1`);
+    const { rows: perRegion } = await f.pool.query(
+      `SELECT plat_region, count(*)::int AS n FROM ${f.platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU') GROUP BY 1`,
+    );
     const n = Object.fromEntries(perRegion.map((r) => [r.plat_region, r.n]));
     const key = (metric: string, region: string) => `${metric}{${JOB_NAME},${region}}`;
     expect(extracted(records)).toEqual({
@@ -77,7 +100,14 @@ describe("export task: metrics in the embedded metric format", () => {
     expect(run.Outcome).toBe("ExecutionFailed");
     expect(run._aws.CloudWatchMetrics[0].Metrics.find((m) => m.Name === METRICS.duration)?.Unit).toBe("Seconds");
     // Nothing secret rides along.
-    for (const line of lines) for (const secret of [TENANTS.US.clientSecret, TENANTS.EU.clientSecret, QUEUES.US.clientSecret, QUEUES.EU.clientSecret]) expect(line).not.toContain(secret);
+    for (const line of lines)
+      for (const secret of [
+        TENANTS.US.clientSecret,
+        TENANTS.EU.clientSecret,
+        QUEUES.US.clientSecret,
+        QUEUES.EU.clientSecret,
+      ])
+        expect(line).not.toContain(secret);
     for (const line of lines) expect(line).not.toMatch(/password|postgres:\/\//i);
   });
 
@@ -85,7 +115,13 @@ describe("export task: metrics in the embedded metric format", () => {
     // A stack whose intake report stops the run when it fails (the default only records it), and a failing report.
     const definition = fs.readFileSync(f.platform.definitionFile, "utf8");
     const doc = JSON.parse(definition);
-    fs.writeFileSync(f.platform.definitionFile, JSON.stringify({ ...doc, hubContract: { ...doc.hubContract, intakeReport: { ...doc.hubContract.intakeReport, onFailure: "stop" } } }));
+    fs.writeFileSync(
+      f.platform.definitionFile,
+      JSON.stringify({
+        ...doc,
+        hubContract: { ...doc.hubContract, intakeReport: { ...doc.hubContract.intakeReport, onFailure: "stop" } },
+      }),
+    );
     f.emulator.setFaults({ spec: "hrsys.intakeJobs:500=1", seed: 1 });
     try {
       const result = await runTask(f.platform.args, FAST_RETRY);
@@ -98,7 +134,9 @@ describe("export task: metrics in the embedded metric format", () => {
       expect(Object.keys(values).some((k) => k.startsWith(METRICS.published))).toBe(false);
       expect(records[0].Outcome).toBe("Stopped");
       // The outcome is in the run history too, with the reason's first line.
-      const { rows } = await f.pool.query(`SELECT transaction_id, actor, detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'Stopped'`);
+      const { rows } = await f.pool.query(
+        `SELECT transaction_id, actor, detail FROM ${f.platform.stagingSchema}.HUB_EXPORT_RUN_HISTORY WHERE event = 'Stopped'`,
+      );
       expect(rows).toHaveLength(1);
       expect(rows[0].actor).toBe("export-task");
       expect(rows[0].transaction_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -118,14 +156,43 @@ describe("metric records", () => {
       { hubTenantId: "c", region: "APAC" as const },
     ];
     const regions = countsPerRegion(tenants, {
-      extracted: 0, messages: 0, published: 0, failed: 0, heldBack: 0, setAside: 0, superseded: 0, retried: 0, ersEntities: 0,
+      extracted: 0,
+      messages: 0,
+      published: 0,
+      failed: 0,
+      heldBack: 0,
+      setAside: 0,
+      superseded: 0,
+      retried: 0,
+      ersEntities: 0,
       tenants: { a: { published: 2, failed: 1, entities: 2 }, b: { published: 3, failed: 0, entities: 3 } },
     });
-    expect(regions).toEqual({ US: { published: 5, failed: 1, heldBack: 0, setAside: 0, ersEntities: 5 }, APAC: { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 } });
-    const finished = runMetricRecords({ jobName: "J", outcome: "ExecutionCompleted", seconds: 2, regions, totals: { heldBack: 4, setAside: 2 }, timestamp: 1 });
-    expect(finished.map((r) => [r.Region, r[METRICS.published], r[METRICS.heldBack], r[METRICS.setAside]])).toEqual([["APAC", 0, undefined, undefined], ["US", 5, undefined, undefined], [ALL_REGIONS, 5, 4, 2]]);
+    expect(regions).toEqual({
+      US: { published: 5, failed: 1, heldBack: 0, setAside: 0, ersEntities: 5 },
+      APAC: { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 },
+    });
+    const finished = runMetricRecords({
+      jobName: "J",
+      outcome: "ExecutionCompleted",
+      seconds: 2,
+      regions,
+      totals: { heldBack: 4, setAside: 2 },
+      timestamp: 1,
+    });
+    expect(finished.map((r) => [r.Region, r[METRICS.published], r[METRICS.heldBack], r[METRICS.setAside]])).toEqual([
+      ["APAC", 0, undefined, undefined],
+      ["US", 5, undefined, undefined],
+      [ALL_REGIONS, 5, 4, 2],
+    ]);
     const records = runMetricRecords({ jobName: "J", outcome: "Refused", seconds: 0.5, timestamp: 1 });
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ JobName: "J", Region: ALL_REGIONS, Outcome: "Refused", [METRICS.refused]: 1, [METRICS.completed]: 0, [METRICS.duration]: 0.5 });
+    expect(records[0]).toMatchObject({
+      JobName: "J",
+      Region: ALL_REGIONS,
+      Outcome: "Refused",
+      [METRICS.refused]: 1,
+      [METRICS.completed]: 0,
+      [METRICS.duration]: 0.5,
+    });
   });
 });

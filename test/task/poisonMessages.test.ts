@@ -36,11 +36,16 @@ async function statusOf(f: ExportFixture, employeeId: string) {
 }
 
 async function statusById(f: ExportFixture, messageId: string) {
-  return (await f.pool.query(`SELECT ${STATUS_COLUMNS} FROM ${f.t.status} s WHERE message_id = $1`, [messageId])).rows[0];
+  return (await f.pool.query(`SELECT ${STATUS_COLUMNS} FROM ${f.t.status} s WHERE message_id = $1`, [messageId]))
+    .rows[0];
 }
 
-const storedIds = (f: ExportFixture) => (f.emulator.state({ messages: true }).queues.US.destinations[QUEUES.US.queueName]?.messages ?? []).map((m) => m.messageId);
-const metric = (r: TaskResult, name: string) => r.events.filter(isEmfRecord).find((e) => e.Region === ALL_REGIONS)?.[name];
+const storedIds = (f: ExportFixture) =>
+  (f.emulator.state({ messages: true }).queues.US.destinations[QUEUES.US.queueName]?.messages ?? []).map(
+    (m) => m.messageId,
+  );
+const metric = (r: TaskResult, name: string) =>
+  r.events.filter(isEmfRecord).find((e) => e.Region === ALL_REGIONS)?.[name];
 
 describe("a message the broker refuses for good", () => {
   let f: ExportFixture;
@@ -68,19 +73,39 @@ describe("a message the broker refuses for good", () => {
     const aside = await statusOf(f, wide);
     // Each run's try counts, though a message over the limit is refused before it is sent.
     expect(aside).toMatchObject({ message_id: messageId, status: "SET_ASIDE", refusals: 2, attempts: 2 });
-    expect(aside.reason).toMatch(/^set aside after 2 run\(s\) refused it for good; last refusal: message body of \d+ bytes exceeds the broker's limit/);
-    expect(second.events.filter((e) => e.event === "publish.setAside")).toEqual([expect.objectContaining({ level: "warn", messageId, employeeIds: [wide] })]);
+    expect(aside.reason).toMatch(
+      /^set aside after 2 run\(s\) refused it for good; last refusal: message body of \d+ bytes exceeds the broker's limit/,
+    );
+    expect(second.events.filter((e) => e.event === "publish.setAside")).toEqual([
+      expect.objectContaining({ level: "warn", messageId, employeeIds: [wide] }),
+    ]);
     expect(metric(second, METRICS.setAside)).toBe(1);
     expect(metric(second, METRICS.completed)).toBe(1);
-    expect(await lastHistory(f)).toMatchObject({ event: "ExecutionCompleted", detail: { setAside: 1, failed: 0, setAsideMessages: [{ messageId, employeeIds: [wide], reason: aside.reason }] } });
+    expect(await lastHistory(f)).toMatchObject({
+      event: "ExecutionCompleted",
+      detail: { setAside: 1, failed: 0, setAsideMessages: [{ messageId, employeeIds: [wide], reason: aside.reason }] },
+    });
     expect(storedIds(f)).not.toContain(messageId);
 
     // hub-export status: the run's warning, and the set-aside message with its reason.
-    const status = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url]);
+    const status = await runCli([
+      "status",
+      "--file",
+      fixtureStackFile("qa"),
+      "--job-name",
+      JOB_NAME,
+      "--database-url",
+      f.db.url,
+    ]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain("warning: 1 message(s) set aside by this run");
     const section = status.stdout.slice(status.stdout.indexOf("Set-aside messages"));
-    expect(section).toMatch(new RegExp(`^  ${messageId}  SET_ASIDE .* 1 record\\(s\\): ${wide}  attempts 2  set aside after 2 run\\(s\\)`, "m"));
+    expect(section).toMatch(
+      new RegExp(
+        `^  ${messageId}  SET_ASIDE .* 1 record\\(s\\): ${wide}  attempts 2  set aside after 2 run\\(s\\)`,
+        "m",
+      ),
+    );
   });
 
   it("is not retried by the next run", async () => {
@@ -92,15 +117,44 @@ describe("a message the broker refuses for good", () => {
   });
 
   it("retry: the next run tries it once more, and sets it aside again at once; discard: no run sends it again", async () => {
-    const retry = await cli("retry", "--message-id", messageId, "--actor", "alice", "--reason", "the hub takes larger messages now");
+    const retry = await cli(
+      "retry",
+      "--message-id",
+      messageId,
+      "--actor",
+      "alice",
+      "--reason",
+      "the hub takes larger messages now",
+    );
     expect(retry.stderr).toBe("");
     expect(retry.code).toBe(0);
-    expect(retry.stdout).toMatch(/^Database: \w+ on \S+ as postgres \(--database-url\)\nRetry recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice:\n/);
+    expect(retry.stdout).toMatch(
+      /^Database: \w+ on \S+ as postgres \(--database-url\)\nRetry recorded in HUB_EXPORT_RUN_HISTORY \(id \d+\) at \S+ by alice:\n/,
+    );
     expect(retry.stdout).toContain(`message ${messageId} (tenant `);
     expect(retry.stdout).toContain("SET_ASIDE -> FAILED");
-    expect(await statusOf(f, wide)).toMatchObject({ status: "FAILED", reason: "retry by alice: the hub takes larger messages now" });
-    const { rows: history } = await f.pool.query(`SELECT event, actor, transaction_id, detail FROM ${f.t.runHistory} WHERE event = 'Retry'`);
-    expect(history).toEqual([{ event: "Retry", actor: "alice", transaction_id: null, detail: expect.objectContaining({ messageId, previousStatus: "SET_ASIDE", status: "FAILED", employeeIds: [wide], reason: "the hub takes larger messages now", databaseUser: "postgres" }) }]);
+    expect(await statusOf(f, wide)).toMatchObject({
+      status: "FAILED",
+      reason: "retry by alice: the hub takes larger messages now",
+    });
+    const { rows: history } = await f.pool.query(
+      `SELECT event, actor, transaction_id, detail FROM ${f.t.runHistory} WHERE event = 'Retry'`,
+    );
+    expect(history).toEqual([
+      {
+        event: "Retry",
+        actor: "alice",
+        transaction_id: null,
+        detail: expect.objectContaining({
+          messageId,
+          previousStatus: "SET_ASIDE",
+          status: "FAILED",
+          employeeIds: [wide],
+          reason: "the hub takes larger messages now",
+          databaseUser: "postgres",
+        }),
+      },
+    ]);
 
     const run = await runTask(f.platform.args, ENV);
     expect(run.code).toBe(0);
@@ -108,21 +162,43 @@ describe("a message the broker refuses for good", () => {
     expect(again.status).toBe("SET_ASIDE");
     expect(run.events.some((e) => e.event === "publish.setAside" && e.messageId === messageId)).toBe(true);
 
-    const discard = await cli("discard", "--message-id", messageId, "--actor", "bob", "--reason", "HR shortens the row; its next change sends it", "--json");
+    const discard = await cli(
+      "discard",
+      "--message-id",
+      messageId,
+      "--actor",
+      "bob",
+      "--reason",
+      "HR shortens the row; its next change sends it",
+      "--json",
+    );
     expect(discard.code, discard.stderr).toBe(0);
-    expect(JSON.parse(discard.stdout)).toMatchObject({ action: "Discard", messageId, previousStatus: "SET_ASIDE", status: "DISCARDED", employeeIds: [wide] });
+    expect(JSON.parse(discard.stdout)).toMatchObject({
+      action: "Discard",
+      messageId,
+      previousStatus: "SET_ASIDE",
+      status: "DISCARDED",
+      employeeIds: [wide],
+    });
     const discarded = await statusOf(f, wide);
-    expect(discarded).toMatchObject({ status: "DISCARDED", reason: "discard by bob: HR shortens the row; its next change sends it" });
+    expect(discarded).toMatchObject({
+      status: "DISCARDED",
+      reason: "discard by bob: HR shortens the row; its next change sends it",
+    });
     const after = await runTask(f.platform.args, ENV);
     expect(after.code).toBe(0);
     expect(await statusOf(f, wide)).toEqual(discarded);
 
     const refused = await cli("retry", "--message-id", messageId);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`message ${messageId} is discarded: no run sends it again (its employees' next change does)\n`);
+    expect(refused.stderr).toBe(
+      `message ${messageId} is discarded: no run sends it again (its employees' next change does)\n`,
+    );
     const unknown = await cli("discard", "--message-id", "00000000-0000-4000-8000-000000000001");
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/^no message 00000000-0000-4000-8000-000000000001 in staging\.HUB_ACME_MESSAGES_ARCHIVE \(client ACME\)/);
+    expect(unknown.stderr).toMatch(
+      /^no message 00000000-0000-4000-8000-000000000001 in staging\.HUB_ACME_MESSAGES_ARCHIVE \(client ACME\)/,
+    );
     const usage = await cli("discard", "--message-id", "M-1");
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--message-id must be a messageId (a UUID), got 'M-1'");
@@ -136,7 +212,9 @@ describe("a message the broker refuses for good", () => {
       const before = await statusOf(f, wide);
       const r = await cli("discard", "--message-id", messageId);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^a run of client ACME is working now \(session pid \d+, hub-export, connected since \S+\): discard refuses while it holds the run lock\n/);
+      expect(r.stderr).toMatch(
+        /^a run of client ACME is working now \(session pid \d+, hub-export, connected since \S+\): discard refuses while it holds the run lock\n/,
+      );
       expect(await statusOf(f, wide)).toEqual(before);
     } finally {
       await holder.end();
@@ -171,12 +249,23 @@ describe("a newer extract of the same employee", () => {
     const run = await runTask(f.platform.args, ENV);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    for (const [employee, before] of [[setAside, old.aside], [failing, old.failed]] as const) {
+    for (const [employee, before] of [
+      [setAside, old.aside],
+      [failing, old.failed],
+    ] as const) {
       const newer = await statusOf(f, employee);
       expect(newer.status).toBe("PUBLISHED");
       const superseded = await statusById(f, before.message_id);
-      expect(superseded).toMatchObject({ message_id: before.message_id, status: "SUPERSEDED", superseded_by: newer.message_id });
-      expect(superseded.reason).toMatch(new RegExp(`^superseded by message ${newer.message_id} of transaction ${newer.transaction_id}, which carries a newer state of its employees \\(it was ${before.status}: `));
+      expect(superseded).toMatchObject({
+        message_id: before.message_id,
+        status: "SUPERSEDED",
+        superseded_by: newer.message_id,
+      });
+      expect(superseded.reason).toMatch(
+        new RegExp(
+          `^superseded by message ${newer.message_id} of transaction ${newer.transaction_id}, which carries a newer state of its employees \\(it was ${before.status}: `,
+        ),
+      );
       expect(storedIds(f)).toContain(newer.message_id);
       expect(storedIds(f)).not.toContain(before.message_id);
     }

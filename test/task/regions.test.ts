@@ -15,7 +15,11 @@ describe("export task: regional hub environments, several platform tenants per h
   beforeAll(async () => {
     euHub = await startEmulator({ config: emulatorConfig() });
     [f] = await Promise.all([
-      exportFixture({ employees: 300, platRegions: ["US", "CA", "EU", "APAC"], platform: { regionalHubs: { EU: euHub.urls }, extraPlatRegions: { CA: "US" } } }),
+      exportFixture({
+        employees: 300,
+        platRegions: ["US", "CA", "EU", "APAC"],
+        platform: { regionalHubs: { EU: euHub.urls }, extraPlatRegions: { CA: "US" } },
+      }),
       taskBundle(),
     ]);
   });
@@ -25,7 +29,9 @@ describe("export task: regional hub environments, several platform tenants per h
   });
 
   it("writes each hub tenant's region's environment into HUB_API_CONFIG and one HUB_PLAT_CONFIG row per platform region", async () => {
-    const { rows: api } = await f.pool.query(`SELECT hub_tenant_id, hub_api_name, hub_api_url, hub_environment_name, hub_region FROM ${f.platform.stagingSchema}.hub_api_config ORDER BY 1, 2`);
+    const { rows: api } = await f.pool.query(
+      `SELECT hub_tenant_id, hub_api_name, hub_api_url, hub_environment_name, hub_region FROM ${f.platform.stagingSchema}.hub_api_config ORDER BY 1, 2`,
+    );
     const eu = api.filter((r) => r.hub_tenant_id === TENANTS.EU.hubTenantId);
     const us = api.filter((r) => r.hub_tenant_id === TENANTS.US.hubTenantId);
     expect(eu.map((r) => [r.hub_api_name, r.hub_api_url, r.hub_environment_name, r.hub_region])).toEqual([
@@ -38,7 +44,9 @@ describe("export task: regional hub environments, several platform tenants per h
       ["ERS", f.emulator.urls.ers, "hub-test"],
       ["HRSYS", f.emulator.urls.hrsys, "hub-test"],
     ]);
-    const { rows: plat } = await f.pool.query(`SELECT plat_region, hub_tenant_id FROM ${f.platform.stagingSchema}.hub_plat_config ORDER BY 1`);
+    const { rows: plat } = await f.pool.query(
+      `SELECT plat_region, hub_tenant_id FROM ${f.platform.stagingSchema}.hub_plat_config ORDER BY 1`,
+    );
     expect(plat).toEqual([
       { plat_region: "CA", hub_tenant_id: TENANTS.US.hubTenantId },
       { plat_region: "EU", hub_tenant_id: TENANTS.EU.hubTenantId },
@@ -47,7 +55,9 @@ describe("export task: regional hub environments, several platform tenants per h
   });
 
   it("calls each hub tenant's own region's ERS and HRSYS APIs, and exports both platform regions of the US hub tenant", async () => {
-    const { rows } = await f.pool.query<{ plat_region: string; n: number }>(`SELECT plat_region, count(*)::int AS n FROM ${f.platform.publishSchema}.employee GROUP BY 1`);
+    const { rows } = await f.pool.query<{ plat_region: string; n: number }>(
+      `SELECT plat_region, count(*)::int AS n FROM ${f.platform.publishSchema}.employee GROUP BY 1`,
+    );
     const per = Object.fromEntries(rows.map((r) => [r.plat_region, r.n]));
     expect(per.CA).toBeGreaterThan(0);
     const result = await runTask(f.platform.args);
@@ -62,9 +72,20 @@ describe("export task: regional hub environments, several platform tenants per h
     expect(eu.ers[TENANTS.EU.hubTenantId].entities).toBe(per.EU);
     expect(eu.ers[TENANTS.US.hubTenantId]).toBeUndefined();
     // HRSYS: STARTED and COMPLETED once per hub tenant, at its region's API, however many platform tenants feed it.
-    expect(us.intakeJobs.map((j) => `${j.tenantId}:${j.status}`).sort()).toEqual([`${TENANTS.US.hubTenantId}:COMPLETED`, `${TENANTS.US.hubTenantId}:STARTED`]);
-    expect(eu.intakeJobs.map((j) => `${j.tenantId}:${j.status}`).sort()).toEqual([`${TENANTS.EU.hubTenantId}:COMPLETED`, `${TENANTS.EU.hubTenantId}:STARTED`]);
-    const { rows: archived } = await f.pool.query<{ hub_tenant_id: string; n: number }>(`SELECT hub_tenant_id, sum(record_count)::int AS n FROM ${f.t.archive} GROUP BY 1 ORDER BY 1`);
-    expect(Object.fromEntries(archived.map((r) => [r.hub_tenant_id, r.n]))).toEqual({ [TENANTS.US.hubTenantId]: per.US + per.CA, [TENANTS.EU.hubTenantId]: per.EU });
+    expect(us.intakeJobs.map((j) => `${j.tenantId}:${j.status}`).sort()).toEqual([
+      `${TENANTS.US.hubTenantId}:COMPLETED`,
+      `${TENANTS.US.hubTenantId}:STARTED`,
+    ]);
+    expect(eu.intakeJobs.map((j) => `${j.tenantId}:${j.status}`).sort()).toEqual([
+      `${TENANTS.EU.hubTenantId}:COMPLETED`,
+      `${TENANTS.EU.hubTenantId}:STARTED`,
+    ]);
+    const { rows: archived } = await f.pool.query<{ hub_tenant_id: string; n: number }>(
+      `SELECT hub_tenant_id, sum(record_count)::int AS n FROM ${f.t.archive} GROUP BY 1 ORDER BY 1`,
+    );
+    expect(Object.fromEntries(archived.map((r) => [r.hub_tenant_id, r.n]))).toEqual({
+      [TENANTS.US.hubTenantId]: per.US + per.CA,
+      [TENANTS.EU.hubTenantId]: per.EU,
+    });
   });
 });

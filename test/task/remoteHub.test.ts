@@ -15,7 +15,13 @@ describe("export task against a remote, rate-limited hub", () => {
   let f: ExportFixture;
   beforeAll(async () => {
     // Far more than the limits allow at the ceilings: 6 batches of 10 in 15 ms would be 4,000 messages/s.
-    [f] = await Promise.all([exportFixture({ employees: 450, link: { latency: "queue=15ms±5,ers=20ms", rateLimit: "queue=500/s@20,ers=20/s@2" } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({
+        employees: 450,
+        link: { latency: "queue=15ms±5,ers=20ms", rateLimit: "queue=500/s@20,ers=20/s@2" },
+      }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
@@ -23,9 +29,16 @@ describe("export task against a remote, rate-limited hub", () => {
     const inScope = await employeesInScope(f.pool, f.platform.publishSchema);
     const result = await runTask(f.platform.args, ENV);
     expect(result.stderr).toBe("");
-    expect(result.code, JSON.stringify(result.events.filter((e) => e.event === "run.stopped" || e.event === "publish.failed").slice(0, 2))).toBe(0);
+    expect(
+      result.code,
+      JSON.stringify(
+        result.events.filter((e) => e.event === "run.stopped" || e.event === "publish.failed").slice(0, 2),
+      ),
+    ).toBe(0);
     const state = f.emulator.state();
-    const stored = Object.values(state.queues).flatMap((q) => Object.values(q.destinations)).reduce((n, d) => n + d.count, 0);
+    const stored = Object.values(state.queues)
+      .flatMap((q) => Object.values(q.destinations))
+      .reduce((n, d) => n + d.count, 0);
     expect(stored).toBe(inScope);
     expect(await f.count(f.t.archive)).toBe(inScope);
 

@@ -23,7 +23,10 @@ describe("request bodies written as UTF-8 from their pieces", () => {
   });
 
   it("an ERS request holds every entity of its pieces, a piece holding one or several", () => {
-    const body = ersRequestBody("tx-1", "HRSYS", ['{"UserId":"E1","LastName":"Müller"}', '{"UserId":"E2"},{"UserId":"E3"}']);
+    const body = ersRequestBody("tx-1", "HRSYS", [
+      '{"UserId":"E1","LastName":"Müller"}',
+      '{"UserId":"E2"},{"UserId":"E3"}',
+    ]);
     const parsed = JSON.parse(body.toString("utf8"));
     expect(parsed.transactionId).toBe("tx-1");
     expect(parsed.systemCode).toBe("HRSYS");
@@ -49,24 +52,47 @@ describe("a queue message as the broker takes it", () => {
     const parsed = JSON.parse(out.json.toString("utf8"));
     expect(parsed.body).toBe(message.body);
     expect(parsed.headers).toEqual({ messageId: message.messageId });
-    expect(parsed.properties).toMatchObject({ transactionId: message.transactionId, tenantId: message.tenantId, systemCode: "HRSYS", recordCount: "2" });
+    expect(parsed.properties).toMatchObject({
+      transactionId: message.transactionId,
+      tenantId: message.tenantId,
+      systemCode: "HRSYS",
+      recordCount: "2",
+    });
     expect(out.json.length).toBe(Buffer.byteLength(JSON.stringify(parsed)));
   });
 
   it("has the hub contract's property names, and none when the contract disables them", () => {
     const names = { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, tenantId: "hubTenant", recordCount: "count" };
-    const renamed = JSON.parse(outgoing(message, propertiesJson(message, "HRSYS", { ...HUB_CONTRACT_DEFAULTS.queueMessage, names })).json.toString("utf8"));
+    const renamed = JSON.parse(
+      outgoing(
+        message,
+        propertiesJson(message, "HRSYS", { ...HUB_CONTRACT_DEFAULTS.queueMessage, names }),
+      ).json.toString("utf8"),
+    );
     expect(renamed.properties.hubTenant).toBe(message.tenantId);
     expect(renamed.properties.count).toBe("2");
     expect(renamed.properties.tenantId).toBeUndefined();
-    const none = JSON.parse(outgoing(message, propertiesJson(message, "HRSYS", { ...HUB_CONTRACT_DEFAULTS.queueMessage, enabled: false })).json.toString("utf8"));
+    const none = JSON.parse(
+      outgoing(
+        message,
+        propertiesJson(message, "HRSYS", { ...HUB_CONTRACT_DEFAULTS.queueMessage, enabled: false }),
+      ).json.toString("utf8"),
+    );
     expect(none.properties).toEqual({});
     expect(none.body).toBe(message.body);
   });
 });
 
 describe("a lane's batches", () => {
-  const stored = (i: number, chars: number): StoredMessage => ({ transactionId: "t", seq: String(i), messageId: `m-${i}`, tenantId: "x", destination: "q", recordCount: 1, body: "é".repeat(chars) });
+  const stored = (i: number, chars: number): StoredMessage => ({
+    transactionId: "t",
+    seq: String(i),
+    messageId: `m-${i}`,
+    tenantId: "x",
+    destination: "q",
+    recordCount: 1,
+    body: "é".repeat(chars),
+  });
   // Batching uses neither the broker nor the link.
   const lane = () => new Lane({} as QueueBroker, {} as Link);
 
@@ -74,17 +100,33 @@ describe("a lane's batches", () => {
     const l = lane();
     // "é" is 2 bytes: three of these fit in one body, a fourth does not; one is over the limit by itself.
     const third = Math.floor(QUEUE_API.maxBodyBytes / 3 / 2) - 200;
-    l.waiting.push(stored(1, third), stored(2, third), stored(3, third), stored(4, third), stored(5, QUEUE_API.maxBodyBytes), stored(6, 10));
+    l.waiting.push(
+      stored(1, third),
+      stored(2, third),
+      stored(3, third),
+      stored(4, third),
+      stored(5, QUEUE_API.maxBodyBytes),
+      stored(6, 10),
+    );
     const built: string[] = [];
     const refused: MessageOutcome[] = [];
-    const build = (m: StoredMessage) => (built.push(m.messageId), outgoing(m, propertiesJson(m, "HRSYS", HUB_CONTRACT_DEFAULTS.queueMessage)));
+    const build = (m: StoredMessage) => (
+      built.push(m.messageId),
+      outgoing(m, propertiesJson(m, "HRSYS", HUB_CONTRACT_DEFAULTS.queueMessage))
+    );
     const first = l.nextBatch(build, (_, outcome) => refused.push(outcome));
     expect(first.batch.map((p) => p.message.messageId)).toEqual(["m-1", "m-2", "m-3"]);
     expect(first.bytes).toBe(2 + first.batch.reduce((n, p) => n + p.out.json.length + 1, 0));
     expect(first.bytes).toBeLessThanOrEqual(QUEUE_API.maxBodyBytes + 1);
     const second = l.nextBatch(build, (_, outcome) => refused.push(outcome));
     expect(second.batch.map((p) => p.message.messageId)).toEqual(["m-4", "m-6"]);
-    expect(refused).toEqual([expect.objectContaining({ messageId: "m-5", published: false, reason: expect.stringMatching(/exceeds the broker's limit/) })]);
+    expect(refused).toEqual([
+      expect.objectContaining({
+        messageId: "m-5",
+        published: false,
+        reason: expect.stringMatching(/exceeds the broker's limit/),
+      }),
+    ]);
     // m-4 did not fit in the first batch: its JSON was kept, not built again.
     expect(built).toEqual(["m-1", "m-2", "m-3", "m-4", "m-5", "m-6"]);
     expect(l.size).toBe(0);

@@ -7,18 +7,38 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
-import { finalEvent, openedTransaction, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
+import {
+  finalEvent,
+  openedTransaction,
+  startTask,
+  taskBundle,
+  type StartedTask,
+  type TaskResult,
+} from "../support/taskProcess";
 import { QUEUES } from "../support/platform";
 import { holdTable, sleep, taskSessionsGone } from "../support/database";
 
-const ENV = { HUB_EXPORT_CHUNK_SIZE: "250", HUB_EXPORT_PUBLISH_CONCURRENCY: "2", HUB_EXPORT_ERS_CONCURRENCY: "2", HUB_EXPORT_STOP_GRACE_SECONDS: "20" };
+const ENV = {
+  HUB_EXPORT_CHUNK_SIZE: "250",
+  HUB_EXPORT_PUBLISH_CONCURRENCY: "2",
+  HUB_EXPORT_ERS_CONCURRENCY: "2",
+  HUB_EXPORT_STOP_GRACE_SECONDS: "20",
+};
 
 describe("export task: SIGTERM in every phase", () => {
   let f: ExportFixture;
   /** Employees exported over all runs: each transaction archives its own. */
   let exported: number;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 1500, seed: 31, parameters: { records_per_ers_request: 20 }, emulator: { deduplicate: false } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({
+        employees: 1500,
+        seed: 31,
+        parameters: { records_per_ers_request: 20 },
+        emulator: { deduplicate: false },
+      }),
+      taskBundle(),
+    ]);
     exported = await employeesInScope(f.pool, f.platform.publishSchema);
   });
   afterAll(async () => f?.close());
@@ -41,14 +61,21 @@ describe("export task: SIGTERM in every phase", () => {
     expect(r.stderr).toMatch(/^run stopped: SIGTERM \(phase .+\)\nthe next run resumes the transaction\n$/);
     await taskSessionsGone(f.pool);
     const opened = r.events.find((e) => e.event === "run.open");
-    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: (opened?.transactionId as string) ?? null, detail: { phase, reason: "SIGTERM" } });
+    expect(await lastHistory(f)).toMatchObject({
+      event: "Stopped",
+      transaction_id: (opened?.transactionId as string) ?? null,
+      detail: { phase, reason: "SIGTERM" },
+    });
     return r;
   };
   /** What the queues hold: distinct messages and duplicate deliveries, both regions. */
   const queued = () => {
     const s = f.emulator.state();
     const q = [s.queues.US.destinations[QUEUES.US.queueName], s.queues.EU.destinations[QUEUES.EU.queueName]];
-    return { distinct: (q[0]?.distinct ?? 0) + (q[1]?.distinct ?? 0), duplicates: (q[0]?.duplicates ?? 0) + (q[1]?.duplicates ?? 0) };
+    return {
+      distinct: (q[0]?.distinct ?? 0) + (q[1]?.distinct ?? 0),
+      duplicates: (q[0]?.duplicates ?? 0) + (q[1]?.duplicates ?? 0),
+    };
   };
   /** The next run, on a sane hub: it resumes and completes. */
   const resumes = async (transactionId?: string) => {
@@ -57,7 +84,10 @@ describe("export task: SIGTERM in every phase", () => {
     const r = await task.done;
     expect(r.code, r.stderr).toBe(0);
     expect(finalEvent(r)).toBe("run.done");
-    if (transactionId) expect(r.events.some((e) => e.transactionId === transactionId && (e.event === "run.open" || e.event === "run.report"))).toBe(true);
+    if (transactionId)
+      expect(
+        r.events.some((e) => e.transactionId === transactionId && (e.event === "run.open" || e.event === "run.report")),
+      ).toBe(true);
     return r;
   };
 
@@ -110,7 +140,9 @@ describe("export task: SIGTERM in every phase", () => {
     expect(r.events.filter((e) => e.event === "publish.failed")).toEqual([]);
     // Every message the queues hold now is PUBLISHED in _STATUS: none was stored without its acknowledgement.
     const now = queued();
-    expect(now.distinct - before.distinct).toBe(await f.count(f.t.status, `status = 'PUBLISHED' AND transaction_id = '${openedTransaction(r)}'`));
+    expect(now.distinct - before.distinct).toBe(
+      await f.count(f.t.status, `status = 'PUBLISHED' AND transaction_id = '${openedTransaction(r)}'`),
+    );
     await resumes(openedTransaction(r));
     expect(queued().duplicates).toBe(before.duplicates);
   });
@@ -119,7 +151,9 @@ describe("export task: SIGTERM in every phase", () => {
     await touch(600, "ers");
     // First a run that ERS stops (a hub failure), leaving the published messages queued for the ERS phase.
     f.emulator.setFaults("ers.entities:503=1");
-    const failing = await (await startTask(f.platform.args, { ...ENV, HUB_EXPORT_RETRY_BUDGET_SECONDS: "1", HUB_EXPORT_RETRY_MAX_MS: "100" })).done;
+    const failing = await (
+      await startTask(f.platform.args, { ...ENV, HUB_EXPORT_RETRY_BUDGET_SECONDS: "1", HUB_EXPORT_RETRY_MAX_MS: "100" })
+    ).done;
     expect(failing.code).toBe(1);
     expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { phase: "ERS" } });
     f.emulator.setFaults("ers.entities:latency=100");
@@ -143,7 +177,12 @@ describe("export task: SIGTERM in every phase", () => {
     expect(await f.count(f.t.intakeJob, `transaction_id = '${tx}'`)).toBe(0);
     await resumes(tx);
     expect(await f.count(f.t.intakeJob, `transaction_id = '${tx}'`)).toBe(1);
-    expect(f.emulator.state().intakeJobs.filter((j) => j.transactionId === tx).map((j) => j.status)).toContain("COMPLETED");
+    expect(
+      f.emulator
+        .state()
+        .intakeJobs.filter((j) => j.transactionId === tx)
+        .map((j) => j.status),
+    ).toContain("COMPLETED");
   });
 
   it("a second SIGTERM exits at once", async () => {
@@ -186,7 +225,13 @@ describe("export task: SIGTERM in every phase", () => {
     await touch(200, "deadline");
     f.emulator.setFaults("queue.publish:silence=1");
     const started = Date.now();
-    const r = await (await startTask(f.platform.args, { ...ENV, HUB_EXPORT_RUN_DEADLINE_SECONDS: "2", HUB_EXPORT_STOP_GRACE_SECONDS: "3" })).done;
+    const r = await (
+      await startTask(f.platform.args, {
+        ...ENV,
+        HUB_EXPORT_RUN_DEADLINE_SECONDS: "2",
+        HUB_EXPORT_STOP_GRACE_SECONDS: "3",
+      })
+    ).done;
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(r.code).toBe(1);
     expect(r.events.find((e) => e.event === "run.stopping")).toMatchObject({ reason: "run deadline of 2 s passed" });
@@ -198,7 +243,9 @@ describe("export task: SIGTERM in every phase", () => {
   it("lost nothing, and sent nothing twice: every stop recorded what the hub had acknowledged", async () => {
     expect(await f.count(f.t.messages)).toBe(0);
     expect(await f.count(f.t.run)).toBe(0);
-    const { rows: archived } = await f.pool.query(`SELECT count(*)::int AS total, count(DISTINCT (transaction_id, e))::int AS distinct FROM ${f.t.archive}, unnest(employee_ids) e`);
+    const { rows: archived } = await f.pool.query(
+      `SELECT count(*)::int AS total, count(DISTINCT (transaction_id, e))::int AS distinct FROM ${f.t.archive}, unnest(employee_ids) e`,
+    );
     expect(archived[0]).toEqual({ total: exported, distinct: exported });
     expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(await f.count(f.t.archive));
     const s = f.emulator.state();

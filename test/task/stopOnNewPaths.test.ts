@@ -7,8 +7,24 @@
  * `status --transaction` lists.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { archivedEmployees, employeeIds, employeesInScope, exportFixture, lastHistory, storedMessages, type ExportFixture } from "../support/exportFixture";
-import { finalEvent, openedTransaction, runTask, startTask, taskBundle, type StartedTask, type TaskResult } from "../support/taskProcess";
+import {
+  archivedEmployees,
+  employeeIds,
+  employeesInScope,
+  exportFixture,
+  lastHistory,
+  storedMessages,
+  type ExportFixture,
+} from "../support/exportFixture";
+import {
+  finalEvent,
+  openedTransaction,
+  runTask,
+  startTask,
+  taskBundle,
+  type StartedTask,
+  type TaskResult,
+} from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME } from "../support/platform";
@@ -35,17 +51,30 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
   const transactions: string[] = [];
 
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 40, seed: 41, parameters: { set_aside_after_runs: 3 } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 40, seed: 41, parameters: { set_aside_after_runs: 3 } }),
+      taskBundle(),
+    ]);
     [wide, changed] = await employeeIds(f, 2);
   });
   afterAll(async () => f?.close());
 
   const emp = () => `${f.platform.publishSchema}.employee`;
-  const touch = (employeeId: string) => f.pool.query(`UPDATE ${emp()} SET changed_at = localtimestamp WHERE employee_id = $1`, [employeeId]);
+  const touch = (employeeId: string) =>
+    f.pool.query(`UPDATE ${emp()} SET changed_at = localtimestamp WHERE employee_id = $1`, [employeeId]);
   const statusById = async (messageId: string) =>
-    (await f.pool.query(`SELECT status, refusals, transaction_id FROM ${f.t.status} WHERE message_id = $1`, [messageId])).rows[0] as { status: string; refusals: number; transaction_id: string };
+    (
+      await f.pool.query(`SELECT status, refusals, transaction_id FROM ${f.t.status} WHERE message_id = $1`, [
+        messageId,
+      ])
+    ).rows[0] as { status: string; refusals: number; transaction_id: string };
   const messageOf = async (employeeId: string, transactionId: string) =>
-    (await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE $1 = ANY(employee_ids) AND transaction_id = $2`, [employeeId, transactionId])).rows[0]?.message_id;
+    (
+      await f.pool.query<{ message_id: string }>(
+        `SELECT message_id FROM ${f.t.archive} WHERE $1 = ANY(employee_ids) AND transaction_id = $2`,
+        [employeeId, transactionId],
+      )
+    ).rows[0]?.message_id;
   /** `status --transaction` lists, for each run, exactly the messages the hub received under its id. */
   const listedAsReceived = async () => {
     const byTransaction = new Map<string, Set<string>>();
@@ -57,7 +86,18 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     }
     expect([...byTransaction.keys()].filter((tx) => !transactions.includes(tx))).toEqual([]);
     for (const tx of new Set(transactions)) {
-      const r = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", tx, "--json"]);
+      const r = await runCli([
+        "status",
+        "--file",
+        fixtureStackFile("qa"),
+        "--job-name",
+        JOB_NAME,
+        "--database-url",
+        f.db.url,
+        "--transaction",
+        tx,
+        "--json",
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const listed = JSON.parse(r.stdout) as { received: { messageId: string }[] };
       expect(listed.received.map((m) => m.messageId).sort(), tx).toEqual([...(byTransaction.get(tx) ?? [])].sort());
@@ -70,7 +110,11 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     expect(r.code, r.stderr).toBe(1);
     expect(finalEvent(r)).toBe("run.stopped");
     await taskSessionsGone(f.pool);
-    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: openedTransaction(r), detail: { phase, reason: "SIGTERM" } });
+    expect(await lastHistory(f)).toMatchObject({
+      event: "Stopped",
+      transaction_id: openedTransaction(r),
+      detail: { phase, reason: "SIGTERM" },
+    });
     transactions.push(openedTransaction(r));
     return r;
   };
@@ -97,7 +141,11 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     expect(r.code, r.stderr).toBe(1);
     await taskSessionsGone(f.pool);
     const tx = openedTransaction(r);
-    expect(await lastHistory(f)).toMatchObject({ event: "Stopped", transaction_id: tx, detail: { phase: "EXTRACT", reason: "SIGTERM" } });
+    expect(await lastHistory(f)).toMatchObject({
+      event: "Stopped",
+      transaction_id: tx,
+      detail: { phase: "EXTRACT", reason: "SIGTERM" },
+    });
     expect(await f.count(f.t.archive, `transaction_id = '${tx}'`), "messages extracted after the stop").toBe(0);
 
     const next = await runTask(f.platform.args, ENV);
@@ -113,7 +161,10 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
       `INSERT INTO ${emp()} SELECT '', first_name, last_name, preferred_name, email, country_code, plat_region, job_family, gender, worker_status, job_profile, hire_date, termination_date, is_active, changed_at FROM ${emp()} WHERE employee_id = $1`,
       [changed],
     );
-    await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2::int), changed_at = localtimestamp WHERE address_id = $1 || '-A1'`, [wide, TOO_WIDE]);
+    await f.pool.query(
+      `UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2::int), changed_at = localtimestamp WHERE address_id = $1 || '-A1'`,
+      [wide, TOO_WIDE],
+    );
     await touch(changed);
     // Run A: the queue refuses everything for now; W is refused for good (its first run).
     f.emulator.setFaults("queue.publish:503=1");
@@ -134,21 +185,35 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     const b = await stopped(task, "PUBLISH");
     expect(b.events.some((e) => e.event === "extract.superseded" && e.messageId === ids.superseded)).toBe(true);
     expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
-    expect(await statusById(ids.wide!)).toMatchObject({ status: "FAILED", refusals: 2, transaction_id: openedTransaction(b) });
+    expect(await statusById(ids.wide!)).toMatchObject({
+      status: "FAILED",
+      refusals: 2,
+      transaction_id: openedTransaction(b),
+    });
 
     // B resumed on a sane queue: A's superseded message is never sent; W's second refusal by B is not a third run's.
     f.emulator.setFaults("none");
     const resumed = await runTask(f.platform.args, ENV);
     expect(openedTransaction(resumed)).toBe(openedTransaction(b));
-    expect(storedMessages(f).map((m) => m.messageId), "the superseded message reached the queue").not.toContain(ids.superseded);
+    expect(
+      storedMessages(f).map((m) => m.messageId),
+      "the superseded message reached the queue",
+    ).not.toContain(ids.superseded);
     expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
-    expect(await statusById(ids.wide!), "a resumed run counted its refusal twice").toMatchObject({ status: "FAILED", refusals: 2 });
+    expect(await statusById(ids.wide!), "a resumed run counted its refusal twice").toMatchObject({
+      status: "FAILED",
+      refusals: 2,
+    });
     expect(resumed.code, resumed.stderr).toBe(3);
     // The run history of B reports the row without an id though B's attempt that extracted did not finish.
     const history = await lastHistory(f);
     expect(history).toMatchObject({ event: "ExecutionFailed", transaction_id: openedTransaction(b) });
-    expect(history.detail.badRows, "the resumed run's history lost the pre-pass's bad rows").toMatchObject({ missingIds: { rows: 1 } });
-    expect(resumed.events.find((e) => e.event === "extract.badRows" && e.kind === "missingIds")).toMatchObject({ rows: 1 });
+    expect(history.detail.badRows, "the resumed run's history lost the pre-pass's bad rows").toMatchObject({
+      missingIds: { rows: 1 },
+    });
+    expect(resumed.events.find((e) => e.event === "extract.badRows" && e.kind === "missingIds")).toMatchObject({
+      rows: 1,
+    });
     await listedAsReceived();
   });
 

@@ -11,12 +11,20 @@ import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../support/platform";
 import { startEmulator } from "../../emulator";
 
-const FAST_RETRY = { HUB_EXPORT_RETRY_BASE_MS: "5", HUB_EXPORT_RETRY_MAX_MS: "50", HUB_EXPORT_RETRY_ATTEMPTS: "3", HUB_EXPORT_CHUNK_SIZE: "100" };
+const FAST_RETRY = {
+  HUB_EXPORT_RETRY_BASE_MS: "5",
+  HUB_EXPORT_RETRY_MAX_MS: "50",
+  HUB_EXPORT_RETRY_ATTEMPTS: "3",
+  HUB_EXPORT_CHUNK_SIZE: "100",
+};
 
 describe("transaction ids: a message failed in run A and published by run B", () => {
   let f: ExportFixture;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 300, emulator: { rejectDestinations: [QUEUES.EU.queueName] } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 300, emulator: { rejectDestinations: [QUEUES.EU.queueName] } }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
@@ -41,7 +49,10 @@ describe("transaction ids: a message failed in run A and published by run B", ()
       expect(m.properties!.transactionId).toBe(txB);
       expect(JSON.parse(m.body!).header.transactionId).toBe(txB);
     }
-    const { rows: extractedBy } = await f.pool.query(`SELECT DISTINCT transaction_id FROM ${f.t.archive} WHERE message_id = ANY($1::uuid[])`, [eu.map((m) => m.messageId)]);
+    const { rows: extractedBy } = await f.pool.query(
+      `SELECT DISTINCT transaction_id FROM ${f.t.archive} WHERE message_id = ANY($1::uuid[])`,
+      [eu.map((m) => m.messageId)],
+    );
     expect(extractedBy).toEqual([{ transaction_id: txA }]);
     // ERS: the EU tenant's entities under B only.
     expect(Object.keys(f.emulator.state().ers[TENANTS.EU.hubTenantId].transactions)).toEqual([txB]);
@@ -52,9 +63,24 @@ describe("transaction ids: a message failed in run A and published by run B", ()
 
     // status --transaction: exactly the messages the hub received under each id.
     const listed = async (tx: string) => {
-      const r = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", tx, "--json"]);
+      const r = await runCli([
+        "status",
+        "--file",
+        fixtureStackFile("qa"),
+        "--job-name",
+        JOB_NAME,
+        "--database-url",
+        f.db.url,
+        "--transaction",
+        tx,
+        "--json",
+      ]);
       expect(r.code, r.stderr).toBe(0);
-      return JSON.parse(r.stdout) as { transactionId: string; received: { messageId: string; status: string; employeeIds: string[] }[]; notPublished: unknown[] };
+      return JSON.parse(r.stdout) as {
+        transactionId: string;
+        received: { messageId: string; status: string; employeeIds: string[] }[];
+        notPublished: unknown[];
+      };
     };
     const atB = await listed(txB);
     expect(atB.received.map((m) => m.messageId).sort()).toEqual(eu.map((m) => m.messageId).sort());
@@ -62,14 +88,29 @@ describe("transaction ids: a message failed in run A and published by run B", ()
     const us = f.emulator.state({ messages: true }).queues.US.destinations[QUEUES.US.queueName]?.messages ?? [];
     expect(us).toHaveLength(0); // the emulator restarted: A's US messages were received by the first one
     const atA = await listed(txA);
-    const { rows: usIds } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive} WHERE transaction_id = $1 AND hub_tenant_id = $2 ORDER BY 1`, [txA, TENANTS.US.hubTenantId]);
+    const { rows: usIds } = await f.pool.query<{ message_id: string }>(
+      `SELECT message_id FROM ${f.t.archive} WHERE transaction_id = $1 AND hub_tenant_id = $2 ORDER BY 1`,
+      [txA, TENANTS.US.hubTenantId],
+    );
     expect(atA.received.map((m) => m.messageId)).toEqual(usIds.map((r) => r.message_id));
     expect(atA.received.every((m) => m.status === "PUBLISHED" && m.employeeIds.length === 1)).toBe(true);
     expect(atA.notPublished).toEqual([]);
 
-    const text = await runCli(["status", "--file", fixtureStackFile("qa"), "--job-name", JOB_NAME, "--database-url", f.db.url, "--transaction", txB]);
+    const text = await runCli([
+      "status",
+      "--file",
+      fixtureStackFile("qa"),
+      "--job-name",
+      JOB_NAME,
+      "--database-url",
+      f.db.url,
+      "--transaction",
+      txB,
+    ]);
     expect(text.stdout.split("\n")[1]).toBe(`Run ${txB} of ${JOB_NAME}: ExecutionCompleted`);
-    expect(text.stdout).toContain(`Received by the hub under this transaction id:\n  ${atB.received[0].messageId}  PUBLISHED `);
+    expect(text.stdout).toContain(
+      `Received by the hub under this transaction id:\n  ${atB.received[0].messageId}  PUBLISHED `,
+    );
     expect(text.stdout).toContain(`  (${eu.length} messages)\nTried by this run and not published:\n  (0 messages)\n`);
   });
 });

@@ -6,7 +6,11 @@ import { runTask, taskBundle } from "../support/taskProcess";
 import { TENANTS } from "../support/platform";
 
 /** A copy of the platform's files, changed by `edit`, and the run's arguments for it. */
-function variant(f: ExportFixture, name: string, edit: (dir: { definition: string; scripts: string; connections: string }) => void): string[] {
+function variant(
+  f: ExportFixture,
+  name: string,
+  edit: (dir: { definition: string; scripts: string; connections: string }) => void,
+): string[] {
   const root = path.join(f.platform.dir, `variant-${name}`);
   const definition = path.join(root, path.basename(f.platform.definitionFile));
   const scripts = path.join(root, "scripts");
@@ -31,10 +35,15 @@ describe("export task: everything is checked before any data is touched", () => 
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(message);
     expect(result.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
-    for (const table of [f.t.run, f.t.runPart, f.t.messages, f.t.status, f.t.archive, f.t.intakeJob, f.t.watermark]) expect(await f.count(table)).toBe(0);
+    for (const table of [f.t.run, f.t.runPart, f.t.messages, f.t.status, f.t.archive, f.t.intakeJob, f.t.watermark])
+      expect(await f.count(table)).toBe(0);
     const state = f.emulator.state();
     expect(state.intakeJobs).toEqual([]);
-    expect(Object.values(state.queues).flatMap((q) => Object.values(q.destinations)).reduce((n, d) => n + d.count, 0)).toBe(0);
+    expect(
+      Object.values(state.queues)
+        .flatMap((q) => Object.values(q.destinations))
+        .reduce((n, d) => n + d.count, 0),
+    ).toBe(0);
   }
 
   it("refuses a definition that is not a valid rendered pipeline", async () => {
@@ -46,16 +55,27 @@ describe("export task: everything is checked before any data is touched", () => 
       fs.writeFileSync(definition, JSON.stringify(doc));
     });
     await expectRefused(args, /pipeline definition .*: invalid[\s\S]*records_per_hub_message[\s\S]*tasks/);
-    await expectRefused(variant(f, "not-json", ({ definition }) => fs.writeFileSync(definition, "{ nope")), /not valid JSON/);
+    await expectRefused(
+      variant(f, "not-json", ({ definition }) => fs.writeFileSync(definition, "{ nope")),
+      /not valid JSON/,
+    );
   });
 
   it("refuses a scripts folder without credentials.ini or tenant_credentials.txt", async () => {
-    await expectRefused(variant(f, "no-tenant-credentials", ({ scripts }) => fs.rmSync(path.join(scripts, "tenant_credentials.txt"))), /missing credential file[\s\S]*tenant_credentials\.txt/);
-    await expectRefused(variant(f, "no-credentials-ini", ({ scripts }) => fs.rmSync(path.join(scripts, "credentials.ini"))), /missing credential file[\s\S]*credentials\.ini/);
+    await expectRefused(
+      variant(f, "no-tenant-credentials", ({ scripts }) => fs.rmSync(path.join(scripts, "tenant_credentials.txt"))),
+      /missing credential file[\s\S]*tenant_credentials\.txt/,
+    );
+    await expectRefused(
+      variant(f, "no-credentials-ini", ({ scripts }) => fs.rmSync(path.join(scripts, "credentials.ini"))),
+      /missing credential file[\s\S]*credentials\.ini/,
+    );
   });
 
   it("refuses an unknown database connection name", async () => {
-    const args = variant(f, "unknown-connection", ({ scripts }) => fs.writeFileSync(path.join(scripts, "credentials.ini"), "[warehouse]\nwarehouse_connection = NO_SUCH_DB\n"));
+    const args = variant(f, "unknown-connection", ({ scripts }) =>
+      fs.writeFileSync(path.join(scripts, "credentials.ini"), "[warehouse]\nwarehouse_connection = NO_SUCH_DB\n"),
+    );
     await expectRefused(args, /unknown connection 'NO_SUCH_DB'/);
   });
 
@@ -76,7 +96,12 @@ describe("export task: everything is checked before any data is touched", () => 
       delete map[TENANTS.EU.hubTenantId];
       fs.writeFileSync(file, JSON.stringify(map));
     });
-    await expectRefused(noCredentials, new RegExp(`tenant ${TENANTS.EU.hubTenantId} \\(ACME_EU_TEST\\): no credentials string in tenant_credentials.txt`));
+    await expectRefused(
+      noCredentials,
+      new RegExp(
+        `tenant ${TENANTS.EU.hubTenantId} \\(ACME_EU_TEST\\): no credentials string in tenant_credentials.txt`,
+      ),
+    );
     const noStep = variant(f, "no-step", ({ definition }) => {
       const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
       doc.tasks[2].steps = doc.tasks[2].steps.filter((s: { region: string }) => s.region !== "EU");
@@ -87,47 +112,79 @@ describe("export task: everything is checked before any data is touched", () => 
 
   it("names the file that creates missing tables: the common baseline, or the client's run tables", async () => {
     const staging = f.platform.stagingSchema;
-    await f.pool.query(`ALTER TABLE ${staging}.HUB_ACME_MESSAGES_STATUS RENAME TO hub_acme_messages_status_away; ALTER TABLE ${staging}.HUB_EXPORT_WATERMARK RENAME TO hub_export_watermark_away`);
+    await f.pool.query(
+      `ALTER TABLE ${staging}.HUB_ACME_MESSAGES_STATUS RENAME TO hub_acme_messages_status_away; ALTER TABLE ${staging}.HUB_EXPORT_WATERMARK RENAME TO hub_export_watermark_away`,
+    );
     try {
       const result = await runTask(f.platform.args.slice());
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/staging tables missing: staging\.HUB_EXPORT_WATERMARK \(apply the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber>\)/);
-      expect(result.stderr).toMatch(/the client's run tables missing: staging\.HUB_ACME_MESSAGES_STATUS \(apply Hub_Client_Run_Tables_<BuildNumber> for this client\)/);
+      expect(result.stderr).toMatch(
+        /staging tables missing: staging\.HUB_EXPORT_WATERMARK \(apply the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber>\)/,
+      );
+      expect(result.stderr).toMatch(
+        /the client's run tables missing: staging\.HUB_ACME_MESSAGES_STATUS \(apply Hub_Client_Run_Tables_<BuildNumber> for this client\)/,
+      );
       expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
     } finally {
-      await f.pool.query(`ALTER TABLE ${staging}.hub_acme_messages_status_away RENAME TO hub_acme_messages_status; ALTER TABLE ${staging}.hub_export_watermark_away RENAME TO hub_export_watermark`);
+      await f.pool.query(
+        `ALTER TABLE ${staging}.hub_acme_messages_status_away RENAME TO hub_acme_messages_status; ALTER TABLE ${staging}.hub_export_watermark_away RENAME TO hub_export_watermark`,
+      );
     }
   });
 
   it("refuses hub and broker URLs the stack did not configure: another host, http, loopback not allowed; naming the row or record and the URL", async () => {
     const apiConfig = `${f.platform.stagingSchema}.HUB_API_CONFIG`;
-    const { rows } = await f.pool.query<{ hub_api_url: string }>(`SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [TENANTS.US.hubTenantId]);
+    const { rows } = await f.pool.query<{ hub_api_url: string }>(
+      `SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`,
+      [TENANTS.US.hubTenantId],
+    );
     const ers = rows[0].hub_api_url;
-    const setErs = (url: string) => f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [TENANTS.US.hubTenantId, url]);
+    const setErs = (url: string) =>
+      f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1`, [
+        TENANTS.US.hubTenantId,
+        url,
+      ]);
     try {
       // Another pipeline (or an attacker) changed the shared table: the tenant's credentials would go elsewhere.
       await setErs("https://hub-ext-evil.example.net/ers/api/");
-      await expectRefused(f.platform.args.slice(), new RegExp(`HUB_API_CONFIG row ERS \\(hub_tenant_id ${TENANTS.US.hubTenantId}\\): https://hub-ext-evil\\.example\\.net/ers/api/ host hub-ext-evil\\.example\\.net is not one of the stack's hosts for region US`));
+      await expectRefused(
+        f.platform.args.slice(),
+        new RegExp(
+          `HUB_API_CONFIG row ERS \\(hub_tenant_id ${TENANTS.US.hubTenantId}\\): https://hub-ext-evil\\.example\\.net/ers/api/ host hub-ext-evil\\.example\\.net is not one of the stack's hosts for region US`,
+        ),
+      );
       await setErs(ers.replace("http://127.0.0.1", "http://localhost"));
-      await expectRefused(f.platform.args.slice(), /HUB_API_CONFIG row ERS .*: http:\/\/localhost:\d+\/ers\/api\/ host localhost:\d+ is not one of the stack's hosts for region US/);
+      await expectRefused(
+        f.platform.args.slice(),
+        /HUB_API_CONFIG row ERS .*: http:\/\/localhost:\d+\/ers\/api\/ host localhost:\d+ is not one of the stack's hosts for region US/,
+      );
     } finally {
       await setErs(ers);
     }
     // A connection record pointing elsewhere.
     const record = variant(f, "evil-broker", ({ connections }) => {
-      const file = path.join(connections, fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_EU"))!);
+      const file = path.join(
+        connections,
+        fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_EU"))!,
+      );
       const doc = JSON.parse(fs.readFileSync(file, "utf8"));
       doc.url = "http://mq-evil.example.net/api/v1/organizations/";
       fs.writeFileSync(file, JSON.stringify(doc));
     });
-    await expectRefused(record, /connection record HUB_MQ_EU_TEST url: http:\/\/mq-evil\.example\.net\/api\/v1\/organizations\/ must use https/);
+    await expectRefused(
+      record,
+      /connection record HUB_MQ_EU_TEST url: http:\/\/mq-evil\.example\.net\/api\/v1\/organizations\/ must use https/,
+    );
     // The same loopback URLs the test platform uses, in a definition that does not allow loopback.
     const strict = variant(f, "no-loopback", ({ definition }) => {
       const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
       doc.endpoints.allowLoopback = false;
       fs.writeFileSync(definition, JSON.stringify(doc));
     });
-    await expectRefused(strict, /HUB_API_CONFIG row ERS .*: http:\/\/127\.0\.0\.1:\d+\/ers\/api\/ points at loopback, which the definition does not allow/);
+    await expectRefused(
+      strict,
+      /HUB_API_CONFIG row ERS .*: http:\/\/127\.0\.0\.1:\d+\/ers\/api\/ points at loopback, which the definition does not allow/,
+    );
     // A definition rendered before it carried the hosts.
     const old = variant(f, "no-endpoints", ({ definition }) => {
       const doc = JSON.parse(fs.readFileSync(definition, "utf8"));
@@ -140,7 +197,10 @@ describe("export task: everything is checked before any data is touched", () => 
   it("refuses a URL with credentials in HUB_API_CONFIG, a queue connection record or the database's record: names the row, shows the URL without them, never the password", async () => {
     const password = "Zx9-url-secret";
     const apiConfig = `${f.platform.stagingSchema}.HUB_API_CONFIG`;
-    const { rows } = await f.pool.query<{ hub_api_url: string }>(`SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId]);
+    const { rows } = await f.pool.query<{ hub_api_url: string }>(
+      `SELECT hub_api_url FROM ${apiConfig} WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`,
+      [TENANTS.EU.hubTenantId],
+    );
     const hrsys = rows[0].hub_api_url;
     const withCredentials = (url: string) => url.replace("://", `://acme:${password}@`);
     const refused = async (args: string[], message: RegExp) => {
@@ -152,36 +212,62 @@ describe("export task: everything is checked before any data is touched", () => 
       expect(f.emulator.state().intakeJobs).toEqual([]);
     };
     // The stack's own host, so that only the credentials are wrong.
-    await f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId, withCredentials(hrsys)]);
+    await f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [
+      TENANTS.EU.hubTenantId,
+      withCredentials(hrsys),
+    ]);
     try {
       const shown = hrsys.replace(/[.?]/g, "\\$&");
-      await refused(f.platform.args.slice(), new RegExp(`HUB_API_CONFIG row HRSYS \\(hub_tenant_id ${TENANTS.EU.hubTenantId}\\): ${shown} carries credentials \\(user:password@ before the host\\): remove them`));
+      await refused(
+        f.platform.args.slice(),
+        new RegExp(
+          `HUB_API_CONFIG row HRSYS \\(hub_tenant_id ${TENANTS.EU.hubTenantId}\\): ${shown} carries credentials \\(user:password@ before the host\\): remove them`,
+        ),
+      );
     } finally {
-      await f.pool.query(`UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`, [TENANTS.EU.hubTenantId, hrsys]);
+      await f.pool.query(
+        `UPDATE ${apiConfig} SET hub_api_url = $2 WHERE hub_api_name = 'HRSYS' AND hub_tenant_id = $1`,
+        [TENANTS.EU.hubTenantId, hrsys],
+      );
     }
     const queueRecord = variant(f, "broker-credentials", ({ connections }) => {
-      const file = path.join(connections, fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_US"))!);
+      const file = path.join(
+        connections,
+        fs.readdirSync(connections).find((n) => n.includes("HUB_MQ_US"))!,
+      );
       const doc = JSON.parse(fs.readFileSync(file, "utf8"));
       doc.url = withCredentials(doc.url);
       fs.writeFileSync(file, JSON.stringify(doc));
     });
-    await refused(queueRecord, /connection record HUB_MQ_US_TEST url: http:\/\/127\.0\.0\.1:\d+\/mq\/us\/api\/v1\/organizations\/ carries credentials/);
+    await refused(
+      queueRecord,
+      /connection record HUB_MQ_US_TEST url: http:\/\/127\.0\.0\.1:\d+\/mq\/us\/api\/v1\/organizations\/ carries credentials/,
+    );
     const databaseRecord = variant(f, "database-credentials", ({ connections }) => {
       const file = path.join(connections, "PLAT_WAREHOUSE_TEST.json");
       const doc = JSON.parse(fs.readFileSync(file, "utf8"));
       doc.url = withCredentials(doc.url);
       fs.writeFileSync(file, JSON.stringify(doc));
     });
-    await refused(databaseRecord, /database connection PLAT_WAREHOUSE_TEST: url postgres:\/\/127\.0\.0\.1:\d+\/\S+ carries credentials \(user:password@ before the host\): remove them; the login is the record's username and password/);
+    await refused(
+      databaseRecord,
+      /database connection PLAT_WAREHOUSE_TEST: url postgres:\/\/127\.0\.0\.1:\d+\/\S+ carries credentials \(user:password@ before the host\): remove them; the login is the record's username and password/,
+    );
   });
 
   it("refuses missing HUB_API_CONFIG rows", async () => {
-    const { rows } = await f.pool.query(`DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`, [TENANTS.US.hubTenantId]);
+    const { rows } = await f.pool.query(
+      `DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`,
+      [TENANTS.US.hubTenantId],
+    );
     try {
       await expectRefused(f.platform.args.slice(), /HUB_API_CONFIG has no row for ERS/);
     } finally {
       const r = rows[0];
-      await f.pool.query(`INSERT INTO ${f.platform.stagingSchema}.HUB_API_CONFIG (hub_api_name, hub_api_url, hub_environment_name, hub_region, hub_tenant_id) VALUES ($1, $2, $3, $4, $5)`, [r.hub_api_name, r.hub_api_url, r.hub_environment_name, r.hub_region, r.hub_tenant_id]);
+      await f.pool.query(
+        `INSERT INTO ${f.platform.stagingSchema}.HUB_API_CONFIG (hub_api_name, hub_api_url, hub_environment_name, hub_region, hub_tenant_id) VALUES ($1, $2, $3, $4, $5)`,
+        [r.hub_api_name, r.hub_api_url, r.hub_environment_name, r.hub_region, r.hub_tenant_id],
+      );
     }
   });
 });

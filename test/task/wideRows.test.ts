@@ -4,12 +4,21 @@
  * Each run is bounded in time: before the fix the extract waited for room that never came, holding the run lock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { employeeIds, exportFixture, employeesInScope, storedMessages, type ExportFixture } from "../support/exportFixture";
+import {
+  employeeIds,
+  exportFixture,
+  employeesInScope,
+  storedMessages,
+  type ExportFixture,
+} from "../support/exportFixture";
 import { runTaskWithin, taskBundle } from "../support/taskProcess";
 
 /** Makes the employees' first address line `chars` long, changed now. */
 async function widen(f: ExportFixture, ids: string[], chars: number): Promise<void> {
-  await f.pool.query(`UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2), changed_at = localtimestamp WHERE employee_id = ANY($1) AND address_id = employee_id || '-A1'`, [ids, chars]);
+  await f.pool.query(
+    `UPDATE ${f.platform.publishSchema}.employee_address SET line1 = repeat('x', $2), changed_at = localtimestamp WHERE employee_id = ANY($1) AND address_id = employee_id || '-A1'`,
+    [ids, chars],
+  );
 }
 
 describe("publishing: a message over the read-ahead, then normal ones in the same lane", () => {
@@ -40,7 +49,10 @@ describe("publishing: a message over the read-ahead, then normal ones in the sam
 describe("publishing: several wide records per message", () => {
   let f: ExportFixture;
   beforeAll(async () => {
-    [f] = await Promise.all([exportFixture({ employees: 200, parameters: { records_per_hub_message: 4, records_per_ers_request: 4 } }), taskBundle()]);
+    [f] = await Promise.all([
+      exportFixture({ employees: 200, parameters: { records_per_hub_message: 4, records_per_ers_request: 4 } }),
+      taskBundle(),
+    ]);
   });
   afterAll(async () => f?.close());
 
@@ -53,7 +65,9 @@ describe("publishing: several wide records per message", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const messages = storedMessages(f);
-    const employees = messages.flatMap((m) => (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.map((e) => e.UserId));
+    const employees = messages.flatMap((m) =>
+      (JSON.parse(m.body!) as { entities: { UserId: string }[] }).entities.map((e) => e.UserId),
+    );
     expect(new Set(employees).size).toBe(inScope);
     expect(employees).toHaveLength(inScope);
     expect(messages.filter((m) => (m.body?.length ?? 0) > 2_000_000).length).toBeGreaterThanOrEqual(8);
