@@ -166,7 +166,13 @@ export interface RunTaskOutput {
 }
 
 function sqlFile(file: RenderedSql): SqlFile {
-  return { name: file.name, buildNumber: file.buildNumber, templateSha256: file.sha256, sql: file.sql };
+  return {
+    name: file.name,
+    buildNumber: file.buildNumber,
+    templateSha256: file.sha256,
+    sql: file.sql,
+    tables: file.tables,
+  };
 }
 
 /** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */

@@ -89,8 +89,8 @@ export async function provisionLocal(
       await client.query(`GRANT USAGE, CREATE ON SCHEMA ${quoteIdent(plan.publishSchema, "schema")} TO ${loader}`);
     }
   });
-  await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name, intakeJobWrittenWhenPresent(plan.stagingSchema));
-  await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
+  await applyBaseline(dbUrl, plan.baseline, intakeJobWrittenWhenPresent(plan.stagingSchema));
+  await applyBaseline(dbUrl, plan.runTables);
   await grantTaskRole(dbUrl, plan, role);
 
   // Steps 5.2 and 5.3: the config-table rows.

@@ -18,6 +18,7 @@ import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
 import { SHARED_TABLE_ACCESS } from "../../core/naming";
+import type { SqlTables } from "../../core/sqlTables";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
 
@@ -44,6 +45,8 @@ export interface SqlFile {
   buildNumber: string;
   templateSha256: string;
   sql: string;
+  /** Its tables' columns (core/sqlTables.ts). */
+  tables: SqlTables;
   /** Columns the project writes when an adopted table has them (providers/baseline.ts). */
   writtenWhenPresent?: Record<string, string[]>;
 }

@@ -70,8 +70,8 @@ describe("two clients in one local platform environment", () => {
       entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
     });
     writeConnectionRecords(connections(), plan.connections);
-    await applyBaseline(db.url, plan.baseline.sql, plan.baseline.name);
-    await applyBaseline(db.url, plan.runTables.sql, plan.runTables.name);
+    await applyBaseline(db.url, plan.baseline);
+    await applyBaseline(db.url, plan.runTables);
     for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
       await upsertRow(db.url, { schema: plan.stagingSchema, ...row });
     for (const r of plan.routingRules)
@@ -90,6 +90,7 @@ describe("two clients in one local platform environment", () => {
     buildNumber: file.buildNumber,
     templateSha256: file.sha256,
     sql: file.sql,
+    tables: file.tables,
     sha256: sha256Hex(file.sql),
     version: BASELINE_PROVIDER_VERSION,
   });
