@@ -12,7 +12,7 @@
  * `configure` depends on the operation: `pulumi up` and `preview` pass the stack config as it is now; `pulumi destroy`
  * and `pulumi refresh` pass the provider inputs the last `up` recorded, so after a change of `aws:profile`,
  * `aws:assumeRoles` or the keys they use the old ones, as the stack's AWS provider does, unless run with
- * `--run-program` (Pulumi CLI 3.160 or later; docs/pulumi.md, "Changing the stack's AWS access"). What `configure` read
+ * `--run-program` (Pulumi CLI 3.160 or later; docs/pulumi-reference.md, "Rotating the admin password, changing AWS access"). What `configure` read
  * is kept on the process's global object, not on the provider, so that serializing a provider never captures
  * credentials (providers/pg.ts keeps the database login the same way). Called without `configure` (local mode,
  * tests), the SDK's default chain is used.

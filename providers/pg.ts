@@ -84,7 +84,7 @@ export interface DatabaseConfigValues {
  * another provisioning route changes nothing in their state. Which configuration that is depends on the operation:
  * `pulumi up` and `preview` hand the dynamic providers the stack config as it is now; `pulumi destroy` and `pulumi
  * refresh` configure them from the provider inputs the last `up` recorded in the state (the old password), unless run
- * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi.md, "Rotating the admin password".
+ * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi-reference.md, "Rotating the admin password".
  */
 export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "database">): string {
   return `${db.host}:${db.port ?? 5432}/${db.database}`;

@@ -210,7 +210,7 @@ function rowState(inputs: ConfigRowState): ConfigRowState {
  * in with the admin login its provider was configured with, never one from the state: in a `pulumi up` that is the
  * stack config as it is now, so a rotated password needs no change of state and a delete in the same `up` uses the new
  * one; a `pulumi destroy` or `pulumi refresh` configures it from what the last `up` recorded (the old password) unless
- * run with `--run-program` (providers/pg.ts databaseLabel, docs/pulumi.md "Rotating the admin password").
+ * run with `--run-program` (providers/pg.ts databaseLabel, docs/pulumi-reference.md "Rotating the admin password").
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async configure(req) {

@@ -7,7 +7,7 @@
  *
  * The guard never reads an object's body: HeadObject says whether the key exists, GetObjectTagging gives its tags.
  * So `pulumi preview` needs only s3:ListBucket (a 404 rather than a 403 for a free key), s3:GetObject (which HeadObject
- * is authorized by; no body, so no kms:Decrypt on SSE-KMS objects) and s3:GetObjectTagging (docs/pulumi.md, "IAM").
+ * is authorized by; no body, so no kms:Decrypt on SSE-KMS objects) and s3:GetObjectTagging (docs/pulumi-reference.md, "IAM").
  * It uses the credentials of the stack's AWS provider and checks their account as the provider does
  * (providers/awsAccess.ts). Under the SDK's mocks (`hub-export plan`, tests) an invoke the mocks answer stands in for
  * those calls.

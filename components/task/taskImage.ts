@@ -196,7 +196,7 @@ export class TaskImage extends pulumi.ComponentResource {
         imageScanningConfiguration: { scanOnPush: true },
         forceDelete: args.forceDelete && !shared,
       },
-      // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi.md).
+      // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi-reference.md).
       { parent: this, retainOnDelete: shared, ...(args.adoptRepository ? { import: args.repositoryName } : {}) },
     );
     new aws.ecr.LifecyclePolicy(
