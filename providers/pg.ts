@@ -1,10 +1,5 @@
 /**
- * PostgreSQL access shared by the SQL providers (config rows, baseline).
- *
- * These functions also run inside Pulumi's dynamic-provider host, which receives them as serialized closures with no
- * TypeScript loader: they may use only node builtins and npm packages, `require`d inside the function body, and
- * other functions of this file. Provider files alias them into a local const (never `pg_1.withPgClient`), so that the
- * serializer captures the functions and not this module.
+ * PostgreSQL access shared by the SQL providers (config rows, baseline). Serialized provider code: providers/README.md.
  */
 import type { Client, ClientConfig } from "pg";
 import { refusal as userRefusal } from "./refusal";

@@ -1,11 +1,7 @@
 /**
- * Rows of the configuration tables HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2 and 5.3): the plain
- * operations (upsertRow, readRow, deleteRow), used by local mode too, and the dynamic provider behind
- * components/warehouse/configRow.ts.
- *
- * Serialization rules of dynamic providers: the provider's methods and everything they reach are serialized with
- * their closures. They use only functions of this file, the aliases of providers/pg.ts below, node builtins and npm
- * packages required inside function bodies.
+ * Rows of HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2, 5.3): upsertRow, readRow, deleteRow, used by local
+ * mode too, and the dynamic provider behind components/warehouse/configRow.ts. Serialized provider code:
+ * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import {
