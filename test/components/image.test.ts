@@ -24,7 +24,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** The promotion command of docs/pulumi-reference.md, "Promoting an image". */
 function promotionCommand(): string {
   const line = fs
-    .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8")
+    .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi-reference.md"), "utf8")
     .split("\n")
     .find((l) => l.startsWith("pulumi config set --stack prod --path 'hubExport:image.promoted'"));
   expect(line).toBeDefined();
