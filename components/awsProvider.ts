@@ -1,7 +1,7 @@
 /**
  * The stack's AWS provider: the `aws:` stack config exactly as the default provider would read it (region, profile,
  * `aws:allowedAccountIds`, ...), plus default tags that every taggable AWS resource of the stack carries, so that
- * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi.md, "Tags and
+ * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi-reference.md, "Tags and
  * costs"). An explicit provider, because the tags come from the validated `hubExport:` config, which the default
  * provider cannot read.
  */

@@ -409,7 +409,7 @@ export const ECR_IMAGE_BY_DIGEST =
 /**
  * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
  * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
- * image, the one qa tested, and never builds (docs/pulumi.md, "Promoting an image").
+ * image, the one qa tested, and never builds (docs/pulumi-reference.md, "Promoting an image").
  */
 export const imageConfigSchema = z
   .strictObject({
@@ -423,7 +423,7 @@ export const imageConfigSchema = z
     pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
     /**
      * The build stack adopts the repository a `pulumi destroy` of it kept (it was shared with `pullAccounts`) instead of
-     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi.md).
+     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi-reference.md).
      */
     adoptRepository: z.boolean().default(false),
   })
@@ -543,7 +543,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
       /**
        * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
-       * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
+       * the tables each creates later (default privileges). docs/pulumi-reference.md says how to find them.
        */
       publishTableOwners: z.array(sqlIdentifier("role")).default([]),
     })
@@ -573,7 +573,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   );
   /**
    * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
-   * let S3's logging service write under `prefix`, docs/pulumi.md), or, without it, to a log bucket the stack creates,
+   * let S3's logging service write under `prefix`, docs/pulumi-reference.md), or, without it, to a log bucket the stack creates,
    * which expires them after `retentionDays`. An adopted bucket's logging is the platform's.
    */
   const accessLogsSchema = z

@@ -1,25 +1,8 @@
 /**
- * The SQL files of procedure step 5.1: the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber> and a
- * client's run tables Hub_Client_Run_Tables_<BuildNumber>. `applyBaseline`, used by local mode too, and the dynamic
- * provider behind both resources of components/warehouse/sqlBaseline.ts (SqlBaseline, ClientRunTables).
- *
- * The SQL is idempotent. The resource carries the build number and the sha256 of the rendered SQL, so a new build
- * (or, for the run tables, a new client name) is applied on the next `up`. Serialization rules as in
- * providers/sqlRows.ts.
- *
- * Changing a table that already exists: `CREATE TABLE IF NOT EXISTS` leaves an existing table as it is. Ship a new
- * column as a new build-number file that keeps the CREATE TABLE (with the column) and adds `ALTER TABLE
- * <schema>.<table> ADD COLUMN IF NOT EXISTS ...;`, and declare it in core/sqlTables.ts (the `tables` input).
- *
- * Tables that exist already (another hub pipeline or an earlier install created them) are adopted as they are when,
- * with the SQL applied in the same transaction, they have the declared columns (extra columns and their rows stay)
- * and no other NOT NULL column without a default that the project does not write when present (`writtenWhenPresent`);
- * otherwise the transaction is rolled back and the error names those columns. Nothing is ever added to a table
- * someone else created.
- *
- * Drift: read() checks that each baseline table exists and has the declared columns. A missing table makes the next
- * `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next `up` apply the
- * baseline again.
+ * The SQL files of procedure step 5.1 (the common-schema baseline and a client's run tables): `applyBaseline`, used by
+ * local mode too, and the dynamic provider behind components/warehouse/sqlBaseline.ts. The resource carries the build
+ * number and the rendered SQL's sha256, so a new build is applied on the next `up`. Adoption of existing tables, drift,
+ * and how to add a column: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import type { Client as PgClient } from "pg";

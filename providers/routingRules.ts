@@ -1,10 +1,7 @@
 /**
- * Hub routing rules (hub-side configuration, "Endpoints"): `postRoutingRules`, used by local mode too, and the
- * dynamic provider behind components/hub/routingRuleSet.ts.
- *
- * The request is the cfg API contract of core/hubContract.ts (hubApiUrl, basicAuthorization), re-implemented here
- * because serialized provider code cannot load project modules; test/providers/routingRules.test.ts keeps the two
- * equal. Serialization rules as in providers/sqlRows.ts; core/redact.ts's pure function is captured by value.
+ * Hub routing rules: `postRoutingRules`, used by local mode too, and the dynamic provider behind
+ * components/hub/routingRuleSet.ts. The cfg API request of core/hubContract.ts is re-implemented here (provider code
+ * cannot load project modules, providers/README.md); test/providers/routingRules.test.ts keeps the two equal.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { redactSecrets } from "../core/redact";
