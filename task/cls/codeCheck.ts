@@ -12,7 +12,7 @@ import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "../../
 import { UnknownCodes, reportLines, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
 import { readLocation } from "../load/location";
 import type { RunContext } from "../context";
-import type { StoredMessage } from "../phases/publish";
+import type { StoredMessage } from "../warehouse/archive";
 import type { RunTables } from "../warehouse/tables";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 
