@@ -11,7 +11,7 @@ import { concurrencySchema } from "../core/concurrency";
 import { cliText, parametersSchema, positiveInt, string, text } from "../core/parameters";
 import { failureMode, pathTemplate, propertyName } from "../core/definition";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
-import { BUSINESS_OBJECTS } from "../cls/table";
+import { BUSINESS_OBJECTS } from "../core/clsTable";
 import { isDotName, projectPath } from "./text";
 import { UUID } from "../core/uuid";
 

@@ -13,7 +13,7 @@ import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
-import { sheetsFromValues } from "../cls/stack";
+import { sheetsFromValues } from "../config/clsSheets";
 import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";

@@ -8,7 +8,7 @@
  */
 import { UserError } from "../../core/errors";
 import { parseLoadSheetCsv } from "../../cls/csv";
-import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "../../cls/checkSql";
+import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "./checkSql";
 import { UnknownCodes, reportLines, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
 import { readLocation } from "../load/location";
 import type { RunContext } from "../context";

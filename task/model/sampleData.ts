@@ -5,7 +5,7 @@
  */
 import type { ClientBase, Pool, PoolClient } from "pg";
 import { PUBLISH_TABLES, publishSchemaSql, sqlIdentifier } from "./schema";
-import type { BusinessObject, CodeValue } from "../../cls/table";
+import type { BusinessObject, CodeValue } from "../../core/clsTable";
 import { PARAMETER_DEFAULTS } from "../../core/parameters";
 
 /** Countries per platform region, used when the caller gives none (every one a code of the sample Country sheet). */
