@@ -26,7 +26,8 @@ import { provisionLocal } from "./provision";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
-import { latestIntakeJobs, recordRefusal, runOutcome, type IntakeJobRow, type RunOutcome } from "./status";
+import { latestIntakeJobs, runOutcome, type IntakeJobRow, type RunOutcome } from "../operate/status";
+import { recordRefusal } from "./status";
 import type { Removed } from "./deployment";
 import { removedParts, runStatus, type LocalSummary } from "./summary";
 import {

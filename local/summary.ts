@@ -2,7 +2,7 @@
 import path from "node:path";
 import { formatEmfRecord, METRIC_NAMESPACE, METRICS, type EmfRecord } from "../core/metrics";
 import type { TaskRunResult } from "./taskProcess";
-import type { IntakeJobRow, RunCounts } from "./status";
+import type { IntakeJobRow, RunCounts } from "../operate/status";
 import type { Removed } from "./deployment";
 
 export interface LocalSummary {

@@ -15,7 +15,7 @@ import { buildLoadSheet, type LoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";
 import type { BusinessObject } from "../../core/clsTable";
 import { checkDatabase } from "../../task/cls/databaseCheck";
-import { latestIntakeJobs } from "../../local/status";
+import { latestIntakeJobs } from "../../operate/status";
 import { Client } from "pg";
 
 /** The sample sheet without some codes of some business objects. */
