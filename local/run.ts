@@ -38,7 +38,7 @@ import {
 } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
-import { untilStopSignal } from "../cli/signals";
+import { untilStopSignal } from "./signals";
 import { localDatabaseUrl } from "./database";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { Interrupts } from "./interrupt";

@@ -18,7 +18,7 @@ import {
   ownerTagValue,
   s3ObjectInspector,
 } from "../../components/storage/objectGuard";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 import { startLoopbackS3 } from "../support/loopbackAws";
 import { fixtureStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
