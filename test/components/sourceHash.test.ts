@@ -19,7 +19,7 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 describe("image source files", () => {
   const files = imageSourceFiles();
 
-  it("are the bundler's inputs: the task, the cli modules it runs, core, config and the bundled dependencies", () => {
+  it("are the bundler's inputs: the task, the cli modules it runs, core, cls and the bundled dependencies", () => {
     expect(files).toEqual(
       expect.arrayContaining([
         "cli/container.ts",
