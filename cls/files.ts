@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../core/errors";
-import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "./table";
+import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "../core/clsTable";
 import {
   businessObjectOfFile,
   ExportError,

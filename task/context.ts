@@ -7,8 +7,13 @@ import {
   STOP_GRACE_SECONDS,
   defaultRunDeadlineSeconds,
 } from "../core/runDeadline";
-import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig, type LinkApi } from "../core/concurrency";
-import { concurrencySchema } from "../config/schema";
+import {
+  CONCURRENCY_ENV,
+  concurrencySchema,
+  LINK_APIS,
+  type ConcurrencyConfig,
+  type LinkApi,
+} from "../core/concurrency";
 import type { RunConfiguration } from "./load/configuration";
 import type { RunState } from "./warehouse/runState";
 import type { Logger } from "./log";

@@ -28,7 +28,8 @@ import {
   type RunState,
 } from "./warehouse/runState";
 import { extract, type ExtractTotals } from "./phases/extract";
-import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
+import { Publisher, pendingMessages } from "./phases/publish";
+import type { StoredMessage } from "./warehouse/archive";
 import { sendEntities } from "./phases/ers";
 import { countsSoFar, finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
 import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";

@@ -12,7 +12,7 @@
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
-import { sourceCodeChecks } from "../../cls/checkSql";
+import { sourceCodeChecks } from "../cls/checkSql";
 
 export interface ExtractTables {
   publishSchema: string;

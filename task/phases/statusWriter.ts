@@ -17,7 +17,7 @@ import type { MessageOutcome } from "../queue/broker";
 import type { RunTables } from "../warehouse/tables";
 import { archiveByIdSql } from "../warehouse/archive";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
-import { TASK_PARAMETER_DEFAULTS } from "../../config/schema";
+import { TASK_PARAMETER_DEFAULTS } from "../../core/parameters";
 import { whileLost } from "../warehouse/database";
 
 export interface StatusRecord extends MessageOutcome {

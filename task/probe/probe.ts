@@ -22,7 +22,7 @@ import type { QueueEndpoint } from "../connections/record";
 import { target } from "../queue/broker";
 import { answerText, describeRequestError } from "../http/retry";
 import { HubHttp } from "../http/client";
-import { ersRequestBody } from "../phases/ers";
+import { ersRequestBody } from "../phases/ersStream";
 import { originChecks, since, type CheckResult, type Verdict } from "./checks";
 
 export type { CheckResult, Verdict };

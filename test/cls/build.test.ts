@@ -10,9 +10,16 @@ import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/fi
 import { loadSheetCsv, parseLoadSheetCsv, sniffDelimiter } from "../../cls/csv";
 import { loadSheetXlsx } from "../../cls/xlsx";
 import { knownCodes, rowCounts } from "../../cls/loadSheet";
-import { BUSINESS_OBJECTS, CLS_TABLE, COMMUNICATION_TYPE, EMPLOYEE_STATUS, STATUS, fieldName } from "../../cls/table";
+import {
+  BUSINESS_OBJECTS,
+  CLS_TABLE,
+  COMMUNICATION_TYPE,
+  EMPLOYEE_STATUS,
+  STATUS,
+  fieldName,
+} from "../../core/clsTable";
 import { businessObjectOfFile, readCodeList, ExportError } from "../../cls/exports";
-import { uncheckedFields } from "../../cls/checkSql";
+import { uncheckedFields } from "../../task/cls/checkSql";
 import { SAMPLE_BUSINESS_OBJECTS } from "../../task/model/sampleData";
 import { UserError } from "../../core/errors";
 import { PROJECT_ROOT, runCli } from "../support/cli";

@@ -30,7 +30,7 @@ import { postRoutingRules } from "../../providers/routingRules";
 import { applyScriptFiles, releaseScriptFiles } from "../../providers/scriptFiles";
 import { writeBucketObjects, writeConnectionRecords } from "../../local/stores";
 import { seedSampleEmployees } from "../../task/model/sampleData";
-import { completedRuns } from "../../local/status";
+import { completedRuns } from "../../operate/status";
 
 const GLOBEX_TENANT = {
   hubTenantId: "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",

@@ -1,5 +1,5 @@
 /**
- * The shared scripts folder against a real S3 API on loopback (emulator/s3.ts, through the AWS SDK): files created from
+ * The shared scripts folder against a real S3 API on loopback (test/support/s3.ts, through the AWS SDK): files created from
  * their templates when absent, only this stack's entries added, updated and removed, other entries and unknown keys
  * left alone, and two stacks writing at once losing nothing (conditional writes on the ETag, retried).
  */
@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 import {
   applyScriptFiles,
   mergeCredentialsIni,

@@ -34,7 +34,7 @@ import {
   SCRIPTS_RELEASE_PROVIDER_VERSION,
 } from "../../providers/scriptsRelease";
 import yazl from "yazl";
-import { startS3Emulator } from "../../emulator/s3";
+import { startS3Emulator } from "../support/s3";
 import { awsProfilesEnv, startStsStandIn } from "../support/stsStandIn";
 import { setEnv } from "../support/loopbackAws";
 import { baselineInputs, databaseConfigOf, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";

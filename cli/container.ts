@@ -2,8 +2,8 @@
  * The container's entry (bundled to dist/task/index.js): `node index.js run --definition ... --scripts ...`.
  * It runs the `run` command alone, so the bundle holds only the task, and maps errors as the CLI does.
  */
-import runCommand from "../cli/commands/run";
-import { executeCommand } from "../cli/command";
+import runCommand from "./commands/run";
+import { executeCommand } from "./command";
 import { EXIT } from "../core/exitCodes";
 import { redactLines } from "../core/redact";
 
