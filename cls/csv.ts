@@ -52,7 +52,7 @@ export function loadSheetCsv(sheet: LoadSheet): string {
 export function parseLoadSheetCsv(source: string, text: string): LoadSheet {
   let records: string[][];
   try {
-    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true }) as string[][];
+    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true });
   } catch (err) {
     throw new UserError(`${source}: is not a readable CLS load sheet (CSV): ${(err as Error).message.split("\n")[0]}`);
   }

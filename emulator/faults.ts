@@ -219,12 +219,12 @@ function plan(rules: FaultRules, endpoint: FaultEndpoint, region?: HubRegion): E
   const outcomes: Outcome[] = [];
   if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
   if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
-  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind]! });
+  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind] });
   const statuses = Object.keys(merged)
     .filter((k) => /^\d+$/.test(k))
     .map(Number)
     .sort((a, b) => a - b);
-  for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status]! });
+  for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status] });
   // Only the publish endpoint takes bearer tokens; elsewhere a tokenExpiry draw is a pass.
   if (merged.tokenExpiry && endpoint === "queue.publish")
     outcomes.push({ kind: "tokenExpiry", rate: merged.tokenExpiry });

@@ -21,7 +21,7 @@ export const IMAGE_BUILD_FILES = [
 
 /** The bundle's inputs (from esbuild's metafile) and the image build files, sorted. */
 export function imageSourceFiles(root: string = PROJECT_ROOT): string[] {
-  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs(): string[] };
+  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs: () => string[] };
   return [...new Set([...bundleInputs(), ...IMAGE_BUILD_FILES])].sort();
 }
 

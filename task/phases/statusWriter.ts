@@ -42,7 +42,7 @@ export class StatusWriter {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private timer?: NodeJS.Timeout;
-  private error?: unknown;
+  private error?: Error;
   published = 0;
   failed = 0;
   archived = 0;
@@ -97,7 +97,7 @@ export class StatusWriter {
         .then(() => this.writeBuffered());
       this.next = next;
       next.catch((err) => {
-        this.error ??= err;
+        this.error ??= err instanceof Error ? err : new Error(String(err));
       });
     }
     return this.next;

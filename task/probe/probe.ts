@@ -59,7 +59,7 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     ...targets.tenants.flatMap((t) =>
       (
         ["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const
-      ).flatMap((api) => (t.apis[api] ? [t.apis[api]!] : [])),
+      ).flatMap((api) => (t.apis[api] ? [t.apis[api]] : [])),
     ),
     ...(targets.hosts ?? []),
   ];
