@@ -101,9 +101,11 @@ describe("plan --file of a stack file edited since git HEAD", () => {
       "  Pulumi.plantest.yaml in the working copy against git HEAD's, both planned offline with this checkout's code (secrets masked);",
     );
     for (const api of ["ERS", "CFG", "HRSYS"])
-      expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:ConfigRow  HUB_API_CONFIG/${APAC}/${api}`);
-    expect(lines).toContain("+ pulumi-nodejs:dynamic/hubExport:ConfigRow  HUB_PLAT_CONFIG/AP");
-    expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:RoutingRuleSet  routingRules/${APAC}`);
+      expect(lines).toContain(
+        `+ pulumi-nodejs:dynamic/hubExport:ConfigRow  hub-export-config-tables/HUB_API_CONFIG/${APAC}/${api}`,
+      );
+    expect(lines).toContain("+ pulumi-nodejs:dynamic/hubExport:ConfigRow  hub-export-config-tables/HUB_PLAT_CONFIG/AP");
+    expect(lines).toContain(`+ pulumi-nodejs:dynamic/hubExport:RoutingRuleSet  hub-export-hub-routing-rules/${APAC}`);
     expect(lines).toContain("+     credentialsString: (secret)");
     expect(r.stdout).not.toContain("__provider");
 
