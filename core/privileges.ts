@@ -30,7 +30,7 @@ export interface StagingGrants {
  * rows to (HUB_INTAKE_JOB: INSERT and SELECT, never UPDATE or DELETE), as SHARED_TABLE_ACCESS says, and the run
  * tables the task writes.
  */
-export function stagingGrants(objects: SqlObjects, stagingSchema: string): StagingGrants {
+function stagingGrants(objects: SqlObjects, stagingSchema: string): StagingGrants {
   const prefix = `${stagingSchema.toLowerCase()}.`;
   const inStaging = (names: string[]) => names.filter((q) => q.startsWith(prefix)).map((q) => q.slice(prefix.length));
   const config = new Set(SHARED_TABLE_ACCESS.readOnly.map((t) => t.toLowerCase()));
