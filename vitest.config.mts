@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 60_000,
+    // Hang guards, generous: a loaded machine runs a test of several task runs in minutes.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
     // Two cores: files run in parallel forks; each gets its own database on the one embedded server.
     pool: "forks",

@@ -209,7 +209,7 @@ export async function main(argv: string[]): Promise<void> {
     let outfile = process.env.BENCH_TASK_BUNDLE;
     if (!outfile) {
       const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as {
-        buildTask(o: { outdir: string }): Promise<{ outfile: string }>;
+        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
       };
       ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
       // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
@@ -230,7 +230,7 @@ export async function main(argv: string[]): Promise<void> {
     const cpu = { task: task.cpuSeconds, emulator: cpuSeconds(emulator.pid) - emulatorCpu, server: serverCpu.seconds };
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url.toString()) : [];
-    const done = task.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
+    const done = task.events.find((e) => e.event === "run.done");
     if (!done || task.code !== 0)
       throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
@@ -295,7 +295,7 @@ export async function main(argv: string[]): Promise<void> {
       t = Date.now();
       const inc = await runAndWatch(outfile, [...platform.args, ...clsArgs], incServerCpu);
       const incSeconds = secs(Date.now() - t);
-      const incDone = inc.events.find((e) => e.event === "run.done") as Record<string, unknown> | undefined;
+      const incDone = inc.events.find((e) => e.event === "run.done");
       if (!incDone || inc.code !== 0)
         throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
       const changes = inc.events.find((e) => e.event === "extract.done")?.changes as
@@ -536,7 +536,7 @@ export async function startEmulatorProcess(
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const first = await new Promise<string>((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout! });
+    const rl = readline.createInterface({ input: child.stdout });
     rl.once("line", resolve);
     child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its URLs`)));
   });
@@ -621,7 +621,7 @@ export async function runAndWatch(
   const nodeArgs = [...imageNodeFlags(), ...(process.env.BENCH_TASK_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const debug = process.env.BENCH_TASK_LOG ? fs.createWriteStream(process.env.BENCH_TASK_LOG) : undefined;
-  child.stdout!.on("data", (c: Buffer) => debug?.write(c));
+  child.stdout.on("data", (c: Buffer) => debug?.write(c));
   const events: Record<string, unknown>[] = [];
   let stderr = "";
   let peakKb = 0;
@@ -638,16 +638,17 @@ export async function runAndWatch(
     // The server's sessions live for the whole run: new ones are looked for once a second.
     server.sample(ticks++ % 5 === 0);
   }, 200);
-  readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
     try {
       const e = JSON.parse(line) as Record<string, unknown>;
       events.push(e);
-      if (e.event === "progress") process.stderr.write(`  .. ${e.phase} ${e.done} (${e.ratePerSecond}/s)\n`);
+      if (e.event === "progress")
+        process.stderr.write(`  .. ${String(e.phase)} ${String(e.done)} (${String(e.ratePerSecond)}/s)\n`);
     } catch {
       // not JSON
     }
   });
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearInterval(sample);
   return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10, cpuSeconds: cpu };

@@ -113,7 +113,7 @@ export async function main(argv: string[]): Promise<void> {
     let outfile = process.env.BENCH_TASK_BUNDLE;
     if (!outfile) {
       const { buildTask } = require(path.join(__dirname, "..", "scripts", "build-task.js")) as {
-        buildTask(o: { outdir: string }): Promise<{ outfile: string }>;
+        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
       };
       ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
     }
@@ -151,7 +151,7 @@ export async function main(argv: string[]): Promise<void> {
       const after = await hubStored(started.urls.state);
       say(`Run ${i}: ${healed ? "the hub healed" : `hub faults '${options.faults}'`}`);
       say(
-        `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${last.status ? ` ${String(last.status)}` : ""}`,
+        `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${typeof last.status === "string" && last.status ? ` ${last.status}` : ""}`,
       );
       say(
         `  recorded            ${history[0] ? `${history[0].event}${history[0].detail.reason ? `: ${history[0].detail.reason}` : ""}` : "nothing"}`,

@@ -8,7 +8,7 @@ import { UsageError } from "../core/errors";
 import { asUserError } from "../core/refusals";
 import { redact, redactLines } from "../core/redact";
 import { closest } from "../core/didYouMean";
-import { EXIT, exitCodeLines } from "./exitCodes";
+import { EXIT, exitCodeLines } from "../core/exitCodes";
 
 export interface OptionSpec {
   type: "string" | "boolean";

@@ -1,8 +1,7 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
 import { executeCommand, type Command, type Io } from "./command";
-import { EXIT, INTERRUPTED_MEANING, exitCodeLines } from "./exitCodes";
+import { EXIT, EXIT_MEANINGS, exitCodeLines } from "../core/exitCodes";
 import { closest } from "../core/didYouMean";
-import { FOLLOW_TIMEOUT_EXIT } from "../operate/followExit";
 
 // bin/hub-export.js redacts an internal error's stack with it.
 export { redactLines } from "../core/redact";
@@ -37,15 +36,7 @@ async function help(load: CommandLoader): Promise<string> {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];
   for (const name of Object.keys(COMMANDS)) lines.push(`  ${name.padEnd(20)}${(await load(name)).summary}`);
   lines.push("", "Run 'hub-export <command> --help' for a command's options, their defaults and examples.");
-  lines.push(
-    "",
-    "Exit codes:",
-    ...exitCodeLines({
-      [EXIT.executionFailed]: "the export run ended ExecutionFailed (run, local, run-now --wait)",
-      [FOLLOW_TIMEOUT_EXIT]: "--timeout ended the wait (run-now --wait)",
-      [EXIT.interrupted]: INTERRUPTED_MEANING,
-    }).map((l) => `  ${l}`),
-  );
+  lines.push("", "Exit codes:", ...exitCodeLines(EXIT_MEANINGS).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
 

@@ -7,7 +7,7 @@ import { stringify } from "csv-stringify/sync";
 import { UserError } from "../core/errors";
 import { ExportError, type SheetRow } from "./exports";
 import { LOAD_SHEET_COLUMNS, type LoadSheet, type LoadSheetRow } from "./loadSheet";
-import { CLS_SYSTEM, CLS_TABLE } from "./table";
+import { CLS_SYSTEM, CLS_TABLE } from "../core/clsTable";
 
 /** The delimiter of a CSV file: the one of , ; and tab found most often in its first line (spreadsheets in many locales write ;). */
 export function sniffDelimiter(text: string): string {
@@ -52,7 +52,7 @@ export function loadSheetCsv(sheet: LoadSheet): string {
 export function parseLoadSheetCsv(source: string, text: string): LoadSheet {
   let records: string[][];
   try {
-    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true }) as string[][];
+    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true });
   } catch (err) {
     throw new UserError(`${source}: is not a readable CLS load sheet (CSV): ${(err as Error).message.split("\n")[0]}`);
   }

@@ -4,7 +4,7 @@
  * detected by name unless the stack config maps them; a file where that is not clear-cut is refused, naming the file
  * and the columns it has. Blank and duplicate codes are reported one line each and left out.
  */
-import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "./table";
+import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "../core/clsTable";
 
 /** One row of a file: its 1-based row (line) number and its cells. */
 export interface SheetRow {

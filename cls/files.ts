@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../core/errors";
-import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "./table";
+import { BUSINESS_OBJECTS, type BusinessObject, type CodeValue } from "../core/clsTable";
 import {
   businessObjectOfFile,
   ExportError,
@@ -56,7 +56,7 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
   }
   const mappings = options.businessObjects ?? {};
   const byFile = new Map<string, BusinessObject>();
-  for (const b of BUSINESS_OBJECTS) if (mappings[b]?.file) byFile.set(mappings[b]!.file!, b);
+  for (const b of BUSINESS_OBJECTS) if (mappings[b]?.file) byFile.set(mappings[b].file, b);
   const errors: string[] = [];
   const files = new Map<BusinessObject, string>();
   const spreadsheets = entries.filter(

@@ -1,9 +1,16 @@
 /**
  * The CLS load sheet, built with no I/O from the code lists of the business objects: one row per code of each of the
- * CLS table's 20 rows (cls/table.ts), SYSTEM EXTERNAL. The fixed lists are built in. The same sheet is what `cls build`
+ * CLS table's 20 rows (core/clsTable.ts), SYSTEM EXTERNAL. The fixed lists are built in. The same sheet is what `cls build`
  * writes, what `pulumi up` uploads to the bucket's hub-configuration folder, and what a run checks its codes against.
  */
-import { BUSINESS_OBJECTS, CLS_SYSTEM, CLS_TABLE, fieldName, type BusinessObject, type CodeValue } from "./table";
+import {
+  BUSINESS_OBJECTS,
+  CLS_SYSTEM,
+  CLS_TABLE,
+  fieldName,
+  type BusinessObject,
+  type CodeValue,
+} from "../core/clsTable";
 
 /** The sheet's columns, in order. The specification names the first three; the code and description are ours. */
 export const LOAD_SHEET_COLUMNS = [

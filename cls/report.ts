@@ -4,7 +4,7 @@
  * run history (`detail.unknownCodes`) and `hub-export status` / `cls check`.
  */
 
-import { CLS_TABLE, fieldName } from "./table";
+import { CLS_TABLE, fieldName } from "../core/clsTable";
 
 const TABLE_ORDER = CLS_TABLE.map(fieldName);
 

@@ -1,7 +1,7 @@
 /**
  * The stack's AWS provider: the `aws:` stack config exactly as the default provider would read it (region, profile,
  * `aws:allowedAccountIds`, ...), plus default tags that every taggable AWS resource of the stack carries, so that
- * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi.md, "Tags and
+ * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi-reference.md, "Tags and
  * costs"). An explicit provider, because the tags come from the validated `hubExport:` config, which the default
  * provider cannot read.
  */
@@ -22,7 +22,7 @@ export function stackTags(
 const ACCOUNT_ID_LISTS = [ALLOWED_ACCOUNTS_KEY, "aws:forbiddenAccountIds"];
 
 // The runtime's own test of whether a config key is a secret (pinned with @pulumi/pulumi 3.248.0).
-const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(key: string): boolean };
+const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret: (key: string) => boolean };
 
 /**
  * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for objects, lists,
@@ -44,11 +44,12 @@ export function awsProviderArgs(
     } catch {
       // plain text
     }
-    if (ACCOUNT_ID_LISTS.includes(key) && Array.isArray(value)) value = value.map((id) => accountIdText(id) ?? id);
+    if (ACCOUNT_ID_LISTS.includes(key) && Array.isArray(value))
+      value = (value as unknown[]).map((id) => accountIdText(id) ?? id);
     args[key.slice("aws:".length)] = isSecret(key) ? pulumi.secret(value) : value;
   }
   const own = (args.defaultTags as { tags?: Record<string, string> } | undefined)?.tags ?? {};
-  return { ...args, defaultTags: { tags: { ...own, ...tags } } } as aws.ProviderArgs;
+  return { ...args, defaultTags: { tags: { ...own, ...tags } } };
 }
 
 export function stackAwsProvider(config: StackConfig, stack: string): aws.Provider {

@@ -13,7 +13,7 @@ import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
-import type { ClsSheetFiles } from "../cls/stack";
+import type { ClsSheetFiles } from "../config/clsSheets";
 import type { PipelineTemplate } from "../core/template";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
@@ -48,7 +48,7 @@ export interface HubExportArgs {
   runTables?: SqlBaseline;
   /** Default: the hash of the task's sources (components/task/sourceHash.ts). */
   taskSourceHash?: string;
-  /** The CLS load sheets, built from `hubExport:cls.exports` (cls/stack.ts); required when the config has `cls`. */
+  /** The CLS load sheets, built from `hubExport:cls.exports` (config/clsSheets.ts); required when the config has `cls`. */
   cls?: ClsSheetFiles;
   /** The vendor scripts release of `hubExport:scriptsRelease` (config/load.ts loadScriptsRelease), read before declaring. */
   scriptsRelease?: LoadedScriptsRelease;
@@ -166,7 +166,13 @@ export interface RunTaskOutput {
 }
 
 function sqlFile(file: RenderedSql): SqlFile {
-  return { name: file.name, buildNumber: file.buildNumber, templateSha256: file.sha256, sql: file.sql };
+  return {
+    name: file.name,
+    buildNumber: file.buildNumber,
+    templateSha256: file.sha256,
+    sql: file.sql,
+    tables: file.tables,
+  };
 }
 
 /** prod protects its key, a created bucket and the baseline; any other stack can be destroyed without leftovers. */
@@ -189,7 +195,7 @@ export class HubExport extends pulumi.ComponentResource {
     });
     if (config.cls && !args.cls)
       throw new Error(
-        "HubExport: the stack config has cls, but no CLS load sheets were built (cls/stack.ts buildStackSheets)",
+        "HubExport: the stack config has cls, but no CLS load sheets were built (config/clsSheets.ts buildStackSheets)",
       );
     const secrets = secretInputs(plan);
     const aws = awsContext(this);

@@ -6,7 +6,7 @@
  */
 import type { StackConfig } from "./schema";
 import { loadScriptsRelease, type LoadedScriptsRelease } from "./load";
-import { buildStackSheets, type ClsSheetFiles } from "../cls/stack";
+import { buildStackSheets, type ClsSheetFiles } from "./clsSheets";
 
 export interface StackInputs {
   cls?: ClsSheetFiles;

@@ -4,19 +4,14 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
-import {
-  FAILURE_MODES,
-  HUB_API_NAMES,
-  HUB_CONTRACT_DEFAULTS,
-  MESSAGE_PROPERTY_KEYS,
-  TENANT_ID_PLACEHOLDER,
-  type HubContract,
-} from "../core/hubContract";
+import { HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, type HubContract } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
-import { boundsProblems } from "../core/concurrency";
+import { concurrencySchema } from "../core/concurrency";
+import { cliText, parametersSchema, positiveInt, string, text } from "../core/parameters";
+import { failureMode, pathTemplate, propertyName } from "../core/definition";
 import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedulePeriod";
-import { BUSINESS_OBJECTS } from "../cls/table";
+import { BUSINESS_OBJECTS } from "../core/clsTable";
 import { isDotName, projectPath } from "./text";
 import { UUID } from "../core/uuid";
 
@@ -24,24 +19,8 @@ export const CONFIG_NAMESPACE = "hubExport";
 /** The Pulumi project name (Pulumi.yaml `name`): also the namespace `pulumi config set` uses for a key without one. */
 export const PROJECT_NAME = "hub-export";
 
-/** The specification's defaults of the six environment-independent pipeline parameters. */
-export const PARAMETER_DEFAULTS = {
-  records_per_hub_message: 1,
-  records_per_ers_request: 100,
-  idl_date: "1901-01-01T00:00:00",
-  system_code: "HRSYS",
-  EmpTypeDefault: "Sales",
-  EmpGenderDefault: "Not_Declared",
-} as const;
-
 /** Days the log bucket a stack creates keeps the created bucket's server access logs (hubExport:bucket.accessLogs). */
 export const ACCESS_LOG_RETENTION_DAYS = 365;
-
-/** The defaults of the export task's own parameters (task/README.md, "Change capture" and "Poison messages"). */
-export const TASK_PARAMETER_DEFAULTS = {
-  change_lag_seconds: 0,
-  set_aside_after_runs: 3,
-} as const;
 
 /** Identifiers used unquoted in SQL: PostgreSQL folds them to lower case, and they must fit 63 bytes. */
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -54,23 +33,6 @@ const sqlIdentifier = (what: string) =>
     );
 
 const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
-
-/** ISO 8601 local date-time, no zone: 1901-01-01T00:00:00 (fraction allowed). */
-const ISO_LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?$/;
-const isoLocalDateTime = z.string().refine((v) => {
-  const m = ISO_LOCAL_DATE_TIME.exec(v);
-  if (!m) return false;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  return (
-    date.getUTCFullYear() === y &&
-    date.getUTCMonth() === mo - 1 &&
-    date.getUTCDate() === d &&
-    h < 24 &&
-    mi < 60 &&
-    s < 60
-  );
-}, "must be an ISO 8601 date-time without zone, like 1901-01-01T00:00:00");
 
 /** Fargate's valid memory sizes (MiB) per CPU size. */
 const range = (from: number, to: number) => Array.from({ length: (to - from) / 1024 + 1 }, (_, i) => from + i * 1024);
@@ -95,30 +57,6 @@ function isTimeZone(zone: string): boolean {
   }
 }
 
-const positiveInt = z.number().int("must be an integer").positive("must be a positive integer");
-
-/**
- * Text as the Pulumi CLI writes it. `pulumi config set --path KEY 123456` stores an all-digit value as a YAML integer
- * (one with a leading zero stays a string, as the CLI keeps it), so every id-like key reads an integer back as its
- * digits. An integer too long to be exact in JavaScript is refused: its digits may already be lost.
- */
-function cliText<T extends z.ZodType<string>>(schema: T) {
-  return z.preprocess(
-    (value) => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? String(value) : value),
-    schema,
-  );
-}
-/** A string schema whose type error says how an integer the CLI wrote can be kept whole. */
-const string = () =>
-  z.string({
-    error: (issue) =>
-      typeof issue.input === "number"
-        ? "is a number, not text: write it in quotes in the stack file (`pulumi config set --path` stores digits as a number)"
-        : undefined,
-  });
-/** Free text of 1 to `max` characters: what its column or its use holds (config/text.ts refuses control characters). */
-const text = (max: number) =>
-  cliText(string().min(1, "must not be empty").max(max, `must be at most ${max} characters`));
 /** A name that becomes part of an S3 key, a URL path or a Secrets Manager name: never `.`, `..` or holding `..`. */
 const dotless = (schema: z.ZodString) =>
   schema.refine(
@@ -174,96 +112,11 @@ const qualifiedSchema = z
     "must have the form <DatabaseName>.<schema>, each a safe SQL identifier",
   );
 
-export const parametersSchema = z.strictObject({
-  records_per_hub_message: positiveInt.default(PARAMETER_DEFAULTS.records_per_hub_message),
-  records_per_ers_request: positiveInt.default(PARAMETER_DEFAULTS.records_per_ers_request),
-  idl_date: isoLocalDateTime.default(PARAMETER_DEFAULTS.idl_date),
-  system_code: cliText(string().regex(/^[A-Z0-9_]{1,32}$/, "must be an uppercase system code")).default(
-    PARAMETER_DEFAULTS.system_code,
-  ),
-  EmpTypeDefault: text(64).default(PARAMETER_DEFAULTS.EmpTypeDefault),
-  EmpGenderDefault: text(64).default(PARAMETER_DEFAULTS.EmpGenderDefault),
-  // The export task's own parameters (not the specification's), task/README.md: how far a loader's changed_at may lie
-  // behind the moment its change commits, and how many runs retry a message the broker refuses for good.
-  change_lag_seconds: z
-    .number()
-    .int("must be an integer")
-    .min(0, "must be 0 or more")
-    .max(7 * 24 * 3600, "must be at most a week (604800)")
-    .default(TASK_PARAMETER_DEFAULTS.change_lag_seconds),
-  set_aside_after_runs: positiveInt
-    .max(100, "must be at most 100")
-    .default(TASK_PARAMETER_DEFAULTS.set_aside_after_runs),
-});
-
-/**
- * `concurrency`: floors and ceilings of the requests in flight per API (queue publish, ERS) and hub region; the task
- * adapts between them. The ceiling also bounds the bodies in flight (a queue request holds up to 10 messages, an ERS
- * request records_per_ers_request entities).
- */
-export const CONCURRENCY_DEFAULTS = {
-  queue: { floor: 2, ceiling: 64 },
-  ers: { floor: 1, ceiling: 16 },
-  regions: {},
-} as const;
-const MAX_IN_FLIGHT = 256;
-const inFlight = z
-  .number()
-  .int("must be an integer")
-  .min(1, "must be at least 1")
-  .max(MAX_IN_FLIGHT, `must be at most ${MAX_IN_FLIGHT}`);
-const linkBoundsSchema = z.strictObject({ floor: inFlight, ceiling: inFlight });
-const regionBoundsSchema = z.strictObject({
-  queue: linkBoundsSchema.partial().optional(),
-  ers: linkBoundsSchema.partial().optional(),
-});
-export const concurrencySchema = z
-  .strictObject({
-    queue: linkBoundsSchema.partial().optional(),
-    ers: linkBoundsSchema.partial().optional(),
-    regions: z
-      .partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), regionBoundsSchema)
-      .optional(),
-  })
-  .transform((c) => ({
-    queue: { ...CONCURRENCY_DEFAULTS.queue, ...c.queue },
-    ers: { ...CONCURRENCY_DEFAULTS.ers, ...c.ers },
-    regions: c.regions ?? {},
-  }))
-  .superRefine((c, ctx) => {
-    for (const [path, message] of boundsProblems(c)) ctx.addIssue({ code: "custom", path, message });
-  })
-  .prefault({});
-
 /**
  * `hubExport:hubContract`: the assumed hub calls (ERS entities, HRSYS intake report, queue message properties), each
  * with today's behaviour as its default (core/hubContract.ts HUB_CONTRACT_DEFAULTS; docs/hub-contract.md). A setting
  * for a call that is turned off contradicts it and is refused, like two properties under one name.
  */
-const failureMode = z.enum(FAILURE_MODES, { error: `must be one of ${FAILURE_MODES.join(", ")}` });
-const pathTemplate = z
-  .string()
-  .min(1, "must not be empty")
-  .max(256, "must be at most 256 characters")
-  .refine(
-    (v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v),
-    "must be relative to the API URL (which ends in /api/): no leading / and no scheme",
-  )
-  .refine((v) => !/\s/.test(v), "must not contain spaces")
-  .refine((v) => {
-    // Resolved against the API's base URL it must stay under it: no dot segments, no // or \, nothing encoded.
-    const route = v.split(/[?#]/)[0];
-    return (
-      !route.split("/").some((segment) => segment === "." || segment === "..") &&
-      !route.includes("//") &&
-      !route.includes("\\") &&
-      !/%(2e|2f|5c)/i.test(route)
-    );
-  }, "must stay under its API's base URL: no . or .. segments, no // or \\, no encoded . / or \\")
-  .refine(
-    (v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER),
-    `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`,
-  );
 const assumedCallSchema = (name: "ers" | "intakeReport") =>
   z
     .strictObject({ enabled: z.boolean().optional(), path: pathTemplate.optional(), onFailure: failureMode.optional() })
@@ -279,12 +132,6 @@ const assumedCallSchema = (name: "ers" | "intakeReport") =>
       }
     })
     .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS[name], ...v }));
-const propertyName = z
-  .string()
-  .regex(
-    /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/,
-    "must be a property name: a letter, then letters, digits, _ . - (at most 128)",
-  );
 const queueMessageContractSchema = z
   .strictObject({
     enabled: z.boolean().optional(),
@@ -334,22 +181,6 @@ export const hubContractSchema = z
     intakeReport: v.intakeReport ?? HUB_CONTRACT_DEFAULTS.intakeReport,
     queueMessage: v.queueMessage ?? HUB_CONTRACT_DEFAULTS.queueMessage,
   }));
-
-/** The contract as resolved (every field present), as it travels in the rendered pipeline definition. */
-export const resolvedHubContractSchema = z.strictObject({
-  ers: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
-  intakeReport: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
-  queueMessage: z.strictObject({
-    enabled: z.boolean(),
-    names: z.strictObject(
-      Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<
-        (typeof MESSAGE_PROPERTY_KEYS)[number],
-        typeof propertyName
-      >,
-    ),
-    onFailure: failureMode,
-  }),
-});
 
 /**
  * A URL must not carry credentials (`user:password@` before the host): it would be stored in clear in the pipeline
@@ -409,7 +240,7 @@ export const ECR_IMAGE_BY_DIGEST =
 /**
  * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
  * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
- * image, the one qa tested, and never builds (docs/pulumi.md, "Promoting an image").
+ * image, the one qa tested, and never builds (docs/pulumi-reference.md, "Promoting an image").
  */
 export const imageConfigSchema = z
   .strictObject({
@@ -423,7 +254,7 @@ export const imageConfigSchema = z
     pullAccounts: z.array(cliText(string().regex(/^\d{12}$/, "must be a 12-digit AWS account id"))).default([]),
     /**
      * The build stack adopts the repository a `pulumi destroy` of it kept (it was shared with `pullAccounts`) instead of
-     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi.md).
+     * creating it (`import`): set it for the `up` that re-creates the stack, then remove it (docs/pulumi-reference.md).
      */
     adoptRepository: z.boolean().default(false),
   })
@@ -543,7 +374,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
       /**
        * The roles that create tables in the publish schema besides the admin (the HR system's loader): the task may read
-       * the tables each creates later (default privileges). docs/pulumi.md says how to find them.
+       * the tables each creates later (default privileges). docs/pulumi-reference.md says how to find them.
        */
       publishTableOwners: z.array(sqlIdentifier("role")).default([]),
     })
@@ -573,7 +404,7 @@ export function buildStackConfigSchema(source: SecretSource) {
   );
   /**
    * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
-   * let S3's logging service write under `prefix`, docs/pulumi.md), or, without it, to a log bucket the stack creates,
+   * let S3's logging service write under `prefix`, docs/pulumi-reference.md), or, without it, to a log bucket the stack creates,
    * which expires them after `retentionDays`. An adopted bucket's logging is the platform's.
    */
   const accessLogsSchema = z

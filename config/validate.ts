@@ -259,7 +259,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   if (config.environment === "PROD" && !config.image.promoted) {
     add(
       ["image", "promoted"],
-      "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi.md, \"Promoting an image\")",
+      "is required in a PROD stack: prod runs the image qa tested, by digest, and never builds (set it to the output 'image' of the stack that built it; docs/pulumi-reference.md, \"Promoting an image\")",
     );
   }
 

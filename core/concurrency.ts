@@ -3,7 +3,8 @@
  * task's controller (task/http/concurrency.ts) moves each link's window between them. The stack hands the config to
  * the task in one environment variable, as JSON.
  */
-import type { HubRegion } from "./regions";
+import { z } from "zod";
+import { HUB_REGIONS, type HubRegion } from "./regions";
 
 /** The bulk APIs whose concurrency adapts: the queue brokers (publish) and the ERS API. */
 export const LINK_APIS = ["queue", "ers"] as const;
@@ -50,3 +51,42 @@ export function boundsProblems(config: ConcurrencyConfig): [(string | number)[],
   }
   return problems;
 }
+
+/**
+ * `concurrency`: floors and ceilings of the requests in flight per API (queue publish, ERS) and hub region; the task
+ * adapts between them. The ceiling also bounds the bodies in flight (a queue request holds up to 10 messages, an ERS
+ * request records_per_ers_request entities).
+ */
+export const CONCURRENCY_DEFAULTS = {
+  queue: { floor: 2, ceiling: 64 },
+  ers: { floor: 1, ceiling: 16 },
+  regions: {},
+} as const;
+const MAX_IN_FLIGHT = 256;
+const inFlight = z
+  .number()
+  .int("must be an integer")
+  .min(1, "must be at least 1")
+  .max(MAX_IN_FLIGHT, `must be at most ${MAX_IN_FLIGHT}`);
+const linkBoundsSchema = z.strictObject({ floor: inFlight, ceiling: inFlight });
+const regionBoundsSchema = z.strictObject({
+  queue: linkBoundsSchema.partial().optional(),
+  ers: linkBoundsSchema.partial().optional(),
+});
+export const concurrencySchema = z
+  .strictObject({
+    queue: linkBoundsSchema.partial().optional(),
+    ers: linkBoundsSchema.partial().optional(),
+    regions: z
+      .partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), regionBoundsSchema)
+      .optional(),
+  })
+  .transform((c) => ({
+    queue: { ...CONCURRENCY_DEFAULTS.queue, ...c.queue },
+    ers: { ...CONCURRENCY_DEFAULTS.ers, ...c.ers },
+    regions: c.regions ?? {},
+  }))
+  .superRefine((c, ctx) => {
+    for (const [path, message] of boundsProblems(c)) ctx.addIssue({ code: "custom", path, message });
+  })
+  .prefault({});

@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS } from "./regions";
-import { parametersSchema, resolvedHubContractSchema } from "../config/schema";
-import { HUB_CONTRACT_DEFAULTS } from "./hubContract";
+import { parametersSchema } from "./parameters";
+import { FAILURE_MODES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, TENANT_ID_PLACEHOLDER } from "./hubContract";
 
 export const PUBLISH_TASK_NAME = "Publish Hub Messages to Queue";
 
@@ -62,6 +62,53 @@ const taskSchema = z.discriminatedUnion("type", [
   }),
 ]);
 export type PipelineTask = z.infer<typeof taskSchema>;
+
+export const failureMode = z.enum(FAILURE_MODES, { error: `must be one of ${FAILURE_MODES.join(", ")}` });
+export const pathTemplate = z
+  .string()
+  .min(1, "must not be empty")
+  .max(256, "must be at most 256 characters")
+  .refine(
+    (v) => !v.startsWith("/") && !/^[a-z][a-z0-9+.-]*:/i.test(v),
+    "must be relative to the API URL (which ends in /api/): no leading / and no scheme",
+  )
+  .refine((v) => !/\s/.test(v), "must not contain spaces")
+  .refine((v) => {
+    // Resolved against the API's base URL it must stay under it: no dot segments, no // or \, nothing encoded.
+    const route = v.split(/[?#]/)[0];
+    return (
+      !route.split("/").some((segment) => segment === "." || segment === "..") &&
+      !route.includes("//") &&
+      !route.includes("\\") &&
+      !/%(2e|2f|5c)/i.test(route)
+    );
+  }, "must stay under its API's base URL: no . or .. segments, no // or \\, no encoded . / or \\")
+  .refine(
+    (v) => (v.match(/\{[^}]*\}/g) ?? []).every((p) => p === TENANT_ID_PLACEHOLDER),
+    `may use only the placeholder ${TENANT_ID_PLACEHOLDER}`,
+  );
+export const propertyName = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/,
+    "must be a property name: a letter, then letters, digits, _ . - (at most 128)",
+  );
+
+/** The contract as resolved (every field present), as it travels in the rendered pipeline definition. */
+export const resolvedHubContractSchema = z.strictObject({
+  ers: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  intakeReport: z.strictObject({ enabled: z.boolean(), path: pathTemplate, onFailure: failureMode }),
+  queueMessage: z.strictObject({
+    enabled: z.boolean(),
+    names: z.strictObject(
+      Object.fromEntries(MESSAGE_PROPERTY_KEYS.map((k) => [k, propertyName])) as Record<
+        (typeof MESSAGE_PROPERTY_KEYS)[number],
+        typeof propertyName
+      >,
+    ),
+    onFailure: failureMode,
+  }),
+});
 
 /** The 11 pipeline parameters, in the specification's order. */
 export const definitionParametersSchema = z.strictObject({

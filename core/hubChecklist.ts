@@ -15,7 +15,7 @@ import {
 } from "./naming";
 import { routingRulesFor } from "./routingRules";
 import { sortRegions, type HubRegion } from "./regions";
-import { CLS_TABLE, BUSINESS_OBJECTS } from "../cls/table";
+import { CLS_TABLE, BUSINESS_OBJECTS } from "./clsTable";
 
 /** The hub version that introduced system code HRSYS. */
 export const MIN_HUB_VERSION = "V9";

@@ -25,7 +25,7 @@ export function hubEndpoints(config: Pick<StackConfig, "hub" | "hubTenants" | "q
     const apis = hubEnvironment(config, region).apis;
     const urls = [
       ...HUB_API_NAMES.map((api) => apis[api]),
-      ...(config.queues[region] ? [config.queues[region]!.baseUrl] : []),
+      ...(config.queues[region] ? [config.queues[region].baseUrl] : []),
     ];
     regions[region] = { hosts: [...new Set(urls.map((u) => hostOf(new URL(u))))].sort() };
   }

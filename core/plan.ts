@@ -5,6 +5,7 @@
 import type { StackConfig, HubTenant } from "../config/schema";
 import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
 import { renderBaseline, renderCommonSchema, type BaselineSource } from "./baseline";
+import { clientRunTables, commonSchemaTables, type SqlTables } from "./sqlTables";
 import { hubApiConfigRows, hubPlatConfigRows, type ConfigRow } from "./rows";
 import { connectionRecords, type ConnectionRecord } from "./connections";
 import { bucketObjects, type BucketObject } from "./bucketObjects";
@@ -30,6 +31,8 @@ export interface RenderedSql {
   buildNumber: string;
   sha256: string;
   sql: string;
+  /** Its tables and their columns (core/sqlTables.ts): what an adopted table must have. */
+  tables: SqlTables;
 }
 
 type SqlSource = BaselineSource & { buildNumber: string; sha256: string };
@@ -65,8 +68,16 @@ export function planInstallation(
     config,
     regions: regionsInUse(config),
     template,
-    baseline: rendered(sources.baseline, renderCommonSchema(sources.baseline, config)),
-    runTables: rendered(sources.runTables, renderBaseline(sources.runTables, config)),
+    baseline: rendered(
+      sources.baseline,
+      renderCommonSchema(sources.baseline, config),
+      commonSchemaTables(config.stagingSchema),
+    ),
+    runTables: rendered(
+      sources.runTables,
+      renderBaseline(sources.runTables, config),
+      clientRunTables(config.stagingSchema, config.clientName),
+    ),
     bucketObjects: bucketObjects(config, sources.template, template),
     definitionKey: renderedPipelineKey(config.jobName),
     scriptFiles: scriptFileEntries(config),
@@ -91,6 +102,6 @@ export function planInstallation(
   };
 }
 
-function rendered(source: SqlSource, sql: string): RenderedSql {
-  return { name: source.name, buildNumber: source.buildNumber, sha256: source.sha256, sql };
+function rendered(source: SqlSource, sql: string, tables: SqlTables): RenderedSql {
+  return { name: source.name, buildNumber: source.buildNumber, sha256: source.sha256, sql, tables };
 }

@@ -69,7 +69,7 @@ export function redactLines(text: string): string {
 /** `redact` on every string of a value (object keys too), for a log line's fields or a JSON column. Dates stay. */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redact(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+  if (Array.isArray(value)) return (value as unknown[]).map((v) => redactDeep(v)) as T;
   if (value && typeof value === "object" && !(value instanceof Date) && !Buffer.isBuffer(value)) {
     if (value instanceof Error) return redact(value.message) as T;
     const out: Record<string, unknown> = {};

@@ -1,19 +1,7 @@
 /**
- * Fault injection: per endpoint, a rate of error answers, connection resets, lost replies and token expiry, plus
- * added latency. Decisions come from a seeded PRNG with one stream per endpoint, so a sequence of requests to one
- * endpoint sees the same faults for the same seed, whatever the traffic on the other endpoints.
- *
- * Text spec (CLI `--faults`), rules separated by `;`, settings by `,`:
- *
- *     queue.publish:429=0.05,503=0.05,reset=0.02,latency=5;*:tokenExpiry=0.01
- *
- * Keys: a status code 400..599 (rate of that answer), `reset` (rate of connections destroyed before processing),
- * `resetAfter` (rate of requests processed, then the connection destroyed before the answer), `tokenExpiry` (rate at
- * which a valid bearer token is treated as expired; queue.publish only), `latency` (milliseconds added to every
- * request), and the rates of a hostile hub's answers (emulator/hostile.ts): `drip`, `silence`, `huge`, `echo`,
- * `escape`, `wrongBody`. Rates are in [0, 1]; an endpoint's rates add up to at most 1. `*` applies to every endpoint;
- * an endpoint's own rule overrides `*` key by key, and an endpoint in one hub region (`queue.publish.EU`) overrides
- * both: one region's broker can be dead while the others answer (its requests draw from the endpoint's stream).
+ * Fault injection per endpoint (the `--faults` spec: emulator/README.md): error answers, connection resets, lost
+ * replies, token expiry, added latency and a hostile hub's answers (emulator/hostile.ts). A seeded PRNG stream per
+ * endpoint, so one endpoint sees the same faults for the same seed whatever the traffic elsewhere.
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
@@ -231,12 +219,12 @@ function plan(rules: FaultRules, endpoint: FaultEndpoint, region?: HubRegion): E
   const outcomes: Outcome[] = [];
   if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
   if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
-  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind]! });
+  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind] });
   const statuses = Object.keys(merged)
     .filter((k) => /^\d+$/.test(k))
     .map(Number)
     .sort((a, b) => a - b);
-  for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status]! });
+  for (const status of statuses) if (merged[status]) outcomes.push({ kind: "status", status, rate: merged[status] });
   // Only the publish endpoint takes bearer tokens; elsewhere a tokenExpiry draw is a pass.
   if (merged.tokenExpiry && endpoint === "queue.publish")
     outcomes.push({ kind: "tokenExpiry", rate: merged.tokenExpiry });

@@ -1,16 +1,7 @@
 /**
- * A hostile hub: answers a broken or malicious server gives, drawn like any fault (emulator/faults.ts), so that the
- * task's deadlines, answer cap and redaction are tested against them on loopback. Each one ignores the request's
- * meaning; nothing is stored.
- *
- * | Kind        | Answer                                                                                              |
- * |-------------|-----------------------------------------------------------------------------------------------------|
- * | `drip`      | 200 and its headers at once, then a body of one byte every DRIP_INTERVAL_MS, never ending            |
- * | `silence`   | reads the request and never answers (the connection stays open)                                     |
- * | `huge`      | 200 with a chunked body of HUGE_BYTES, written as fast as the client takes it                       |
- * | `echo`      | 400 whose message echoes the request's headers (Authorization too) and the start of its body        |
- * | `escape`    | 400 whose message carries terminal escape sequences, control and bidi characters                    |
- * | `wrongBody` | 200 with JSON of another shape than the contract's answer                                            |
+ * A hostile hub: the answers of a broken or malicious server (`drip`, `silence`, `huge`, `echo`, `escape`,
+ * `wrongBody`; emulator/README.md describes each), drawn like any fault (emulator/faults.ts), so that the task's
+ * deadlines, answer cap and redaction are tested on loopback. Nothing is stored.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HostileKind } from "./faults";

@@ -68,7 +68,10 @@ export class HubApis {
       );
     }
     const keys = entities.flatMap((e) =>
-      e[ERS_ENTITY_KEY] === undefined || e[ERS_ENTITY_KEY] === null ? [] : [String(e[ERS_ENTITY_KEY])],
+      e[ERS_ENTITY_KEY] === undefined || e[ERS_ENTITY_KEY] === null
+        ? []
+        : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- any JSON value: recorded as its text
+          [String(e[ERS_ENTITY_KEY])],
     );
     this.store.recordEntities(tenantId, transactionId, entities.length, keys);
     return { status: 200, body: { transactionId, accepted: entities.length } };

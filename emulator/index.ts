@@ -278,7 +278,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       } else {
         status = 500;
         (log ?? ((line: string) => process.stderr.write(line + "\n")))(
-          `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? err}`,
+          `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? String(err)}`,
         );
         await answer(() => sendError(res, 500, "internal error"));
       }

@@ -1,24 +1,7 @@
 /**
- * The network between the task and a remote hub: per API and region, a round-trip latency (fixed plus uniform jitter)
- * and a token-bucket rate limit answering 429 over the limit, with a Retry-After (whole seconds) unless turned off.
- *
- * Specs (CLI `--latency`, `--rate-limit`), rules separated by `,`; a target is an API (`queue`, `cfg`, `ers`, `hrsys`)
- * or `*`, optionally with a region (`queue.EU`, `*.APAC`). The most specific rule wins: `api.REGION`, then `api`,
- * then `*.REGION`, then `*`.
- *
- *     --latency queue=40ms±10,ers=80ms,queue.APAC=180ms+-30
- *     --rate-limit queue=2000/s,ers=50/s@10
- *
- * Latency: whole milliseconds, `±J` (or `+-J`) draws uniformly from [fixed − J, fixed + J]. Half is spent before the
- * request is handled (the way there), half before the answer leaves (the way back). Every request of a link takes one
- * draw from its own PRNG stream (seeded from the emulator's seed and the link's name).
- *
- * Rate limit: `N/s` with an optional `@B` bucket size (default a tenth of a second's worth, at least one full queue
- * batch). For the queues it counts messages (a batch of 10 takes 10 tokens) and applies to publishing; for the hub
- * APIs it counts requests. A request the bucket cannot pay for is answered 429 and takes no tokens.
- *
- * The region of a queue request is in its URL; a hub API request has its tenant's region (the `region` of the tenant
- * in the emulator config), or none: then only the API's and `*` rules apply, and its link is `api.ANY`.
+ * The network between the task and a remote hub: per API and region, a round-trip latency (fixed plus jitter, half
+ * each way) and a token-bucket rate limit answering 429 with a Retry-After. The `--latency` and `--rate-limit` specs
+ * are in emulator/README.md; every link draws from its own seeded PRNG stream.
  */
 import { QUEUE_API } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";

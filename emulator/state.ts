@@ -122,7 +122,7 @@ export class EmulatorStore {
   }
 
   reset(): void {
-    this.queues = new Map(HUB_REGIONS.map((r) => [r, new Map()]));
+    this.queues = new Map(HUB_REGIONS.map((r) => [r, new Map<string, Destination>()]));
     this.rules = new Map();
     this.entities = new Map();
     this.jobs = [];

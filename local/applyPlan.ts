@@ -129,8 +129,8 @@ async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: s
       await client.query(`GRANT USAGE, CREATE ON SCHEMA ${publish} TO ${loader}`);
     }
   });
-  await applyBaseline(dbUrl, plan.baseline.sql, plan.baseline.name, intakeJobWrittenWhenPresent(plan.stagingSchema));
-  await applyBaseline(dbUrl, plan.runTables.sql, plan.runTables.name);
+  await applyBaseline(dbUrl, plan.baseline, intakeJobWrittenWhenPresent(plan.stagingSchema));
+  await applyBaseline(dbUrl, plan.runTables);
   if (!ownRole) return;
 
   const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });

@@ -13,7 +13,7 @@ import { planInstallation, type InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
-import { sheetsFromValues } from "../cls/stack";
+import { sheetsFromValues } from "../config/clsSheets";
 import { writeHubConfiguration } from "./stores";
 import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
@@ -26,16 +26,10 @@ import { applyPlan } from "./applyPlan";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
-import {
-  latestIntakeJobs,
-  recordRefusal,
-  runOutcome,
-  type IntakeJobRow,
-  type RunCounts,
-  type RunOutcome,
-} from "./status";
+import { latestIntakeJobs, runOutcome, type IntakeJobRow, type RunOutcome } from "../operate/status";
+import { recordRefusal } from "./status";
 import type { Removed } from "./deployment";
-import { removedParts, runStatus } from "./summary";
+import { removedParts, runStatus, type LocalSummary } from "./summary";
 import {
   SAMPLE_BUSINESS_OBJECTS,
   SAMPLE_LOADER_ROLE,
@@ -44,13 +38,12 @@ import {
 } from "../task/model/sampleData";
 import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
-import { untilStopSignal } from "../cli/signals";
+import { untilStopSignal } from "./signals";
 import { localDatabaseUrl } from "./database";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { Interrupts } from "./interrupt";
 import { STOP_GRACE_ENV, STOP_GRACE_SECONDS } from "../core/runDeadline";
 import { connectionFileName, stagingNamesNote } from "../core/naming";
-import type { EmfRecord } from "../core/metrics";
 
 export interface LocalOptions {
   stack?: string;
@@ -73,59 +66,6 @@ export interface LocalOptions {
   untilStopped?: () => Promise<void>;
   /** With --keep: called with the summary before waiting, so that it is shown while the platform runs. */
   onSummary?: (summary: LocalSummary) => void;
-}
-
-export interface LocalSummary {
-  jobName: string;
-  transactionId: string | null;
-  status: string;
-  /** Why the run did not complete: the refusal's problems, the stop's reason, the failure's error (null: it completed). */
-  reason: string | null;
-  /** This run's own counts, from its run-history row (null: it recorded none, e.g. refused before it opened). */
-  counts: RunCounts | null;
-  /** The counts are what a stopped run had done so far: failed and held back are not known yet. */
-  countsSoFar: boolean;
-  exitCode: number;
-  /** The signal that interrupted the start (Ctrl-C: SIGINT) and stopped the run, if one did. */
-  interrupted: NodeJS.Signals | null;
-  firstRun: boolean;
-  seeded: number;
-  /** Platform regions that got sample employees at this start (the first start: every one). */
-  seededRegions: string[];
-  changed: number;
-  intakeJob: IntakeJobRow | null;
-  regions: Record<
-    string,
-    { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }
-  >;
-  ers: Record<string, { requests: number; entities: number }>;
-  routingRules: Record<string, number>;
-  /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
-  removed: Removed;
-  /** How the run found the changed employees: its mode (a first load from idl_date, incremental, full) and the rows. */
-  changes: IntakeJobRow["changes"];
-  /** The stack's hub tenant id → code, to name them. */
-  hubTenantCodes: Record<string, string>;
-  files: {
-    root: string;
-    bucket: string;
-    definition: string;
-    scripts: string;
-    clsSheet: string;
-    connections: string;
-    postgres: string;
-    taskLog: string;
-  };
-  /**
-   * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
-   * The server runs only with --keep: without it, the psql fields are null (their port is closed once the summary shows).
-   */
-  database: { url: string; stagingSchema: string; psqlUrl: string | null; passwordFile: string; psql: string | null };
-  /** The run's CloudWatch metrics, as its log carried them (embedded metric format). */
-  metrics: EmfRecord[];
-  hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
-  queries: { intakeJob: string; statuses: string; statusCommand: string };
-  seconds: number;
 }
 
 export async function runLocal(options: LocalOptions): Promise<LocalSummary> {

@@ -1,10 +1,62 @@
 /** The summary of `npm start`, for a person to read. */
 import path from "node:path";
-import type { LocalSummary } from "./run";
 import { formatEmfRecord, METRIC_NAMESPACE, METRICS, type EmfRecord } from "../core/metrics";
 import type { TaskRunResult } from "./taskProcess";
-import type { IntakeJobRow } from "./status";
+import type { IntakeJobRow, RunCounts } from "../operate/status";
 import type { Removed } from "./deployment";
+
+export interface LocalSummary {
+  jobName: string;
+  transactionId: string | null;
+  status: string;
+  /** Why the run did not complete: the refusal's problems, the stop's reason, the failure's error (null: it completed). */
+  reason: string | null;
+  /** This run's own counts, from its run-history row (null: it recorded none, e.g. refused before it opened). */
+  counts: RunCounts | null;
+  /** The counts are what a stopped run had done so far: failed and held back are not known yet. */
+  countsSoFar: boolean;
+  exitCode: number;
+  /** The signal that interrupted the start (Ctrl-C: SIGINT) and stopped the run, if one did. */
+  interrupted: NodeJS.Signals | null;
+  firstRun: boolean;
+  seeded: number;
+  /** Platform regions that got sample employees at this start (the first start: every one). */
+  seededRegions: string[];
+  changed: number;
+  intakeJob: IntakeJobRow | null;
+  regions: Record<
+    string,
+    { destination: string; queueName: string; messages: number; duplicates: number; rejected: number }
+  >;
+  ers: Record<string, { requests: number; entities: number }>;
+  routingRules: Record<string, number>;
+  /** What the previous start provisioned and the stack config no longer has, deleted at this start. */
+  removed: Removed;
+  /** How the run found the changed employees: its mode (a first load from idl_date, incremental, full) and the rows. */
+  changes: IntakeJobRow["changes"];
+  /** The stack's hub tenant id → code, to name them. */
+  hubTenantCodes: Record<string, string>;
+  files: {
+    root: string;
+    bucket: string;
+    definition: string;
+    scripts: string;
+    clsSheet: string;
+    connections: string;
+    postgres: string;
+    taskLog: string;
+  };
+  /**
+   * `url` is the admin URL with its password masked; `psqlUrl` is the task login's, whose password is in `passwordFile`.
+   * The server runs only with --keep: without it, the psql fields are null (their port is closed once the summary shows).
+   */
+  database: { url: string; stagingSchema: string; psqlUrl: string | null; passwordFile: string; psql: string | null };
+  /** The run's CloudWatch metrics, as its log carried them (embedded metric format). */
+  metrics: EmfRecord[];
+  hub: { cfg: string; ers: string; hrsys: string; state: string; queues: Record<string, string> };
+  queries: { intakeJob: string; statuses: string; statusCommand: string };
+  seconds: number;
+}
 
 /** What the summary says of a run, as the task's exit codes document it: a killed or stopped run is resumable, never ExecutionFailed. */
 export function runStatus(

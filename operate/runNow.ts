@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ECSClient, DescribeTasksCommand, ListTasksCommand, RunTaskCommand, type Task } from "@aws-sdk/client-ecs";
 import { CloudWatchLogsClient, GetLogEventsCommand } from "@aws-sdk/client-cloudwatch-logs";
 import { UserError } from "../core/errors";
-import { exitMeaning, stoppedByEcs } from "../core/exitCodes";
+import { EXIT, exitMeaning, stoppedByEcs } from "../core/exitCodes";
 import { redact } from "../core/redact";
 import type { RunTaskOutputs } from "./stackOutputs";
 
@@ -26,9 +26,6 @@ export interface RunNowOptions {
   /** Another endpoint for both APIs (tests); AWS_ENDPOINT_URL does the same from the environment. */
   endpoint?: string;
 }
-
-import { FOLLOW_TIMEOUT_EXIT } from "./followExit";
-export { FOLLOW_TIMEOUT_EXIT };
 
 /** The family name of a task definition ARN: `.../task-definition/<family>:<revision>`. */
 export function familyOf(taskDefinitionArn: string): string {
@@ -177,7 +174,7 @@ async function follow(
     }
     if (Date.now() > deadline) {
       o.stderr.write(`stopped following after the timeout; the task keeps running: ${taskArn}\n`);
-      return FOLLOW_TIMEOUT_EXIT;
+      return EXIT.followTimeout;
     }
     await sleep(pollMs);
   }

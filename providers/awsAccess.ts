@@ -1,24 +1,8 @@
 /**
- * The AWS access of what the program does through the AWS SDK itself: the dynamic providers that write to the bucket
- * (shared objects, the credential files, a scripts release) and the adopted bucket's guard. Every other AWS resource
- * goes through the stack's AWS provider (components/awsProvider.ts); these use the same credentials and the same
- * account check, read from the same `aws:` stack config: the stack's keys (`aws:accessKey`, `aws:secretKey`,
- * `aws:token`) or its `aws:profile` (else the SDK's default chain), then each role of `aws:assumeRoles` in turn, and
- * before their first request the account of the resulting credentials checked against `aws:allowedAccountIds` and
- * `aws:forbiddenAccountIds`. The SDK's default chain alone would use AWS_PROFILE or the default profile: another
- * identity, possibly another account, and no check.
- *
- * The dynamic providers read the config in `configure`, never from their resources' state. What the engine hands
- * `configure` depends on the operation: `pulumi up` and `preview` pass the stack config as it is now; `pulumi destroy`
- * and `pulumi refresh` pass the provider inputs the last `up` recorded, so after a change of `aws:profile`,
- * `aws:assumeRoles` or the keys they use the old ones, as the stack's AWS provider does, unless run with
- * `--run-program` (Pulumi CLI 3.160 or later; docs/pulumi.md, "Changing the stack's AWS access"). What `configure` read
- * is kept on the process's global object, not on the provider, so that serializing a provider never captures
- * credentials (providers/pg.ts keeps the database login the same way). Called without `configure` (local mode,
- * tests), the SDK's default chain is used.
- *
- * Serialized provider code: node builtins and npm packages only, required inside the functions; provider files alias
- * these functions into local consts.
+ * The AWS access of what the program does through the AWS SDK itself (the bucket's dynamic providers, the adopted
+ * bucket's guard): the same credentials and account check as the stack's AWS provider, from the same `aws:` config
+ * (keys or profile, then `aws:assumeRoles`; the account checked against `aws:allowedAccountIds`). Without `configure`
+ * (local mode, tests) the SDK's default chain. Serialized provider code: providers/README.md.
  */
 
 /** One entry of `aws:assumeRoles`, as the AWS provider takes it. */

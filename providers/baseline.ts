@@ -1,29 +1,8 @@
 /**
- * The SQL files of procedure step 5.1: the common-schema baseline Hub_Plat_Common_Schema_Baseline_<BuildNumber> and a
- * client's run tables Hub_Client_Run_Tables_<BuildNumber>. `applyBaseline`, used by local mode too, and the dynamic
- * provider behind both resources of components/warehouse/sqlBaseline.ts (SqlBaseline, ClientRunTables).
- *
- * The SQL is idempotent. The resource carries the build number and the sha256 of the rendered SQL, so a new build
- * (or, for the run tables, a new client name) is applied on the next `up`. Serialization rules as in
- * providers/sqlRows.ts.
- *
- * Changing a table that already exists: `CREATE TABLE IF NOT EXISTS` leaves an existing table as it is, so a column
- * added to a table's CREATE TABLE statement never reaches a database where the table exists. Ship such a change as a
- * new build-number file (Hub_Plat_Common_Schema_Baseline_<NewBuildNumber>.sql) that keeps the CREATE TABLE (with the
- * column, for new databases) and adds `ALTER TABLE <schema>.<table> ADD COLUMN IF NOT EXISTS <column> <type> ...;` for
- * existing ones.
- *
- * First install only (procedure step 5.1): tables that exist already, because another hub pipeline or an earlier
- * install created them, are adopted as they are when they have the columns the SQL gives them (for the
- * specification's shared tables, exactly the specification's: extra columns and their rows stay) and no extra NOT NULL
- * column without a default (every insert of ours would fail on it) that the SQL does not drop and that the project does
- * not write when present (`writtenWhenPresent`); otherwise applying fails before changing anything, naming those
- * columns. Nothing is ever added to a table someone else created.
- *
- * Drift: read() checks that each baseline table exists and has the baseline's columns (names only). A missing table
- * makes the next `up` create the resource again; a missing column is recorded in `missingColumns` and makes the next
- * `up` apply the baseline again. create and update check the columns after applying and fail, naming them, when the
- * baseline did not add them.
+ * The SQL files of procedure step 5.1 (the common-schema baseline and a client's run tables): `applyBaseline`, used by
+ * local mode too, and the dynamic provider behind components/warehouse/sqlBaseline.ts. The resource carries the build
+ * number and the rendered SQL's sha256, so a new build is applied on the next `up`. Adoption of existing tables, drift,
+ * and how to add a column: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import type { Client as PgClient } from "pg";
@@ -37,6 +16,7 @@ import {
 } from "./pg";
 import { stableJson as jsonStable } from "./json";
 import { refusal as userRefusal } from "./refusal";
+import type { SqlTables } from "../core/sqlTables";
 
 const withPgClient = pgWithClient;
 const inPgTransaction = pgInTransaction;
@@ -62,6 +42,8 @@ export interface BaselineState {
   sha256: string;
   /** The rendered SQL. */
   sql: string;
+  /** Its tables and their columns, by `schema.table` (core/sqlTables.ts): what an adopted table must have. */
+  tables: SqlTables;
   version: number;
   /**
    * Columns the project writes when a table has them, by `schema.table` (lower case): HUB_INTAKE_JOB's earlier layout
@@ -83,8 +65,7 @@ export function sha256Hex(text: string): string {
  */
 export async function applyBaseline(
   target: PgTarget,
-  sql: string,
-  name = "baseline",
+  { sql, name, tables }: { sql: string; name: string; tables: SqlTables },
   writtenWhenPresent: Record<string, string[]> = {},
 ): Promise<void> {
   await withPgClient(target, async (client) => {
@@ -93,8 +74,15 @@ export async function applyBaseline(
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('hub_export_common_schema_baseline'))");
         // First install only (procedure step 5.1): tables that exist already (another hub pipeline or an earlier
-        // install created them) are adopted as they are, if they have the columns this project needs.
-        const lacking = await lackingColumns(client, sql);
+        // install created them) are adopted as they are, if they have the columns this project needs once the SQL
+        // ran (what it adds or drops counts). Where it fails, the tables as they were say why, when they can.
+        await client.query("SAVEPOINT hub_export_baseline");
+        let failed: unknown;
+        await client.query(sql).catch(async (err: unknown) => {
+          failed = err;
+          await client.query("ROLLBACK TO SAVEPOINT hub_export_baseline");
+        });
+        const lacking = await missingColumnsWith(client, tables);
         if (lacking.length > 0) {
           refused = refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
@@ -102,7 +90,7 @@ export async function applyBaseline(
           );
           throw refused;
         }
-        const unwritten = await unwrittenColumns(client, sql, writtenWhenPresent);
+        const unwritten = await unwrittenColumns(client, tables, writtenWhenPresent);
         if (unwritten.length > 0) {
           refused = refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
@@ -110,7 +98,7 @@ export async function applyBaseline(
           );
           throw refused;
         }
-        await client.query(sql);
+        if (failed) throw failed;
       });
     } catch (err) {
       if (err === refused) throw err;
@@ -156,113 +144,6 @@ export async function missingBaselineTables(target: PgTarget, sql: string): Prom
   });
 }
 
-/** Splits SQL text at top-level commas: not inside parentheses, string literals, quoted identifiers or comments. */
-function splitTopLevel(text: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === "-" && text[i + 1] === "-") {
-      const end = text.indexOf("\n", i);
-      i = end < 0 ? text.length : end - 1;
-      continue;
-    }
-    if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-      current += " ";
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      const end = text.indexOf(c, i + 1);
-      const stop = end < 0 ? text.length : end;
-      current += text.slice(i, stop + 1);
-      i = stop;
-      continue;
-    }
-    if (c === "(") depth++;
-    if (c === ")") depth--;
-    if (c === "," && depth === 0) {
-      parts.push(current);
-      current = "";
-      continue;
-    }
-    current += c;
-  }
-  parts.push(current);
-  return parts;
-}
-
-/** The text between the parenthesis at `open` and its match (parentheses in literals and comments skipped). */
-function parenthesized(sql: string, open: number): string | undefined {
-  let depth = 0;
-  for (let i = open; i < sql.length; i++) {
-    const c = sql[i];
-    if (c === "-" && sql[i + 1] === "-") {
-      const end = sql.indexOf("\n", i);
-      if (end < 0) return undefined;
-      i = end;
-    } else if (c === "/" && sql[i + 1] === "*") {
-      const end = sql.indexOf("*/", i + 2);
-      if (end < 0) return undefined;
-      i = end + 1;
-    } else if (c === "'" || c === '"') {
-      const end = sql.indexOf(c, i + 1);
-      if (end < 0) return undefined;
-      i = end;
-    } else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return sql.slice(open + 1, i);
-  }
-  return undefined;
-}
-
-/**
- * Column names of every `CREATE TABLE IF NOT EXISTS schema.table (...)` in the SQL, by `schema.table`: the first word
- * of each element of the list, lower-cased unless quoted; table constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY,
- * EXCLUDE, CONSTRAINT, LIKE) are not columns. Names only: types and defaults are not compared.
- */
-export function baselineColumns(sql: string): Record<string, string[]> {
-  const tables: Record<string, string[]> = {};
-  const pattern = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(/gi;
-  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
-    const body = parenthesized(sql, m.index + m[0].length - 1);
-    if (body === undefined) continue;
-    const columns: string[] = [];
-    for (const element of splitTopLevel(body)) {
-      const text = element.trim();
-      if (text === "" || /^(CONSTRAINT|PRIMARY|UNIQUE|CHECK|FOREIGN|EXCLUDE|LIKE)\b/i.test(text)) continue;
-      const name = /^"((?:[^"]|"")+)"|^([A-Za-z_][A-Za-z0-9_$]*)/.exec(text);
-      if (name) columns.push(name[1] !== undefined ? name[1].replace(/""/g, '"') : name[2].toLowerCase());
-    }
-    tables[`${m[1].toLowerCase()}.${m[2].toLowerCase()}`] = columns;
-  }
-  return tables;
-}
-
-/** `schema.table.column` that the SQL adds with `ALTER TABLE ... ADD COLUMN`: not lacking, though not there yet. */
-export function alterAddedColumns(sql: string): Set<string> {
-  const added = new Set<string>();
-  const pattern =
-    /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
-  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) added.add(`${m[1]}.${m[2]}.${m[3]}`.toLowerCase());
-  return added;
-}
-
-/** `schema.table.column` that the SQL drops with `ALTER TABLE ... DROP [COLUMN] [IF EXISTS] <column>, ...`. */
-export function alterDroppedColumns(sql: string): Set<string> {
-  const dropped = new Set<string>();
-  const statement =
-    /ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s+([^;]*);/gi;
-  for (let m = statement.exec(sql); m; m = statement.exec(sql)) {
-    for (const d of m[3].matchAll(/\bDROP\s+(?:COLUMN\s+)?(?:IF\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi)) {
-      if (!/^(CONSTRAINT|DEFAULT|NOT|EXPRESSION|IDENTITY)$/i.test(d[1]))
-        dropped.add(`${m[1]}.${m[2]}.${d[1]}`.toLowerCase());
-    }
-  }
-  return dropped;
-}
-
 /**
  * Columns of tables already there that the baseline does not know, NOT NULL without a default (nor identity or
  * generated), that the SQL does not drop and the project does not write when present: every row this project inserts
@@ -270,15 +151,12 @@ export function alterDroppedColumns(sql: string): Set<string> {
  */
 async function unwrittenColumns(
   client: PgClient,
-  sql: string,
+  tables: SqlTables,
   writtenWhenPresent: Record<string, string[]>,
 ): Promise<string[]> {
-  const tables = baselineColumns(sql);
-  const dropped = alterDroppedColumns(sql);
-  const written = (t: string, c: string) =>
-    tables[t].includes(c) || (writtenWhenPresent[t.toLowerCase()] ?? []).includes(c.toLowerCase());
+  const written = (t: string, c: string) => [...tables[t], ...(writtenWhenPresent[t] ?? [])].includes(c.toLowerCase());
   return (await existingColumns(client, Object.keys(tables)))
-    .filter((r) => r.required && !written(r.t, r.c) && !dropped.has(`${r.t}.${r.c}`.toLowerCase()))
+    .filter((r) => r.required && !written(r.t, r.c))
     .map((r) => `${r.t}.${r.c}`);
 }
 
@@ -305,19 +183,12 @@ async function existingColumns(
   return result.rows as { t: string; c: string; required: boolean }[];
 }
 
-/** The baseline's columns that tables already there lack and that the SQL does not add: adopting them would fail. */
-async function lackingColumns(client: PgClient, sql: string): Promise<string[]> {
-  const added = alterAddedColumns(sql);
-  return (await missingColumnsWith(client, sql)).filter((c) => !added.has(c.toLowerCase()));
-}
-
 /** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
-export async function missingBaselineColumns(target: PgTarget, sql: string): Promise<string[]> {
-  return withPgClient(target, (client) => missingColumnsWith(client, sql));
+export async function missingBaselineColumns(target: PgTarget, tables: SqlTables): Promise<string[]> {
+  return withPgClient(target, (client) => missingColumnsWith(client, tables));
 }
 
-async function missingColumnsWith(client: PgClient, sql: string): Promise<string[]> {
-  const tables = baselineColumns(sql);
+async function missingColumnsWith(client: PgClient, tables: SqlTables): Promise<string[]> {
   const present = new Map<string, Set<string>>();
   for (const row of await existingColumns(client, Object.keys(tables))) {
     if (!present.has(row.t)) present.set(row.t, new Set());
@@ -332,17 +203,6 @@ async function missingColumnsWith(client: PgClient, sql: string): Promise<string
   return missing;
 }
 
-/** Fails when the baseline's columns are not all there after applying it: an existing table was changed in place. */
-async function requireBaselineColumns(target: PgTarget, sql: string, name: string): Promise<void> {
-  const missing = await missingBaselineColumns(target, sql);
-  if (missing.length === 0) return;
-  throw refusal(
-    `${name}: applied to ${pgTargetLabel(target)}, but columns of existing tables are still missing: ${missing.join(", ")}. ` +
-      "CREATE TABLE IF NOT EXISTS does not change an existing table: ship the change as a new build-number baseline file " +
-      "with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them",
-  );
-}
-
 function baselineState(inputs: BaselineState): BaselineState {
   return {
     target: inputs.target,
@@ -351,6 +211,7 @@ function baselineState(inputs: BaselineState): BaselineState {
     templateSha256: inputs.templateSha256,
     sha256: inputs.sha256,
     sql: inputs.sql,
+    tables: inputs.tables,
     version: inputs.version,
     ...(inputs.writtenWhenPresent ? { writtenWhenPresent: inputs.writtenWhenPresent } : {}),
   };
@@ -395,14 +256,14 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
       needsApply(olds, news) ||
       olds.buildNumber !== news.buildNumber ||
       olds.name !== news.name ||
-      olds.templateSha256 !== news.templateSha256;
+      olds.templateSha256 !== news.templateSha256 ||
+      stableJson(olds.tables ?? {}) !== stableJson(news.tables ?? {});
     return { changes };
   },
 
   async create(inputs) {
     const login = loginFor(inputs.target, inputs.name);
-    await applyBaseline(login, inputs.sql, inputs.name, inputs.writtenWhenPresent);
-    await requireBaselineColumns(login, inputs.sql, inputs.name);
+    await applyBaseline(login, inputs, inputs.writtenWhenPresent);
     return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
   },
 
@@ -419,7 +280,8 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
     }
     // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
     // fail, naming the columns, if the baseline does not add them).
-    const missingColumns = await missingBaselineColumns(login, props.sql);
+    // A state written before the tables were declared has none: its columns are checked after the next `up`.
+    const missingColumns = await missingBaselineColumns(login, props.tables ?? {});
     if (missingColumns.length > 0) {
       process.stderr.write(
         `${props.name}: columns missing in ${props.target}: ${missingColumns.join(", ")}; the next 'pulumi up' applies the baseline again\n`,
@@ -432,8 +294,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
       const login = loginFor(news.target, news.name);
-      await applyBaseline(login, news.sql, news.name, news.writtenWhenPresent);
-      await requireBaselineColumns(login, news.sql, news.name);
+      await applyBaseline(login, news, news.writtenWhenPresent);
     }
     return { outs: baselineState(news) };
   },

@@ -1,7 +1,6 @@
 /**
- * Folders with the mode we mean, whatever the umask. Shared by the dynamic providers (a folder standing in for the
- * bucket) and local mode: like providers/json.ts, provider files alias it into a local const and it requires what it
- * uses inside, so that the serializer captures the function and not this module.
+ * Folders with the mode we mean, whatever the umask: for the dynamic providers (a folder standing in for the bucket)
+ * and local mode. Serialized provider code: providers/README.md.
  */
 
 /** Folders that hold state or credentials (the embedded default's .local/, its bucket and connections): the owner's only. */

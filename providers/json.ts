@@ -1,8 +1,4 @@
-/**
- * JSON helpers shared by the dynamic providers. Like providers/pg.ts, these functions run in the dynamic-provider host
- * as serialized closures: provider files alias them into a local const (never `json_1.stableJson`), so that the
- * serializer captures the functions and not this module.
- */
+/** JSON helpers shared by the dynamic providers. Serialized provider code: providers/README.md. */
 
 /** JSON with object keys sorted and undefined members left out: equal values compare equal whatever their key order. */
 export function stableJson(value: unknown): string {

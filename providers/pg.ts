@@ -1,10 +1,5 @@
 /**
- * PostgreSQL access shared by the SQL providers (config rows, baseline).
- *
- * These functions also run inside Pulumi's dynamic-provider host, which receives them as serialized closures with no
- * TypeScript loader: they may use only node builtins and npm packages, `require`d inside the function body, and
- * other functions of this file. Provider files alias them into a local const (never `pg_1.withPgClient`), so that the
- * serializer captures the functions and not this module.
+ * PostgreSQL access shared by the SQL providers (config rows, baseline). Serialized provider code: providers/README.md.
  */
 import type { Client, ClientConfig } from "pg";
 import { refusal as userRefusal } from "./refusal";
@@ -84,7 +79,7 @@ export interface DatabaseConfigValues {
  * another provisioning route changes nothing in their state. Which configuration that is depends on the operation:
  * `pulumi up` and `preview` hand the dynamic providers the stack config as it is now; `pulumi destroy` and `pulumi
  * refresh` configure them from the provider inputs the last `up` recorded in the state (the old password), unless run
- * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi.md, "Rotating the admin password".
+ * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi-reference.md, "Rotating the admin password".
  */
 export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "database">): string {
   return `${db.host}:${db.port ?? 5432}/${db.database}`;

@@ -1,16 +1,18 @@
 /**
- * Hub routing rules (hub-side configuration, "Endpoints"): `postRoutingRules`, used by local mode too, and the
- * dynamic provider behind components/hub/routingRuleSet.ts.
- *
- * The request is the cfg API contract of core/hubContract.ts (hubApiUrl, basicAuthorization), re-implemented here
- * because serialized provider code cannot load project modules; test/providers/routingRules.test.ts keeps the two
- * equal. Serialization rules as in providers/sqlRows.ts; core/redact.ts's pure function is captured by value.
+ * Hub routing rules: `postRoutingRules`, used by local mode too, and the dynamic provider behind
+ * components/hub/routingRuleSet.ts. The cfg API request of core/hubContract.ts is re-implemented here (provider code
+ * cannot load project modules, providers/README.md); test/providers/routingRules.test.ts keeps the two equal.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { redactSecrets } from "../core/redact";
+import { backoffMs as backoff, type RetryPolicy } from "../core/retry";
 import { refusal as userRefusal } from "./refusal";
 
 const refusal = userRefusal;
+/** core/retry.ts's policy, captured by value. */
+const backoffMs = backoff;
+/** POSTs of one set: 3 by default (a request's `attempts`), 0.5 s doubling up to 8 s between them. */
+const RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 8_000 };
 
 /** Bump when posting behaves differently, so that `pulumi up` posts every tenant's set again. */
 export const ROUTING_RULES_PROVIDER_VERSION = 1;
@@ -82,8 +84,6 @@ export function ruleSetHash(rules: readonly RoutingRuleBody[]): string {
 
 /** The longest answer read (an error's excerpt, the rules read back); the rest of the stream is cancelled. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** The longest Retry-After honoured before a retry. */
-const MAX_RETRY_AFTER_MS = 30_000;
 
 /** core/redact.ts's function, captured by value: serialized with the provider, it carries no masked secret along. */
 const scrub = redactSecrets;
@@ -120,7 +120,7 @@ async function readCapped(response: Response): Promise<{ text: string; cut: bool
  */
 type PostOutcome =
   | { kind: "ok"; status: number }
-  | { kind: "notProcessed"; problem: string; waitMs?: number }
+  | { kind: "notProcessed"; problem: string; retryAfter?: string | null }
   | { kind: "unknown"; problem: string }
   | { kind: "refused"; problem: string };
 
@@ -172,10 +172,8 @@ async function postOnce(
     // the excerpt is a courtesy
   }
   const retryAfter = response.headers.get("retry-after");
-  const waitMs =
-    retryAfter && /^\d+$/.test(retryAfter.trim()) ? Math.min(Number(retryAfter) * 1000, MAX_RETRY_AFTER_MS) : undefined;
   if (response.status === 429 || (response.status === 503 && retryAfter))
-    return { kind: "notProcessed", problem, waitMs };
+    return { kind: "notProcessed", problem, retryAfter };
   return response.status >= 500 ? { kind: "unknown", problem } : { kind: "refused", problem };
 }
 
@@ -229,23 +227,20 @@ function missingRules(wanted: readonly RoutingRuleBody[], held: readonly Routing
  * message saying the hub may hold the set already. Throws otherwise.
  */
 export async function postRoutingRules(request: PostRoutingRulesRequest): Promise<PostRoutingRulesResult> {
-  const attempts = Math.max(1, request.attempts ?? 3);
+  const attempts = Math.max(1, request.attempts ?? RETRY.attempts);
   const timeoutMs = request.timeoutMs ?? 30_000;
   const url = routingRulesUrl(request.cfgApiUrl, request.tenantId);
   const what = `cfg API POST routingRules for tenant ${request.tenantId}`;
   let pending: readonly RoutingRuleBody[] = request.rules;
   let lastProblem = "";
-  let waitMs: number | undefined;
+  let retryAfter: string | null | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    if (attempt > 1) {
-      const backoff = Math.min(8_000, 500 * 2 ** (attempt - 2));
-      await new Promise((resolve) => setTimeout(resolve, waitMs ?? backoff / 2 + Math.random() * (backoff / 2)));
-    }
+    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt - 1, RETRY, retryAfter)));
     const outcome = await postOnce(url, request, pending, timeoutMs);
     if (outcome.kind === "ok") return { status: outcome.status, attempts: attempt, posted: pending.length };
     if (outcome.kind === "refused") throw refusal(`${what} failed: ${outcome.problem}`);
     lastProblem = outcome.problem;
-    waitMs = outcome.kind === "notProcessed" ? outcome.waitMs : undefined;
+    retryAfter = outcome.kind === "notProcessed" ? outcome.retryAfter : undefined;
     if (outcome.kind === "unknown") {
       const read = await readRules(url, request, timeoutMs);
       if ("problem" in read) {

@@ -1,22 +1,8 @@
 /**
- * The shared scripts folder /Tools/hub_python_scripts (procedure step 7): every hub pipeline of the platform
- * environment uses the same credentials.ini and tenant_credentials.txt. A stack never writes them whole:
- * - absent, each is created as a copy of its template in the folder (step 7.2: credentials_template.ini,
- *   tenant_credentials_template.txt), the template's placeholders then replaced;
- * - credentials.ini gets [warehouse] warehouse_connection (step 7.3), refused when another pipeline set another value;
- * - tenant_credentials.txt gets this stack's hub tenants' entries added, updated and removed (step 7.4); other
- *   entries and keys we do not know stay as they are.
- * Each change is read → merge → conditional write (S3 If-Match / If-None-Match on the ETag read; a lock file on a
- * folder), retried from a fresh read when another writer came first: two stacks writing at once lose nothing.
- *
- * The stack's own changes never leave the files without its entries: a new KMS key or region of the same folder is an
- * update in place (files this stack encrypted with its old key are written again with the new one), another folder
- * (bucket, prefix) a replacement that releases the old folder's entries first; a new database connection name
- * replaces this stack's previous value in credentials.ini. read() (`pulumi refresh`) shows entries or the connection
- * name removed by hand, so that the next `up` writes them again.
- *
- * Used by local mode (a folder for the bucket) and by the dynamic provider behind components/storage/credentialFiles.ts
- * (S3). Serialized provider code cannot load project modules: everything is in this file, SDKs required inside.
+ * This stack's part of the shared credentials.ini and tenant_credentials.txt (procedure step 7): created from their
+ * templates when absent, then only merged into (read → merge → conditional write, retried), so two stacks writing at
+ * once lose nothing and other pipelines' entries stay. Used by local mode (a folder) and the dynamic provider behind
+ * components/storage/credentialFiles.ts (S3). Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { stableJson as jsonStable } from "./json";

@@ -1,26 +1,9 @@
 /**
- * A vendor scripts release (procedure step 7.1): `hub_python_scripts.zip`, whose content replaces the content of the
- * shared folder /Tools/hub_python_scripts, keeping its folder structure. After applying it the folder holds exactly
- * the release's files, except what the platform owns:
- *  - credentials.ini and tenant_credentials.txt (shared with the environment's other pipelines) are never taken from
- *    a release, never overwritten and never deleted;
- *  - credentials_template.ini and tenant_credentials_template.txt (step 7.2 creates the credential files from them)
- *    come from the release when it has them, and are otherwise kept as the stack wrote them.
- *
- * The zip is read with yauzl, entry by entry, every name checked before anything is written: an entry with an
- * absolute path, a drive letter, a backslash or a `..` segment is refused (zip-slip), as is a symbolic link or a name
- * that appears twice. A bad zip changes nothing.
- *
- * The dynamic provider's state holds the release's manifest (sha256 of the zip and of each file), never its content:
- * create and update read the zip from `zipPath` on the machine running `pulumi up` and refuse it when it is not the
- * zip the program planned with (its sha256). Writing comes first, deleting last: an apply that fails half-way leaves
- * the release's files and some old ones, and the next `up` completes it. The folder is the platform environment's, so
- * deleting the resource (a stack removed) leaves it as it is; two stacks with different releases: the release applied
- * last wins (each stack applies its own again only when its sha256 changes, which `pulumi preview` shows).
- *
- * Used by local mode (a folder for the bucket) and by the dynamic provider behind components/storage/scriptsRelease.ts
- * (S3). Serialized provider code cannot load project modules: SDKs are required inside the functions, and what comes
- * from providers/scriptFiles.ts is captured through the aliases below, as values.
+ * A vendor scripts release (procedure step 7.1): the content of `hub_python_scripts.zip`, checked entry by entry
+ * (zip-slip) before anything is written, becomes the shared scripts folder's, except the credential files. The state
+ * holds its manifest (sha256s), never its content (docs/pulumi-reference.md, "A vendor scripts release"). Used by local
+ * mode and the dynamic provider behind components/storage/scriptsRelease.ts. Serialized provider code:
+ * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import {

@@ -1,15 +1,7 @@
 /**
- * Objects of the platform environment that every hub pipeline shares (procedure steps 1 and 7.2): the bucket's folder
- * markers, the pipeline template of a build and the scripts folder's templates credentials_template.ini and
- * tenant_credentials_template.txt. A platform release, the vendor or another stack may have put them there first, with
- * content of their own. So an object is written only when its key is absent (S3 If-None-Match: *), never overwritten,
- * and never deleted: removing the stack leaves it. read() (`pulumi refresh`) looks it up with HeadObject (no body, no
- * kms:Decrypt): an object gone makes the next `up` create it again.
- *
- * One exception to "never overwritten": an object this stack created (`created`) and encrypted with its KMS key is
- * written again, byte for byte, when the stack's key changes, so that retiring the old key leaves nothing unreadable.
- *
- * Serialized provider code: what comes from providers/scriptFiles.ts is captured through the aliases below.
+ * Objects every hub pipeline of the platform environment shares (procedure steps 1 and 7.2: folder markers, the
+ * template, the scripts templates): written only where the key is absent (If-None-Match: *) and never deleted; one
+ * this stack created is written again when the stack's KMS key changes. Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { openSharedStore as scriptFolderStore, type ScriptFolderLocation } from "./scriptFiles";

@@ -1,11 +1,7 @@
 /**
- * Rows of the configuration tables HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2 and 5.3): the plain
- * operations (upsertRow, readRow, deleteRow), used by local mode too, and the dynamic provider behind
- * components/warehouse/configRow.ts.
- *
- * Serialization rules of dynamic providers: the provider's methods and everything they reach are serialized with
- * their closures. They use only functions of this file, the aliases of providers/pg.ts below, node builtins and npm
- * packages required inside function bodies.
+ * Rows of HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2, 5.3): upsertRow, readRow, deleteRow, used by local
+ * mode too, and the dynamic provider behind components/warehouse/configRow.ts. Serialized provider code:
+ * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import {
@@ -210,7 +206,7 @@ function rowState(inputs: ConfigRowState): ConfigRowState {
  * in with the admin login its provider was configured with, never one from the state: in a `pulumi up` that is the
  * stack config as it is now, so a rotated password needs no change of state and a delete in the same `up` uses the new
  * one; a `pulumi destroy` or `pulumi refresh` configures it from what the last `up` recorded (the old password) unless
- * run with `--run-program` (providers/pg.ts databaseLabel, docs/pulumi.md "Rotating the admin password").
+ * run with `--run-program` (providers/pg.ts databaseLabel, docs/pulumi-reference.md "Rotating the admin password").
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async configure(req) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Bundles the export task alone (task/main.ts) into dist/task/index.js: one CommonJS file for the Node.js major the
-// image runs (task/Dockerfile, scripts/image-node.js), with its dependencies (pg, undici, pino, zod, the AWS SDK
-// clients) inside, so the image needs no node_modules.
+// Bundles the export task alone (its entry cli/container.ts runs the `run` command only) into dist/task/index.js: one
+// CommonJS file for the Node.js major the image runs (task/Dockerfile, scripts/image-node.js), with its dependencies
+// (pg, undici, pino, zod, the AWS SDK clients) inside, so the image needs no node_modules.
 // `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }). bundleInputs() lists every file the
 // bundle is made of, from esbuild's own metafile: the image's rebuild trigger hashes exactly those.
 "use strict";
@@ -15,7 +15,7 @@ const ROOT = path.resolve(__dirname, "..");
 function bundleOptions(outdir, minify = true) {
   return {
     absWorkingDir: ROOT,
-    entryPoints: [path.join(ROOT, "task", "main.ts")],
+    entryPoints: [path.join(ROOT, "cli", "container.ts")],
     outfile: path.join(outdir, "index.js"),
     bundle: true,
     platform: "node",

@@ -7,13 +7,19 @@ import {
   STOP_GRACE_SECONDS,
   defaultRunDeadlineSeconds,
 } from "../core/runDeadline";
-import { CONCURRENCY_ENV, LINK_APIS, type ConcurrencyConfig, type LinkApi } from "../core/concurrency";
-import { concurrencySchema } from "../config/schema";
+import {
+  CONCURRENCY_ENV,
+  concurrencySchema,
+  LINK_APIS,
+  type ConcurrencyConfig,
+  type LinkApi,
+} from "../core/concurrency";
 import type { RunConfiguration } from "./load/configuration";
 import type { RunState } from "./warehouse/runState";
 import type { Logger } from "./log";
 import type { Links } from "./http/links";
-import { DEFAULT_RETRY, envInt, type RetryPolicy } from "./http/retry";
+import { DEFAULT_RETRY, envInt } from "./http/retry";
+import type { RetryPolicy } from "../core/retry";
 import { DEFAULT_LIMITS, type HttpLimits, type HubHttp } from "./http/client";
 import type { RunStop } from "./stop";
 import { BREAKER_ENV, type BreakerSettings } from "./http/breaker";

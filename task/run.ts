@@ -8,7 +8,7 @@
  */
 import { UserError } from "../core/errors";
 import { asUserError } from "../core/refusals";
-import { EXIT_CODES } from "../core/exitCodes";
+import { EXIT } from "../core/exitCodes";
 import { createLogger, round, type Logger } from "./log";
 import { loadRunConfiguration, type RunInputs } from "./load/configuration";
 import { settingsFromEnv, type RunContext, type RunSettings } from "./context";
@@ -28,7 +28,8 @@ import {
   type RunState,
 } from "./warehouse/runState";
 import { extract, type ExtractTotals } from "./phases/extract";
-import { Publisher, pendingMessages, type StoredMessage } from "./phases/publish";
+import { Publisher, pendingMessages } from "./phases/publish";
+import type { StoredMessage } from "./warehouse/archive";
 import { sendEntities } from "./phases/ers";
 import { countsSoFar, finish, recordIntakeJob, HISTORY_ACTOR } from "./phases/finish";
 import { findBadRowsUpFront, type BadRowsReport } from "./phases/badRows";
@@ -41,12 +42,6 @@ import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
 import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
 import type { PoolClient } from "pg";
-
-export const EXIT = {
-  completed: EXIT_CODES.completed,
-  stopped: EXIT_CODES.refusedOrStopped,
-  failed: EXIT_CODES.executionFailed,
-} as const;
 
 export interface RunOptions {
   log?: Logger;
@@ -79,7 +74,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
       },
       "run stopped at once; the next run resumes its transaction",
     );
-    process.exit(EXIT.stopped);
+    process.exit(EXIT.failed);
   };
   const stop = new RunStop({
     graceMs: settings.stopGraceSeconds * 1000,
@@ -322,7 +317,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       },
       `run ${result.status}`,
     );
-    return result.status === "ExecutionCompleted" ? EXIT.completed : EXIT.failed;
+    return result.status === "ExecutionCompleted" ? EXIT.ok : EXIT.executionFailed;
   } catch (err) {
     // A lost warehouse stops the run as a stop request does: its grace period bounds what the run still records.
     const lostReason = err instanceof RunStopped ? undefined : (lost ?? connectionLost(err));

@@ -1,5 +1,5 @@
 import { defineCommand, optionLines, type Options } from "../command";
-import { exitCodeLines } from "../exitCodes";
+import { exitCodeLines } from "../../core/exitCodes";
 import { UsageError } from "../../core/errors";
 
 /**

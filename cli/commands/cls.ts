@@ -11,9 +11,9 @@ import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase } from "../database";
 import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
 import { rowCounts, type LoadSheet } from "../../cls/loadSheet";
-import { buildStackSheets, exportsFolder } from "../../cls/stack";
+import { buildStackSheets, exportsFolder } from "../../config/clsSheets";
 import { reportLines } from "../../cls/report";
-import { checkDatabase } from "../../cls/databaseCheck";
+import { checkDatabase } from "../../task/cls/databaseCheck";
 import type { StackConfig } from "../../config/schema";
 
 const json = { type: "boolean", description: "Print the result as one JSON object", example: "--json" } as const;

@@ -14,7 +14,7 @@ import {
 } from "../../emulator/faults";
 import { startEmulator, type Emulator } from "../../emulator";
 import { formatLinkSettings, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
-import { untilStopSignal } from "../signals";
+import { untilStopSignal } from "../../local/signals";
 import { asUsage } from "../specOption";
 
 export default defineCommand({

@@ -3,7 +3,7 @@ import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
 import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
 import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
-import { buildStackSheets } from "../../cls/stack";
+import { buildStackSheets } from "../../config/clsSheets";
 
 export default defineCommand({
   summary: "The hub team's checklist of a stack: per hub-side item, what is automated and what a person must do",

@@ -6,7 +6,7 @@ import { parseFaultSpec } from "../../emulator/faults";
 import { asUsage } from "../specOption";
 import { formatSummary } from "../../local/summary";
 import { interruptedExitCode, LocalInterrupted } from "../../local/interrupt";
-import { EXIT, INTERRUPTED_MEANING } from "../exitCodes";
+import { EXIT, EXIT_MEANINGS } from "../../core/exitCodes";
 import { STOP_GRACE_SECONDS } from "../../core/runDeadline";
 
 export default defineCommand({
@@ -95,7 +95,7 @@ export default defineCommand({
     1: "a problem to fix (the message names it), or the export run was refused or stopped (the summary says why; the next start resumes it)",
     [EXIT.executionFailed]:
       "the export run ended ExecutionFailed (the summary's reason says why); the next start retries its failed messages",
-    [EXIT.interrupted]: INTERRUPTED_MEANING,
+    [EXIT.interrupted]: EXIT_MEANINGS[EXIT.interrupted],
   },
   async run(values, io) {
     if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");

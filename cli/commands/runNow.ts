@@ -3,7 +3,7 @@ import os from "node:os";
 import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
 import { readStackOutputs, runTaskOutputs } from "../../operate/stackOutputs";
-import { FOLLOW_TIMEOUT_EXIT } from "../../operate/followExit";
+import { EXIT, EXIT_MEANINGS } from "../../core/exitCodes";
 
 function seconds(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -65,7 +65,7 @@ export default defineCommand({
     1: "with --wait: the run was refused or stopped, or the task stopped without an exit code; also a problem to fix, named in the message",
     3: "with --wait: the run ended ExecutionFailed",
     70: "with --wait: the task's internal error; or this command's",
-    [FOLLOW_TIMEOUT_EXIT]: "--timeout ended the wait; the task keeps running",
+    [EXIT.followTimeout]: EXIT_MEANINGS[EXIT.followTimeout],
   },
   async run(values, io) {
     if (values.stack && values.outputs) throw new UsageError("give --stack or --outputs, not both");

@@ -20,7 +20,7 @@ import {
   type MessageRow,
   type RunCounts,
   type RunInProgress,
-} from "../../local/status";
+} from "../../operate/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
 import { redact, redactDeep } from "../../core/redact";

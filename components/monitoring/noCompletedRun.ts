@@ -1,26 +1,9 @@
 /**
- * The "no completed run within N hours" alarm, as pure definitions: a composite alarm over two metric alarms that
- * never notify (its conditions), both on the record every run writes as it ends (core/metrics.ts: RunsCompleted is 1
- * for a completed run and 0 for any other end, Region = ALL):
- *
- *   completed  a run completed within the last N hours: Maximum per hour >= 1 in any of the last N hours
- *   failed     a run ended without completing within the last 7 days: Minimum per hour < 1 in any of the last 168 hours
- *   alarm      ALARM(failed) AND NOT ALARM(completed)
- *
- * Its state on creation depends on no metric math and on nothing CloudWatch does with an empty series. Both conditions
- * treat missing data as not breaching: "notBreaching – Missing data points are treated as "good" and within the
- * threshold" (CloudWatch User Guide, "Configuring how CloudWatch alarms treat missing data"), so neither is in ALARM
- * before a run has ended. And the composite "goes into ALARM state only if all conditions of the rule are met";
- * "ALARM("alarm-name or alarm-ARN") is TRUE if the named alarm is in ALARM state"; "When this operation creates an
- * alarm, the alarm state is immediately set to INSUFFICIENT_DATA. The alarm is then evaluated and its state is set
- * appropriately" (CloudWatch API Reference, PutCompositeAlarm). So a new stack's alarm is OK until a run ends without
- * completing.
- *
- * It fires N hours after the last completed run once a run has ended without completing since (or at such a run's end
- * when none completed in the N hours before it), and a completed run clears it. A completed run only ever makes
- * "completed" true, so no evaluation order of the two conditions can set it off. A schedule that starts no run at all
- * leaves no data: its failed invocations are the dead-letter alarm's, a run that stops before its end record the
- * task-stop rules'.
+ * The "no completed run within N hours" alarm, as pure definitions: ALARM(failed) AND NOT ALARM(completed), over two
+ * metric alarms on RunsCompleted (core/metrics.ts; 1 for a completed run, 0 for any other end) that never notify:
+ * "completed" (Maximum >= 1 in any of the last N hours) and "failed" (Minimum < 1 in any of the last 168 hours). Both
+ * treat missing data as not breaching, so a new stack's alarm is OK until a run ends without completing, and no metric
+ * math or empty-series behaviour is involved; a completed run can only clear it.
  */
 import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
 

@@ -3,7 +3,7 @@
  * meaning, because an input transformer cannot branch, so each rule's message can say plainly what happened. Pure:
  * patterns and messages from resolved names.
  */
-import { ECS_STOP_CODES, EXIT_CODES, EXIT_MEANINGS, SIGTERM_EXIT } from "../../core/exitCodes";
+import { ECS_STOP_CODES, EXIT, TASK_EXIT_MEANINGS } from "../../core/exitCodes";
 
 export interface TaskStopRuleInput {
   /** The Pulumi stack, for the commands the message suggests. */
@@ -66,39 +66,39 @@ function message(input: TaskStopRuleInput, what: string): string {
 
 export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
   const container = (exitCode: unknown[]) => ({ containers: { name: [input.containerName], exitCode } });
-  const exited = (code: number) => `the task exited with code ${code}: ${EXIT_MEANINGS[code]}.`;
+  const exited = (code: number) => `the task exited with code ${code}: ${TASK_EXIT_MEANINGS[code]}.`;
   // A stop by ECS is SIGTERM: the task records it and exits 1, or, still starting, dies of it (143). Stopped, not failed.
-  const stopped = [EXIT_CODES.refusedOrStopped, SIGTERM_EXIT];
-  const known = [EXIT_CODES.completed, EXIT_CODES.executionFailed, ...stopped];
+  const stopped = [EXIT.failed, EXIT.sigterm];
+  const known = [EXIT.ok, EXIT.executionFailed, ...stopped];
   return [
     {
       key: "execution-failed",
-      description: `Export job ${input.jobName}: a run ended ExecutionFailed (exit ${EXIT_CODES.executionFailed})`,
-      eventPattern: pattern(input, container([EXIT_CODES.executionFailed])),
-      inputTransformer: { inputPaths: INPUT_PATHS, inputTemplate: message(input, exited(EXIT_CODES.executionFailed)) },
+      description: `Export job ${input.jobName}: a run ended ExecutionFailed (exit ${EXIT.executionFailed})`,
+      eventPattern: pattern(input, container([EXIT.executionFailed])),
+      inputTransformer: { inputPaths: INPUT_PATHS, inputTemplate: message(input, exited(EXIT.executionFailed)) },
     },
     {
       key: "stopped",
-      description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT_CODES.refusedOrStopped}, or ${SIGTERM_EXIT} when ECS stopped it while starting)`,
+      description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT.failed}, or ${EXIT.sigterm} when ECS stopped it while starting)`,
       eventPattern: pattern(input, container(stopped)),
       inputTransformer: {
         inputPaths: INPUT_PATHS,
         inputTemplate: message(
           input,
-          `${exited(EXIT_CODES.refusedOrStopped)} The log's run.refused or run.stopped line says which, and why. ` +
-            `A stop code ${ECS_STOP_CODES.join(", ")} means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM (or, with exit ${SIGTERM_EXIT}, had not begun), and the next run resumes it.`,
+          `${exited(EXIT.failed)} The log's run.refused or run.stopped line says which, and why. ` +
+            `A stop code ${ECS_STOP_CODES.join(", ")} means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM (or, with exit ${EXIT.sigterm}, had not begun), and the next run resumes it.`,
         ),
       },
     },
     {
       key: "other-exit",
-      description: `Export job ${input.jobName}: a run exited with another non-zero code (usage ${EXIT_CODES.usage}, internal ${EXIT_CODES.internal}, killed)`,
+      description: `Export job ${input.jobName}: a run exited with another non-zero code (usage ${EXIT.usage}, internal ${EXIT.internal}, killed)`,
       eventPattern: pattern(input, container([{ "anything-but": known }])),
       inputTransformer: {
         inputPaths: INPUT_PATHS,
         inputTemplate: message(
           input,
-          `the task exited with code <exitCode>: ${EXIT_CODES.usage} = ${EXIT_MEANINGS[EXIT_CODES.usage]}; ${EXIT_CODES.internal} = ${EXIT_MEANINGS[EXIT_CODES.internal]}; 137 = killed (out of memory, or not stopped within the stop timeout).`,
+          `the task exited with code <exitCode>: ${EXIT.usage} = ${TASK_EXIT_MEANINGS[EXIT.usage]}; ${EXIT.internal} = ${TASK_EXIT_MEANINGS[EXIT.internal]}; 137 = killed (out of memory, or not stopped within the stop timeout).`,
         ),
       },
     },

@@ -212,7 +212,7 @@ function shown(value: unknown): string {
   if (value instanceof SecretLeaf) return "(secret)";
   if (isPlainObject(value) && allSecret(value)) return `(secret: ${Object.keys(value).join(", ")})`;
   if (containsSecret(value))
-    return shorten(JSON.parse(JSON.stringify(value, (_k, v) => (v instanceof SecretLeaf ? "(secret)" : v))));
+    return shorten(JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof SecretLeaf ? "(secret)" : v))));
   if (typeof value === "string" && value.includes("\n")) return `(text, ${value.split("\n").length} lines)`;
   return shorten(value);
 }

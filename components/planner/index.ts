@@ -13,6 +13,14 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import YAML from "yaml";
 import * as pulumi from "@pulumi/pulumi";
+import type { Alias } from "@pulumi/pulumi/proto/alias_pb";
+import type {
+  ReadResourceRequest,
+  ReadResourceResponse,
+  RegisterResourceOutputsRequest,
+  RegisterResourceRequest,
+  RegisterResourceResponse,
+} from "@pulumi/pulumi/proto/resource_pb";
 import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../naming";
 import { UserError } from "../../core/errors";
@@ -94,16 +102,16 @@ export interface RunOptions {
   keepStackTraces?: boolean;
 }
 
-// The monitor's requests are the SDK's generated protobuf messages, which have no typings here: `any`.
-type Callback = (err: unknown, response: any) => void;
+// The monitor's requests and responses: the SDK's generated protobuf messages.
+type Callback = (err: unknown, response: RegisterResourceResponse | ReadResourceResponse | undefined) => void;
 interface Monitor {
-  registerResource(req: any, callback: Callback): Promise<void>;
-  readResource(req: any, callback: Callback): Promise<void>;
-  registerResourceOutputs(req: any, callback: Callback): void;
+  registerResource(req: RegisterResourceRequest, callback: Callback): Promise<void>;
+  readResource(req: ReadResourceRequest, callback: Callback): Promise<void>;
+  registerResourceOutputs(req: RegisterResourceOutputsRequest, callback: Callback): void;
 }
 
 /** An Alias message of the register request (proto/alias_pb.js). */
-function aliasSpec(alias: any): AliasSpec {
+function aliasSpec(alias: Alias): AliasSpec {
   const spec = alias.getSpec();
   if (!spec) return { urn: alias.getUrn() };
   return {
@@ -201,30 +209,34 @@ function runIsolated(
     pulumi.runtime.setAllConfig(options.config, options.secretKeys);
 
     const monitor = runtimeSettings.getMonitor() as Monitor;
-    const record = (req: any, read: boolean): PlannedResource => {
+    const record = (
+      call: { read: false; req: RegisterResourceRequest } | { read: true; req: ReadResourceRequest },
+    ): PlannedResource => {
+      const { req, read } = call;
       const entry: PlannedResource = {
         urn: "",
         type: req.getType(),
         name: req.getName(),
         ...(req.getParent() ? { parent: req.getParent() } : {}),
-        custom: read ? true : req.getCustom(),
+        custom: call.read ? true : call.req.getCustom(),
         read,
-        ...(read ? { id: req.getId() } : {}),
+        ...(call.read ? { id: call.req.getId() } : {}),
         ...(req.getProvider() ? { provider: req.getProvider() } : {}),
         dependsOn: [...req.getDependenciesList()].sort(),
         options: {},
-        inputs: ((read ? req.getProperties() : req.getObject())?.toJavaScript() ?? {}) as Record<string, unknown>,
+        inputs: (call.read ? call.req.getProperties() : call.req.getObject())?.toJavaScript() ?? {},
       };
       const aso: string[] = req.getAdditionalsecretoutputsList();
       if (aso.length) entry.options.additionalSecretOutputs = [...aso];
-      if (!read) {
-        if (req.getRetainondelete()) entry.options.retainOnDelete = true;
-        if (req.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
-        if (req.getProtect()) entry.options.protect = true;
-        if (req.getIgnorechangesList().length) entry.options.ignoreChanges = [...req.getIgnorechangesList()];
-        if (req.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...req.getReplaceonchangesList()];
-        if (req.getImportid()) entry.options.import = req.getImportid();
-        const aliases = (req.getAliasesList() as any[]).map(aliasSpec);
+      if (!call.read) {
+        const r = call.req;
+        if (r.getRetainondelete()) entry.options.retainOnDelete = true;
+        if (r.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
+        if (r.getProtect()) entry.options.protect = true;
+        if (r.getIgnorechangesList().length) entry.options.ignoreChanges = [...r.getIgnorechangesList()];
+        if (r.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...r.getReplaceonchangesList()];
+        if (r.getImportid()) entry.options.import = r.getImportid();
+        const aliases = r.getAliasesList().map(aliasSpec);
         if (aliases.length) entry.options.aliases = aliases;
       }
       resources.push(entry);
@@ -236,36 +248,36 @@ function runIsolated(
       (err, response) => {
         if (!err && response) {
           entry.urn = response.getUrn();
-          entry.state = (response.getObject?.() ?? response.getProperties?.())?.toJavaScript();
+          entry.state = ("getObject" in response ? response.getObject() : response.getProperties())?.toJavaScript();
         }
         callback(err, response);
       };
     const register = monitor.registerResource.bind(monitor);
     const readResource = monitor.readResource.bind(monitor);
     const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
-    monitor.registerResource = (req, callback) => register(req, withUrn(record(req, false), callback));
-    monitor.readResource = (req, callback) => readResource(req, withUrn(record(req, true), callback));
+    monitor.registerResource = (req, callback) => register(req, withUrn(record({ read: false, req }), callback));
+    monitor.readResource = (req, callback) => readResource(req, withUrn(record({ read: true, req }), callback));
     monitor.registerResourceOutputs = (req, callback) => {
-      outputs.set(req.getUrn(), (req.getOutputs()?.toJavaScript() ?? {}) as Record<string, unknown>);
+      outputs.set(req.getUrn(), req.getOutputs()?.toJavaScript() ?? {});
       registerOutputs(req, callback);
     };
 
     // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
     // also reject the stack's internal promises, which nothing here awaits.
-    let programError: unknown;
+    let programFailed: { error: unknown } | undefined;
     const unlessFailed = runFailure();
     await unlessFailed(
       pulumi.runtime.runInPulumiStack(async () => {
         try {
           return await program();
         } catch (err) {
-          programError = err;
+          programFailed = { error: err };
           return {};
         }
       }),
     );
     await unlessFailed(runtimeSettings.waitForRPCs());
-    if (programError !== undefined) throw programError;
+    if (programFailed) throw programFailed.error;
     if (failures.length > 0)
       throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
     const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
@@ -334,7 +346,7 @@ export async function planStackFile(options: {
     program: options.program,
   }).catch((err: unknown) => {
     // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
-    throw pulumi.RunError.isInstance(err as Error) ? new UserError((err as Error).message) : err;
+    throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
   });
   return { ...run, file, placeholders: engine.placeholders };
 }

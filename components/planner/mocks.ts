@@ -43,7 +43,7 @@ export function mockResource(
   account: MockAccount,
 ): { id: string; state: State } {
   const { accountId: acct, region, partition } = account;
-  const inputs: State = { ...args.inputs };
+  const inputs: State = { ...(args.inputs as State) };
   const name = str(inputs.name) ?? args.name;
   const arn = (service: string, resource: string, withRegion = true) =>
     `arn:${partition}:${service}:${withRegion ? region : ""}:${acct}:${resource}`;
@@ -155,7 +155,8 @@ export function mockResource(
 /** Results of the invokes the program makes; anything else is an error, so a new invoke cannot slip through unseen. */
 export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount): Record<string, unknown> {
   const { accountId: acct, region, partition } = account;
-  account.invokes?.push({ token: args.token, inputs: { ...args.inputs } });
+  const inputs = args.inputs as State;
+  account.invokes?.push({ token: args.token, inputs: { ...inputs } });
   switch (args.token) {
     case "aws:index/getRegion:getRegion":
       return {
@@ -176,7 +177,7 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
     case "aws:kms/getKey:getKey": {
       // An alias ARN resolves to a key of the alias's account and region, the same on every run; a key ARN to itself.
-      const keyId = String(args.inputs.keyId);
+      const keyId = String(inputs.keyId);
       const m = /^arn:([^:]+):kms:([^:]*):(\d{12}):(alias|key)\/(.+)$/.exec(keyId);
       const h = short(keyId, 32);
       const id =
@@ -197,11 +198,11 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
     case OFFLINE_OBJECT_TAGS_TOKEN: {
       // An adopted bucket's guard (components/storage/objectGuard.ts): the tags of the keys among the account's
       // objects; by default none of the stack's keys is there yet.
-      const keys = args.inputs.keys as string[];
+      const keys = inputs.keys as string[];
       const found = Object.fromEntries(
         keys.flatMap((key) =>
-          account.existingObjects?.[`${args.inputs.bucket}/${key}`]
-            ? [[key, account.existingObjects[`${args.inputs.bucket}/${key}`]]]
+          account.existingObjects?.[`${String(inputs.bucket)}/${key}`]
+            ? [[key, account.existingObjects[`${String(inputs.bucket)}/${key}`]]]
             : [],
         ),
       );

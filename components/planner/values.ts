@@ -16,9 +16,7 @@ export const DYNAMIC_PROVIDER_KEY = "__provider";
 
 type Tagged = Record<string, unknown> & { [SIG]?: string };
 const sigOf = (value: unknown): string | undefined =>
-  value && typeof value === "object" && !Array.isArray(value)
-    ? ((value as Tagged)[SIG] as string | undefined)
-    : undefined;
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Tagged)[SIG] : undefined;
 
 /** True when the value itself is a secret (not only something inside it). */
 export function isSecretValue(value: unknown): boolean {
@@ -43,7 +41,8 @@ export function maskValue(value: unknown, key?: string): unknown {
   if (sig === SECRET) return MASK;
   if (sig === OUTPUT_VALUE) return v.secret ? MASK : "value" in v ? maskValue(v.value) : "[unknown]";
   if (sig === RESOURCE) return { $resource: v.urn };
-  if (sig === ASSET) return { $asset: v.path ?? v.uri ?? `text, ${String(v.text ?? "").length} characters` };
+  if (sig === ASSET)
+    return { $asset: v.path ?? v.uri ?? `text, ${((v.text as string | undefined) ?? "").length} characters` };
   if (sig === ARCHIVE) return { $archive: v.path ?? v.uri ?? Object.keys((v.assets as object) ?? {}) };
   if (Array.isArray(value)) return value.map((x) => maskValue(x));
   if (value && typeof value === "object")

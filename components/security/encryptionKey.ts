@@ -2,7 +2,7 @@
  * The stack's KMS key: it encrypts the bucket's default encryption, every object the stack writes (SSE-KMS), the
  * connection records in Secrets Manager and the task's log group. Created with rotation, or taken from
  * `hubExport:bucket.kmsKeyArn` (whose key policy must then let CloudWatch Logs use it for the log group, see
- * docs/pulumi.md). A created key is protected in prod.
+ * docs/pulumi-reference.md). A created key is protected in prod.
  *
  * A given alias (`…:alias/<name>`) is resolved to its key's ARN (kms:DescribeKey, at preview too) before it reaches
  * anything: "To specify a KMS key in an IAM policy statement, you must use its key ARN. You cannot use a key id, alias

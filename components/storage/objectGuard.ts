@@ -1,16 +1,8 @@
 /**
- * Objects in an adopted bucket (`hubExport:bucket.create: false`): the bucket belongs to the platform, and objects
- * this stack did not create are never overwritten. Every object the stack writes carries the tag
- * `hub-export:stack = <project>/<stack>`; before writing a key that already exists, the guard reads its tags and stops
- * the run, naming the object, when the tag is not this stack's. The objects' `bucket` input waits for the guard, so
- * nothing is written before it passed.
- *
- * The guard never reads an object's body: HeadObject says whether the key exists, GetObjectTagging gives its tags.
- * So `pulumi preview` needs only s3:ListBucket (a 404 rather than a 403 for a free key), s3:GetObject (which HeadObject
- * is authorized by; no body, so no kms:Decrypt on SSE-KMS objects) and s3:GetObjectTagging (docs/pulumi.md, "IAM").
- * It uses the credentials of the stack's AWS provider and checks their account as the provider does
- * (providers/awsAccess.ts). Under the SDK's mocks (`hub-export plan`, tests) an invoke the mocks answer stands in for
- * those calls.
+ * The ownership guard of an adopted bucket: before the stack writes a key that exists, its tags must name this stack
+ * (`hub-export:stack = <project>/<stack>`), or the run stops naming the object; the objects' `bucket` input waits for
+ * it. HeadObject and GetObjectTagging only, never a body, so a read-only preview role can run it
+ * (docs/pulumi-reference.md, "IAM"); the stack provider's credentials and account check (providers/awsAccess.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { awsAccessFromConfig, awsClientCredentials, type AwsAccess } from "../../providers/awsAccess";

@@ -1,15 +1,8 @@
 /**
- * The platform bucket (procedure steps 1 and 7): created with versioning, a public access block, default SSE-KMS
- * encryption and a TLS-only policy, or adopted by name (read, never created or deleted). It holds the folder markers
- * /templates/hub_hrsys_export and /Tools/hub_python_scripts, the rendered pipeline template and the scripts-folder
- * templates, and this job's rendered pipeline under pipelines/hub_hrsys_export/. Objects every hub pipeline of the
- * platform environment shares (folder markers, the template, the scripts templates) are created only where their key
- * is absent, never overwritten and never deleted (SharedObject); the stack's own objects are BucketObjectv2. The
- * credential files are components/storage/credentialFiles.ts.
- *
- * Data outlives mistakes: every object is encrypted with the stack's key explicitly, whatever the bucket's default.
- * In an adopted bucket, objects of others are never overwritten (objectGuard.ts) and the stack's own are retained on
- * delete. A created bucket is protected in prod, and in qa emptied by `pulumi destroy` (forceDestroy, all versions).
+ * The platform bucket (procedure steps 1 and 7), created (versioning, public access block, SSE-KMS, TLS-only) or
+ * adopted by name, and the objects in it: shared ones as SharedObject (written only where absent), the stack's own as
+ * BucketObjectv2, each encrypted with the stack's key. Retention and protection: docs/pulumi-reference.md, "Data
+ * outlives mistakes".
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";

@@ -3,8 +3,8 @@
  * so a tag names exactly one content and a rebuild happens only when that content changes.
  *
  * The bundle's files come from esbuild's own list of inputs (scripts/build-task.js bundleInputs), not from a list of
- * folders kept by hand: whatever task/main.ts reaches (cli/, core/, config/, the dependencies in node_modules) is in
- * it, and nothing else is.
+ * folders kept by hand: whatever cli/container.ts reaches (the `run` command, task/, core/, cls/, the dependencies in
+ * node_modules) is in it, and nothing else is.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -21,7 +21,7 @@ export const IMAGE_BUILD_FILES = [
 
 /** The bundle's inputs (from esbuild's metafile) and the image build files, sorted. */
 export function imageSourceFiles(root: string = PROJECT_ROOT): string[] {
-  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs(): string[] };
+  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs: () => string[] };
   return [...new Set([...bundleInputs(), ...IMAGE_BUILD_FILES])].sort();
 }
 

@@ -1,17 +1,7 @@
 /**
- * The export task's image, built once and promoted by digest.
- *
- * The build stack (qa) has an ECR repository (scan on push, immutable tags, lifecycle policy) and builds and pushes
- * through @pulumi/command, triggered by the content hash of what the image is made of (components/task/sourceHash.ts),
- * which is also the tag. Nothing that changes from run to run is among the command's inputs: the script logs in to
- * ECR itself with the AWS CLI's short-lived password, so the command changes only with the content hash. The script
- * takes the stack provider's credentials (its aws:profile, then each role of aws:assumeRoles in turn), checks that
- * they are of the account the provider deploys to (its aws:allowedAccountIds), and prints the pushed image's digest;
- * the task definition pins the image by it.
- *
- * A stack with `hubExport:image.promoted` (prod) runs exactly that image, by digest, as the build stack pushed it:
- * no repository, no build, no Docker. The build stack lets `hubExport:image.pullAccounts` pull from its repository
- * and then keeps every tagged image and the repository itself, whatever happens to the build stack.
+ * The export task's image, built once by the build stack (qa: ECR repository, @pulumi/command build triggered and
+ * tagged by the content hash, components/task/sourceHash.ts) and promoted by digest (`hubExport:image.promoted`: no
+ * repository, no build). docs/pulumi-reference.md, "The image", says why each choice.
  */
 import * as aws from "@pulumi/aws";
 import * as command from "@pulumi/command";
@@ -196,7 +186,7 @@ export class TaskImage extends pulumi.ComponentResource {
         imageScanningConfiguration: { scanOnPush: true },
         forceDelete: args.forceDelete && !shared,
       },
-      // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi.md).
+      // Other accounts' stacks run images from it: a rename or destroy of this stack keeps it (docs/pulumi-reference.md).
       { parent: this, retainOnDelete: shared, ...(args.adoptRepository ? { import: args.repositoryName } : {}) },
     );
     new aws.ecr.LifecyclePolicy(

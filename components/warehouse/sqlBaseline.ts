@@ -6,6 +6,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { baselineProvider, BASELINE_PROVIDER_VERSION, sha256Hex } from "../../providers/baseline";
+import type { SqlTables } from "../../core/sqlTables";
 
 export interface SqlBaselineArgs {
   /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when it runs. */
@@ -17,6 +18,8 @@ export interface SqlBaselineArgs {
   templateSha256: string;
   /** The SQL rendered for this stack. */
   sql: string;
+  /** Its tables' columns (core/sqlTables.ts): what an adopted table must have. */
+  tables: SqlTables;
   /** Columns the project writes when an adopted table has them, by `schema.table` (providers/baseline.ts). */
   writtenWhenPresent?: Record<string, string[]>;
 }

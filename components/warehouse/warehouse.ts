@@ -1,23 +1,14 @@
 /**
- * The warehouse side (procedure step 5.1): the publish and staging schemas, the common-schema baseline, this client's
- * run tables, and the export task's own login role with least-privilege grants. Schemas, role and grants are
- * @pulumi/postgresql resources through an explicit provider (the admin login); the common schema (SqlBaseline) and
- * the client's run tables (ClientRunTables, applied after it) are providers/baseline.ts. Both are retained on delete:
- * removing a client's stack drops no table, neither the common ones nor any client's.
- *
- * Grants never revoke what a newer grant gave. The upstream provider replaces a Grant or DefaultPrivileges on any
- * change, and deleting one runs REVOKE: replaced create-first (the engine's default), the old one's REVOKE would
- * take back what the new one had just granted. So every grant is replaced delete-first, and the staging grants are
- * one resource per table: a new table adds a grant and replaces none, a table that leaves (a client rename) loses
- * only its own. The run tables' grants are named and parented like the common tables' (`<name>/grant/staging/<table>`):
- * a table moving between the two SQL files keeps its grant resource, so no REVOKE follows the GRANT. A task-role
- * rename makes a new role first, then replaces every grant (REVOKE from the old role, GRANT to the new one), then
- * drops the old role.
+ * The warehouse side (procedure step 5.1): schemas, the common-schema baseline and this client's run tables
+ * (providers/baseline.ts, retained on delete), and the task's login role with least-privilege grants, replaced
+ * delete-first, one per table, so that no REVOKE takes back a newer GRANT (docs/pulumi-reference.md, "What `pulumi
+ * up` does").
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
 import { taskPrivileges, type StagingGrants } from "../../core/privileges";
+import type { SqlTables } from "../../core/sqlTables";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
 
@@ -44,6 +35,8 @@ export interface SqlFile {
   buildNumber: string;
   templateSha256: string;
   sql: string;
+  /** Its tables' columns (core/sqlTables.ts). */
+  tables: SqlTables;
   /** Columns the project writes when an adopted table has them (providers/baseline.ts). */
   writtenWhenPresent?: Record<string, string[]>;
 }

@@ -8,11 +8,11 @@
  */
 import { UserError } from "../../core/errors";
 import { parseLoadSheetCsv } from "../../cls/csv";
-import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "../../cls/checkSql";
+import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "./checkSql";
 import { UnknownCodes, reportLines, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
 import { readLocation } from "../load/location";
 import type { RunContext } from "../context";
-import type { StoredMessage } from "../phases/publish";
+import type { StoredMessage } from "../warehouse/archive";
 import type { RunTables } from "../warehouse/tables";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 

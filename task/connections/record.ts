@@ -125,8 +125,8 @@ export function queueEndpoint(record: StoredConnection): QueueEndpoint {
   return {
     connection: record.systemName,
     organizationsUrl: record.url,
-    authUrl: props.authUrl!,
-    queueName: props.queueName!,
+    authUrl: props.authUrl,
+    queueName: props.queueName,
     clientId: record.username!,
     clientSecret: record.password!,
   };

@@ -1,17 +1,7 @@
 /**
- * A circuit breaker per link (a region's queue broker, its ERS API, its HRSYS API: task/README.md, "A dead hub"): a
- * hub that stops answering costs a run a few deadlines, not one retry budget per batch.
- *
- * A request's verdict: `failed` (the deadline, a network error, a 5xx), `answered` (any other answer, a 429 or a 4xx
- * too: the hub is there), or `none` (not sent, or abandoned by the run's stop). The link opens when
- * - `failures` requests failed in a row and none was answered for `windowMs` (a hub that stopped answering; the
- *   window keeps a burst of errors on a busy, healthy link from opening it), or
- * - at least `minRequests` requests ended within the last `windowMs` and at least `rate` of them failed (a hub that
- *   fails fast, or answers one request in ten).
- * Once open, a link stays open for the rest of the run: its requests fail at once with LinkOpen (no retry), so its
- * messages stay queued, neither failed nor counted towards setting them aside, and the other links go on. The run
- * records the open links; the next run starts each of them half open (`probeFirst`): its first request goes alone
- * and decides, the others wait for it.
+ * A circuit breaker per link (an API in a hub region): a hub that stops answering costs a run a few deadlines, not a
+ * retry budget per batch. Its rules (what fails a request, when a link opens, the next run's half-open probe) are in
+ * task/README.md, "Talking to the hub"; its settings are BREAKER_ENV.
  *
  * Hand-written rather than opossum or cockatiel: those wrap a function call and reopen on a timer, while this one must
  * classify HTTP answers (a 5xx is a value, not an exception), stay open for the run, start half open from the last

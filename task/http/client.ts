@@ -7,7 +7,8 @@
  * The per-request cost is one AbortController and one timer (all of one duration, so Node keeps them in one list).
  */
 import { Agent, type Dispatcher } from "undici";
-import { answerText, backoffMs, describeRequestError, parseRetryAfter, type RetryPolicy } from "./retry";
+import { answerText, describeRequestError } from "./retry";
+import { backoffMs, parseRetryAfter, type RetryPolicy } from "../../core/retry";
 import { outcomeOf, UNLIMITED, type Outcome, type RequestGate } from "./concurrency";
 import type { BreakerGate, BreakerTicket, Verdict } from "./breaker";
 import { NEVER_STOPPED, RunStopped, type RunStop } from "../stop";

@@ -1,26 +1,8 @@
 /**
- * Adaptive concurrency for the requests of one API to one hub region (a "link": the queue broker of EU, the ERS API of
- * US, ...). It decides how many requests may be in flight and how fast new ones may start.
- *
- * The scheme is AIMD (additive increase, multiplicative decrease) on a window of requests in flight, the scheme of TCP
- * congestion control, with:
- * - slow start: until the first sign of congestion the window grows by one per successful request (it doubles every
- *   round trip), so a fast link is filled within a few round trips;
- * - congestion avoidance afterwards: the window grows per round trip of successes by `increase` after a 429 (slowly,
- *   so that a rate limit is met with few 429s) or by `latencyIncrease` after a latency cut (latency is a noisy signal:
- *   the window must not stay down after a spike);
- * - two congestion signals, each cutting the window to `decrease` times itself (`slowStartDecrease` when leaving slow
- *   start), at most once per round trip (answers to requests sent before the last cut are not counted again):
- *   a 429, and a Vegas-style latency check (the smoothed round trip above the baseline, the lowest recent round trip,
- *   times `latencyTolerance` plus `latencySlackMs`);
- * - pacing: requests start at most at window / smoothed round trip, so that a fractional window counts and requests
- *   are spread over the round trip instead of leaving in bursts;
- * - the floor and ceiling bound the window. A 429 at the floor pauses the link: for its Retry-After when the hub gave
- *   one, otherwise for a backoff that doubles while the 429s go on. (The throttled request itself waits for its
- *   Retry-After before it is sent again: task/http/retry.ts.)
- * 5xx answers and network errors are neither growth nor congestion here; retries handle them.
- *
- * The controller is pure: time comes from `now`, nothing waits. `Link` wraps it with the waiting.
+ * Adaptive concurrency of one link (an API in a hub region): AIMD on a window of requests in flight, with slow start,
+ * 429 and Vegas-style latency cuts at most once per round trip, pacing at window / round trip, and a pause at the floor
+ * (task/README.md, "Adaptive concurrency", has the rules and figures). 5xx and network errors are the retries' business.
+ * The controller is pure: time comes from `now`, nothing waits; `Link` wraps it with the waiting.
  */
 
 export interface LinkLimits {

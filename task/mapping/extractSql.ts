@@ -12,7 +12,7 @@
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
-import { sourceCodeChecks } from "../../cls/checkSql";
+import { sourceCodeChecks } from "../cls/checkSql";
 
 export interface ExtractTables {
   publishSchema: string;
@@ -86,8 +86,9 @@ export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unkno
 
 /** The numbers of the optional parameters: `only` and `knownCodes` follow the 15 (17 with carry) others. */
 function extractParams(perMessage: number, options: ExtractOptions): { only?: string; known?: string } {
-  let n = perMessage > 1 ? 17 : 15;
-  return { only: options.only ? `$${++n}` : undefined, known: options.codeCheck ? `$${++n}` : undefined };
+  const first = perMessage > 1 ? 18 : 16;
+  const known = options.only ? first + 1 : first;
+  return { only: options.only ? `$${first}` : undefined, known: options.codeCheck ? `$${known}` : undefined };
 }
 
 export interface ExtractOptions {

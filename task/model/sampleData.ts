@@ -5,8 +5,8 @@
  */
 import type { ClientBase, Pool, PoolClient } from "pg";
 import { PUBLISH_TABLES, publishSchemaSql, sqlIdentifier } from "./schema";
-import type { BusinessObject, CodeValue } from "../../cls/table";
-import { PARAMETER_DEFAULTS } from "../../config/schema";
+import type { BusinessObject, CodeValue } from "../../core/clsTable";
+import { PARAMETER_DEFAULTS } from "../../core/parameters";
 
 /** Countries per platform region, used when the caller gives none (every one a code of the sample Country sheet). */
 const APAC_COUNTRIES = ["JP", "AU", "SG", "IN"];

@@ -4,13 +4,10 @@
  * each message once its entities are sent. What is archived is done, so a resumed run starts where this one stopped,
  * sending again at most the requests that were in flight.
  */
-import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
 import type { RunContext } from "../context";
 import { ErsStream } from "./ersStream";
 import { StatusWriter } from "./statusWriter";
-import type { StoredMessage } from "./publish";
-import { utf8Body } from "../http/utf8Body";
-import { bodyPages, missingBody } from "../warehouse/archive";
+import { bodyPages, missingBody, type StoredMessage } from "../warehouse/archive";
 import { RunStopped } from "../stop";
 
 /**
@@ -80,14 +77,4 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
       }
     }
   }
-}
-
-/** The ERS request of a transaction's entities (their JSON texts; one piece may hold several, joined by commas). */
-export function ersRequestBody(transactionId: string, systemCode: string, entities: readonly string[]): Buffer {
-  const pieces = [
-    `{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[`,
-  ];
-  entities.forEach((entity, i) => (i ? pieces.push(",", entity) : pieces.push(entity)));
-  pieces.push("]}");
-  return utf8Body(pieces);
 }

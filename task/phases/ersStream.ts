@@ -22,9 +22,9 @@ import type { Link } from "../http/concurrency";
 import { LinkOpen } from "../http/breaker";
 import { Progress } from "../log";
 import { entitiesText, entityTexts } from "../mapping/messageBody";
-import { HUB_API_MAX_BODY_BYTES } from "../../core/hubContract";
-import { ersRequestBody } from "./ers";
-import type { StoredMessage } from "./publish";
+import { DATA_DOMAIN_CODE, ENTITY_NAME, HUB_API_MAX_BODY_BYTES } from "../../core/hubContract";
+import type { StoredMessage } from "../warehouse/archive";
+import { utf8Body } from "../http/utf8Body";
 import type { StatusWriter } from "./statusWriter";
 
 /** A published message waiting for its entities to reach ERS. */
@@ -255,4 +255,14 @@ export class ErsStream {
     }
     if (archive.length) await this.status.commit([], archive);
   }
+}
+
+/** The ERS request of a transaction's entities (their JSON texts; one piece may hold several, joined by commas). */
+export function ersRequestBody(transactionId: string, systemCode: string, entities: readonly string[]): Buffer {
+  const pieces = [
+    `{"transactionId":"${transactionId}","systemCode":${JSON.stringify(systemCode)},"dataDomainCode":"${DATA_DOMAIN_CODE}","entityName":"${ENTITY_NAME}","entities":[`,
+  ];
+  entities.forEach((entity, i) => (i ? pieces.push(",", entity) : pieces.push(entity)));
+  pieces.push("]}");
+  return utf8Body(pieces);
 }

@@ -25,7 +25,7 @@ import {
 } from "../mapping/extractSql";
 import { PUBLISH_TABLES } from "../model/schema";
 import { Progress } from "../log";
-import type { StoredMessage } from "./publish";
+import type { StoredMessage } from "../warehouse/archive";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
 import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";

@@ -25,30 +25,10 @@ import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
-import { bodyPages, missingBody } from "../warehouse/archive";
+import { bodyPages, missingBody, type StoredMessage } from "../warehouse/archive";
 import { NOT_SENT } from "../warehouse/messageStatus";
 import { LinkOpen } from "../http/breaker";
 import { RunStopped } from "../stop";
-
-/** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
-export interface StoredMessage {
-  /**
-   * The transaction id the message carries (properties, body header, ERS, _STATUS): that of the run publishing it,
-   * also for a message an earlier transaction extracted (task/README.md, "Transaction ids").
-   */
-  transactionId: string;
-  seq: string;
-  messageId: string;
-  tenantId: string;
-  destination: string;
-  recordCount: number;
-  body: string;
-  /**
-   * Checked at the source (the extract statement, with --cls): the unknown codes of its employees, [employee id,
-   * `Entity.Field=code` keys] (empty when none). Undefined for a message read back from _ARCHIVE: checked from its body.
-   */
-  unknownCodes?: [string, string[]][];
-}
 
 /** Bytes of batch bodies in flight at most (one batch may exceed it): bounds memory when messages are large. */
 const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;

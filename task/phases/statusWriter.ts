@@ -17,7 +17,7 @@ import type { MessageOutcome } from "../queue/broker";
 import type { RunTables } from "../warehouse/tables";
 import { archiveByIdSql } from "../warehouse/archive";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
-import { TASK_PARAMETER_DEFAULTS } from "../../config/schema";
+import { TASK_PARAMETER_DEFAULTS } from "../../core/parameters";
 import { whileLost } from "../warehouse/database";
 
 export interface StatusRecord extends MessageOutcome {
@@ -42,7 +42,7 @@ export class StatusWriter {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private timer?: NodeJS.Timeout;
-  private error?: unknown;
+  private error?: Error;
   published = 0;
   failed = 0;
   archived = 0;
@@ -97,7 +97,7 @@ export class StatusWriter {
         .then(() => this.writeBuffered());
       this.next = next;
       next.catch((err) => {
-        this.error ??= err;
+        this.error ??= err instanceof Error ? err : new Error(String(err));
       });
     }
     return this.next;

@@ -22,7 +22,7 @@ import type { QueueEndpoint } from "../connections/record";
 import { target } from "../queue/broker";
 import { answerText, describeRequestError } from "../http/retry";
 import { HubHttp } from "../http/client";
-import { ersRequestBody } from "../phases/ers";
+import { ersRequestBody } from "../phases/ersStream";
 import { originChecks, since, type CheckResult, type Verdict } from "./checks";
 
 export type { CheckResult, Verdict };
@@ -59,7 +59,7 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     ...targets.tenants.flatMap((t) =>
       (
         ["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const
-      ).flatMap((api) => (t.apis[api] ? [t.apis[api]!] : [])),
+      ).flatMap((api) => (t.apis[api] ? [t.apis[api]] : [])),
     ),
     ...(targets.hosts ?? []),
   ];

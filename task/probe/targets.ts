@@ -108,7 +108,7 @@ async function awsCredentialsProblem(inputs: { scripts: string; connections: str
 
 /** The stack's hosts, with nothing to authenticate with: the queue brokers' and each tenant's API URLs. */
 function hostsOnly(config: StackConfig): ProbeTargets {
-  const bases = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [config.queues[region]!.baseUrl] : []));
+  const bases = HUB_REGIONS.flatMap((region) => (config.queues[region] ? [config.queues[region].baseUrl] : []));
   const queues = bases.flatMap((base) => [queueAuthUrl(base), queueOrganizationsUrl(base)]);
   const apis = hubApiConfigRows(config).map((r) => String(r.values.hub_api_url));
   const hosts = [...queues, ...apis];

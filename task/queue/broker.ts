@@ -199,7 +199,7 @@ export class QueueBroker {
       // An answer too long is no token, and never will be in this run: every batch fails with the reason.
       if (isPermanentRequestError(err))
         this.refused = `queue connection ${this.endpoint.connection}: authorize: ${describeRequestError(err)}`;
-      throw new Error(this.refused ?? describeRequestError(err));
+      throw new Error(this.refused ?? describeRequestError(err), { cause: err });
     }
     const { status, text } = answer;
     if (status === 401 || status === 403) {

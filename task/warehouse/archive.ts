@@ -125,3 +125,23 @@ export async function* bodyPages<T extends { message_id: string; bytes: number |
     yield page;
   }
 }
+
+/** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
+export interface StoredMessage {
+  /**
+   * The transaction id the message carries (properties, body header, ERS, _STATUS): that of the run publishing it,
+   * also for a message an earlier transaction extracted (task/README.md, "Transaction ids").
+   */
+  transactionId: string;
+  seq: string;
+  messageId: string;
+  tenantId: string;
+  destination: string;
+  recordCount: number;
+  body: string;
+  /**
+   * Checked at the source (the extract statement, with --cls): the unknown codes of its employees, [employee id,
+   * `Entity.Field=code` keys] (empty when none). Undefined for a message read back from _ARCHIVE: checked from its body.
+   */
+  unknownCodes?: [string, string[]][];
+}

@@ -37,15 +37,16 @@ export async function openDatabase(
   try {
     return await tryOpen(settings, max, options(true));
   } catch (err) {
+    let failure = err;
     // An older server does not know the setting (42704): go without it.
     if ((err as { code?: string }).code === "42704") {
       try {
         return await tryOpen(settings, max, options(false));
       } catch (again) {
-        err = again;
+        failure = again;
       }
     }
-    const e = err as NodeJS.ErrnoException & { code?: string };
+    const e = failure as NodeJS.ErrnoException & { code?: string };
     throw new UserError(
       `cannot connect to the database of connection ${connection} (${settings.host}:${settings.port}/${settings.database}): ${e.code ? `${e.code}: ` : ""}${e.message}`,
     );

@@ -41,7 +41,7 @@ const FILES = fs
   .filter((f) => /\.ya?ml$/.test(f))
   .sort();
 
-/** The environments whose required reviewers gate every run (docs/pulumi.md, "CI", says so for each). */
+/** The environments whose required reviewers gate every run (docs/pulumi-reference.md, "CI", says so for each). */
 const REVIEWED_ENVIRONMENTS = ["qa", "prod"];
 
 describe("CI workflows", () => {
@@ -72,7 +72,7 @@ describe("CI workflows", () => {
         }
       }
     }
-    const docs = fs.readFileSync(path.join(ROOT, "docs", "pulumi.md"), "utf8");
+    const docs = fs.readFileSync(path.join(ROOT, "docs", "pulumi-reference.md"), "utf8");
     for (const env of REVIEWED_ENVIRONMENTS)
       expect(docs).toMatch(new RegExp(`\\| environment \`${env}\` \\| \\*\\*required reviewers\\*\\*`));
   });

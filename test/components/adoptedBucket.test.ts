@@ -18,7 +18,7 @@ import {
   ownerTagValue,
   s3ObjectInspector,
 } from "../../components/storage/objectGuard";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 import { startLoopbackS3 } from "../support/loopbackAws";
 import { fixtureStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, ofType } from "../fixtures/plan";
@@ -129,17 +129,15 @@ describe("the guard against S3: HeadObject and GetObjectTagging, never a body", 
 
   it("finds foreign, own and free keys from the tags alone", async () => {
     const put = (key: string, tags: Record<string, string>) =>
-      s3.buckets
-        .get(BUCKET)!
-        .set(key, {
-          body: Buffer.from('{"secret": "encrypted with a key the preview role may not use"}'),
-          etag: '"e"',
-          contentType: "application/json",
-          lastModified: new Date(),
-          sse: "aws:kms",
-          kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/other",
-          tags,
-        });
+      s3.buckets.get(BUCKET)!.set(key, {
+        body: Buffer.from('{"secret": "encrypted with a key the preview role may not use"}'),
+        etag: '"e"',
+        contentType: "application/json",
+        lastModified: new Date(),
+        sse: "aws:kms",
+        kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/other",
+        tags,
+      });
     put(PIPELINE, OWN);
     put(CHECKLIST, { owner: "another-client" });
     s3.requests.length = 0;

@@ -91,6 +91,17 @@ const ACTIONS: Record<string, string[]> = {
     "s3:GetEncryptionConfiguration",
   ],
   "aws:s3/bucketVersioning:BucketVersioning": ["s3:PutBucketVersioning", "s3:GetBucketVersioning"],
+  // The access-log bucket (qa): owner-enforced, logs expiring, the stack's bucket logging into it. Their deletes
+  // (DeleteBucketOwnershipControls, DeleteBucketLifecycle, PutBucketLogging without a target) need the Put actions.
+  "aws:s3/bucketOwnershipControls:BucketOwnershipControls": [
+    "s3:PutBucketOwnershipControls",
+    "s3:GetBucketOwnershipControls",
+  ],
+  "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": [
+    "s3:PutLifecycleConfiguration",
+    "s3:GetLifecycleConfiguration",
+  ],
+  "aws:s3/bucketLogging:BucketLogging": ["s3:PutBucketLogging", "s3:GetBucketLogging"],
   // In a versioned bucket the provider deletes an object by deleting each of its versions.
   "aws:s3/bucketObjectv2:BucketObjectv2": [
     "s3:PutObject",
@@ -224,6 +235,14 @@ const ACTIONS: Record<string, string[]> = {
   ],
   "aws:cloudwatch/metricAlarm:MetricAlarm": [
     "cloudwatch:PutMetricAlarm",
+    "cloudwatch:TagResource",
+    "cloudwatch:DescribeAlarms",
+    "cloudwatch:ListTagsForResource",
+    "cloudwatch:UntagResource",
+    "cloudwatch:DeleteAlarms",
+  ],
+  "aws:cloudwatch/compositeAlarm:CompositeAlarm": [
+    "cloudwatch:PutCompositeAlarm",
     "cloudwatch:TagResource",
     "cloudwatch:DescribeAlarms",
     "cloudwatch:ListTagsForResource",

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { configFromEngine } from "../../config/load";
 import type { StackConfig } from "../../config/schema";
 import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
-import { buildStackSheets } from "../../cls/stack";
+import { buildStackSheets } from "../../config/clsSheets";
 import { loadSheetXlsx } from "../../cls/xlsx";
 import type { PlanRun } from "../../components/planner";
 import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";

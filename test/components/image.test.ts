@@ -21,10 +21,10 @@ const execFileAsync = promisify(execFile);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-image-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The promotion command of docs/pulumi.md, "Promoting an image". */
+/** The promotion command of docs/pulumi-reference.md, "Promoting an image". */
 function promotionCommand(): string {
   const line = fs
-    .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8")
+    .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi-reference.md"), "utf8")
     .split("\n")
     .find((l) => l.startsWith("pulumi config set --stack prod --path 'hubExport:image.promoted'"));
   expect(line).toBeDefined();
@@ -87,9 +87,9 @@ describe("build once, promote by digest", () => {
     expect(kept.options).toMatchObject({ retainOnDelete: true });
     expect(kept.options.import).toBeUndefined();
 
-    // docs/pulumi.md, "Re-creating qa after a destroy": the command as the CLI stores its value.
+    // docs/pulumi-reference.md, "Re-creating qa after a destroy": the command as the CLI stores its value.
     const line = fs
-      .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi.md"), "utf8")
+      .readFileSync(path.join(PROJECT_ROOT, "docs", "pulumi-reference.md"), "utf8")
       .split("\n")
       .find((l) => l.startsWith("pulumi config set --stack qa --path 'hubExport:image.adoptRepository'"));
     expect(line).toBeDefined();

@@ -1,6 +1,6 @@
 /**
  * The image trigger: a content hash of what the image is made of. The bundle's part is esbuild's own list of inputs,
- * so every module task/main.ts reaches counts (cli/ included), and nothing else does.
+ * so every module cli/container.ts reaches counts (cli/ included), and nothing else does.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,13 +19,14 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 describe("image source files", () => {
   const files = imageSourceFiles();
 
-  it("are the bundler's inputs: the task, the cli modules it runs, core, config and the bundled dependencies", () => {
+  it("are the bundler's inputs: the task, the cli modules it runs, core, cls and the bundled dependencies", () => {
     expect(files).toEqual(
       expect.arrayContaining([
-        "task/main.ts",
+        "cli/container.ts",
+        "task/run.ts",
         "cli/command.ts",
         "cli/commands/run.ts",
-        "config/schema.ts",
+        "core/parameters.ts",
         "core/hubContract.ts",
       ]),
     );
@@ -36,8 +37,17 @@ describe("image source files", () => {
     for (const file of files) expect(fs.existsSync(path.join(__dirname, "..", "..", file)), file).toBe(true);
   });
 
-  it("leave out what the bundle does not reach: the Pulumi program, tests, local mode, the emulator", () => {
-    for (const prefix of ["components/", "test/", "local/", "emulator/", "providers/", "node_modules/@pulumi/"])
+  it("leave out what the bundle does not reach: the Pulumi program, the stack config, benchmarks, tests, local mode, the emulator", () => {
+    for (const prefix of [
+      "components/",
+      "config/",
+      "bench/",
+      "test/",
+      "local/",
+      "emulator/",
+      "providers/",
+      "node_modules/@pulumi/",
+    ])
       expect(
         files.filter((f) => f.startsWith(prefix)),
         prefix,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateStackConfig, ConfigError } from "../../config/validate";
-import { CONCURRENCY_DEFAULTS } from "../../config/schema";
+import { CONCURRENCY_DEFAULTS } from "../../core/concurrency";
 import { linkBounds } from "../../core/concurrency";
 import { rawConfig } from "../support/rawConfig";
 

@@ -15,6 +15,7 @@ import { codeBlocks, stackConfigFragment } from "../docs/snippets";
 const DOC_PAGES = [
   "docs/onboarding.md",
   "docs/pulumi.md",
+  "docs/pulumi-reference.md",
   "docs/operating.md",
   "docs/hub-contract.md",
   "cls/README.md",

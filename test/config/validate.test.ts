@@ -9,7 +9,7 @@ import {
 import { keyPathText } from "../../config/placeholders";
 import { environmentIssues } from "../../config/environment";
 import { loadStackConfig } from "../../config/load";
-import { PARAMETER_DEFAULTS, TASK_PARAMETER_DEFAULTS } from "../../config/schema";
+import { PARAMETER_DEFAULTS, TASK_PARAMETER_DEFAULTS } from "../../core/parameters";
 import { rawConfig, rawHubTenant, rawPlatTenant, rawHubEnvironment, rawQueue, TENANT_IDS } from "../support/rawConfig";
 
 type Raw = ReturnType<typeof rawConfig>;

@@ -30,6 +30,7 @@ const PAGES = [
   "README.md",
   "docs/developing.md",
   "docs/pulumi.md",
+  "docs/pulumi-reference.md",
   "docs/onboarding.md",
   "docs/operating.md",
   "docs/hub-contract.md",

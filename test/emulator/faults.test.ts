@@ -332,13 +332,16 @@ describe("fault injection over HTTP", () => {
     // drip: headers at once, then one byte a second, never ending.
     const drip = await as("queue.authorize:drip=1");
     expect(drip.statusCode).toBe(200);
-    const t0 = Date.now();
     let dripped = 0;
+    let ended = true;
     for await (const chunk of drip.body) {
       dripped += (chunk as Buffer).length;
-      if (Date.now() - t0 > 1500) break;
+      if (dripped >= 2) {
+        ended = false;
+        break;
+      }
     }
-    expect(dripped).toBeLessThanOrEqual(3);
+    expect(ended, "the drip ended").toBe(false);
     // silence: no answer at all.
     em.setFaults("queue.authorize:silence=1");
     const silent = await send(AbortSignal.timeout(500)).then(
@@ -425,16 +428,18 @@ describe("inspection API", () => {
     }
   });
 
-  it("closes idle keep-alive connections on close()", async () => {
+  it("closes idle keep-alive connections on close()", { timeout: 45_000 }, async () => {
     const em = await startEmulator({});
     const { Agent, request } = await import("undici");
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     try {
       const res = await request(em.urls.state, { dispatcher: agent });
       await res.body.text();
-      const t0 = performance.now();
+      const disconnected = new Promise((resolve) => agent.once("disconnect", resolve));
+      // The idle connection is closed by the server, not left to the client's keep-alive of 60 s (the test's
+      // timeout, shorter, catches a close() that waits for it).
       await em.close();
-      expect(performance.now() - t0).toBeLessThan(1000);
+      await disconnected;
       await expect(request(em.urls.state, { dispatcher: agent })).rejects.toThrow();
     } finally {
       await agent.close();

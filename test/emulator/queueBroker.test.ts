@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { QUEUE_API, authorizeResponseSchema, publishResultSchema } from "../../core/hubContract";
 import { startEmulator, type Emulator } from "../../emulator";
 import { DEV_QUEUES, authorize, authorizeRaw, message, messagesUrl, put } from "./helpers";
@@ -347,14 +347,17 @@ describe("queue broker without retained bodies", () => {
 });
 
 describe("token lifetime", () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // A controlled clock: the broker's tokens age only when the test moves it on.
+  beforeEach(() => vi.useFakeTimers({ toFake: ["Date"] }));
+  afterEach(() => vi.useRealTimers());
+  const sleep = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
   it("expires an unused token after the TTL (401), and a new authorization works", async () => {
     const em = await startEmulator({ config: { tokenTtlSeconds: 0.3 } });
     try {
       const token = await authorize(em);
       expect((await put(messagesUrl(em, "q"), token, [message("t-1")])).status).toBe(201);
-      await sleep(450);
+      sleep(450);
       const expired = await put(messagesUrl(em, "q"), token, [message("t-2")]);
       expect(expired.status).toBe(401);
       expect(expired.json.message).toMatch(/expired/);
@@ -374,7 +377,7 @@ describe("token lifetime", () => {
       // Six uses 150 ms apart: 0.9 s in all, more than twice the TTL, yet never 0.4 s unused.
       for (let i = 0; i < 6; i++) {
         expect((await put(messagesUrl(em, "q"), token, [message(`e-${i}`)])).status, `use ${i}`).toBe(201);
-        await sleep(150);
+        sleep(150);
       }
     } finally {
       await em.close();

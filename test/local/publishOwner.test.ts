@@ -67,7 +67,7 @@ describe("publish tables a loader role creates after provisioning", () => {
         platRegions: ["US", "EU"],
         loaderRole: LOADER,
       });
-      // How docs/pulumi.md finds a publish table's owner.
+      // How docs/pulumi-reference.md finds a publish table's owner.
       const owners = await client.query<{ tablename: string; tableowner: string }>(
         "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
         [plan.publishSchema],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { changeLookup, exportMode, formatSummary, runStatus } from "../../local/summary";
 import { runMetricRecords } from "../../core/metrics";
-import type { LocalSummary } from "../../local/run";
+import type { LocalSummary } from "../../local/summary";
 
 describe("the local summary's run status", () => {
   it.each([

@@ -9,7 +9,7 @@ import { editKey, fixtureStack } from "../fixtures/stacks";
 import { inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
 import { configFromEngine } from "../../config/load";
 import { ALL_REGIONS, METRICS, METRIC_NAMESPACE } from "../../core/metrics";
-import { EXIT_CODES } from "../../core/exitCodes";
+import { EXIT } from "../../core/exitCodes";
 import { MESSAGE_PLACEHOLDERS } from "../../components/monitoring/taskStopRules";
 import type { PolicyDocument } from "../../components/policies";
 import { alertEndpointKey } from "../../components/monitoring/exportMonitoring";
@@ -179,21 +179,17 @@ describe("operating the export (stack qa, under mocks)", () => {
     ["a completed run", { exitCode: 0, stopCode: "EssentialContainerExited" }, []],
     [
       "an ExecutionFailed run",
-      { exitCode: EXIT_CODES.executionFailed, stopCode: "EssentialContainerExited" },
+      { exitCode: EXIT.executionFailed, stopCode: "EssentialContainerExited" },
       ["execution-failed"],
     ],
-    [
-      "a refused or stopped run",
-      { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "EssentialContainerExited" },
-      ["stopped"],
-    ],
-    ["a run stopped by an operator", { exitCode: EXIT_CODES.refusedOrStopped, stopCode: "UserInitiated" }, ["stopped"]],
+    ["a refused or stopped run", { exitCode: EXIT.failed, stopCode: "EssentialContainerExited" }, ["stopped"]],
+    ["a run stopped by an operator", { exitCode: EXIT.failed, stopCode: "UserInitiated" }, ["stopped"]],
     [
       "a task ECS stopped with SIGTERM while it was starting",
       { exitCode: 143, stopCode: "ServiceSchedulerInitiated" },
       ["stopped"],
     ],
-    ["an internal error", { exitCode: EXIT_CODES.internal, stopCode: "EssentialContainerExited" }, ["other-exit"]],
+    ["an internal error", { exitCode: EXIT.internal, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a killed task", { exitCode: 137, stopCode: "EssentialContainerExited" }, ["other-exit"]],
     ["a task that failed to start", { stopCode: "TaskFailedToStart" }, ["not-run"]],
     [

@@ -20,7 +20,7 @@ import {
   type StackState,
   type UpReport,
 } from "../support/deploy";
-import type { S3Object } from "../../emulator/s3";
+import type { S3Object } from "../support/s3";
 import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";

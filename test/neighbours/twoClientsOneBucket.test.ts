@@ -24,7 +24,7 @@ import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData
 import { loadPipelineTemplate, TEMPLATES_DIR } from "../../templates";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { missingBaselineTables } from "../../providers/baseline";
-import { completedRuns } from "../../local/status";
+import { completedRuns } from "../../operate/status";
 import fs from "node:fs";
 import path from "node:path";
 

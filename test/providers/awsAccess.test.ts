@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 import { awsAccessFromConfig, rememberAwsAccess } from "../../providers/awsAccess";
 import {
   sharedObjectProvider,

@@ -7,7 +7,6 @@ import { renderBaseline, renderCommonSchema } from "../../core/baseline";
 import { loadClientRunTables, loadSqlBaseline } from "../../templates";
 import {
   applyBaseline,
-  baselineColumns,
   baselineProvider,
   baselineTables,
   missingBaselineColumns,
@@ -20,6 +19,8 @@ import { createTestDatabase } from "../support/database";
 import { configFromEngine } from "../../config/load";
 import { fixtureStack } from "../fixtures/stacks";
 import { intakeJobWrittenWhenPresent } from "../../core/intakeJob";
+import { clientRunTables, commonSchemaTables } from "../../core/sqlTables";
+import type { StackConfig } from "../../config/schema";
 
 let wh: Warehouse;
 
@@ -61,6 +62,19 @@ describe("baseline provider", () => {
     ]);
   });
 
+  it("creates exactly the tables and columns core/sqlTables.ts declares, in their order (before any test adds one)", async () => {
+    const declared = {
+      ...commonSchemaTables(wh.config.stagingSchema),
+      ...clientRunTables(wh.config.stagingSchema, wh.config.clientName),
+    };
+    const inDb = await wh.query<{ t: string; columns: string[] }>(
+      `SELECT table_schema || '.' || table_name AS t, array_agg(column_name::text ORDER BY ordinal_position) AS columns
+         FROM information_schema.columns WHERE table_schema = 'staging' GROUP BY 1`,
+    );
+    expect(Object.fromEntries(inDb.map((r) => [r.t, r.columns]))).toEqual(declared);
+    expect(await missingBaselineColumns(wh.connection, declared)).toEqual([]);
+  });
+
   it("is idempotent: the same baseline applied again changes nothing", async () => {
     const inputs = baselineInputs(wh.target, wh.config);
     await wh.query("INSERT INTO staging.hub_intake_job (job_name, transaction_id) VALUES ('j', gen_random_uuid())");
@@ -88,7 +102,11 @@ describe("baseline provider", () => {
   it("applies all or nothing: a failing baseline leaves the database as it was", async () => {
     const before = await tablesIn("staging");
     const sql = "CREATE TABLE staging.half_applied (x integer);\nSELECT 1 / 0;";
-    const error = await applyBaseline(wh.connection, sql, "Hub_Plat_Common_Schema_Baseline_99").catch((e: Error) => e);
+    const error = await applyBaseline(wh.connection, {
+      sql,
+      name: "Hub_Plat_Common_Schema_Baseline_99",
+      tables: {},
+    }).catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Plat_Common_Schema_Baseline_99: applying the baseline to 127\.0\.0\.1:\d+\/\w+ failed, nothing was changed: division by zero/,
     );
@@ -120,37 +138,6 @@ describe("baseline provider", () => {
     }
     await baselineProvider.create(inputs);
     expect(await tablesIn("staging")).toContain("hub_export_watermark");
-  });
-
-  it("reads the column names of each CREATE TABLE, as the database has them", async () => {
-    const sql = `${renderCommonSchema(loadSqlBaseline(), wh.config)}\n${renderBaseline(loadClientRunTables(), wh.config)}`;
-    const columns = baselineColumns(sql);
-    expect(Object.keys(columns).sort()).toEqual(baselineTables(sql).sort());
-    for (const [table, names] of Object.entries(columns)) {
-      const [schema, name] = table.split(".");
-      const inDb = await wh.query<{ column_name: string }>(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position",
-        [schema, name],
-      );
-      expect(names).toEqual(inDb.map((c) => c.column_name));
-    }
-    expect(columns["staging.hub_plat_config"]).toEqual(
-      expect.arrayContaining(["plat_region", "plat_client_name", "hub_tenant_id"]),
-    );
-    expect(await missingBaselineColumns(wh.connection, sql)).toEqual([]);
-
-    // Constraints, nested parentheses, literals, quoted names and comments holding commas or parentheses.
-    const tricky = `
-      CREATE TABLE IF NOT EXISTS s.T1 (
-        id integer NOT NULL PRIMARY KEY, -- the id (a comment, with a comma)
-        Amount numeric(10, 2) CHECK (Amount > 0 AND Amount IN (1, 2)),
-        "MixedCase" text DEFAULT 'a, b (c)' , /* block, comment ( */ note text,
-        CONSTRAINT t1_amount CHECK (amount < 100),
-        PRIMARY KEY (id), UNIQUE (note, id), CHECK (note <> ''), FOREIGN KEY (id) REFERENCES s.t0 (id)
-      );
-      CREATE TABLE s.not_idempotent (x integer);
-      create table if not exists s.t2 (only_column text);`;
-    expect(baselineColumns(tricky)).toEqual({ "s.t1": ["id", "amount", "MixedCase", "note"], "s.t2": ["only_column"] });
   });
 
   it("reads a missing column as drift: the next `up` applies the baseline again, and fails unless it adds the column", async () => {
@@ -188,7 +175,7 @@ describe("baseline provider", () => {
     const updated = await baselineProvider.update!(id, drifted.props!, fixed);
     expect(updated.outs).toEqual(fixed);
     expect(await baselineProvider.read!(id, updated.outs!)).toEqual({ id, props: fixed });
-    expect(await missingBaselineColumns(wh.connection, inputs.sql)).toEqual([]);
+    expect(await missingBaselineColumns(wh.connection, inputs.tables)).toEqual([]);
   });
 
   it("the client's run tables: a client rename applies the new client's tables on update; delete leaves every table", async () => {
@@ -233,6 +220,17 @@ describe("baseline provider", () => {
 describe("first install only (procedure step 5.1): common tables that exist already are adopted", () => {
   let db: { url: string; drop(): Promise<void> };
   const qa = () => configFromEngine(fixtureStack("qa").config, "qa");
+  /** The common schema's file as the plan gives it, with other SQL if given. */
+  const common = (sql = renderCommonSchema(loadSqlBaseline(), qa())) => ({
+    name: "Hub_Plat_Common_Schema_Baseline_test",
+    sql,
+    tables: commonSchemaTables("staging"),
+  });
+  const clientFile = (config: StackConfig = qa()) => ({
+    name: "Hub_Client_Run_Tables_test",
+    sql: renderBaseline(loadClientRunTables(), config),
+    tables: clientRunTables("staging", config.clientName),
+  });
   const query = async (sql: string, params: unknown[] = []) => {
     const client = new Client({ connectionString: db.url });
     await client.connect();
@@ -257,7 +255,7 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       INSERT INTO staging.hub_api_config VALUES ('ERS', 'https://hub-ext-x/ers/api/', 'hub-x', 'US', '00000000-0000-4000-8000-000000000001', 'other pipeline');
       INSERT INTO staging.hub_plat_config VALUES ('US', 'OTHER', 'US', 'US', NULL, NULL, 'HUB_MQ_US', 'OTHER_US', '00000000-0000-4000-8000-000000000001');`);
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
-    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test");
+    await applyBaseline(db.url, common(sql));
     expect(await query("SELECT hub_api_name, created_by FROM staging.hub_api_config")).toEqual([
       { hub_api_name: "ERS", created_by: "other pipeline" },
     ]);
@@ -266,16 +264,16 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     ]);
     // The common tables it lacked are created (our own); no client's table comes with the common schema.
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
-    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+    expect(await missingBaselineColumns(db.url, commonSchemaTables("staging"))).toEqual([]);
     expect(
       await query(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'staging' AND table_name LIKE '%messages%'",
       ),
     ).toEqual([]);
     // The client's run tables come from their own file, after the common schema.
-    const runTables = renderBaseline(loadClientRunTables(), qa());
-    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
-    expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
+    const runTables = clientFile();
+    await applyBaseline(db.url, runTables);
+    expect(await missingBaselineTables(db.url, runTables.sql)).toEqual([]);
   });
 
   it("creates every index of the run tables with the longest client name (42 characters), and replaces an earlier build's index names", async () => {
@@ -300,21 +298,21 @@ describe("first install only (procedure step 5.1): common tables that exist alre
         .sort();
     const long = `LONG_${"X".repeat(37)}`;
     expect(long).toHaveLength(42);
-    const runTables = (clientName: string) => renderBaseline(loadClientRunTables(), { ...qa(), clientName });
-    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
-    await applyBaseline(db.url, runTables(long), "Hub_Client_Run_Tables_test");
+    const runTables = (clientName: string) => clientFile({ ...qa(), clientName });
+    await applyBaseline(db.url, common());
+    await applyBaseline(db.url, runTables(long));
     expect(await indexes(long)).toEqual(expected(long));
 
     // An install of the earlier build: its index names (truncated to 63 characters by PostgreSQL for a long client, where
     // one of them is the _ARCHIVE table's own name and was never created) go; the new ones stay, and so does the table.
     for (const client of ["OLDIDX", long]) {
-      if (client === "OLDIDX") await applyBaseline(db.url, runTables(client), "Hub_Client_Run_Tables_test");
+      if (client === "OLDIDX") await applyBaseline(db.url, runTables(client));
       const c = client.toLowerCase();
       await query(`CREATE INDEX IF NOT EXISTS hub_${c}_messages_status_tx_idx ON staging.hub_${c}_messages_status (transaction_id, status);
         CREATE INDEX IF NOT EXISTS hub_${c}_messages_status_failed_idx ON staging.hub_${c}_messages_status (message_id) WHERE status = 'FAILED';
         CREATE INDEX IF NOT EXISTS hub_${c}_messages_archive_tx_idx ON staging.hub_${c}_messages_archive (transaction_id);`);
       expect((await indexes(client)).length).toBeGreaterThan(expected(client).length);
-      await applyBaseline(db.url, runTables(client), "Hub_Client_Run_Tables_test");
+      await applyBaseline(db.url, runTables(client));
       expect(await indexes(client)).toEqual(expected(client));
       expect(await query(`SELECT to_regclass('staging.hub_${c}_messages_archive') IS NOT NULL AS table`)).toEqual([
         { table: true },
@@ -323,19 +321,19 @@ describe("first install only (procedure step 5.1): common tables that exist alre
   });
 
   it("adopts a client's run tables that exist already (an earlier install), and refuses, naming the columns, when they lack some", async () => {
-    const runTables = renderBaseline(loadClientRunTables(), qa());
+    const runTables = clientFile();
     await query(
       "INSERT INTO staging.hub_acme_messages_status (message_id, transaction_id, hub_tenant_id, hub_destination, status) VALUES (gen_random_uuid(), gen_random_uuid(), 't', 'HUB_MQ_US', 'PUBLISHED')",
     );
-    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    await applyBaseline(db.url, runTables);
     expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_status")).toEqual([{ n: 1 }]);
 
     // Another client's tables left by an older pipeline, without columns this project needs.
-    const globex = renderBaseline(loadClientRunTables(), { ...qa(), clientName: "GLOBEX" });
+    const globex = clientFile({ ...qa(), clientName: "GLOBEX" });
     await query(
       "CREATE TABLE staging.hub_globex_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid, status text)",
     );
-    const error = await applyBaseline(db.url, globex, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
+    const error = await applyBaseline(db.url, globex).catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Client_Run_Tables_test: tables of .* exist already .* lack columns this project needs: staging\.hub_globex_messages_status\.hub_tenant_id, staging\.hub_globex_messages_status\.hub_destination, staging\.hub_globex_messages_status\.attempts, staging\.hub_globex_messages_status\.reason, staging\.hub_globex_messages_status\.updated_at\. .*nothing was changed$/,
     );
@@ -353,7 +351,7 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     await query(`CREATE SCHEMA staging;
       CREATE TABLE staging.hub_api_config (hub_api_name text, hub_api_url text, hub_tenant_id text);`);
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
-    const error = await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test").catch((e: Error) => e);
+    const error = await applyBaseline(db.url, common(sql)).catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Plat_Common_Schema_Baseline_test: tables of .* exist already \(created by another pipeline or an earlier install\) but lack columns this project needs: staging\.hub_api_config\.hub_environment_name, staging\.hub_api_config\.hub_region\. .*nothing was changed$/,
     );
@@ -363,19 +361,19 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     expect(tables).toEqual([{ table_name: "hub_api_config" }]);
     // A baseline that adds them adopts the table.
     const fixed = `${sql}\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_environment_name text;\nALTER TABLE staging.HUB_API_CONFIG ADD COLUMN IF NOT EXISTS hub_region text;\n`;
-    await applyBaseline(db.url, fixed, "Hub_Plat_Common_Schema_Baseline_test");
-    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+    await applyBaseline(db.url, common(fixed));
+    expect(await missingBaselineColumns(db.url, commonSchemaTables("staging"))).toEqual([]);
   });
 
   it("refuses, naming them, NOT NULL columns without a default that this project never writes; nothing is changed", async () => {
     await query("DROP SCHEMA staging CASCADE");
-    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
+    await applyBaseline(db.url, common());
     // Another pipeline's status table: our columns, and one of its own that every insert of ours would leave null.
     await query(`CREATE TABLE staging.hub_acme_messages_status (message_id uuid PRIMARY KEY, transaction_id uuid NOT NULL, hub_tenant_id text NOT NULL,
       hub_destination text NOT NULL, status text NOT NULL, attempts integer NOT NULL DEFAULT 0, reason text, updated_at timestamptz NOT NULL DEFAULT now(),
       batch_no integer NOT NULL, note text NOT NULL DEFAULT '', seq_id bigint GENERATED ALWAYS AS IDENTITY)`);
-    const runTables = renderBaseline(loadClientRunTables(), qa());
-    const error = await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test").catch((e: Error) => e);
+    const runTables = clientFile();
+    const error = await applyBaseline(db.url, runTables).catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       /^Hub_Client_Run_Tables_test: tables of .* with NOT NULL columns that have no default and that this project never writes: staging\.hub_acme_messages_status\.batch_no\. .*nothing was changed$/,
     );
@@ -383,20 +381,20 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       { absent: true },
     ]);
     await query("ALTER TABLE staging.hub_acme_messages_status ALTER COLUMN batch_no SET DEFAULT 0");
-    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
-    expect(await missingBaselineTables(db.url, runTables)).toEqual([]);
+    await applyBaseline(db.url, runTables);
+    expect(await missingBaselineTables(db.url, runTables.sql)).toEqual([]);
   });
 
   it("moves the bodies of a queue created before it held ids only to _ARCHIVE, and drops the columns it no longer has", async () => {
     await query("DROP SCHEMA staging CASCADE");
-    await applyBaseline(db.url, renderCommonSchema(loadSqlBaseline(), qa()), "Hub_Plat_Common_Schema_Baseline_test");
+    await applyBaseline(db.url, common());
     // The work queue as the first layout had it, with a message of a killed run still queued.
     await query(`CREATE TABLE staging.hub_acme_messages (message_id uuid NOT NULL PRIMARY KEY, transaction_id uuid NOT NULL, seq bigint NOT NULL,
       hub_tenant_id text NOT NULL, hub_destination text NOT NULL, country_code text NOT NULL, record_count integer NOT NULL CHECK (record_count > 0),
       employee_ids text[] NOT NULL, changed_through timestamp NOT NULL, body text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), UNIQUE (transaction_id, seq));
       INSERT INTO staging.hub_acme_messages VALUES ('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000aa', 1, 't', 'HUB_MQ_US', 'US', 1, '{E1}', '2026-11-01', '{"header":{}}', now())`);
-    const runTables = renderBaseline(loadClientRunTables(), qa());
-    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    const runTables = clientFile();
+    await applyBaseline(db.url, runTables);
     expect(
       await query("SELECT message_id, body, employee_ids, archived_by FROM staging.hub_acme_messages_archive"),
     ).toEqual([
@@ -414,9 +412,9 @@ describe("first install only (procedure step 5.1): common tables that exist alre
     const columns = await query(
       "SELECT column_name FROM information_schema.columns WHERE table_schema = 'staging' AND table_name = 'hub_acme_messages' ORDER BY ordinal_position",
     );
-    expect(columns.map((r) => r.column_name)).toEqual(baselineColumns(runTables)["staging.hub_acme_messages"]);
+    expect(columns.map((r) => r.column_name)).toEqual(runTables.tables["staging.hub_acme_messages"]);
     // Applied again, it changes nothing.
-    await applyBaseline(db.url, runTables, "Hub_Client_Run_Tables_test");
+    await applyBaseline(db.url, runTables);
     expect(await query("SELECT count(*)::int AS n FROM staging.hub_acme_messages_archive")).toEqual([{ n: 1 }]);
   });
   it("adopts the specification's three tables with exactly its columns, other clients' rows in them, and adds nothing to them", async () => {
@@ -439,10 +437,10 @@ describe("first install only (procedure step 5.1): common tables that exist alre
              ORDER BY 1`);
     const before = await shared();
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
-    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"));
+    await applyBaseline(db.url, common(sql), intakeJobWrittenWhenPresent("staging"));
     expect(await shared()).toEqual(before);
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
-    expect(await missingBaselineColumns(db.url, sql)).toEqual([]);
+    expect(await missingBaselineColumns(db.url, commonSchemaTables("staging"))).toEqual([]);
   });
 
   it("adopts HUB_INTAKE_JOB of this project's earlier layout, whose NOT NULL columns the task writes; refuses other unwritten ones", async () => {
@@ -451,16 +449,16 @@ describe("first install only (procedure step 5.1): common tables that exist alre
       status text NOT NULL, build_number text NOT NULL, started_at timestamptz NOT NULL, finished_at timestamptz NOT NULL, extracted_count integer NOT NULL DEFAULT 0, error text NULL)`);
     const sql = renderCommonSchema(loadSqlBaseline(), qa());
     // Without knowing what the task writes, its NOT NULL columns look unwritten.
-    await expect(applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test")).rejects.toThrow(
+    await expect(applyBaseline(db.url, common(sql))).rejects.toThrow(
       /never writes: staging\.hub_intake_job\.plat_client_name, staging\.hub_intake_job\.status, staging\.hub_intake_job\.build_number/,
     );
-    await applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging"));
+    await applyBaseline(db.url, common(sql), intakeJobWrittenWhenPresent("staging"));
     expect(await missingBaselineTables(db.url, sql)).toEqual([]);
     // A column the task does not know is still refused.
     await query("ALTER TABLE staging.hub_intake_job ADD COLUMN approved_by text NOT NULL");
-    await expect(
-      applyBaseline(db.url, sql, "Hub_Plat_Common_Schema_Baseline_test", intakeJobWrittenWhenPresent("staging")),
-    ).rejects.toThrow(/never writes: staging\.hub_intake_job\.approved_by\./);
+    await expect(applyBaseline(db.url, common(sql), intakeJobWrittenWhenPresent("staging"))).rejects.toThrow(
+      /never writes: staging\.hub_intake_job\.approved_by\./,
+    );
     await query("DROP SCHEMA staging CASCADE");
   });
 });

@@ -1,13 +1,13 @@
 /**
- * The shared scripts folder against a real S3 API on loopback (emulator/s3.ts, through the AWS SDK): files created from
+ * The shared scripts folder against a real S3 API on loopback (test/support/s3.ts, through the AWS SDK): files created from
  * their templates when absent, only this stack's entries added, updated and removed, other entries and unknown keys
  * left alone, and two stacks writing at once losing nothing (conditional writes on the ETag, retried).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 import {
   applyScriptFiles,
   mergeCredentialsIni,
@@ -364,11 +364,27 @@ describe("the same files in a local folder (the embedded default)", () => {
       fs.writeFileSync(path.join(dir, "tenant_credentials_template.txt"), TENANT_CREDENTIALS_TEMPLATE);
       fs.writeFileSync(path.join(dir, "tenant_credentials.txt.lock"), "");
       const location = { kind: "folder" as const, dir };
-      setTimeout(() => fs.rmSync(path.join(dir, "tenant_credentials.txt.lock")), 150);
-      await Promise.all([
-        applyScriptFiles({ location, warehouseConnection: "DB", entries: { [A]: "a==" } }),
-        applyScriptFiles({ location, warehouseConnection: "DB", entries: { [B]: "b==" } }),
-      ]);
+      // The lock goes once a writer has found it held (not after a time): that writer must try again.
+      const lock = path.join(dir, "tenant_credentials.txt.lock");
+      let refused = 0;
+      const openSync = fs.openSync;
+      const spy = vi.spyOn(fs, "openSync").mockImplementation((...args: Parameters<typeof fs.openSync>) => {
+        try {
+          return openSync(...args);
+        } catch (err) {
+          if (args[0] === lock && (err as NodeJS.ErrnoException).code === "EEXIST" && ++refused === 1) fs.rmSync(lock);
+          throw err;
+        }
+      });
+      try {
+        await Promise.all([
+          applyScriptFiles({ location, warehouseConnection: "DB", entries: { [A]: "a==" } }),
+          applyScriptFiles({ location, warehouseConnection: "DB", entries: { [B]: "b==" } }),
+        ]);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(refused).toBeGreaterThan(0);
       expect(JSON.parse(fs.readFileSync(path.join(dir, "tenant_credentials.txt"), "utf8"))).toEqual({
         [A]: "a==",
         [B]: "b==",

@@ -2,7 +2,7 @@
  * A vendor scripts release (procedure step 7.1): read with yauzl, folder structure kept, the platform's credential
  * files never taken from it, and zip-slip entries (absolute paths, `..`, backslashes, symbolic links) refused. Applied,
  * it makes the shared folder's content exactly the release's: in a local folder, and in S3 against the loopback S3 API
- * (emulator/s3.ts) through the AWS SDK, with the dynamic provider's own methods.
+ * (test/support/s3.ts) through the AWS SDK, with the dynamic provider's own methods.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import crypto from "node:crypto";
@@ -23,7 +23,7 @@ import {
 } from "../../providers/scriptsRelease";
 import { loadScriptsRelease, PROJECT_ROOT } from "../../config/load";
 import { UserError } from "../../core/errors";
-import { startS3Emulator, type S3Emulator } from "../../emulator/s3";
+import { startS3Emulator, type S3Emulator } from "../support/s3";
 
 /** A zip of `files` (name → content); `mode` per name for special entries. */
 function zipOf(files: Record<string, string>, mode: Record<string, number> = {}): Promise<Buffer> {

@@ -5,7 +5,7 @@
  * created under its old one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { S3Emulator } from "../../emulator/s3";
+import type { S3Emulator } from "../support/s3";
 import {
   sharedObjectProvider,
   SHARED_OBJECT_PROVIDER_VERSION,

@@ -37,14 +37,15 @@ export async function createTestDatabase(
 export const sleep = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits until no session of pg_stat_activity matches `where` (a condition with parameters `params`), up to `ms`:
- * a session whose client has gone may still be running, and committing, its last statement.
+ * Waits until no session of pg_stat_activity matches `where` (a condition with parameters `params`), up to `ms` (a
+ * hang guard: a loaded machine can take seconds): a session whose client has gone may still be running, and
+ * committing, its last statement.
  */
 export async function sessionsGone(
   db: Pick<Client, "query">,
   where: string,
   params: unknown[] = [],
-  ms = 5000,
+  ms = 30_000,
 ): Promise<void> {
   for (const started = Date.now(); Date.now() - started < ms; await sleep(50)) {
     const { rows } = await db.query<{ n: number }>(

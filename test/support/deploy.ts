@@ -1,6 +1,6 @@
 /**
  * `pulumi up` and `pulumi destroy` of a planned program (components/planner: the real program under the SDK's mocks)
- * against the services this machine runs: the loopback S3 (emulator/s3.ts, reached through AWS_ENDPOINT_URL_S3),
+ * against the services this machine runs: the loopback S3 (test/support/s3.ts, reached through AWS_ENDPOINT_URL_S3),
  * embedded PostgreSQL and the hub emulator. The custom resources' providers are called for real, through the engine's
  * steps (test/support/engine.ts: updates, replacements create-first unless deleteBeforeReplace, deletes with the OLD
  * state); each BucketObjectv2 is put as the AWS provider puts it (content, content type, SSE-KMS, tags) and deleted
@@ -30,7 +30,7 @@ import os from "node:os";
 import path from "node:path";
 import { Pool } from "pg";
 import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
-import type { S3Emulator } from "../../emulator/s3";
+import type { S3Emulator } from "./s3";
 import { validateStackConfig } from "../../config/validate";
 import { planInstallation } from "../../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";

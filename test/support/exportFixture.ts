@@ -19,7 +19,7 @@ import {
 } from "../../emulator";
 import { seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
-import { completedRuns } from "../../local/status";
+import { completedRuns } from "../../operate/status";
 
 export interface ExportFixture {
   db: { url: string; drop(): Promise<void> };

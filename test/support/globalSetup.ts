@@ -2,7 +2,8 @@
  * Once per `npm test` run: a temporary folder of the run's own, inside the project (`.tmp/test-<pid>`, ignored by
  * git), which every test process uses as its system temporary folder (TMPDIR), so that nothing a test, a child
  * process or a tool (tsx's cache) writes ends up in the system's; and one embedded PostgreSQL on a free port with its
- * data in that folder. Teardown removes the folder; a run that was killed has its folder removed by the next run.
+ * data in that folder; and the export task's bundle, built once for every test that runs it. Teardown removes the
+ * folder; a run that was killed has its folder removed by the next run.
  * tsx's transpile cache (`<tmpdir>/tsx-<uid>`, used by the test child processes that run TypeScript through tsx) is a
  * link to `.tmp/tsx-cache`, so that it outlives the run as it would in the system temporary folder.
  */
@@ -28,12 +29,17 @@ export async function setup(project: TestProject): Promise<void> {
   fs.symlinkSync(tsxCache, path.join(runDir, `tsx-${process.geteuid?.() ?? "user"}`));
   // Read by os.tmpdir() in this process and in every worker and child process started from now on.
   process.env.TMPDIR = runDir;
-  server = await startEmbeddedPostgres({
-    dataDir: path.join(runDir, "postgres"),
-    persistent: false,
-    owner: "npm test",
-  });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { buildTask } = require("../../scripts/build-task.js") as {
+    buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }>;
+  };
+  const [started, bundle] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: path.join(runDir, "postgres"), persistent: false, owner: "npm test" }),
+    buildTask({ outdir: path.join(runDir, "task-bundle"), minify: false }),
+  ]);
+  server = started;
   project.provide("pgAdminUrl", server.adminUrl);
+  project.provide("taskBundle", bundle.outfile);
 }
 
 export async function teardown(): Promise<void> {
@@ -53,5 +59,7 @@ function removeStaleRuns(): void {
 declare module "vitest" {
   export interface ProvidedContext {
     pgAdminUrl: string;
+    /** dist/task/index.js as the image runs it, built once for the run (test/support/taskProcess.ts). */
+    taskBundle: string;
   }
 }

@@ -1,5 +1,5 @@
-/** Pointing the AWS SDK at the loopback S3 (emulator/s3.ts). */
-import { startS3Emulator, type S3Emulator, type S3EmulatorOptions } from "../../emulator/s3";
+/** Pointing the AWS SDK at the loopback S3 (test/support/s3.ts). */
+import { startS3Emulator, type S3Emulator, type S3EmulatorOptions } from "./s3";
 
 /** The AWS SDK's variables for the loopback S3: its endpoint and stand-in credentials (the emulator checks no signature). */
 export function loopbackAwsEnv(s3Url: string): Record<string, string> {

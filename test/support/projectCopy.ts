@@ -1,7 +1,8 @@
 /**
  * A copy of the project as a fresh clone has it: its tracked and new files (not ignored ones: no `.local/`, no
  * `.tmp/`), node_modules linked, and its stack files as the repository ships them (the tests' fixtures), whatever a
- * team has put in the checkout's own. Tests that follow the docs run their commands there.
+ * team has put in the checkout's own, committed in a repository of its own (so `plan` compares an edit with git HEAD's
+ * file, as in a clone). Tests that follow the docs run their commands there.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -23,6 +24,10 @@ export function copyProject(root: string): string {
   for (const stack of ["qa", "prod"] as FixtureStack[]) {
     fs.copyFileSync(fixtureStackFile(stack), path.join(root, `Pulumi.${stack}.yaml`));
   }
+  const identity = ["-c", "user.name=hub-export tests", "-c", "user.email=tests@hub-export.invalid"];
+  execFileSync("git", ["init", "-q"], { cwd: root });
+  execFileSync("git", ["add", "-A", "."], { cwd: root });
+  execFileSync("git", [...identity, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "as shipped"], { cwd: root });
   return root;
 }
 

@@ -1,13 +1,9 @@
 /**
- * The bundled export task, built once per test file and run with node, exactly as the image runs it: on the image's
+ * The bundled export task, built once per test run and run with node, exactly as the image runs it: on the image's
  * Node.js (task/Dockerfile's version, from the pinned node-<platform>-<arch> package), not the one running the tests.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-
-let bundle: Promise<string> | undefined;
+import { inject } from "vitest";
 
 /** The node executable the bundle runs on in tests: the image's Node.js (scripts/image-node.js). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -15,18 +11,9 @@ export const TASK_NODE: string = (
   require("../../scripts/image-node.js") as { imageNodeBinary(): string }
 ).imageNodeBinary();
 
-/** Builds dist/task/index.js into a temporary folder (once per test file) and returns its path. */
+/** The path of dist/task/index.js, built once per `npm test` run (test/support/globalSetup.ts). */
 export function taskBundle(): Promise<string> {
-  bundle ??= (async () => {
-    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-task-"));
-    process.once("exit", () => fs.rmSync(outdir, { recursive: true, force: true }));
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { buildTask } = require("../../scripts/build-task.js") as {
-      buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }>;
-    };
-    return (await buildTask({ outdir, minify: false })).outfile;
-  })();
-  return bundle;
+  return Promise.resolve(inject("taskBundle"));
 }
 
 export interface TaskResult {

@@ -7,7 +7,7 @@ import { startEmulator, type Emulator } from "../../emulator";
 import { QueueBroker, type OutgoingMessage } from "../../task/queue/broker";
 import { createAgent, HubHttp } from "../../task/http/client";
 import { isPermanentRefusal, queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
-import type { Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -34,6 +34,18 @@ describe("queue broker client", () => {
     await em.close();
   });
 
+  /**
+   * Until the client has no request in flight (a stray promise would settle with its request), then one turn of the
+   * event loop: a rejection left unhandled by then has been reported.
+   */
+  const quiet = async () => {
+    const busy = () =>
+      Object.values((dispatcher as Agent).stats).some(
+        (s) => s.running + s.pending + ("queued" in s ? s.queued : 0) > 0,
+      );
+    while (busy()) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r));
+  };
   const broker = (retry = { attempts: 6, baseMs: 1, maxMs: 5 }) => {
     const dev = em.config.queues.US;
     const base = em.urls.queues.US;
@@ -58,7 +70,7 @@ describe("queue broker client", () => {
     const outcomes = await Promise.all(
       Array.from({ length: 20 }, (_, i) => client.publish([message(i + 1), message(i + 100)])),
     );
-    await new Promise((r) => setTimeout(r, 50)); // let any stray rejection surface
+    await quiet();
     expect(unhandled).toEqual([]);
     const flat = outcomes.flat();
     expect(flat).toHaveLength(40);
@@ -70,7 +82,7 @@ describe("queue broker client", () => {
     // The hub recovers: the same client publishes again.
     em.setFaults("queue.publish:tokenExpiry=0.3;queue.authorize:503=0.3");
     const recovered = await Promise.all(Array.from({ length: 20 }, (_, i) => client.publish([message(i + 200)])));
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet();
     expect(unhandled).toEqual([]);
     expect(recovered.flat().filter((o) => o.published).length).toBeGreaterThan(10);
   });
@@ -143,7 +155,7 @@ describe("queue broker client", () => {
       expect.stringMatching(/refused the client credentials \(HTTP 401\)/),
       expect.stringMatching(/refused the client credentials/),
     ]);
-    await new Promise((r) => setTimeout(r, 20));
+    await quiet();
     expect(unhandled).toEqual([]);
   });
 });

@@ -13,9 +13,9 @@ import { QUEUES } from "../support/platform";
 import { SAMPLE_BUSINESS_OBJECTS } from "../../task/model/sampleData";
 import { buildLoadSheet, type LoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";
-import type { BusinessObject } from "../../cls/table";
-import { checkDatabase } from "../../cls/databaseCheck";
-import { latestIntakeJobs } from "../../local/status";
+import type { BusinessObject } from "../../core/clsTable";
+import { checkDatabase } from "../../task/cls/databaseCheck";
+import { latestIntakeJobs } from "../../operate/status";
 import { Client } from "pg";
 
 /** The sample sheet without some codes of some business objects. */

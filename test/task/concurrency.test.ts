@@ -7,7 +7,7 @@ import {
   type Outcome,
   type Ticket,
 } from "../../task/http/concurrency";
-import { parseRetryAfter } from "../../task/http/retry";
+import { parseRetryAfter } from "../../core/retry";
 import { concurrencyFromEnv, pinnedFromEnv } from "../../task/context";
 import { UserError } from "../../core/errors";
 

@@ -13,6 +13,7 @@ import {
   finalEvent,
   openedTransaction,
   runTask,
+  runTaskWithin,
   taskBundle,
   type TaskResult,
 } from "../support/taskProcess";
@@ -20,18 +21,23 @@ import { QUEUES, JOB_NAME } from "../support/platform";
 import { executeCommand } from "../../cli/command";
 import statusCommand from "../../cli/commands/status";
 
-/** Short deadlines, so that a drip or a silence costs seconds: 1 s per request, 3 s of retries per request. */
 const ENV = {
-  HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "1",
-  HUB_EXPORT_RETRY_BUDGET_SECONDS: "3",
   HUB_EXPORT_RETRY_BASE_MS: "50",
   HUB_EXPORT_RETRY_MAX_MS: "200",
   HUB_EXPORT_CHUNK_SIZE: "50",
   HUB_EXPORT_PUBLISH_CONCURRENCY: "4",
   HUB_EXPORT_ERS_CONCURRENCY: "2",
 };
-/** Whatever the hub does, a run ends within this (a drip or a silence without deadlines holds it forever). */
-const RUN_TIME_BOUND_MS = 30_000;
+/**
+ * Short deadlines, so that a drip or a silence costs seconds: 1 s per request, 3 s of retries per request. Only where
+ * the hub holds its answers: a loaded machine can take a second over an answer that streams.
+ */
+const SHORT_DEADLINES = { HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "1", HUB_EXPORT_RETRY_BUDGET_SECONDS: "3" };
+/**
+ * A hang guard, not a speed bound: a drip or a silence without deadlines holds a run forever; such a run is killed
+ * after this and fails on its exit code (a killed run has none).
+ */
+const HANG_MS = 50_000;
 /** The task's documented peak RSS (task/README.md). */
 const PEAK_RSS_BOUND_MB = 200;
 /** C0 but the newline that ends a line, DEL, C1, and the bidi and line-separator characters. */
@@ -50,16 +56,14 @@ describe("export task: a hostile hub", () => {
   });
   afterAll(async () => f?.close());
 
-  /** One run with the hub answering `spec`: bounded in time and memory, ending with its final line. */
-  const hostileRun = async (spec: string, expectedCode: number) => {
+  /** One run with the hub answering `spec`: ending by itself with its final line, bounded in memory. */
+  const hostileRun = async (spec: string, expectedCode: number, env: Record<string, string> = {}) => {
     f.emulator.setFaults(spec);
-    const started = Date.now();
-    const r = await runTask(f.platform.args, ENV);
-    const ms = Date.now() - started;
+    const r = await runTaskWithin(f.platform.args, { ...ENV, ...env }, HANG_MS);
     results.push(r);
+    expect(r.signal, `${spec}: the run hung`).toBeNull();
     expect(r.code, `${spec}: ${r.stderr}`).toBe(expectedCode);
     expect(FINAL_EVENTS).toContain(finalEvent(r));
-    expect(ms, `${spec}: the run took ${ms} ms`).toBeLessThan(RUN_TIME_BOUND_MS);
     expect(r.events.at(-1)!.peakRssMb as number, `${spec}: peak RSS`).toBeLessThan(PEAK_RSS_BOUND_MB);
     return r;
   };
@@ -101,7 +105,7 @@ describe("export task: a hostile hub", () => {
   };
 
   it("drip: each request ends at its deadline, retries end with their budget; the messages fail with that reason", async () => {
-    const r = await hostileRun("queue.publish:drip=1", 3);
+    const r = await hostileRun("queue.publish:drip=1", 3, SHORT_DEADLINES);
     expect(r.events.at(-1)).toMatchObject({
       event: "run.done",
       status: "ExecutionFailed",
@@ -121,7 +125,7 @@ describe("export task: a hostile hub", () => {
 
   it("silence: ERS never answers; the run stops at its deadlines (resumable) and records why", async () => {
     await touch();
-    const r = await hostileRun("ers.entities:silence=1", 1);
+    const r = await hostileRun("ers.entities:silence=1", 1, SHORT_DEADLINES);
     expect(finalEvent(r)).toBe("run.stopped");
     expect(await lastHistory(f)).toMatchObject({
       event: "Stopped",

@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   AnswerTooLongError,
   createAgent,
@@ -42,16 +42,22 @@ describe("the task's HTTP client", () => {
   const fast = { attempts: 8, baseMs: 1, maxMs: 5 };
 
   it("ends a request that drips at its total deadline, though every byte arrives well within the read timeout", async () => {
+    let requests = 0;
+    let closed!: Promise<unknown>;
     behave = (_req, res) => {
+      requests++;
       res.writeHead(200);
       const t = setInterval(() => res.write(" "), 50);
+      closed = new Promise((resolve) => res.on("close", resolve));
       res.on("close", () => clearInterval(t));
     };
-    const started = Date.now();
     const err = await get(new HubHttp(dispatcher, fast, { deadlineMs: 400, budgetMs: 5000 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequestDeadlineError);
     expect((err as Error).message).toBe("no complete answer within 0.4 s (the request's deadline)");
-    expect(Date.now() - started).toBeLessThan(2000);
+    // One attempt, whose connection the client closed: the answer that never ends is not read on (a hang would be
+    // the test's timeout).
+    await closed;
+    expect(requests).toBe(1);
   });
 
   it("ends a request whose headers never come at the deadline", async () => {
@@ -86,16 +92,30 @@ describe("the task's HTTP client", () => {
   });
 
   it("gives a request's attempts a budget: no attempt starts after it, and the last wait is not taken", async () => {
+    // A controlled clock: the waits take no real time.
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    const started = Date.now();
     const client = new HubHttp(
       dispatcher,
       { attempts: 100, baseMs: 50, maxMs: 50 },
       { deadlineMs: 1000, budgetMs: 300 },
     );
     const attempts = client.attempts();
-    const started = Date.now();
-    while (attempts.next()) await attempts.backoff();
-    expect(Date.now() - started).toBeLessThan(600);
+    const startedAt: number[] = [];
+    try {
+      while (attempts.next()) {
+        startedAt.push(Date.now() - started);
+        const wait = attempts.backoff();
+        // Every wait is under 50 ms (the backoff's ceiling).
+        await vi.advanceTimersByTimeAsync(50);
+        await wait;
+      }
+      expect(startedAt.every((t) => t < 300)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(attempts.attempt).toBeLessThan(100);
+    expect(attempts.attempt).toBe(startedAt.length);
     expect(attempts.describe()).toMatch(/^after \d+ attempts \(its retry budget of 0.3 s is used up\)$/);
     const few = new HubHttp(dispatcher, { attempts: 2, baseMs: 1, maxMs: 1 }).attempts();
     while (few.next()) await few.backoff();
@@ -103,32 +123,46 @@ describe("the task's HTTP client", () => {
   });
 
   it("a stop ends the waits between attempts at once, lets requests in flight finish, and abandons them at two thirds of the grace period", async () => {
-    const stop = new RunStop({ graceMs: 600 });
+    const stop = new RunStop({ graceMs: 1500 });
     const client = new HubHttp(
       dispatcher,
       { attempts: 8, baseMs: 10_000, maxMs: 10_000 },
       { deadlineMs: 60_000, budgetMs: 600_000 },
       stop,
     );
-    // A wait for a retry, and a request the server answers after 150 ms, and one it never answers. The wait is the
-    // hub's Retry-After of 10 s: a jittered one may be a few milliseconds and end before the stop.
+    // A wait for a retry, and a request the server answers once the stop is requested, and one it never answers. The
+    // wait is the hub's Retry-After of 10 s: a jittered one may be a few milliseconds and end before the stop.
     const attempts = client.attempts();
     attempts.next();
     const waiting = attempts.backoff("10").catch((e: unknown) => e);
-    behave = (req, res) => (req.url === "/slow" ? setTimeout(() => res.end("{}"), 150) : undefined);
-    const slow = client.send({ origin: base, path: "/slow", method: "GET" });
-    const never = client.send({ origin: base, path: "/never", method: "GET" }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 50));
-    const stopped = Date.now();
+    let answerSlow!: () => void;
+    const arrived = new Set<string>();
+    let bothArrived!: () => void;
+    const inFlight = new Promise<void>((resolve) => (bothArrived = resolve));
+    behave = (req, res) => {
+      if (req.url === "/slow") answerSlow = () => res.end("{}");
+      arrived.add(req.url!);
+      if (arrived.size === 2) bothArrived();
+    };
+    const settled: string[] = [];
+    const slow = client.send({ origin: base, path: "/slow", method: "GET" }).finally(() => settled.push("slow"));
+    const never = client
+      .send({ origin: base, path: "/never", method: "GET" })
+      .catch((e: unknown) => e)
+      .finally(() => settled.push("never"));
+    await inFlight;
     stop.request("SIGTERM");
+    // The 10 s wait ends with the stop, not by itself (then it would resolve, not throw RunStopped).
     expect(await waiting).toBeInstanceOf(RunStopped);
-    expect(Date.now() - stopped).toBeLessThan(100);
     expect(() => attempts.next()).toThrow(RunStopped);
+    answerSlow();
     expect((await slow).status).toBe(200);
     const abandoned = await never;
     expect(abandoned).toBeInstanceOf(RunStopped);
     expect((abandoned as RunStopped).reason).toBe("SIGTERM");
-    expect(Date.now() - stopped).toBeGreaterThanOrEqual(380);
+    // The request in flight was let finish after the stop; the one never answered was abandoned only later (at two
+    // thirds of the grace period: 1 s).
+    expect(settled).toEqual(["slow", "never"]);
     // No new request once stopping.
     await expect(client.send({ origin: base, path: "/x", method: "GET" })).rejects.toBeInstanceOf(RunStopped);
     stop.dispose();

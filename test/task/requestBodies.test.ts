@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { jsonArrayBody, utf8Body } from "../../task/http/utf8Body";
-import { ersRequestBody } from "../../task/phases/ers";
-import { Lane, outgoing, propertiesJson, type StoredMessage } from "../../task/phases/publish";
+import { ersRequestBody } from "../../task/phases/ersStream";
+import { Lane, outgoing, propertiesJson } from "../../task/phases/publish";
+import type { StoredMessage } from "../../task/warehouse/archive";
 import { HUB_CONTRACT_DEFAULTS, QUEUE_API } from "../../core/hubContract";
 import type { QueueBroker, MessageOutcome } from "../../task/queue/broker";
 import type { Link } from "../../task/http/concurrency";

@@ -41,7 +41,10 @@ describe("export task: faults and a permanently rejecting destination", () => {
       actor: "export-task",
       detail: { failed: eu, published: inScope - eu, extracted: inScope },
     });
-    expect(history[0].detail.error).toMatch(/not published/);
+    // The reason states the cause, grouped by queue and reason, with counts.
+    expect(history[0].detail.error).toBe(
+      `${eu} message(s) failed: ${eu} to queue EU (HUB_MQ_EU_TEST): broker: destination rejects messages; the next run retries them`,
+    );
     const firstTx = history[0].transaction_id;
     // Every message of the run is archived; _STATUS says which were published: the EU ones FAILED with the reason.
     const { rows: reasons } = await f.pool.query(

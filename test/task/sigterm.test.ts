@@ -97,7 +97,8 @@ describe("export task: SIGTERM in every phase", () => {
     const task = await startTask(f.platform.args, ENV);
     expect(await task.waitFor((e) => e.event === "run.start")).toBe(true);
     const done = stopped(task, null);
-    await sleep(200);
+    // Unlocked once the run has taken the signal: it stops where it waits.
+    expect(await task.waitFor((e) => e.event === "run.stopping")).toBe(true);
     await unlock();
     const r = await done;
     expect(r.events.some((e) => e.event === "run.open")).toBe(false);
@@ -111,7 +112,7 @@ describe("export task: SIGTERM in every phase", () => {
     const task = await startTask(f.platform.args, ENV);
     expect(await task.waitFor((e) => e.event === "run.open")).toBe(true);
     const done = stopped(task, "EXTRACT");
-    await sleep(200);
+    expect(await task.waitFor((e) => e.event === "run.stopping")).toBe(true);
     await unlock();
     const r = await done;
     await resumes(openedTransaction(r));
@@ -170,8 +171,11 @@ describe("export task: SIGTERM in every phase", () => {
     await touch(300, "report");
     f.emulator.setFaults("hrsys.intakeJobs:latency=4000");
     const task = await startTask(f.platform.args, { ...ENV, HUB_EXPORT_STOP_GRACE_SECONDS: "3" });
+    const reports = () => f.emulator.state().faults.stats["hrsys.intakeJobs"].requests;
     expect(await task.waitFor((e) => e.event === "ers.done")).toBe(true);
-    await sleep(500);
+    // SIGTERM once the final report is in flight (the hub holds it 4 s).
+    const before = reports();
+    while (reports() === before) await sleep(10);
     const r = await stopped(task, "REPORT");
     const tx = openedTransaction(r);
     expect(await f.count(f.t.intakeJob, `transaction_id = '${tx}'`)).toBe(0);
@@ -193,11 +197,10 @@ describe("export task: SIGTERM in every phase", () => {
     while (f.emulator.state().faults.stats["queue.publish"].requests === 0) await sleep(10);
     task.child.kill("SIGTERM");
     expect(await task.waitFor((e) => e.event === "run.stopping")).toBe(true);
-    const sent = Date.now();
     task.child.kill("SIGTERM");
     const r = await task.done;
-    expect(Date.now() - sent).toBeLessThan(3000);
     expect(r.code).toBe(1);
+    // The second signal ended it, not the grace period of 20 s (its reason would say so); a hang is the test's timeout.
     expect(r.events.at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGTERM, then SIGTERM again" });
     await taskSessionsGone(f.pool);
     await resumes(openedTransaction(r));
@@ -210,11 +213,9 @@ describe("export task: SIGTERM in every phase", () => {
     const task = await startTask(f.platform.args, { ...ENV, HUB_EXPORT_STOP_GRACE_SECONDS: "2" });
     expect(await task.waitFor((e) => e.event === "run.open")).toBe(true);
     const unlock = await holdTable(f.pool, f.t.runHistory);
-    const sent = Date.now();
     task.child.kill("SIGTERM");
     const r = await task.done;
     await unlock();
-    expect(Date.now() - sent).toBeLessThan(6000);
     expect(r.code).toBe(1);
     expect(r.events.at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGTERM; the grace period of 2 s ended" });
     await taskSessionsGone(f.pool);
@@ -224,7 +225,6 @@ describe("export task: SIGTERM in every phase", () => {
   it("the run deadline stops a run as SIGTERM does, records why, and frees the lock for the next run", async () => {
     await touch(200, "deadline");
     f.emulator.setFaults("queue.publish:silence=1");
-    const started = Date.now();
     const r = await (
       await startTask(f.platform.args, {
         ...ENV,
@@ -232,7 +232,6 @@ describe("export task: SIGTERM in every phase", () => {
         HUB_EXPORT_STOP_GRACE_SECONDS: "3",
       })
     ).done;
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect(r.code).toBe(1);
     expect(r.events.find((e) => e.event === "run.stopping")).toMatchObject({ reason: "run deadline of 2 s passed" });
     expect(await lastHistory(f)).toMatchObject({ event: "Stopped", detail: { reason: "run deadline of 2 s passed" } });

@@ -4,10 +4,10 @@
  * sheet; and the messages held back by the strict check, with how many the sheet would release.
  */
 import type { ClientBase } from "pg";
-import { clientTables, TABLES } from "../core/naming";
+import { clientTables, TABLES } from "../../core/naming";
 import { knownCte, messageCodesCtes, publishCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "./checkSql";
-import { UnknownCodes, type UnknownCodeRow, type UnknownCodesReport } from "./report";
-import type { LoadSheet } from "./loadSheet";
+import { UnknownCodes, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
+import type { LoadSheet } from "../../cls/loadSheet";
 
 export interface DatabaseCheckInput {
   stagingSchema: string;

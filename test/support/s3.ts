@@ -10,7 +10,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHash } from "node:crypto";
-import { readBody } from "./http";
+import { readBody } from "../../emulator/http";
 
 export interface S3Object {
   body: Buffer;

@@ -2,11 +2,11 @@
  * The unknown-code comparison as SQL, set-based: the code values of every CLS code field (`codes(message_id,
  * employee_id, field, code)`) against the current load sheet (`known(field, code)`, from two array parameters). Two
  * sources of codes: stored hub messages (what a run is about to send, parsed from their bodies once) and the publish
- * schema (what runs will send, for `hub-export cls check`). Field names are `Entity.Field` (cls/table.ts).
+ * schema (what runs will send, for `hub-export cls check`). Field names are `Entity.Field` (core/clsTable.ts).
  */
-import { CLS_TABLE, fieldName, fieldsByEntity, type ClsEntity } from "./table";
-import { SUB_ENTITIES, userFields } from "../task/mapping/userEntity";
-import { PUBLISH_TABLES } from "../task/model/schema";
+import { CLS_TABLE, fieldName, fieldsByEntity, type ClsEntity } from "../../core/clsTable";
+import { SUB_ENTITIES, userFields } from "../mapping/userEntity";
+import { PUBLISH_TABLES } from "../model/schema";
 
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 

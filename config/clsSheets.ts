@@ -1,10 +1,10 @@
 /** The CLS load sheet of a stack: built from its `hubExport:cls.exports` folder, in both formats. */
-import type { ClsConfig } from "../config/schema";
-import { PROJECT_ROOT, projectFile } from "../config/load";
-import { buildFromFolder } from "./files";
-import { loadSheetXlsx } from "./xlsx";
-import { loadSheetCsv } from "./csv";
-import { buildLoadSheet, type BusinessObjectValues, type LoadSheet } from "./loadSheet";
+import type { ClsConfig } from "./schema";
+import { PROJECT_ROOT, projectFile } from "./load";
+import { buildFromFolder } from "../cls/files";
+import { loadSheetXlsx } from "../cls/xlsx";
+import { loadSheetCsv } from "../cls/csv";
+import { buildLoadSheet, type BusinessObjectValues, type LoadSheet } from "../cls/loadSheet";
 
 export interface ClsSheetFiles {
   sheet: LoadSheet;

@@ -1,0 +1,134 @@
+// The layers of docs/developing.md ("Layers"), checked by `npm run lint:deps` and by test/layers.test.ts. Each folder
+// imports only the folders below it; type-only imports count too (they are dependencies of the design).
+"use strict";
+
+/** Folders a layer must not import, as a path regex. */
+const folders = (...names) => `^(${names.join("|")})/`;
+const SHIPPED =
+  "^(index\\.ts|core|cls|config|templates|providers|task|emulator|components|local|operate|cli|scripts|bin)";
+
+const layer = (name, from, notTo, comment) => ({
+  name,
+  severity: "error",
+  comment,
+  from: { path: from },
+  to: { path: notTo },
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "An import circle: split the shared part into a module both import.",
+      from: {},
+      to: { circular: true },
+    },
+    layer(
+      "core-imports-nothing-of-ours",
+      "^core/",
+      folders("cls", "templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+      "core/ is pure and at the bottom: it imports only core/.",
+    ),
+    {
+      ...layer(
+        "core-and-task-name-config-types-only",
+        "^(core|task|cls|templates|providers|emulator)/",
+        "^config/",
+        "Below config/, the validated StackConfig may be named as a type (it is inferred from the zod schema), never imported as a value: the task's bundle carries no stack-config schema.",
+      ),
+      to: { path: "^config/", dependencyTypesNot: ["type-only"] },
+    },
+    layer(
+      "cls-imports-core",
+      "^cls/",
+      folders("templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+      "cls/ (the CLS code lists) imports only core/.",
+    ),
+    layer(
+      "templates-import-core",
+      "^templates/",
+      folders("cls", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+      "templates/ imports only core/.",
+    ),
+    {
+      ...layer(
+        "config-imports-core-and-cls",
+        "^config/",
+        folders("templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+        "config/ (the stack config, validated once) imports core/ and cls/.",
+      ),
+      // Left: config/load.ts reads the scripts release with providers/scriptsRelease.ts readScriptsRelease (the
+      // reader is captured by the dynamic provider, so it moves with care, not in this change).
+      from: { path: "^config/", pathNot: "^config/load\\.ts$" },
+    },
+    layer(
+      "providers-import-core",
+      "^providers/",
+      folders("cls", "templates", "task", "emulator", "components", "local", "operate", "cli"),
+      "providers/ (custom resources, serialized with what they capture) import only core/.",
+    ),
+    layer(
+      "emulator-imports-core",
+      "^emulator/",
+      folders("cls", "templates", "providers", "task", "components", "local", "operate", "cli"),
+      "emulator/ (the local hub) imports only core/.",
+    ),
+    layer(
+      "task-imports-core-and-cls",
+      "^task/",
+      folders("templates", "providers", "emulator", "components", "local", "operate", "cli"),
+      "task/ (the container's export task) imports core/, cls/ and task/: its bundle carries no stack config.",
+    ),
+    layer(
+      "components-below-local-operate-cli",
+      "^(components/|index\\.ts$)",
+      folders("task", "emulator", "local", "operate", "cli"),
+      "The Pulumi program imports core/, cls/, config/, templates/ and providers/.",
+    ),
+    {
+      ...layer(
+        "local-below-cli",
+        "^local/",
+        folders("components", "cli"),
+        "local/ (npm start) uses the layers below it and operate/'s queries, never the Pulumi program nor the CLI.",
+      ),
+      // Temporary: local/provision.ts takes stagingGrants from the Warehouse component until the one applier of the
+      // plan lands (issue 35 deliverable 1).
+      from: { path: "^local/", pathNot: "^local/provision\\.ts$" },
+    },
+    layer(
+      "operate-below-cli",
+      "^operate/",
+      folders("components", "local", "cli"),
+      "operate/ (actions on a deployed stack) uses the layers below it, never local/ nor the CLI.",
+    ),
+    {
+      ...layer(
+        "shipped-not-to-bench-or-test",
+        SHIPPED,
+        folders("bench", "test"),
+        "Shipped code never imports the benchmarks or the tests (the CLI loads bench/ by name, on demand).",
+      ),
+    },
+    {
+      ...layer(
+        "bench-not-to-test",
+        "^bench/",
+        folders("test"),
+        "Benchmarks run from the CLI: they use shipped code, never the test suite's support.",
+      ),
+      // Temporary: bench/export.ts and bench/outage.ts provision with test/support/platform.ts until the one applier
+      // of the plan lands (issue 35 deliverable 1).
+      // Left: bench/plan.ts writes its many-tenant stack file with test/fixtures/stacks.ts writeTenantStackFile.
+      from: { path: "^bench/", pathNot: "^bench/(export|outage|plan)\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|dist|\\.local|\\.tmp|coverage)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".cjs", ".json"] },
+  },
+};

@@ -1,0 +1,371 @@
+/**
+ * What a run did, read back from the staging schema: HUB_INTAKE_JOB rows (completed runs), HUB_EXPORT_RUN_HISTORY
+ * rows (every outcome and operator action) and per-status counts of _STATUS.
+ */
+import type { Client } from "pg";
+import { TABLES, clientTables } from "../core/naming";
+import type { CodeCheckSummary } from "../task/cls/codeCheck";
+import type { BadRowsReport } from "../task/phases/badRows";
+import type { ExtractTotals } from "../task/phases/extract";
+import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
+
+/** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
+export interface IntakeJobRow {
+  transactionId: string;
+  jobName: string;
+  /** null, as the times and counts: a row without details in the run history (another pipeline's, or hand-made). */
+  clientName: string | null;
+  status: string;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  counts: {
+    extracted: number;
+    messages: number;
+    published: number;
+    failed: number;
+    heldBack: number;
+    ersEntities: number;
+  } | null;
+  error: string | null;
+  /** The CLS check of the run (HUB_EXPORT_RUN_HISTORY detail.unknownCodes); null when the run had none. */
+  unknownCodes: CodeCheckSummary | null;
+  /** Messages the run set aside, and the warehouse rows it found bad (detail.setAside, detail.badRows). */
+  setAside: number;
+  badRows: BadRowsReport | null;
+  /** How the run found the changed employees and what that cost (detail.changes); null for a run resumed past its extract. */
+  changes: NonNullable<ExtractTotals["changes"]> | null;
+  /** Per publish status, from HUB_<CLIENT>_MESSAGES_STATUS. */
+  statusCounts: Record<string, number>;
+}
+
+/** A message as _STATUS and _ARCHIVE hold it. */
+export interface MessageRow {
+  messageId: string;
+  /** PUBLISHED, FAILED, HELD_BACK, SET_ASIDE, SUPERSEDED, DISCARDED, PENDING (task/warehouse/messageStatus.ts). */
+  status: string;
+  hubTenantId: string;
+  hubDestination: string;
+  recordCount: number;
+  employeeIds: string[];
+  attempts: number;
+  reason: string | null;
+  updatedAt: Date;
+  /** The transaction that extracted it (the one it carries is the _STATUS row's). */
+  extractedBy: string;
+}
+
+/** A warehouse row the extract holds back (HUB_<CLIENT>_ROWS_HELD_BACK). */
+export interface HeldRow {
+  employeeId: string;
+  kind: string;
+  reason: string;
+  copies: number;
+  firstHeldAt: Date;
+  heldAt: Date;
+  heldBy: string;
+}
+
+export interface RunInProgress {
+  transactionId: string;
+  phase: string;
+  startedAt: Date;
+}
+
+/** A schema name used unquoted in SQL, checked (PostgreSQL folds it to lower case, as the stack names it). */
+export const ident = (name: string) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`unsafe SQL identifier '${name}'`);
+  return name;
+};
+
+/**
+ * A relation of the completed runs of every job in the staging schema, one row per HUB_INTAKE_JOB row: the
+ * specification's columns (job_name, transaction_id) with the run's details from its ExecutionCompleted row in
+ * HUB_EXPORT_RUN_HISTORY (null where it has none, e.g. a row another pipeline wrote). The intake table is shared and
+ * its transaction_id may be text or uuid; the history is ours. Use as `SELECT ... FROM ${completedRuns(schema)} ...`.
+ */
+export function completedRuns(schema: string): string {
+  const s = ident(schema);
+  const count = (key: string) => `(h.detail ->> '${key}')::int`;
+  return `(SELECT lower(j.transaction_id::text) AS transaction_id, j.job_name, h.plat_client_name, 'ExecutionCompleted'::text AS status,
+                  (h.detail ->> 'startedAt')::timestamptz AS started_at, h.recorded_at AS finished_at, h.detail ->> 'buildNumber' AS build_number,
+                  ${count("extracted")} AS extracted_count, ${count("messages")} AS message_count, ${count("published")} AS published_count,
+                  ${count("failed")} AS failed_count, ${count("heldBack")} AS held_back_count, ${count("retried")} AS retried_count,
+                  ${count("ersEntities")} AS ers_entity_count, h.detail ->> 'error' AS error, h.detail -> 'unknownCodes' AS unknown_codes,
+                  ${count("setAside")} AS set_aside, h.detail -> 'badRows' AS bad_rows, h.detail -> 'changes' AS changes
+             FROM ${s}.${TABLES.intakeJob} j
+             LEFT JOIN LATERAL (SELECT plat_client_name, recorded_at, detail FROM ${s}.${TABLES.runHistory} r
+                                 WHERE r.transaction_id::text = lower(j.transaction_id::text) AND r.event = 'ExecutionCompleted'
+                                 ORDER BY r.recorded_at DESC LIMIT 1) h ON true) AS completed_runs`;
+}
+
+/** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export async function latestIntakeJobs(
+  client: Client,
+  schema: string,
+  jobName: string,
+  limit = 10,
+): Promise<IntakeJobRow[]> {
+  const s = ident(schema);
+  const { rows } = await client.query(
+    `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
+            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows, changes
+       FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
+    [jobName, limit],
+  );
+  const jobs: IntakeJobRow[] = rows.map((r) => ({
+    transactionId: r.transaction_id,
+    jobName: r.job_name,
+    clientName: r.plat_client_name,
+    status: r.status,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    counts:
+      r.plat_client_name === null
+        ? null
+        : {
+            extracted: r.extracted_count,
+            messages: r.message_count,
+            published: r.published_count,
+            failed: r.failed_count,
+            heldBack: r.held_back_count,
+            ersEntities: r.ers_entity_count,
+          },
+    error: r.error,
+    unknownCodes: r.unknown_codes ?? null,
+    setAside: r.set_aside ?? 0,
+    badRows: r.bad_rows ?? null,
+    changes: r.changes ?? null,
+    statusCounts: {},
+  }));
+  const ours = jobs.filter((j) => UUID.test(j.transactionId));
+  // One grouped query per client's STATUS table for all listed transactions (those with details: the client is known).
+  for (const clientName of new Set(ours.flatMap((j) => (j.clientName ? [j.clientName] : [])))) {
+    const ids = ours.filter((j) => j.clientName === clientName).map((j) => j.transactionId);
+    const { rows: counts } = await client.query(
+      `SELECT transaction_id, status, count(*)::int AS n FROM ${s}.${ident(clientTables(clientName).status)}
+        WHERE transaction_id = ANY($1::uuid[]) GROUP BY 1, 2`,
+      [ids],
+    );
+    for (const c of counts) jobs.find((j) => j.transactionId === c.transaction_id)!.statusCounts[c.status] = c.n;
+  }
+  return jobs;
+}
+
+export async function runsInProgress(client: Client, schema: string, jobName: string): Promise<RunInProgress[]> {
+  const { rows } = await client.query(
+    `SELECT transaction_id, phase, started_at FROM ${ident(schema)}.${TABLES.run} WHERE job_name = $1 ORDER BY started_at`,
+    [jobName],
+  );
+  return rows.map((r) => ({ transactionId: r.transaction_id, phase: r.phase, startedAt: r.started_at }));
+}
+
+const MESSAGE_COLUMNS = `s.message_id, s.status, s.hub_tenant_id, s.hub_destination, a.record_count, a.employee_ids, s.attempts, s.reason, s.updated_at, a.transaction_id AS extracted_by`;
+
+function messageRow(r: Record<string, unknown>): MessageRow {
+  return {
+    messageId: r.message_id as string,
+    status: r.status as string,
+    hubTenantId: r.hub_tenant_id as string,
+    hubDestination: r.hub_destination as string,
+    recordCount: r.record_count as number,
+    employeeIds: r.employee_ids as string[],
+    attempts: r.attempts as number,
+    reason: r.reason as string | null,
+    updatedAt: r.updated_at as Date,
+    extractedBy: r.extracted_by as string,
+  };
+}
+
+/**
+ * The messages of a transaction as _STATUS holds them (a message carries the transaction id of the run that publishes
+ * it, so the PUBLISHED ones are what the hub received under that id), by messageId, a page at a time: `received` the
+ * published ones, otherwise the others (failed, held back, set aside, superseded) with their reasons.
+ */
+export async function* transactionMessages(
+  client: Client,
+  schema: string,
+  clientName: string,
+  transactionId: string,
+  received: boolean,
+  pageSize = 1000,
+): AsyncGenerator<MessageRow[]> {
+  const t = clientTables(clientName);
+  let after = "00000000-0000-0000-0000-000000000000";
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id
+        WHERE s.transaction_id = $1 AND (s.status = '${MESSAGE_STATUS.published}') = $2 AND s.message_id > $3 ORDER BY s.message_id LIMIT $4`,
+      [transactionId, received, after, pageSize],
+    );
+    if (rows.length === 0) return;
+    yield rows.map(messageRow);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1].message_id;
+  }
+}
+
+/** The client's set-aside messages (no run retries them), oldest first, and how many there are. */
+export async function setAsideMessages(
+  client: Client,
+  schema: string,
+  clientName: string,
+  limit = 100,
+): Promise<{ total: number; messages: MessageRow[] }> {
+  const t = clientTables(clientName);
+  const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
+  const { rows } = await client.query(
+    `SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`,
+    [limit],
+  );
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`);
+  return { total: count[0].n, messages: rows.map(messageRow) };
+}
+
+/** The warehouse rows the client's extract holds back now (duplicate or blank ids, mapping errors), and how many. */
+export async function rowsHeldBack(
+  client: Client,
+  schema: string,
+  clientName: string,
+  limit = 100,
+): Promise<{ total: number; rows: HeldRow[] }> {
+  const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
+  const { rows } = await client.query(
+    `SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`,
+    [limit],
+  );
+  const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+  return {
+    total: count[0].n,
+    rows: rows.map((r) => ({
+      employeeId: r.employee_id,
+      kind: r.kind,
+      reason: r.reason,
+      copies: r.copies,
+      firstHeldAt: r.first_held_at,
+      heldAt: r.held_at,
+      heldBy: r.held_by,
+    })),
+  };
+}
+
+export interface HistoryRow {
+  historyId: string;
+  transactionId: string | null;
+  clientName: string;
+  event: string;
+  recordedAt: Date;
+  actor: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** The job's latest HUB_EXPORT_RUN_HISTORY rows, newest first. */
+export async function runHistory(client: Client, schema: string, jobName: string, limit = 10): Promise<HistoryRow[]> {
+  const { rows } = await client.query(
+    `SELECT history_id, transaction_id, plat_client_name, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
+      WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
+    [jobName, limit],
+  );
+  return rows.map((r) => ({
+    historyId: String(r.history_id),
+    transactionId: r.transaction_id,
+    clientName: r.plat_client_name,
+    event: r.event,
+    recordedAt: r.recorded_at,
+    actor: r.actor,
+    detail: r.detail ?? {},
+  }));
+}
+
+/** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
+export async function knownJobs(client: Client, schema: string): Promise<string[]> {
+  const s = ident(schema);
+  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [
+    `${s}.${TABLES.runHistory}`,
+  ]);
+  const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
+  const { rows } = await client.query<{ job_name: string }>(
+    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
+  );
+  return rows.map((r) => r.job_name);
+}
+
+export type RunCounts = NonNullable<IntakeJobRow["counts"]>;
+
+/** How a transaction ended, by its latest HUB_EXPORT_RUN_HISTORY row: its event, its own counts and its reason. */
+export interface RunOutcome {
+  event: string;
+  counts: RunCounts | null;
+  /** The counts are what a stopped run had done so far (detail.countsSoFar): failed and held back are not known yet. */
+  countsSoFar: boolean;
+  /** detail.error (ExecutionFailed) or detail.reason (Stopped, Refused). */
+  reason: string | null;
+  /** How the run found the changed employees (detail.changes); null for a run that did not reach its extract. */
+  changes: IntakeJobRow["changes"];
+}
+
+export async function runOutcome(
+  client: Client,
+  schema: string,
+  jobName: string,
+  transactionId: string,
+): Promise<RunOutcome | null> {
+  const { rows } = await client.query<{ event: string; detail: Record<string, unknown> | null }>(
+    `SELECT event, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1 AND transaction_id = $2::uuid
+      AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
+    [jobName, transactionId],
+  );
+  return rows[0] ? outcomeOf(rows[0].event, rows[0].detail ?? {}) : null;
+}
+
+/** The job's latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) in HUB_EXPORT_RUN_HISTORY. */
+export interface LatestOutcome extends RunOutcome {
+  transactionId: string | null;
+  recordedAt: Date;
+  actor: string | null;
+}
+
+export async function latestOutcome(client: Client, schema: string, jobName: string): Promise<LatestOutcome | null> {
+  const { rows } = await client.query<{
+    transaction_id: string | null;
+    event: string;
+    recorded_at: Date;
+    actor: string | null;
+    detail: Record<string, unknown> | null;
+  }>(
+    `SELECT transaction_id, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1
+      AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
+    [jobName],
+  );
+  if (!rows[0]) return null;
+  return {
+    transactionId: rows[0].transaction_id,
+    recordedAt: rows[0].recorded_at,
+    actor: rows[0].actor,
+    ...outcomeOf(rows[0].event, rows[0].detail ?? {}),
+  };
+}
+
+function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
+  const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
+  const counts =
+    typeof d.extracted === "number"
+      ? {
+          extracted: n("extracted"),
+          messages: n("messages"),
+          published: n("published"),
+          failed: n("failed"),
+          heldBack: n("heldBack"),
+          ersEntities: n("ersEntities"),
+        }
+      : null;
+  const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
+  return {
+    event,
+    counts,
+    countsSoFar: d.countsSoFar === true,
+    reason,
+    changes: (d.changes as IntakeJobRow["changes"]) ?? null,
+  };
+}
