@@ -22,7 +22,7 @@ import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
 import { localOverrides } from "./overrides";
-import { provisionLocal } from "./provision";
+import { applyPlan } from "./applyPlan";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
@@ -142,12 +142,10 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
-    const provisioned = await provisionLocal(
-      plan,
-      paths,
+    const provisioned = await applyPlan(plan, paths, {
       adminUrl,
-      config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
-    );
+      release: config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
+    });
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
     const cls = await sheetsFromValues(SAMPLE_BUSINESS_OBJECTS, "the sample data's business objects");
     writeHubConfiguration(

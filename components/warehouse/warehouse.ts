@@ -7,7 +7,7 @@
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
-import { SHARED_TABLE_ACCESS } from "../../core/naming";
+import { taskPrivileges, type StagingGrants } from "../../core/privileges";
 import type { SqlTables } from "../../core/sqlTables";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
@@ -40,44 +40,6 @@ export interface SqlFile {
   /** Columns the project writes when an adopted table has them (providers/baseline.ts). */
   writtenWhenPresent?: Record<string, string[]>;
 }
-
-/** The task's privileges on the staging schema's tables, derived from the SQL that creates them. */
-export interface StagingGrants {
-  readOnly: string[];
-  /** Shared tables the task only adds rows to. */
-  appendOnly: string[];
-  readWrite: string[];
-  /** Sequences of the run tables' serial columns: USAGE, so that the task can insert. */
-  sequences: string[];
-}
-
-/**
- * Splits the SQL's staging tables into the shared ones the task only reads (HUB_API_CONFIG, HUB_PLAT_CONFIG) or only
- * adds rows to (HUB_INTAKE_JOB: INSERT and SELECT, never UPDATE or DELETE), as SHARED_TABLE_ACCESS says, and the run
- * tables the task writes.
- */
-export function stagingGrants(sql: string, stagingSchema: string): StagingGrants {
-  const schema = stagingSchema.toLowerCase();
-  const config = new Set(SHARED_TABLE_ACCESS.readOnly.map((t) => t.toLowerCase()));
-  const appendOnly = new Set(SHARED_TABLE_ACCESS.appendOnly.map((t) => t.toLowerCase()));
-  const tables = baselineTables(sql)
-    .filter((qualified) => qualified.startsWith(`${schema}.`))
-    .map((qualified) => qualified.slice(schema.length + 1));
-  const sequences = baselineSequences(sql)
-    .filter((qualified) => qualified.startsWith(`${schema}.`))
-    .map((qualified) => qualified.slice(schema.length + 1))
-    .sort();
-  return {
-    readOnly: tables.filter((t) => config.has(t)).sort(),
-    appendOnly: tables.filter((t) => appendOnly.has(t)).sort(),
-    readWrite: tables.filter((t) => !config.has(t) && !appendOnly.has(t)).sort(),
-    sequences,
-  };
-}
-
-export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
-/** On a shared table the task only adds rows to: never changing or deleting another pipeline's rows. */
-export const APPEND_ONLY_PRIVILEGES = ["INSERT", "SELECT"];
 
 export class Warehouse extends pulumi.ComponentResource {
   readonly baseline: SqlBaseline;
@@ -148,86 +110,47 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     this.taskRoleName = role.name;
 
-    this.grants = stagingGrants(args.baseline.sql, args.stagingSchema);
-    this.runTableGrants = stagingGrants(args.runTables.sql, args.stagingSchema);
-    // Delete-first: see the file comment.
+    const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
+    const privileges = taskPrivileges({
+      stagingSchema: args.stagingSchema,
+      publishTableOwners: args.publishTableOwners,
+      baseline: objects(args.baseline.sql),
+      runTables: objects(args.runTables.sql),
+    });
+    this.grants = privileges.baseline;
+    this.runTableGrants = privileges.runTables;
+    // Delete-first (see the file comment); each grant waits for the resource that creates its objects.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
-    const grant = (
-      key: string,
-      grantArgs: Omit<postgresql.GrantArgs, "database" | "role">,
-      dependsOn: pulumi.Resource[],
-    ) =>
+    const schemas = { publish: publish.name, staging: staging.name };
+    const creators = { baseline: this.baseline, runTables: this.runTables };
+    for (const g of privileges.grants) {
       new postgresql.Grant(
-        `${name}/grant/${key}`,
-        { database: c.database, role: role.name, ...grantArgs },
-        grantOptions(dependsOn),
-      );
-
-    grant("connect", { objectType: "database", privileges: ["CONNECT"] }, []);
-    grant("publish-usage", { objectType: "schema", schema: publish.name, privileges: ["USAGE"] }, []);
-    // Every table of the publish schema: the extract reads the HR system's employees there.
-    grant("publish-tables", { objectType: "table", schema: publish.name, objects: [], privileges: ["SELECT"] }, []);
-    // Tables created later: by the admin, and by each role that loads the publish schema (the HR system's loader).
-    // Default privileges are per creating role ("you can change default privileges only for objects that will be
-    // created by yourself or by roles that you are a member of", PostgreSQL ALTER DEFAULT PRIVILEGES): a table another
-    // role creates is covered by neither the grant above nor the admin's defaults.
-    new postgresql.DefaultPrivileges(
-      `${name}/default/publish-tables`,
-      {
-        database: c.database,
-        role: role.name,
-        owner: c.user,
-        schema: publish.name,
-        objectType: "table",
-        privileges: ["SELECT"],
-      },
-      grantOptions([]),
-    );
-    for (const owner of args.publishTableOwners ?? []) {
-      new postgresql.DefaultPrivileges(
-        `${name}/default/publish-tables/${owner}`,
+        `${name}/grant/${g.key}`,
         {
           database: c.database,
           role: role.name,
-          owner,
+          objectType: g.objectType,
+          ...(g.schema ? { schema: schemas[g.schema] } : {}),
+          ...(g.objects ? { objects: g.objects } : {}),
+          privileges: g.privileges,
+        },
+        grantOptions(g.createdBy ? [creators[g.createdBy]] : []),
+      );
+    }
+    // Tables created later, by the admin and by each role that loads the publish schema (the HR system's loader).
+    for (const d of privileges.defaults) {
+      new postgresql.DefaultPrivileges(
+        `${name}/default/${d.key}`,
+        {
+          database: c.database,
+          role: role.name,
+          owner: d.owner ?? c.user,
           schema: publish.name,
           objectType: "table",
-          privileges: ["SELECT"],
+          privileges: d.privileges,
         },
         grantOptions([]),
       );
-    }
-    // USAGE and no CREATE: the task never changes the schema; the baseline does.
-    grant("staging-usage", { objectType: "schema", schema: staging.name, privileges: ["USAGE"] }, [this.baseline]);
-    // Each grant waits for the resource that creates its table.
-    for (const [grants, creator] of [
-      [this.grants, this.baseline],
-      [this.runTableGrants, this.runTables],
-    ] as const) {
-      for (const table of grants.readOnly)
-        grant(
-          `staging/${table}`,
-          { objectType: "table", schema: staging.name, objects: [table], privileges: ["SELECT"] },
-          [creator],
-        );
-      for (const table of grants.appendOnly)
-        grant(
-          `staging/${table}`,
-          { objectType: "table", schema: staging.name, objects: [table], privileges: APPEND_ONLY_PRIVILEGES },
-          [creator],
-        );
-      for (const table of grants.readWrite)
-        grant(
-          `staging/${table}`,
-          { objectType: "table", schema: staging.name, objects: [table], privileges: RUN_TABLE_PRIVILEGES },
-          [creator],
-        );
-      for (const sequence of grants.sequences)
-        grant(
-          `staging-sequence/${sequence}`,
-          { objectType: "sequence", schema: staging.name, objects: [sequence], privileges: ["USAGE"] },
-          [creator],
-        );
     }
 
     this.registerOutputs({

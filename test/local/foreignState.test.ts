@@ -11,7 +11,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { runCli } from "../support/cli";
 import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
-import { adminDatabaseUrl } from "../../local/provision";
+import { adminDatabaseUrl } from "../../local/applyPlan";
 import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-foreign-"));

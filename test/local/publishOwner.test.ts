@@ -17,7 +17,7 @@ import { startEmulator, type Emulator } from "../../emulator";
 import { validateStackConfig } from "../../config/validate";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { provisionLocal } from "../../local/provision";
+import { applyPlan } from "../../local/applyPlan";
 import { localPaths } from "../../local/paths";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { seedSampleEmployees } from "../../task/model/sampleData";
@@ -54,7 +54,7 @@ afterAll(async () => {
 describe("publish tables a loader role creates after provisioning", () => {
   it("are readable by the task: an export over them completes", async () => {
     const paths = localPaths(dir);
-    const provisioned = await provisionLocal(plan, paths, db.url);
+    const provisioned = await applyPlan(plan, paths, { adminUrl: db.url });
 
     // After provisioning, the loader (not the admin) creates the publish tables and the admin loads them.
     const client = new Client({ connectionString: provisioned.databaseUrl });

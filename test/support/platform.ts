@@ -1,21 +1,19 @@
 /**
- * A test platform for the export task, provisioned with the project's own planning code: the rendered common baseline
- * and the client's run tables, the config rows, connection files, the scripts folder and the rendered definition, all pointing at an embedded
- * PostgreSQL database and an emulator on loopback.
+ * A test platform for the export task, installed from its plan as local mode installs it: the rendered common baseline
+ * and the client's run tables, the config rows, connection files, the scripts folder and the rendered definition, all
+ * pointing at an embedded PostgreSQL database and an emulator on loopback.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "pg";
 import { validateStackConfig } from "../../config/validate";
 import type { StackConfig } from "../../config/schema";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { serializeConnectionRecord } from "../../core/connections";
-import { BUCKET_FOLDERS, connectionFileName } from "../../core/naming";
-import type { ConfigRow } from "../../core/rows";
+import { BUCKET_FOLDERS } from "../../core/naming";
 import type { EmulatorConfigInput } from "../../emulator";
-import { applyScriptFiles } from "../../providers/scriptFiles";
+import { applyPlan } from "../../local/applyPlan";
+import { localPaths } from "../../local/paths";
 
 export const TENANTS = {
   US: {
@@ -211,45 +209,19 @@ export function engineConfigOf(raw: Record<string, unknown>): Record<string, str
   );
 }
 
-/** Writes the platform's files and applies the common baseline, the client's run tables and the rows to the database. */
+/**
+ * The platform installed as local mode installs it (local/applyPlan.ts), in `dir` (its bucket, connections and
+ * deployment record). The task logs in as the database's owner; the test's hub gets no routing rules (its tests set
+ * up the hub themselves).
+ */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
   const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters, options);
   const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
-  const scriptsDir = path.join(dir, "scripts");
-  const connectionsDir = path.join(dir, "connections");
-  fs.mkdirSync(scriptsDir, { recursive: true });
-  fs.mkdirSync(connectionsDir, { recursive: true, mode: 0o700 });
-  const definitionFile = path.join(dir, plan.template.fileName);
-  fs.writeFileSync(definitionFile, plan.template.text);
-  for (const object of plan.bucketObjects) {
-    if (!object.folder && object.key.startsWith(BUCKET_FOLDERS.scripts))
-      fs.writeFileSync(path.join(scriptsDir, object.key.slice(BUCKET_FOLDERS.scripts.length)), object.content, {
-        mode: 0o600,
-      });
-  }
-  await applyScriptFiles({
-    location: { kind: "folder", dir: scriptsDir },
-    warehouseConnection: plan.scriptFiles.warehouseConnection,
-    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
-  });
-  for (const record of plan.connections)
-    fs.writeFileSync(
-      path.join(connectionsDir, connectionFileName(record.systemName)),
-      serializeConnectionRecord(record),
-      { mode: 0o600 },
-    );
-
-  const client = new Client({ connectionString: options.databaseUrl });
-  await client.connect();
-  try {
-    await client.query(plan.baseline.sql);
-    await client.query(plan.runTables.sql);
-    for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
-      await insertRow(client, plan.stagingSchema, row);
-  } finally {
-    await client.end();
-  }
+  const paths = localPaths(dir);
+  await applyPlan(plan, paths, { adminUrl: options.databaseUrl, routingRules: false });
+  const definitionFile = path.join(paths.bucket, plan.definitionKey);
+  const scriptsDir = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
   const secrets = [
     ...Object.values(TENANTS).map((t) => t.clientSecret),
     ...Object.values(QUEUES).map((q) => q.clientSecret),
@@ -262,18 +234,10 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
     plan,
     definitionFile,
     scriptsDir,
-    connectionsDir,
+    connectionsDir: paths.connections,
     publishSchema: plan.publishSchema,
     stagingSchema: plan.stagingSchema,
-    args: ["run", "--definition", definitionFile, "--scripts", scriptsDir, "--connections", connectionsDir],
+    args: ["run", "--definition", definitionFile, "--scripts", scriptsDir, "--connections", paths.connections],
     secrets,
   };
-}
-
-async function insertRow(client: Client, schema: string, row: ConfigRow): Promise<void> {
-  const entries = Object.entries({ ...row.key, ...row.values });
-  await client.query(
-    `INSERT INTO ${schema}.${row.table} (${entries.map(([k]) => k).join(", ")}) VALUES (${entries.map((_, i) => `$${i + 1}`).join(", ")})`,
-    entries.map(([, v]) => v),
-  );
 }

@@ -1,0 +1,168 @@
+/**
+ * Applies the installation plan without the Pulumi engine, with the same plan and provider operations that
+ * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, common baseline, the
+ * client's run tables, grants), config-table rows and routing rules; then deletes what the previous apply had and the
+ * stack config no longer has. Local mode runs on it; so do the test platform and the benchmarks.
+ */
+import path from "node:path";
+import type { InstallationPlan } from "../core/plan";
+import { BUCKET_FOLDERS } from "../core/naming";
+import { taskPrivileges, type TaskGrant } from "../core/privileges";
+import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
+import { applyBaseline, baselineSequences, baselineTables } from "../providers/baseline";
+import { upsertRow } from "../providers/sqlRows";
+import { postRoutingRules } from "../providers/routingRules";
+import { withPgClient, quoteIdent } from "../providers/pg";
+import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
+import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
+import { writeBucketObjects, writeConnectionRecords } from "./stores";
+import type { LocalPaths } from "./paths";
+import { deploymentOf, previousDeployment, removeGone, writeDeployment, type Removed } from "./deployment";
+
+export interface ApplyResult {
+  databaseUrl: string;
+  bucketFiles: string[];
+  connectionFiles: string[];
+  rows: number;
+  routingRules: { tenantId: string; rules: number }[];
+  /** What the previous apply provisioned and the stack config no longer has, deleted. */
+  removed: Removed;
+}
+
+export interface ApplyOptions {
+  /** The superuser URL of the server (any database on it). */
+  adminUrl: string;
+  /** A vendor scripts release (hubExport:scriptsRelease), loaded. */
+  release?: ScriptsRelease;
+  /** Post each tenant's routing rules to the hub's CFG API (default); off where the test's hub is not one. */
+  routingRules?: boolean;
+}
+
+/** The admin URL of the stack's database on the server. */
+export function adminDatabaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = "/" + encodeURIComponent(database);
+  return url.toString();
+}
+
+export async function applyPlan(
+  plan: InstallationPlan,
+  paths: LocalPaths,
+  options: ApplyOptions,
+): Promise<ApplyResult> {
+  const config = plan.config;
+  const dbUrl = adminDatabaseUrl(options.adminUrl, config.database.database);
+
+  // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
+  const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
+  const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
+  // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
+  if (options.release)
+    await applyScriptsRelease({ kind: "folder", dir: scripts }, options.release, keptScriptFiles(options.release));
+  // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
+  await applyScriptFiles({
+    location: { kind: "folder", dir: scripts },
+    warehouseConnection: plan.scriptFiles.warehouseConnection,
+    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
+  });
+  bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
+  const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
+
+  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline, the client's run
+  // tables and the task's grants.
+  await applyWarehouse(plan, options.adminUrl, dbUrl);
+
+  // Steps 5.2 and 5.3: the config-table rows.
+  const rows = [...plan.rows.apiConfig, ...plan.rows.platConfig];
+  for (const row of rows)
+    await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
+
+  // The hub side: each tenant's routing rules.
+  const routingRules: ApplyResult["routingRules"] = [];
+  for (const r of options.routingRules === false ? [] : plan.routingRules) {
+    await postRoutingRules({
+      cfgApiUrl: r.cfgApiUrl,
+      tenantId: r.tenant.hubTenantId,
+      credentialsString: r.credentialsString.reveal(),
+      rules: r.rules,
+    });
+    routingRules.push({ tenantId: r.tenant.hubTenantId, rules: r.rules.length });
+  }
+
+  // As `pulumi up` does after creating and updating: delete what the stack config no longer has.
+  const current = deploymentOf(plan);
+  const removed = await removeGone(await previousDeployment(paths, plan, dbUrl), current, paths, dbUrl);
+  writeDeployment(paths, current);
+  return { databaseUrl: dbUrl, bucketFiles, connectionFiles, rows: rows.length, routingRules, removed };
+}
+
+/** components/warehouse/warehouse.ts as SQL. */
+async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: string): Promise<void> {
+  const { database } = plan.config;
+  const publish = quoteIdent(plan.publishSchema, "schema");
+  const staging = quoteIdent(plan.stagingSchema, "schema");
+  await withPgClient(adminUrl, async (client) => {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database.database]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${quoteDatabase(database.database)}`);
+  });
+  // A task that logs in as the admin (the test platform, the benchmarks) owns what it uses: no role, no grants.
+  const ownRole = database.task.username !== database.admin.username;
+  const role = quoteIdent(database.task.username, "role");
+  await withPgClient(dbUrl, async (client) => {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${publish}`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${staging}`);
+    if (ownRole) {
+      const password = database.task.password.reveal("hubExport:database.task.password");
+      const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [database.task.username]);
+      // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
+      const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
+      await client.query(
+        `${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`,
+      );
+    }
+    // The platform's part, which the embedded default stands in for (like the database): the roles that load the
+    // publish schema, allowed to create tables in it.
+    for (const owner of database.publishTableOwners) {
+      const loader = quoteIdent(owner, "role");
+      const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [owner.toLowerCase()]);
+      if (!rowCount) await client.query(`CREATE ROLE ${loader} NOLOGIN`);
+      await client.query(`GRANT USAGE, CREATE ON SCHEMA ${publish} TO ${loader}`);
+    }
+  });
+  await applyBaseline(dbUrl, plan.baseline, intakeJobWrittenWhenPresent(plan.stagingSchema));
+  await applyBaseline(dbUrl, plan.runTables);
+  if (!ownRole) return;
+
+  const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
+  const privileges = taskPrivileges({
+    stagingSchema: plan.stagingSchema,
+    publishTableOwners: database.publishTableOwners,
+    baseline: objects(plan.baseline.sql),
+    runTables: objects(plan.runTables.sql),
+  });
+  const schemas = { publish, staging };
+  const on = (g: TaskGrant): string => {
+    if (g.objectType === "database") return `DATABASE ${quoteDatabase(database.database)}`;
+    const schema = schemas[g.schema!];
+    if (g.objectType === "schema") return `SCHEMA ${schema}`;
+    if (!g.objects?.length) return `ALL ${g.objectType.toUpperCase()}S IN SCHEMA ${schema}`;
+    const kind = g.objectType === "sequence" ? "SEQUENCE " : "";
+    return kind + g.objects.map((o) => `${schema}.${quoteIdent(o, g.objectType)}`).join(", ");
+  };
+  await withPgClient(dbUrl, async (client) => {
+    for (const g of privileges.grants) await client.query(`GRANT ${g.privileges.join(", ")} ON ${on(g)} TO ${role}`);
+    for (const d of privileges.defaults) {
+      const owner = d.owner ? `FOR ROLE ${quoteIdent(d.owner, "role")} ` : "";
+      await client.query(
+        `ALTER DEFAULT PRIVILEGES ${owner}IN SCHEMA ${publish} GRANT ${d.privileges.join(", ")} ON TABLES TO ${role}`,
+      );
+    }
+  });
+}
+
+/** Database names keep their case: the connection record names the database exactly as the config does. */
+function quoteDatabase(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/.test(name))
+    throw new Error(`database name ${JSON.stringify(name)} is not safe`);
+  return `"${name}"`;
+}
