@@ -93,9 +93,6 @@ module.exports = {
         folders("components", "cli"),
         "local/ (npm start) uses the layers below it and operate/'s queries, never the Pulumi program nor the CLI.",
       ),
-      // Temporary: local/provision.ts takes stagingGrants from the Warehouse component until the one applier of the
-      // plan lands (issue 35 deliverable 1).
-      from: { path: "^local/", pathNot: "^local/provision\\.ts$" },
     },
     layer(
       "operate-below-cli",
@@ -118,10 +115,8 @@ module.exports = {
         folders("test"),
         "Benchmarks run from the CLI: they use shipped code, never the test suite's support.",
       ),
-      // Temporary: bench/export.ts and bench/outage.ts provision with test/support/platform.ts until the one applier
-      // of the plan lands (issue 35 deliverable 1).
       // Left: bench/plan.ts writes its many-tenant stack file with test/fixtures/stacks.ts writeTenantStackFile.
-      from: { path: "^bench/", pathNot: "^bench/(export|outage|plan)\\.ts$" },
+      from: { path: "^bench/", pathNot: "^bench/plan\\.ts$" },
     },
   ],
   options: {

@@ -24,7 +24,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "../test/support/platform";
+import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "./platform";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";

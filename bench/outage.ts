@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client, Pool } from "pg";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, QUEUES, TENANTS } from "../test/support/platform";
+import { emulatorConfig, provisionPlatform, QUEUES, TENANTS } from "./platform";
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { parseFaultSpec, FaultSpecError, type FaultStats } from "../emulator/faults";
 import { UsageError } from "../core/errors";

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { PROJECT_ROOT, runCli } from "../support/cli";
-import { JOB_NAME, rawStackConfigFor } from "../support/platform";
+import { JOB_NAME, rawStackConfigFor } from "../../bench/platform";
 
 /** Over the broker's 10 MB body limit: the message of this employee is refused for good (HTTP 400 at the broker). */
 const TOO_WIDE = 11_000_000;

@@ -11,7 +11,7 @@ import { validateStackConfig, ConfigError } from "../../config/validate";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { rawConfig } from "../support/rawConfig";
 import { createTestDatabase } from "../support/database";
-import { provisionPlatform, type TestPlatform } from "../support/platform";
+import { provisionPlatform, type TestPlatform } from "../../bench/platform";
 import { runCli } from "../support/cli";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../../task/model/sampleData";
 import { buildLoadSheet } from "../../cls/loadSheet";

@@ -12,7 +12,7 @@ import path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
-import { rawStackConfigFor, TENANTS } from "../support/platform";
+import { rawStackConfigFor, TENANTS } from "../../bench/platform";
 
 const APAC = "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e";
 const US = TENANTS.US.hubTenantId;

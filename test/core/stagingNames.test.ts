@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from "../support/cli";
 import { intakeJobQuery, stagingNamesNote } from "../../core/naming";
 import { planInstallation } from "../../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { stackConfigFor } from "../support/platform";
+import { stackConfigFor } from "../../bench/platform";
 
 describe("step 12's table names in PostgreSQL", () => {
   // Named in capitals, as the stacks' PLATDB is: created quoted, so that the name keeps its case.

@@ -11,7 +11,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../support/database";
-import { emulatorConfig, rawStackConfigFor } from "../support/platform";
+import { emulatorConfig, rawStackConfigFor } from "../../bench/platform";
 import { startTask } from "../support/taskProcess";
 import { startEmulator, type Emulator } from "../../emulator";
 import { validateStackConfig } from "../../config/validate";

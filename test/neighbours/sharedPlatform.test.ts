@@ -9,7 +9,7 @@
  * run of this stack completed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rawStackConfigFor, JOB_NAME, TENANTS } from "../support/platform";
+import { rawStackConfigFor, JOB_NAME, TENANTS } from "../../bench/platform";
 import { runTask, type TaskResult } from "../support/taskProcess";
 import {
   destroy,

@@ -7,7 +7,7 @@
  * other's objects, rows, run tables and credential entries as they were, and the other still runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rawStackConfigFor, QUEUES, TENANTS } from "../support/platform";
+import { rawStackConfigFor, QUEUES, TENANTS } from "../../bench/platform";
 import { runTask, type TaskResult } from "../support/taskProcess";
 import {
   destroy,

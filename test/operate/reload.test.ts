@@ -13,7 +13,7 @@ import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 import { Writable } from "node:stream";
 import { executeCommand } from "../../cli/command";
 import reloadCommand from "../../cli/commands/reload";

@@ -19,7 +19,7 @@ import { sharedObjectProvider } from "../../providers/sharedObjects";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { scriptsReleaseProvider } from "../../providers/scriptsRelease";
 import { createResource, deleteResource, updateResource, type Step } from "./engine";
-import { emulatorConfig, engineConfigOf } from "./platform";
+import { emulatorConfig, engineConfigOf } from "../../bench/platform";
 import { createTestDatabase } from "./database";
 import { loopbackAwsEnv, startLoopbackS3 } from "./loopbackAws";
 import { taskBundle } from "./taskProcess";
@@ -187,7 +187,7 @@ export async function destroy(state: StackState): Promise<void> {
 }
 
 /**
- * The real program under mocks for a raw stack config (test/support/platform.ts rawStackConfigFor), as `pulumi up`
+ * The real program under mocks for a raw stack config (bench/platform.ts rawStackConfigFor), as `pulumi up`
  * would run it for `stack`; the adopted bucket's guard looks at S3 for real (the loopback one, through
  * AWS_ENDPOINT_URL_S3).
  */

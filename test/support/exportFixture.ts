@@ -9,7 +9,7 @@ import {
   type HubUrls,
   type PlatformOptions,
   type TestPlatform,
-} from "./platform";
+} from "../../bench/platform";
 import {
   startEmulator,
   type Emulator,

@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { HubUrls } from "./platform";
+import type { HubUrls } from "../../bench/platform";
 
 export interface RecordingProxy {
   urls: HubUrls;

@@ -17,7 +17,7 @@ import {
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../support/platform";
+import { JOB_NAME } from "../../bench/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 

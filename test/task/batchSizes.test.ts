@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
 import { openedTransaction, runTask, startTask, taskBundle } from "../support/taskProcess";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 import { taskSessionsGone } from "../support/database";
 
 const PER_MESSAGE = 3;

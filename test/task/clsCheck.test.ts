@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { QUEUES } from "../support/platform";
+import { QUEUES } from "../../bench/platform";
 import { SAMPLE_BUSINESS_OBJECTS } from "../../task/model/sampleData";
 import { buildLoadSheet, type LoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
 import { finalEvent, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { QUEUES, TENANTS } from "../support/platform";
+import { QUEUES, TENANTS } from "../../bench/platform";
 import { DEFAULT_BREAKER } from "../../task/http/breaker";
 
 const MESSAGES = 3000;

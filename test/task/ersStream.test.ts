@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 
 const FAST_RETRY = {
   HUB_EXPORT_RETRY_BASE_MS: "5",

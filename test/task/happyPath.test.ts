@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { QUEUES, TENANTS, JOB_NAME } from "../support/platform";
+import { QUEUES, TENANTS, JOB_NAME } from "../../bench/platform";
 import { touchEmployees } from "../../task/model/sampleData";
 
 describe("export task: a full run, then an incremental one", () => {

@@ -17,7 +17,7 @@ import {
   taskBundle,
   type TaskResult,
 } from "../support/taskProcess";
-import { QUEUES, JOB_NAME } from "../support/platform";
+import { QUEUES, JOB_NAME } from "../../bench/platform";
 import { executeCommand } from "../../cli/command";
 import statusCommand from "../../cli/commands/status";
 

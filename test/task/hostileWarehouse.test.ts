@@ -9,7 +9,7 @@ import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../
 import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../support/platform";
+import { JOB_NAME } from "../../bench/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 /** C0 but the newline that ends a line, DEL, C1, and the bidi and line-separator characters. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 import { extractChunkSql, extractChunkValues } from "../../task/mapping/extractSql";
 import { entitiesText } from "../../task/mapping/messageBody";
 import { publishSchemaSql } from "../../task/model/schema";

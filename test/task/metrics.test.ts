@@ -6,7 +6,7 @@ import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { JOB_NAME, QUEUES, TENANTS } from "../support/platform";
+import { JOB_NAME, QUEUES, TENANTS } from "../../bench/platform";
 import {
   ALL_REGIONS,
   METRIC_NAMESPACE,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { employeesInScope, exportFixture, type ExportFixture } from "../support/exportFixture";
 import { loadPipelineTemplate } from "../../templates";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 import { INTAKE_JOB_KNOWN_COLUMNS } from "../../core/intakeJob";
 
 /** An entry in a format agreed with the service provider for another tenant: not a credentials string of ours. */

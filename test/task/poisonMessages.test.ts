@@ -10,7 +10,7 @@ import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME, QUEUES } from "../support/platform";
+import { JOB_NAME, QUEUES } from "../../bench/platform";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "100" };

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { QUEUES, TENANTS } from "../support/platform";
+import { QUEUES, TENANTS } from "../../bench/platform";
 import { HUB_CONTRACT_DEFAULTS, type HubContract } from "../../core/hubContract";
 import { probeFromStack } from "../../task/probe";
 import { startEmulator } from "../../emulator";

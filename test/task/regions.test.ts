@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { emulatorConfig, TENANTS } from "../support/platform";
+import { emulatorConfig, TENANTS } from "../../bench/platform";
 import { startEmulator, type Emulator } from "../../emulator";
 
 describe("export task: regional hub environments, several platform tenants per hub tenant", () => {

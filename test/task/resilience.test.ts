@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
 import { FINAL_EVENTS, finalEvent, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { QUEUES, TENANTS, emulatorConfig } from "../support/platform";
+import { QUEUES, TENANTS, emulatorConfig } from "../../bench/platform";
 import { startEmulator } from "../../emulator";
 
 const FAST_RETRY = {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, employeesInScope, type ExportFixture } from "../support/exportFixture";
 import { FINAL_EVENTS, finalEvent, startTask, taskBundle } from "../support/taskProcess";
-import { QUEUES, TENANTS } from "../support/platform";
+import { QUEUES, TENANTS } from "../../bench/platform";
 import { mulberry32 } from "../../emulator/faults";
 import { startRecordingProxy, type RecordingProxy } from "../support/recordingProxy";
 import { QUEUE_API } from "../../core/hubContract";

@@ -15,7 +15,7 @@ import {
   type StartedTask,
   type TaskResult,
 } from "../support/taskProcess";
-import { QUEUES } from "../support/platform";
+import { QUEUES } from "../../bench/platform";
 import { holdTable, sleep, taskSessionsGone } from "../support/database";
 
 const ENV = {

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pool, type PoolClient } from "pg";
 import { createTestDatabase } from "../support/database";
-import { provisionPlatform, TENANTS, type TestPlatform } from "../support/platform";
+import { provisionPlatform, TENANTS, type TestPlatform } from "../../bench/platform";
 import { runTables, type RunTables } from "../../task/warehouse/tables";
 import { StatusWriter, type StatusRecord } from "../../task/phases/statusWriter";
 import { ACK_POOL_SIZE } from "../../task/warehouse/database";

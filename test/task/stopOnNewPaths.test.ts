@@ -27,7 +27,7 @@ import {
 } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../support/platform";
+import { JOB_NAME } from "../../bench/platform";
 import { holdTable, sleep, taskSessionsGone } from "../support/database";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 

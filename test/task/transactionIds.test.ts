@@ -8,7 +8,7 @@ import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../support/platform";
+import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../../bench/platform";
 import { startEmulator } from "../../emulator";
 
 const FAST_RETRY = {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { TENANTS } from "../support/platform";
+import { TENANTS } from "../../bench/platform";
 
 /** A copy of the platform's files, changed by `edit`, and the run's arguments for it. */
 function variant(

@@ -6,14 +6,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { validateStackConfig } from "../../config/validate";
-import type { StackConfig } from "../../config/schema";
-import { planInstallation, type InstallationPlan } from "../../core/plan";
-import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { BUCKET_FOLDERS } from "../../core/naming";
-import type { EmulatorConfigInput } from "../../emulator";
-import { applyPlan } from "../../local/applyPlan";
-import { localPaths } from "../../local/paths";
+import { validateStackConfig } from "../config/validate";
+import type { StackConfig } from "../config/schema";
+import { planInstallation, type InstallationPlan } from "../core/plan";
+import { loadPipelineTemplate, loadSqlSources } from "../templates";
+import { BUCKET_FOLDERS } from "../core/naming";
+import type { EmulatorConfigInput } from "../emulator";
+import { applyPlan } from "../local/applyPlan";
+import { localPaths } from "../local/paths";
 
 export const TENANTS = {
   US: {
