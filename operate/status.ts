@@ -348,7 +348,7 @@ export async function latestOutcome(client: Client, schema: string, jobName: str
 }
 
 function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
-  const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
+  const n = (key: string) => (typeof d[key] === "number" ? d[key] : 0);
   const counts =
     typeof d.extracted === "number"
       ? {

@@ -221,7 +221,7 @@ export function awsClientCredentials(
           (c) => !c.expiration || c.expiration.getTime() - Date.now() > 5 * 60_000,
           () => false,
         ));
-      if (valid) return cached!;
+      if (valid) return cached;
       const resolving = resolveStackCredentials(access, region);
       slot[cache] = resolving;
       return resolving;

@@ -348,7 +348,7 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
     if (held.length === (props.rules ?? []).length) return { id, props, inputs: props };
     const state = { ...props, rules: held, rulesHash: ruleSetHash(held), ruleCount: held.length };
     const { ruleCount: _count, postedAt: _posted, ...inputs } = state;
-    return { id, props: state, inputs: inputs as RoutingRuleSetState };
+    return { id, props: state, inputs: inputs };
   },
 
   async update(_id, olds, news) {

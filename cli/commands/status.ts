@@ -301,7 +301,7 @@ function transactionCommand(values: {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
   const args: string[] = [];
   for (const key of ["stack", "file", "dir", "user", "job-name"] as const)
-    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]!));
+    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]));
   // The URL may hold a password: never printed; the operator gives it again.
   if (values["database-url"] !== undefined) args.push("--database-url", "<URL>");
   return (id) => ["npx hub-export status", ...args, "--transaction", id].join(" ");
