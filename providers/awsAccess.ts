@@ -66,7 +66,9 @@ export function awsAccessFromConfig(get: (key: string) => string | undefined): A
   const [accessKey, secretKey, token] = [text("aws:accessKey"), text("aws:secretKey"), text("aws:token")];
   const access: AwsAccess = {
     assumeRoles: Array.isArray(roles)
-      ? roles.filter((r): r is AwsAssumeRole => !!r && typeof r.roleArn === "string" && r.roleArn !== "")
+      ? (roles as (Partial<AwsAssumeRole> | null)[]).filter(
+          (r): r is AwsAssumeRole => typeof r?.roleArn === "string" && r.roleArn !== "",
+        )
       : [],
     allowedAccountIds: ids("aws:allowedAccountIds"),
     forbiddenAccountIds: ids("aws:forbiddenAccountIds"),

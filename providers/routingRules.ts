@@ -96,7 +96,7 @@ function bodyExcerpt(body: string, credentialsString: string): string {
 
 /** An answer's text up to MAX_ANSWER_BYTES; `cut` when there was more (the stream is cancelled). */
 async function readCapped(response: Response): Promise<{ text: string; cut: boolean }> {
-  const reader = response.body?.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
   if (!reader) return { text: "", cut: false };
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -83,7 +83,9 @@ const sources = (meta: Metafile) =>
 
 describe("the bundles' metafiles", () => {
   it("the task's image: the task, core and cls; no stack config, no test or bench code", { timeout: 120_000 }, () => {
-    const { bundleOptions } = require("../scripts/build-task.js") as { bundleOptions(o: string, m: boolean): object };
+    const { bundleOptions } = require("../scripts/build-task.js") as {
+      bundleOptions: (o: string, m: boolean) => object;
+    };
 
     const esbuild = require("esbuild") as typeof import("esbuild");
     const { metafile } = esbuild.buildSync({ ...bundleOptions(path.join(os.tmpdir(), "unused"), false), write: false });
@@ -97,7 +99,7 @@ describe("the bundles' metafiles", () => {
   });
 
   it("the CLI: nothing shipped reaches test/ or bench/, but for the bench command", { timeout: 120_000 }, async () => {
-    const { bundleOptions } = require("../scripts/build-cli.js") as { bundleOptions(outfile: string): object };
+    const { bundleOptions } = require("../scripts/build-cli.js") as { bundleOptions: (outfile: string) => object };
 
     const esbuild = require("esbuild") as typeof import("esbuild");
     const { metafile } = await esbuild.build({

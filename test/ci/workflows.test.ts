@@ -12,7 +12,7 @@ import YAML from "yaml";
 const ROOT = path.join(__dirname, "..", "..");
 const WORKFLOWS = path.join(ROOT, ".github", "workflows");
 
-const { imageNode } = require("../../scripts/image-node.js") as { imageNode(): { version: string; major: number } };
+const { imageNode } = require("../../scripts/image-node.js") as { imageNode: () => { version: string; major: number } };
 
 type Step = {
   name?: string;

@@ -235,7 +235,7 @@ describe("credentials in a URL of a stack file", () => {
     const raw = rawConfig();
     delete raw.database.admin.password;
     delete raw.database.task.password;
-    for (const q of Object.values(raw.queues) as { clientSecret?: string }[]) delete q.clientSecret;
+    for (const q of Object.values<{ clientSecret?: string }>(raw.queues)) delete q.clientSecret;
     for (const t of raw.hubTenants as { clientSecret?: string }[]) delete t.clientSecret;
     edit(raw);
     const file = path.join(dir, name, "Pulumi.qa.yaml");

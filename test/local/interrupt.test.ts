@@ -94,7 +94,7 @@ describe("hub-export local interrupted", () => {
         phase: "PUBLISH",
         transactionId: opened.transactionId,
       });
-      expect(stdout).toContain(`Transaction id   ${opened.transactionId}\n`);
+      expect(stdout).toContain(`Transaction id   ${String(opened.transactionId)}\n`);
       expect(stdout).toContain(
         "Status           Stopped (SIGINT): resumable (the next start resumes the transaction) (task exit code 1)\n",
       );

@@ -31,7 +31,7 @@ export async function setup(project: TestProject): Promise<void> {
   process.env.TMPDIR = runDir;
 
   const { buildTask } = require("../../scripts/build-task.js") as {
-    buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }>;
+    buildTask: (o: { outdir: string; minify?: boolean }) => Promise<{ outfile: string }>;
   };
   const [started, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: path.join(runDir, "postgres"), persistent: false, owner: "npm test" }),

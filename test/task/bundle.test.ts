@@ -8,13 +8,13 @@ import { runTask, taskBundle, TASK_NODE } from "../support/taskProcess";
 const ROOT = path.join(__dirname, "..", "..");
 
 const { imageNode, binaryPackage, unlinkBin } = require("../../scripts/image-node.js") as {
-  imageNode(): { version: string; major: number; from: string };
-  binaryPackage(platform?: string, arch?: string): string;
-  unlinkBin(root: string): void;
+  imageNode: () => { version: string; major: number; from: string };
+  binaryPackage: (platform?: string, arch?: string) => string;
+  unlinkBin: (root: string) => void;
 };
 
 const { bundleOptions } = require("../../scripts/build-task.js") as {
-  bundleOptions(outdir: string): { target: string };
+  bundleOptions: (outdir: string) => { target: string };
 };
 
 describe("the task bundle", () => {
