@@ -56,7 +56,7 @@ export interface Command<O extends Options = Options> {
    * Actions with options of their own (`cls build`, `cls check`): the first argument names one, which then parses,
    * runs and answers `--help` as a command of its own. `run` is reached only without an action.
    */
-  actions?: Record<string, Command<any>>;
+  actions?: Record<string, Command>;
   run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
@@ -169,14 +169,14 @@ function synopsisPart(name: string, o: OptionSpec): string {
   return o.required ? text : `[${text}]`;
 }
 
-export function usageLine(name: string, command: Command<any>): string {
-  const parts = Object.entries(command.options as Options).map(([n, o]) => synopsisPart(n, o));
+export function usageLine(name: string, command: Command): string {
+  const parts = Object.entries(command.options).map(([n, o]) => synopsisPart(n, o));
   if (command.positionals) parts.unshift(command.positionals.name);
   return `hub-export ${name} ${parts.join(" ")}`.trimEnd();
 }
 
 /** The full `--help` text, from the declaration. */
-export async function helpText(name: string, command: Command<any>): Promise<string> {
+export async function helpText(name: string, command: Command): Promise<string> {
   if (command.help) return command.help();
   if (command.actions) return actionsHelp(name, command, command.actions);
   const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
@@ -196,7 +196,7 @@ export async function helpText(name: string, command: Command<any>): Promise<str
   return lines.join("\n") + "\n";
 }
 
-function actionsHelp(name: string, command: Command<any>, actions: Record<string, Command<any>>): string {
+function actionsHelp(name: string, command: Command, actions: Record<string, Command>): string {
   const names = Object.keys(actions);
   const lines = [command.summary, "", `Usage: hub-export ${name} <${names.join("|")}> [options]`, "", "Actions:"];
   for (const action of names) lines.push(`  ${action.padEnd(10)}${actions[action].summary}`);
@@ -224,7 +224,7 @@ export function optionLines(options: Options): string[] {
  * as one line (a UserError may list several problems) without a stack trace; so does a foreign state's error
  * (core/refusals.ts). Anything else is a bug, and is thrown.
  */
-export async function executeCommand(name: string, command: Command<any>, argv: string[], io: Io): Promise<number> {
+export async function executeCommand(name: string, command: Command, argv: string[], io: Io): Promise<number> {
   if (command.actions && argv[0] !== undefined && Object.hasOwn(command.actions, argv[0])) {
     return executeCommand(`${name} ${argv[0]}`, command.actions[argv[0]], argv.slice(1), io);
   }

@@ -17,7 +17,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => {
+  void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
 }

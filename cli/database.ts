@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client, type ClientConfig } from "pg";
+import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../local/embeddedPostgres";
 import { UsageError, UserError } from "../core/errors";
 import { maskSecret } from "../core/redact";
@@ -231,7 +231,7 @@ async function openStackDatabase(
   }
   maskSecret(process.env.PGPASSWORD);
   const { password: _none, ...connection } = pgClientConfig(login);
-  const client = new Client({ ...connection, application_name: `hub-export-${command}` } as ClientConfig);
+  const client = new Client({ ...connection, application_name: `hub-export-${command}` });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   const name = `${named(d.database, login.host, login.port, user)} (${whose}, ${via})`;
   try {

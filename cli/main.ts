@@ -26,11 +26,11 @@ export const COMMANDS: Record<string, string> = {
   bench: "bench",
 };
 
-export type CommandLoader = (name: string) => Promise<Command<any>>;
+export type CommandLoader = (name: string) => Promise<Command>;
 
 // A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every module of cli/commands.
 const requireCommand: CommandLoader = async (name) =>
-  (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command<any> }).default;
+  (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command }).default;
 
 async function help(load: CommandLoader): Promise<string> {
   const lines = ["Usage: hub-export <command> [options]", "", "Commands:"];

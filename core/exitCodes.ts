@@ -37,7 +37,7 @@ export const EXIT_MEANINGS: Record<number, string> = {
 
 /** `0   success` … for the codes every command has (0, 1, 2, 70), with a command's own codes and meanings merged in. */
 export function exitCodeLines(own: Record<number, string> = {}): string[] {
-  const common = [EXIT.ok, EXIT.failed, EXIT.usage, EXIT.internal].map((c) => [c, EXIT_MEANINGS[c]]);
+  const common = [EXIT.ok, EXIT.failed, EXIT.usage, EXIT.internal].map((c) => [c, EXIT_MEANINGS[c]] as const);
   const all: Record<number, string> = { ...Object.fromEntries(common), ...own };
   return Object.keys(all)
     .map(Number)

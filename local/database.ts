@@ -10,7 +10,7 @@ export function localDatabaseUrl(connectionsDir: string, port?: number): string 
     const full = path.join(connectionsDir, file);
     let record: { type?: unknown; url: string; username: string; password: string };
     try {
-      record = JSON.parse(fs.readFileSync(full, "utf8"));
+      record = JSON.parse(fs.readFileSync(full, "utf8")) as typeof record;
     } catch (err) {
       // Written by another tool, or edited by hand: never a bug of ours.
       throw new UserError(

@@ -199,8 +199,8 @@ function spawnAs(user: ServerUser, binary: string, args: string[], logs: string[
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) keepTail(logs, line);
   };
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
   // Without a listener a failed spawn would crash the process with a stack trace.
   child.on("error", (err) => keepTail(logs, `spawn ${command}: ${err.message}`));
   children.add(child);

@@ -12,11 +12,20 @@ export interface LocalEndpoints {
   queues: Record<HubRegion, string>;
 }
 
-type Raw = Record<string, any>;
+type Raw = Record<string, unknown>;
 
-export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: LocalSecrets): Raw {
-  const queues: Raw = {};
-  for (const [region, queue] of Object.entries<Raw>(raw.queues ?? {})) {
+/** The parts of a stack file's hubExport: values this changes, as read (validated afterwards, with the changes). */
+interface RawStack extends Raw {
+  queues?: Record<string, Raw>;
+  database?: Raw & { task?: Raw };
+  hub?: Raw & { default?: Raw; regions?: Record<string, Raw> };
+  hubTenants?: (Raw & { hubTenantId: string })[];
+}
+
+export function localOverrides(stack: Raw, endpoints: LocalEndpoints, secrets: LocalSecrets): Raw {
+  const raw = stack as RawStack;
+  const queues: Record<string, Raw> = {};
+  for (const [region, queue] of Object.entries(raw.queues ?? {})) {
     queues[region] = { ...queue, baseUrl: endpoints.queues[region as HubRegion], clientSecret: secrets.queues[region] };
   }
   return {
@@ -40,14 +49,11 @@ export function localOverrides(raw: Raw, endpoints: LocalEndpoints, secrets: Loc
       ...raw.hub,
       default: { ...raw.hub?.default, apis: endpoints.hubApis },
       regions: Object.fromEntries(
-        Object.entries<Raw>(raw.hub?.regions ?? {}).map(([region, env]) => [
-          region,
-          { ...env, apis: endpoints.hubApis },
-        ]),
+        Object.entries(raw.hub?.regions ?? {}).map(([region, env]) => [region, { ...env, apis: endpoints.hubApis }]),
       ),
       allowLoopback: true,
     },
     queues,
-    hubTenants: (raw.hubTenants ?? []).map((t: Raw) => ({ ...t, clientSecret: secrets.tenants[t.hubTenantId] })),
+    hubTenants: (raw.hubTenants ?? []).map((t) => ({ ...t, clientSecret: secrets.tenants[t.hubTenantId] })),
   };
 }

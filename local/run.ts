@@ -241,11 +241,11 @@ async function prepareEmployees(
   await client.connect();
   try {
     const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
-    const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [
+    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [
       `${plan.publishSchema}.${PUBLISH_TABLES.employee}`,
     ]);
     const count = rows[0].present
-      ? Number((await client.query(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n)
+      ? Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n)
       : 0;
     const platRegions = plan.config.platTenants.map((t) => t.platRegion);
     if (count === 0) {

@@ -20,7 +20,7 @@ const generate = () => crypto.randomBytes(24).toString("base64url");
 function readSecrets(file: string): Partial<LocalSecrets> {
   try {
     const doc = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
-    if (doc && typeof doc === "object" && !Array.isArray(doc)) return doc as Partial<LocalSecrets>;
+    if (doc && typeof doc === "object" && !Array.isArray(doc)) return doc;
   } catch {
     // said below
   }

@@ -98,6 +98,27 @@ export function completedRuns(schema: string): string {
                                  ORDER BY r.recorded_at DESC LIMIT 1) h ON true) AS completed_runs`;
 }
 
+/** A row of completedRuns as latestIntakeJobs selects it (the counts are null where the history has no details). */
+interface CompletedRunRow {
+  transaction_id: string;
+  job_name: string;
+  plat_client_name: string | null;
+  status: string;
+  started_at: Date | null;
+  finished_at: Date | null;
+  extracted_count: number;
+  message_count: number;
+  published_count: number;
+  failed_count: number;
+  held_back_count: number;
+  ers_entity_count: number;
+  error: string | null;
+  unknown_codes: CodeCheckSummary | null;
+  set_aside: number | null;
+  bad_rows: BadRowsReport | null;
+  changes: NonNullable<ExtractTotals["changes"]> | null;
+}
+
 /** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -108,7 +129,7 @@ export async function latestIntakeJobs(
   limit = 10,
 ): Promise<IntakeJobRow[]> {
   const s = ident(schema);
-  const { rows } = await client.query(
+  const { rows } = await client.query<CompletedRunRow>(
     `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
             published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows, changes
        FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
@@ -143,7 +164,7 @@ export async function latestIntakeJobs(
   // One grouped query per client's STATUS table for all listed transactions (those with details: the client is known).
   for (const clientName of new Set(ours.flatMap((j) => (j.clientName ? [j.clientName] : [])))) {
     const ids = ours.filter((j) => j.clientName === clientName).map((j) => j.transactionId);
-    const { rows: counts } = await client.query(
+    const { rows: counts } = await client.query<{ transaction_id: string; status: string; n: number }>(
       `SELECT transaction_id, status, count(*)::int AS n FROM ${s}.${ident(clientTables(clientName).status)}
         WHERE transaction_id = ANY($1::uuid[]) GROUP BY 1, 2`,
       [ids],
@@ -154,7 +175,7 @@ export async function latestIntakeJobs(
 }
 
 export async function runsInProgress(client: Client, schema: string, jobName: string): Promise<RunInProgress[]> {
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
     `SELECT transaction_id, phase, started_at FROM ${ident(schema)}.${TABLES.run} WHERE job_name = $1 ORDER BY started_at`,
     [jobName],
   );
@@ -194,7 +215,7 @@ export async function* transactionMessages(
   const t = clientTables(clientName);
   let after = "00000000-0000-0000-0000-000000000000";
   for (;;) {
-    const { rows } = await client.query(
+    const { rows } = await client.query<Record<string, unknown>>(
       `SELECT ${MESSAGE_COLUMNS} FROM ${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id
         WHERE s.transaction_id = $1 AND (s.status = '${MESSAGE_STATUS.published}') = $2 AND s.message_id > $3 ORDER BY s.message_id LIMIT $4`,
       [transactionId, received, after, pageSize],
@@ -202,7 +223,7 @@ export async function* transactionMessages(
     if (rows.length === 0) return;
     yield rows.map(messageRow);
     if (rows.length < pageSize) return;
-    after = rows[rows.length - 1].message_id;
+    after = rows[rows.length - 1].message_id as string;
   }
 }
 
@@ -215,7 +236,7 @@ export async function setAsideMessages(
 ): Promise<{ total: number; messages: MessageRow[] }> {
   const t = clientTables(clientName);
   const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
-  const { rows } = await client.query(
+  const { rows } = await client.query<Record<string, unknown>>(
     `SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`,
     [limit],
   );
@@ -231,7 +252,15 @@ export async function rowsHeldBack(
   limit = 100,
 ): Promise<{ total: number; rows: HeldRow[] }> {
   const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
-  const { rows } = await client.query(
+  const { rows } = await client.query<{
+    employee_id: string;
+    kind: string;
+    reason: string;
+    copies: number;
+    first_held_at: Date;
+    held_at: Date;
+    held_by: string;
+  }>(
     `SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`,
     [limit],
   );
@@ -262,7 +291,15 @@ export interface HistoryRow {
 
 /** The job's latest HUB_EXPORT_RUN_HISTORY rows, newest first. */
 export async function runHistory(client: Client, schema: string, jobName: string, limit = 10): Promise<HistoryRow[]> {
-  const { rows } = await client.query(
+  const { rows } = await client.query<{
+    history_id: string | number;
+    transaction_id: string | null;
+    plat_client_name: string;
+    event: string;
+    recorded_at: Date;
+    actor: string | null;
+    detail: Record<string, unknown> | null;
+  }>(
     `SELECT history_id, transaction_id, plat_client_name, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
       WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
     [jobName, limit],
@@ -348,7 +385,7 @@ export async function latestOutcome(client: Client, schema: string, jobName: str
 }
 
 function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
-  const n = (key: string) => (typeof d[key] === "number" ? (d[key] as number) : 0);
+  const n = (key: string) => (typeof d[key] === "number" ? d[key] : 0);
   const counts =
     typeof d.extracted === "number"
       ? {

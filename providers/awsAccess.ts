@@ -66,7 +66,9 @@ export function awsAccessFromConfig(get: (key: string) => string | undefined): A
   const [accessKey, secretKey, token] = [text("aws:accessKey"), text("aws:secretKey"), text("aws:token")];
   const access: AwsAccess = {
     assumeRoles: Array.isArray(roles)
-      ? roles.filter((r): r is AwsAssumeRole => !!r && typeof r.roleArn === "string" && r.roleArn !== "")
+      ? (roles as (Partial<AwsAssumeRole> | null)[]).filter(
+          (r): r is AwsAssumeRole => typeof r?.roleArn === "string" && r.roleArn !== "",
+        )
       : [],
     allowedAccountIds: ids("aws:allowedAccountIds"),
     forbiddenAccountIds: ids("aws:forbiddenAccountIds"),
@@ -221,7 +223,7 @@ export function awsClientCredentials(
           (c) => !c.expiration || c.expiration.getTime() - Date.now() > 5 * 60_000,
           () => false,
         ));
-      if (valid) return cached!;
+      if (valid) return cached;
       const resolving = resolveStackCredentials(access, region);
       slot[cache] = resolving;
       return resolving;

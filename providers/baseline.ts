@@ -98,6 +98,7 @@ export async function applyBaseline(
           );
           throw refused;
         }
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the SQL's own error, rethrown as it came
         if (failed) throw failed;
       });
     } catch (err) {

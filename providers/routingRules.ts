@@ -96,7 +96,7 @@ function bodyExcerpt(body: string, credentialsString: string): string {
 
 /** An answer's text up to MAX_ANSWER_BYTES; `cut` when there was more (the stream is cancelled). */
 async function readCapped(response: Response): Promise<{ text: string; cut: boolean }> {
-  const reader = response.body?.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
   if (!reader) return { text: "", cut: false };
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -348,7 +348,7 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
     if (held.length === (props.rules ?? []).length) return { id, props, inputs: props };
     const state = { ...props, rules: held, rulesHash: ruleSetHash(held), ruleCount: held.length };
     const { ruleCount: _count, postedAt: _posted, ...inputs } = state;
-    return { id, props: state, inputs: inputs as RoutingRuleSetState };
+    return { id, props: state, inputs: inputs };
   },
 
   async update(_id, olds, news) {

@@ -120,7 +120,7 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return undefined;
-        throw new Error(`cannot read ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`);
+        throw new Error(`cannot read ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
       }
     },
     async exists(name) {
@@ -130,7 +130,9 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return false;
-        throw new Error(`cannot look up ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`);
+        throw new Error(`cannot look up ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     },
     async write(name, text, etag, contentType) {
@@ -150,7 +152,7 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         // 412: changed since read (or created meanwhile); 409: a concurrent conditional write; 404: deleted since read.
         if ([412, 409, 404].includes(e.$metadata?.httpStatusCode ?? 0) || e.name === "PreconditionFailed") return false;
-        throw new Error(`cannot write ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`);
+        throw new Error(`cannot write ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
       }
     },
   };

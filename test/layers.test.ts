@@ -83,9 +83,10 @@ const sources = (meta: Metafile) =>
 
 describe("the bundles' metafiles", () => {
   it("the task's image: the task, core and cls; no stack config, no test or bench code", { timeout: 120_000 }, () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { bundleOptions } = require("../scripts/build-task.js") as { bundleOptions(o: string, m: boolean): object };
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { bundleOptions } = require("../scripts/build-task.js") as {
+      bundleOptions: (o: string, m: boolean) => object;
+    };
+
     const esbuild = require("esbuild") as typeof import("esbuild");
     const { metafile } = esbuild.buildSync({ ...bundleOptions(path.join(os.tmpdir(), "unused"), false), write: false });
     const files = sources(metafile as Metafile);
@@ -98,9 +99,8 @@ describe("the bundles' metafiles", () => {
   });
 
   it("the CLI: nothing shipped reaches test/ or bench/, but for the bench command", { timeout: 120_000 }, async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { bundleOptions } = require("../scripts/build-cli.js") as { bundleOptions(outfile: string): object };
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { bundleOptions } = require("../scripts/build-cli.js") as { bundleOptions: (outfile: string) => object };
+
     const esbuild = require("esbuild") as typeof import("esbuild");
     const { metafile } = await esbuild.build({
       ...bundleOptions(path.join(os.tmpdir(), "unused", "cli.js")),

@@ -301,7 +301,7 @@ function transactionCommand(values: {
   const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
   const args: string[] = [];
   for (const key of ["stack", "file", "dir", "user", "job-name"] as const)
-    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]!));
+    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]));
   // The URL may hold a password: never printed; the operator gives it again.
   if (values["database-url"] !== undefined) args.push("--database-url", "<URL>");
   return (id) => ["npx hub-export status", ...args, "--transaction", id].join(" ");
@@ -363,7 +363,7 @@ async function showTransaction(
   json: boolean,
   stdout: NodeJS.WritableStream,
 ): Promise<number> {
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ plat_client_name: string; status: string }>(
     `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
      UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1::uuid AND job_name = $2
      UNION ALL (SELECT plat_client_name, event FROM ${schema}.${TABLES.runHistory} WHERE transaction_id = $1::uuid AND job_name = $2 ORDER BY recorded_at DESC, history_id DESC LIMIT 1)`,
@@ -373,7 +373,7 @@ async function showTransaction(
     throw new UserError(
       `no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`,
     );
-  const clientName: string = rows[0].plat_client_name;
+  const clientName = rows[0].plat_client_name;
   // The run's own outcome: why it did not complete, and its counts (an unfinished run: its last stop's).
   const outcome = await runOutcome(client, schema, jobName, transactionId);
   const reason = rows[0].status === "ExecutionCompleted" ? null : (outcome?.reason ?? null);

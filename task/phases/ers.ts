@@ -24,6 +24,7 @@ export async function sendEntities(ctx: RunContext): Promise<{ sent: number; fai
   }
   await stream.drain();
   await status.flush();
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure, rethrown as it was caught
   if (stream.failure) throw stream.failure;
   if (stream.held.size) throw new RunStopped([...stream.held].join("; "));
   return { sent: stream.sent, failed: stream.failedEntities };

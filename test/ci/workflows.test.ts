@@ -11,8 +11,8 @@ import YAML from "yaml";
 
 const ROOT = path.join(__dirname, "..", "..");
 const WORKFLOWS = path.join(ROOT, ".github", "workflows");
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { imageNode } = require("../../scripts/image-node.js") as { imageNode(): { version: string; major: number } };
+
+const { imageNode } = require("../../scripts/image-node.js") as { imageNode: () => { version: string; major: number } };
 
 type Step = {
   name?: string;

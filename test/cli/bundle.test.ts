@@ -20,8 +20,8 @@ afterAll(() => {
 });
 
 interface BuildCli {
-  cacheDir(): string;
-  inMemoryCli(): Promise<{ main(argv: string[], io: unknown): Promise<number> }>;
+  cacheDir: () => string;
+  inMemoryCli: () => Promise<{ main(argv: string[], io: unknown): Promise<number> }>;
 }
 
 /** A copy of the project's sources at `root` (tracked and new files, not ignored ones), node_modules linked. */

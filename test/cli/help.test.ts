@@ -38,8 +38,7 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
 
 /** The commands as main loads them, through vitest's module loader. */
 const load: CommandLoader = async (name) =>
-  ((await import(path.join(PROJECT_ROOT, "cli", "commands", `${COMMANDS[name]}.ts`))) as { default: Command<any> })
-    .default;
+  ((await import(path.join(PROJECT_ROOT, "cli", "commands", `${COMMANDS[name]}.ts`))) as { default: Command }).default;
 
 const BENCHMARKS = ["export", "emulator", "plan"];
 const benchOptions = async (name: string) =>

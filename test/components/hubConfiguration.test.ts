@@ -38,7 +38,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     const component = one(run, "hubExport:hub:HubConfiguration");
     // Written like the bucket's other objects: after the bucket and its encryption, SSE-KMS with the stack's key.
     const bucket = one(run, "aws:s3/bucket:Bucket", "hub-export-bucket").urn;
-    for (const o of Object.values(objects) as { parent?: string; dependsOn: string[]; inputs: unknown }[]) {
+    for (const o of Object.values<{ parent?: string; dependsOn: string[]; inputs: unknown }>(objects)) {
       expect(o.parent).toBe(component.urn);
       expect(o.dependsOn).toEqual(expect.arrayContaining([bucket]));
       expect(inputs(o as never)).toMatchObject({

@@ -32,7 +32,7 @@ function secretTexts(config: StackConfig): string[] {
   return [
     config.database.admin.password.reveal(),
     config.database.task.password.reveal(),
-    ...Object.values(config.queues).map((q) => q!.clientSecret.reveal()),
+    ...Object.values(config.queues).map((q) => q.clientSecret.reveal()),
     ...config.hubTenants.map((t) => t.clientSecret.reveal()),
     ...config.hubTenants.map((t) =>
       encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() }),

@@ -752,7 +752,7 @@ for (const stack of ["qa", "prod"] as const) {
     });
 
     it("exports what operators look for, nothing secret", () => {
-      const out = run.outputs as Record<string, unknown>;
+      const out = run.outputs;
       expect(out).toMatchObject({
         bucket: `acme-platform-${stack}`,
         templateKey: `templates/hub_hrsys_export/${loadPipelineTemplate().fileName}`,
@@ -763,7 +763,7 @@ for (const stack of ["qa", "prod"] as const) {
         routingRuleCounts: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, 8])),
       });
       expect((out.connectionNames as { queues: object }).queues).toEqual(
-        Object.fromEntries(Object.entries(config.queues).map(([r, q]) => [r, q!.connectionName])),
+        Object.fromEntries(Object.entries(config.queues).map(([r, q]) => [r, q.connectionName])),
       );
       const definition = outputs(one(run, T.taskDefinition));
       const network = `awsvpcConfiguration={subnets=[${config.network.subnetIds.join(",")}],securityGroups=[${config.network.securityGroupIds.join(",")}],assignPublicIp=DISABLED}`;

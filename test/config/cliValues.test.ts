@@ -184,7 +184,7 @@ describe("config values as the CLI stores them", () => {
 
   it("refuses an integer too long to be exact, and other numbers, saying how to keep the text", () => {
     const raw = rawConfig();
-    raw.hubTenants[0].clientId = 12345678901234567890;
+    raw.hubTenants[0].clientId = Number("12345678901234567890"); // as YAML reads it: not exact
     raw.queues.US.clientAccessId = 1.5;
     expect(() => validateStackConfig(raw, { source: "test" })).toThrow(
       /hubExport:hubTenants\[0\]\.clientId: is a number, not text: write it in quotes in the stack file/,

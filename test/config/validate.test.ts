@@ -397,7 +397,7 @@ describe("stack config validation", () => {
       (c) => {
         const secure = { secure: "v1:abc:def" };
         c.database.admin.password = c.database.task.password = secure;
-        for (const q of Object.values(c.queues) as { clientSecret: unknown }[]) q.clientSecret = secure;
+        for (const q of Object.values<{ clientSecret: unknown }>(c.queues)) q.clientSecret = secure;
         for (const t of c.hubTenants) t.clientSecret = secure;
       },
       "qa",
@@ -503,7 +503,7 @@ describe("environment checks (procedure step 4)", () => {
     const raw = rawConfig();
     raw.bucket.connectionName = "PLAT_S3_QA";
     raw.database.connectionName = "PLAT_WAREHOUSE_QA";
-    for (const q of Object.values(raw.queues) as { connectionName: string }[]) q.connectionName += "_QA";
+    for (const q of Object.values<{ connectionName: string }>(raw.queues)) q.connectionName += "_QA";
     edit(raw);
     return environmentIssues(validateStackConfig(raw, { source: "test" })).map(formatIssue);
   };

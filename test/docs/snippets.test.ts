@@ -79,8 +79,8 @@ function runInCopyAsync(block: Block, documented: string, command: string, exits
     const child = spawn("bash", ["-c", command], { cwd: copy, env: commandEnv(), timeout: 90_000 });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("close", (code, signal) => {
       if (process.env.DOCS_TIMES) console.log(((Date.now() - t0) / 1000).toFixed(1), command);
       resolve(failure(block, documented, code ?? signal, stdout, stderr, exits));

@@ -62,7 +62,7 @@ describe("queue broker", () => {
       ["no secret", { client_id: DEV_QUEUES.US.clientId, grant_type: "client_credentials" }],
       ["an empty form", {}],
     ])("refuses %s with 401 and no token", async (_, form) => {
-      const a = await authorizeRaw(em, "US", form as Record<string, string>);
+      const a = await authorizeRaw(em, "US", form);
       expect(a.status).toBe(401);
       expect(a.json.access_token).toBeUndefined();
     });
@@ -192,7 +192,7 @@ describe("queue broker", () => {
         headers: { authorization: `bearer ${token}`, "content-type": "application/json" },
         body: stream,
         duplex: "half",
-      } as RequestInit);
+      });
       expect(res.status).toBe(413);
       expect(stored("q1")).toBeUndefined();
     });

@@ -30,8 +30,8 @@ function startLocal(root: string, args: string[], env: Record<string, string>) {
   });
   let stdout = "";
   let stderr = "";
-  child.stdout!.on("data", (d) => (stdout += d));
-  child.stderr!.on("data", (d) => (stderr += d));
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
   /** The task's JSON log lines so far (its log file under logs/). */
   const events = (): Record<string, unknown>[] => {
@@ -94,7 +94,7 @@ describe("hub-export local interrupted", () => {
         phase: "PUBLISH",
         transactionId: opened.transactionId,
       });
-      expect(stdout).toContain(`Transaction id   ${opened.transactionId}\n`);
+      expect(stdout).toContain(`Transaction id   ${String(opened.transactionId)}\n`);
       expect(stdout).toContain(
         "Status           Stopped (SIGINT): resumable (the next start resumes the transaction) (task exit code 1)\n",
       );

@@ -392,7 +392,7 @@ describe("operating the export (stack qa, under mocks)", () => {
     const metrics = body.widgets
       .filter((w: { type: string }) => w.type === "metric")
       .flatMap((w: { properties: { metrics: unknown[][] } }) => w.properties.metrics);
-    const names = new Set(metrics.map((m: unknown[]) => `${m[1]} ${m.slice(2, -1).join(" ")}`));
+    const names = new Set(metrics.map((m: unknown[]) => `${String(m[1])} ${m.slice(2, -1).join(" ")}`));
     for (const region of ["US", "EU"])
       for (const m of [METRICS.published, METRICS.failed, METRICS.ersEntities])
         expect(names).toContain(`${m} JobName HRSYS_EMPL_HUB_ACME_202611_QA Region ${region}`);

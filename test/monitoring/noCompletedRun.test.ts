@@ -70,7 +70,7 @@ function ruleIsTrue(rule: string, states: Record<string, State>): boolean {
 }
 
 const SCHEDULE = "cron(0 3 * * ? *)";
-const HOURS = defaultNoCompletedRunHours(schedulePeriodHours(SCHEDULE)!)!;
+const HOURS = defaultNoCompletedRunHours(schedulePeriodHours(SCHEDULE)!);
 const definition = noCompletedRunAlarms({
   baseName: "hub-export-acme-qa",
   jobName: "JOB_QA",

@@ -244,7 +244,7 @@ describe("the adopted bucket's guard", () => {
         return {};
       },
     });
-    return result as string[] | Error;
+    return result;
   };
 
   it("looks at the bucket with the stack's aws:profile", async () => {

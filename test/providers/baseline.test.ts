@@ -174,7 +174,7 @@ describe("baseline provider", () => {
     );
     const updated = await baselineProvider.update!(id, drifted.props!, fixed);
     expect(updated.outs).toEqual(fixed);
-    expect(await baselineProvider.read!(id, updated.outs!)).toEqual({ id, props: fixed });
+    expect(await baselineProvider.read!(id, updated.outs)).toEqual({ id, props: fixed });
     expect(await missingBaselineColumns(wh.connection, inputs.tables)).toEqual([]);
   });
 

@@ -93,7 +93,7 @@ describe("the admin login outside the resources' state", () => {
     expect([Number(await countOf(us)), Number(await countOf(eu))]).toEqual([5, 0]);
     // `pulumi refresh` reads the remaining rows with the new login.
     for (const c of created.filter((c) => of(c) === us)) {
-      const read = await configRowProvider.read!(c.id, c.outs!);
+      const read = await configRowProvider.read!(c.id, c.outs);
       expect(read.id).toBe(c.id);
       expect(read.props!.values).toEqual(c.inputs.values);
     }
@@ -132,7 +132,7 @@ describe("the admin login outside the resources' state", () => {
       const call =
         operation === "destroy"
           ? configRowProvider.delete!(created.id, created.outs!)
-          : configRowProvider.read!(created.id, created.outs!);
+          : configRowProvider.read!(created.id, created.outs);
       const error = (await Promise.resolve(call).catch((e: Error) => e)) as Error;
       expect(error.message).toMatch(
         /password authentication failed for user "rotating_admin": the SQL resources log in as hubExport:database\.admin as their provider was configured/,
@@ -147,7 +147,7 @@ describe("the admin login outside the resources' state", () => {
     // The documented way: `pulumi refresh --run-program`, `pulumi destroy --run-program` (or `pulumi up` first, which
     // records the new inputs, after which a plain destroy gets them) hand the provider the new password: it connects.
     await configRowProvider.configure!(dynamicProviderConfig("refresh --run-program", recorded, now));
-    expect((await configRowProvider.read!(created.id, created.outs!)).id).toBe(created.id);
+    expect((await configRowProvider.read!(created.id, created.outs)).id).toBe(created.id);
     await configRowProvider.configure!(dynamicProviderConfig("destroy --run-program", recorded, now));
     await configRowProvider.delete!(created.id, created.outs!);
     expect(await present()).toBe(0);

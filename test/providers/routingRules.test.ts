@@ -98,7 +98,7 @@ describe("routing rules: pulumi refresh", () => {
     >;
 
     // Nothing changed: the state comes back as it was.
-    expect(await routingRulesProvider.read!(TENANT, created.outs!)).toEqual({
+    expect(await routingRulesProvider.read!(TENANT, created.outs)).toEqual({
       id: TENANT,
       props: created.outs,
       inputs: created.outs,
@@ -106,7 +106,7 @@ describe("routing rules: pulumi refresh", () => {
 
     const [changed] = inputs.rules;
     await changeAtTheHub(changed, changed.status === 1 ? 0 : 1);
-    const read = await routingRulesProvider.read!(TENANT, created.outs!);
+    const read = await routingRulesProvider.read!(TENANT, created.outs);
     expect(read.id).toBe(TENANT);
     expect(read.props!.rules).toEqual(inputs.rules.slice(1));
     expect(read.props!.ruleCount).toBe(inputs.rules.length - 1);
@@ -122,8 +122,8 @@ describe("routing rules: pulumi refresh", () => {
     const steps: string[] = [];
     await updateResource(routingRulesProvider, { id: TENANT, state: read.props! }, inputs, steps as never);
     expect(steps).toEqual(["update"]);
-    expect(hubRules()!.rules).toEqual(expect.arrayContaining([changed]));
-    expect((await routingRulesProvider.read!(TENANT, created.outs!)).props).toEqual(created.outs);
+    expect(hubRules().rules).toEqual(expect.arrayContaining([changed]));
+    expect((await routingRulesProvider.read!(TENANT, created.outs)).props).toEqual(created.outs);
   });
 
   it("says once that drift cannot be seen where the cfg API has no listing, and keeps the state", async () => {
@@ -132,8 +132,8 @@ describe("routing rules: pulumi refresh", () => {
     hub.setFaults({ rules: { "cfg.routingRules": { 404: 1 } } });
     const said = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     try {
-      expect(await routingRulesProvider.read!(TENANT, a.outs!)).toEqual({ id: TENANT, props: a.outs, inputs: a.outs });
-      expect(await routingRulesProvider.read!(OTHER, b.outs!)).toEqual({ id: OTHER, props: b.outs, inputs: b.outs });
+      expect(await routingRulesProvider.read!(TENANT, a.outs)).toEqual({ id: TENANT, props: a.outs, inputs: a.outs });
+      expect(await routingRulesProvider.read!(OTHER, b.outs)).toEqual({ id: OTHER, props: b.outs, inputs: b.outs });
       const lines = said.mock.calls.map((c) => String(c[0]));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
@@ -147,7 +147,7 @@ describe("routing rules: pulumi refresh", () => {
   it("fails a refresh it cannot answer, without the credentials", async () => {
     const created = await routingRulesProvider.create(ruleSet());
     hub.setFaults({ rules: { "cfg.routingRules": { 500: 1 } } });
-    const error = (await routingRulesProvider.read!(TENANT, created.outs!).catch((e: Error) => e)) as Error;
+    const error = (await routingRulesProvider.read!(TENANT, created.outs).catch((e: Error) => e)) as Error;
     expect(error.message).toMatch(
       /^refresh of hub routing rules of tenant 3f6c9a2e-.*: reading them back answered HTTP 500/,
     );

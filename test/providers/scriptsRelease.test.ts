@@ -161,9 +161,9 @@ describe("a vendor scripts release", () => {
         version: SCRIPTS_RELEASE_PROVIDER_VERSION,
       };
       const created = await scriptsReleaseProvider.create(inputs);
-      expect((await scriptsReleaseProvider.read!(created.id, created.outs!)).props).toEqual(inputs);
+      expect((await scriptsReleaseProvider.read!(created.id, created.outs)).props).toEqual(inputs);
       fs.writeFileSync(path.join(folderDir, "lib", "hub_client.py"), "V = 2\n");
-      const read = await scriptsReleaseProvider.read!(created.id, created.outs!);
+      const read = await scriptsReleaseProvider.read!(created.id, created.outs);
       expect(read.props!.files).toEqual({
         "export_hub.py": inputs.files["export_hub.py"],
         "lib/hub_client.py": sha256(Buffer.from("V = 2\n")),
@@ -398,7 +398,7 @@ describe("a release applied to the shared scripts folder on S3 (loopback S3 API,
       "hub-export-sha256": inputs.files["export_hub.py"],
     });
     // Nothing changed: the state as it was, and no drift for the next up.
-    const same = await scriptsReleaseProvider.read!(created.id, created.outs!);
+    const same = await scriptsReleaseProvider.read!(created.id, created.outs);
     expect(same).toEqual({ id: created.id, props: inputs, inputs });
     expect(await scriptsReleaseProvider.diff!(created.id, same.props!, inputs)).toEqual({ changes: false });
 
@@ -406,7 +406,7 @@ describe("a release applied to the shared scripts folder on S3 (loopback S3 API,
     put("export_hub.py", "print('patched')\n");
     objects().delete(PREFIX + "lib/hub_client.py");
     put("hotfix.py", "print('hot')\n");
-    const read = await scriptsReleaseProvider.read!(created.id, created.outs!);
+    const read = await scriptsReleaseProvider.read!(created.id, created.outs);
     expect(read.props).toEqual({ ...inputs, files: { "export_hub.py": "changed" }, extra: ["hotfix.py"] });
     expect(read.inputs).toEqual(read.props);
     // The next `up`: its diff against the refreshed state applies the release again, which makes it whole.
@@ -415,7 +415,7 @@ describe("a release applied to the shared scripts folder on S3 (loopback S3 API,
     expect(updated.outs).toEqual(inputs);
     expect(folder()).toMatchObject({ "export_hub.py": "print('v1')\n", "lib/hub_client.py": "V = 1\n", ...PLATFORM });
     expect(folder()).not.toHaveProperty("hotfix.py");
-    expect((await scriptsReleaseProvider.read!(created.id, updated.outs!)).props).toEqual(inputs);
+    expect((await scriptsReleaseProvider.read!(created.id, updated.outs)).props).toEqual(inputs);
   });
 
   it("diffs on the zip's sha256, not its path; deleting the resource leaves the shared folder as it is", async () => {

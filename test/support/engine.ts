@@ -18,7 +18,7 @@ export async function createResource<T>(provider: dynamic.ResourceProvider<T, T>
   const checked = provider.check ? await provider.check({} as T, inputs) : { inputs };
   if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
   const created = await provider.create(checked.inputs ?? inputs);
-  return { id: created.id, state: (created.outs ?? inputs) as T };
+  return { id: created.id, state: created.outs ?? inputs };
 }
 
 /** `pulumi up` of a resource in the state with new inputs. `steps` records what the engine did. */
@@ -30,7 +30,7 @@ export async function updateResource<T>(
 ): Promise<Deployed<T>> {
   const checked = provider.check ? await provider.check(old.state, inputs) : { inputs };
   if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
-  const news = (checked.inputs ?? inputs) as T;
+  const news = checked.inputs ?? inputs;
   const diff = provider.diff ? await provider.diff(old.id, old.state, news) : { changes: true };
   if (!diff.changes) {
     steps.push("same");
@@ -39,7 +39,7 @@ export async function updateResource<T>(
   if (!diff.replaces?.length) {
     const updated = provider.update ? await provider.update(old.id, old.state, news) : { outs: news };
     steps.push("update");
-    return { id: old.id, state: (updated.outs ?? news) as T };
+    return { id: old.id, state: updated.outs ?? news };
   }
   if (diff.deleteBeforeReplace) {
     await provider.delete?.(old.id, old.state);
@@ -64,7 +64,7 @@ export async function refreshResource<T>(
 ): Promise<Deployed<T> | undefined> {
   if (!provider.read) return old;
   const read = await provider.read(old.id, old.state);
-  return read.id ? { id: read.id, state: (read.props ?? old.state) as T } : undefined;
+  return read.id ? { id: read.id, state: read.props ?? old.state } : undefined;
 }
 
 /** A secret value in an engine property map (the engine's resource.MakeSecret). */

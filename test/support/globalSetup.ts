@@ -29,9 +29,9 @@ export async function setup(project: TestProject): Promise<void> {
   fs.symlinkSync(tsxCache, path.join(runDir, `tsx-${process.geteuid?.() ?? "user"}`));
   // Read by os.tmpdir() in this process and in every worker and child process started from now on.
   process.env.TMPDIR = runDir;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+
   const { buildTask } = require("../../scripts/build-task.js") as {
-    buildTask(o: { outdir: string; minify?: boolean }): Promise<{ outfile: string }>;
+    buildTask: (o: { outdir: string; minify?: boolean }) => Promise<{ outfile: string }>;
   };
   const [started, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: path.join(runDir, "postgres"), persistent: false, owner: "npm test" }),

@@ -34,7 +34,7 @@ export function copyProject(root: string): string {
 /** Removes a copy, and the CLI bundle its commands built (in the shared node_modules/.cache, named after its path). */
 export function removeProjectCopy(root: string): void {
   if (fs.existsSync(path.join(root, "scripts", "build-cli.js"))) {
-    const { cacheDir } = require(path.join(root, "scripts", "build-cli.js")) as { cacheDir(): string };
+    const { cacheDir } = require(path.join(root, "scripts", "build-cli.js")) as { cacheDir: () => string };
     fs.rmSync(cacheDir(), { recursive: true, force: true });
   }
   fs.rmSync(root, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { inject } from "vitest";
 
 /** The node executable the bundle runs on in tests: the image's Node.js (scripts/image-node.js). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 export const TASK_NODE: string = (
   require("../../scripts/image-node.js") as { imageNodeBinary(): string }
 ).imageNodeBinary();
@@ -45,7 +45,7 @@ export async function startTask(args: string[], env: Record<string, string> = {}
   const events: Record<string, unknown>[] = [];
   const watchers: { match: (e: Record<string, unknown>) => boolean; resolve: (v: boolean) => void }[] = [];
   let partial = "";
-  child.stdout!.on("data", (chunk: Buffer) => {
+  child.stdout.on("data", (chunk: Buffer) => {
     const text = chunk.toString("utf8");
     stdout += text;
     partial += text;
@@ -67,7 +67,7 @@ export async function startTask(args: string[], env: Record<string, string> = {}
       }
     }
   });
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   const done = new Promise<TaskResult>((resolve) => {
     child.on("close", (code, signal) => {
       for (const w of watchers.splice(0)) w.resolve(false);

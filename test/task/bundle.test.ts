@@ -6,15 +6,15 @@ import { describe, expect, it } from "vitest";
 import { runTask, taskBundle, TASK_NODE } from "../support/taskProcess";
 
 const ROOT = path.join(__dirname, "..", "..");
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { imageNode, binaryPackage, unlinkBin } = require("../../scripts/image-node.js") as {
-  imageNode(): { version: string; major: number; from: string };
-  binaryPackage(platform?: string, arch?: string): string;
-  unlinkBin(root: string): void;
+  imageNode: () => { version: string; major: number; from: string };
+  binaryPackage: (platform?: string, arch?: string) => string;
+  unlinkBin: (root: string) => void;
 };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { bundleOptions } = require("../../scripts/build-task.js") as {
-  bundleOptions(outdir: string): { target: string };
+  bundleOptions: (outdir: string) => { target: string };
 };
 
 describe("the task bundle", () => {

@@ -94,7 +94,7 @@ describe("export task: a hub without the assumed ERS and HRSYS endpoints", () =>
     expect(FINAL_EVENTS).toContain(finalEvent(r));
     const reported = r.events.filter((e) => e.event === "hub.call.failed");
     // STARTED and COMPLETED, for each of the two tenants; nothing about ERS, which is off.
-    expect(reported.map((e) => `${e.api} ${e.status}`).sort()).toEqual([
+    expect(reported.map((e) => `${String(e.api)} ${String(e.status)}`).sort()).toEqual([
       "HRSYS COMPLETED",
       "HRSYS COMPLETED",
       "HRSYS STARTED",

@@ -82,7 +82,7 @@ describe("the acknowledgement writer", () => {
   const together = (commits: (() => Promise<void>)[]) =>
     Promise.all(
       commits.map(
-        (commit) => new Promise<void>((resolve, reject) => setImmediate(() => commit().then(resolve, reject))),
+        (commit) => new Promise<void>((resolve, reject) => setImmediate(() => void commit().then(resolve, reject))),
       ),
     );
 

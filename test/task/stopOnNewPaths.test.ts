@@ -79,7 +79,7 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
   const listedAsReceived = async () => {
     const byTransaction = new Map<string, Set<string>>();
     for (const m of storedMessages(f)) {
-      const tx = m.properties!.transactionId as string;
+      const tx = m.properties!.transactionId;
       expect(JSON.parse(m.body!).header.transactionId).toBe(tx);
       if (!byTransaction.has(tx)) byTransaction.set(tx, new Set());
       byTransaction.get(tx)!.add(m.messageId);
@@ -173,8 +173,8 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     transactions.push(openedTransaction(a));
     ids.wide = await messageOf(wide, openedTransaction(a));
     ids.superseded = await messageOf(changed, openedTransaction(a));
-    expect(await statusById(ids.wide!)).toMatchObject({ status: "FAILED", refusals: 1 });
-    expect(await statusById(ids.superseded!)).toMatchObject({ status: "FAILED" });
+    expect(await statusById(ids.wide)).toMatchObject({ status: "FAILED", refusals: 1 });
+    expect(await statusById(ids.superseded)).toMatchObject({ status: "FAILED" });
 
     // Run B: E changes again, so B's extract supersedes A's message of E; B stops once its extract is done.
     await touch(changed);
@@ -184,8 +184,8 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     expect(await task.waitFor((e) => e.event === "extract.done")).toBe(true);
     const b = await stopped(task, "PUBLISH");
     expect(b.events.some((e) => e.event === "extract.superseded" && e.messageId === ids.superseded)).toBe(true);
-    expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
-    expect(await statusById(ids.wide!)).toMatchObject({
+    expect(await statusById(ids.superseded)).toMatchObject({ status: "SUPERSEDED" });
+    expect(await statusById(ids.wide)).toMatchObject({
       status: "FAILED",
       refusals: 2,
       transaction_id: openedTransaction(b),
@@ -199,8 +199,8 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
       storedMessages(f).map((m) => m.messageId),
       "the superseded message reached the queue",
     ).not.toContain(ids.superseded);
-    expect(await statusById(ids.superseded!)).toMatchObject({ status: "SUPERSEDED" });
-    expect(await statusById(ids.wide!), "a resumed run counted its refusal twice").toMatchObject({
+    expect(await statusById(ids.superseded)).toMatchObject({ status: "SUPERSEDED" });
+    expect(await statusById(ids.wide), "a resumed run counted its refusal twice").toMatchObject({
       status: "FAILED",
       refusals: 2,
     });
