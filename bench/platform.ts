@@ -121,6 +121,7 @@ export function rawStackConfigFor(
   hub: HubUrls,
   parameters: Partial<StackConfig["parameters"]> = {},
   options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw stack config, which tests edit freely
 ): Record<string, any> {
   const db = new URL(databaseUrl);
   const database = db.pathname.slice(1);
@@ -156,7 +157,7 @@ export function rawStackConfigFor(
       regions: Object.fromEntries(
         Object.entries(options.regionalHubs ?? {}).map(([r, h]) => [
           r,
-          { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h!.ers, CFG: h!.cfg, HRSYS: h!.hrsys } },
+          { environmentName: `hub-test-${r.toLowerCase()}`, apis: { ERS: h.ers, CFG: h.cfg, HRSYS: h.hrsys } },
         ]),
       ),
       allowLoopback: true,

@@ -63,7 +63,7 @@ export async function applyPlan(
   await applyScriptFiles({
     location: { kind: "folder", dir: scripts },
     warehouseConnection: plan.scriptFiles.warehouseConnection,
-    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()),
+    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) as Record<string, string>,
   });
   bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
@@ -115,7 +115,7 @@ async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: s
       const password = database.task.password.reveal("hubExport:database.task.password");
       const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [database.task.username]);
       // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
-      const { rows } = await client.query("SELECT format('%L', $1::text) AS literal", [password]);
+      const { rows } = await client.query<{ literal: string }>("SELECT format('%L', $1::text) AS literal", [password]);
       await client.query(
         `${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`,
       );

@@ -194,11 +194,11 @@ describe("hub-export local", { timeout: 300_000 }, () => {
     const exited = new Promise<number | null>((resolve) => keep.on("close", resolve));
     try {
       await new Promise<void>((resolve, reject) => {
-        keep.stderr!.on("data", (d) => {
+        keep.stderr.on("data", (d) => {
           stderr += d;
           if (/psql {6}PGPASSWORD=.*\n/.test(stderr)) resolve();
         });
-        keep.stdout!.on("data", (d) => (stdout += d));
+        keep.stdout.on("data", (d) => (stdout += d));
         keep.on("close", (code) => reject(new Error(`local --keep ended (${code}): ${stderr}`)));
       });
       expect(stderr).toContain("until Ctrl-C");
