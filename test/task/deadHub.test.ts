@@ -1,11 +1,12 @@
 /**
- * A dead hub stops a run in minutes, whatever its size (task/http/breaker.ts): the bundled task at its default
- * settings (60 s per request, 180 s of retries) against 3,000 queued messages and a broker that never answers, one
- * that drips, an ERS API that never answers, and a dead EU broker next to a live US one. Each run stops resumably
- * after a few deadline waits, not one retry budget per batch: the counts below (requests the hub saw, deadline waits
- * paid one after another) are bounded by the breaker's threshold and the links' windows, not by the messages. What
- * stays queued is neither failed nor refused; the next run probes the open link with one request, and once the hub
- * is back, loses nothing and sends nothing twice. (`npm run bench:outage` prints the seconds.)
+ * A dead hub stops a run after a few deadlines, whatever its size (task/http/breaker.ts): the bundled task against
+ * 3,000 queued messages and a broker that never answers, one that drips, an ERS API that never answers, and a dead EU
+ * broker next to a live US one. The time settings are the defaults scaled down fifteenfold (a deadline of 4 s, not
+ * 60; the breaker's window and the retry budget in the same proportion), so each run takes seconds; the counts below
+ * (requests the hub saw, deadline waits paid one after another) are bounded by the breaker's threshold and the links'
+ * windows, not by the messages or the clock. What stays queued is neither failed nor refused; the next run probes the
+ * open link with one request, and once the hub is back, loses nothing and sends nothing twice.
+ * `npm run bench:outage` prints the seconds at the default settings.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
@@ -18,11 +19,17 @@ const MESSAGES = 3000;
 const IN_FLIGHT = 5;
 /** Requests a dead link may see in a run: those in flight, and those sent before the breaker's last failure. */
 const DEAD_LINK_REQUESTS = IN_FLIGHT + DEFAULT_BREAKER.failures;
-/** Deadline waits a dead link may cost, one after another (2 minutes at the default 60 s). */
+/** Deadline waits a dead link may cost, one after another. */
 const DEADLINE_WAITS = 2;
-const DEADLINE_REASON = "no complete answer within 60 s (the request's deadline)";
-/** At the default settings, a run against a dead hub takes minutes: the tests wait for it, never time it. */
-const TEST_TIMEOUT = 12 * 60_000;
+/** The defaults (60 s, 180 s, 30 s) divided by 15: the same proportions, seconds instead of minutes. */
+const SCALED = {
+  HUB_EXPORT_REQUEST_DEADLINE_SECONDS: "4",
+  HUB_EXPORT_RETRY_BUDGET_SECONDS: "12",
+  HUB_EXPORT_BREAKER_WINDOW_SECONDS: "2",
+};
+const DEADLINE_REASON = "no complete answer within 4 s (the request's deadline)";
+/** A hang guard for a loaded machine: the tests wait for the run, never time it. */
+const TEST_TIMEOUT = 6 * 60_000;
 
 interface Breakers {
   [link: string]: { state: string; failures: number; deadlines: number; deadlineWaits: number };
@@ -43,7 +50,7 @@ const publishes = (f: ExportFixture) => f.emulator.state().faults.stats["queue.p
 const stored = (f: ExportFixture, region: "US" | "EU") =>
   f.emulator.state().queues[region].destinations[QUEUES[region].queueName];
 
-describe.concurrent("export task: a dead hub stops the run in minutes, whatever its size (default settings)", () => {
+describe.concurrent("export task: a dead hub stops the run after a few deadlines, whatever its size", () => {
   beforeAll(async () => {
     await taskBundle();
   });
@@ -57,7 +64,7 @@ describe.concurrent("export task: a dead hub stops the run in minutes, whatever 
       const f = await fixture();
       try {
         f.emulator.setFaults(spec);
-        const r = await runTask(f.platform.args);
+        const r = await runTask(f.platform.args, SCALED);
         expect(r.code, r.stderr).toBe(1);
         expect(finalEvent(r)).toBe("run.stopped");
         expect(r.stderr).toMatch(/run stopped: hub link queue\.(US|EU) is open/);
@@ -100,14 +107,12 @@ describe.concurrent("export task: a dead hub stops the run in minutes, whatever 
       const f = await fixture();
       try {
         f.emulator.setFaults("ers.entities:silence=1");
-        const r = await runTask(f.platform.args);
+        const r = await runTask(f.platform.args, SCALED);
         expect(r.code, r.stderr).toBe(1);
         expect(r.events.at(-1)).toMatchObject({
           event: "run.stopped",
           phase: "ERS",
-          reason: expect.stringMatching(
-            /^hub link ers\.(US|EU) is open .*; last error: no complete answer within 60 s/,
-          ),
+          reason: expect.stringMatching(/^hub link ers\.(US|EU) is open .*; last error: no complete answer within 4 s/),
         });
         expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(MESSAGES);
         expect(await f.count(f.t.messages)).toBe(MESSAGES);
@@ -133,14 +138,14 @@ describe.concurrent("export task: a dead hub stops the run in minutes, whatever 
           f.count(`${f.platform.publishSchema}.employee`, `plat_region = '${region}'`);
         const [us, eu] = [await byRegion("US"), await byRegion("EU")];
         f.emulator.setFaults("queue.publish.EU:silence=1");
-        const first = await runTask(f.platform.args);
+        const first = await runTask(f.platform.args, SCALED);
         expect(first.code, first.stderr).toBe(1);
         expect(opened(first)).toEqual(["queue.EU"]);
         expect(first.events.at(-1)).toMatchObject({
           event: "run.stopped",
           phase: "PUBLISH",
           reason: expect.stringMatching(
-            /^hub link queue\.EU is open \(.*\); last error: no complete answer within 60 s/,
+            /^hub link queue\.EU is open \(.*\); last error: no complete answer within 4 s/,
           ),
         });
         // Every US message published and sent to ERS, in that run; every EU message still queued, none failed.
@@ -155,19 +160,19 @@ describe.concurrent("export task: a dead hub stops the run in minutes, whatever 
 
         // Still dead: the next run sends EU one probe request, which fails; it stops again after one deadline.
         f.emulator.setFaults("queue.publish.EU:silence=1");
-        const probed = await runTask(f.platform.args);
+        const probed = await runTask(f.platform.args, SCALED);
         expect(probed.code, probed.stderr).toBe(1);
         expect(probed.events.find((e) => e.event === "link.probe")).toMatchObject({ links: ["queue.EU"] });
         expect(publishes(f).regions).toEqual({ EU: 1 });
         expect(breakers(probed)["queue.EU"]).toMatchObject({ state: "open", deadlines: 1, deadlineWaits: 1 });
         expect((await lastHistory(f)).detail.reason).toMatch(
-          /^hub link queue\.EU is open \(the first request of the run, its probe, failed: the last run left it open\); last error: no complete answer within 60 s/,
+          /^hub link queue\.EU is open \(the first request of the run, its probe, failed: the last run left it open\); last error: no complete answer within 4 s/,
         );
         expect(await f.count(f.t.messages)).toBe(eu);
 
         // Back: the probe is answered, the link closes, the run completes. Nothing lost, nothing sent twice.
         f.emulator.setFaults("none");
-        const healed = await runTask(f.platform.args);
+        const healed = await runTask(f.platform.args, SCALED);
         expect(healed.code, healed.stderr).toBe(0);
         expect(healed.events.at(-1)).toMatchObject({ event: "run.done", status: "ExecutionCompleted", failed: 0 });
         expect([stored(f, "US").distinct, stored(f, "EU").distinct]).toEqual([us, eu]);
