@@ -25,7 +25,7 @@ import {
 } from "../mapping/extractSql";
 import { PUBLISH_TABLES } from "../model/schema";
 import { Progress } from "../log";
-import type { StoredMessage } from "../warehouse/archive";
+import { storedMessage, type StoredMessage } from "../warehouse/archive";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
 import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";
@@ -86,13 +86,6 @@ export async function extract(
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
   const totals = await currentTotals(ctx);
-  const t: ExtractTables = {
-    publishSchema: tables.publishSchema,
-    messages: tables.messages,
-    archive: tables.archive,
-    watermark: tables.watermark,
-    rowsHeldBack: tables.rowsHeldBack,
-  };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const [unique, held, supersedable] = await Promise.all([
     employeeIdUnique(ctx),
@@ -102,8 +95,8 @@ export async function extract(
   const changes = await lookUpChanges(ctx, held);
   const only = changes.mode === "incremental";
   const chunks: Chunks = {
-    t,
-    sql: extractChunkSql(t, perMessage, {
+    t: tables,
+    sql: extractChunkSql(tables, perMessage, {
       checkDuplicates: !unique,
       only,
       codeCheck: options.knownCodes !== undefined,
@@ -133,13 +126,7 @@ export async function extract(
     }
     await publish(
       rows.map((r) => ({
-        transactionId: ctx.run.transactionId,
-        seq: r.seq,
-        messageId: r.message_id,
-        tenantId: r.hub_tenant_id,
-        destination: r.hub_destination,
-        recordCount: r.record_count,
-        body: r.body,
+        ...storedMessage(r, ctx.run.transactionId),
         ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}),
       })),
     );
@@ -211,7 +198,7 @@ async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, pa
     await partDone(ctx, client, part);
     return [];
   }
-  return extractRange(ctx, client, chunks, part, through, through === part.lastId, part.carry);
+  return extractRange(ctx, client, chunks, part, { through, last: through === part.lastId, carryIn: part.carry });
 }
 
 /** The part has no employee left to map: recorded, so that a resumed run skips it. */
@@ -236,36 +223,36 @@ async function nextIncrementalChunk(
     return [];
   }
   const ids = pending.slice(0, ctx.settings.chunkSize);
-  const messages = await extractRange(
-    ctx,
-    client,
-    chunks,
-    part,
-    ids[ids.length - 1],
-    ids.length === pending.length,
-    part.carry,
-    ids,
-  );
+  const last = ids.length === pending.length;
+  const range = { through: ids[ids.length - 1], last, carryIn: part.carry, ids };
+  const messages = await extractRange(ctx, client, chunks, part, range);
   part.pending = pending.slice(ids.length);
   return messages;
 }
 
 /**
- * The employees after the part's cursor up to `through` (incremental mode: those of `ids`); on a data error, its
- * halves (down to the employee that fails).
+ * A chunk's employees: those after the part's cursor up to `through` (incremental mode: those of `ids`). `last`: the
+ * part is done with them. `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part
+ * then carries the others and the chunk's own last ones.
  */
+interface Range {
+  through: string;
+  last: boolean;
+  carryIn: string[];
+  ids?: string[];
+}
+
+/** The range's employees; on a data error, its halves (down to the employee that fails). */
 async function extractRange(
   ctx: RunContext,
   client: PoolClient,
   chunks: Chunks,
   part: Part,
-  through: string,
-  last: boolean,
-  carryIn: string[],
-  ids?: string[],
+  range: Range,
 ): Promise<ExtractedMessage[]> {
+  const { through, last, ids } = range;
   try {
-    return await commitChunk(ctx, client, chunks, part, through, last, carryIn, ids);
+    return await commitChunk(ctx, client, chunks, part, range);
   } catch (err) {
     if (!isDataError(err)) throw err;
     const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
@@ -285,25 +272,26 @@ async function extractRange(
     // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
     const half = Math.floor(rows.length / 2);
     const mid = rows[half - 1];
-    const first = await extractRange(ctx, client, chunks, part, mid, false, [], ids?.slice(0, half));
-    return [...first, ...(await extractRange(ctx, client, chunks, part, through, last, [], ids?.slice(half)))];
+    const first = await extractRange(ctx, client, chunks, part, {
+      through: mid,
+      last: false,
+      carryIn: [],
+      ids: ids?.slice(0, half),
+    });
+    return [
+      ...first,
+      ...(await extractRange(ctx, client, chunks, part, { through, last, carryIn: [], ids: ids?.slice(half) })),
+    ];
   }
 }
 
-/**
- * One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three).
- * `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part then carries the others
- * and the chunk's own last ones.
- */
+/** One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three). */
 async function commitChunk(
   ctx: RunContext,
   client: PoolClient,
   chunks: Chunks,
   part: Part,
-  through: string,
-  last: boolean,
-  carryIn: string[],
-  ids?: string[],
+  { through, last, carryIn, ids }: Range,
 ): Promise<ExtractedMessage[]> {
   const { tables, tenants } = ctx.config;
   const result = await inTransaction(

@@ -126,6 +126,64 @@ export async function* bodyPages<T extends { message_id: string; bytes: number |
   }
 }
 
+/** A row of HUB_<CLIENT>_MESSAGES with its body. */
+export interface QueueRow {
+  seq: string;
+  message_id: string;
+  hub_tenant_id: string;
+  hub_destination: string;
+  record_count: number;
+  body: string;
+}
+
+/**
+ * The messages of `transactions` still queued that `wanted` (an SQL condition on their status, st.status) selects,
+ * with their bodies: a page by seq (the index), each message's status by its key (never a scan of _STATUS, which
+ * keeps every message of every run), bodies a page of bodies at a time. `where` narrows the page (parameters from $4).
+ */
+export async function* queuedMessages(
+  pool: Pool,
+  t: RunTables,
+  transactions: { transaction_id: string }[],
+  select: { wanted: string; where?: string; params?: unknown[]; what: "queued" | "published"; pageSize: number },
+): AsyncGenerator<{ transactionId: string; rows: QueueRow[] }> {
+  const wanted = `coalesce(${select.wanted}, false)`;
+  for (const { transaction_id: tx } of transactions) {
+    let after = "-1";
+    for (;;) {
+      const { rows: listed } = await pool.query<Omit<QueueRow, "body"> & { bytes: number | null; wanted: boolean }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, ${wanted} AS wanted
+           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
+                  WHERE transaction_id = $1 AND seq > $2 ${select.where ?? ""} ORDER BY seq LIMIT $3) p
+           LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND ${wanted}) b ON true
+          ORDER BY p.seq`,
+        [tx, after, select.pageSize, ...(select.params ?? [])],
+      );
+      if (listed.length === 0) break;
+      after = listed[listed.length - 1].seq;
+      for await (const page of bodyPages(pool, t, listed)) {
+        const rows = page.filter((r) => r.wanted);
+        for (const r of rows) if (r.body === null) throw missingBody(t, r.message_id, select.what);
+        if (rows.length) yield { transactionId: tx, rows: rows as QueueRow[] };
+      }
+    }
+  }
+}
+
+/** A queue row as the message it is, carrying the transaction id `transactionId`. */
+export function storedMessage(r: QueueRow, transactionId: string): StoredMessage {
+  return {
+    transactionId,
+    seq: r.seq,
+    messageId: r.message_id,
+    tenantId: r.hub_tenant_id,
+    destination: r.hub_destination,
+    recordCount: r.record_count,
+    body: r.body,
+  };
+}
+
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */
 export interface StoredMessage {
   /**
