@@ -143,7 +143,6 @@ export class Publisher {
    */
   readonly status: StatusWriter;
   readonly ers: ErsStream;
-  submitted = 0;
   /** Acknowledged by the broker, their PUBLISHED status committed. */
   acknowledged = 0;
   /** Set when a message was refused and the hub contract says stop (queueMessage.onFailure). */
@@ -186,7 +185,6 @@ export class Publisher {
     if (shut && shut.length === this.lanes.size) throw new RunStopped(shut.join("; "));
     for (const message of messages) {
       if (this.failure) throw this.failure;
-      this.submitted++;
       const lane = this.lanes.get(message.destination);
       if (!lane) {
         await this.record(

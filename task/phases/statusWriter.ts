@@ -45,7 +45,6 @@ export class StatusWriter {
   private error?: Error;
   published = 0;
   failed = 0;
-  archived = 0;
 
   private readonly sql: string;
 
@@ -136,7 +135,6 @@ export class StatusWriter {
       else this.failed++;
     }
     for (const id of archive) this.buffer.archive.push(id);
-    this.archived += archive.length;
   }
 
   private size(): number {

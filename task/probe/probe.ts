@@ -23,7 +23,7 @@ import { target } from "../queue/broker";
 import { answerText, describeRequestError } from "../http/retry";
 import { HubHttp } from "../http/client";
 import { ersRequestBody } from "../phases/ersStream";
-import { originChecks, since, type CheckResult, type Verdict } from "./checks";
+import { originChecks, since, untimed, type CheckResult, type Verdict } from "./checks";
 
 export type { CheckResult, Verdict };
 
@@ -71,14 +71,8 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     if (checks.every((c) => c.verdict !== "FAIL")) reachable.add(origin);
   }
   const http = new Http(options.dispatcher);
-  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult => ({
-    endpoint,
-    check: "http",
-    result: `not tried: ${new URL(url).host} is not reachable`,
-    latencyMs: null,
-    verdict: required ? "FAIL" : "warn",
-    required,
-  });
+  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult =>
+    untimed(endpoint, "http", `not tried: ${new URL(url).host} is not reachable`, required ? "FAIL" : "warn");
 
   for (const { region, endpoint: q } of targets.queues) {
     const name = `queue ${region} (${q.connection})`;
@@ -96,15 +90,7 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
   for (const tenant of targets.tenants) {
     const who = `tenant ${tenant.hubTenantCode}`;
     const cfg = tenant.apis.CFG;
-    if (!cfg)
-      results.push({
-        endpoint: `CFG ${who}`,
-        check: "config",
-        result: "no CFG URL in HUB_API_CONFIG",
-        latencyMs: null,
-        verdict: "FAIL",
-        required: true,
-      });
+    if (!cfg) results.push(untimed(`CFG ${who}`, "config", "no CFG URL in HUB_API_CONFIG", "FAIL"));
     else if (!reachable.has(new URL(cfg).origin)) results.push(unreachable(`CFG ${who}`, cfg, true));
     else results.push(await readRoutingRules(http, `CFG ${who}`, cfg, tenant));
     for (const api of ["ERS", "HRSYS"] as const) {
@@ -113,23 +99,10 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
       const required = contract.enabled && contract.onFailure === "stop";
       const url = tenant.apis[api];
       if (!contract.enabled)
-        results.push({
-          endpoint,
-          check: "path",
-          result: `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`,
-          latencyMs: null,
-          verdict: "skip",
-          required: false,
-        });
-      else if (!url)
-        results.push({
-          endpoint,
-          check: "config",
-          result: `no ${api} URL in HUB_API_CONFIG`,
-          latencyMs: null,
-          verdict: "FAIL",
-          required: true,
-        });
+        results.push(
+          untimed(endpoint, "path", `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`, "skip"),
+        );
+      else if (!url) results.push(untimed(endpoint, "config", `no ${api} URL in HUB_API_CONFIG`, "FAIL"));
       else if (!reachable.has(new URL(url).origin)) results.push(unreachable(endpoint, url, required));
       else
         results.push(await assumedPath(http, endpoint, api, url, contract, required, tenant, targets, options.write));
