@@ -1,10 +1,6 @@
 /**
- * A run of the export task (task/README.md, "A run"): load and check everything, open or resume the transaction,
- * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
- * still lacks, finish in one database transaction, report the intake job, then write HUB_INTAKE_JOB's row as the run
- * closes. SIGTERM and the run deadline stop it cleanly (task/stop.ts). Exit codes: 0 ExecutionCompleted; 3
- * ExecutionFailed (messages failed; the next run retries them); 1 refused before touching data, or stopped (the next
- * run resumes the transaction).
+ * A run of the export task (task/README.md, "A run"). Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages
+ * failed; the next run retries them); 1 refused before touching data, or stopped (the next run resumes the transaction).
  */
 import { UserError } from "../core/errors";
 import { asUserError } from "../core/refusals";

@@ -1,16 +1,8 @@
 /**
- * Step 3 of a run: the changed employees of the tenants' scope, mapped to User entities and grouped into messages in
- * HUB_<CLIENT>_MESSAGES. The employee ids are split into parts mapped side by side, each chunk in one database
- * transaction that also moves its part's cursor: a killed run resumes at the next chunk of each part. Each chunk's
- * messages go to the publisher as soon as they are committed.
- *
- * With records_per_hub_message > 1 a chunk writes full messages only and carries the employees of each tenant and
- * country's last, partial one to the part's next chunk (HUB_EXPORT_RUN_PART.carry); once every part is done, the
- * carried employees of all parts make the run's last messages: one partial message per tenant and country at most.
- *
- * A chunk the mapping SQL fails on (a data error: a value that breaks a cast or a constraint, a row too large) is
- * split in halves until the employee it fails on is alone; that employee is held back (HUB_<CLIENT>_ROWS_HELD_BACK,
- * kind MAPPING_ERROR, with the database's message) and the others go on.
+ * Step 3 of a run: the changed employees mapped to messages in HUB_<CLIENT>_MESSAGES, parts side by side, each chunk
+ * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). With
+ * records_per_hub_message > 1 each part carries the employees of its last, partial messages (HUB_EXPORT_RUN_PART.carry)
+ * to the run's last messages. A chunk the mapping SQL fails on is halved until the failing employee is held back alone.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";

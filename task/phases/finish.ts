@@ -1,11 +1,7 @@
 /**
- * Step 6 of a run, in one database transaction: the published messages still queued in _MESSAGES are done (most
- * left the queue as they were published and sent to ERS), then the failed ones leave it too (their _STATUS rows say
- * FAILED; the next run queues them again), so that _MESSAGES is empty and _ARCHIVE holds every message of the run.
- * Every outcome gets a HUB_EXPORT_RUN_HISTORY row with the counts. The watermarks of the tenants/countries scanned
- * advance to the run's upper bound, and the run is left with only its HRSYS report to make. A run that reached
- * ExecutionCompleted gets its HUB_INTAKE_JOB row after that report, when nothing can fail any more (recordIntakeJob;
- * the specification's step 10 finds only completed runs there).
+ * Step 6 of a run, in one database transaction: the queued messages leave _MESSAGES (published ones done, failed ones
+ * for the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
+ * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: the specification's step 10 finds completed runs only).
  */
 import type { Pool, PoolClient } from "pg";
 import type { RunContext } from "../context";

@@ -1,12 +1,8 @@
 /**
- * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, over
- * keep-alive connections. Each destination has its own lane: a bounded read-ahead of messages, and batch PUTs in
- * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome
- * goes to _STATUS; a batch holds its slot until its PUBLISHED rows are committed, so after a kill at most the batches
- * in flight (the links' windows x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts),
- * which takes them off the run's work queue once their entities are sent. A destination whose queue link opens
- * (task/http/breaker.ts) is shut for the run: its messages stay queued, the other destinations go on, and the run
- * stops (resumably) once they are done, or at once when every destination is shut.
+ * Step 4 of a run: each message to its tenant's destination queue in batches of up to 10; each destination is a lane
+ * with a bounded read-ahead and as many batches in flight as its queue link allows. A batch holds its slot until its
+ * PUBLISHED rows are committed (after a kill at most the batches in flight are sent again). A destination whose link
+ * opens is shut for the run: its messages stay queued, and the run stops (resumably) once the others are done.
  */
 import {
   QUEUE_API,

@@ -1,9 +1,7 @@
 /**
- * `hub-export probe` and `run --probe`: checks a stack's hub before its first run, from where the task runs. For each
- * endpoint: DNS, reachability, TLS, authentication and the expected answer shape. It authorizes against each region's
- * broker, reads the cfg API, and checks that ERS and HRSYS answer at the contract's paths. Without `write` it creates
- * nothing: the queue and the ERS/HRSYS APIs get requests their contract refuses (an empty batch, an empty body), whose
- * 400 proves path and credentials; with `write` they get one marked test message, entity and intake report.
+ * `hub-export probe` and `run --probe`: each hub endpoint's DNS, reachability, TLS, authentication and answer shape.
+ * Without `write` it creates nothing (requests the contract refuses: their 400 proves path and credentials); with
+ * `write` one marked test message, ERS entity and intake report.
  */
 import crypto from "node:crypto";
 import type { Dispatcher } from "undici";

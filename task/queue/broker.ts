@@ -1,10 +1,7 @@
 /**
- * The queue broker client of one hub destination (docs/hub-contract.md, Anypoint MQ Broker REST API v1): authorize
- * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
- * retries; 429, 5xx, network errors and the deadline retry with backoff and jitter, with the same messageIds, within
- * the request's retry budget (task/http/client.ts); other 4xx and an answer too long are permanent for the batch (a
- * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped, and
- * a request on an open link LinkOpen (task/http/breaker.ts): the batch is left unrecorded, for the next run.
+ * The queue broker client of one hub destination (docs/hub-contract.md): authorize, then publish batches of up to 10.
+ * A 401 re-authorizes; 429, 5xx, network errors and the deadline retry with the same messageIds within the request's
+ * budget; other 4xx are permanent (a batch of several is retried message by message, to find the bad one).
  */
 import {
   QUEUE_API,

@@ -1,13 +1,7 @@
 /**
- * The bookkeeping of HUB_<CLIENT>_MESSAGES (the run's work queue, ids only) and _ARCHIVE (every message, bodies
- * included). The extract writes each message to both (mapping/extractSql.ts): a body is written once, and at the end
- * of every run all its messages are in _ARCHIVE, with _STATUS saying whether each was published.
- *
- * A message leaves the queue when it is done (published and its entities sent to ERS: the status writer), or at the
- * end of the run unpublished (failed, or held back by the strict CLS check), counted per tenant in
- * HUB_EXPORT_RUN_TENANT. A failed message is retried by the next run under its own messageId: the run starts by
- * queueing the FAILED and HELD_BACK messages of _ARCHIVE again, and when one leaves the queue its one _ARCHIVE row
- * records the run (archived_by); no second row is written.
+ * The bookkeeping of HUB_<CLIENT>_MESSAGES (the run's work queue, ids only) and _ARCHIVE (every message, its body
+ * written once). A message leaves the queue when done (published and sent to ERS) or, unpublished, at the end of the
+ * run; a failed one is queued again by the next run under its messageId, its one _ARCHIVE row then naming that run.
  */
 import type { Pool } from "pg";
 import { UserError } from "../../core/errors";
