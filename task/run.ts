@@ -1,6 +1,6 @@
 /**
  * A run of the export task (task/README.md, "A run"). Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages
- * failed; the next run retries them); 1 refused before touching data, or stopped (the next run resumes the transaction).
+ * failed; the next run retries them); 1 refused before touching data, or stopped (the next run resumes it).
  */
 import { UserError } from "../core/errors";
 import { asUserError } from "../core/refusals";

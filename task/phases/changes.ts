@@ -1,7 +1,7 @@
 /**
  * Which employees a run must map (task/README.md, "Publish schema indexes"): when few rows changed since the earliest
- * watermark, only their employees (incremental mode); when many, every employee (full mode). The list is a superset: the
- * chunk statement still decides per tenant and country, so both modes export the same employees.
+ * watermark, only their employees (incremental mode); when many, every employee (full mode). The list is a superset:
+ * the chunk statement still decides per tenant and country, so both modes export the same employees.
  */
 import type { ClientBase } from "pg";
 import type { RunContext } from "../context";
