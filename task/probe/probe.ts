@@ -17,8 +17,8 @@ import {
   type HubContract,
 } from "../../core/hubContract";
 import type { QueueEndpoint } from "../connections/record";
-import { target } from "../queue/broker";
-import { answerText, describeRequestError } from "../http/retry";
+import { authorizeForm, target } from "../queue/broker";
+import { answerText, describeRequestError, parseJson } from "../http/retry";
 import { HubHttp } from "../http/client";
 import { ersRequestBody } from "../phases/ersStream";
 import { originChecks, since, untimed, type CheckResult, type Verdict } from "./checks";
@@ -126,12 +126,8 @@ async function authorize(
   endpoint: string,
   q: QueueEndpoint,
 ): Promise<{ result: CheckResult; session?: { token: string; orgId: string; envId: string } }> {
-  const form = new URLSearchParams({
-    client_id: q.clientId,
-    client_secret: q.clientSecret,
-    grant_type: "client_credentials",
-  }).toString();
-  const a = await http.send("POST", q.authUrl, { "content-type": "application/x-www-form-urlencoded" }, form);
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const a = await http.send("POST", q.authUrl, form, authorizeForm(q));
   const base = { endpoint, check: "authorize", latencyMs: a.ms, required: true };
   if (a.error) return { result: { ...base, result: a.error, verdict: "FAIL" } };
   if (a.status === 401 || a.status === 403)
@@ -347,11 +343,3 @@ class Http {
 
 /** A probe's request waits this long at most: a check, not a run. */
 const PROBE_DEADLINE_MS = 15_000;
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
