@@ -498,27 +498,12 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
   const tx = ctx.run.transactionId;
   const load = async () =>
     (
-      await pool.query<{
-        part: number;
-        first_after: string;
-        last_id: string | null;
-        cursor_id: string;
-        next_seq: string;
-        done: boolean;
-        carry: string[];
-      }>(
-        `SELECT part, first_after, last_id, cursor_id, next_seq, done, carry FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
+      await pool.query<Part>(
+        `SELECT part, first_after AS "firstAfter", last_id AS "lastId", cursor_id AS cursor, next_seq AS "nextSeq", done, carry
+           FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
         [tx],
       )
-    ).rows.map((r) => ({
-      part: r.part,
-      firstAfter: r.first_after,
-      lastId: r.last_id,
-      cursor: r.cursor_id,
-      nextSeq: r.next_seq,
-      done: r.done,
-      carry: r.carry,
-    }));
+    ).rows;
   const existing = await load();
   if (existing.length > 0) return existing;
 
