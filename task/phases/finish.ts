@@ -231,25 +231,14 @@ export function failureReason(
 
 /** The messages this run set aside (their _STATUS rows name it), with their reasons: the first SET_ASIDE_LISTED. */
 const SET_ASIDE_LISTED = 20;
-async function setAsideBy(
-  ctx: RunContext,
-  client: PoolClient,
-): Promise<{ messageId: string; hubTenantId: string; employeeIds: string[]; reason: string }[]> {
+type SetAside = { messageId: string; hubTenantId: string; employeeIds: string[]; reason: string };
+async function setAsideBy(ctx: RunContext, client: PoolClient): Promise<SetAside[]> {
   const t = ctx.config.tables;
-  const { rows } = await client.query<{
-    message_id: string;
-    hub_tenant_id: string;
-    employee_ids: string[];
-    reason: string;
-  }>(
-    `SELECT s.message_id, s.hub_tenant_id, a.employee_ids, s.reason FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
+  const { rows } = await client.query<SetAside>(
+    `SELECT s.message_id AS "messageId", s.hub_tenant_id AS "hubTenantId", a.employee_ids AS "employeeIds", s.reason
+       FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.transaction_id = $1 AND s.status = '${MESSAGE_STATUS.setAside}' ORDER BY s.message_id LIMIT ${SET_ASIDE_LISTED}`,
     [ctx.run.transactionId],
   );
-  return rows.map((r) => ({
-    messageId: r.message_id,
-    hubTenantId: r.hub_tenant_id,
-    employeeIds: r.employee_ids,
-    reason: r.reason,
-  }));
+  return rows;
 }
