@@ -127,18 +127,14 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     throw err;
   }
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
-  const links = new Links(
-    settings.concurrency,
-    {},
-    {
-      settings: settings.breaker,
-      onOpen: (b) =>
-        log.warn(
-          { event: "link.open", link: b.name, why: b.why, lastError: b.lastError },
-          `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
-        ),
-    },
-  );
+  const links = new Links(settings.concurrency, {
+    settings: settings.breaker,
+    onOpen: (b) =>
+      log.warn(
+        { event: "link.open", link: b.name, why: b.why, lastError: b.lastError },
+        `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
+      ),
+  });
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
