@@ -75,10 +75,6 @@ export class Progress {
       `${this.phase}: ${done} done`,
     );
   }
-
-  elapsedSeconds(): number {
-    return round((Date.now() - this.started) / 1000);
-  }
 }
 
 export function round(n: number): number {

@@ -1,10 +1,6 @@
 /**
- * A run of the export task (task/README.md, "A run"): load and check everything, open or resume the transaction,
- * extract and publish side by side (with ERS and the archive following each acknowledged message), send what ERS
- * still lacks, finish in one database transaction, report the intake job, then write HUB_INTAKE_JOB's row as the run
- * closes. SIGTERM and the run deadline stop it cleanly (task/stop.ts). Exit codes: 0 ExecutionCompleted; 3
- * ExecutionFailed (messages failed; the next run retries them); 1 refused before touching data, or stopped (the next
- * run resumes the transaction).
+ * A run of the export task (task/README.md, "A run"). Exit codes: 0 ExecutionCompleted; 3 ExecutionFailed (messages
+ * failed; the next run retries them); 1 refused before touching data, or stopped (the next run resumes it).
  */
 import { UserError } from "../core/errors";
 import { asUserError } from "../core/refusals";
@@ -131,18 +127,14 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     throw err;
   }
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
-  const links = new Links(
-    settings.concurrency,
-    {},
-    {
-      settings: settings.breaker,
-      onOpen: (b) =>
-        log.warn(
-          { event: "link.open", link: b.name, why: b.why, lastError: b.lastError },
-          `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
-        ),
-    },
-  );
+  const links = new Links(settings.concurrency, {
+    settings: settings.breaker,
+    onOpen: (b) =>
+      log.warn(
+        { event: "link.open", link: b.name, why: b.why, lastError: b.lastError },
+        `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
+      ),
+  });
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;

@@ -1,9 +1,6 @@
 /**
- * A clean stop of a run (task/README.md, "Stopping"): ECS stops a task with SIGTERM and kills it `stopTimeout` later,
- * and a run past its deadline stops the same way. Once a stop is requested the run takes no new work (no new request,
- * no retry, no next chunk); requests in flight may finish for two thirds of the grace period, then they are abandoned;
- * the run records its acknowledgements and a `Stopped` row, and exits with the stopped code. The grace period's end,
- * or a second signal, exits at once.
+ * A clean stop of a run (task/README.md, "Stopping"): SIGTERM or the run deadline; no new work, requests in flight
+ * finish or are abandoned, the run records where it is. The grace period's end, or a second signal, exits at once.
  */
 import { UserError } from "../core/errors";
 

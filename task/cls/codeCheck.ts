@@ -1,10 +1,7 @@
 /**
- * The unknown-code check of a run (cls/README.md): before a message is published, the codes of its CLS code fields
- * are compared with the current CLS load sheet, set-based in PostgreSQL over each batch of stored messages. Unknown
- * codes are reported per field (log, run history, `hub-export status`). In report mode the messages go on; in strict
- * mode the messages of every affected employee are held back: status HELD_BACK in _STATUS with the reason, left out of
- * the queue at the end of the run and queued again by the next (task/warehouse/archive.ts), released by the first run
- * whose sheet knows their codes.
+ * The unknown-code check of a run (cls/README.md): each batch's CLS codes against the current load sheet, set-based.
+ * Report mode reports them; strict mode holds back the messages of every affected employee (HELD_BACK), released by the
+ * first run whose sheet knows their codes.
  */
 import { UserError } from "../../core/errors";
 import { parseLoadSheetCsv } from "../../cls/csv";

@@ -1,10 +1,7 @@
 /**
- * The task's HTTP client for the hub and its brokers: every request has a total deadline (connecting, headers and
- * body) enforced with an abort signal, answers are read up to MAX_ANSWER_BYTES (the agent cuts the stream beyond it),
- * and the attempts of one request share a retry budget. A run's stop (task/stop.ts) ends retries at once and abandons
- * the requests in flight when its grace period says so.
- *
- * The per-request cost is one AbortController and one timer (all of one duration, so Node keeps them in one list).
+ * The task's HTTP client for the hub and its brokers (task/README.md, "Talking to the hub"): a total deadline per
+ * request, answers cut at MAX_ANSWER_BYTES, a retry budget per request, the run's stop. Per request: one
+ * AbortController and one timer (all of one duration, so Node keeps them in one list).
  */
 import { Agent, type Dispatcher } from "undici";
 import { answerText, describeRequestError } from "./retry";

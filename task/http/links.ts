@@ -5,16 +5,16 @@
  */
 import { linkBounds, type ConcurrencyConfig, type LinkApi } from "../../core/concurrency";
 import type { HubRegion } from "../../core/regions";
-import { Link, type LinkStats, type Tuning } from "./concurrency";
-import { Breaker, DEFAULT_BREAKER, type BreakerSettings, type BreakerStats } from "./breaker";
+import { Link, type LinkStats } from "./concurrency";
+import { Breaker, type BreakerSettings, type BreakerStats } from "./breaker";
 
 /** The APIs with a breaker: the bulk ones, and the HRSYS intake report. */
 export type BreakerApi = LinkApi | "hrsys";
 
 export interface BreakerOptions {
-  settings?: BreakerSettings;
+  settings: BreakerSettings;
   /** Called once per link, when it opens (the run logs it). */
-  onOpen?: (breaker: Breaker) => void;
+  onOpen: (breaker: Breaker) => void;
 }
 
 export class Links {
@@ -24,15 +24,14 @@ export class Links {
 
   constructor(
     private readonly config: ConcurrencyConfig,
-    private readonly tuning: Partial<Tuning> = {},
-    private readonly breakerOptions: BreakerOptions = {},
+    private readonly breakerOptions: BreakerOptions,
   ) {}
 
   /** The link of `api` in `region`, e.g. `queue.EU`. */
   get(api: LinkApi, region: HubRegion): Link {
     const name = `${api}.${region}`;
     let link = this.links.get(name);
-    if (!link) this.links.set(name, (link = new Link(name, linkBounds(this.config, api, region), this.tuning)));
+    if (!link) this.links.set(name, (link = new Link(name, linkBounds(this.config, api, region))));
     return link;
   }
 
@@ -41,7 +40,7 @@ export class Links {
     const name = `${api}.${region}`;
     let breaker = this.breakers.get(name);
     if (!breaker) {
-      const { settings = DEFAULT_BREAKER, onOpen } = this.breakerOptions;
+      const { settings, onOpen } = this.breakerOptions;
       this.breakers.set(name, (breaker = new Breaker(name, settings, onOpen)));
       if (this.probing.has(name)) breaker.probeFirst();
     }

@@ -24,14 +24,18 @@ export function describeRequestError(err: unknown): string {
  * (core/redact.ts): the hub's text reaches logs, _STATUS and terminals only through here.
  */
 export function answerText(text: string): string {
-  let shown = text;
-  try {
-    const doc = JSON.parse(text) as { message?: unknown; error?: unknown };
-    if (doc && typeof doc === "object" && (doc.message || doc.error)) shown = String(doc.message ?? doc.error);
-  } catch {
-    // not JSON
-  }
+  const doc = parseJson(text) as { message?: unknown; error?: unknown } | undefined;
+  const shown = doc && typeof doc === "object" && (doc.message || doc.error) ? String(doc.message ?? doc.error) : text;
   return redact(shown).slice(0, 300);
+}
+
+/** An answer's JSON, or undefined when it is none. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 export function envInt(name: string, fallback: number): number {

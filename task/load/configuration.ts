@@ -212,27 +212,20 @@ async function loadTenants(
         }
       }
     }
-    if (step)
-      problems.push(
-        ...untrustedUrls(
-          def,
-          step.region,
-          label,
-          HUB_API_NAMES.flatMap((api) =>
-            urls.get(api)
-              ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }]
-              : [],
-          ),
-        ),
-      );
-    if (step && queue) {
+    if (step) {
       const record = `connection record ${row.hub_destination}`;
-      problems.push(
-        ...untrustedUrls(def, step.region, label, [
-          { url: queue.organizationsUrl, what: `${record} url` },
-          { url: queue.authUrl, what: `${record} authUrl` },
-        ]),
+      const apis = HUB_API_NAMES.flatMap((api) =>
+        urls.get(api)
+          ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }]
+          : [],
       );
+      const queueUrls = queue
+        ? [
+            { url: queue.organizationsUrl, what: `${record} url` },
+            { url: queue.authUrl, what: `${record} authUrl` },
+          ]
+        : [];
+      problems.push(...untrustedUrls(def, step.region, label, [...apis, ...queueUrls]));
     }
     if (credentialsString && step && queue && !missingApis.length) {
       tenants.push({

@@ -1,13 +1,7 @@
 /**
- * The extract statement: one chunk of employees (by employee_id) from the publish schema to hub messages, set-based in
- * one INSERT ... SELECT: each message's body goes to HUB_<CLIENT>_MESSAGES_ARCHIVE, its id to the run's work queue
- * HUB_<CLIENT>_MESSAGES (warehouse/archive.ts). The task runs it chunk after chunk, each in its own
- * database transaction with the run's progress, so that a killed run resumes at the next chunk and the publisher can
- * start on the first chunks while the later ones are mapped.
- *
- * An employee is extracted when it or any sub-entity changed after its tenant/country watermark (idl_date when
- * none) and no later than the run's upper bound (the database time when the run opened): changes after that bound
- * belong to the next run, so the watermark can advance to the bound.
+ * The extract statement: one chunk of employees to hub messages in one INSERT ... SELECT (bodies to _ARCHIVE, ids to
+ * _MESSAGES). An employee is extracted when it or a sub-entity changed after its tenant/country watermark (idl_date
+ * when none) and no later than the run's upper bound, so that the watermark can advance to the bound.
  */
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";

@@ -1,13 +1,7 @@
 /**
- * Bad warehouse rows (task/README.md, "Bad warehouse rows"), found set-based before their messages are published and
- * reported in the log, the run history's detail (`badRows`) and `hub-export status`:
- *
- * * held back by the extract itself, per chunk (mapping/extractSql.ts), and recorded in HUB_<CLIENT>_ROWS_HELD_BACK:
- *   an employee_id in several employee rows of the tenants' scope (none of them is published: which one is right?), an
- *   employee_id of white space only, and an employee the mapping SQL fails on (extract.ts isolates it);
- * * found by one statement when the extract starts: rows without an employee_id (NULL or empty: no chunk can hold
- *   them, so they are never exported) and rows whose changed_at is in the future (exported once that time has passed;
- *   publishing them now would send them again on every run until then).
+ * Bad warehouse rows (task/README.md, "Bad warehouse rows"): those the extract holds back per chunk
+ * (HUB_<CLIENT>_ROWS_HELD_BACK), and rows without an employee_id or changed in the future, found by one statement when
+ * the extract starts; reported in the log, the run history's `badRows` and `hub-export status`.
  */
 import type { ClientBase } from "pg";
 import type { RunContext } from "../context";

@@ -1,11 +1,7 @@
 /**
- * Which employees a run must map (task/README.md, "Publish schema indexes"): the rows changed after the earliest watermark
- * of the run's tenants are found through the changed_at indexes of the employee and sub-entity tables, and when they
- * are few, only their employees are mapped (incremental mode), in chunks of chunkSize of them. When they are many
- * (the first run, a reload) every employee is mapped chunk after chunk (full mode): a scan is cheaper then.
- *
- * The list is a superset: the chunk statement still decides per tenant and country which employee changed, so both
- * modes export the same employees, and a run resumed in the other mode loses nothing.
+ * Which employees a run must map (task/README.md, "Publish schema indexes"): when few rows changed since the earliest
+ * watermark, only their employees (incremental mode); when many, every employee (full mode). The list is a superset:
+ * the chunk statement still decides per tenant and country, so both modes export the same employees.
  */
 import type { ClientBase } from "pg";
 import type { RunContext } from "../context";

@@ -1,18 +1,9 @@
 /**
- * ERS for published messages: their entities go to the tenant's ERS API from memory, in batches of
- * records_per_ers_request entities of one tenant (every message of a run carries the run's transaction id), all full
- * but the last one per tenant, unless wide entities would take a request past the hub API's body limit
- * (HUB_API_MAX_BODY_BYTES): then the request is sent with fewer, and the next takes the rest (an entity over the
- * limit goes alone). That also bounds the memory of the requests in flight. Once all of a message's entities are sent, it
- * leaves the run's work queue (_MESSAGES) in a commit the request's slot waits for: a message off the queue has reached
- * the queue broker and ERS, and after a kill at most the requests in flight (ERS concurrency x records_per_ers_request
- * entities) are sent again.
- *
- * The publish feeds it each acknowledged batch (the stream); the ERS phase (ers.ts) feeds it what is still queued.
- * The hub contract decides what a failing request does: `stop` stops sending (the stream leaves the messages queued
- * for the ERS phase, which stops the run); `record` logs the failure and takes the messages off the queue. With ERS
- * turned off, messages leave the queue as they come. Under `stop`, a tenant whose region's ERS link is open
- * (task/http/breaker.ts) sends nothing more in this run: its messages stay queued (`held`), the other regions go on.
+ * ERS for published messages: their entities go to the tenant's ERS API in batches of records_per_ers_request (fewer
+ * when wide entities would pass HUB_API_MAX_BODY_BYTES). A message leaves _MESSAGES in a commit the request's slot
+ * waits for, so after a kill at most the requests in flight are sent again. The hub contract's onFailure decides what a
+ * failing request does (stop: the messages stay queued for the ERS phase; record: they leave the queue); under stop, a
+ * tenant whose ERS link is open sends nothing more in this run (`held`).
  */
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";

@@ -1,16 +1,8 @@
 /**
- * Step 3 of a run: the changed employees of the tenants' scope, mapped to User entities and grouped into messages in
- * HUB_<CLIENT>_MESSAGES. The employee ids are split into parts mapped side by side, each chunk in one database
- * transaction that also moves its part's cursor: a killed run resumes at the next chunk of each part. Each chunk's
- * messages go to the publisher as soon as they are committed.
- *
- * With records_per_hub_message > 1 a chunk writes full messages only and carries the employees of each tenant and
- * country's last, partial one to the part's next chunk (HUB_EXPORT_RUN_PART.carry); once every part is done, the
- * carried employees of all parts make the run's last messages: one partial message per tenant and country at most.
- *
- * A chunk the mapping SQL fails on (a data error: a value that breaks a cast or a constraint, a row too large) is
- * split in halves until the employee it fails on is alone; that employee is held back (HUB_<CLIENT>_ROWS_HELD_BACK,
- * kind MAPPING_ERROR, with the database's message) and the others go on.
+ * Step 3 of a run: the changed employees mapped to messages in HUB_<CLIENT>_MESSAGES, parts side by side, each chunk
+ * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). With
+ * records_per_hub_message > 1 each part carries the employees of its last, partial messages (HUB_EXPORT_RUN_PART.carry)
+ * to the run's last messages. A chunk the mapping SQL fails on is halved until the failing employee is held back alone.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -25,7 +17,7 @@ import {
 } from "../mapping/extractSql";
 import { PUBLISH_TABLES } from "../model/schema";
 import { Progress } from "../log";
-import type { StoredMessage } from "../warehouse/archive";
+import { storedMessage, type StoredMessage } from "../warehouse/archive";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
 import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";
@@ -86,13 +78,6 @@ export async function extract(
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
   const totals = await currentTotals(ctx);
-  const t: ExtractTables = {
-    publishSchema: tables.publishSchema,
-    messages: tables.messages,
-    archive: tables.archive,
-    watermark: tables.watermark,
-    rowsHeldBack: tables.rowsHeldBack,
-  };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const [unique, held, supersedable] = await Promise.all([
     employeeIdUnique(ctx),
@@ -102,8 +87,8 @@ export async function extract(
   const changes = await lookUpChanges(ctx, held);
   const only = changes.mode === "incremental";
   const chunks: Chunks = {
-    t,
-    sql: extractChunkSql(t, perMessage, {
+    t: tables,
+    sql: extractChunkSql(tables, perMessage, {
       checkDuplicates: !unique,
       only,
       codeCheck: options.knownCodes !== undefined,
@@ -133,13 +118,7 @@ export async function extract(
     }
     await publish(
       rows.map((r) => ({
-        transactionId: ctx.run.transactionId,
-        seq: r.seq,
-        messageId: r.message_id,
-        tenantId: r.hub_tenant_id,
-        destination: r.hub_destination,
-        recordCount: r.record_count,
-        body: r.body,
+        ...storedMessage(r, ctx.run.transactionId),
         ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}),
       })),
     );
@@ -211,7 +190,7 @@ async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, pa
     await partDone(ctx, client, part);
     return [];
   }
-  return extractRange(ctx, client, chunks, part, through, through === part.lastId, part.carry);
+  return extractRange(ctx, client, chunks, part, { through, last: through === part.lastId, carryIn: part.carry });
 }
 
 /** The part has no employee left to map: recorded, so that a resumed run skips it. */
@@ -236,36 +215,36 @@ async function nextIncrementalChunk(
     return [];
   }
   const ids = pending.slice(0, ctx.settings.chunkSize);
-  const messages = await extractRange(
-    ctx,
-    client,
-    chunks,
-    part,
-    ids[ids.length - 1],
-    ids.length === pending.length,
-    part.carry,
-    ids,
-  );
+  const last = ids.length === pending.length;
+  const range = { through: ids[ids.length - 1], last, carryIn: part.carry, ids };
+  const messages = await extractRange(ctx, client, chunks, part, range);
   part.pending = pending.slice(ids.length);
   return messages;
 }
 
 /**
- * The employees after the part's cursor up to `through` (incremental mode: those of `ids`); on a data error, its
- * halves (down to the employee that fails).
+ * A chunk's employees: those after the part's cursor up to `through` (incremental mode: those of `ids`). `last`: the
+ * part is done with them. `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part
+ * then carries the others and the chunk's own last ones.
  */
+interface Range {
+  through: string;
+  last: boolean;
+  carryIn: string[];
+  ids?: string[];
+}
+
+/** The range's employees; on a data error, its halves (down to the employee that fails). */
 async function extractRange(
   ctx: RunContext,
   client: PoolClient,
   chunks: Chunks,
   part: Part,
-  through: string,
-  last: boolean,
-  carryIn: string[],
-  ids?: string[],
+  range: Range,
 ): Promise<ExtractedMessage[]> {
+  const { through, last, ids } = range;
   try {
-    return await commitChunk(ctx, client, chunks, part, through, last, carryIn, ids);
+    return await commitChunk(ctx, client, chunks, part, range);
   } catch (err) {
     if (!isDataError(err)) throw err;
     const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
@@ -285,25 +264,26 @@ async function extractRange(
     // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
     const half = Math.floor(rows.length / 2);
     const mid = rows[half - 1];
-    const first = await extractRange(ctx, client, chunks, part, mid, false, [], ids?.slice(0, half));
-    return [...first, ...(await extractRange(ctx, client, chunks, part, through, last, [], ids?.slice(half)))];
+    const first = await extractRange(ctx, client, chunks, part, {
+      through: mid,
+      last: false,
+      carryIn: [],
+      ids: ids?.slice(0, half),
+    });
+    return [
+      ...first,
+      ...(await extractRange(ctx, client, chunks, part, { through, last, carryIn: [], ids: ids?.slice(half) })),
+    ];
   }
 }
 
-/**
- * One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three).
- * `carryIn` are the carried employees the chunk takes (records_per_hub_message > 1); the part then carries the others
- * and the chunk's own last ones.
- */
+/** One chunk: pairs, messages and the part's cursor in one repeatable-read transaction (one snapshot for all three). */
 async function commitChunk(
   ctx: RunContext,
   client: PoolClient,
   chunks: Chunks,
   part: Part,
-  through: string,
-  last: boolean,
-  carryIn: string[],
-  ids?: string[],
+  { through, last, carryIn, ids }: Range,
 ): Promise<ExtractedMessage[]> {
   const { tables, tenants } = ctx.config;
   const result = await inTransaction(
@@ -518,27 +498,12 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
   const tx = ctx.run.transactionId;
   const load = async () =>
     (
-      await pool.query<{
-        part: number;
-        first_after: string;
-        last_id: string | null;
-        cursor_id: string;
-        next_seq: string;
-        done: boolean;
-        carry: string[];
-      }>(
-        `SELECT part, first_after, last_id, cursor_id, next_seq, done, carry FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
+      await pool.query<Part>(
+        `SELECT part, first_after AS "firstAfter", last_id AS "lastId", cursor_id AS cursor, next_seq AS "nextSeq", done, carry
+           FROM ${tables.runPart} WHERE transaction_id = $1 ORDER BY part`,
         [tx],
       )
-    ).rows.map((r) => ({
-      part: r.part,
-      firstAfter: r.first_after,
-      lastId: r.last_id,
-      cursor: r.cursor_id,
-      nextSeq: r.next_seq,
-      done: r.done,
-      carry: r.carry,
-    }));
+    ).rows;
   const existing = await load();
   if (existing.length > 0) return existing;
 

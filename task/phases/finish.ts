@@ -1,11 +1,8 @@
 /**
- * Step 6 of a run, in one database transaction: the published messages still queued in _MESSAGES are done (most
- * left the queue as they were published and sent to ERS), then the failed ones leave it too (their _STATUS rows say
- * FAILED; the next run queues them again), so that _MESSAGES is empty and _ARCHIVE holds every message of the run.
- * Every outcome gets a HUB_EXPORT_RUN_HISTORY row with the counts. The watermarks of the tenants/countries scanned
- * advance to the run's upper bound, and the run is left with only its HRSYS report to make. A run that reached
- * ExecutionCompleted gets its HUB_INTAKE_JOB row after that report, when nothing can fail any more (recordIntakeJob;
- * the specification's step 10 finds only completed runs there).
+ * Step 6 of a run, in one database transaction: the queued messages leave _MESSAGES (published ones done, failed ones
+ * for the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
+ * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: the specification's step 10 finds completed runs
+ * only).
  */
 import type { Pool, PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -234,25 +231,14 @@ export function failureReason(
 
 /** The messages this run set aside (their _STATUS rows name it), with their reasons: the first SET_ASIDE_LISTED. */
 const SET_ASIDE_LISTED = 20;
-async function setAsideBy(
-  ctx: RunContext,
-  client: PoolClient,
-): Promise<{ messageId: string; hubTenantId: string; employeeIds: string[]; reason: string }[]> {
+type SetAside = { messageId: string; hubTenantId: string; employeeIds: string[]; reason: string };
+async function setAsideBy(ctx: RunContext, client: PoolClient): Promise<SetAside[]> {
   const t = ctx.config.tables;
-  const { rows } = await client.query<{
-    message_id: string;
-    hub_tenant_id: string;
-    employee_ids: string[];
-    reason: string;
-  }>(
-    `SELECT s.message_id, s.hub_tenant_id, a.employee_ids, s.reason FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
+  const { rows } = await client.query<SetAside>(
+    `SELECT s.message_id AS "messageId", s.hub_tenant_id AS "hubTenantId", a.employee_ids AS "employeeIds", s.reason
+       FROM ${t.status} s JOIN ${t.archive} a ON a.message_id = s.message_id
       WHERE s.transaction_id = $1 AND s.status = '${MESSAGE_STATUS.setAside}' ORDER BY s.message_id LIMIT ${SET_ASIDE_LISTED}`,
     [ctx.run.transactionId],
   );
-  return rows.map((r) => ({
-    messageId: r.message_id,
-    hubTenantId: r.hub_tenant_id,
-    employeeIds: r.employee_ids,
-    reason: r.reason,
-  }));
+  return rows;
 }

@@ -1,12 +1,8 @@
 /**
- * Step 4 of a run: each message goes to the queue of its tenant's hub destination, in batches of up to 10, over
- * keep-alive connections. Each destination has its own lane: a bounded read-ahead of messages, and batch PUTs in
- * flight as its region's queue link allows (task/http/concurrency.ts adapts that number to the link). Every outcome
- * goes to _STATUS; a batch holds its slot until its PUBLISHED rows are committed, so after a kill at most the batches
- * in flight (the links' windows x 10 messages) are sent again. Published messages then go on to ERS (ersStream.ts),
- * which takes them off the run's work queue once their entities are sent. A destination whose queue link opens
- * (task/http/breaker.ts) is shut for the run: its messages stay queued, the other destinations go on, and the run
- * stops (resumably) once they are done, or at once when every destination is shut.
+ * Step 4 of a run: each message to its tenant's destination queue in batches of up to 10; each destination is a lane
+ * with a bounded read-ahead and as many batches in flight as its queue link allows. A batch holds its slot until its
+ * PUBLISHED rows are committed (after a kill at most the batches in flight are sent again). A destination whose link
+ * opens is shut for the run: its messages stay queued, and the run stops (resumably) once the others are done.
  */
 import {
   QUEUE_API,
@@ -25,7 +21,7 @@ import { HubApiError } from "../hub/api";
 import { utf8Body } from "../http/utf8Body";
 import { ACK_POOL_SIZE } from "../warehouse/database";
 import { withTransactionId } from "../mapping/messageBody";
-import { bodyPages, missingBody, type StoredMessage } from "../warehouse/archive";
+import { queuedMessages, storedMessage, type StoredMessage } from "../warehouse/archive";
 import { NOT_SENT } from "../warehouse/messageStatus";
 import { LinkOpen } from "../http/breaker";
 import { RunStopped } from "../stop";
@@ -143,7 +139,6 @@ export class Publisher {
    */
   readonly status: StatusWriter;
   readonly ers: ErsStream;
-  submitted = 0;
   /** Acknowledged by the broker, their PUBLISHED status committed. */
   acknowledged = 0;
   /** Set when a message was refused and the hub contract says stop (queueMessage.onFailure). */
@@ -186,7 +181,6 @@ export class Publisher {
     if (shut && shut.length === this.lanes.size) throw new RunStopped(shut.join("; "));
     for (const message of messages) {
       if (this.failure) throw this.failure;
-      this.submitted++;
       const lane = this.lanes.get(message.destination);
       if (!lane) {
         await this.record(
@@ -406,46 +400,16 @@ export async function* pendingMessages(
     `SELECT transaction_id FROM ${t.messages} WHERE created_at < $1 GROUP BY transaction_id ORDER BY min(created_at)`,
     [before],
   );
-  for (const { transaction_id: tx } of transactions) {
-    let after = "-1";
-    for (;;) {
-      // A page by seq (the index), each message's status by its key; published ones are skipped here, and so are
-      // those a resumed run finds set aside or superseded before its stop (no run sends them). Bodies are read a page
-      // of bodies at a time (bodyPages).
-      const { rows: listed } = await pool.query<{
-        seq: string;
-        message_id: string;
-        hub_tenant_id: string;
-        hub_destination: string;
-        record_count: number;
-        bytes: number | null;
-        settled: boolean;
-      }>(
-        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, coalesce(st.status = ANY($5::text[]), false) AS settled
-           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
-                  WHERE transaction_id = $1 AND seq > $2 AND created_at < $3 ORDER BY seq LIMIT $4) p
-           LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
-           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND NOT coalesce(st.status = ANY($5::text[]), false)) b ON true
-          ORDER BY p.seq`,
-        [tx, after, before, pageSize, NOT_SENT],
-      );
-      if (listed.length === 0) break;
-      after = listed[listed.length - 1].seq;
-      for await (const rows of bodyPages(pool, t, listed)) {
-        const pending = rows.filter((r) => !r.settled);
-        for (const r of pending) if (r.body === null) throw missingBody(t, r.message_id, "queued");
-        const run = ctx.run.transactionId;
-        if (pending.length)
-          yield pending.map((r) => ({
-            transactionId: run,
-            seq: r.seq,
-            messageId: r.message_id,
-            tenantId: r.hub_tenant_id,
-            destination: r.hub_destination,
-            recordCount: r.record_count,
-            body: tx === run ? r.body! : withTransactionId(r.body!, run),
-          }));
-      }
-    }
-  }
+  // Published ones are skipped here, and so are those a resumed run finds set aside or superseded before its stop (no
+  // run sends them).
+  const pending = {
+    wanted: "NOT coalesce(st.status = ANY($5::text[]), false)",
+    where: "AND created_at < $4",
+    params: [before, NOT_SENT],
+    what: "queued" as const,
+    pageSize,
+  };
+  const run = ctx.run.transactionId;
+  for await (const { transactionId: tx, rows } of queuedMessages(pool, t, transactions, pending))
+    yield rows.map((r) => storedMessage(tx === run ? r : { ...r, body: withTransactionId(r.body, run) }, run));
 }

@@ -1,16 +1,9 @@
 /**
- * Writes publish outcomes to HUB_<CLIENT>_MESSAGES_STATUS (an INSERT ... ON CONFLICT over unnest arrays) and takes
- * done messages off the queue (warehouse/archive.ts), each write one statement on a session that commits
- * asynchronously (warehouse/database.ts): one round trip per write. A write carries everything buffered when it
- * starts, and starts once the event loop has handled the answers that arrived together: each statement costs the
- * server a fixed share of CPU, so fewer and fuller ones shorten a run.
- *
- * At-least-once made tight: a message is acknowledged once its PUBLISHED row is committed, and a run killed before
- * that publishes it again under the same messageId (a standard queue stores it twice). So `commit()` is a group
- * commit that resolves only once the records are in the database, and the publisher holds a batch's slot until then:
- * at any moment, the messages the broker may have stored without our record are at most the batches in flight. The
- * same holds for ERS: a message leaves _MESSAGES (its entities are in ERS) in a commit the ERS request waits for.
- * Failed outcomes need no such wait (a message not stored is not a duplicate when retried): `add()` buffers them.
+ * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement per write on a session that
+ * commits asynchronously; a write carries everything buffered when it starts (fewer, fuller statements cost the server
+ * less CPU). At-least-once made tight: `commit()` resolves only once the records are in the database, and the publisher
+ * holds a batch's slot until then, so after a kill at most the batches in flight are sent again (ERS likewise). Failed
+ * outcomes need no such wait (a message not stored is no duplicate when retried): `add()` buffers them.
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
@@ -45,7 +38,6 @@ export class StatusWriter {
   private error?: Error;
   published = 0;
   failed = 0;
-  archived = 0;
 
   private readonly sql: string;
 
@@ -136,7 +128,6 @@ export class StatusWriter {
       else this.failed++;
     }
     for (const id of archive) this.buffer.archive.push(id);
-    this.archived += archive.length;
   }
 
   private size(): number {

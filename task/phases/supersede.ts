@@ -1,12 +1,7 @@
 /**
- * A newer extract supersedes older messages: a FAILED or SET_ASIDE message of an earlier transaction whose every
- * employee is in a newer message of the same hub tenant is SUPERSEDED (never sent again: it would carry an older state
- * of them), instead of being retried until it is set aside, or behind the newer one.
- *
- * Set-based, after each extract chunk commits: the chunk's messages' employees against the employees of the failed and
- * set-aside messages (_STATUS.employee_ids, indexed for those statuses only). A message partly carried by newer ones
- * keeps the rest in employee_ids until later chunks or runs carry those too. Nothing of it runs while no message is
- * failed or set aside (the run checks once, when it starts).
+ * A FAILED or SET_ASIDE message of an earlier transaction whose every employee is in a newer message of the same hub
+ * tenant is SUPERSEDED (never sent again: it carries an older state of them). Set-based after each chunk commits,
+ * against _STATUS.employee_ids; nothing runs when the run starts with no message failed or set aside.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";

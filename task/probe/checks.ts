@@ -20,6 +20,17 @@ export interface CheckResult {
   required: boolean;
 }
 
+/** A result that needs no request (nothing to time). */
+export function untimed(
+  endpoint: string,
+  check: string,
+  result: string,
+  verdict: Verdict,
+  required = verdict === "FAIL",
+): CheckResult {
+  return { endpoint, check, result, latencyMs: null, verdict, required };
+}
+
 const TIMEOUT_MS = 10_000;
 
 /** DNS, reachability and TLS of one origin (`https://host:port`). */
@@ -30,60 +41,27 @@ export async function originChecks(origin: string): Promise<CheckResult[]> {
   const host = u.hostname.replace(/^\[|\]$/g, "");
   const endpoint = `host ${host}:${port}`;
   const results: CheckResult[] = [];
+  const add = (check: string, result: string, latencyMs: number | null, verdict: Verdict, required = true) =>
+    results.push({ endpoint, check, result, latencyMs, verdict, required });
   const dnsStart = performance.now();
   let address: string;
   try {
     address = net.isIP(host) ? host : (await withTimeout(dns.lookup(host), "DNS lookup")).address;
-    results.push({
-      endpoint,
-      check: "dns",
-      result: net.isIP(host) ? "an IP address" : `resolves to ${address}`,
-      latencyMs: since(dnsStart),
-      verdict: "ok",
-      required: true,
-    });
+    add("dns", net.isIP(host) ? "an IP address" : `resolves to ${address}`, since(dnsStart), "ok");
   } catch (err) {
-    results.push({
-      endpoint,
-      check: "dns",
-      result: `does not resolve: ${describe(err)}`,
-      latencyMs: since(dnsStart),
-      verdict: "FAIL",
-      required: true,
-    });
+    add("dns", `does not resolve: ${describe(err)}`, since(dnsStart), "FAIL");
     return results;
   }
   const tcpStart = performance.now();
   try {
     await connect(() => net.connect({ host: address, port }), "connect");
-    results.push({
-      endpoint,
-      check: "reach",
-      result: `TCP connect to ${address}:${port}`,
-      latencyMs: since(tcpStart),
-      verdict: "ok",
-      required: true,
-    });
+    add("reach", `TCP connect to ${address}:${port}`, since(tcpStart), "ok");
   } catch (err) {
-    results.push({
-      endpoint,
-      check: "reach",
-      result: `cannot connect: ${describe(err)}`,
-      latencyMs: since(tcpStart),
-      verdict: "FAIL",
-      required: true,
-    });
+    add("reach", `cannot connect: ${describe(err)}`, since(tcpStart), "FAIL");
     return results;
   }
   if (!https) {
-    results.push({
-      endpoint,
-      check: "tls",
-      result: "plain http (only the embedded default uses it)",
-      latencyMs: null,
-      verdict: "skip",
-      required: false,
-    });
+    add("tls", "plain http (only the embedded default uses it)", null, "skip", false);
     return results;
   }
   const tlsStart = performance.now();
@@ -95,24 +73,15 @@ export async function originChecks(origin: string): Promise<CheckResult[]> {
     const cert = (socket as tls.TLSSocket).getPeerCertificate();
     const days = cert?.valid_to ? Math.floor((Date.parse(cert.valid_to) - Date.now()) / 86_400_000) : undefined;
     const expiry = days === undefined ? "" : `, certificate valid for ${days} more days`;
-    results.push({
-      endpoint,
-      check: "tls",
-      result: `${(socket as tls.TLSSocket).getProtocol() ?? "TLS"}, certificate verified${expiry}`,
-      latencyMs: since(tlsStart),
-      verdict: days !== undefined && days < 14 ? "warn" : "ok",
-      required: true,
-    });
+    add(
+      "tls",
+      `${(socket as tls.TLSSocket).getProtocol() ?? "TLS"}, certificate verified${expiry}`,
+      since(tlsStart),
+      days !== undefined && days < 14 ? "warn" : "ok",
+    );
     socket.destroy();
   } catch (err) {
-    results.push({
-      endpoint,
-      check: "tls",
-      result: `TLS failed: ${describe(err)}`,
-      latencyMs: since(tlsStart),
-      verdict: "FAIL",
-      required: true,
-    });
+    add("tls", `TLS failed: ${describe(err)}`, since(tlsStart), "FAIL");
   }
   return results;
 }

@@ -5,6 +5,7 @@ import { createAgent } from "../http/client";
 import { createLogger } from "../log";
 import { loadRunConfiguration, type RunInputs } from "../load/configuration";
 import { probeHub } from "./probe";
+import { untimed } from "./checks";
 import { probeReport, type ProbeReport } from "./report";
 import { targetsFromRun, targetsFromStack } from "./targets";
 
@@ -16,14 +17,13 @@ export async function probeFromRunInputs(inputs: RunInputs, options: { write: bo
   const config = await loadRunConfiguration(inputs, createLogger(2));
   const dispatcher = createAgent(4);
   try {
-    const database = {
-      endpoint: `database (${config.definition.connections.database})`,
-      check: "load",
-      result: `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`,
-      latencyMs: null,
-      verdict: "ok" as const,
-      required: true,
-    };
+    const database = untimed(
+      `database (${config.definition.connections.database})`,
+      "load",
+      `connected; tables present; ${config.tenants.length} tenant(s) in HUB_PLAT_CONFIG`,
+      "ok",
+      true,
+    );
     return probeReport([database, ...(await probeHub(targetsFromRun(config), { write: options.write, dispatcher }))]);
   } finally {
     await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);

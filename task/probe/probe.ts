@@ -1,9 +1,7 @@
 /**
- * `hub-export probe` and `run --probe`: checks a stack's hub before its first run, from where the task runs. For each
- * endpoint: DNS, reachability, TLS, authentication and the expected answer shape. It authorizes against each region's
- * broker, reads the cfg API, and checks that ERS and HRSYS answer at the contract's paths. Without `write` it creates
- * nothing: the queue and the ERS/HRSYS APIs get requests their contract refuses (an empty batch, an empty body), whose
- * 400 proves path and credentials; with `write` they get one marked test message, entity and intake report.
+ * `hub-export probe` and `run --probe`: each hub endpoint's DNS, reachability, TLS, authentication and answer shape.
+ * Without `write` it creates nothing (requests the contract refuses: their 400 proves path and credentials); with
+ * `write` one marked test message, ERS entity and intake report.
  */
 import crypto from "node:crypto";
 import type { Dispatcher } from "undici";
@@ -19,11 +17,11 @@ import {
   type HubContract,
 } from "../../core/hubContract";
 import type { QueueEndpoint } from "../connections/record";
-import { target } from "../queue/broker";
-import { answerText, describeRequestError } from "../http/retry";
+import { authorizeForm, target } from "../queue/broker";
+import { answerText, describeRequestError, parseJson } from "../http/retry";
 import { HubHttp } from "../http/client";
 import { ersRequestBody } from "../phases/ersStream";
-import { originChecks, since, type CheckResult, type Verdict } from "./checks";
+import { originChecks, since, untimed, type CheckResult, type Verdict } from "./checks";
 
 export type { CheckResult, Verdict };
 
@@ -71,14 +69,8 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     if (checks.every((c) => c.verdict !== "FAIL")) reachable.add(origin);
   }
   const http = new Http(options.dispatcher);
-  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult => ({
-    endpoint,
-    check: "http",
-    result: `not tried: ${new URL(url).host} is not reachable`,
-    latencyMs: null,
-    verdict: required ? "FAIL" : "warn",
-    required,
-  });
+  const unreachable = (endpoint: string, url: string, required: boolean): CheckResult =>
+    untimed(endpoint, "http", `not tried: ${new URL(url).host} is not reachable`, required ? "FAIL" : "warn");
 
   for (const { region, endpoint: q } of targets.queues) {
     const name = `queue ${region} (${q.connection})`;
@@ -96,15 +88,7 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
   for (const tenant of targets.tenants) {
     const who = `tenant ${tenant.hubTenantCode}`;
     const cfg = tenant.apis.CFG;
-    if (!cfg)
-      results.push({
-        endpoint: `CFG ${who}`,
-        check: "config",
-        result: "no CFG URL in HUB_API_CONFIG",
-        latencyMs: null,
-        verdict: "FAIL",
-        required: true,
-      });
+    if (!cfg) results.push(untimed(`CFG ${who}`, "config", "no CFG URL in HUB_API_CONFIG", "FAIL"));
     else if (!reachable.has(new URL(cfg).origin)) results.push(unreachable(`CFG ${who}`, cfg, true));
     else results.push(await readRoutingRules(http, `CFG ${who}`, cfg, tenant));
     for (const api of ["ERS", "HRSYS"] as const) {
@@ -113,23 +97,10 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
       const required = contract.enabled && contract.onFailure === "stop";
       const url = tenant.apis[api];
       if (!contract.enabled)
-        results.push({
-          endpoint,
-          check: "path",
-          result: `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`,
-          latencyMs: null,
-          verdict: "skip",
-          required: false,
-        });
-      else if (!url)
-        results.push({
-          endpoint,
-          check: "config",
-          result: `no ${api} URL in HUB_API_CONFIG`,
-          latencyMs: null,
-          verdict: "FAIL",
-          required: true,
-        });
+        results.push(
+          untimed(endpoint, "path", `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`, "skip"),
+        );
+      else if (!url) results.push(untimed(endpoint, "config", `no ${api} URL in HUB_API_CONFIG`, "FAIL"));
       else if (!reachable.has(new URL(url).origin)) results.push(unreachable(endpoint, url, required));
       else
         results.push(await assumedPath(http, endpoint, api, url, contract, required, tenant, targets, options.write));
@@ -155,12 +126,8 @@ async function authorize(
   endpoint: string,
   q: QueueEndpoint,
 ): Promise<{ result: CheckResult; session?: { token: string; orgId: string; envId: string } }> {
-  const form = new URLSearchParams({
-    client_id: q.clientId,
-    client_secret: q.clientSecret,
-    grant_type: "client_credentials",
-  }).toString();
-  const a = await http.send("POST", q.authUrl, { "content-type": "application/x-www-form-urlencoded" }, form);
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const a = await http.send("POST", q.authUrl, form, authorizeForm(q));
   const base = { endpoint, check: "authorize", latencyMs: a.ms, required: true };
   if (a.error) return { result: { ...base, result: a.error, verdict: "FAIL" } };
   if (a.status === 401 || a.status === 403)
@@ -376,11 +343,3 @@ class Http {
 
 /** A probe's request waits this long at most: a check, not a run. */
 const PROBE_DEADLINE_MS = 15_000;
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

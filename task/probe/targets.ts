@@ -12,7 +12,7 @@ import { credentialsStringOf, loadScriptFiles } from "../load/scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { queueEndpoint } from "../connections/record";
 import { queueAuthUrl, queueOrganizationsUrl } from "../../core/hubContract";
-import type { CheckResult } from "./checks";
+import { untimed, type CheckResult } from "./checks";
 import type { ProbeTargets } from "./probe";
 
 export function targetsFromRun(config: RunConfiguration): ProbeTargets {
@@ -39,7 +39,7 @@ export async function targetsFromStack(
 ): Promise<{ targets: ProbeTargets; problems: CheckResult[] }> {
   const problems: CheckResult[] = [];
   const fail = (endpoint: string, check: string, result: string) =>
-    problems.push({ endpoint, check, result, latencyMs: null, verdict: "FAIL", required: true });
+    problems.push(untimed(endpoint, check, result, "FAIL"));
   const withoutCredentials = await awsCredentialsProblem(inputs);
   if (withoutCredentials) {
     // The secrets are out of reach: say how to give credentials, and still check every host the stack names.
@@ -119,9 +119,7 @@ function hostsOnly(config: StackConfig): ProbeTargets {
 /** One line per endpoint whose authentication was not checked. */
 function notAuthenticated(config: StackConfig): CheckResult[] {
   const result = "not checked: needs its secret from the deployed stores (AWS credentials)";
-  const skip = (endpoint: string, check: string): CheckResult => {
-    return { endpoint, check, result, latencyMs: null, verdict: "skip", required: false };
-  };
+  const skip = (endpoint: string, check: string) => untimed(endpoint, check, result, "skip");
   const regions = HUB_REGIONS.filter((region) => config.queues[region]);
   const queues = regions.map((region) => [region, config.queues[region]!.connectionName]);
   return [

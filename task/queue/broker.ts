@@ -1,10 +1,7 @@
 /**
- * The queue broker client of one hub destination (docs/hub-contract.md, Anypoint MQ Broker REST API v1): authorize
- * with the connection's client id and secret, then publish batches of up to 10 messages. A 401 re-authorizes and
- * retries; 429, 5xx, network errors and the deadline retry with backoff and jitter, with the same messageIds, within
- * the request's retry budget (task/http/client.ts); other 4xx and an answer too long are permanent for the batch (a
- * batch of several is then retried message by message, to find the bad one). A stopping run throws RunStopped, and
- * a request on an open link LinkOpen (task/http/breaker.ts): the batch is left unrecorded, for the next run.
+ * The queue broker client of one hub destination (docs/hub-contract.md): authorize, then publish batches of up to 10.
+ * A 401 re-authorizes; 429, 5xx, network errors and the deadline retry with the same messageIds within the request's
+ * budget; other 4xx are permanent (a batch of several is retried message by message, to find the bad one).
  */
 import {
   QUEUE_API,
@@ -16,7 +13,7 @@ import {
 } from "../../core/hubContract";
 import { maskSecret, redact } from "../../core/redact";
 import type { QueueEndpoint } from "../connections/record";
-import { answerText, describeRequestError } from "../http/retry";
+import { answerText, describeRequestError, parseJson } from "../http/retry";
 import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import type { Breaker } from "../http/breaker";
@@ -177,11 +174,6 @@ export class QueueBroker {
   }
 
   private async requestToken(): Promise<Session> {
-    const form = new URLSearchParams({
-      client_id: this.endpoint.clientId,
-      client_secret: this.endpoint.clientSecret,
-      grant_type: "client_credentials",
-    }).toString();
     let answer: Answer;
     try {
       answer = await this.http.send(
@@ -189,7 +181,7 @@ export class QueueBroker {
           ...target(this.endpoint.authUrl),
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: form,
+          body: authorizeForm(this.endpoint),
         },
         UNLIMITED,
         this.breaker?.auxiliary,
@@ -207,12 +199,8 @@ export class QueueBroker {
       throw new Error(this.refused);
     }
     if (status !== 200) throw new Error(`HTTP ${status}: ${answerText(text)}`);
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch {
-      throw new Error("the authorize answer is not JSON");
-    }
+    const doc = parseJson(text);
+    if (doc === undefined) throw new Error("the authorize answer is not JSON");
     const parsed = authorizeResponseSchema.safeParse(doc);
     if (!parsed.success) throw new Error("the authorize answer lacks access_token or simple_client");
     // The token is a secret like the client secret: a hub that echoes it shows [secret].
@@ -223,6 +211,15 @@ export class QueueBroker {
       envId: parsed.data.simple_client.envId,
     };
   }
+}
+
+/** The broker's authorize request: the client credentials grant. */
+export function authorizeForm(q: QueueEndpoint): string {
+  return new URLSearchParams({
+    client_id: q.clientId,
+    client_secret: q.clientSecret,
+    grant_type: "client_credentials",
+  }).toString();
 }
 
 /** A message over the broker's body limit is never sent: a permanent refusal. */
@@ -247,12 +244,8 @@ function permanentOf(outcome: { kind: string; status?: number }): boolean {
 
 /** Per-message results of a batch (an array) or of a single publish (one object); undefined if they do not match. */
 function parseResults(text: string, batch: OutgoingMessage[]): Omit<MessageOutcome, "attempts">[] | undefined {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const doc = parseJson(text);
+  if (doc === undefined) return undefined;
   const parsed = batchAnswerSchema.safeParse(Array.isArray(doc) ? doc : [doc]);
   if (!parsed.success) return undefined;
   const byId = new Map(parsed.data.map((r) => [r.messageId, r]));

@@ -1,13 +1,7 @@
 /**
- * The bookkeeping of HUB_<CLIENT>_MESSAGES (the run's work queue, ids only) and _ARCHIVE (every message, bodies
- * included). The extract writes each message to both (mapping/extractSql.ts): a body is written once, and at the end
- * of every run all its messages are in _ARCHIVE, with _STATUS saying whether each was published.
- *
- * A message leaves the queue when it is done (published and its entities sent to ERS: the status writer), or at the
- * end of the run unpublished (failed, or held back by the strict CLS check), counted per tenant in
- * HUB_EXPORT_RUN_TENANT. A failed message is retried by the next run under its own messageId: the run starts by
- * queueing the FAILED and HELD_BACK messages of _ARCHIVE again, and when one leaves the queue its one _ARCHIVE row
- * records the run (archived_by); no second row is written.
+ * The bookkeeping of HUB_<CLIENT>_MESSAGES (the run's work queue, ids only) and _ARCHIVE (every message, its body
+ * written once). A message leaves the queue when done (published and sent to ERS) or, unpublished, at the end of the
+ * run; a failed one is queued again by the next run under its messageId, its one _ARCHIVE row then naming that run.
  */
 import type { Pool } from "pg";
 import { UserError } from "../../core/errors";
@@ -124,6 +118,64 @@ export async function* bodyPages<T extends { message_id: string; bytes: number |
     left = left.slice(page.length);
     yield page;
   }
+}
+
+/** A row of HUB_<CLIENT>_MESSAGES with its body. */
+export interface QueueRow {
+  seq: string;
+  message_id: string;
+  hub_tenant_id: string;
+  hub_destination: string;
+  record_count: number;
+  body: string;
+}
+
+/**
+ * The messages of `transactions` still queued that `wanted` (an SQL condition on their status, st.status) selects,
+ * with their bodies: a page by seq (the index), each message's status by its key (never a scan of _STATUS, which
+ * keeps every message of every run), bodies a page of bodies at a time. `where` narrows the page (parameters from $4).
+ */
+export async function* queuedMessages(
+  pool: Pool,
+  t: RunTables,
+  transactions: { transaction_id: string }[],
+  select: { wanted: string; where?: string; params?: unknown[]; what: "queued" | "published"; pageSize: number },
+): AsyncGenerator<{ transactionId: string; rows: QueueRow[] }> {
+  const wanted = `coalesce(${select.wanted}, false)`;
+  for (const { transaction_id: tx } of transactions) {
+    let after = "-1";
+    for (;;) {
+      const { rows: listed } = await pool.query<Omit<QueueRow, "body"> & { bytes: number | null; wanted: boolean }>(
+        `SELECT p.seq, p.message_id, p.hub_tenant_id, p.hub_destination, p.record_count, b.bytes, ${wanted} AS wanted
+           FROM (SELECT message_id, seq, hub_tenant_id, hub_destination, record_count FROM ${t.messages}
+                  WHERE transaction_id = $1 AND seq > $2 ${select.where ?? ""} ORDER BY seq LIMIT $3) p
+           LEFT JOIN LATERAL (SELECT s.status FROM ${t.status} s WHERE s.message_id = p.message_id) st ON true
+           LEFT JOIN LATERAL (SELECT octet_length(a.body) AS bytes FROM ${t.archive} a WHERE a.message_id = p.message_id AND ${wanted}) b ON true
+          ORDER BY p.seq`,
+        [tx, after, select.pageSize, ...(select.params ?? [])],
+      );
+      if (listed.length === 0) break;
+      after = listed[listed.length - 1].seq;
+      for await (const page of bodyPages(pool, t, listed)) {
+        const rows = page.filter((r) => r.wanted);
+        for (const r of rows) if (r.body === null) throw missingBody(t, r.message_id, select.what);
+        if (rows.length) yield { transactionId: tx, rows: rows as QueueRow[] };
+      }
+    }
+  }
+}
+
+/** A queue row as the message it is, carrying the transaction id `transactionId`. */
+export function storedMessage(r: QueueRow, transactionId: string): StoredMessage {
+  return {
+    transactionId,
+    seq: r.seq,
+    messageId: r.message_id,
+    tenantId: r.hub_tenant_id,
+    destination: r.hub_destination,
+    recordCount: r.record_count,
+    body: r.body,
+  };
 }
 
 /** A stored message: queued in HUB_<CLIENT>_MESSAGES, its body read from _ARCHIVE (or returned by the extract). */

@@ -74,19 +74,11 @@ export async function unlockClient(client: PoolClient, clientName: string): Prom
   await client.query(`SELECT pg_advisory_unlock(${RUN_LOCK_KEYS})`, [clientName]);
 }
 
-interface RunRow {
-  transaction_id: string;
-  phase: RunPhase;
-  attempts: number;
-  started_reported: boolean;
-  upper_bound: string;
-  final_status: IntakeJobStatus | null;
-  final_counts: FinalCounts | null;
-  started_at: Date;
-}
+const LOCAL = (e: string) => `to_char(${e}, 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
 
-const COLUMNS =
-  "transaction_id, phase, attempts, started_reported, to_char(upper_bound, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS upper_bound, final_status, final_counts, started_at";
+/** A row of HUB_EXPORT_RUN as the run's state (but `resumed`). */
+type RunRow = Omit<RunState, "heldBy" | "resumed">;
+const COLUMNS = `transaction_id AS "transactionId", phase, attempts, started_reported AS "startedReported", ${LOCAL("upper_bound")} AS "upperBound", final_status AS "finalStatus", final_counts AS "finalCounts", started_at AS "startedAt"`;
 
 /** The open transaction a new run's upper bound stays below (HUB_<CLIENT>_OLDEST_XACT()). */
 export interface UpperBoundHold {
@@ -105,8 +97,6 @@ export interface OpenedRun extends RunState {
   horizonKnown: boolean;
 }
 
-const LOCAL = (e: string) => `to_char(${e}, 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
-
 /**
  * The unfinished run of the client, resumed; or a new one with a new transaction id and its upper bound (task/README.md,
  * "Change capture"): the database time less the parameter change_lag_seconds, and below the start of the oldest
@@ -119,7 +109,7 @@ export async function openRun(client: PoolClient, t: RunTables, def: PipelineDef
     `UPDATE ${t.run} SET attempts = attempts + 1, updated_at = now() WHERE plat_client_name = $1 RETURNING ${COLUMNS}`,
     [name],
   );
-  if (found.rows[0]) return { ...toState(found.rows[0], true), hiddenSessions: 0, horizonKnown: true };
+  if (found.rows[0]) return { ...found.rows[0], resumed: true, hiddenSessions: 0, horizonKnown: true };
   const create = (oldest: string) =>
     client.query<
       RunRow & {
@@ -151,32 +141,12 @@ export async function openRun(client: PoolClient, t: RunTables, def: PipelineDef
       "SELECT NULL::timestamptz AS xact_start, NULL::int AS pid, NULL::text AS application_name, NULL::text AS usename, 0 AS hidden_sessions",
     );
   });
-  const r = created.rows[0];
+  const { since, held_seconds, pid, application_name, usename, hidden_sessions, ...row } = created.rows[0];
   const heldBy =
-    r.since !== null && r.held_seconds !== null && r.held_seconds > 0
-      ? {
-          since: r.since,
-          seconds: Math.round(r.held_seconds),
-          pid: r.pid!,
-          applicationName: r.application_name,
-          user: r.usename,
-        }
+    since !== null && held_seconds !== null && held_seconds > 0
+      ? { since, seconds: Math.round(held_seconds), pid: pid!, applicationName: application_name, user: usename }
       : undefined;
-  return { ...toState(r, false), heldBy, hiddenSessions: r.hidden_sessions ?? 0, horizonKnown };
-}
-
-function toState(r: RunRow, resumed: boolean): RunState {
-  return {
-    transactionId: r.transaction_id,
-    phase: r.phase,
-    attempts: r.attempts,
-    startedReported: r.started_reported,
-    upperBound: r.upper_bound,
-    finalStatus: r.final_status,
-    finalCounts: r.final_counts,
-    startedAt: r.started_at,
-    resumed,
-  };
+  return { ...row, resumed: false, heldBy, hiddenSessions: hidden_sessions ?? 0, horizonKnown };
 }
 
 export async function setPhase(client: PoolClient, t: RunTables, run: RunState, phase: RunPhase): Promise<void> {
