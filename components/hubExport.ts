@@ -18,14 +18,15 @@ import type { PipelineTemplate } from "../core/template";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
-import { pulumiSecret, secretText } from "./secrets";
+import { pulumiSecret } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import type { ObjectInspector } from "./storage/objectGuard";
 import { ScriptsRelease } from "./storage/scriptsRelease";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
-import { Warehouse, type SqlFile } from "./warehouse/warehouse";
+import { Warehouse } from "./warehouse/warehouse";
+import type { SqlFile } from "./warehouse/sqlBaseline";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
@@ -91,7 +92,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       systemName: record.systemName,
       type: record.type,
       description: record.description,
-      secretString: secretText(serializeConnectionRecord(record)),
+      secretString: pulumi.secret(serializeConnectionRecord(record)),
     })),
     tenantCredentials: pulumi.secret(
       JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>,

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import type { KeyPath } from "./placeholders";
+import { mapLeaves, type KeyPath } from "./placeholders";
 
 /** The longest string any key accepts (a key's own limit is tighter). */
 export const MAX_TEXT = 2048;
@@ -30,14 +30,10 @@ export function unsafeTextProblem(value: string): string | undefined {
 /** Every string of a raw config value that is not safe text, with its key path. */
 export function unsafeTextIssues(raw: unknown): { path: KeyPath; message: string }[] {
   const issues: { path: KeyPath; message: string }[] = [];
-  const walk = (value: unknown, at: KeyPath) => {
-    if (typeof value === "string") {
-      const message = unsafeTextProblem(value);
-      if (message) issues.push({ path: at, message });
-    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...at, i]));
-    else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) walk(v, [...at, k]);
-  };
-  walk(raw, []);
+  mapLeaves(raw, (value, path) => {
+    const message = typeof value === "string" ? unsafeTextProblem(value) : undefined;
+    if (message) issues.push({ path, message });
+  });
   return issues;
 }
 

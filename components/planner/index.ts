@@ -22,7 +22,7 @@ import type {
   RegisterResourceResponse,
 } from "@pulumi/pulumi/proto/resource_pb";
 import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
-import { PROJECT_NAME } from "../naming";
+import { PROJECT_NAME } from "../../config/schema";
 import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
 import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";

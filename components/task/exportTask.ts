@@ -15,8 +15,6 @@ import { ecsTaskExecutionTrustPolicy, ecsTasksTrustPolicy, executionRolePolicy, 
 export const CONTAINER_NAME = "hub-export";
 /** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
 export const LOG_STREAM_PREFIX = "export";
-/** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
-export { STOP_TIMEOUT_SECONDS };
 
 export interface ExportTaskArgs {
   /** Physical name of the cluster and the task family. */
@@ -57,27 +55,14 @@ export interface ClsCheckArgs {
   strict: boolean;
 }
 
-export interface ContainerDefinitionInput {
-  image: string;
-  region: string;
-  logGroupName: string;
-  bucketName: string;
-  definitionKey: string;
-  scriptsPrefix: string;
-  connectionStorePrefix: string;
-  concurrency: ConcurrencyConfig;
-  /** The schedule expression: the run deadline's default is derived from it (core/runDeadline.ts). */
-  schedule: string;
-  cls?: ClsCheckArgs;
-}
+/** The container's inputs that resolve at deploy time; the rest are the task's args. */
+type ContainerDefinitionInput = Pick<
+  ExportTaskArgs,
+  "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "concurrency" | "schedule" | "cls"
+> & { image: string; region: string; logGroupName: string; bucketName: string };
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
-export function exportCommand(
-  input: Pick<
-    ContainerDefinitionInput,
-    "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "cls"
-  >,
-): string[] {
+export function exportCommand(input: ContainerDefinitionInput): string[] {
   const cls = input.cls
     ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"]
     : [];
@@ -217,20 +202,7 @@ export class ExportTask extends pulumi.ComponentResource {
     const containerDefinitions = pulumi
       .all([args.imageUri, region, logGroup.name, args.bucketName])
       .apply(([image, r, logGroupName, bucketName]) =>
-        JSON.stringify([
-          exportContainerDefinition({
-            image,
-            region: r,
-            logGroupName,
-            bucketName,
-            definitionKey: args.definitionKey,
-            scriptsPrefix: args.scriptsPrefix,
-            connectionStorePrefix: args.connectionStorePrefix,
-            concurrency: args.concurrency,
-            schedule: args.schedule,
-            cls: args.cls,
-          }),
-        ]),
+        JSON.stringify([exportContainerDefinition({ ...args, image, region: r, logGroupName, bucketName })]),
       );
 
     const taskDefinition = new aws.ecs.TaskDefinition(
