@@ -18,11 +18,11 @@ export interface PolicyDocument {
   Statement: PolicyStatement[];
 }
 
-const document = (...statements: PolicyStatement[]): PolicyDocument => ({
+export const document = (...statements: PolicyStatement[]): PolicyDocument => ({
   Version: "2012-10-17",
   Statement: statements,
 });
-const sorted = (values: readonly string[]) => [...new Set(values)].sort();
+export const sorted = (values: readonly string[]) => [...new Set(values)].sort();
 
 export interface AccountScope {
   accountId: string;

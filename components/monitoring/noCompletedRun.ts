@@ -39,12 +39,6 @@ export function noCompletedRunNames(input: Pick<NoCompletedRunInput, "baseName" 
   };
 }
 
-/** The composite's rule. */
-export function noCompletedRunRule(input: Pick<NoCompletedRunInput, "baseName" | "hours">): string {
-  const names = noCompletedRunNames(input);
-  return `ALARM("${names.failed}") AND NOT ALARM("${names.completed}")`;
-}
-
 /** The two conditions (metric alarms without actions) and the composite alarm (without its actions). */
 export function noCompletedRunAlarms(input: NoCompletedRunInput) {
   const { hours } = input;
@@ -75,7 +69,7 @@ export function noCompletedRunAlarms(input: NoCompletedRunInput) {
     },
     alarm: {
       alarmName: names.alarm,
-      alarmRule: noCompletedRunRule(input),
+      alarmRule: `ALARM("${names.failed}") AND NOT ALARM("${names.completed}")`,
       alarmDescription:
         `No run of export job ${input.jobName} (${input.environment}) reached ExecutionCompleted within ${hours} hours, and a run ended without completing. ` +
         `A new stack is not in ALARM: it waits for a run to end. Look for failure alerts, the schedule's state and its dead-letter alarm.`,

@@ -129,13 +129,7 @@ export function lifecyclePolicy(keepImages: number, shared = false): string {
 }
 
 /** The parts of an image by digest in ECR. */
-export function parseEcrImage(image: string): {
-  accountId: string;
-  region: string;
-  repositoryName: string;
-  repositoryUrl: string;
-  digest: string;
-} {
+export function parseEcrImage(image: string) {
   const m = ECR_IMAGE_BY_DIGEST.exec(image);
   if (!m) throw new Error(`not an ECR image by digest: ${image}`);
   return {
@@ -161,14 +155,21 @@ export class TaskImage extends pulumi.ComponentResource {
       this.imageUri = pulumi.output(args.promoted);
       this.repositoryUrl = pulumi.output(image.repositoryUrl);
       this.repositoryArn = pulumi.interpolate`arn:${args.partition}:ecr:${image.region}:${image.accountId}:repository/${image.repositoryName}`;
-      this.registerOutputs({
-        repositoryArn: this.repositoryArn,
-        repositoryUrl: this.repositoryUrl,
-        imageUri: this.imageUri,
-      });
-      return;
+    } else {
+      const built = this.build(name, args);
+      this.repositoryArn = built.repositoryArn;
+      this.repositoryUrl = built.repositoryUrl;
+      this.imageUri = built.imageUri;
     }
+    this.registerOutputs({
+      repositoryArn: this.repositoryArn,
+      repositoryUrl: this.repositoryUrl,
+      imageUri: this.imageUri,
+    });
+  }
 
+  /** The repository, its policies and the build that pushes the image into it. */
+  private build(name: string, args: TaskImageArgs) {
     const shared = args.pullAccounts.length > 0;
     // A stack re-created after a destroy that kept its repository adopts it: ECR refuses a second repository of the
     // name (RepositoryAlreadyExistsException). The engine imports it when the state has no such resource and leaves
@@ -228,15 +229,12 @@ export class TaskImage extends pulumi.ComponentResource {
       { parent: this, dependsOn: [repository] },
     );
 
-    this.repositoryArn = repository.arn;
-    this.repositoryUrl = repository.repositoryUrl;
-    this.imageUri = pulumi
-      .all([repository.repositoryUrl, build.stdout])
-      .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`);
-    this.registerOutputs({
-      repositoryArn: this.repositoryArn,
-      repositoryUrl: this.repositoryUrl,
-      imageUri: this.imageUri,
-    });
+    return {
+      repositoryArn: repository.arn,
+      repositoryUrl: repository.repositoryUrl,
+      imageUri: pulumi
+        .all([repository.repositoryUrl, build.stdout])
+        .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`),
+    };
   }
 }
