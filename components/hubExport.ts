@@ -29,7 +29,8 @@ import { Warehouse } from "./warehouse/warehouse";
 import type { SqlFile } from "./warehouse/sqlBaseline";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
-import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
+import { HubRoutingRules } from "./hub/hubRoutingRules";
+import type { RoutingRuleSetArgs } from "./hub/routingRuleSet";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { awsAccessFromConfig } from "../providers/awsAccess";
@@ -77,7 +78,7 @@ export interface SecretInputs {
   /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
   tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
-  routingRules: TenantRuleSet[];
+  routingRules: RoutingRuleSetArgs[];
   /** The alert webhooks, each with the hash that names its subscription. */
   alertEndpoints: AlertEndpoint[];
 }
@@ -398,9 +399,7 @@ export class HubExport extends pulumi.ComponentResource {
         taskDefinitionFamilyArn: task.taskDefinitionFamilyArn,
         taskRoleArn: task.taskRoleArn,
         executionRoleArn: task.executionRoleArn,
-        subnetIds: config.network.subnetIds,
-        securityGroupIds: config.network.securityGroupIds,
-        assignPublicIp: config.network.assignPublicIp,
+        ...config.network,
         deadLetterQueueArn: monitoring.deadLetterQueueArn,
         aws,
       },
@@ -454,14 +453,7 @@ export class HubExport extends pulumi.ComponentResource {
       runTaskCommand: pulumi
         .all([aws.region, task.clusterArn, task.taskDefinitionArn])
         .apply(([region, clusterArn, taskDefinitionArn]) =>
-          runTaskCommand({
-            region,
-            clusterArn,
-            taskDefinitionArn,
-            subnetIds: config.network.subnetIds,
-            securityGroupIds: config.network.securityGroupIds,
-            assignPublicIp: config.network.assignPublicIp,
-          }),
+          runTaskCommand({ region, clusterArn, taskDefinitionArn, ...config.network }),
         ),
       alerts: {
         topicArn: monitoring.topicArn,
@@ -474,9 +466,7 @@ export class HubExport extends pulumi.ComponentResource {
         cluster: task.clusterArn,
         taskDefinition: task.taskDefinitionArn,
         containerName: CONTAINER_NAME,
-        subnetIds: config.network.subnetIds,
-        securityGroupIds: config.network.securityGroupIds,
-        assignPublicIp: config.network.assignPublicIp,
+        ...config.network,
         logGroup: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
       },
