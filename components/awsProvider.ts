@@ -1,9 +1,7 @@
 /**
- * The stack's AWS provider: the `aws:` stack config exactly as the default provider would read it (region, profile,
- * `aws:allowedAccountIds`, ...), plus default tags that every taggable AWS resource of the stack carries, so that
- * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi-reference.md, "Tags and
- * costs"). An explicit provider, because the tags come from the validated `hubExport:` config, which the default
- * provider cannot read.
+ * The stack's AWS provider: the `aws:` config as the default provider reads it, plus the default tags `project`,
+ * `stack`, `client` and `environment` on every taggable resource (docs/pulumi-reference.md, "Tags and costs").
+ * Explicit, because the tags come from the validated `hubExport:` config, which the default provider cannot read.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";

@@ -1,13 +1,7 @@
 /**
- * Placeholders and missing secrets: what a team must still set before its first `pulumi up`.
- *
- * The committed stack files hold example values a team must replace (hosts, subnets, account ids, URLs, access ids).
- * Each is marked the one same way, a `PLACEHOLDER:` prefix in front of an example of the right shape:
- *
- *     host: PLACEHOLDER:platdb-qa.cluster-xxxxxxxx.us-east-1.rds.amazonaws.com
- *
- * Validation reads the example behind the prefix, so `hub-export validate` and `hub-export plan` work offline on the
- * committed files; the real program stops on any placeholder left (config/preflight.ts).
+ * Placeholders and missing secrets: what a team must still set before its first `pulumi up`. A committed stack file
+ * marks each example value with a `PLACEHOLDER:` prefix (`host: PLACEHOLDER:platdb-qa.cluster-xxxx...`): validation
+ * reads the example behind it, so `validate` and `plan` work offline; the real program stops on any (preflight.ts).
  */
 import { Secret } from "../core/secret";
 

@@ -1,9 +1,7 @@
 /**
- * The preflight of a real `pulumi preview` or `pulumi up`: before anything is registered, every secret not set yet,
- * every placeholder left in the stack file, a key in the wrong namespace, a file the config names that is not here
- * (the CA bundle) and an unpinned AWS account stop the run, one line each, with the exact command that fixes it.
- * `hub-export validate` lists the same items from the same function (readinessItems), offline. The offline plan
- * skips it (it uses stand-ins instead).
+ * The preflight of a real `pulumi preview` or `up`: secrets not set, placeholders left, keys in the wrong namespace, a
+ * missing CA bundle and an unpinned AWS account stop the run before anything is registered, one line each with the
+ * command that fixes it. `hub-export validate` lists the same items (readinessItems); the offline plan skips it.
  */
 import fs from "node:fs";
 import { UserError } from "../core/errors";

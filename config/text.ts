@@ -1,9 +1,7 @@
 /**
- * Text in the stack config, refused where it would harm: every string, at any depth, holds no control character, no
- * bidirectional override and no lone surrogate (a NUL fails PostgreSQL mid-apply; a right-to-left override hides
- * what a value says in a review), and is at most MAX_TEXT characters; the schema's keys have tighter limits fitting
- * their columns and uses. Names that become URL path segments, S3 keys or Secrets Manager names refuse `..`, `/`
- * where not meant, and whitespace; file paths stay inside the project.
+ * Text in the stack config, refused where it would harm: no control, bidirectional-override or lone-surrogate
+ * character at any depth (a NUL fails PostgreSQL mid-apply; an override hides what a value says in a review), at most
+ * MAX_TEXT characters; names never climb out with `..`, and file paths stay inside the project.
  */
 import path from "node:path";
 import { z } from "zod";

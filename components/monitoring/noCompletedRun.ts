@@ -1,9 +1,8 @@
 /**
- * The "no completed run within N hours" alarm, as pure definitions: ALARM(failed) AND NOT ALARM(completed), over two
- * metric alarms on RunsCompleted (core/metrics.ts; 1 for a completed run, 0 for any other end) that never notify:
- * "completed" (Maximum >= 1 in any of the last N hours) and "failed" (Minimum < 1 in any of the last 168 hours). Both
- * treat missing data as not breaching, so a new stack's alarm is OK until a run ends without completing, and no metric
- * math or empty-series behaviour is involved; a completed run can only clear it.
+ * The "no completed run within N hours" alarm: ALARM(failed) AND NOT ALARM(completed), over two silent metric alarms on
+ * RunsCompleted (core/metrics.ts; 1 completed, 0 any other end): "completed" (Maximum >= 1 in the last N hours) and
+ * "failed" (Minimum < 1 in the last 168 hours). Missing data is not breaching, so a new stack is OK until a run ends
+ * without completing, and only a completed run clears it.
  */
 import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
 

@@ -1,9 +1,7 @@
 /**
- * The export task (procedure step 9, "Run the pipeline"): an ECS cluster (or `hubExport:task.clusterArn`), a log group
- * with retention, the task and execution roles with least privilege, and the Fargate task definition. The task runs
- * `hub-export run` on the rendered definition in the bucket. The task reads its connection records itself, by name
- * from Secrets Manager (`--connections secretsmanager:<prefix>`) with the task role: they are not injected into the
- * container, and the execution role has no access to them.
+ * The export task (procedure step 9): the ECS cluster (or `hubExport:task.clusterArn`), the log group, the task and
+ * execution roles and the Fargate task definition running `hub-export run`. The task reads its connection records
+ * itself with the task role: nothing is injected into the container, and the execution role cannot read them.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
