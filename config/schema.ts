@@ -89,9 +89,8 @@ const pathName = cliText(
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
-  const plain = plainCheck
-    ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message)
-    : z.string().min(1, "must not be empty");
+  const nonEmpty = z.string().min(1, "must not be empty");
+  const plain = plainCheck ? nonEmpty.refine(plainCheck.test, plainCheck.message) : nonEmpty;
   const secure = z.strictObject({ secure: z.string().min(1) });
   const either = z.union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" });
   if (source === "file") {

@@ -193,9 +193,10 @@ function textDiff(a: unknown, b: unknown): string[] | null {
 
 const MAX_SHOWN = 160;
 
-function shorten(value: unknown): string {
+/** A value as JSON, cut at `max` characters. */
+export function shorten(value: unknown, max = MAX_SHOWN): string {
   const text = JSON.stringify(value) ?? "undefined";
-  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}... (${text.length} characters)` : text;
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
 }
 
 function allSecret(v: unknown): boolean {
