@@ -23,10 +23,8 @@ const ACCOUNT_ID_LISTS = [ALLOWED_ACCOUNTS_KEY, "aws:forbiddenAccountIds"];
 const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret: (key: string) => boolean };
 
 /**
- * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for objects, lists,
- * numbers and booleans), with the stack's tags over any `aws:defaultTags` of its own. Account ids (allowed and
- * forbidden) are text, as the provider takes them (`pulumi config set --path` may have stored them as numbers).
- * Secrets (keys, tokens) stay secret.
+ * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for all but strings), with
+ * the stack's tags over any `aws:defaultTags`; account ids as text, secrets (keys, tokens) still secret.
  */
 export function awsProviderArgs(
   all: Record<string, string>,

@@ -23,9 +23,8 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
 }
 
 /**
- * The `hubExport:` values through pulumi.Config. Each top-level key is read with requireObject (objects and lists)
- * or require (strings); the secret ones too, not requireSecretObject: the values must be validated before anything
- * is registered, and an Output cannot be. They stay secret all the same: the schema wraps them in core Secret, and
+ * The `hubExport:` values through pulumi.Config, secret ones too with require, not requireSecret: they are validated
+ * before anything is registered, and an Output cannot be. The schema wraps secrets in core Secret, and
  * components/hubExport.ts hands them on only as Pulumi secrets.
  */
 function readNamespace(): Record<string, unknown> {

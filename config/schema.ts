@@ -82,10 +82,8 @@ const pathName = cliText(
 );
 
 /**
- * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
- * and in local mode it is the decrypted string. Absent, it is `Secret.missing()`: the committed stack files hold no
- * secret at all, `hub-export validate` and `plan` work without them, and `pulumi up` stops on each with the command
- * that sets it (config/preflight.ts).
+ * A secret: `{secure: <ciphertext>}` in a stack file, the decrypted string under Pulumi and in local mode. Absent, it
+ * is `Secret.missing()`: `validate` and `plan` work without it, and `pulumi up` stops on it (config/preflight.ts).
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
@@ -242,11 +240,7 @@ function resolveHubEnvironments(hub: {
 export const ECR_IMAGE_BY_DIGEST =
   /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
 
-/**
- * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
- * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
- * image, the one qa tested, and never builds (docs/pulumi-reference.md, "Promoting an image").
- */
+/** `image`: the build stack (qa) builds; a stack with `promoted` (prod) runs qa's image by digest. */
 export const imageConfigSchema = z
   .strictObject({
     promoted: z
@@ -403,11 +397,7 @@ export function buildStackConfigSchema(source: SecretSource) {
         "must be a valid S3 bucket name: no two adjacent periods, not an IP address",
       ),
   );
-  /**
-   * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
-   * let S3's logging service write under `prefix`, docs/pulumi-reference.md), or, without it, to a log bucket the stack creates,
-   * which expires them after `retentionDays`. An adopted bucket's logging is the platform's.
-   */
+  /** A created bucket's server access logs: to `bucket`, or to a log bucket the stack creates (`retentionDays`). */
   const accessLogsSchema = z
     .strictObject({
       bucket: bucketName.optional(),
@@ -436,7 +426,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       create: z.boolean().default(true),
       /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
       connectionName,
-      /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
+      /** The stack's KMS key (components/security/encryptionKey.ts); created when absent. */
       kmsKeyArn: z
         .string()
         .regex(

@@ -79,11 +79,7 @@ export function exportCommand(input: ContainerDefinitionInput): string[] {
 /** The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root. */
 export const CONTAINER_USER = "1000:1000";
 
-/**
- * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); its
- * variables are AWS_REGION, for the AWS SDK, the stack's `concurrency` as JSON and its schedule expression (the run
- * deadline's default). No `secrets`: the task reads its connection records with the task role.
- */
+/** The task definition's one container; no `secrets`: the task reads its connection records with the task role. */
 export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
     name: CONTAINER_NAME,

@@ -78,10 +78,8 @@ export const BUILD_AND_PUSH_SCRIPT = [
 ].join("\n");
 
 /**
- * `aws:assumeRoles` for the build script's ASSUME_ROLES: one role a line, `roleArn|externalId|sessionName|durationSeconds`
- * (empty fields where unset; AWS allows no `|` in any of them, and a tab would not do: `read` merges empty fields
- * between whitespace separators). The script passes these to `aws sts assume-role`; session policies and tags are not
- * passed (the role's own permissions apply).
+ * `aws:assumeRoles` for the script's ASSUME_ROLES: `roleArn|externalId|sessionName|durationSeconds` a line (AWS allows
+ * no `|` in them; with tabs, `read` would merge empty fields). Session policies and tags are not passed.
  */
 export function assumeRoleLines(roles: AwsAssumeRole[]): string {
   const field = (value: string | number | undefined) => String(value ?? "").replace(/[|\r\n]/g, "");
@@ -101,9 +99,8 @@ export function imageDigest(stdout: string, tag: string): string {
 }
 
 /**
- * Untagged layers expire after a day. Tagged images: the `keepImages` newest are kept, unless other accounts run
- * images promoted from the repository: then none expires (a promoted digest must stay pullable for as long as a stack
- * runs it; an image costs cents a month).
+ * Untagged layers expire after a day, tagged images beyond the `keepImages` newest too, unless other accounts pull:
+ * a promoted digest must stay pullable while a stack runs it (an image costs cents a month).
  */
 export function lifecyclePolicy(keepImages: number, shared = false): string {
   return JSON.stringify({
