@@ -1,9 +1,7 @@
 /**
- * The stack's AWS provider: the `aws:` stack config exactly as the default provider would read it (region, profile,
- * `aws:allowedAccountIds`, ...), plus default tags that every taggable AWS resource of the stack carries, so that
- * cost and ownership can be traced: `project`, `stack`, `client` and `environment` (docs/pulumi-reference.md, "Tags and
- * costs"). An explicit provider, because the tags come from the validated `hubExport:` config, which the default
- * provider cannot read.
+ * The stack's AWS provider: the `aws:` config as the default provider reads it, plus the default tags `project`,
+ * `stack`, `client` and `environment` on every taggable resource (docs/pulumi-reference.md, "Tags and costs").
+ * Explicit, because the tags come from the validated `hubExport:` config, which the default provider cannot read.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
@@ -25,10 +23,8 @@ const ACCOUNT_ID_LISTS = [ALLOWED_ACCOUNTS_KEY, "aws:forbiddenAccountIds"];
 const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret: (key: string) => boolean };
 
 /**
- * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for objects, lists,
- * numbers and booleans), with the stack's tags over any `aws:defaultTags` of its own. Account ids (allowed and
- * forbidden) are text, as the provider takes them (`pulumi config set --path` may have stored them as numbers).
- * Secrets (keys, tokens) stay secret.
+ * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for all but strings), with
+ * the stack's tags over any `aws:defaultTags`; account ids as text, secrets (keys, tokens) still secret.
  */
 export function awsProviderArgs(
   all: Record<string, string>,

@@ -18,17 +18,19 @@ import type { PipelineTemplate } from "../core/template";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
-import { pulumiSecret, secretText } from "./secrets";
+import { pulumiSecret } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
 import { CredentialFiles } from "./storage/credentialFiles";
 import type { ObjectInspector } from "./storage/objectGuard";
 import { ScriptsRelease } from "./storage/scriptsRelease";
 import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
-import { Warehouse, type SqlFile } from "./warehouse/warehouse";
+import { Warehouse } from "./warehouse/warehouse";
+import type { SqlFile } from "./warehouse/sqlBaseline";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
-import { HubRoutingRules, type TenantRuleSet } from "./hub/hubRoutingRules";
+import { HubRoutingRules } from "./hub/hubRoutingRules";
+import type { RoutingRuleSetArgs } from "./hub/routingRuleSet";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { awsAccessFromConfig } from "../providers/awsAccess";
@@ -76,7 +78,7 @@ export interface SecretInputs {
   /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
   tenantCredentials: pulumi.Output<Record<string, string>>;
   /** Each tenant's routing rules with its credentials string. */
-  routingRules: TenantRuleSet[];
+  routingRules: RoutingRuleSetArgs[];
   /** The alert webhooks, each with the hash that names its subscription. */
   alertEndpoints: AlertEndpoint[];
 }
@@ -91,7 +93,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       systemName: record.systemName,
       type: record.type,
       description: record.description,
-      secretString: secretText(serializeConnectionRecord(record)),
+      secretString: pulumi.secret(serializeConnectionRecord(record)),
     })),
     tenantCredentials: pulumi.secret(
       JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>,
@@ -397,9 +399,7 @@ export class HubExport extends pulumi.ComponentResource {
         taskDefinitionFamilyArn: task.taskDefinitionFamilyArn,
         taskRoleArn: task.taskRoleArn,
         executionRoleArn: task.executionRoleArn,
-        subnetIds: config.network.subnetIds,
-        securityGroupIds: config.network.securityGroupIds,
-        assignPublicIp: config.network.assignPublicIp,
+        ...config.network,
         deadLetterQueueArn: monitoring.deadLetterQueueArn,
         aws,
       },
@@ -453,14 +453,7 @@ export class HubExport extends pulumi.ComponentResource {
       runTaskCommand: pulumi
         .all([aws.region, task.clusterArn, task.taskDefinitionArn])
         .apply(([region, clusterArn, taskDefinitionArn]) =>
-          runTaskCommand({
-            region,
-            clusterArn,
-            taskDefinitionArn,
-            subnetIds: config.network.subnetIds,
-            securityGroupIds: config.network.securityGroupIds,
-            assignPublicIp: config.network.assignPublicIp,
-          }),
+          runTaskCommand({ region, clusterArn, taskDefinitionArn, ...config.network }),
         ),
       alerts: {
         topicArn: monitoring.topicArn,
@@ -473,9 +466,7 @@ export class HubExport extends pulumi.ComponentResource {
         cluster: task.clusterArn,
         taskDefinition: task.taskDefinitionArn,
         containerName: CONTAINER_NAME,
-        subnetIds: config.network.subnetIds,
-        securityGroupIds: config.network.securityGroupIds,
-        assignPublicIp: config.network.assignPublicIp,
+        ...config.network,
         logGroup: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
       },

@@ -5,8 +5,6 @@
 import crypto from "node:crypto";
 import { PROJECT_NAME, type StackConfig } from "../config/schema";
 
-export { PROJECT_NAME };
-
 /** `acme-qa`: lower case, letters, digits and single hyphens. */
 export function stackSlug(config: Pick<StackConfig, "clientName" | "environment">): string {
   return `${config.clientName}-${config.environment}`

@@ -1,9 +1,7 @@
 /**
- * What a `pulumi destroy` of the stack, or a change that renames its resources (a client rename), keeps and why, and
- * what it removes that people will notice. The stack output `onRemoval` says it before any change (`pulumi stack
- * output onRemoval`, `hub-export plan`), from the same choices the components make: each kept item names the resource
- * types it covers, and test/components/onRemoval.test.ts holds every retained or protected resource of a plan to an
- * item.
+ * What a `pulumi destroy` or a rename (a client rename) keeps and why, and what it removes that people notice: the
+ * stack output `onRemoval`, from the same choices the components make. Each kept item names the resource types it
+ * covers; test/components/onRemoval.test.ts holds every retained or protected resource of a plan to an item.
  */
 import type { StackConfig } from "../config/schema";
 import { BUCKET_FOLDERS, clientTables, SCRIPT_FILES } from "../core/naming";

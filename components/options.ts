@@ -12,7 +12,7 @@ export function childOptions(
 }
 
 /** A component's dependsOn as a list, to add a child's own dependencies to. */
-export function dependencyList(opts?: pulumi.ComponentResourceOptions): pulumi.Input<pulumi.Resource>[] {
+export function dependencyList(opts?: pulumi.ResourceOptions): pulumi.Input<pulumi.Resource>[] {
   const deps = opts?.dependsOn;
   if (deps === undefined) return [];
   return Array.isArray(deps) ? deps : [deps as pulumi.Input<pulumi.Resource>];

@@ -18,11 +18,11 @@ export interface PolicyDocument {
   Statement: PolicyStatement[];
 }
 
-const document = (...statements: PolicyStatement[]): PolicyDocument => ({
+export const document = (...statements: PolicyStatement[]): PolicyDocument => ({
   Version: "2012-10-17",
   Statement: statements,
 });
-const sorted = (values: readonly string[]) => [...new Set(values)].sort();
+export const sorted = (values: readonly string[]) => [...new Set(values)].sort();
 
 export interface AccountScope {
   accountId: string;
@@ -49,12 +49,9 @@ export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
 }
 
 /**
- * The execution role, which the ECS and Fargate agents assume to pull the image and write the logs: the trust
- * relationship exactly as AWS documents it for task execution roles (Amazon ECS developer guide, "Amazon ECS task
- * execution IAM role": principal ecs-tasks.amazonaws.com, action sts:AssumeRole, no condition). The guide documents
- * the aws:SourceAccount/aws:SourceArn conditions for the task role only; nothing says the agents' image pull carries
- * them. The role is guarded by iam:PassRole instead: only principals of this account may pass it to ECS, and the
- * schedule's role may pass exactly this stack's two roles.
+ * The execution role (the agents pull the image, write the logs): trusted exactly as the Amazon ECS developer guide
+ * documents it, without the aws:SourceAccount/SourceArn conditions, which it documents for task roles only. It is
+ * guarded by iam:PassRole instead: the schedule's role may pass exactly this stack's two roles.
  */
 export function ecsTaskExecutionTrustPolicy(): PolicyDocument {
   return document({

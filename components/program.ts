@@ -4,13 +4,12 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { inspectEngineConfig, isJsonText, namespaceKeys, PROJECT_ROOT } from "../config/load";
-import { CONFIG_NAMESPACE, type StackConfig } from "../config/schema";
+import { CONFIG_NAMESPACE, PROJECT_NAME, type StackConfig } from "../config/schema";
 import { withOfflineSecrets } from "../config/placeholders";
 import { preflight } from "../config/preflight";
 import { loadStackInputs } from "../config/inputs";
 import { isUserError } from "../core/errors";
 import { HubExport, type HubExportArgs } from "./hubExport";
-import { PROJECT_NAME } from "./naming";
 import { offlineObjectInspector } from "./storage/objectGuard";
 import { formatIssue, misplacedKeys, routingRuleWarnings } from "../config/validate";
 import { stackAwsProvider } from "./awsProvider";
@@ -24,9 +23,8 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
 }
 
 /**
- * The `hubExport:` values through pulumi.Config. Each top-level key is read with requireObject (objects and lists)
- * or require (strings); the secret ones too, not requireSecretObject: the values must be validated before anything
- * is registered, and an Output cannot be. They stay secret all the same: the schema wraps them in core Secret, and
+ * The `hubExport:` values through pulumi.Config, secret ones too with require, not requireSecret: they are validated
+ * before anything is registered, and an Output cannot be. The schema wraps secrets in core Secret, and
  * components/hubExport.ts hands them on only as Pulumi secrets.
  */
 function readNamespace(): Record<string, unknown> {
@@ -52,9 +50,13 @@ export function stackConfigFromEngine(options: { offline?: boolean } = {}): Stac
     preflight({ stack, inspected, allConfig: pulumi.runtime.allConfig(), root: PROJECT_ROOT });
     return inspected.config;
   } catch (err) {
-    if (isUserError(err)) throw new pulumi.RunError(err.message);
-    throw err;
+    throw asRunError(err);
   }
+}
+
+/** A user's error becomes a RunError: the engine prints its message without a stack trace. */
+function asRunError(err: unknown): unknown {
+  return isUserError(err) ? new pulumi.RunError(err.message) : err;
 }
 
 export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
@@ -77,8 +79,7 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
       { providers: { aws } },
     );
   } catch (err) {
-    if (isUserError(err)) throw new pulumi.RunError(err.message);
-    throw err;
+    throw asRunError(err);
   }
   return { ...hub.outputs };
 }

@@ -9,8 +9,3 @@ import type { Secret } from "../core/secret";
 export function pulumiSecret(secret: Secret, what: string): pulumi.Output<string> {
   return pulumi.secret(secret.reveal(what));
 }
-
-/** A value computed from secrets (a credentials string, a file holding them): secret from the start. */
-export function secretText(text: string): pulumi.Output<string> {
-  return pulumi.secret(text);
-}

@@ -51,6 +51,7 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const add = (path: (string | number)[], message: string) => issues.push({ path, message });
   const label = spellings(env)[0].toUpperCase();
+  const queueRegions = sortRegions(Object.keys(config.queues) as never);
 
   // The job name carries the environment suffix (HRSYS_EMPL_HUB_ACME_202611_QA).
   const last = tokens(config.jobName).at(-1) ?? "";
@@ -64,7 +65,7 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
   const connections: { path: (string | number)[]; name: string }[] = [
     { path: ["bucket", "connectionName"], name: config.bucket.connectionName },
     { path: ["database", "connectionName"], name: config.database.connectionName },
-    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({
+    ...queueRegions.map((r) => ({
       path: ["queues", r, "connectionName"],
       name: config.queues[r]!.connectionName,
     })),
@@ -95,8 +96,8 @@ export function environmentIssues(config: StackConfig): ConfigIssue[] {
 
   // URLs never point at another environment's hosts (a QA stack at prod URLs, or the reverse).
   const urls = [
-    ...hubUrls(config).map((u) => ({ path: u.path, url: u.url })),
-    ...sortRegions(Object.keys(config.queues) as never).map((r) => ({
+    ...hubUrls(config),
+    ...queueRegions.map((r) => ({
       path: ["queues", r, "baseUrl"],
       url: config.queues[r]!.baseUrl,
     })),

@@ -1,63 +1,22 @@
 /**
- * The preflight of a real `pulumi preview` or `pulumi up`: before anything is registered, every secret not set yet,
- * every placeholder left in the stack file, a key in the wrong namespace, a file the config names that is not here
- * (the CA bundle) and an unpinned AWS account stop the run, one line each, with the exact command that fixes it.
- * `hub-export validate` lists the same items from the same function (readinessItems), offline. The offline plan
- * skips it (it uses stand-ins instead).
+ * The preflight of a real `pulumi preview` or `up`: secrets not set, placeholders left, keys in the wrong namespace, a
+ * missing CA bundle and an unpinned AWS account stop the run before anything is registered, one line each with the
+ * command that fixes it. `hub-export validate` lists the same items (readinessItems); the offline plan skips it.
  */
 import fs from "node:fs";
 import { UserError } from "../core/errors";
-import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
-import { isPlaceholder, keyPathText, type KeyPath, type Placeholder } from "./placeholders";
+import { CONFIG_NAMESPACE } from "./schema";
+import { isPlaceholder, keyPathText } from "./placeholders";
 import { misplacedKeyProblem, misplacedKeys, shellQuote, type InspectedConfig } from "./validate";
 import { projectFile } from "./load";
 
 /** The AWS provider's key that pins the account a stack may deploy to. */
 export const ALLOWED_ACCOUNTS_KEY = "aws:allowedAccountIds";
 
-export interface PreflightInput {
-  stack: string;
-  placeholders: Placeholder[];
-  missingSecrets: KeyPath[];
-  /** `aws:allowedAccountIds` as a stack file holds it (a list) or as the engine hands it over (JSON text), if set. */
-  allowedAccountIds?: unknown;
-  /** Files the config names that are not on this machine. */
-  missingFiles?: { path: KeyPath; file: string; fix: string }[];
-  /** Keys set in the project's namespace (`hub-export:x`, from `pulumi config set x` without one): never read. */
-  projectNamespaceKeys?: string[];
-}
-
 export interface PreflightItem {
   key: string;
   problem: string;
   command: string;
-}
-
-export function preflightItems(input: PreflightInput): PreflightItem[] {
-  const stack = `--stack ${input.stack}`;
-  const items: PreflightItem[] = [];
-  for (const path of input.missingSecrets) {
-    const key = keyPathText(CONFIG_NAMESPACE, path);
-    // No value on the command line: the CLI prompts for it without echo, and it stays out of the shell history.
-    items.push({
-      key,
-      problem: "secret not set",
-      command: `pulumi config set ${stack} --secret --path ${shellQuote(key)}`,
-    });
-  }
-  for (const p of input.placeholders) {
-    const key = keyPathText(CONFIG_NAMESPACE, p.path);
-    items.push({
-      key,
-      problem: `placeholder (example: ${p.example})`,
-      command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>`,
-    });
-  }
-  for (const key of input.projectNamespaceKeys ?? []) items.push({ key, ...misplacedKeyProblem(key, input.stack) });
-  for (const f of input.missingFiles ?? [])
-    items.push({ key: keyPathText(CONFIG_NAMESPACE, f.path), problem: `file ${f.file} not found`, command: f.fix });
-  items.push(...accountItems(input.allowedAccountIds, stack));
-  return items;
 }
 
 function accountItems(value: unknown, stack: string): PreflightItem[] {
@@ -110,22 +69,6 @@ export class PreflightError extends UserError {
   }
 }
 
-/** The CA bundle named by database.caBundle, when it is not on this machine (resolved from the project folder). */
-export function missingCaBundle(
-  config: Pick<StackConfig, "database">,
-  root: string,
-): NonNullable<PreflightInput["missingFiles"]> {
-  const file = config.database.caBundle;
-  if (!file || fs.existsSync(projectFile(file, "hubExport:database.caBundle", root))) return [];
-  return [
-    {
-      path: ["database", "caBundle"],
-      file,
-      fix: `download the CA bundle of the database's server to ${file} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)`,
-    },
-  ];
-}
-
 export interface ReadinessInput {
   stack: string;
   inspected: InspectedConfig;
@@ -136,15 +79,37 @@ export interface ReadinessInput {
 }
 
 /** Everything a real `preview` or `up` stops on, in one list: the preflight and `hub-export validate` both use it. */
-export function readinessItems(input: ReadinessInput): PreflightItem[] {
-  return preflightItems({
-    stack: input.stack,
-    placeholders: input.inspected.placeholders,
-    missingSecrets: input.inspected.missingSecrets,
-    allowedAccountIds: input.allConfig[ALLOWED_ACCOUNTS_KEY],
-    missingFiles: missingCaBundle(input.inspected.config, input.root),
-    projectNamespaceKeys: misplacedKeys(input.allConfig),
-  });
+export function readinessItems({ stack: name, inspected, allConfig, root }: ReadinessInput): PreflightItem[] {
+  const stack = `--stack ${name}`;
+  const items: PreflightItem[] = [];
+  for (const path of inspected.missingSecrets) {
+    const key = keyPathText(CONFIG_NAMESPACE, path);
+    // No value on the command line: the CLI prompts for it without echo, and it stays out of the shell history.
+    items.push({
+      key,
+      problem: "secret not set",
+      command: `pulumi config set ${stack} --secret --path ${shellQuote(key)}`,
+    });
+  }
+  for (const p of inspected.placeholders) {
+    const key = keyPathText(CONFIG_NAMESPACE, p.path);
+    items.push({
+      key,
+      problem: `placeholder (example: ${p.example})`,
+      command: `pulumi config set ${stack} --path ${shellQuote(key)} <value>`,
+    });
+  }
+  for (const key of misplacedKeys(allConfig)) items.push({ key, ...misplacedKeyProblem(key, name) });
+  // The CA bundle named by database.caBundle, resolved from the project folder.
+  const caBundle = inspected.config.database.caBundle;
+  if (caBundle && !fs.existsSync(projectFile(caBundle, "hubExport:database.caBundle", root)))
+    items.push({
+      key: keyPathText(CONFIG_NAMESPACE, ["database", "caBundle"]),
+      problem: `file ${caBundle} not found`,
+      command: `download the CA bundle of the database's server to ${caBundle} (for RDS: https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem)`,
+    });
+  items.push(...accountItems(allConfig[ALLOWED_ACCOUNTS_KEY], stack));
+  return items;
 }
 
 export function preflight(input: ReadinessInput): void {

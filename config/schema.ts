@@ -33,6 +33,7 @@ const sqlIdentifier = (what: string) =>
     );
 
 const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
+const hubRegion = z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` });
 
 /** Fargate's valid memory sizes (MiB) per CPU size. */
 const range = (from: number, to: number) => Array.from({ length: (to - from) / 1024 + 1 }, (_, i) => from + i * 1024);
@@ -73,22 +74,25 @@ const connectionName = dotless(
       "must start with a letter and hold only letters, digits, _ . - (at most 128)",
     ),
 );
+/** An access id or client id. */
+const clientIdentifier = cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces"));
+/** A name that is also part of a URL path or an S3 key. */
+const pathName = cliText(
+  dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)")),
+);
 
 /**
- * A secret: in a stack file it must be `{secure: <ciphertext>}` (set with `pulumi config set --secret`); under Pulumi
- * and in local mode it is the decrypted string. Absent, it is `Secret.missing()`: the committed stack files hold no
- * secret at all, `hub-export validate` and `plan` work without them, and `pulumi up` stops on each with the command
- * that sets it (config/preflight.ts).
+ * A secret: `{secure: <ciphertext>}` in a stack file, the decrypted string under Pulumi and in local mode. Absent, it
+ * is `Secret.missing()`: `validate` and `plan` work without it, and `pulumi up` stops on it (config/preflight.ts).
  */
 export type SecretSource = "engine" | "file";
 function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => boolean; message: string }) {
-  const plain = plainCheck
-    ? z.string().min(1, "must not be empty").refine(plainCheck.test, plainCheck.message)
-    : z.string().min(1, "must not be empty");
+  const nonEmpty = z.string().min(1, "must not be empty");
+  const plain = plainCheck ? nonEmpty.refine(plainCheck.test, plainCheck.message) : nonEmpty;
   const secure = z.strictObject({ secure: z.string().min(1) });
+  const either = z.union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" });
   if (source === "file") {
-    return z
-      .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
+    return either
       .refine(
         (v) => typeof v !== "string",
         "is a secret in plain text: set it with 'pulumi config set --secret' so the stack file holds only ciphertext",
@@ -96,8 +100,7 @@ function secretSchema(source: SecretSource, plainCheck?: { test: (v: string) => 
       .optional()
       .transform((v) => (v === undefined ? Secret.missing() : Secret.encrypted()));
   }
-  return z
-    .union([plain, secure], { error: "must be a secret: set it with 'pulumi config set --secret'" })
+  return either
     .optional()
     .transform((v) =>
       v === undefined ? Secret.missing() : typeof v === "string" ? Secret.plain(v) : Secret.encrypted(),
@@ -237,11 +240,7 @@ function resolveHubEnvironments(hub: {
 export const ECR_IMAGE_BY_DIGEST =
   /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([a-z0-9](?:[a-z0-9._/-]{0,254}[a-z0-9])?)@(sha256:[0-9a-f]{64})$/;
 
-/**
- * `image`: which stack builds the task's image and which runs one promoted by digest. The build stack (qa) builds and
- * pushes into its repository, which `pullAccounts` may pull from; a stack with `promoted` (prod) runs exactly that
- * image, the one qa tested, and never builds (docs/pulumi-reference.md, "Promoting an image").
- */
+/** `image`: the build stack (qa) builds; a stack with `promoted` (prod) runs qa's image by digest. */
 export const imageConfigSchema = z
   .strictObject({
     promoted: z
@@ -291,9 +290,7 @@ export function buildStackConfigSchema(source: SecretSource) {
     .strictObject({
       default: hubEnvironmentPart.optional(),
       /** Per hub region (US, EU, APAC): its own environment name and API base URLs. */
-      regions: z
-        .partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), hubEnvironmentPart)
-        .default({}),
+      regions: z.partialRecord(hubRegion, hubEnvironmentPart).default({}),
       /** Only the embedded default may point the hub at loopback, and it must say so here. */
       allowLoopback: z.boolean().default(false),
     })
@@ -307,10 +304,8 @@ export function buildStackConfigSchema(source: SecretSource) {
       "the broker authenticates with clientAccessId and clientSecret",
     ),
     /** A URL path segment of the broker's publish call. */
-    queueName: cliText(
-      dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)")),
-    ),
-    clientAccessId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
+    queueName: pathName,
+    clientAccessId: clientIdentifier,
     clientSecret: secret,
     description: text(256).optional(),
   });
@@ -319,8 +314,8 @@ export function buildStackConfigSchema(source: SecretSource) {
   const hubTenantSchema = z.strictObject({
     hubTenantId: uuid,
     hubTenantCode: cliText(string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must hold only letters, digits, _ -")),
-    hubRegion: z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }),
-    clientId: cliText(string().regex(/^\S{1,256}$/, "must be 1 to 256 characters without spaces")),
+    hubRegion: hubRegion,
+    clientId: clientIdentifier,
     clientSecret: secret,
     /** A custom rule set for this tenant; the specification's 8-rule set when absent. */
     routingRules: z.array(routingRuleSchema).min(1, "must hold at least one rule").optional(),
@@ -402,11 +397,7 @@ export function buildStackConfigSchema(source: SecretSource) {
         "must be a valid S3 bucket name: no two adjacent periods, not an IP address",
       ),
   );
-  /**
-   * Server access logs of a created bucket: to `bucket` (the account's log bucket, in the same region; its policy must
-   * let S3's logging service write under `prefix`, docs/pulumi-reference.md), or, without it, to a log bucket the stack creates,
-   * which expires them after `retentionDays`. An adopted bucket's logging is the platform's.
-   */
+  /** A created bucket's server access logs: to `bucket`, or to a log bucket the stack creates (`retentionDays`). */
   const accessLogsSchema = z
     .strictObject({
       bucket: bucketName.optional(),
@@ -435,7 +426,7 @@ export function buildStackConfigSchema(source: SecretSource) {
       create: z.boolean().default(true),
       /** <S3_CONNECTION_NAME>: the platform's object-storage connection. */
       connectionName,
-      /** KMS key for the credential files and connection secrets; a key is created when absent. An alias ARN is resolved to its key's ARN (components/security/encryptionKey.ts). */
+      /** The stack's KMS key (components/security/encryptionKey.ts); created when absent. */
       kmsKeyArn: z
         .string()
         .regex(
@@ -563,9 +554,7 @@ export function buildStackConfigSchema(source: SecretSource) {
           "must be uppercase (A-Z, 0-9, _), start with a letter and be at most 42 characters, so that HUB_<CLIENT_NAME>_MESSAGES_ARCHIVE is a valid table name",
         ),
       /** Also a part of S3 keys (the rendered pipeline, pipelines/hub_hrsys_export/<JOB_NAME>.Json). */
-      jobName: cliText(
-        dotless(string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "must hold only letters, digits, _ . - (at most 128)")),
-      ),
+      jobName: pathName,
       publishSchema: qualifiedSchema,
       stagingSchema: qualifiedSchema,
       parameters: parametersSchema.prefault({}),
@@ -592,7 +581,7 @@ export function buildStackConfigSchema(source: SecretSource) {
         ).transform((p) => p.replace(/\/+$/, "")),
       }),
       hub: hubSchema,
-      queues: z.partialRecord(z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` }), queueSchema),
+      queues: z.partialRecord(hubRegion, queueSchema),
       hubTenants: z.array(hubTenantSchema).min(1, "must list at least one hub tenant"),
       platTenants: z.array(platTenantSchema).min(1, "must list at least one platform tenant"),
       schedule: scheduleSchema,
@@ -641,7 +630,5 @@ export const stackFileConfigSchema = buildStackConfigSchema("file");
 export type StackConfig = z.output<typeof stackConfigSchema>;
 export type HubTenant = StackConfig["hubTenants"][number];
 export type PlatTenant = StackConfig["platTenants"][number];
-export type AlertsConfig = StackConfig["alerts"];
-export type PipelineParameters = z.output<typeof parametersSchema>;
 export type ClsConfig = NonNullable<StackConfig["cls"]>;
 export type { HubRegion };

@@ -1,13 +1,11 @@
 /**
- * Text in the stack config, refused where it would harm: every string, at any depth, holds no control character, no
- * bidirectional override and no lone surrogate (a NUL fails PostgreSQL mid-apply; a right-to-left override hides
- * what a value says in a review), and is at most MAX_TEXT characters; the schema's keys have tighter limits fitting
- * their columns and uses. Names that become URL path segments, S3 keys or Secrets Manager names refuse `..`, `/`
- * where not meant, and whitespace; file paths stay inside the project.
+ * Text in the stack config, refused where it would harm: no control, bidirectional-override or lone-surrogate
+ * character at any depth (a NUL fails PostgreSQL mid-apply; an override hides what a value says in a review), at most
+ * MAX_TEXT characters; names never climb out with `..`, and file paths stay inside the project.
  */
 import path from "node:path";
 import { z } from "zod";
-import type { KeyPath } from "./placeholders";
+import { mapLeaves, type KeyPath } from "./placeholders";
 
 /** The longest string any key accepts (a key's own limit is tighter). */
 export const MAX_TEXT = 2048;
@@ -30,14 +28,10 @@ export function unsafeTextProblem(value: string): string | undefined {
 /** Every string of a raw config value that is not safe text, with its key path. */
 export function unsafeTextIssues(raw: unknown): { path: KeyPath; message: string }[] {
   const issues: { path: KeyPath; message: string }[] = [];
-  const walk = (value: unknown, at: KeyPath) => {
-    if (typeof value === "string") {
-      const message = unsafeTextProblem(value);
-      if (message) issues.push({ path: at, message });
-    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...at, i]));
-    else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) walk(v, [...at, k]);
-  };
-  walk(raw, []);
+  mapLeaves(raw, (value, path) => {
+    const message = typeof value === "string" ? unsafeTextProblem(value) : undefined;
+    if (message) issues.push({ path, message });
+  });
   return issues;
 }
 

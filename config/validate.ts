@@ -173,6 +173,7 @@ function fromZod(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
 function crossFieldIssues(config: StackConfig, options: ValidateOptions): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const add = (path: (string | number)[], message: string) => issues.push({ path, message });
+  const queueRegions = sortRegions(Object.keys(config.queues) as never);
 
   // Queue connections: one for every region with a hub tenant, none unused.
   const tenantRegions = new Set(config.hubTenants.map((t) => t.hubRegion));
@@ -183,7 +184,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
         `region ${t.hubRegion} has no queue connection: add hubExport:queues.${t.hubRegion}`,
       );
   });
-  for (const region of sortRegions(Object.keys(config.queues) as never)) {
+  for (const region of queueRegions) {
     if (!tenantRegions.has(region))
       add(["queues", region], `queue connection for region ${region} is unused: no hub tenant is in ${region}`);
   }
@@ -213,8 +214,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   };
   claim(config.bucket.connectionName, ["bucket", "connectionName"]);
   claim(config.database.connectionName, ["database", "connectionName"]);
-  for (const region of sortRegions(Object.keys(config.queues) as never))
-    claim(config.queues[region]!.connectionName, ["queues", region, "connectionName"]);
+  for (const region of queueRegions) claim(config.queues[region]!.connectionName, ["queues", region, "connectionName"]);
 
   // Hub tenants are unique by id and code; platform tenants by platform region (HUB_PLAT_CONFIG: one row per
   // plat_client_name and plat_region), each pointing at a hub tenant; every hub tenant is fed by one at least.
@@ -248,6 +248,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   });
 
   const stack = options.stack?.toLowerCase();
+  const protectedStack = stack !== undefined && (PROTECTED_STACKS as readonly string[]).includes(stack);
   if (options.checkEnvironment && options.stack && !stackMatchesEnvironment(options.stack, config.environment)) {
     add(
       ["environment"],
@@ -265,7 +266,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
 
   // TLS: qa and prod verify the server against a configured CA bundle.
   const db = config.database;
-  if (stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
+  if (protectedStack) {
     if (db.sslMode !== "verify-full")
       add(
         ["database", "sslMode"],
@@ -281,7 +282,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     add(["database", "caBundle"], "is only used with sslMode verify-full");
 
   // Hub URLs: the externally reachable host (-ext-), https; loopback only for the embedded default, explicitly.
-  if (config.hub.allowLoopback && stack && (PROTECTED_STACKS as readonly string[]).includes(stack)) {
+  if (config.hub.allowLoopback && protectedStack) {
     add(
       ["hub", "allowLoopback"],
       `must not be true in stack '${options.stack}': only the embedded default may point at loopback`,
@@ -291,7 +292,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
     const problem = urlProblem(url, config.hub.allowLoopback, true);
     if (problem) add(path, problem);
   }
-  for (const region of sortRegions(Object.keys(config.queues) as never)) {
+  for (const region of queueRegions) {
     const problem = urlProblem(config.queues[region]!.baseUrl, config.hub.allowLoopback, false);
     if (problem) add(["queues", region, "baseUrl"], problem);
   }

@@ -3,18 +3,10 @@
  * API. The other hub-side items (wrapper data, code lists, tenant data domain) have no API and stay with the hub team.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RoutingRule } from "../../core/routingRules";
-import { RoutingRuleSet } from "./routingRuleSet";
-
-export interface TenantRuleSet {
-  tenantId: string;
-  cfgApiUrl: string;
-  credentialsString: pulumi.Output<string>;
-  rules: RoutingRule[];
-}
+import { RoutingRuleSet, type RoutingRuleSetArgs } from "./routingRuleSet";
 
 export interface HubRoutingRulesArgs {
-  tenants: TenantRuleSet[];
+  tenants: RoutingRuleSetArgs[];
 }
 
 export class HubRoutingRules extends pulumi.ComponentResource {

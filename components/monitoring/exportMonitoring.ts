@@ -160,28 +160,11 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     // The alarms that notify the topic.
     const alarms: (aws.cloudwatch.MetricAlarm | aws.cloudwatch.CompositeAlarm)[] = [];
     // An alarm on any datapoint above zero in one period; no data is nothing to tell.
-    const onAnyDatapoint = (
-      key: string,
-      alarm: {
-        name: string;
-        description: string;
-        namespace: string;
-        metricName: string;
-        dimensions: pulumi.Input<Record<string, pulumi.Input<string>>>;
-        statistic: string;
-        period: number;
-      },
-    ) =>
+    const onAnyDatapoint = (key: string, alarm: aws.cloudwatch.MetricAlarmArgs) =>
       new aws.cloudwatch.MetricAlarm(
         `${name}-${key}`,
         {
-          name: alarm.name,
-          alarmDescription: alarm.description,
-          namespace: alarm.namespace,
-          metricName: alarm.metricName,
-          dimensions: alarm.dimensions,
-          statistic: alarm.statistic,
-          period: alarm.period,
+          ...alarm,
           evaluationPeriods: 1,
           threshold: 0,
           comparisonOperator: "GreaterThanThreshold",
@@ -194,7 +177,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     alarms.push(
       onAnyDatapoint("schedule-dead-letters", {
         name: `${base} schedule could not start the task`,
-        description: `EventBridge Scheduler could not start export job ${args.jobName} (${args.environment}): its invocations are in SQS queue ${base}-schedule-dlq (kept 14 days). Check the schedule's role and the task definition.`,
+        alarmDescription: `EventBridge Scheduler could not start export job ${args.jobName} (${args.environment}): its invocations are in SQS queue ${base}-schedule-dlq (kept 14 days). Check the schedule's role and the task definition.`,
         namespace: "AWS/SQS",
         metricName: "ApproximateNumberOfMessagesVisible",
         dimensions: { QueueName: deadLetters.name },
@@ -232,7 +215,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
     alarms.push(
       onAnyDatapoint("messages-set-aside", {
         name: `${base} messages set aside`,
-        description:
+        alarmDescription:
           `A run of export job ${args.jobName} (${args.environment}) set messages aside: the hub's broker refused them for good in several runs, and no run retries them. ` +
           `'hub-export status --job-name ${args.jobName}' lists them with the reason; fix the cause, then 'hub-export retry --message-id <id>' or 'hub-export discard --message-id <id>'.`,
         namespace: METRIC_NAMESPACE,

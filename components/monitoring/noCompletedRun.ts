@@ -1,9 +1,8 @@
 /**
- * The "no completed run within N hours" alarm, as pure definitions: ALARM(failed) AND NOT ALARM(completed), over two
- * metric alarms on RunsCompleted (core/metrics.ts; 1 for a completed run, 0 for any other end) that never notify:
- * "completed" (Maximum >= 1 in any of the last N hours) and "failed" (Minimum < 1 in any of the last 168 hours). Both
- * treat missing data as not breaching, so a new stack's alarm is OK until a run ends without completing, and no metric
- * math or empty-series behaviour is involved; a completed run can only clear it.
+ * The "no completed run within N hours" alarm: ALARM(failed) AND NOT ALARM(completed), over two silent metric alarms on
+ * RunsCompleted (core/metrics.ts; 1 completed, 0 any other end): "completed" (Maximum >= 1 in the last N hours) and
+ * "failed" (Minimum < 1 in the last 168 hours). Missing data is not breaching, so a new stack is OK until a run ends
+ * without completing, and only a completed run clears it.
  */
 import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../../core/metrics";
 
@@ -39,12 +38,6 @@ export function noCompletedRunNames(input: Pick<NoCompletedRunInput, "baseName" 
   };
 }
 
-/** The composite's rule. */
-export function noCompletedRunRule(input: Pick<NoCompletedRunInput, "baseName" | "hours">): string {
-  const names = noCompletedRunNames(input);
-  return `ALARM("${names.failed}") AND NOT ALARM("${names.completed}")`;
-}
-
 /** The two conditions (metric alarms without actions) and the composite alarm (without its actions). */
 export function noCompletedRunAlarms(input: NoCompletedRunInput) {
   const { hours } = input;
@@ -75,7 +68,7 @@ export function noCompletedRunAlarms(input: NoCompletedRunInput) {
     },
     alarm: {
       alarmName: names.alarm,
-      alarmRule: noCompletedRunRule(input),
+      alarmRule: `ALARM("${names.failed}") AND NOT ALARM("${names.completed}")`,
       alarmDescription:
         `No run of export job ${input.jobName} (${input.environment}) reached ExecutionCompleted within ${hours} hours, and a run ended without completing. ` +
         `A new stack is not in ALARM: it waits for a run to end. Look for failure alerts, the schedule's state and its dead-letter alarm.`,

@@ -3,7 +3,7 @@
  * Only the stack's EventBridge rules and CloudWatch alarms may publish to its topic, and the topic's key is usable by
  * those two services and administrable by the account, with every action named: no wildcard grants.
  */
-import type { AccountScope, PolicyDocument } from "../policies";
+import { document, sorted, type AccountScope, type PolicyDocument } from "../policies";
 
 /** Key administration, for the account's IAM principals (IAM policies decide who): every action named. */
 export const KEY_ADMIN_ACTIONS = [
@@ -40,38 +40,35 @@ const PUBLISH_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"];
  */
 export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
   const root = `arn:${scope.partition}:iam::${scope.accountId}:root`;
-  return {
-    Version: "2012-10-17",
-    Statement: [
-      {
-        Sid: "KeyAdministrationByTheAccount",
-        Effect: "Allow",
-        Principal: { AWS: root },
-        Action: KEY_ADMIN_ACTIONS,
-        Resource: "*",
+  return document(
+    {
+      Sid: "KeyAdministrationByTheAccount",
+      Effect: "Allow",
+      Principal: { AWS: root },
+      Action: KEY_ADMIN_ACTIONS,
+      Resource: "*",
+    },
+    {
+      Sid: "AccountPublishesThroughSns",
+      Effect: "Allow",
+      Principal: { AWS: root },
+      Action: PUBLISH_KEY_ACTIONS,
+      Resource: "*",
+      Condition: {
+        StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId },
       },
-      {
-        Sid: "AccountPublishesThroughSns",
-        Effect: "Allow",
-        Principal: { AWS: root },
-        Action: PUBLISH_KEY_ACTIONS,
-        Resource: "*",
-        Condition: {
-          StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId },
-        },
-      },
-      // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
-      // that names this topic cannot use its key.
-      {
-        Sid: "EventBridgeAndCloudWatchPublish",
-        Effect: "Allow",
-        Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
-        Action: PUBLISH_KEY_ACTIONS,
-        Resource: "*",
-        Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-      },
-    ],
-  };
+    },
+    // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
+    // that names this topic cannot use its key.
+    {
+      Sid: "EventBridgeAndCloudWatchPublish",
+      Effect: "Allow",
+      Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
+      Action: PUBLISH_KEY_ACTIONS,
+      Resource: "*",
+      Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+    },
+  );
 }
 
 export interface AlertsTopicPolicyInput {
@@ -85,29 +82,25 @@ export interface AlertsTopicPolicyInput {
 
 /** The topic: exactly the stack's rules and alarms may publish; nothing else is granted. */
 export function alertsTopicPolicy(input: AlertsTopicPolicyInput): PolicyDocument {
-  const sorted = (v: readonly string[]) => [...new Set(v)].sort();
-  return {
-    Version: "2012-10-17",
-    Statement: [
-      {
-        Sid: "TaskStopRules",
-        Effect: "Allow",
-        Principal: { Service: "events.amazonaws.com" },
-        Action: "sns:Publish",
-        Resource: input.topicArn,
-        Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } },
+  return document(
+    {
+      Sid: "TaskStopRules",
+      Effect: "Allow",
+      Principal: { Service: "events.amazonaws.com" },
+      Action: "sns:Publish",
+      Resource: input.topicArn,
+      Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } },
+    },
+    {
+      Sid: "ExportAlarms",
+      Effect: "Allow",
+      Principal: { Service: "cloudwatch.amazonaws.com" },
+      Action: "sns:Publish",
+      Resource: input.topicArn,
+      Condition: {
+        ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) },
+        StringEquals: { "aws:SourceAccount": input.accountId },
       },
-      {
-        Sid: "ExportAlarms",
-        Effect: "Allow",
-        Principal: { Service: "cloudwatch.amazonaws.com" },
-        Action: "sns:Publish",
-        Resource: input.topicArn,
-        Condition: {
-          ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) },
-          StringEquals: { "aws:SourceAccount": input.accountId },
-        },
-      },
-    ],
-  };
+    },
+  );
 }

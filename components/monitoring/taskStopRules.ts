@@ -53,7 +53,7 @@ function pattern(input: TaskStopRuleInput, detail: Record<string, unknown>): Rec
 export const MESSAGE_PLACEHOLDERS = Object.keys(INPUT_PATHS);
 
 /** The message: which job, what the exit means, where the logs are, what to run next. A JSON string for SNS. */
-function message(input: TaskStopRuleInput, what: string): string {
+function transformer(input: TaskStopRuleInput, what: string): TaskStopRule["inputTransformer"] {
   const text = [
     `HRSYS export job ${input.jobName} (${input.environment}): ${what}`,
     `Task <taskArn> (started by <startedBy>) stopped at <stoppedAt>: <stopCode>, <stoppedReason>.`,
@@ -61,7 +61,7 @@ function message(input: TaskStopRuleInput, what: string): string {
       `or: aws logs tail ${input.logGroupName} --since 1d --log-stream-name-prefix ${input.logStreamPrefix}/${input.containerName}/`,
     `Runs of the job: npx hub-export status --stack ${input.stack} --job-name ${input.jobName} --database-url URL`,
   ].join("\n");
-  return JSON.stringify(text);
+  return { inputPaths: INPUT_PATHS, inputTemplate: JSON.stringify(text) };
 }
 
 export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
@@ -75,32 +75,26 @@ export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
       key: "execution-failed",
       description: `Export job ${input.jobName}: a run ended ExecutionFailed (exit ${EXIT.executionFailed})`,
       eventPattern: pattern(input, container([EXIT.executionFailed])),
-      inputTransformer: { inputPaths: INPUT_PATHS, inputTemplate: message(input, exited(EXIT.executionFailed)) },
+      inputTransformer: transformer(input, exited(EXIT.executionFailed)),
     },
     {
       key: "stopped",
       description: `Export job ${input.jobName}: a run was refused or stopped (exit ${EXIT.failed}, or ${EXIT.sigterm} when ECS stopped it while starting)`,
       eventPattern: pattern(input, container(stopped)),
-      inputTransformer: {
-        inputPaths: INPUT_PATHS,
-        inputTemplate: message(
-          input,
-          `${exited(EXIT.failed)} The log's run.refused or run.stopped line says which, and why. ` +
-            `A stop code ${ECS_STOP_CODES.join(", ")} means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM (or, with exit ${EXIT.sigterm}, had not begun), and the next run resumes it.`,
-        ),
-      },
+      inputTransformer: transformer(
+        input,
+        `${exited(EXIT.failed)} The log's run.refused or run.stopped line says which, and why. ` +
+          `A stop code ${ECS_STOP_CODES.join(", ")} means ECS stopped the task (SIGTERM): the run recorded a Stopped row with reason SIGTERM (or, with exit ${EXIT.sigterm}, had not begun), and the next run resumes it.`,
+      ),
     },
     {
       key: "other-exit",
       description: `Export job ${input.jobName}: a run exited with another non-zero code (usage ${EXIT.usage}, internal ${EXIT.internal}, killed)`,
       eventPattern: pattern(input, container([{ "anything-but": known }])),
-      inputTransformer: {
-        inputPaths: INPUT_PATHS,
-        inputTemplate: message(
-          input,
-          `the task exited with code <exitCode>: ${EXIT.usage} = ${TASK_EXIT_MEANINGS[EXIT.usage]}; ${EXIT.internal} = ${TASK_EXIT_MEANINGS[EXIT.internal]}; 137 = killed (out of memory, or not stopped within the stop timeout).`,
-        ),
-      },
+      inputTransformer: transformer(
+        input,
+        `the task exited with code <exitCode>: ${EXIT.usage} = ${TASK_EXIT_MEANINGS[EXIT.usage]}; ${EXIT.internal} = ${TASK_EXIT_MEANINGS[EXIT.internal]}; 137 = killed (out of memory, or not stopped within the stop timeout).`,
+      ),
     },
     {
       key: "not-run",
@@ -109,13 +103,10 @@ export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
         stopCode: [{ "anything-but": "EssentialContainerExited" }],
         containers: { exitCode: [{ exists: false }] },
       }),
-      inputTransformer: {
-        inputPaths: INPUT_PATHS,
-        inputTemplate: message(
-          input,
-          "the task stopped without an exit code (it failed to start, or ECS stopped it): nothing was exported by it; the next run does the work.",
-        ),
-      },
+      inputTransformer: transformer(
+        input,
+        "the task stopped without an exit code (it failed to start, or ECS stopped it): nothing was exported by it; the next run does the work.",
+      ),
     },
   ];
 }

@@ -1,10 +1,7 @@
 /**
- * What changes between two offline plans: the resources added, changed and deleted, and for each change its inputs,
- * key by key. Text that spans lines (the rendered pipeline, the hub checklist, SQL) or a long JSON document (a
- * policy) shows as a unified diff of the changed lines (the `diff` package: its line diff and hunks are what git
- * prints); a secret shows as "(secret, changed)", its keys kept (tenant_credentials.txt's entries are keyed by hub
- * tenant id), never its value. The offline counterpart of `pulumi preview --diff`: no state and no cloud, so it shows
- * what the config or code changes, not drift.
+ * What changes between two offline plans, resource by resource and input by input: long text or JSON as a unified diff
+ * of the changed lines (the `diff` package), a secret as "(secret, changed)" with its keys, never its value. The
+ * offline counterpart of `pulumi preview --diff`: it shows what the config or code changes, not drift.
  */
 import { structuredPatch } from "diff";
 import { DYNAMIC_PROVIDER_KEY, comparableValue } from "./values";
@@ -196,9 +193,10 @@ function textDiff(a: unknown, b: unknown): string[] | null {
 
 const MAX_SHOWN = 160;
 
-function shorten(value: unknown): string {
+/** A value as JSON, cut at `max` characters. */
+export function shorten(value: unknown, max = MAX_SHOWN): string {
   const text = JSON.stringify(value) ?? "undefined";
-  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}... (${text.length} characters)` : text;
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
 }
 
 function allSecret(v: unknown): boolean {

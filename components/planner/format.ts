@@ -1,7 +1,7 @@
 /** Printing a plan: JSON (every input, secrets masked) or a tree for reading (long values shortened). */
 import type { PlanRun, PlannedResource } from "./index";
 import { maskValue } from "./values";
-import { changeCounts, changeLines, planChanges } from "./diff";
+import { changeCounts, changeLines, planChanges, shorten } from "./diff";
 
 export interface PlanJson {
   project: string;
@@ -26,11 +26,6 @@ export function planJson(run: PlanRun): PlanJson {
       .map(({ state: _state, ...r }) => ({ ...r, inputs: maskValue(r.inputs) })),
     outputs: maskValue(run.outputs),
   };
-}
-
-function shorten(value: unknown, max = 160): string {
-  const text = JSON.stringify(value) ?? "undefined";
-  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
 }
 
 /** The resource tree, children in registration order, each with its options and inputs. */

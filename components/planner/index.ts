@@ -1,13 +1,9 @@
 /**
- * The offline plan behind `hub-export plan`: runs the real Pulumi program (components/program.ts) under the SDK's
- * mocks and records every resource it registers (type, name, parent, options and inputs as the engine would receive
- * them, secrets still tagged). No cloud credentials, no Pulumi CLI, no network.
- *
- * Isolation: @pulumi/pulumi keeps its runtime state (settings, config, stack resource, monitor) in a store that it
- * looks up through AsyncLocalStorage first. Each run executes inside the SDK's own `withLocalStorage` (what the
- * automation API uses to run inline programs), so runs in one process do not see each other. The two internal
- * modules used here are pinned with @pulumi/pulumi 3.248.0; test/components/secrets.test.ts runs two plans in one
- * process to catch a change.
+ * The offline plan behind `hub-export plan`: runs the real program (components/program.ts) under the SDK's mocks and
+ * records every resource it registers as the engine would receive it, secrets still tagged. No cloud, no Pulumi CLI.
+ * Each run executes inside the SDK's own `withLocalStorage` (as the automation API runs inline programs), so runs in
+ * one process do not share runtime state; the internal modules used are pinned with @pulumi/pulumi 3.248.0, and
+ * test/components/secrets.test.ts runs two plans in one process to catch a change.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -22,7 +18,7 @@ import type {
   RegisterResourceResponse,
 } from "@pulumi/pulumi/proto/resource_pb";
 import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
-import { PROJECT_NAME } from "../naming";
+import { PROJECT_NAME } from "../../config/schema";
 import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
 import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";

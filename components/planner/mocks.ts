@@ -23,6 +23,11 @@ export const OFFLINE_CREATE_DATE = "2026-11-01T00:00:00Z";
 type State = Record<string, unknown>;
 
 const short = (text: string, length: number) => crypto.createHash("sha256").update(text).digest("hex").slice(0, length);
+/** A KMS key id (a UUID) derived from `text`. */
+const keyIdOf = (text: string) => {
+  const h = short(text, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
 const plain = (value: unknown): unknown =>
   pulumi.runtime.isRpcSecret(value) ? pulumi.runtime.unwrapRpcSecret(value) : value;
 const str = (value: unknown): string | undefined =>
@@ -53,8 +58,7 @@ export function mockResource(
       return { id: bucket, state: { ...inputs, bucket, arn: `arn:${partition}:s3:::${bucket}`, region } };
     }
     case "aws:kms/key:Key": {
-      const h = short(args.name, 32);
-      const keyId = `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      const keyId = keyIdOf(args.name);
       return { id: keyId, state: { ...inputs, keyId, arn: arn("kms", `key/${keyId}`) } };
     }
     case "aws:kms/alias:Alias":
@@ -179,11 +183,7 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
       // An alias ARN resolves to a key of the alias's account and region, the same on every run; a key ARN to itself.
       const keyId = String(inputs.keyId);
       const m = /^arn:([^:]+):kms:([^:]*):(\d{12}):(alias|key)\/(.+)$/.exec(keyId);
-      const h = short(keyId, 32);
-      const id =
-        m?.[4] === "key"
-          ? m[5]
-          : `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      const id = m?.[4] === "key" ? m[5] : keyIdOf(keyId);
       const arn = `arn:${m?.[1] ?? partition}:kms:${m?.[2] || region}:${m?.[3] ?? acct}:key/${id}`;
       return {
         id,

@@ -1,13 +1,7 @@
 /**
- * The stack's KMS key: it encrypts the bucket's default encryption, every object the stack writes (SSE-KMS), the
- * connection records in Secrets Manager and the task's log group. Created with rotation, or taken from
- * `hubExport:bucket.kmsKeyArn` (whose key policy must then let CloudWatch Logs use it for the log group, see
- * docs/pulumi-reference.md). A created key is protected in prod.
- *
- * A given alias (`…:alias/<name>`) is resolved to its key's ARN (kms:DescribeKey, at preview too) before it reaches
- * anything: "To specify a KMS key in an IAM policy statement, you must use its key ARN. You cannot use a key id, alias
- * name, or alias ARN" (AWS KMS developer guide, "Specifying KMS keys in IAM policy statements"), CloudWatch Logs takes
- * "the Amazon Resource Name (ARN) of the KMS key" (CreateLogGroup kmsKeyId), and S3 reports an object's key by its key
+ * The stack's KMS key for the bucket, its objects, the connection records and the task's log group: created with
+ * rotation (protected in prod) or taken from `hubExport:bucket.kmsKeyArn`. A given alias is resolved to its key's ARN
+ * first: IAM policy statements take only key ARNs (AWS KMS developer guide), and S3 reports an object's key by its
  * ARN, so an alias in an object's kmsKeyId would show as a change in every `up`.
  */
 import * as aws from "@pulumi/aws";

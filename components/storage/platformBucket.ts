@@ -11,6 +11,7 @@ import { accessLogBucketPolicy, denyInsecureTransportPolicy } from "../policies"
 import { accessLogBucketName } from "../naming";
 import { guardedBucketName, OWNER_TAG, ownerTagValue, s3ObjectInspector, type ObjectInspector } from "./objectGuard";
 import { SharedObject } from "./sharedObject";
+import { dependencyList } from "../options";
 
 export interface BucketFile {
   key: string;
@@ -89,17 +90,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
         { parent: this, protect: args.retention.protect },
       );
       const dependsOn = { parent: this, dependsOn: [bucket] };
-      const access = new aws.s3.BucketPublicAccessBlock(
-        name,
-        {
-          bucket: bucket.id,
-          blockPublicAcls: true,
-          blockPublicPolicy: true,
-          ignorePublicAcls: true,
-          restrictPublicBuckets: true,
-        },
-        dependsOn,
-      );
+      const access = blockPublicAccess(name, bucket, dependsOn);
       new aws.s3.BucketVersioning(
         name,
         { bucket: bucket.id, versioningConfiguration: { status: "Enabled" } },
@@ -170,17 +161,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
         { parent: this, protect: args.retention.protect },
       );
       const opts = { parent: this, dependsOn: [logBucket] };
-      const access = new aws.s3.BucketPublicAccessBlock(
-        logName,
-        {
-          bucket: logBucket.id,
-          blockPublicAcls: true,
-          blockPublicPolicy: true,
-          ignorePublicAcls: true,
-          restrictPublicBuckets: true,
-        },
-        opts,
-      );
+      const access = blockPublicAccess(logName, logBucket, opts);
       const ownership = new aws.s3.BucketOwnershipControls(
         logName,
         { bucket: logBucket.id, rule: { objectOwnership: "BucketOwnerEnforced" } },
@@ -229,6 +210,16 @@ export class PlatformBucket extends pulumi.ComponentResource {
   }
 }
 
+function blockPublicAccess(name: string, bucket: aws.s3.Bucket, opts: pulumi.CustomResourceOptions) {
+  const blocked = {
+    blockPublicAcls: true,
+    blockPublicPolicy: true,
+    ignorePublicAcls: true,
+    restrictPublicBuckets: true,
+  };
+  return new aws.s3.BucketPublicAccessBlock(name, { bucket: bucket.id, ...blocked }, opts);
+}
+
 /**
  * One BucketObjectv2 per file of the stack's own: SSE-KMS with the stack's key, tagged as the stack's, guarded in an
  * adopted bucket. A shared file is a SharedObject: written only where its key is absent, never overwritten or deleted.
@@ -244,8 +235,7 @@ export function writeObjects(
   // Shared objects need no guard: they never replace what is there. The guard covers the keys that are this stack's alone.
   const own = files.filter((f) => !f.shared);
   const bucket = own.length ? placement.bucket(own.map((f) => f.key)) : undefined;
-  const deps = Array.isArray(opts.dependsOn) ? opts.dependsOn : opts.dependsOn ? [opts.dependsOn] : [];
-  const dependsOn = [...(deps as pulumi.Input<pulumi.Resource>[]), ...placement.dependsOn];
+  const dependsOn = [...dependencyList(opts), ...placement.dependsOn];
   for (const file of files) {
     if (file.shared) {
       if (file.contentBase64 !== undefined) throw new Error(`${file.key}: a shared object is text`);

@@ -1,9 +1,7 @@
 /**
- * A vendor scripts release in the shared scripts folder (procedure step 7.1): after `pulumi up` the folder's content is
- * exactly the release's, folder structure kept, but for credentials.ini and tenant_credentials.txt (the platform's,
- * never touched) and the credential-file templates when the release lacks them (providers/scriptsRelease.ts). The
- * state holds the release's manifest, not its content: the provider reads the zip again when it applies it.
- * The folder is shared: removing the stack leaves it as it is.
+ * A vendor scripts release in the shared scripts folder (procedure step 7.1): `pulumi up` makes the folder's content
+ * the release's, but for the platform's credential files (providers/scriptsRelease.ts). The state holds the manifest,
+ * not the content; removing the stack leaves the folder as it is.
  */
 import * as pulumi from "@pulumi/pulumi";
 import {

@@ -1,9 +1,7 @@
 /**
- * The export task (procedure step 9, "Run the pipeline"): an ECS cluster (or `hubExport:task.clusterArn`), a log group
- * with retention, the task and execution roles with least privilege, and the Fargate task definition. The task runs
- * `hub-export run` on the rendered definition in the bucket. The task reads its connection records itself, by name
- * from Secrets Manager (`--connections secretsmanager:<prefix>`) with the task role: they are not injected into the
- * container, and the execution role has no access to them.
+ * The export task (procedure step 9): the ECS cluster (or `hubExport:task.clusterArn`), the log group, the task and
+ * execution roles and the Fargate task definition running `hub-export run`. The task reads its connection records
+ * itself with the task role: nothing is injected into the container, and the execution role cannot read them.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
@@ -15,8 +13,6 @@ import { ecsTaskExecutionTrustPolicy, ecsTasksTrustPolicy, executionRolePolicy, 
 export const CONTAINER_NAME = "hub-export";
 /** awslogs stream prefix: a run's stream is `<prefix>/<container>/<task id>`. */
 export const LOG_STREAM_PREFIX = "export";
-/** Seconds between SIGTERM and SIGKILL: the Fargate maximum, so a stopped run can record where it was. */
-export { STOP_TIMEOUT_SECONDS };
 
 export interface ExportTaskArgs {
   /** Physical name of the cluster and the task family. */
@@ -57,27 +53,14 @@ export interface ClsCheckArgs {
   strict: boolean;
 }
 
-export interface ContainerDefinitionInput {
-  image: string;
-  region: string;
-  logGroupName: string;
-  bucketName: string;
-  definitionKey: string;
-  scriptsPrefix: string;
-  connectionStorePrefix: string;
-  concurrency: ConcurrencyConfig;
-  /** The schedule expression: the run deadline's default is derived from it (core/runDeadline.ts). */
-  schedule: string;
-  cls?: ClsCheckArgs;
-}
+/** The container's inputs that resolve at deploy time; the rest are the task's args. */
+type ContainerDefinitionInput = Pick<
+  ExportTaskArgs,
+  "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "concurrency" | "schedule" | "cls"
+> & { image: string; region: string; logGroupName: string; bucketName: string };
 
 /** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
-export function exportCommand(
-  input: Pick<
-    ContainerDefinitionInput,
-    "bucketName" | "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "cls"
-  >,
-): string[] {
+export function exportCommand(input: ContainerDefinitionInput): string[] {
   const cls = input.cls
     ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"]
     : [];
@@ -96,11 +79,7 @@ export function exportCommand(
 /** The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root. */
 export const CONTAINER_USER = "1000:1000";
 
-/**
- * The one container of the task definition. Its command line is all the task needs (cli/commands/run.ts); its
- * variables are AWS_REGION, for the AWS SDK, the stack's `concurrency` as JSON and its schedule expression (the run
- * deadline's default). No `secrets`: the task reads its connection records with the task role.
- */
+/** The task definition's one container; no `secrets`: the task reads its connection records with the task role. */
 export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
     name: CONTAINER_NAME,
@@ -217,20 +196,7 @@ export class ExportTask extends pulumi.ComponentResource {
     const containerDefinitions = pulumi
       .all([args.imageUri, region, logGroup.name, args.bucketName])
       .apply(([image, r, logGroupName, bucketName]) =>
-        JSON.stringify([
-          exportContainerDefinition({
-            image,
-            region: r,
-            logGroupName,
-            bucketName,
-            definitionKey: args.definitionKey,
-            scriptsPrefix: args.scriptsPrefix,
-            connectionStorePrefix: args.connectionStorePrefix,
-            concurrency: args.concurrency,
-            schedule: args.schedule,
-            cls: args.cls,
-          }),
-        ]),
+        JSON.stringify([exportContainerDefinition({ ...args, image, region: r, logGroupName, bucketName })]),
       );
 
     const taskDefinition = new aws.ecs.TaskDefinition(

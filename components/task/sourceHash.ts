@@ -1,10 +1,6 @@
 /**
- * The content hash that triggers the image build: every file the image is made of. The hash is also the image tag,
- * so a tag names exactly one content and a rebuild happens only when that content changes.
- *
- * The bundle's files come from esbuild's own list of inputs (scripts/build-task.js bundleInputs), not from a list of
- * folders kept by hand: whatever cli/container.ts reaches (the `run` command, task/, core/, cls/, the dependencies in
- * node_modules) is in it, and nothing else is.
+ * The content hash that triggers the image build and tags the image: every file the image is made of, from esbuild's
+ * own list of the bundle's inputs (scripts/build-task.js bundleInputs), so a rebuild happens only when that changes.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";

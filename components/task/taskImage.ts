@@ -78,10 +78,8 @@ export const BUILD_AND_PUSH_SCRIPT = [
 ].join("\n");
 
 /**
- * `aws:assumeRoles` for the build script's ASSUME_ROLES: one role a line, `roleArn|externalId|sessionName|durationSeconds`
- * (empty fields where unset; AWS allows no `|` in any of them, and a tab would not do: `read` merges empty fields
- * between whitespace separators). The script passes these to `aws sts assume-role`; session policies and tags are not
- * passed (the role's own permissions apply).
+ * `aws:assumeRoles` for the script's ASSUME_ROLES: `roleArn|externalId|sessionName|durationSeconds` a line (AWS allows
+ * no `|` in them; with tabs, `read` would merge empty fields). Session policies and tags are not passed.
  */
 export function assumeRoleLines(roles: AwsAssumeRole[]): string {
   const field = (value: string | number | undefined) => String(value ?? "").replace(/[|\r\n]/g, "");
@@ -101,9 +99,8 @@ export function imageDigest(stdout: string, tag: string): string {
 }
 
 /**
- * Untagged layers expire after a day. Tagged images: the `keepImages` newest are kept, unless other accounts run
- * images promoted from the repository: then none expires (a promoted digest must stay pullable for as long as a stack
- * runs it; an image costs cents a month).
+ * Untagged layers expire after a day, tagged images beyond the `keepImages` newest too, unless other accounts pull:
+ * a promoted digest must stay pullable while a stack runs it (an image costs cents a month).
  */
 export function lifecyclePolicy(keepImages: number, shared = false): string {
   return JSON.stringify({
@@ -129,13 +126,7 @@ export function lifecyclePolicy(keepImages: number, shared = false): string {
 }
 
 /** The parts of an image by digest in ECR. */
-export function parseEcrImage(image: string): {
-  accountId: string;
-  region: string;
-  repositoryName: string;
-  repositoryUrl: string;
-  digest: string;
-} {
+export function parseEcrImage(image: string) {
   const m = ECR_IMAGE_BY_DIGEST.exec(image);
   if (!m) throw new Error(`not an ECR image by digest: ${image}`);
   return {
@@ -161,14 +152,21 @@ export class TaskImage extends pulumi.ComponentResource {
       this.imageUri = pulumi.output(args.promoted);
       this.repositoryUrl = pulumi.output(image.repositoryUrl);
       this.repositoryArn = pulumi.interpolate`arn:${args.partition}:ecr:${image.region}:${image.accountId}:repository/${image.repositoryName}`;
-      this.registerOutputs({
-        repositoryArn: this.repositoryArn,
-        repositoryUrl: this.repositoryUrl,
-        imageUri: this.imageUri,
-      });
-      return;
+    } else {
+      const built = this.build(name, args);
+      this.repositoryArn = built.repositoryArn;
+      this.repositoryUrl = built.repositoryUrl;
+      this.imageUri = built.imageUri;
     }
+    this.registerOutputs({
+      repositoryArn: this.repositoryArn,
+      repositoryUrl: this.repositoryUrl,
+      imageUri: this.imageUri,
+    });
+  }
 
+  /** The repository, its policies and the build that pushes the image into it. */
+  private build(name: string, args: TaskImageArgs) {
     const shared = args.pullAccounts.length > 0;
     // A stack re-created after a destroy that kept its repository adopts it: ECR refuses a second repository of the
     // name (RepositoryAlreadyExistsException). The engine imports it when the state has no such resource and leaves
@@ -228,15 +226,12 @@ export class TaskImage extends pulumi.ComponentResource {
       { parent: this, dependsOn: [repository] },
     );
 
-    this.repositoryArn = repository.arn;
-    this.repositoryUrl = repository.repositoryUrl;
-    this.imageUri = pulumi
-      .all([repository.repositoryUrl, build.stdout])
-      .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`);
-    this.registerOutputs({
-      repositoryArn: this.repositoryArn,
-      repositoryUrl: this.repositoryUrl,
-      imageUri: this.imageUri,
-    });
+    return {
+      repositoryArn: repository.arn,
+      repositoryUrl: repository.repositoryUrl,
+      imageUri: pulumi
+        .all([repository.repositoryUrl, build.stdout])
+        .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`),
+    };
   }
 }

@@ -1,11 +1,8 @@
 /**
- * The config-table rows (procedure steps 5.2 and 5.3): one record per hub API per hub tenant in HUB_API_CONFIG, one
- * record per platform tenant in HUB_PLAT_CONFIG. Each row is its own resource, named `<component>/<rowName>` (core/rows.ts),
- * so that onboarding a tenant adds exactly that tenant's rows and two components in one stack never share a name. The
- * alias keeps the rows of stacks deployed when they were named by rowName alone.
- *
- * HUB_PLAT_CONFIG rows are keyed and named by (plat_client_name, plat_region): re-pointing a platform tenant at another
- * hub tenant updates its row in place; removing it deletes its row and no other client's.
+ * The config-table rows (procedure steps 5.2 and 5.3): HUB_API_CONFIG per hub API and hub tenant, HUB_PLAT_CONFIG per
+ * platform tenant, each its own resource `<component>/<rowName>` (core/rows.ts) so onboarding a tenant adds exactly its
+ * rows; the alias keeps rows once named by rowName alone. HUB_PLAT_CONFIG rows are keyed by (plat_client_name,
+ * plat_region): re-pointing a platform tenant updates its row in place.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { rowName, type ConfigRow as ConfigRowData } from "../../core/rows";

@@ -8,9 +8,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { baselineProvider, BASELINE_PROVIDER_VERSION, sha256Hex } from "../../providers/baseline";
 import type { SqlTables } from "../../core/sqlTables";
 
-export interface SqlBaselineArgs {
-  /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when it runs. */
-  target: string;
+/** A rendered SQL file of the baseline. */
+export interface SqlFile {
   /** The file's name: Hub_Plat_Common_Schema_Baseline_<BuildNumber>, Hub_Client_Run_Tables_<BuildNumber> */
   name: string;
   buildNumber: string;
@@ -22,6 +21,11 @@ export interface SqlBaselineArgs {
   tables: SqlTables;
   /** Columns the project writes when an adopted table has them, by `schema.table` (providers/baseline.ts). */
   writtenWhenPresent?: Record<string, string[]>;
+}
+
+export interface SqlBaselineArgs extends SqlFile {
+  /** The database's label (providers/pg.ts databaseLabel); the login comes from the stack config when it runs. */
+  target: string;
 }
 
 const inputsOf = (args: SqlBaselineArgs) => ({

@@ -8,9 +8,8 @@ import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
 import { baselineSequences, baselineTables } from "../../providers/baseline";
 import { taskPrivileges, type StagingGrants } from "../../core/privileges";
-import type { SqlTables } from "../../core/sqlTables";
 import type { WarehouseLogin } from "./connection";
-import { ClientRunTables, SqlBaseline } from "./sqlBaseline";
+import { ClientRunTables, SqlBaseline, type SqlFile } from "./sqlBaseline";
 
 export interface WarehouseArgs {
   /** The admin login for the PostgreSQL provider; its password is a Pulumi secret. */
@@ -28,17 +27,6 @@ export interface WarehouseArgs {
   baseline: SqlFile;
   /** This client's run tables, rendered with its name. */
   runTables: SqlFile;
-}
-
-export interface SqlFile {
-  name: string;
-  buildNumber: string;
-  templateSha256: string;
-  sql: string;
-  /** Its tables' columns (core/sqlTables.ts). */
-  tables: SqlTables;
-  /** Columns the project writes when an adopted table has them (providers/baseline.ts). */
-  writtenWhenPresent?: Record<string, string[]>;
 }
 
 export class Warehouse extends pulumi.ComponentResource {
