@@ -6,26 +6,15 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import type { Client as PgClient } from "pg";
-import {
-  withPgClient as pgWithClient,
-  inPgTransaction as pgInTransaction,
-  pgTargetLabel as pgLabel,
-  configureLogin as pgConfigureLogin,
-  currentLogin as pgCurrentLogin,
-  type PgTarget,
-} from "./pg";
-import { stableJson as jsonStable } from "./json";
-import { refusal as userRefusal } from "./refusal";
+import * as pg from "./pg";
+import * as json from "./json";
+import * as refusals from "./refusal";
 import type { SqlTables } from "../core/sqlTables";
 
-const withPgClient = pgWithClient;
-const inPgTransaction = pgInTransaction;
-const pgTargetLabel = pgLabel;
-const configureLogin = pgConfigureLogin;
-/** The login `configure` read from the stack config, for a resource of database `target`. */
-const loginFor = pgCurrentLogin;
-const stableJson = jsonStable;
-const refusal = userRefusal;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
+const { stableJson } = json;
+const { refusal } = refusals;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
 export const BASELINE_PROVIDER_VERSION = 3;
@@ -64,7 +53,7 @@ export function sha256Hex(text: string): string {
  * leaves the database as it was.
  */
 export async function applyBaseline(
-  target: PgTarget,
+  target: pg.PgTarget,
   { sql, name, tables }: { sql: string; name: string; tables: SqlTables },
   writtenWhenPresent: Record<string, string[]> = {},
 ): Promise<void> {
@@ -136,7 +125,7 @@ export function baselineSequences(sql: string): string[] {
 }
 
 /** The baseline's tables that do not exist in the database. */
-export async function missingBaselineTables(target: PgTarget, sql: string): Promise<string[]> {
+export async function missingBaselineTables(target: pg.PgTarget, sql: string): Promise<string[]> {
   const tables = baselineTables(sql);
   if (tables.length === 0) return [];
   return withPgClient(target, async (client) => {
@@ -185,7 +174,7 @@ async function existingColumns(
 }
 
 /** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
-export async function missingBaselineColumns(target: PgTarget, tables: SqlTables): Promise<string[]> {
+export async function missingBaselineColumns(target: pg.PgTarget, tables: SqlTables): Promise<string[]> {
   return withPgClient(target, (client) => missingColumnsWith(client, tables));
 }
 
@@ -263,14 +252,14 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   },
 
   async create(inputs) {
-    const login = loginFor(inputs.target, inputs.name);
+    const login = currentLogin(inputs.target, inputs.name);
     await applyBaseline(login, inputs, inputs.writtenWhenPresent);
     return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const login = loginFor(props.target, props.name);
+    const login = currentLogin(props.target, props.name);
     // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
     const missing = await missingBaselineTables(login, props.sql);
     if (missing.length > 0) {
@@ -294,7 +283,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
-      const login = loginFor(news.target, news.name);
+      const login = currentLogin(news.target, news.name);
       await applyBaseline(login, news, news.writtenWhenPresent);
     }
     return { outs: baselineState(news) };

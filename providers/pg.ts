@@ -2,9 +2,10 @@
  * PostgreSQL access shared by the SQL providers (config rows, baseline). Serialized provider code: providers/README.md.
  */
 import type { Client, ClientConfig } from "pg";
-import { refusal as userRefusal } from "./refusal";
+import * as refusals from "./refusal";
 
-const refusal = userRefusal;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { refusal } = refusals;
 
 export type SslMode = "disable" | "require" | "verify-full";
 

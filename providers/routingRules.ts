@@ -4,13 +4,16 @@
  * cannot load project modules, providers/README.md); test/providers/routingRules.test.ts keeps the two equal.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { redactSecrets } from "../core/redact";
-import { backoffMs as backoff, type RetryPolicy } from "../core/retry";
-import { refusal as userRefusal } from "./refusal";
+import * as redact from "../core/redact";
+import * as retry from "../core/retry";
+import type { RetryPolicy } from "../core/retry";
+import * as refusals from "./refusal";
 
-const refusal = userRefusal;
-/** core/retry.ts's policy, captured by value. */
-const backoffMs = backoff;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { backoffMs } = retry;
+/** Serialized with the provider, it carries no masked secret along. */
+const { redactSecrets: scrub } = redact;
+const { refusal } = refusals;
 /** POSTs of one set: 3 by default (a request's `attempts`), 0.5 s doubling up to 8 s between them. */
 const RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 8_000 };
 
@@ -84,9 +87,6 @@ export function ruleSetHash(rules: readonly RoutingRuleBody[]): string {
 
 /** The longest answer read (an error's excerpt, the rules read back); the rest of the stream is cancelled. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-
-/** core/redact.ts's function, captured by value: serialized with the provider, it carries no masked secret along. */
-const scrub = redactSecrets;
 
 /** A short, single-line excerpt of a response body: redacted (the credentials string, control characters). */
 function bodyExcerpt(body: string, credentialsString: string): string {

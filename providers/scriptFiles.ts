@@ -5,24 +5,16 @@
  * components/storage/credentialFiles.ts (S3). Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { stableJson as jsonStable } from "./json";
-import {
-  awsClientCredentials as stackCredentials,
-  configureAwsAccess as configureAccess,
-  rememberedAwsAccess as configuredAccess,
-} from "./awsAccess";
-import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
-import { refusal as userRefusal } from "./refusal";
+import * as json from "./json";
+import * as awsAccess from "./awsAccess";
+import * as folders from "./folders";
+import * as refusals from "./refusal";
 
-// Local aliases: the serializer captures the function values, not the ./json and ./awsAccess module objects.
-const stableJson = jsonStable;
-const awsClientCredentials = stackCredentials;
-const configureAwsAccess = configureAccess;
-const rememberedAwsAccess = configuredAccess;
-const makeFolder = makeFolderWithMode;
-const refusal = userRefusal;
-/** The folder holds the credential files: the owner's only. */
-const FOLDER_MODE = PRIVATE_FOLDER_MODE;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { stableJson } = json;
+const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
+const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
+const { refusal } = refusals;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
 export const SCRIPT_FILES_PROVIDER_VERSION = 2;
@@ -186,10 +178,10 @@ function folderStore(dir: string): SharedObjectStore {
       // A folder marker (a key ending in /) is the folder itself.
       if (name === "" || name.endsWith("/")) {
         if (etag !== undefined || fs.existsSync(file)) return false;
-        makeFolder(file, FOLDER_MODE);
+        makeFolder(file, PRIVATE_FOLDER_MODE);
         return true;
       }
-      makeFolder(path.dirname(file), FOLDER_MODE);
+      makeFolder(path.dirname(file), PRIVATE_FOLDER_MODE);
       const lock = `${file}.lock`;
       let fd: number;
       try {

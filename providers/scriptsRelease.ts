@@ -6,23 +6,17 @@
  * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import {
-  s3Folder as scriptFolderS3,
-  SHARED_FILES as SCRIPT_FOLDER_FILES,
-  type S3FolderLocation,
-  type ScriptFolderLocation,
-} from "./scriptFiles";
-import { configureAwsAccess as configureAccess } from "./awsAccess";
-import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
-import { stableJson as jsonStable } from "./json";
+import * as scriptFiles from "./scriptFiles";
+import type { S3FolderLocation, ScriptFolderLocation } from "./scriptFiles";
+import * as awsAccess from "./awsAccess";
+import * as folders from "./folders";
+import * as json from "./json";
 
-const s3Folder = scriptFolderS3;
-const stableJson = jsonStable;
-const SHARED_FILES = SCRIPT_FOLDER_FILES;
-const configureAwsAccess = configureAccess;
-const makeFolder = makeFolderWithMode;
-/** The scripts folder holds the credential files too: the owner's only. */
-const FOLDER_MODE = PRIVATE_FOLDER_MODE;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { s3Folder, SHARED_FILES } = scriptFiles;
+const { configureAwsAccess } = awsAccess;
+const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
+const { stableJson } = json;
 
 /**
  * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its
@@ -254,10 +248,10 @@ async function applyToFolder(
 ): Promise<AppliedRelease> {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
-  makeFolder(dir, FOLDER_MODE);
+  makeFolder(dir, PRIVATE_FOLDER_MODE);
   for (const file of files) {
     const target = path.join(dir, ...file.name.split("/"));
-    makeFolder(path.dirname(target), FOLDER_MODE);
+    makeFolder(path.dirname(target), PRIVATE_FOLDER_MODE);
     // Write-then-rename, so a killed process never leaves half a file behind.
     const tmp = `${target}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });
