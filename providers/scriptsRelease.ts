@@ -170,10 +170,45 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Prom
   await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
 }
 
-/** True for a name the folder keeps: a file of the release or a kept one; a folder marker (`sub/`) while still used. */
+/**
+ * True for a name the folder keeps: a file of the release or a kept one, a kept file's lock and temporary files
+ * (scriptFiles.ts: another writer may be merging it right now); a folder marker (`sub/`) while still used.
+ */
 function stays(name: string, wanted: Set<string>, keep: readonly string[]): boolean {
   if (name === "" || wanted.has(name) || keep.includes(name)) return true;
+  if (keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")))) return true;
   return name.endsWith("/") && [...wanted].some((w) => w.startsWith(name));
+}
+
+/** The keys under the folder's `prefix`, without it (every page of ListObjectsV2). */
+async function listKeys({ client, prefix }: ReturnType<typeof s3Folder>, bucket: string): Promise<string[]> {
+  const { ListObjectsV2Command } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const keys: string[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } catch (err) {
+    const e = err as Error;
+    throw new Error(`scripts release: cannot list s3://${bucket}/${prefix}: ${e.name ?? "error"}: ${e.message}`, {
+      cause: err,
+    });
+  }
+  return keys;
+}
+
+/** The files under `dir`, `/`-separated relative paths. */
+function filesIn(dir: string, sub = ""): string[] {
+  const fs = require("node:fs") as typeof import("node:fs");
+  const path = require("node:path") as typeof import("node:path");
+  return fs
+    .readdirSync(path.join(dir, sub), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesIn(dir, path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
 }
 
 /** Makes the folder's content the release's: its files written (structure kept), every other one deleted but `keep`. */
@@ -194,25 +229,14 @@ async function applyToS3(
   wanted: Set<string>,
   keep: readonly string[],
 ): Promise<AppliedRelease> {
-  const { ListObjectsV2Command, PutObjectCommand, DeleteObjectCommand } =
+  const { PutObjectCommand, DeleteObjectCommand } =
     require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-  const { client, prefix } = s3Folder(location);
+  const folder = s3Folder(location);
+  const { client, prefix } = folder;
   const where = `s3://${location.bucket}/${prefix}`;
   const failed = (what: string, err: unknown) =>
     new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
-  const present: string[] = [];
-  let token: string | undefined;
-  try {
-    do {
-      const page = await client.send(
-        new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
-      for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-  } catch (err) {
-    throw failed("list", err);
-  }
+  const present = await listKeys(folder, location.bucket);
   await inParallel(files, async (file) => {
     try {
       await client.send(
@@ -257,15 +281,8 @@ async function applyToFolder(
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });
     fs.renameSync(tmp, target);
   }
-  const walk = (sub: string): string[] =>
-    fs
-      .readdirSync(path.join(dir, sub), { withFileTypes: true })
-      .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
-  // A kept file's lock and temporary files (scriptFiles.ts: another writer may be merging it right now) stay too.
-  const keptWork = (name: string) =>
-    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
-  const deleted = walk("")
-    .filter((name) => !stays(name, wanted, keep) && !keptWork(name))
+  const deleted = filesIn(dir)
+    .filter((name) => !stays(name, wanted, keep))
     .sort();
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
@@ -295,13 +312,9 @@ export async function readReleaseFolder(
   const files: Record<string, string> = {};
   let present: string[];
   if (location.kind === "s3") {
-    const { HeadObjectCommand, ListObjectsV2Command } =
-      require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-    const { client, prefix } = s3Folder(location);
-    const failed = (what: string, err: unknown) =>
-      new Error(
-        `scripts release: cannot ${what} s3://${location.bucket}/${prefix}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`,
-      );
+    const { HeadObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+    const folder = s3Folder(location);
+    const { client, prefix } = folder;
     await inParallel(Object.keys(manifest), async (name) => {
       try {
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
@@ -309,37 +322,21 @@ export async function readReleaseFolder(
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return;
-        throw failed(`read ${name} in`, err);
+        throw new Error(
+          `scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}: ${e.name ?? "error"}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     });
-    present = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
-        );
-        for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (err) {
-      throw failed("list", err);
-    }
+    present = await listKeys(folder, location.bucket);
   } else {
     const fs = require("node:fs") as typeof import("node:fs");
     const path = require("node:path") as typeof import("node:path");
-    const walk = (sub: string): string[] =>
-      fs
-        .readdirSync(path.join(location.dir, sub), { withFileTypes: true })
-        .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
-    present = fs.existsSync(location.dir) ? walk("") : [];
+    present = fs.existsSync(location.dir) ? filesIn(location.dir) : [];
     for (const name of present)
       if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
   }
-  // A kept file's lock and temporary files (scriptFiles.ts) are not the release's business either.
-  const keptWork = (name: string) =>
-    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
-  const extra = present.filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
+  const extra = present.filter((name) => !stays(name, wanted, keep)).sort();
   return { files, extra };
 }
 
