@@ -17,7 +17,7 @@ import { intakeJobQuery } from "../../core/naming";
 import fs from "node:fs";
 import path from "node:path";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
-import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import { routingRulesHash } from "../../core/routingRules";
 import { imageTag } from "../../components/task/taskImage";
 import type { PlanRun } from "../../components/planner";
 import { editKey, fixtureStack } from "../fixtures/stacks";
