@@ -9,9 +9,8 @@
  * No imports: the routing-rules provider is serialized with the functions it captures (providers/routingRules.ts).
  */
 
-/** What a secret is replaced by (a local name inside: serialized code must not capture this module's exports). */
+/** What a secret is replaced by. */
 const MARKER = "[secret]";
-export const SECRET_MARKER = MARKER;
 
 /** Shorter strings are never masked: a 1 to 3 character "secret" would blank out ordinary text everywhere. */
 const MIN_SECRET_LENGTH = 4;
