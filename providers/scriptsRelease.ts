@@ -11,9 +11,11 @@ import type { S3FolderLocation, ScriptFolderLocation } from "./scriptFiles";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as json from "./json";
+import * as naming from "../core/naming";
 
 // Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
-const { s3Folder, SHARED_FILES } = scriptFiles;
+const { s3Folder } = scriptFiles;
+const { SCRIPT_FILES } = naming;
 const { configureAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
 const { stableJson } = json;
@@ -44,7 +46,7 @@ export interface ScriptsRelease {
 }
 
 /** Files of the folder a release never replaces nor deletes. */
-const PROTECTED_SCRIPT_FILES: readonly string[] = [SHARED_FILES.credentialsIni, SHARED_FILES.tenantCredentials];
+const PROTECTED_SCRIPT_FILES: readonly string[] = [SCRIPT_FILES.credentialsIni, SCRIPT_FILES.tenantCredentials];
 /** The release's top folder, when it has one, is the scripts folder itself. */
 const TOP_FOLDER = "hub_python_scripts/";
 const MAX_BYTES = 64 * 1024 * 1024;
@@ -150,7 +152,7 @@ export function keptScriptFiles(release: Pick<ScriptsRelease, "files">): string[
   const names = new Set(release.files.map((f) => f.name));
   return [
     ...PROTECTED_SCRIPT_FILES,
-    ...[SHARED_FILES.credentialsIniTemplate, SHARED_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t)),
+    ...[SCRIPT_FILES.credentialsIniTemplate, SCRIPT_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t)),
   ];
 }
 
