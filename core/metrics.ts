@@ -1,13 +1,7 @@
 /**
- * The run's CloudWatch metrics, as embedded metric format (EMF) records: JSON objects that the task writes as log
- * lines and that CloudWatch Logs turns into metrics, with no client library and no API call. The task writes them,
- * the monitoring component's alarms and dashboard read them, and local mode prints them: the names live here only.
- *
- * One record per hub region with that region's published, failed and ERS counts, and one with Region = ALL carrying the
- * run's totals (held back and set aside too: they are counted per run), its duration and its outcome (one of the Runs*
- * metrics is 1), and, when hub links were open at its end (a dead hub: task/http/breaker.ts), how many (`OpenLinks`
- * names them).
- * Dimensions: JobName and Region.
+ * The run's CloudWatch metrics as embedded metric format (EMF) records, log lines CloudWatch Logs turns into metrics
+ * (dimensions JobName and Region): one per hub region, and one with Region = ALL carrying the run's totals, duration
+ * and outcome. The task writes them, the monitoring component's alarms and dashboard read them: the names live here.
  */
 
 export const METRIC_NAMESPACE = "HubExport";

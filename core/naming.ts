@@ -88,9 +88,6 @@ export const CLIENT_RUN_TABLES_NAME_PREFIX = "Hub_Client_Run_Tables_";
 export function templateFileName(buildNumber: string): string {
   return `${TEMPLATE_FILE_PREFIX}${buildNumber}${TEMPLATE_FILE_EXTENSION}`;
 }
-export function baselineName(buildNumber: string): string {
-  return `${BASELINE_NAME_PREFIX}${buildNumber}`;
-}
 
 /** Files of the scripts folder. */
 export const SCRIPT_FILES = {

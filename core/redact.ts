@@ -1,17 +1,11 @@
 /**
  * The one function every text from the hub, the broker or an error passes through before it reaches a log, the
- * database or a terminal: known secrets become `[secret]` and control characters are escaped, so an answer that echoes
- * the request's Authorization header, or carries terminal escape sequences, is harmless wherever it is shown.
- *
- * The known secrets are the process's own (as CI systems mask theirs): whatever loads one (the credentials strings,
- * connection passwords and client secrets, bearer tokens) masks it here, with the forms it takes on the wire.
- *
- * No imports: the routing-rules provider is serialized with the functions it captures (providers/routingRules.ts).
+ * database or a terminal: the process's known secrets, in the forms they take on the wire, become `[secret]` and
+ * control characters are escaped. No imports: the routing-rules provider is serialized with what it captures.
  */
 
-/** What a secret is replaced by (a local name inside: serialized code must not capture this module's exports). */
+/** What a secret is replaced by. */
 const MARKER = "[secret]";
-export const SECRET_MARKER = MARKER;
 
 /** Shorter strings are never masked: a 1 to 3 character "secret" would blank out ordinary text everywhere. */
 const MIN_SECRET_LENGTH = 4;

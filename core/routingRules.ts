@@ -86,6 +86,12 @@ export function canonicalRuleSet(rules: readonly RoutingRule[]): string {
   );
 }
 
+/** sha256 of the canonical rule set: equal sets are not posted again. Serialized with providers/routingRules.ts. */
+export function routingRulesHash(rules: readonly RoutingRule[]): string {
+  const crypto = require("node:crypto") as typeof import("node:crypto");
+  return crypto.createHash("sha256").update(canonicalRuleSet(rules), "utf8").digest("hex");
+}
+
 /** The rule set posted for a tenant: its custom list, or the specification's 8-rule set. */
 export function routingRulesFor(tenant: { routingRules?: RoutingRule[] }): RoutingRule[] {
   return tenant.routingRules ?? defaultRoutingRules();

@@ -6,14 +6,14 @@
  */
 import path from "node:path";
 import type { InstallationPlan } from "../core/plan";
-import { BUCKET_FOLDERS } from "../core/naming";
+import { BUCKET_FOLDERS, SCRIPT_FILES } from "../core/naming";
 import { taskPrivileges, type TaskGrant } from "../core/privileges";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
-import { applyBaseline, baselineSequences, baselineTables } from "../providers/baseline";
+import { applyBaseline } from "../providers/baseline";
 import { upsertRow } from "../providers/sqlRows";
 import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
-import { applyScriptFiles, SHARED_FILES } from "../providers/scriptFiles";
+import { applyScriptFiles } from "../providers/scriptFiles";
 import { applyScriptsRelease, keptScriptFiles, type ScriptsRelease } from "../providers/scriptsRelease";
 import { writeBucketObjects, writeConnectionRecords } from "./stores";
 import type { LocalPaths } from "./paths";
@@ -65,7 +65,7 @@ export async function applyPlan(
     warehouseConnection: plan.scriptFiles.warehouseConnection,
     entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) as Record<string, string>,
   });
-  bucketFiles.push(path.join(scripts, SHARED_FILES.credentialsIni), path.join(scripts, SHARED_FILES.tenantCredentials));
+  bucketFiles.push(path.join(scripts, SCRIPT_FILES.credentialsIni), path.join(scripts, SCRIPT_FILES.tenantCredentials));
   const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
 
   // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline, the client's run
@@ -133,12 +133,11 @@ async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: s
   await applyBaseline(dbUrl, plan.runTables);
   if (!ownRole) return;
 
-  const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
   const privileges = taskPrivileges({
     stagingSchema: plan.stagingSchema,
     publishTableOwners: database.publishTableOwners,
-    baseline: objects(plan.baseline.sql),
-    runTables: objects(plan.runTables.sql),
+    baseline: plan.baseline.tables,
+    runTables: plan.runTables.tables,
   });
   const schemas = { publish, staging };
   const on = (g: TaskGrant): string => {

@@ -6,26 +6,15 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import type { Client as PgClient } from "pg";
-import {
-  withPgClient as pgWithClient,
-  inPgTransaction as pgInTransaction,
-  pgTargetLabel as pgLabel,
-  configureLogin as pgConfigureLogin,
-  currentLogin as pgCurrentLogin,
-  type PgTarget,
-} from "./pg";
-import { stableJson as jsonStable } from "./json";
-import { refusal as userRefusal } from "./refusal";
+import * as pg from "./pg";
+import * as json from "./json";
+import * as refusals from "./refusal";
 import type { SqlTables } from "../core/sqlTables";
 
-const withPgClient = pgWithClient;
-const inPgTransaction = pgInTransaction;
-const pgTargetLabel = pgLabel;
-const configureLogin = pgConfigureLogin;
-/** The login `configure` read from the stack config, for a resource of database `target`. */
-const loginFor = pgCurrentLogin;
-const stableJson = jsonStable;
-const refusal = userRefusal;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
+const { stableJson } = json;
+const { refusal } = refusals;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
 export const BASELINE_PROVIDER_VERSION = 3;
@@ -64,7 +53,7 @@ export function sha256Hex(text: string): string {
  * leaves the database as it was.
  */
 export async function applyBaseline(
-  target: PgTarget,
+  target: pg.PgTarget,
   { sql, name, tables }: { sql: string; name: string; tables: SqlTables },
   writtenWhenPresent: Record<string, string[]> = {},
 ): Promise<void> {
@@ -114,30 +103,9 @@ export async function applyBaseline(
   });
 }
 
-/** `schema.table` of every `CREATE TABLE IF NOT EXISTS` in the SQL, lower-cased as PostgreSQL stores them. */
-export function baselineTables(sql: string): string[] {
-  const tables = new Set<string>();
-  const pattern = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)/gi;
-  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) tables.add(`${m[1].toLowerCase()}.${m[2].toLowerCase()}`);
-  return [...tables];
-}
-
-/** Sequences of the baseline's serial columns (`<schema>.<table>_<column>_seq`): inserting needs USAGE on them. */
-export function baselineSequences(sql: string): string[] {
-  const sequences: string[] = [];
-  const table =
-    /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*)\);/gi;
-  for (let m = table.exec(sql); m; m = table.exec(sql)) {
-    for (const column of m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:big|small)?serial\b/gim)) {
-      sequences.push(`${m[1].toLowerCase()}.${m[2].toLowerCase()}_${column[1].toLowerCase()}_seq`);
-    }
-  }
-  return sequences;
-}
-
-/** The baseline's tables that do not exist in the database. */
-export async function missingBaselineTables(target: PgTarget, sql: string): Promise<string[]> {
-  const tables = baselineTables(sql);
+/** The baseline's tables (core/sqlTables.ts) that do not exist in the database. */
+export async function missingBaselineTables(target: pg.PgTarget, sqlTables: SqlTables): Promise<string[]> {
+  const tables = Object.keys(sqlTables);
   if (tables.length === 0) return [];
   return withPgClient(target, async (client) => {
     const result = await client.query("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL", [tables]);
@@ -185,7 +153,7 @@ async function existingColumns(
 }
 
 /** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
-export async function missingBaselineColumns(target: PgTarget, tables: SqlTables): Promise<string[]> {
+export async function missingBaselineColumns(target: pg.PgTarget, tables: SqlTables): Promise<string[]> {
   return withPgClient(target, (client) => missingColumnsWith(client, tables));
 }
 
@@ -263,16 +231,17 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   },
 
   async create(inputs) {
-    const login = loginFor(inputs.target, inputs.name);
+    const login = currentLogin(inputs.target, inputs.name);
     await applyBaseline(login, inputs, inputs.writtenWhenPresent);
     return { id: `${inputs.target}#${inputs.name}`, outs: baselineState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const login = loginFor(props.target, props.name);
-    // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
-    const missing = await missingBaselineTables(login, props.sql);
+    const login = currentLogin(props.target, props.name);
+    // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again. A state written
+    // before the tables were declared has none: its tables and columns are checked after the next `up`.
+    const missing = await missingBaselineTables(login, props.tables ?? {});
     if (missing.length > 0) {
       process.stderr.write(
         `${props.name}: tables missing in ${props.target}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`,
@@ -281,7 +250,6 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
     }
     // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
     // fail, naming the columns, if the baseline does not add them).
-    // A state written before the tables were declared has none: its columns are checked after the next `up`.
     const missingColumns = await missingBaselineColumns(login, props.tables ?? {});
     if (missingColumns.length > 0) {
       process.stderr.write(
@@ -294,7 +262,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
 
   async update(_id, olds, news) {
     if (needsApply(olds, news)) {
-      const login = loginFor(news.target, news.name);
+      const login = currentLogin(news.target, news.name);
       await applyBaseline(login, news, news.writtenWhenPresent);
     }
     return { outs: baselineState(news) };

@@ -2,9 +2,10 @@
  * PostgreSQL access shared by the SQL providers (config rows, baseline). Serialized provider code: providers/README.md.
  */
 import type { Client, ClientConfig } from "pg";
-import { refusal as userRefusal } from "./refusal";
+import * as refusals from "./refusal";
 
-const refusal = userRefusal;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { refusal } = refusals;
 
 export type SslMode = "disable" | "require" | "verify-full";
 
@@ -122,16 +123,43 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
   return login;
 }
 
+/** What `configure` keeps: the login and the label of the database it reaches. */
+interface ConfiguredLogin {
+  label: string;
+  login: PgConnection;
+}
+
+/** Where a SQL provider's login comes from, for an authentication failure: what was used, and what to run. */
+const PROVIDER_LOGIN_HINT =
+  "the SQL resources log in as hubExport:database.admin as their provider was configured: by `pulumi up` and `preview` from the stack config, " +
+  "by `pulumi destroy` and `pulumi refresh` from the config the last `pulumi up` recorded. After rotating the password (pulumi config set --secret), " +
+  "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)";
+
 /**
- * The login a SQL resource runs with: the one `configure` read from the stack config. `target` is the resource's
- * label (from its state for read and delete): it must name the configured database, so that a row is never written
- * to or deleted from another database than the one it was created in.
+ * A SQL provider's `configure`: keeps the admin login of `hubExport:database` in the config it is given (the program's
+ * own checks came first), for this process.
  */
-export function loginFor(
-  configured: { label: string; login: PgConnection } | undefined,
-  target: string,
-  what: string,
-): PgConnection {
+export function configureLogin(config: { get(key: string): string | undefined }): void {
+  const text = config.get("hubExport:database");
+  let configured: ConfiguredLogin | undefined;
+  if (text !== undefined) {
+    const db = JSON.parse(text) as DatabaseConfigValues;
+    const login = { ...provisioningLogin(db, process.cwd()), authFailureHint: PROVIDER_LOGIN_HINT };
+    configured = { label: databaseLabel(db), login };
+  }
+  // On the process's global object, not on the provider: serializing a provider (which captures the provider object)
+  // can never capture a login too.
+  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = configured;
+}
+
+/**
+ * The login a SQL resource runs with: the one `configure` read from the stack config; `what` names it in errors.
+ * `target` is the resource's label (from its state for read and delete): it must name the configured database, so
+ * that a row is never written to or deleted from another database than the one it was created in.
+ */
+export function currentLogin(target: string, what: string): PgConnection {
+  const configured = (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as
+    ConfiguredLogin | undefined;
   if (!configured) {
     throw refusal(
       `${what}: no database login: the provider was not configured with the stack's hubExport:database (Pulumi CLI 3.140 or later passes the stack config to dynamic providers)`,
@@ -143,42 +171,6 @@ export function loginFor(
     );
   }
   return configured.login;
-}
-
-/** What `configure` keeps: the login and the label of the database it reaches. */
-export interface ConfiguredLogin {
-  label: string;
-  login: PgConnection;
-}
-
-/**
- * Where `configure` keeps the login: on the process's global object, not on the provider, so that serializing a
- * provider (which captures the provider object) can never capture a login too.
- */
-export function rememberLogin(configured: ConfiguredLogin | undefined): void {
-  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = configured;
-}
-
-export function rememberedLogin(): ConfiguredLogin | undefined {
-  return (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as
-    ConfiguredLogin | undefined;
-}
-
-/** Where a SQL provider's login comes from, for an authentication failure: what was used, and what to run. */
-export const PROVIDER_LOGIN_HINT =
-  "the SQL resources log in as hubExport:database.admin as their provider was configured: by `pulumi up` and `preview` from the stack config, " +
-  "by `pulumi destroy` and `pulumi refresh` from the config the last `pulumi up` recorded. After rotating the password (pulumi config set --secret), " +
-  "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)";
-
-/** Reads `hubExport:database` from a dynamic provider's ConfigureRequest; the program's own checks came first. */
-export function configuredLogin(
-  config: { get(key: string): string | undefined },
-  root: string,
-): ConfiguredLogin | undefined {
-  const text = config.get("hubExport:database");
-  if (text === undefined) return undefined;
-  const db = JSON.parse(text) as DatabaseConfigValues;
-  return { label: databaseLabel(db), login: { ...provisioningLogin(db, root), authFailureHint: PROVIDER_LOGIN_HINT } };
 }
 
 /**
@@ -241,14 +233,4 @@ export function pgTargetLabel(target: PgTarget): string {
   } catch {
     return "(unparsable connection string)";
   }
-}
-
-/** A SQL provider's `configure`: keeps the admin login of the config it is given, for this process. */
-export function configureLogin(config: { get(key: string): string | undefined }): void {
-  rememberLogin(configuredLogin(config, process.cwd()));
-}
-
-/** The login `configure` kept, for a resource of database `target` (its label); `what` names it in errors. */
-export function currentLogin(target: string, what: string): PgConnection {
-  return loginFor(rememberedLogin(), target, what);
 }

@@ -4,27 +4,24 @@
  * cannot load project modules, providers/README.md); test/providers/routingRules.test.ts keeps the two equal.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { redactSecrets } from "../core/redact";
-import { backoffMs as backoff, type RetryPolicy } from "../core/retry";
-import { refusal as userRefusal } from "./refusal";
+import * as redact from "../core/redact";
+import * as retry from "../core/retry";
+import type { RetryPolicy } from "../core/retry";
+import * as routingRules from "../core/routingRules";
+import type { RoutingRule } from "../core/routingRules";
+import * as refusals from "./refusal";
 
-const refusal = userRefusal;
-/** core/retry.ts's policy, captured by value. */
-const backoffMs = backoff;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { backoffMs } = retry;
+/** Serialized with the provider, it carries no masked secret along. */
+const { redactSecrets: scrub } = redact;
+const { canonicalRuleSet, routingRulesHash } = routingRules;
+const { refusal } = refusals;
 /** POSTs of one set: 3 by default (a request's `attempts`), 0.5 s doubling up to 8 s between them. */
 const RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 8_000 };
 
 /** Bump when posting behaves differently, so that `pulumi up` posts every tenant's set again. */
 export const ROUTING_RULES_PROVIDER_VERSION = 1;
-
-/** One cfg_routing_rule object; all five fields are sent. */
-export interface RoutingRuleBody {
-  dataDomainCode: string;
-  isDataMastered: number;
-  systemRoleCodeSource: string;
-  systemRoleCodeTarget: string;
-  status: number;
-}
 
 export interface PostRoutingRulesRequest {
   /** The CFG API URL, ending in /api/. */
@@ -32,7 +29,7 @@ export interface PostRoutingRulesRequest {
   tenantId: string;
   /** Sent as it is in `Authorization: Basic`; never logged. */
   credentialsString: string;
-  rules: RoutingRuleBody[];
+  rules: RoutingRule[];
   /** Per attempt; default 30 s. */
   timeoutMs?: number;
   /** POSTs at most: repeated where the hub did not process one, or for the rules still missing after one; default 3. */
@@ -50,7 +47,7 @@ export interface RoutingRuleSetState {
   cfgApiUrl: string;
   tenantId: string;
   credentialsString: string;
-  rules: RoutingRuleBody[];
+  rules: RoutingRule[];
   /** sha256 of the canonical rule set: what the diff looks at. */
   rulesHash: string;
   version: number;
@@ -64,29 +61,8 @@ export function routingRulesUrl(cfgApiUrl: string, tenantId: string): string {
   return `${cfgApiUrl}routingRules?tenantId=${encodeURIComponent(tenantId)}`;
 }
 
-/** The rule set with its fields in a fixed order, as core/routingRules.ts canonicalRuleSet. */
-export function canonicalRules(rules: readonly RoutingRuleBody[]): string {
-  return JSON.stringify(
-    rules.map((r) => ({
-      dataDomainCode: r.dataDomainCode,
-      isDataMastered: r.isDataMastered,
-      systemRoleCodeSource: r.systemRoleCodeSource,
-      systemRoleCodeTarget: r.systemRoleCodeTarget,
-      status: r.status,
-    })),
-  );
-}
-
-export function ruleSetHash(rules: readonly RoutingRuleBody[]): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(canonicalRules(rules), "utf8").digest("hex");
-}
-
 /** The longest answer read (an error's excerpt, the rules read back); the rest of the stream is cancelled. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-
-/** core/redact.ts's function, captured by value: serialized with the provider, it carries no masked secret along. */
-const scrub = redactSecrets;
 
 /** A short, single-line excerpt of a response body: redacted (the credentials string, control characters). */
 function bodyExcerpt(body: string, credentialsString: string): string {
@@ -137,7 +113,7 @@ const NOT_CONNECTED = [
 async function postOnce(
   url: string,
   request: PostRoutingRulesRequest,
-  rules: readonly RoutingRuleBody[],
+  rules: readonly RoutingRule[],
   timeoutMs: number,
 ): Promise<PostOutcome> {
   let response: Response;
@@ -149,7 +125,7 @@ async function postOnce(
         "Content-Type": "application/json",
         Accept: "application/json",
       },
-      body: canonicalRules(rules),
+      body: canonicalRuleSet(rules),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
@@ -188,7 +164,7 @@ async function readRules(
   url: string,
   request: Pick<PostRoutingRulesRequest, "credentialsString">,
   timeoutMs: number,
-): Promise<{ rules: RoutingRuleBody[] } | { problem: string; noListing?: boolean }> {
+): Promise<{ rules: RoutingRule[] } | { problem: string; noListing?: boolean }> {
   try {
     const response = await fetch(url, {
       headers: { Authorization: `Basic ${request.credentialsString}`, Accept: "application/json" },
@@ -204,7 +180,7 @@ async function readRules(
     if (cut) return { problem: `reading them back gave an answer longer than ${MAX_ANSWER_BYTES / 1024} KiB` };
     const doc = JSON.parse(text) as unknown;
     if (!Array.isArray(doc)) return { problem: "reading them back did not give a JSON array" };
-    return { rules: doc as RoutingRuleBody[] };
+    return { rules: doc as RoutingRule[] };
   } catch (err) {
     const e = err as Error;
     return {
@@ -214,8 +190,8 @@ async function readRules(
 }
 
 /** The rules of `wanted` the hub does not hold as they are (all five fields compared). */
-function missingRules(wanted: readonly RoutingRuleBody[], held: readonly RoutingRuleBody[]): RoutingRuleBody[] {
-  const key = (r: RoutingRuleBody) => canonicalRules([r]);
+function missingRules(wanted: readonly RoutingRule[], held: readonly RoutingRule[]): RoutingRule[] {
+  const key = (r: RoutingRule) => canonicalRuleSet([r]);
   const have = new Set(held.map(key));
   return wanted.filter((r) => !have.has(key(r)));
 }
@@ -231,7 +207,7 @@ export async function postRoutingRules(request: PostRoutingRulesRequest): Promis
   const timeoutMs = request.timeoutMs ?? 30_000;
   const url = routingRulesUrl(request.cfgApiUrl, request.tenantId);
   const what = `cfg API POST routingRules for tenant ${request.tenantId}`;
-  let pending: readonly RoutingRuleBody[] = request.rules;
+  let pending: readonly RoutingRule[] = request.rules;
   let lastProblem = "";
   let retryAfter: string | null | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -303,7 +279,7 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
       failures.push({ property: "credentialsString", reason: "is required" });
     if (!Array.isArray(news.rules) || news.rules.length === 0)
       failures.push({ property: "rules", reason: "must hold at least one rule" });
-    else if (news.rulesHash !== ruleSetHash(news.rules))
+    else if (news.rulesHash !== routingRulesHash(news.rules))
       failures.push({ property: "rulesHash", reason: "is not the hash of the canonical rule set" });
     return failures.length ? { failures } : { inputs: news };
   },
@@ -346,7 +322,7 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
       ? props.rules.filter((r) => missingRules([r], read.rules).length === 0)
       : [];
     if (held.length === (props.rules ?? []).length) return { id, props, inputs: props };
-    const state = { ...props, rules: held, rulesHash: ruleSetHash(held), ruleCount: held.length };
+    const state = { ...props, rules: held, rulesHash: routingRulesHash(held), ruleCount: held.length };
     const { ruleCount: _count, postedAt: _posted, ...inputs } = state;
     return { id, props: state, inputs: inputs };
   },

@@ -5,34 +5,21 @@
  * components/storage/credentialFiles.ts (S3). Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { stableJson as jsonStable } from "./json";
-import {
-  awsClientCredentials as stackCredentials,
-  configureAwsAccess as configureAccess,
-  rememberedAwsAccess as configuredAccess,
-} from "./awsAccess";
-import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
-import { refusal as userRefusal } from "./refusal";
+import * as json from "./json";
+import * as awsAccess from "./awsAccess";
+import * as folders from "./folders";
+import * as refusals from "./refusal";
+import * as naming from "../core/naming";
 
-// Local aliases: the serializer captures the function values, not the ./json and ./awsAccess module objects.
-const stableJson = jsonStable;
-const awsClientCredentials = stackCredentials;
-const configureAwsAccess = configureAccess;
-const rememberedAwsAccess = configuredAccess;
-const makeFolder = makeFolderWithMode;
-const refusal = userRefusal;
-/** The folder holds the credential files: the owner's only. */
-const FOLDER_MODE = PRIVATE_FOLDER_MODE;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { stableJson } = json;
+const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
+const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
+const { refusal } = refusals;
+const { SCRIPT_FILES } = naming;
 
 /** Bump when writing behaves differently, so that `pulumi up` writes the entries again. */
 export const SCRIPT_FILES_PROVIDER_VERSION = 2;
-
-export const SHARED_FILES = {
-  credentialsIni: "credentials.ini",
-  tenantCredentials: "tenant_credentials.txt",
-  credentialsIniTemplate: "credentials_template.ini",
-  tenantCredentialsTemplate: "tenant_credentials_template.txt",
-} as const;
 
 /** Where the folder is: an S3 bucket (a loopback endpoint in tests) or a local folder standing in for the bucket. */
 export type ScriptFolderLocation =
@@ -186,10 +173,10 @@ function folderStore(dir: string): SharedObjectStore {
       // A folder marker (a key ending in /) is the folder itself.
       if (name === "" || name.endsWith("/")) {
         if (etag !== undefined || fs.existsSync(file)) return false;
-        makeFolder(file, FOLDER_MODE);
+        makeFolder(file, PRIVATE_FOLDER_MODE);
         return true;
       }
-      makeFolder(path.dirname(file), FOLDER_MODE);
+      makeFolder(path.dirname(file), PRIVATE_FOLDER_MODE);
       const lock = `${file}.lock`;
       let fd: number;
       try {
@@ -257,12 +244,12 @@ export function mergeTenantCredentials(
     doc = JSON.parse(text);
   } catch {
     throw refusal(
-      `${SHARED_FILES.tenantCredentials} in the shared scripts folder is not valid JSON (another tool wrote it?): fix it by hand (nothing was written)`,
+      `${SCRIPT_FILES.tenantCredentials} in the shared scripts folder is not valid JSON (another tool wrote it?): fix it by hand (nothing was written)`,
     );
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
     throw refusal(
-      `${SHARED_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`,
+      `${SCRIPT_FILES.tenantCredentials} in the shared scripts folder is not a JSON object of hub tenant id → credentials string: fix it by hand (nothing was written)`,
     );
   }
   const ownByLower = new Map(Object.keys(own).map((id) => [id.toLowerCase(), id]));
@@ -312,7 +299,7 @@ export function mergeCredentialsIni(text: string, connection: string, previous?:
     if (found.value === connection) return done(text);
     if (found.value !== "" && !PLACEHOLDER.test(found.value) && found.value !== previous) {
       throw refusal(
-        `${SHARED_FILES.credentialsIni} in the shared scripts folder sets warehouse_connection = ${found.value}, but this stack's database connection is ${connection}: ` +
+        `${SCRIPT_FILES.credentialsIni} in the shared scripts folder sets warehouse_connection = ${found.value}, but this stack's database connection is ${connection}: ` +
           "the hub pipelines of a platform environment share one; correct hubExport:database.connectionName or the file (nothing was written)",
       );
     }
@@ -351,11 +338,11 @@ export async function applyScriptFiles(
   const store = openSharedStore(spec.location);
   await updateSharedFile(
     store,
-    SHARED_FILES.credentialsIni,
+    SCRIPT_FILES.credentialsIni,
     "text/plain",
     async (current) =>
       mergeCredentialsIni(
-        await fromTemplate(store, SHARED_FILES.credentialsIniTemplate, current),
+        await fromTemplate(store, SCRIPT_FILES.credentialsIniTemplate, current),
         spec.warehouseConnection,
         previous.warehouseConnection,
       ),
@@ -363,11 +350,11 @@ export async function applyScriptFiles(
   );
   await updateSharedFile(
     store,
-    SHARED_FILES.tenantCredentials,
+    SCRIPT_FILES.tenantCredentials,
     "application/json",
     async (current) =>
       mergeTenantCredentials(
-        await fromTemplate(store, SHARED_FILES.tenantCredentialsTemplate, current),
+        await fromTemplate(store, SCRIPT_FILES.tenantCredentialsTemplate, current),
         spec.entries,
         released,
       ),
@@ -379,7 +366,7 @@ export async function applyScriptFiles(
 export async function releaseScriptFiles(location: ScriptFolderLocation, ids: readonly string[]): Promise<void> {
   const store = openSharedStore(location);
   // Nothing to release from a file that is gone.
-  await updateSharedFile(store, SHARED_FILES.tenantCredentials, "application/json", async (current) =>
+  await updateSharedFile(store, SCRIPT_FILES.tenantCredentials, "application/json", async (current) =>
     current === undefined ? undefined : mergeTenantCredentials(current, {}, ids),
   );
 }
@@ -393,8 +380,8 @@ export async function readScriptFiles(
 ): Promise<Pick<ScriptFilesSpec, "warehouseConnection" | "entries">> {
   const store = openSharedStore(spec.location);
   const [ini, txt] = await Promise.all([
-    store.read(SHARED_FILES.credentialsIni),
-    store.read(SHARED_FILES.tenantCredentials),
+    store.read(SCRIPT_FILES.credentialsIni),
+    store.read(SCRIPT_FILES.tenantCredentials),
   ]);
   const line = ini ? warehouseConnectionLine(ini.text.split(/\r?\n/)) : undefined;
   const connection = line && "value" in line ? line.value : undefined;

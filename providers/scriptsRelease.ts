@@ -6,23 +6,19 @@
  * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import {
-  s3Folder as scriptFolderS3,
-  SHARED_FILES as SCRIPT_FOLDER_FILES,
-  type S3FolderLocation,
-  type ScriptFolderLocation,
-} from "./scriptFiles";
-import { configureAwsAccess as configureAccess } from "./awsAccess";
-import { makeFolder as makeFolderWithMode, PRIVATE_FOLDER_MODE } from "./folders";
-import { stableJson as jsonStable } from "./json";
+import * as scriptFiles from "./scriptFiles";
+import type { S3FolderLocation, ScriptFolderLocation } from "./scriptFiles";
+import * as awsAccess from "./awsAccess";
+import * as folders from "./folders";
+import * as json from "./json";
+import * as naming from "../core/naming";
 
-const s3Folder = scriptFolderS3;
-const stableJson = jsonStable;
-const SHARED_FILES = SCRIPT_FOLDER_FILES;
-const configureAwsAccess = configureAccess;
-const makeFolder = makeFolderWithMode;
-/** The scripts folder holds the credential files too: the owner's only. */
-const FOLDER_MODE = PRIVATE_FOLDER_MODE;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { s3Folder } = scriptFiles;
+const { SCRIPT_FILES } = naming;
+const { configureAwsAccess } = awsAccess;
+const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
+const { stableJson } = json;
 
 /**
  * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its
@@ -50,7 +46,7 @@ export interface ScriptsRelease {
 }
 
 /** Files of the folder a release never replaces nor deletes. */
-const PROTECTED_SCRIPT_FILES: readonly string[] = [SHARED_FILES.credentialsIni, SHARED_FILES.tenantCredentials];
+const PROTECTED_SCRIPT_FILES: readonly string[] = [SCRIPT_FILES.credentialsIni, SCRIPT_FILES.tenantCredentials];
 /** The release's top folder, when it has one, is the scripts folder itself. */
 const TOP_FOLDER = "hub_python_scripts/";
 const MAX_BYTES = 64 * 1024 * 1024;
@@ -156,7 +152,7 @@ export function keptScriptFiles(release: Pick<ScriptsRelease, "files">): string[
   const names = new Set(release.files.map((f) => f.name));
   return [
     ...PROTECTED_SCRIPT_FILES,
-    ...[SHARED_FILES.credentialsIniTemplate, SHARED_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t)),
+    ...[SCRIPT_FILES.credentialsIniTemplate, SCRIPT_FILES.tenantCredentialsTemplate].filter((t) => !names.has(t)),
   ];
 }
 
@@ -176,10 +172,45 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Prom
   await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
 }
 
-/** True for a name the folder keeps: a file of the release or a kept one; a folder marker (`sub/`) while still used. */
+/**
+ * True for a name the folder keeps: a file of the release or a kept one, a kept file's lock and temporary files
+ * (scriptFiles.ts: another writer may be merging it right now); a folder marker (`sub/`) while still used.
+ */
 function stays(name: string, wanted: Set<string>, keep: readonly string[]): boolean {
   if (name === "" || wanted.has(name) || keep.includes(name)) return true;
+  if (keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")))) return true;
   return name.endsWith("/") && [...wanted].some((w) => w.startsWith(name));
+}
+
+/** The keys under the folder's `prefix`, without it (every page of ListObjectsV2). */
+async function listKeys({ client, prefix }: ReturnType<typeof s3Folder>, bucket: string): Promise<string[]> {
+  const { ListObjectsV2Command } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const keys: string[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } catch (err) {
+    const e = err as Error;
+    throw new Error(`scripts release: cannot list s3://${bucket}/${prefix}: ${e.name ?? "error"}: ${e.message}`, {
+      cause: err,
+    });
+  }
+  return keys;
+}
+
+/** The files under `dir`, `/`-separated relative paths. */
+function filesIn(dir: string, sub = ""): string[] {
+  const fs = require("node:fs") as typeof import("node:fs");
+  const path = require("node:path") as typeof import("node:path");
+  return fs
+    .readdirSync(path.join(dir, sub), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesIn(dir, path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
 }
 
 /** Makes the folder's content the release's: its files written (structure kept), every other one deleted but `keep`. */
@@ -200,25 +231,14 @@ async function applyToS3(
   wanted: Set<string>,
   keep: readonly string[],
 ): Promise<AppliedRelease> {
-  const { ListObjectsV2Command, PutObjectCommand, DeleteObjectCommand } =
+  const { PutObjectCommand, DeleteObjectCommand } =
     require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-  const { client, prefix } = s3Folder(location);
+  const folder = s3Folder(location);
+  const { client, prefix } = folder;
   const where = `s3://${location.bucket}/${prefix}`;
   const failed = (what: string, err: unknown) =>
     new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
-  const present: string[] = [];
-  let token: string | undefined;
-  try {
-    do {
-      const page = await client.send(
-        new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
-      for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-  } catch (err) {
-    throw failed("list", err);
-  }
+  const present = await listKeys(folder, location.bucket);
   await inParallel(files, async (file) => {
     try {
       await client.send(
@@ -254,24 +274,17 @@ async function applyToFolder(
 ): Promise<AppliedRelease> {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
-  makeFolder(dir, FOLDER_MODE);
+  makeFolder(dir, PRIVATE_FOLDER_MODE);
   for (const file of files) {
     const target = path.join(dir, ...file.name.split("/"));
-    makeFolder(path.dirname(target), FOLDER_MODE);
+    makeFolder(path.dirname(target), PRIVATE_FOLDER_MODE);
     // Write-then-rename, so a killed process never leaves half a file behind.
     const tmp = `${target}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });
     fs.renameSync(tmp, target);
   }
-  const walk = (sub: string): string[] =>
-    fs
-      .readdirSync(path.join(dir, sub), { withFileTypes: true })
-      .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
-  // A kept file's lock and temporary files (scriptFiles.ts: another writer may be merging it right now) stay too.
-  const keptWork = (name: string) =>
-    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
-  const deleted = walk("")
-    .filter((name) => !stays(name, wanted, keep) && !keptWork(name))
+  const deleted = filesIn(dir)
+    .filter((name) => !stays(name, wanted, keep))
     .sort();
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
@@ -301,13 +314,9 @@ export async function readReleaseFolder(
   const files: Record<string, string> = {};
   let present: string[];
   if (location.kind === "s3") {
-    const { HeadObjectCommand, ListObjectsV2Command } =
-      require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
-    const { client, prefix } = s3Folder(location);
-    const failed = (what: string, err: unknown) =>
-      new Error(
-        `scripts release: cannot ${what} s3://${location.bucket}/${prefix}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`,
-      );
+    const { HeadObjectCommand } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+    const folder = s3Folder(location);
+    const { client, prefix } = folder;
     await inParallel(Object.keys(manifest), async (name) => {
       try {
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
@@ -315,37 +324,21 @@ export async function readReleaseFolder(
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return;
-        throw failed(`read ${name} in`, err);
+        throw new Error(
+          `scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}: ${e.name ?? "error"}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     });
-    present = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
-        );
-        for (const o of page.Contents ?? []) if (o.Key) present.push(o.Key.slice(prefix.length));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (err) {
-      throw failed("list", err);
-    }
+    present = await listKeys(folder, location.bucket);
   } else {
     const fs = require("node:fs") as typeof import("node:fs");
     const path = require("node:path") as typeof import("node:path");
-    const walk = (sub: string): string[] =>
-      fs
-        .readdirSync(path.join(location.dir, sub), { withFileTypes: true })
-        .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(sub, e.name)) : [path.posix.join(sub, e.name)]));
-    present = fs.existsSync(location.dir) ? walk("") : [];
+    present = fs.existsSync(location.dir) ? filesIn(location.dir) : [];
     for (const name of present)
       if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
   }
-  // A kept file's lock and temporary files (scriptFiles.ts) are not the release's business either.
-  const keptWork = (name: string) =>
-    keep.some((k) => name === `${k}.lock` || (name.startsWith(`${k}.`) && name.endsWith(".tmp")));
-  const extra = present.filter((name) => !stays(name, wanted, keep) && !keptWork(name)).sort();
+  const extra = present.filter((name) => !stays(name, wanted, keep)).sort();
   return { files, extra };
 }
 

@@ -4,14 +4,15 @@
  * this stack created is written again when the stack's KMS key changes. Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { openSharedStore as scriptFolderStore, type ScriptFolderLocation } from "./scriptFiles";
-import { stableJson as jsonStable } from "./json";
-import { configureAwsAccess as configureAccess } from "./awsAccess";
+import * as scriptFiles from "./scriptFiles";
+import type { ScriptFolderLocation } from "./scriptFiles";
+import * as json from "./json";
+import * as awsAccess from "./awsAccess";
 
-// Local aliases: the serializer captures the function values, not the modules.
-const openSharedStore = scriptFolderStore;
-const stableJson = jsonStable;
-const configureAwsAccess = configureAccess;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { openSharedStore } = scriptFiles;
+const { stableJson } = json;
+const { configureAwsAccess } = awsAccess;
 
 /** Bump when writing behaves differently. */
 export const SHARED_OBJECT_PROVIDER_VERSION = 1;

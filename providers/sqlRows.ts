@@ -4,26 +4,14 @@
  * providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import {
-  withPgClient as pgWithClient,
-  inPgTransaction as pgInTransaction,
-  quoteIdent as pgQuoteIdent,
-  configureLogin as pgConfigureLogin,
-  currentLogin as pgCurrentLogin,
-  type PgTarget,
-} from "./pg";
-import { stableJson as jsonStable } from "./json";
-import { refusal as userRefusal } from "./refusal";
+import * as pg from "./pg";
+import * as json from "./json";
+import * as refusals from "./refusal";
 
-// Local aliases: the serializer captures these function values, not the ./pg module object.
-const withPgClient = pgWithClient;
-const inPgTransaction = pgInTransaction;
-const quoteIdent = pgQuoteIdent;
-const configureLogin = pgConfigureLogin;
-/** The login `configure` read from the stack config, for a resource of database `target`. */
-const loginFor = pgCurrentLogin;
-const stableJson = jsonStable;
-const refusal = userRefusal;
+// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
+const { withPgClient, inPgTransaction, quoteIdent, configureLogin, currentLogin } = pg;
+const { stableJson } = json;
+const { refusal } = refusals;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
 export const CONFIG_ROW_PROVIDER_VERSION = 2;
@@ -61,7 +49,7 @@ export function configRowId(row: Pick<ConfigRowSpec, "schema" | "table" | "key">
  * key: this project relies on one row per key of its own rows, and checks it itself. Values parameterized, identifiers
  * quoted.
  */
-export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<void> {
+export async function upsertRow(target: pg.PgTarget, row: ConfigRowSpec): Promise<void> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
   const keyColumns = Object.keys(row.key);
   const valueColumns = Object.keys(row.values);
@@ -111,7 +99,7 @@ export async function upsertRow(target: PgTarget, row: ConfigRowSpec): Promise<v
 
 /** The row's managed columns as they are in the database, or undefined when the row is gone. */
 export async function readRow(
-  target: PgTarget,
+  target: pg.PgTarget,
   row: Pick<ConfigRowSpec, "schema" | "table" | "key"> & { columns: string[] },
 ): Promise<Record<string, SqlValue> | undefined> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
@@ -139,7 +127,7 @@ export async function readRow(
 
 /** Deletes the row by its key; true when it was there. */
 export async function deleteRow(
-  target: PgTarget,
+  target: pg.PgTarget,
   row: Pick<ConfigRowSpec, "schema" | "table" | "key">,
 ): Promise<boolean> {
   const table = `${quoteIdent(row.schema, "schema")}.${quoteIdent(row.table, "table")}`;
@@ -230,13 +218,13 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
   },
 
   async create(inputs) {
-    await upsertRow(loginFor(inputs.target, configRowId(inputs)), inputs);
+    await upsertRow(currentLogin(inputs.target, configRowId(inputs)), inputs);
     return { id: configRowId(inputs), outs: rowState(inputs) };
   },
 
   async read(id, props) {
     if (!props) return { id };
-    const current = await readRow(loginFor(props.target, configRowId(props)), {
+    const current = await readRow(currentLogin(props.target, configRowId(props)), {
       ...props,
       columns: Object.keys(props.values ?? {}),
     });
@@ -247,11 +235,11 @@ export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigR
   },
 
   async update(_id, _olds, news) {
-    await upsertRow(loginFor(news.target, configRowId(news)), news);
+    await upsertRow(currentLogin(news.target, configRowId(news)), news);
     return { outs: rowState(news) };
   },
 
   async delete(_id, props) {
-    await deleteRow(loginFor(props.target, configRowId(props)), props);
+    await deleteRow(currentLogin(props.target, configRowId(props)), props);
   },
 };

@@ -2,7 +2,7 @@
  * The run's CloudWatch metrics, written as embedded-metric-format log lines (core/metrics.ts) on the task's own log:
  * CloudWatch Logs extracts them from the awslogs stream; no client library, no API call, nothing secret in them.
  */
-import { runMetricRecords, type MessageCounts, type RunOutcome } from "../core/metrics";
+import { runMetricRecords, type MessageCounts, type RunMetricsInput } from "../core/metrics";
 import type { TenantConfig } from "./load/configuration";
 import type { FinalCounts } from "./warehouse/runState";
 import type { Logger } from "./log";
@@ -25,17 +25,7 @@ export function countsPerRegion(
   return regions;
 }
 
-export function emitRunMetrics(
-  log: Logger,
-  input: {
-    jobName: string;
-    outcome: RunOutcome;
-    seconds: number;
-    regions?: Record<string, MessageCounts>;
-    totals?: Partial<MessageCounts>;
-    openLinks?: string[];
-  },
-): void {
+export function emitRunMetrics(log: Logger, input: Omit<RunMetricsInput, "timestamp">): void {
   for (const record of runMetricRecords({ ...input, timestamp: Date.now() }))
     log.info({ event: "run.metrics", ...record }, `metrics ${String(record.Region)}`);
 }

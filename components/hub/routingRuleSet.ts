@@ -1,7 +1,6 @@
 /** A hub tenant's routing rules as a resource (providers/routingRules.ts): posted on create and when the set changes. */
 import * as pulumi from "@pulumi/pulumi";
-import crypto from "node:crypto";
-import { canonicalRuleSet, type RoutingRule } from "../../core/routingRules";
+import { routingRulesHash, type RoutingRule } from "../../core/routingRules";
 import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION } from "../../providers/routingRules";
 
 export interface RoutingRuleSetArgs {
@@ -11,11 +10,6 @@ export interface RoutingRuleSetArgs {
   /** The tenant's credentials string, a Pulumi secret: the Basic authorization. */
   credentialsString: pulumi.Output<string>;
   rules: RoutingRule[];
-}
-
-/** sha256 of core's canonical rule set: equal sets are not posted again. */
-export function routingRulesHash(rules: readonly RoutingRule[]): string {
-  return crypto.createHash("sha256").update(canonicalRuleSet(rules), "utf8").digest("hex");
 }
 
 export class RoutingRuleSet extends pulumi.dynamic.Resource {

@@ -22,7 +22,7 @@ import {
   ROUTING_RULES_PROVIDER_VERSION,
   type RoutingRuleSetState,
 } from "../../providers/routingRules";
-import { routingRulesHash } from "../../components/hub/routingRuleSet";
+import { routingRulesHash } from "../../core/routingRules";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../core/credentialFiles";
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
