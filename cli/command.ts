@@ -11,7 +11,6 @@ import { EXIT, exitCodeLines } from "../core/exitCodes";
 
 export interface OptionSpec {
   type: "string" | "boolean";
-  short?: string;
   multiple?: boolean;
   /** The value's placeholder in help: N, PATH, URL, NAME (string options). */
   value?: string;
@@ -63,18 +62,15 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
 }
 
 /** Parses a positive integer option, or fails with a usage error naming it. */
-export function intOption(name: string, value: string | undefined, fallback?: number): number {
-  if (value === undefined) {
-    if (fallback === undefined) throw new UsageError(`--${name} is required`);
-    return fallback;
-  }
+export function intOption(name: string, value: string | undefined): number {
+  if (value === undefined) throw new UsageError(`--${name} is required`);
   if (!/^\d+$/.test(value) || Number(value) <= 0)
     throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
   return Number(value);
 }
 
 function toOption(name: string, o: OptionSpec): Option {
-  const flags = `${o.short ? `-${o.short}, ` : ""}--${name}${o.type === "string" ? ` <${o.value ?? "VALUE"}>` : ""}`;
+  const flags = `--${name}${o.type === "string" ? ` <${o.value ?? "VALUE"}>` : ""}`;
   const facts = [o.required && "required", o.default === undefined && o.defaultText && `default: ${o.defaultText}`];
   if (o.example) facts.push(`example: ${o.example}`);
   const option = new Option(flags, [o.description, ...facts.filter(Boolean).map((f) => `(${f})`)].join(" "));
@@ -93,14 +89,14 @@ function addOptions(cmd: Commander, options: Options): () => Record<string, unkn
     Object.fromEntries(added.map(([name, option]) => [name, option.negate ? !value(option) : value(option)]));
 }
 
-/** commander's message (`error: unknown option '--stak'\n(Did you mean --stack?)`) as one redacted line. */
-const usageLine = (path: string, message: string) =>
-  `${path}: ${redact(
-    message
-      .replace(/^error: /, "")
-      .replace(/\s*\n\s*/g, " ")
-      .trim(),
-  )} (see '${path} --help')\n`;
+/** commander's message (`error: unknown option '--stak'\n(Did you mean --stack?)`) as one line. */
+const oneLine = (message: string) =>
+  message
+    .replace(/^error: /, "")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
+
+const usageLine = (path: string, message: string) => `${path}: ${redact(oneLine(message))} (see '${path} --help')\n`;
 
 /** A commander command answering on `io`: its errors one line each, none of them exiting the process. */
 function commander(path: string, io: Io): Commander {
@@ -111,7 +107,7 @@ function commander(path: string, io: Io): Commander {
   });
 }
 
-function helpAfter(command: Command): string {
+function helpAfter(command: Pick<Command, "details" | "examples" | "exitCodes">): string {
   const lines: string[] = [];
   for (const paragraph of command.details ?? []) lines.push("", paragraph);
   if (command.examples?.length) {
@@ -169,7 +165,7 @@ export async function runProgram(
   const program = commander("hub-export", io).enablePositionalOptions();
   for (const [name, command] of Object.entries(commands))
     program.addCommand(toCommander(name, command, io, (c) => (code = c)));
-  program.addHelpText("after", () => ["", "Exit codes:", ...exitCodeLines(exitCodes).map((l) => `  ${l}`)].join("\n"));
+  program.addHelpText("after", () => helpAfter({ exitCodes }));
   try {
     await program.parseAsync(argv, { from: "user" });
     return code;
@@ -194,8 +190,7 @@ export function parseCommandArgs<O extends Options>(
   try {
     cmd.parse(argv, { from: "user" });
   } catch (err) {
-    if (err instanceof CommanderError)
-      throw new UsageError(err.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " "));
+    if (err instanceof CommanderError) throw new UsageError(oneLine(err.message));
     throw err;
   }
   return { values: values() as ParsedValues<O> };
