@@ -100,7 +100,7 @@ interface BenchOptions {
 }
 
 function parse(argv: string[]): BenchOptions {
-  const { values } = parseCommandArgs({ options }, argv, "bench export");
+  const { values } = parseCommandArgs({ options }, argv);
   const spec = (option: string, value: string | undefined, check: (v: string) => unknown) => {
     try {
       check(value ?? "");

@@ -56,7 +56,7 @@ interface OutageOptions {
 }
 
 function parse(argv: string[]): OutageOptions {
-  const { values } = parseCommandArgs({ options }, argv, "bench outage");
+  const { values } = parseCommandArgs({ options }, argv);
   try {
     parseFaultSpec(values.faults ?? "");
   } catch (err) {

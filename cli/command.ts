@@ -1,18 +1,16 @@
 /**
- * The shape of a `hub-export` subcommand. Each command declares its options once — name, type, value placeholder,
- * description, default and example — and both the parser and `--help` are derived from that declaration
- * (cli/README.md: how to add a command).
+ * The shape of a `hub-export` subcommand, and its commander command: each command declares its options once, and
+ * commander parses them, writes `--help` (defaults included) and suggests the option or command meant by a typo. Our
+ * exit codes stay: wrong usage 2, a user error 1 without a stack trace (cli/README.md: how to add a command).
  */
-import { parseArgs } from "node:util";
+import { Command as Commander, CommanderError, Option } from "commander";
 import { UsageError } from "../core/errors";
 import { asUserError } from "../core/refusals";
 import { redact, redactLines } from "../core/redact";
-import { closest } from "../core/didYouMean";
 import { EXIT, exitCodeLines } from "../core/exitCodes";
 
 export interface OptionSpec {
   type: "string" | "boolean";
-  short?: string;
   multiple?: boolean;
   /** The value's placeholder in help: N, PATH, URL, NAME (string options). */
   value?: string;
@@ -40,9 +38,9 @@ export interface Io {
 export interface Command<O extends Options = Options> {
   summary: string;
   options: O;
-  /** Positional arguments, for the usage line and help (most commands take none). */
+  /** A positional argument, commander's way (`<benchmark>`), for the usage line and help (most commands take none). */
   positionals?: { name: string; description: string };
-  /** Hand every argument to `run` unparsed, as positionals (the bench command forwards them). */
+  /** Hand every argument after the positional to `run` unparsed (the bench command forwards them). */
   passThrough?: boolean;
   /** More help: paragraphs printed after the options (environment variables, formats). */
   details?: string[];
@@ -50,14 +48,9 @@ export interface Command<O extends Options = Options> {
   examples?: { command: string; does: string }[];
   /** Exit codes beyond 0, 1, 2 and 70 (which every command has), or other meanings for them. */
   exitCodes?: Record<number, string>;
-  /** Replaces the generated help (the bench command lists its benchmarks' own options). */
-  help?(): Promise<string>;
-  /**
-   * Actions with options of their own (`cls build`, `cls check`): the first argument names one, which then parses,
-   * runs and answers `--help` as a command of its own. `run` is reached only without an action.
-   */
+  /** Subcommands with options of their own (`cls build`, `cls check`); such a command has no `run`. */
   actions?: Record<string, Command>;
-  run(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
+  run?(values: ParsedValues<O>, io: Io, positionals: string[]): Promise<number>;
 }
 
 export type ParsedValues<O extends Options> = {
@@ -68,192 +61,144 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
   return command;
 }
 
-/** The options as node's parseArgs takes them. Defaults are applied after parsing (so `--x` and its default differ). */
-function parserOptions(options: Options) {
-  return Object.fromEntries(
-    Object.entries(options).map(([name, o]) => [
-      name,
-      { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
-    ]),
-  );
-}
-
-/**
- * A string option's value that starts with `-` (`--port -1`) is taken as its value when it is no known option, so
- * that the command's own check explains what is expected.
- */
-function joinDashValues(options: Options, argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === "--") return [...out, ...argv.slice(i)];
-    const spec = arg.startsWith("--") && !arg.includes("=") ? options[arg.slice(2)] : undefined;
-    const next = argv[i + 1];
-    if (
-      spec?.type === "string" &&
-      next !== undefined &&
-      next.startsWith("-") &&
-      next !== "-" &&
-      !isKnownOption(options, next)
-    ) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
-function isKnownOption(options: Options, arg: string): boolean {
-  if (arg.startsWith("--")) return arg.slice(2).split("=")[0] in options || arg === "--help";
-  return arg === "-h" || Object.values(options).some((o) => o.short === arg.slice(1));
-}
-
-export function parseCommandArgs<O extends Options>(
-  command: Pick<Command<O>, "options" | "positionals" | "passThrough">,
-  argv: string[],
-  name = "command",
-): { values: ParsedValues<O>; positionals: string[] } {
-  if (command.passThrough) return { values: {}, positionals: argv };
-  let parsed: { values: Record<string, unknown>; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: joinDashValues(command.options, argv),
-      options: parserOptions(command.options) as never,
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (err) {
-    throw new UsageError(parserMessage(err as NodeJS.ErrnoException, command.options, name));
-  }
-  if (parsed.positionals.length > 0 && !command.positionals)
-    throw new UsageError(`unexpected argument '${parsed.positionals[0]}'`);
-  const values: Record<string, unknown> = { ...parsed.values };
-  for (const [key, spec] of Object.entries(command.options))
-    if (values[key] === undefined && spec.default !== undefined) values[key] = spec.default;
-  return { values: values as ParsedValues<O>, positionals: parsed.positionals };
-}
-
-/** node's parseArgs messages, said our way: one line naming the option and what is expected. */
-function parserMessage(err: NodeJS.ErrnoException, options: Options, command: string): string {
-  const option = /'(-[^' ]+)/.exec(err.message)?.[1];
-  switch (err.code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
-      const near = option && closest(option.replace(/^-+/, "").split("=")[0], Object.keys(options));
-      return `unknown option ${option}${near ? ` (did you mean --${near}?)` : ""}`;
-    }
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE": {
-      const name = option?.replace(/^-+/, "").split(/[= ]/)[0] ?? "";
-      const spec = options[name];
-      if (spec?.type === "boolean") return `--${name} takes no value`;
-      return `--${name} needs a value${spec?.value ? ` (${spec.value})` : ""}${spec?.example ? `, e.g. ${spec.example}` : ""}`;
-    }
-    default:
-      return `${err.message.split("\n")[0]} (hub-export ${command} --help lists the options)`;
-  }
-}
-
 /** Parses a positive integer option, or fails with a usage error naming it. */
-export function intOption(name: string, value: string | undefined, fallback?: number): number {
-  if (value === undefined) {
-    if (fallback === undefined) throw new UsageError(`--${name} is required`);
-    return fallback;
-  }
+export function intOption(name: string, value: string | undefined): number {
+  if (value === undefined) throw new UsageError(`--${name} is required`);
   if (!/^\d+$/.test(value) || Number(value) <= 0)
     throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
   return Number(value);
 }
 
-/** `[--employees N]`, `--job-name NAME` */
-function synopsisPart(name: string, o: OptionSpec): string {
-  const text = `--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`;
-  return o.required ? text : `[${text}]`;
+function toOption(name: string, o: OptionSpec): Option {
+  const flags = `--${name}${o.type === "string" ? ` <${o.value ?? "VALUE"}>` : ""}`;
+  const facts = [o.required && "required", o.default === undefined && o.defaultText && `default: ${o.defaultText}`];
+  if (o.example) facts.push(`example: ${o.example}`);
+  const option = new Option(flags, [o.description, ...facts.filter(Boolean).map((f) => `(${f})`)].join(" "));
+  if (o.default !== undefined) option.default(o.default, o.defaultText ?? o.default);
+  // A repeated option collects its values (`--out a.csv --out a.xlsx`).
+  return o.multiple ? option.argParser((value: string, previous?: string[]) => [...(previous ?? []), value]) : option;
 }
 
-export function usageLine(name: string, command: Command): string {
-  const parts = Object.entries(command.options).map(([n, o]) => synopsisPart(n, o));
-  if (command.positionals) parts.unshift(command.positionals.name);
-  return `hub-export ${name} ${parts.join(" ")}`.trimEnd();
+/** Adds the options to `cmd`; the function returns their parsed values by our names (`database-url`). */
+function addOptions(cmd: Commander, options: Options): () => Record<string, unknown> {
+  const added = Object.entries(options).map(([name, o]) => [name, toOption(name, o)] as const);
+  for (const [, option] of added) cmd.addOption(option);
+  // commander reads `--no-retry-after` as retryAfter, true unless given: we keep the option's own sense.
+  const value = (option: Option) => cmd.getOptionValue(option.attributeName()) as unknown;
+  return () =>
+    Object.fromEntries(added.map(([name, option]) => [name, option.negate ? !value(option) : value(option)]));
 }
 
-/** The full `--help` text, from the declaration. */
-export async function helpText(name: string, command: Command): Promise<string> {
-  if (command.help) return command.help();
-  if (command.actions) return actionsHelp(name, command, command.actions);
-  const lines = [command.summary, "", `Usage: ${usageLine(name, command)}`];
-  if (command.positionals) lines.push("", `${command.positionals.name}: ${command.positionals.description}`);
-  lines.push(
-    "",
-    "Options:",
-    ...optionLines(command.options),
-    ...optionLines({ help: { type: "boolean", short: "h", description: "Show this help and exit" } }),
-  );
+/** commander's message (`error: unknown option '--stak'\n(Did you mean --stack?)`) as one line. */
+const oneLine = (message: string) =>
+  message
+    .replace(/^error: /, "")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
+
+const usageLine = (path: string, message: string) => `${path}: ${redact(oneLine(message))} (see '${path} --help')\n`;
+
+/** A commander command answering on `io`: its errors one line each, none of them exiting the process. */
+function commander(path: string, io: Io): Commander {
+  return new Commander(path.split(" ").at(-1)).exitOverride().configureOutput({
+    writeOut: (text) => io.stdout.write(text),
+    writeErr: (text) => io.stderr.write(text),
+    outputError: (message, write) => write(usageLine(path, message)),
+  });
+}
+
+function helpAfter(command: Pick<Command, "details" | "examples" | "exitCodes">): string {
+  const lines: string[] = [];
   for (const paragraph of command.details ?? []) lines.push("", paragraph);
   if (command.examples?.length) {
     lines.push("", "Examples:");
     for (const e of command.examples) lines.push(`  ${e.command}`, `      ${e.does}`);
   }
   lines.push("", "Exit codes:", ...exitCodeLines(command.exitCodes).map((l) => `  ${l}`));
-  return lines.join("\n") + "\n";
+  return lines.join("\n");
 }
 
-function actionsHelp(name: string, command: Command, actions: Record<string, Command>): string {
-  const names = Object.keys(actions);
-  const lines = [command.summary, "", `Usage: hub-export ${name} <${names.join("|")}> [options]`, "", "Actions:"];
-  for (const action of names) lines.push(`  ${action.padEnd(10)}${actions[action].summary}`);
-  lines.push("", `Run 'hub-export ${name} <action> --help' for an action's options, their defaults and examples.`);
-  lines.push("", "Exit codes:", ...exitCodeLines(command.exitCodes).map((l) => `  ${l}`));
-  return lines.join("\n") + "\n";
-}
-
-export function optionLines(options: Options): string[] {
-  const lines: string[] = [];
-  for (const [name, o] of Object.entries(options)) {
-    const flag = `${o.short ? `-${o.short}, ` : ""}--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`;
-    lines.push(`  ${flag}`, `      ${o.description}${o.required ? " (required)" : ""}`);
-    const facts = [];
-    if (o.default !== undefined || o.defaultText) facts.push(`default: ${o.defaultText ?? o.default}`);
-    else if (o.type === "boolean" && name !== "help") facts.push("default: off");
-    if (o.example) facts.push(`example: ${o.example}`);
-    if (facts.length) lines.push(`      ${facts.join("; ")}`);
-  }
-  return lines;
+/** The commander command of a declaration; `done` receives the exit code of the command that ran. */
+function toCommander(name: string, command: Command, io: Io, done: (code: number) => void): Commander {
+  const path = `hub-export ${name}`;
+  const cmd = commander(path, io).description(command.summary);
+  const values = addOptions(cmd, command.options);
+  if (command.positionals) cmd.argument(command.positionals.name, command.positionals.description);
+  if (command.passThrough) cmd.argument("[args...]").allowUnknownOption().passThroughOptions();
+  for (const [action, sub] of Object.entries(command.actions ?? {}))
+    cmd.addCommand(toCommander(`${name} ${action}`, sub, io, done));
+  cmd.addHelpText("after", () => helpAfter(command));
+  if (!command.run) return cmd;
+  return cmd.action(async () => {
+    done(await reported(path, io, () => command.run!(values() as ParsedValues<Options>, io, cmd.args)));
+  });
 }
 
 /**
- * Runs one command as the CLI does: `--help` prints its help; a UsageError exits 2 and a UserError 1, each printed
- * as one line (a UserError may list several problems) without a stack trace; so does a foreign state's error
- * (core/refusals.ts). Anything else is a bug, and is thrown.
+ * A UsageError exits 2 and a UserError 1, each printed as one line (a UserError may list several problems) without a
+ * stack trace; so does a foreign state's error (core/refusals.ts). Anything else is a bug, and is thrown.
  */
-export async function executeCommand(name: string, command: Command, argv: string[], io: Io): Promise<number> {
-  if (command.actions && argv[0] !== undefined && Object.hasOwn(command.actions, argv[0])) {
-    return executeCommand(`${name} ${argv[0]}`, command.actions[argv[0]], argv.slice(1), io);
-  }
-  const help = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));
-  if (
-    (help.includes("--help") || help.includes("-h")) &&
-    (!command.passThrough || help[0] === "--help" || help[0] === "-h" || help.length === 0)
-  ) {
-    io.stdout.write(await helpText(name, command));
-    return EXIT.ok;
-  }
+async function reported(path: string, io: Io, run: () => Promise<number>): Promise<number> {
   try {
-    // `cls --stack qa build`: each action has its own options, so the action is read first.
-    const late = command.actions ? help.find((a) => Object.hasOwn(command.actions!, a)) : undefined;
-    if (late !== undefined) throw new UsageError(`the action comes first: 'hub-export ${name} ${late} [options]'`);
-    const { values, positionals } = parseCommandArgs(command, argv, name);
-    return await command.run(values, io, positionals);
+    return await run();
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`hub-export ${name}: ${redact(err.message)} (see 'hub-export ${name} --help')\n`);
+      io.stderr.write(usageLine(path, err.message));
       return EXIT.usage;
     }
-    // A user error, or a foreign state's (a full disk, a refused connection, a shared table changed: core/refusals.ts).
     const user = asUserError(err);
-    if (user) {
-      // A message may quote a hub's answer or an error: shown redacted (core/redact.ts).
-      for (const line of user.lines) io.stderr.write(redactLines(line) + "\n");
-      return EXIT.failed;
-    }
+    if (!user) throw err;
+    // A message may quote a hub's answer or an error: shown redacted (core/redact.ts).
+    for (const line of user.lines) io.stderr.write(redactLines(line) + "\n");
+    return EXIT.failed;
+  }
+}
+
+/** Runs `hub-export <argv>` with these subcommands: commander's own errors and help exit 2 and 0. */
+export async function runProgram(
+  commands: Record<string, Command>,
+  argv: string[],
+  io: Io,
+  exitCodes?: Record<number, string>,
+): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = commander("hub-export", io).enablePositionalOptions();
+  for (const [name, command] of Object.entries(commands))
+    program.addCommand(toCommander(name, command, io, (c) => (code = c)));
+  program.addHelpText("after", () => helpAfter({ exitCodes }));
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     throw err;
   }
+}
+
+/** Runs one command as the CLI does (`hub-export <name> <argv>`). */
+export function executeCommand(name: string, command: Command, argv: string[], io: Io): Promise<number> {
+  return runProgram({ [name]: command }, [name, ...argv], io);
+}
+
+/** A benchmark's own options parsed as a command's (bench/*.ts): a mistake is a UsageError. */
+export function parseCommandArgs<O extends Options>(
+  command: { options: O },
+  argv: string[],
+): { values: ParsedValues<O> } {
+  const cmd = new Commander().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const values = addOptions(cmd, command.options);
+  try {
+    cmd.parse(argv, { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) throw new UsageError(oneLine(err.message));
+    throw err;
+  }
+  return { values: values() as ParsedValues<O> };
+}
+
+/** A command's `--help`, as `hub-export <name> --help` prints it (the bench command shows its benchmarks' so). */
+export function helpText(name: string, command: Command, io: Io): string {
+  return toCommander(name, command, io, () => {})
+    .name(`hub-export ${name}`)
+    .helpInformation();
 }

@@ -1,5 +1,4 @@
-import { defineCommand, optionLines, type Options } from "../command";
-import { exitCodeLines } from "../../core/exitCodes";
+import { defineCommand, helpText, type Io, type Options } from "../command";
 import { UsageError } from "../../core/errors";
 
 /**
@@ -20,7 +19,7 @@ const NPM_SCRIPTS: Record<string, string> = {
   outage: "npm run bench:outage --",
 };
 
-async function load(name: string | undefined): Promise<Benchmark> {
+function load(name: string | undefined): Benchmark {
   if (!name || !(BENCHMARKS as readonly string[]).includes(name)) {
     throw new UsageError(
       `${name ? `unknown benchmark '${name}'` : "name a benchmark"}: one of ${BENCHMARKS.join(", ")}`,
@@ -30,45 +29,35 @@ async function load(name: string | undefined): Promise<Benchmark> {
   return require(`../../bench/${name}.ts`) as Benchmark;
 }
 
-async function benchHelp(names: readonly string[]): Promise<string> {
-  const lines = [
-    "Run a benchmark and print its figures (it never fails on timing)",
-    "",
-    "Usage: hub-export bench <benchmark> [options]",
-    "",
-    "Benchmarks:",
-  ];
-  for (const name of names) {
-    const bench = await load(name);
-    lines.push(
-      "",
-      `${name}: ${bench.summary}`,
-      `  hub-export bench ${name} [options]   (or: ${NPM_SCRIPTS[name]} [options])`,
-      ...optionLines(bench.options),
-    );
-  }
-  if (names.includes("export"))
-    lines.push(
-      "",
-      "Examples:",
-      "  npm run bench -- --employees 1000000",
-      "      the export of a million employees, with the peak RSS of the task",
-    );
-  lines.push("", "Exit codes:", ...exitCodeLines().map((l) => `  ${l}`));
-  return lines.join("\n") + "\n";
+/** A benchmark's help: its options, as a command's. */
+function benchHelp(name: string, io: Io): string {
+  const { summary, options } = load(name);
+  return `${helpText(`bench ${name}`, { summary, options }, io)}(or: ${NPM_SCRIPTS[name]} [options])\n`;
 }
 
 export default defineCommand({
   summary: "Run a benchmark script (export, emulator, plan, outage) and print its figures",
   options: {},
-  positionals: { name: "<export|emulator|plan|outage>", description: "the benchmark to run; its options follow it" },
+  positionals: {
+    name: "<benchmark>",
+    description: "the benchmark to run (export, emulator, plan, outage); its options follow it",
+  },
   passThrough: true,
-  help: () => benchHelp(BENCHMARKS),
+  // Read when help is shown: each benchmark's options, from its module.
+  get details() {
+    return BENCHMARKS.map((name) => benchHelp(name, process));
+  },
+  examples: [
+    {
+      command: "npm run bench -- --employees 1000000",
+      does: "the export of a million employees, with the peak RSS of the task",
+    },
+  ],
   async run(_values, io, positionals) {
     const [name, ...rest] = positionals;
-    const bench = await load(name);
+    const bench = load(name);
     if (rest.includes("--help") || rest.includes("-h")) {
-      io.stdout.write(await benchHelp([name]));
+      io.stdout.write(benchHelp(name, io));
       return 0;
     }
     await bench.main(rest);

@@ -96,18 +96,9 @@ const checkAction = defineCommand({
 
 export default defineCommand({
   summary: "CLS load sheets from the HR system's exports (build) and the unknown-code check on demand (check)",
-  positionals: {
-    name: "<build|check>",
-    description: "build: the CLS load sheet from the HR system's exports; check: the unknown-code check",
-  },
   options: {},
   actions: { build: buildAction, check: checkAction },
   exitCodes: { 1: "a problem to fix, or (check) unknown codes found, or (build --strict) blank or duplicate codes" },
-  async run(_values, _io, positionals) {
-    throw new UsageError(
-      positionals[0] ? `unknown action '${positionals[0]}': build or check` : "build or check is required",
-    );
-  },
 });
 
 type Values = {

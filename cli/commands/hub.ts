@@ -1,13 +1,11 @@
 /** `hub-export hub checklist`: the hub team's checklist of a stack (core/hubChecklist.ts), as Markdown or JSON. */
 import { defineCommand } from "../command";
-import { UsageError } from "../../core/errors";
 import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
 import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
 import { buildStackSheets } from "../../config/clsSheets";
 
-export default defineCommand({
+const checklist = defineCommand({
   summary: "The hub team's checklist of a stack: per hub-side item, what is automated and what a person must do",
-  positionals: { name: "checklist", description: "the action (the only one): the hub team's checklist, as Markdown" },
   options: {
     ...stackOptions,
     json: { type: "boolean", description: "Print the checklist as JSON instead of Markdown", example: "--json" },
@@ -18,13 +16,7 @@ export default defineCommand({
       does: "the checklist to hand to the hub team for prod",
     },
   ],
-  async run(values, io, positionals) {
-    if (positionals[0] !== "checklist" || positionals.length > 1)
-      throw new UsageError(
-        positionals[0] && positionals[0] !== "checklist"
-          ? `unknown action '${positionals[0]}': checklist`
-          : "checklist is required",
-      );
+  async run(values, io) {
     const config = loadFromOptions(values);
     // The sheet is built as pulumi up builds it, so the checklist states its size (and the exports are checked).
     const cls = config.cls ? await buildStackSheets(config.cls) : undefined;
@@ -33,4 +25,10 @@ export default defineCommand({
     io.stdout.write(values.json ? JSON.stringify(list, null, 2) + "\n" : checklistMarkdown(list));
     return 0;
   },
+});
+
+export default defineCommand({
+  summary: "The hub team's checklist of a stack (checklist, the only action), as Markdown or JSON",
+  options: {},
+  actions: { checklist },
 });

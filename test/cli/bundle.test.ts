@@ -139,7 +139,9 @@ describe("the hub-export bundle", () => {
       const text = fs.readFileSync(commandFile, "utf8");
       const summary = /summary: "([^"]+)"/.exec(text)![1];
       fs.writeFileSync(commandFile, text.replace(summary, "Edited summary"));
-      expect(summaryLine((await runIn(root, ["--help"])).stdout, "discard")).toMatch(/^discard\s+Edited summary$/);
+      expect(summaryLine((await runIn(root, ["--help"])).stdout, "discard")).toMatch(
+        /^discard \[options\]\s+Edited summary$/,
+      );
       // A source error is reported as such, with the file, and no bundle is run.
       fs.writeFileSync(commandFile, text.replace(`"${summary}"`, '"unterminated'));
       const broken = await runIn(root, ["--help"]);
@@ -158,7 +160,7 @@ describe("the hub-export bundle", () => {
       let out = "";
       stdout.on("data", (d) => (out += d));
       expect(await cli.main(["--help"], { stdout, stderr: new PassThrough(), stdin: new PassThrough() })).toBe(0);
-      expect(out).toContain("Usage: hub-export <command>");
+      expect(out).toContain("Usage: hub-export [options] [command]");
       expect(fs.existsSync(cacheDirs[0])).toBe(false);
     });
   });

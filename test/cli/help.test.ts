@@ -44,19 +44,35 @@ const BENCHMARKS = ["export", "emulator", "plan"];
 const benchOptions = async (name: string) =>
   ((await import(path.join(PROJECT_ROOT, "bench", `${name}.ts`))) as { options: Options }).options;
 
+/** commander wraps help to the terminal's width: compared with its lines joined. */
+const flat = (text: string) => text.replace(/\s+/g, " ");
+
 function expectOptionsListed(help: string, options: Options): void {
   for (const [name, o] of Object.entries(options)) {
-    expect(help, `--${name}`).toContain(`--${name}${o.type === "string" ? ` ${o.value}` : ""}\n      ${o.description}`);
-    if (o.default !== undefined) expect(help).toContain(`default: ${o.defaultText ?? o.default}`);
-    if (o.defaultText !== undefined) expect(help).toContain(`default: ${o.defaultText}`);
-    expect(help).toContain(`example: ${o.example}`);
+    expect(flat(help), `--${name}`).toContain(
+      `--${name}${o.type === "string" ? ` <${o.value}>` : ""} ${o.description}`,
+    );
+    if (o.default !== undefined || o.defaultText !== undefined)
+      expect(flat(help)).toContain(`(default: ${o.defaultText ?? o.default})`);
+    expect(flat(help)).toContain(`(example: ${o.example})`);
   }
+}
+
+/** Every command, and every action of one (`cls build`), with its declaration. */
+async function allCommands(): Promise<[string, Command][]> {
+  const all: [string, Command][] = [];
+  for (const name of Object.keys(COMMANDS)) {
+    const command = await load(name);
+    all.push([name, command]);
+    for (const [action, sub] of Object.entries(command.actions ?? {})) all.push([`${name} ${action}`, sub]);
+  }
+  return all;
 }
 
 describe("hub-export --help", () => {
   it("declares every option of every command and benchmark with a description, a value placeholder and an example", async () => {
     const all: [string, Options][] = [];
-    for (const name of Object.keys(COMMANDS)) all.push([name, (await load(name)).options]);
+    for (const [name, command] of await allCommands()) all.push([name, command.options]);
     for (const b of BENCHMARKS) all.push([`bench ${b}`, await benchOptions(b)]);
     for (const [command, options] of all) {
       for (const [name, o] of Object.entries(options)) {
@@ -67,14 +83,13 @@ describe("hub-export --help", () => {
     }
   });
 
-  it.each(Object.keys(COMMANDS).filter((c) => c !== "bench"))(
-    "%s --help lists each option with description, default and example, and the exit codes",
-    async (name) => {
-      const r = await cli(name, "--help");
+  it("every command's and action's --help lists each option with description, default and example, and the exit codes", async () => {
+    for (const [name, command] of (await allCommands()).filter(([c]) => c !== "bench")) {
+      const r = await cli(...name.split(" "), "--help");
       expect(r.code).toBe(0);
       expect(r.stderr).toBe("");
       expect(r.stdout).toContain(`Usage: hub-export ${name}`);
-      expectOptionsListed(r.stdout, (await load(name)).options);
+      expectOptionsListed(r.stdout, command.options);
       const codes = r.stdout
         .slice(r.stdout.indexOf("Exit codes:"))
         .split("\n")
@@ -82,8 +97,8 @@ describe("hub-export --help", () => {
         .filter(Boolean)
         .map((l) => l.trim().split(" ")[0]);
       expect(codes).toEqual(expect.arrayContaining(["0", "1", "2", "70"]));
-    },
-  );
+    }
+  });
 
   it("bench --help and bench <name> --help list the benchmarks' own options and exit 0", async () => {
     // As a user runs them: the bench command loads the benchmark scripts itself.
@@ -109,12 +124,12 @@ describe("hub-export --help", () => {
     // The qa stack as committed (the fixture): the examples do not follow a team's own values.
     const config = loadStackConfig({ file: fixtureStackFile("qa") });
     const deployed = deployedInputs(config);
-    const help = (await cli("run", "--help")).stdout;
-    expect(help).toContain(`example: --definition s3://${config.bucket.name}/${renderedPipelineKey(config.jobName)}\n`);
-    expect(help).toContain(`example: --scripts ${deployed.scripts}\n`);
-    expect(help).toContain(`example: --connections ${deployed.connections}\n`);
+    const help = flat((await cli("run", "--help")).stdout);
+    expect(help).toContain(`(example: --definition s3://${config.bucket.name}/${renderedPipelineKey(config.jobName)})`);
+    expect(help).toContain(`(example: --scripts ${deployed.scripts})`);
+    expect(help).toContain(`(example: --connections ${deployed.connections})`);
     expect(help).toContain(
-      `example: --cls s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${HUB_CONFIGURATION_FILES.clsCsv}\n`,
+      `(example: --cls s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}${HUB_CONFIGURATION_FILES.clsCsv})`,
     );
     expect(help).not.toContain(TEMPLATE_FILE_PREFIX);
   });
@@ -124,17 +139,19 @@ describe("hub-export --help", () => {
     const check = await cli("cls", "check", "--help");
     expect([build.code, check.code]).toEqual([0, 0]);
     expect(build.stdout).not.toBe(check.stdout);
-    expect(build.stdout).toMatch(/^Build the CLS load sheet from the HR system's exports/);
-    expect(build.stdout).toContain("Usage: hub-export cls build ");
-    expect(check.stdout).toMatch(/^Check the codes of the client's employees .* against the CLS load sheet/);
-    expect(check.stdout).toContain("Usage: hub-export cls check ");
+    expect(build.stdout).toMatch(
+      /^Usage: hub-export cls build \[options\]\n\nBuild the CLS load sheet from the HR system's exports/,
+    );
+    expect(flat(check.stdout)).toMatch(
+      /^Usage: hub-export cls check \[options\] Check the codes of the client's employees .* against the CLS load sheet/,
+    );
     for (const option of ["--from", "--out", "--strict"])
       expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([true, false]);
     for (const option of ["--sheet", "--database-url"])
       expect([build.stdout.includes(option), check.stdout.includes(option)], option).toEqual([false, true]);
     const both = (await cli("cls", "--help")).stdout;
-    expect(both).toMatch(/^ {2}build {5}Build the CLS load sheet/m);
-    expect(both).toMatch(/^ {2}check {5}Check the codes/m);
+    expect(both).toMatch(/^ {2}build \[options\] {2}Build the CLS load sheet/m);
+    expect(both).toMatch(/^ {2}check \[options\] {2}Check the codes/m);
   });
 
   it("the top-level help lists the commands and every exit code, 70 included; the README's table is the same", async () => {
@@ -168,8 +185,8 @@ describe("the exit codes, as the commands return them", () => {
     const top = listed((await cli("--help")).stdout);
     const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
     const table = [...readme.matchAll(/^\| `(\d+)` \|/gm)].map((m) => Number(m[1]));
-    for (const name of Object.keys(COMMANDS).filter((c) => c !== "bench")) {
-      for (const code of listed((await cli(name, "--help")).stdout)) {
+    for (const [name] of (await allCommands()).filter(([c]) => c !== "bench")) {
+      for (const code of listed((await cli(...name.split(" "), "--help")).stdout)) {
         expect(top, `${name}: ${code}`).toContain(code);
         expect(table, `${name}: ${code}`).toContain(code);
       }
@@ -185,11 +202,16 @@ describe("user mistakes get one line naming the problem and the fix", () => {
     return lines[0];
   };
 
+  // commander's wording, one line, with our pointer to the command's help.
   it.each([
-    [["validate", "--nope"], "hub-export validate: unknown option --nope (see 'hub-export validate --help')"],
+    [["validate", "--nope"], "hub-export validate: unknown option '--nope' (see 'hub-export validate --help')"],
     [
       ["validate", "--stak", "qa"],
-      "hub-export validate: unknown option --stak (did you mean --stack?) (see 'hub-export validate --help')",
+      "hub-export validate: unknown option '--stak' (Did you mean --stack?) (see 'hub-export validate --help')",
+    ],
+    [
+      ["validate", "qa"],
+      "hub-export validate: too many arguments for 'validate'. Expected 0 arguments but got 1. (see 'hub-export validate --help')",
     ],
     [
       ["emulator", "--port", "-1"],
@@ -197,9 +219,9 @@ describe("user mistakes get one line naming the problem and the fix", () => {
     ],
     [
       ["local", "--employees"],
-      "hub-export local: --employees needs a value (N), e.g. --employees 100000 (see 'hub-export local --help')",
+      "hub-export local: option '--employees <N>' argument missing (see 'hub-export local --help')",
     ],
-    [["local", "--keep=yes"], "hub-export local: --keep takes no value (see 'hub-export local --help')"],
+    [["local", "--keep=yes"], "hub-export local: unknown option '--keep=yes' (see 'hub-export local --help')"],
     [
       ["status", "--job-name", "J", "--database-url", "notaurl"],
       "hub-export status: --database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL (see 'hub-export status --help')",
@@ -208,28 +230,28 @@ describe("user mistakes get one line naming the problem and the fix", () => {
       ["status", "--job-name", "J", "--database-url", "https://db.example.com/x"],
       "hub-export status: --database-url must be a postgres:// URL, got a https:// URL (see 'hub-export status --help')",
     ],
-    [["cls"], "hub-export cls: build or check is required (see 'hub-export cls --help')"],
-    [["cls", "frob"], "hub-export cls: unknown action 'frob': build or check (see 'hub-export cls --help')"],
-    [
-      ["cls", "--stack", "qa", "check"],
-      "hub-export cls: the action comes first: 'hub-export cls check [options]' (see 'hub-export cls --help')",
-    ],
+    [["cls", "frob"], "hub-export cls: unknown command 'frob' (see 'hub-export cls --help')"],
+    [["cls", "chekc"], "hub-export cls: unknown command 'chekc' (Did you mean check?) (see 'hub-export cls --help')"],
+    [["cls", "--stack", "qa", "check"], "hub-export cls: unknown option '--stack' (see 'hub-export cls --help')"],
     [
       ["cls", "build", "--stack", "qa", "--sheet", "x.csv"],
-      "hub-export cls build: unknown option --sheet (see 'hub-export cls build --help')",
+      "hub-export cls build: unknown option '--sheet' (see 'hub-export cls build --help')",
     ],
-    [
-      ["frobnicate"],
-      `hub-export: unknown command 'frobnicate': one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`,
-    ],
-    [
-      ["statsu"],
-      `hub-export: unknown command 'statsu' (did you mean 'status'?): one of ${Object.keys(COMMANDS).join(", ")} (see 'hub-export --help')`,
-    ],
+    [["frobnicate"], "hub-export: unknown command 'frobnicate' (see 'hub-export --help')"],
+    [["statsu"], "hub-export: unknown command 'statsu' (Did you mean status?) (see 'hub-export --help')"],
   ])("%j", async (argv, message) => {
     const r = await cli(...argv);
     expect(r.code).toBe(2);
     expect(oneLine(r)).toBe(message);
+  });
+
+  it("a command that needs an action, without one, shows its help on stderr", async () => {
+    for (const argv of [[], ["cls"], ["hub"]]) {
+      const r = await cli(...argv);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(`Usage: ${["hub-export", ...argv].join(" ")} [options] [command]`);
+    }
   });
 
   it("an unknown benchmark", async () => {

@@ -142,7 +142,7 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(md.stdout).toContain("# Hub checklist: ACME PROD (stack prod");
     const usage = await runCli(["hub", "list"]);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("unknown action 'list': checklist");
+    expect(usage.stderr).toContain("unknown command 'list'");
   });
 });
 

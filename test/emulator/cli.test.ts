@@ -149,7 +149,7 @@ describe("hub-export emulator", () => {
     ],
     [["--rate-limit", "queue=fast"], /--rate-limit: rule 1 \('queue=fast'\): expected a rate like 2000\/s/],
     [["--port", "70000"], /--port must be an integer from 0 to 65535/],
-    [["--bogus"], /unknown option --bogus/],
+    [["--bogus"], /unknown option '--bogus'/],
     [["--port", "-1"], /--port must be an integer from 0 to 65535, got '-1'/],
   ])("exits 2 on bad usage %j", async (args, message) => {
     const r = await runToExit(args);
