@@ -12,16 +12,13 @@
  * (the code before a change, say).
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Client, Pool } from "pg";
-import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, QUEUES, TENANTS } from "./platform";
+import { Pool } from "pg";
+import { QUEUES, startBenchPlatform } from "./platform";
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { parseFaultSpec, FaultSpecError, type FaultStats } from "../emulator/faults";
 import { UsageError } from "../core/errors";
 import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
-import { runAndWatch, startEmulatorProcess, UserCpu } from "./export";
+import { runAndWatch, UserCpu } from "./export";
 
 export const summary =
   "A dead or dying hub (the emulator's faults) against N queued messages: per run, the seconds until the task stopped, what it recorded, what the hub saw, what is left queued; then the next runs";
@@ -74,35 +71,10 @@ const secs = (ms: number) => Math.round(ms / 100) / 10;
 
 export async function main(argv: string[]): Promise<void> {
   const options = parse(argv);
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
   const say = (line: string) => process.stdout.write(line + "\n");
-  let server: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
-  let emulator: Awaited<ReturnType<typeof startEmulatorProcess>>["child"] | undefined;
+  const { dataDir, url, emulator, platform, taskBundle, close } = await startBenchPlatform({ emulatorArgs: [] });
   try {
-    server = await startEmbeddedPostgres({ dataDir, persistent: false });
-    const admin = new Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query("CREATE DATABASE bench");
-    await admin.end();
-    const url = new URL(server.adminUrl);
-    url.pathname = "/bench";
-    const configFile = path.join(work, "emulator.json");
-    const emuConfig = emulatorConfig({ retainBodies: false });
-    // Each tenant in its region: ERS and HRSYS faults of one region apply to it.
-    emuConfig.tenants = {
-      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
-      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
-    };
-    fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
-    const started = await startEmulatorProcess(configFile, []);
-    emulator = started.child;
-    const platform = await provisionPlatform({
-      databaseUrl: url.toString(),
-      hub: started.urls,
-      dir: path.join(work, "platform"),
-    });
-    const pool = new Pool({ connectionString: url.toString(), max: 2 });
+    const pool = new Pool({ connectionString: url, max: 2 });
     await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
       count: options.messages,
@@ -110,17 +82,10 @@ export async function main(argv: string[]): Promise<void> {
       platRegions: ["US", "EU"],
     });
 
-    let outfile = process.env.BENCH_TASK_BUNDLE;
-    if (!outfile) {
-      const { buildTask } = require(path.join(__dirname, "..", "scripts", "build-task.js")) as {
-        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
-      };
-      ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
-    }
     const s = platform.stagingSchema;
     const count = async (sql: string) => (await pool.query<{ n: number }>(sql)).rows[0].n;
     const setFaults = async (spec: string) => {
-      const answer = await fetch(`${new URL(started.urls.state).origin}/_emulator/faults`, {
+      const answer = await fetch(`${new URL(emulator.urls.state).origin}/_emulator/faults`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ spec }),
@@ -138,17 +103,19 @@ export async function main(argv: string[]): Promise<void> {
       const healed = i > options.deadRuns;
       // Replacing the faults restarts the emulator's counters: what follows is this run's.
       await setFaults(healed ? "none" : options.faults);
-      const before = await hubStored(started.urls.state);
+      const before = await hubStored(emulator.urls.state);
       const t = Date.now();
-      const task = await runAndWatch(outfile, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
+      const task = await runAndWatch(taskBundle, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
       const seconds = secs(Date.now() - t);
       const last = task.events.at(-1) ?? {};
       const { rows: history } = await pool.query<{
         event: string;
         detail: { reason?: string; openLinks?: Record<string, string> };
       }>(`SELECT event, detail FROM ${s}.HUB_EXPORT_RUN_HISTORY ORDER BY recorded_at DESC LIMIT 1`);
-      const hub = (await (await fetch(started.urls.state)).json()) as { faults: { stats: Record<string, FaultStats> } };
-      const after = await hubStored(started.urls.state);
+      const hub = (await (await fetch(emulator.urls.state)).json()) as {
+        faults: { stats: Record<string, FaultStats> };
+      };
+      const after = await hubStored(emulator.urls.state);
       say(`Run ${i}: ${healed ? "the hub healed" : `hub faults '${options.faults}'`}`);
       say(
         `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${typeof last.status === "string" && last.status ? ` ${last.status}` : ""}`,
@@ -193,10 +160,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     await pool.end();
   } finally {
-    emulator?.kill("SIGTERM");
-    await server?.stop().catch(() => {});
-    fs.rmSync(work, { recursive: true, force: true });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 
