@@ -380,18 +380,8 @@ function linkTable(
     "window (min-max)",
   ];
   const rows: string[][] = [];
-  const byApi = new Map<
-    string,
-    {
-      requests: number;
-      throttled: number;
-      accepted: number;
-      seconds: number;
-      units: number;
-      limit: number;
-      limited: boolean;
-    }
-  >();
+  const noTraffic = { requests: 0, throttled: 0, accepted: 0, seconds: 0, units: 0, limit: 0, limited: false };
+  const byApi = new Map<string, typeof noTraffic>();
   for (const name of names) {
     const h = hub[name];
     const c = task[name];
@@ -413,15 +403,7 @@ function linkTable(
       c ? `${c.window.now} (${c.window.min}-${c.window.max})` : "-",
     ]);
     if (h) {
-      const a = byApi.get(api) ?? {
-        requests: 0,
-        throttled: 0,
-        accepted: 0,
-        seconds: 0,
-        units: 0,
-        limit: 0,
-        limited: false,
-      };
+      const a = byApi.get(api) ?? { ...noTraffic };
       a.requests += h.requests;
       a.throttled += h.throttled;
       a.accepted += h.accepted;

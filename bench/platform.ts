@@ -14,7 +14,7 @@ import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { BUCKET_FOLDERS } from "../core/naming";
-import type { EmulatorConfigInput } from "../emulator";
+import type { EmulatorConfigInput, EmulatorUrls } from "../emulator";
 import { applyPlan } from "../local/applyPlan";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { PARAMETER_DEFAULTS } from "../core/parameters";
@@ -251,7 +251,7 @@ export interface BenchPlatform {
   dataDir: string;
   /** The `bench` database. */
   url: string;
-  emulator: { child: ChildProcess; urls: HubUrls & { state: string } };
+  emulator: { child: ChildProcess; urls: EmulatorUrls };
   platform: TestPlatform;
   /** The task bundle: BENCH_TASK_BUNDLE, or built as the image holds it. */
   taskBundle: string;
@@ -316,7 +316,8 @@ export async function startBenchPlatform(options: {
   }
 }
 
-async function startEmulatorProcess(configFile: string, extra: string[]): Promise<BenchPlatform["emulator"]> {
+/** `hub-export emulator` in a child process (BENCH_EMULATOR_NODE_ARGS: node flags), and the URLs it prints first. */
+export async function startEmulatorProcess(configFile: string, extra: string[]): Promise<BenchPlatform["emulator"]> {
   const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(
     process.execPath,
@@ -333,10 +334,30 @@ async function startEmulatorProcess(configFile: string, extra: string[]): Promis
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const first = await new Promise<string>((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout });
-    rl.once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its URLs`)));
+  const urls = await new Promise<EmulatorUrls>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout });
+    const onExit = (code: number | null) =>
+      settle(() => reject(new Error(`the emulator exited with code ${code} before printing its URLs`)));
+    const timer = setTimeout(() => settle(() => reject(new Error("the emulator did not start within 30 s"))), 30_000);
+    const settle = (finish: () => void) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      lines.close();
+      finish();
+    };
+    child.once("exit", onExit);
+    lines.once("line", (line) =>
+      settle(() => {
+        try {
+          resolve((JSON.parse(line) as { urls: EmulatorUrls }).urls);
+        } catch {
+          reject(new Error(`unexpected first line from the emulator: ${line.slice(0, 200)}`));
+        }
+      }),
+    );
+  }).catch((err: unknown) => {
+    child.kill("SIGKILL");
+    throw err;
   });
-  return { child, urls: (JSON.parse(first) as { urls: HubUrls & { state: string } }).urls };
+  return { child, urls };
 }
