@@ -1,21 +1,8 @@
 /**
- * `npm run bench -- --employees N [--changes M] [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N] [--cls MODE]`: N
- * sample employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
- * exported by the bundled task run with node as a child process, as the image runs it (the node flags of
- * task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS, and per link (API and region): requests,
- * 429s, achieved rates against the limit, and round trips as the task saw them.
- *
- * On loopback (no --latency, no --rate-limit) it also measures the floor: the time PostgreSQL alone takes to map every
- * employee to message bodies (the extraction query, nothing written), and total/floor. With --latency and
- * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts). `--cls report|strict` adds the
- * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
- * `--changes M` then changes M employees (half in the employee row, half only in an address) and runs the task again:
- * the daily incremental run, its task time and its share of the full run's (with --cls, both runs check).
- *
- * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_SETTINGS='{...}' adds server
- * settings (auto_explain, to see a slow statement's plan); BENCH_PG_STATEMENTS=1 lists the
- * statements that took the most time; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags to the task and the
- * emulator (e.g. --cpu-prof).
+ * `npm run bench`: sample employees through embedded PostgreSQL and the emulator (a child process), exported by the
+ * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor.
+ * BENCH_TASK_BUNDLE=<index.js> runs another build of the task; BENCH_PG_SETTINGS='{...}' adds server settings;
+ * BENCH_PG_STATEMENTS=1 lists the slowest statements; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";

@@ -1,15 +1,7 @@
 /**
- * `npm run bench:outage -- [--messages 3000] [--faults SPEC] [--dead-runs 2]`: a dead or dying hub, and how long it
- * holds a run. N messages (N sample employees of the US and EU tenants) through embedded PostgreSQL and the hub
- * emulator (a child process on loopback) with the emulator's faults (`queue.publish:silence=1`: a silent broker;
- * `queue.publish:drip=1`: a dripping one; `ers.entities:silence=1`; `queue.publish.EU:silence=1`: the EU broker alone),
- * then the bundled task, run as the image runs it, `--dead-runs` times against that hub, then once against a healed one.
- *
- * The task runs at its default settings (HUB_EXPORT_* variables of this process pass through, to try others). Prints
- * per run: seconds until it ended, its exit code and last log line, the reason recorded in HUB_EXPORT_RUN_HISTORY, what
- * the hub saw (requests per endpoint and region, messages stored), what is left queued, failed or published, and the
- * task's links (their breakers). It never fails on timing. BENCH_TASK_BUNDLE=<index.js> runs another build of the task
- * (the code before a change, say).
+ * `npm run bench:outage`: a dead or dying hub (the emulator's faults) and how long it holds a run of the bundled task,
+ * `--dead-runs` times, then once against the healed hub. HUB_EXPORT_* variables pass through to the task;
+ * BENCH_TASK_BUNDLE=<index.js> runs another build. It never fails on timing.
  */
 import fs from "node:fs";
 import { Pool } from "pg";
