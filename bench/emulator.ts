@@ -5,11 +5,10 @@
  *
  *     npm run bench:emulator -- [--messages 100000] [--batch 10] [--concurrency 16] [--body-bytes 1024] [--retain-bodies]
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 import { parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { Pool, request } from "undici";
 import {
@@ -24,8 +23,8 @@ import {
 import { DEV_QUEUES } from "../emulator/config";
 import type { EmulatorState, EmulatorUrls } from "../emulator";
 import { UsageError } from "../core/errors";
+import { startEmulatorProcess } from "./platform";
 
-const BIN = path.resolve(__dirname, "..", "bin", "hub-export.js");
 const QUEUE = "bench-empl-us";
 
 interface BenchOptions {
@@ -41,14 +40,14 @@ export async function main(argv: string[]): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
   const configFile = path.join(dir, "emulator.json");
   fs.writeFileSync(configFile, JSON.stringify({ retainBodies: opts.retainBodies }));
-  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--json", "--config", configFile], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const started = startEmulatorProcess(configFile, []);
   try {
-    const urls = await readUrls(child);
-    await run(urls, opts);
+    await run((await started).urls, opts);
   } finally {
-    await stop(child);
+    await started.then(
+      (e) => stop(e.child),
+      () => {},
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -222,31 +221,6 @@ function parseOptions(argv: string[]): BenchOptions {
 }
 
 /** The child's first stdout line is `{"urls": ...}` (`--json`). */
-function readUrls(child: ChildProcess): Promise<EmulatorUrls> {
-  return new Promise((resolve, reject) => {
-    const lines = readline.createInterface({ input: child.stdout! });
-    const onExit = (code: number | null) =>
-      settle(() => reject(new Error(`the emulator exited with code ${code} before printing its URLs`)));
-    const timer = setTimeout(() => settle(() => reject(new Error("the emulator did not start within 30 s"))), 30_000);
-    const settle = (finish: () => void) => {
-      clearTimeout(timer);
-      child.off("exit", onExit);
-      lines.close();
-      finish();
-    };
-    child.once("exit", onExit);
-    lines.once("line", (line) =>
-      settle(() => {
-        try {
-          resolve((JSON.parse(line) as { urls: EmulatorUrls }).urls);
-        } catch {
-          reject(new Error(`unexpected first line from the emulator: ${line.slice(0, 200)}`));
-        }
-      }),
-    );
-  });
-}
-
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {

@@ -1,30 +1,16 @@
 /**
- * `npm run bench -- --employees N [--changes M] [--latency SPEC] [--rate-limit SPEC] [--no-retry-after] [--seed N] [--cls MODE]`: N
- * sample employees (default 100,000) through embedded PostgreSQL and the hub emulator (a child process on loopback),
- * exported by the bundled task run with node as a child process, as the image runs it (the node flags of
- * task/Dockerfile). Prints seconds per phase, messages/s, the task's peak RSS, and per link (API and region): requests,
- * 429s, achieved rates against the limit, and round trips as the task saw them.
- *
- * On loopback (no --latency, no --rate-limit) it also measures the floor: the time PostgreSQL alone takes to map every
- * employee to message bodies (the extraction query, nothing written), and total/floor. With --latency and
- * --rate-limit the emulator plays a remote, rate-limited hub (emulator/link.ts). `--cls report|strict` adds the
- * unknown-code check against the sample data's CLS load sheet (every code known), to measure what the check costs.
- * `--changes M` then changes M employees (half in the employee row, half only in an address) and runs the task again:
- * the daily incremental run, its task time and its share of the full run's (with --cls, both runs check).
- *
- * BENCH_TASK_BUNDLE=<index.js> runs another build of the task (an A/B comparison); BENCH_PG_SETTINGS='{...}' adds server
- * settings (auto_explain, to see a slow statement's plan); BENCH_PG_STATEMENTS=1 lists the
- * statements that took the most time; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags to the task and the
- * emulator (e.g. --cpu-prof).
+ * `npm run bench`: sample employees through embedded PostgreSQL and the emulator (a child process), exported by the
+ * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor.
+ * BENCH_TASK_BUNDLE=<index.js> runs another build of the task; BENCH_PG_SETTINGS='{...}' adds server settings;
+ * BENCH_PG_STATEMENTS=1 lists the slowest statements; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { Client, Pool } from "pg";
-import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, TENANTS, type HubUrls } from "./platform";
+import { startBenchPlatform, TENANTS, type TestPlatform } from "./platform";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
@@ -135,58 +121,30 @@ const secs = (ms: number) => Math.round(ms / 10) / 100;
 
 export async function main(argv: string[]): Promise<void> {
   const options = parse(argv);
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
   const say = (line: string) => process.stdout.write(line + "\n");
-  let emulator: ChildProcess | undefined;
-  // Its own top-level temporary folder: the server runs as the postgres user, who cannot enter `work`.
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
   // BENCH_PG_STATEMENTS=1: the task's statements that took the most time, from pg_stat_statements.
   const statements = process.env.BENCH_PG_STATEMENTS === "1";
   // BENCH_PG_SETTINGS: more server settings as JSON (e.g. auto_explain's, to see the plan of a slow statement).
   const extra = process.env.BENCH_PG_SETTINGS
     ? (JSON.parse(process.env.BENCH_PG_SETTINGS) as Record<string, string>)
     : {};
-  const server = await startEmbeddedPostgres({
-    dataDir,
-    persistent: false,
+  const remote = options.latency !== "" || options.rateLimit !== "";
+  const { work, dataDir, url, emulator, platform, taskBundle, close } = await startBenchPlatform({
     settings: {
       ...SERVER_SETTINGS,
       ...(statements ? { shared_preload_libraries: "pg_stat_statements" } : {}),
       ...extra,
     },
-  });
-  try {
-    const admin = new Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query("CREATE DATABASE bench");
-    await admin.end();
-    const url = new URL(server.adminUrl);
-    url.pathname = "/bench";
-
-    const configFile = path.join(work, "emulator.json");
-    // Each tenant in its region, so that ERS requests meet their region's latency and limit.
-    const emuConfig = emulatorConfig({ retainBodies: false });
-    emuConfig.tenants = {
-      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
-      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
-    };
-    fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
-    const remote = options.latency !== "" || options.rateLimit !== "";
-    const started = await startEmulatorProcess(configFile, [
+    emulatorArgs: [
       "--seed",
       String(options.seed),
       ...(options.latency ? ["--latency", options.latency] : []),
       ...(options.rateLimit ? ["--rate-limit", options.rateLimit] : []),
       ...(options.retryAfter ? [] : ["--no-retry-after"]),
-    ]);
-    emulator = started.child;
-    const platform = await provisionPlatform({
-      databaseUrl: url.toString(),
-      hub: started.urls,
-      dir: path.join(work, "platform"),
-    });
-
-    const pool = new Pool({ connectionString: url.toString(), max: 2 });
+    ],
+  });
+  try {
+    const pool = new Pool({ connectionString: url, max: 2 });
     let t = Date.now();
     const seeded = await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
@@ -205,16 +163,6 @@ export async function main(argv: string[]): Promise<void> {
       await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()");
     await pool.end();
 
-    // The task, bundled and run with node (or the build named by BENCH_TASK_BUNDLE).
-    let outfile = process.env.BENCH_TASK_BUNDLE;
-    if (!outfile) {
-      const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as {
-        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
-      };
-      ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
-      // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
-      fs.rmSync(`${outfile}.map`, { force: true });
-    }
     const clsArgs: string[] = [];
     if (options.cls) {
       const sheet = path.join(work, "CLS_LOAD_SHEET.csv");
@@ -223,18 +171,22 @@ export async function main(argv: string[]): Promise<void> {
     }
     const loadBefore = os.loadavg();
     const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
-    const emulatorCpu = cpuSeconds(emulator.pid);
+    const emulatorCpu = cpuSeconds(emulator.child.pid);
     t = Date.now();
-    const task = await runAndWatch(outfile, [...platform.args, ...clsArgs], serverCpu);
+    const task = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], serverCpu);
     const totalSeconds = secs(Date.now() - t);
-    const cpu = { task: task.cpuSeconds, emulator: cpuSeconds(emulator.pid) - emulatorCpu, server: serverCpu.seconds };
+    const cpu = {
+      task: task.cpuSeconds,
+      emulator: cpuSeconds(emulator.child.pid) - emulatorCpu,
+      server: serverCpu.seconds,
+    };
     const loadAfter = os.loadavg();
-    const top = statements ? await topStatements(url.toString()) : [];
+    const top = statements ? await topStatements(url) : [];
     const done = task.events.find((e) => e.event === "run.done");
     if (!done || task.code !== 0)
       throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
-    const hub = (await (await fetch(started.urls.state)).json()) as {
+    const hub = (await (await fetch(emulator.urls.state)).json()) as {
       links: Record<string, LinkState>;
       ers: Record<string, { entities: number }>;
     };
@@ -284,7 +236,7 @@ export async function main(argv: string[]): Promise<void> {
       say(line);
     for (const line of top) say(line);
     if (options.changes !== undefined) {
-      const touchPool = new Pool({ connectionString: url.toString(), max: 1 });
+      const touchPool = new Pool({ connectionString: url, max: 1 });
       const touched = await touchEmployees(touchPool, {
         schema: platform.publishSchema,
         count: options.changes,
@@ -293,7 +245,7 @@ export async function main(argv: string[]): Promise<void> {
       await touchPool.end();
       const incServerCpu = new UserCpu(fs.statSync(dataDir).uid).start();
       t = Date.now();
-      const inc = await runAndWatch(outfile, [...platform.args, ...clsArgs], incServerCpu);
+      const inc = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], incServerCpu);
       const incSeconds = secs(Date.now() - t);
       const incDone = inc.events.find((e) => e.event === "run.done");
       if (!incDone || inc.code !== 0)
@@ -327,17 +279,14 @@ export async function main(argv: string[]): Promise<void> {
       );
     }
   } finally {
-    emulator?.kill("SIGTERM");
-    await server.stop().catch(() => {});
-    fs.rmSync(work, { recursive: true, force: true });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 
 /** The extraction query over every employee at once, bodies built, nothing written or sent. */
 async function measureFloor(
   pool: Pool,
-  platform: Awaited<ReturnType<typeof provisionPlatform>>,
+  platform: TestPlatform,
 ): Promise<{ seconds: number; messages: number; chars: number }> {
   const t = Date.now();
   const sql = extractChunkSql(
@@ -418,18 +367,8 @@ function linkTable(
     "window (min-max)",
   ];
   const rows: string[][] = [];
-  const byApi = new Map<
-    string,
-    {
-      requests: number;
-      throttled: number;
-      accepted: number;
-      seconds: number;
-      units: number;
-      limit: number;
-      limited: boolean;
-    }
-  >();
+  const noTraffic = { requests: 0, throttled: 0, accepted: 0, seconds: 0, units: 0, limit: 0, limited: false };
+  const byApi = new Map<string, typeof noTraffic>();
   for (const name of names) {
     const h = hub[name];
     const c = task[name];
@@ -451,15 +390,7 @@ function linkTable(
       c ? `${c.window.now} (${c.window.min}-${c.window.max})` : "-",
     ]);
     if (h) {
-      const a = byApi.get(api) ?? {
-        requests: 0,
-        throttled: 0,
-        accepted: 0,
-        seconds: 0,
-        units: 0,
-        limit: 0,
-        limited: false,
-      };
+      const a = byApi.get(api) ?? { ...noTraffic };
       a.requests += h.requests;
       a.throttled += h.throttled;
       a.accepted += h.accepted;
@@ -513,34 +444,6 @@ async function topStatements(url: string): Promise<string[]> {
   } finally {
     await client.end();
   }
-}
-
-export async function startEmulatorProcess(
-  configFile: string,
-  extra: string[],
-): Promise<{ child: ChildProcess; urls: HubUrls & { state: string } }> {
-  const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeArgs,
-      path.join(ROOT, "bin", "hub-export.js"),
-      "emulator",
-      "--port",
-      "0",
-      "--config",
-      configFile,
-      "--json",
-      ...extra,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const first = await new Promise<string>((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout });
-    rl.once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its URLs`)));
-  });
-  return { child, urls: (JSON.parse(first) as { urls: HubUrls & { state: string } }).urls };
 }
 
 /** The node flags of task/Dockerfile's ENTRYPOINT: `["node", <flags>..., "/app/index.js", "run"]`. */

@@ -1,27 +1,16 @@
 /**
- * `npm run bench:outage -- [--messages 3000] [--faults SPEC] [--dead-runs 2]`: a dead or dying hub, and how long it
- * holds a run. N messages (N sample employees of the US and EU tenants) through embedded PostgreSQL and the hub
- * emulator (a child process on loopback) with the emulator's faults (`queue.publish:silence=1`: a silent broker;
- * `queue.publish:drip=1`: a dripping one; `ers.entities:silence=1`; `queue.publish.EU:silence=1`: the EU broker alone),
- * then the bundled task, run as the image runs it, `--dead-runs` times against that hub, then once against a healed one.
- *
- * The task runs at its default settings (HUB_EXPORT_* variables of this process pass through, to try others). Prints
- * per run: seconds until it ended, its exit code and last log line, the reason recorded in HUB_EXPORT_RUN_HISTORY, what
- * the hub saw (requests per endpoint and region, messages stored), what is left queued, failed or published, and the
- * task's links (their breakers). It never fails on timing. BENCH_TASK_BUNDLE=<index.js> runs another build of the task
- * (the code before a change, say).
+ * `npm run bench:outage`: a dead or dying hub (the emulator's faults) and how long it holds a run of the bundled task,
+ * `--dead-runs` times, then once against the healed hub. HUB_EXPORT_* variables pass through to the task;
+ * BENCH_TASK_BUNDLE=<index.js> runs another build. It never fails on timing.
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Client, Pool } from "pg";
-import { startEmbeddedPostgres } from "../local/embeddedPostgres";
-import { emulatorConfig, provisionPlatform, QUEUES, TENANTS } from "./platform";
+import { Pool } from "pg";
+import { QUEUES, startBenchPlatform } from "./platform";
 import { seedSampleEmployees } from "../task/model/sampleData";
 import { parseFaultSpec, FaultSpecError, type FaultStats } from "../emulator/faults";
 import { UsageError } from "../core/errors";
 import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
-import { runAndWatch, startEmulatorProcess, UserCpu } from "./export";
+import { runAndWatch, UserCpu } from "./export";
 
 export const summary =
   "A dead or dying hub (the emulator's faults) against N queued messages: per run, the seconds until the task stopped, what it recorded, what the hub saw, what is left queued; then the next runs";
@@ -74,35 +63,10 @@ const secs = (ms: number) => Math.round(ms / 100) / 10;
 
 export async function main(argv: string[]): Promise<void> {
   const options = parse(argv);
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
   const say = (line: string) => process.stdout.write(line + "\n");
-  let server: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
-  let emulator: Awaited<ReturnType<typeof startEmulatorProcess>>["child"] | undefined;
+  const { dataDir, url, emulator, platform, taskBundle, close } = await startBenchPlatform({ emulatorArgs: [] });
   try {
-    server = await startEmbeddedPostgres({ dataDir, persistent: false });
-    const admin = new Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query("CREATE DATABASE bench");
-    await admin.end();
-    const url = new URL(server.adminUrl);
-    url.pathname = "/bench";
-    const configFile = path.join(work, "emulator.json");
-    const emuConfig = emulatorConfig({ retainBodies: false });
-    // Each tenant in its region: ERS and HRSYS faults of one region apply to it.
-    emuConfig.tenants = {
-      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
-      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
-    };
-    fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
-    const started = await startEmulatorProcess(configFile, []);
-    emulator = started.child;
-    const platform = await provisionPlatform({
-      databaseUrl: url.toString(),
-      hub: started.urls,
-      dir: path.join(work, "platform"),
-    });
-    const pool = new Pool({ connectionString: url.toString(), max: 2 });
+    const pool = new Pool({ connectionString: url, max: 2 });
     await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
       count: options.messages,
@@ -110,17 +74,10 @@ export async function main(argv: string[]): Promise<void> {
       platRegions: ["US", "EU"],
     });
 
-    let outfile = process.env.BENCH_TASK_BUNDLE;
-    if (!outfile) {
-      const { buildTask } = require(path.join(__dirname, "..", "scripts", "build-task.js")) as {
-        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
-      };
-      ({ outfile } = await buildTask({ outdir: path.join(work, "task") }));
-    }
     const s = platform.stagingSchema;
     const count = async (sql: string) => (await pool.query<{ n: number }>(sql)).rows[0].n;
     const setFaults = async (spec: string) => {
-      const answer = await fetch(`${new URL(started.urls.state).origin}/_emulator/faults`, {
+      const answer = await fetch(`${new URL(emulator.urls.state).origin}/_emulator/faults`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ spec }),
@@ -138,17 +95,19 @@ export async function main(argv: string[]): Promise<void> {
       const healed = i > options.deadRuns;
       // Replacing the faults restarts the emulator's counters: what follows is this run's.
       await setFaults(healed ? "none" : options.faults);
-      const before = await hubStored(started.urls.state);
+      const before = await hubStored(emulator.urls.state);
       const t = Date.now();
-      const task = await runAndWatch(outfile, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
+      const task = await runAndWatch(taskBundle, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
       const seconds = secs(Date.now() - t);
       const last = task.events.at(-1) ?? {};
       const { rows: history } = await pool.query<{
         event: string;
         detail: { reason?: string; openLinks?: Record<string, string> };
       }>(`SELECT event, detail FROM ${s}.HUB_EXPORT_RUN_HISTORY ORDER BY recorded_at DESC LIMIT 1`);
-      const hub = (await (await fetch(started.urls.state)).json()) as { faults: { stats: Record<string, FaultStats> } };
-      const after = await hubStored(started.urls.state);
+      const hub = (await (await fetch(emulator.urls.state)).json()) as {
+        faults: { stats: Record<string, FaultStats> };
+      };
+      const after = await hubStored(emulator.urls.state);
       say(`Run ${i}: ${healed ? "the hub healed" : `hub faults '${options.faults}'`}`);
       say(
         `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${typeof last.status === "string" && last.status ? ` ${last.status}` : ""}`,
@@ -193,10 +152,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     await pool.end();
   } finally {
-    emulator?.kill("SIGTERM");
-    await server?.stop().catch(() => {});
-    fs.rmSync(work, { recursive: true, force: true });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 

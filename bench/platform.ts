@@ -3,16 +3,21 @@
  * and the client's run tables, the config rows, connection files, the scripts folder and the rendered definition, all
  * pointing at an embedded PostgreSQL database and an emulator on loopback.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
+import { Client } from "pg";
 import { validateStackConfig } from "../config/validate";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { BUCKET_FOLDERS } from "../core/naming";
-import type { EmulatorConfigInput } from "../emulator";
+import type { EmulatorConfigInput, EmulatorUrls } from "../emulator";
 import { applyPlan } from "../local/applyPlan";
+import { startEmbeddedPostgres } from "../local/embeddedPostgres";
+import { PARAMETER_DEFAULTS } from "../core/parameters";
 import { localPaths } from "../local/paths";
 
 export const TENANTS = {
@@ -133,12 +138,7 @@ export function rawStackConfigFor(
     publishSchema: `${database}.publish`,
     stagingSchema: `${database}.staging`,
     parameters: {
-      records_per_hub_message: 1,
-      records_per_ers_request: 100,
-      idl_date: "1901-01-01T00:00:00",
-      system_code: "HRSYS",
-      EmpTypeDefault: "Sales",
-      EmpGenderDefault: "Not_Declared",
+      ...PARAMETER_DEFAULTS,
       ...parameters,
     },
     bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
@@ -241,4 +241,123 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
     args: ["run", "--definition", definitionFile, "--scripts", scriptsDir, "--connections", paths.connections],
     secrets,
   };
+}
+
+const ROOT = path.resolve(__dirname, "..");
+
+export interface BenchPlatform {
+  work: string;
+  /** The embedded server's data folder (its processes' owner is the server's user). */
+  dataDir: string;
+  /** The `bench` database. */
+  url: string;
+  emulator: { child: ChildProcess; urls: EmulatorUrls };
+  platform: TestPlatform;
+  /** The task bundle: BENCH_TASK_BUNDLE, or built as the image holds it. */
+  taskBundle: string;
+  /** Stops the emulator and the server, and removes their folders. */
+  close: () => Promise<void>;
+}
+
+/**
+ * A benchmark's platform: embedded PostgreSQL with a `bench` database, the emulator as a child process with each tenant
+ * in its region (so ERS requests meet their region's latency, limit and faults), the platform installed there, and the
+ * task bundle.
+ */
+export async function startBenchPlatform(options: {
+  settings?: Record<string, string>;
+  emulatorArgs: string[];
+}): Promise<BenchPlatform> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
+  // Its own top-level temporary folder: the server runs as the postgres user, who cannot enter `work`.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-pg-"));
+  let server: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
+  let emulator: BenchPlatform["emulator"] | undefined;
+  const close = async () => {
+    emulator?.child.kill("SIGTERM");
+    await server?.stop().catch(() => {});
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: options.settings });
+    const admin = new Client({ connectionString: server.adminUrl });
+    await admin.connect();
+    await admin.query("CREATE DATABASE bench");
+    await admin.end();
+    const url = new URL(server.adminUrl);
+    url.pathname = "/bench";
+    const configFile = path.join(work, "emulator.json");
+    const emuConfig = emulatorConfig({ retainBodies: false });
+    emuConfig.tenants = {
+      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
+      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
+    };
+    fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
+    emulator = await startEmulatorProcess(configFile, options.emulatorArgs);
+    const platform = await provisionPlatform({
+      databaseUrl: url.toString(),
+      hub: emulator.urls,
+      dir: path.join(work, "platform"),
+    });
+    let taskBundle = process.env.BENCH_TASK_BUNDLE;
+    if (!taskBundle) {
+      const { buildTask } = require(path.join(ROOT, "scripts", "build-task.js")) as {
+        buildTask: (o: { outdir: string }) => Promise<{ outfile: string }>;
+      };
+      taskBundle = (await buildTask({ outdir: path.join(work, "task") })).outfile;
+      // Exactly what the image holds: task/Dockerfile copies index.js alone, without its source map.
+      fs.rmSync(`${taskBundle}.map`, { force: true });
+    }
+    return { work, dataDir, url: url.toString(), emulator, platform, taskBundle, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** `hub-export emulator` in a child process (BENCH_EMULATOR_NODE_ARGS: node flags), and the URLs it prints first. */
+export async function startEmulatorProcess(configFile: string, extra: string[]): Promise<BenchPlatform["emulator"]> {
+  const nodeArgs = (process.env.BENCH_EMULATOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      path.join(ROOT, "bin", "hub-export.js"),
+      "emulator",
+      "--port",
+      "0",
+      "--config",
+      configFile,
+      "--json",
+      ...extra,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const urls = await new Promise<EmulatorUrls>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout });
+    const onExit = (code: number | null) =>
+      settle(() => reject(new Error(`the emulator exited with code ${code} before printing its URLs`)));
+    const timer = setTimeout(() => settle(() => reject(new Error("the emulator did not start within 30 s"))), 30_000);
+    const settle = (finish: () => void) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      lines.close();
+      finish();
+    };
+    child.once("exit", onExit);
+    lines.once("line", (line) =>
+      settle(() => {
+        try {
+          resolve((JSON.parse(line) as { urls: EmulatorUrls }).urls);
+        } catch {
+          reject(new Error(`unexpected first line from the emulator: ${line.slice(0, 200)}`));
+        }
+      }),
+    );
+  }).catch((err: unknown) => {
+    child.kill("SIGKILL");
+    throw err;
+  });
+  return { child, urls };
 }

@@ -163,14 +163,6 @@ export function loadConfigFile(file: string): EmulatorConfig {
   return resolveConfig(raw, file);
 }
 
-/** True when the config uses the built-in dev credentials somewhere, so the CLI knows what it may print. */
-export function usesDevCredentials(config: EmulatorConfig): { queues: HubRegion[]; tenants: string[] } {
-  return {
-    queues: HUB_REGIONS.filter((r) => config.queues[r] === DEV_QUEUES[r]),
-    tenants: Object.keys(config.tenants).filter((id) => config.tenants[id] === DEV_TENANTS[id]),
-  };
-}
-
 /** `queues.US.orgId: must hold only ...`; never quotes the offending value, which may be a secret. */
 function formatIssue(issue: z.core.$ZodIssue): string {
   let key = "";

@@ -26,7 +26,7 @@ import { applyPlan } from "./applyPlan";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
-import { latestIntakeJobs, runOutcome, type IntakeJobRow, type RunOutcome } from "../operate/status";
+import { latestIntakeJobs, latestOutcome, type IntakeJobRow, type RunOutcome } from "../operate/status";
 import { recordRefusal } from "./status";
 import type { Removed } from "./deployment";
 import { removedParts, runStatus, type LocalSummary } from "./summary";
@@ -355,7 +355,7 @@ async function summarize(input: {
         (await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1)).find(
           (j) => j.transactionId === transaction,
         ) ?? null;
-      outcome = await runOutcome(client, plan.stagingSchema, config.jobName, transaction);
+      outcome = await latestOutcome(client, plan.stagingSchema, config.jobName, transaction);
     } else if (input.run.finalEvent === "run.refused" && input.run.reason) {
       // Refused before it reached the run tables: recorded here, so that 'status' says why as the summary does.
       await recordRefusal(client, plan.stagingSchema, config.clientName, config.jobName, input.run.reason);

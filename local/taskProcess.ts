@@ -16,10 +16,8 @@ const SOURCE_DIRS = ["task", "core", "config", "cls", "cli"].map((d) => path.joi
 
 function newestMtime(dir: string): number {
   let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
-  }
+  for (const file of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }))
+    newest = Math.max(newest, fs.statSync(path.join(dir, file)).mtimeMs);
   return newest;
 }
 

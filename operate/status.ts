@@ -175,29 +175,17 @@ export async function latestIntakeJobs(
 }
 
 export async function runsInProgress(client: Client, schema: string, jobName: string): Promise<RunInProgress[]> {
-  const { rows } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
-    `SELECT transaction_id, phase, started_at FROM ${ident(schema)}.${TABLES.run} WHERE job_name = $1 ORDER BY started_at`,
+  const { rows } = await client.query<RunInProgress>(
+    `SELECT transaction_id AS "transactionId", phase, started_at AS "startedAt" FROM ${ident(schema)}.${TABLES.run}
+      WHERE job_name = $1 ORDER BY started_at`,
     [jobName],
   );
-  return rows.map((r) => ({ transactionId: r.transaction_id, phase: r.phase, startedAt: r.started_at }));
+  return rows;
 }
 
-const MESSAGE_COLUMNS = `s.message_id, s.status, s.hub_tenant_id, s.hub_destination, a.record_count, a.employee_ids, s.attempts, s.reason, s.updated_at, a.transaction_id AS extracted_by`;
-
-function messageRow(r: Record<string, unknown>): MessageRow {
-  return {
-    messageId: r.message_id as string,
-    status: r.status as string,
-    hubTenantId: r.hub_tenant_id as string,
-    hubDestination: r.hub_destination as string,
-    recordCount: r.record_count as number,
-    employeeIds: r.employee_ids as string[],
-    attempts: r.attempts as number,
-    reason: r.reason as string | null,
-    updatedAt: r.updated_at as Date,
-    extractedBy: r.extracted_by as string,
-  };
-}
+const MESSAGE_COLUMNS = `s.message_id AS "messageId", s.status, s.hub_tenant_id AS "hubTenantId", s.hub_destination AS "hubDestination",
+  a.record_count AS "recordCount", a.employee_ids AS "employeeIds", s.attempts, s.reason, s.updated_at AS "updatedAt",
+  a.transaction_id AS "extractedBy"`;
 
 /**
  * The messages of a transaction as _STATUS holds them (a message carries the transaction id of the run that publishes
@@ -215,15 +203,15 @@ export async function* transactionMessages(
   const t = clientTables(clientName);
   let after = "00000000-0000-0000-0000-000000000000";
   for (;;) {
-    const { rows } = await client.query<Record<string, unknown>>(
+    const { rows } = await client.query<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM ${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id
         WHERE s.transaction_id = $1 AND (s.status = '${MESSAGE_STATUS.published}') = $2 AND s.message_id > $3 ORDER BY s.message_id LIMIT $4`,
       [transactionId, received, after, pageSize],
     );
     if (rows.length === 0) return;
-    yield rows.map(messageRow);
+    yield rows;
     if (rows.length < pageSize) return;
-    after = rows[rows.length - 1].message_id as string;
+    after = rows[rows.length - 1].messageId;
   }
 }
 
@@ -236,12 +224,12 @@ export async function setAsideMessages(
 ): Promise<{ total: number; messages: MessageRow[] }> {
   const t = clientTables(clientName);
   const from = `${ident(schema)}.${ident(t.status)} s JOIN ${ident(schema)}.${ident(t.archive)} a ON a.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.setAside}'`;
-  const { rows } = await client.query<Record<string, unknown>>(
+  const { rows } = await client.query<MessageRow>(
     `SELECT ${MESSAGE_COLUMNS} FROM ${from} ORDER BY s.updated_at, s.message_id LIMIT $1`,
     [limit],
   );
   const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`);
-  return { total: count[0].n, messages: rows.map(messageRow) };
+  return { total: count[0].n, messages: rows };
 }
 
 /** The warehouse rows the client's extract holds back now (duplicate or blank ids, mapping errors), and how many. */
@@ -252,31 +240,13 @@ export async function rowsHeldBack(
   limit = 100,
 ): Promise<{ total: number; rows: HeldRow[] }> {
   const table = `${ident(schema)}.${ident(clientTables(clientName).rowsHeldBack)}`;
-  const { rows } = await client.query<{
-    employee_id: string;
-    kind: string;
-    reason: string;
-    copies: number;
-    first_held_at: Date;
-    held_at: Date;
-    held_by: string;
-  }>(
-    `SELECT employee_id, kind, reason, copies, first_held_at, held_at, held_by FROM ${table} ORDER BY kind, employee_id LIMIT $1`,
+  const { rows } = await client.query<HeldRow>(
+    `SELECT employee_id AS "employeeId", kind, reason, copies, first_held_at AS "firstHeldAt", held_at AS "heldAt", held_by AS "heldBy"
+       FROM ${table} ORDER BY kind, employee_id LIMIT $1`,
     [limit],
   );
   const { rows: count } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
-  return {
-    total: count[0].n,
-    rows: rows.map((r) => ({
-      employeeId: r.employee_id,
-      kind: r.kind,
-      reason: r.reason,
-      copies: r.copies,
-      firstHeldAt: r.first_held_at,
-      heldAt: r.held_at,
-      heldBy: r.held_by,
-    })),
-  };
+  return { total: count[0].n, rows };
 }
 
 export interface HistoryRow {
@@ -291,28 +261,13 @@ export interface HistoryRow {
 
 /** The job's latest HUB_EXPORT_RUN_HISTORY rows, newest first. */
 export async function runHistory(client: Client, schema: string, jobName: string, limit = 10): Promise<HistoryRow[]> {
-  const { rows } = await client.query<{
-    history_id: string | number;
-    transaction_id: string | null;
-    plat_client_name: string;
-    event: string;
-    recorded_at: Date;
-    actor: string | null;
-    detail: Record<string, unknown> | null;
-  }>(
-    `SELECT history_id, transaction_id, plat_client_name, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
+  const { rows } = await client.query<HistoryRow>(
+    `SELECT history_id::text AS "historyId", transaction_id AS "transactionId", plat_client_name AS "clientName", event,
+            recorded_at AS "recordedAt", actor, coalesce(detail, '{}') AS detail FROM ${ident(schema)}.${TABLES.runHistory}
       WHERE job_name = $1 ORDER BY recorded_at DESC, history_id DESC LIMIT $2`,
     [jobName, limit],
   );
-  return rows.map((r) => ({
-    historyId: String(r.history_id),
-    transactionId: r.transaction_id,
-    clientName: r.plat_client_name,
-    event: r.event,
-    recordedAt: r.recorded_at,
-    actor: r.actor,
-    detail: r.detail ?? {},
-  }));
+  return rows;
 }
 
 /** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
@@ -342,28 +297,19 @@ export interface RunOutcome {
   changes: IntakeJobRow["changes"];
 }
 
-export async function runOutcome(
-  client: Client,
-  schema: string,
-  jobName: string,
-  transactionId: string,
-): Promise<RunOutcome | null> {
-  const { rows } = await client.query<{ event: string; detail: Record<string, unknown> | null }>(
-    `SELECT event, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1 AND transaction_id = $2::uuid
-      AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
-    [jobName, transactionId],
-  );
-  return rows[0] ? outcomeOf(rows[0].event, rows[0].detail ?? {}) : null;
-}
-
-/** The job's latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) in HUB_EXPORT_RUN_HISTORY. */
+/** The latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) of the job, or of one of its transactions. */
 export interface LatestOutcome extends RunOutcome {
   transactionId: string | null;
   recordedAt: Date;
   actor: string | null;
 }
 
-export async function latestOutcome(client: Client, schema: string, jobName: string): Promise<LatestOutcome | null> {
+export async function latestOutcome(
+  client: Client,
+  schema: string,
+  jobName: string,
+  transactionId?: string,
+): Promise<LatestOutcome | null> {
   const { rows } = await client.query<{
     transaction_id: string | null;
     event: string;
@@ -371,9 +317,10 @@ export async function latestOutcome(client: Client, schema: string, jobName: str
     actor: string | null;
     detail: Record<string, unknown> | null;
   }>(
-    `SELECT transaction_id, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory} WHERE job_name = $1
+    `SELECT transaction_id, event, recorded_at, actor, detail FROM ${ident(schema)}.${TABLES.runHistory}
+      WHERE job_name = $1 AND ($2::uuid IS NULL OR transaction_id = $2::uuid)
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
-    [jobName],
+    [jobName, transactionId ?? null],
   );
   if (!rows[0]) return null;
   return {

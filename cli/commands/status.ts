@@ -6,7 +6,6 @@ import { loadFromOptions, stackOptions } from "../stackOptions";
 import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase, type CommandDatabase } from "../database";
 import {
   completedRuns,
-  runOutcome,
   knownJobs,
   latestIntakeJobs,
   latestOutcome,
@@ -375,7 +374,7 @@ async function showTransaction(
     );
   const clientName = rows[0].plat_client_name;
   // The run's own outcome: why it did not complete, and its counts (an unfinished run: its last stop's).
-  const outcome = await runOutcome(client, schema, jobName, transactionId);
+  const outcome = await latestOutcome(client, schema, jobName, transactionId);
   const reason = rows[0].status === "ExecutionCompleted" ? null : (outcome?.reason ?? null);
   // Reasons come from hub answers: every line and JSON value is redacted (core/redact.ts).
   const write = (text: string) => stdout.write(text);

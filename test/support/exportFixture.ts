@@ -2,7 +2,10 @@
 import fs from "node:fs";
 import { Client, Pool } from "pg";
 import { createTestDatabase } from "./database";
+import { runCli, type CliResult } from "./cli";
+import { fixtureStackFile } from "../fixtures/stacks";
 import {
+  JOB_NAME,
   QUEUES,
   emulatorConfig,
   provisionPlatform,
@@ -166,4 +169,18 @@ export async function lastHistory(f: ExportFixture): Promise<HistoryRow> {
     `SELECT event, transaction_id, detail FROM ${f.t.runHistory} ORDER BY history_id DESC LIMIT 1`,
   );
   return rows[0];
+}
+
+/** `hub-export status` of the test job in the fixture's database (the qa fixture stack), with `extra` options. */
+export function statusOf(f: ExportFixture, ...extra: string[]): Promise<CliResult> {
+  return runCli([
+    "status",
+    "--file",
+    fixtureStackFile("qa"),
+    "--job-name",
+    JOB_NAME,
+    "--database-url",
+    f.db.url,
+    ...extra,
+  ]);
 }

@@ -13,11 +13,9 @@ import {
   lastHistory,
   storedMessages,
   type ExportFixture,
+  statusOf,
 } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { runCli } from "../support/cli";
-import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../../bench/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 
@@ -141,15 +139,7 @@ describe("bad warehouse rows", () => {
       futureChangedAt: { rows: 1, employees: 1 },
     });
     // status: the run's bad rows, and the rows held back now.
-    const status = await runCli([
-      "status",
-      "--file",
-      fixtureStackFile("qa"),
-      "--job-name",
-      JOB_NAME,
-      "--database-url",
-      f.db.url,
-    ]);
+    const status = await statusOf(f);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(
       `bad rows: 1 employee_id(s) in more than one employee row, held back (not published): ${duplicate}`,

@@ -5,11 +5,10 @@
  * print and record. None of them passes a control character on: they are escaped (core/redact.ts) wherever shown.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { employeeIds, exportFixture, lastHistory, type ExportFixture, statusOf } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../../bench/platform";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
 /** C0 but the newline that ends a line, DEL, C1, and the bidi and line-separator characters. */
@@ -82,16 +81,7 @@ describe("warehouse values with escape sequences", () => {
   it("what the operator reads: hub-export status (set-aside and held-back sections, --json, --transaction), and what retry and discard print (text and --json) and record", async () => {
     const tx = openedTransaction(run);
     for (const extra of [[], ["--json"], ["--transaction", tx], ["--transaction", tx, "--json"]]) {
-      const r = await runCli([
-        "status",
-        "--file",
-        fixtureStackFile("qa"),
-        "--job-name",
-        JOB_NAME,
-        "--database-url",
-        f.db.url,
-        ...extra,
-      ]);
+      const r = await statusOf(f, ...extra);
       expect(r.code, r.stderr).toBe(0);
       clean(`status ${extra.join(" ")}`, extra.includes("--json") ? r.stdout : r.stdout.replace(/\n/g, " "));
       expect(r.stdout).toContain("\\x1b[2J");
@@ -124,15 +114,7 @@ describe("warehouse values with escape sequences", () => {
     );
     expect(rows.map((r) => r.event)).toEqual(["Retry", "Discard"]);
     for (const r of rows) clean(`history ${r.event}`, JSON.stringify(r.detail));
-    const status = await runCli([
-      "status",
-      "--file",
-      fixtureStackFile("qa"),
-      "--job-name",
-      JOB_NAME,
-      "--database-url",
-      f.db.url,
-    ]);
+    const status = await statusOf(f);
     clean("status after discard", status.stdout.replace(/\n/g, " "));
   });
 });

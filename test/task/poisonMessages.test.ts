@@ -6,11 +6,11 @@
  */
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { employeeIds, exportFixture, lastHistory, type ExportFixture } from "../support/exportFixture";
+import { employeeIds, exportFixture, lastHistory, type ExportFixture, statusOf } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
 import { runCli } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME, QUEUES } from "../../bench/platform";
+import { QUEUES } from "../../bench/platform";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "100" };
@@ -27,7 +27,7 @@ async function setLine1(f: ExportFixture, employeeId: string, text: string | num
 const STATUS_COLUMNS = "s.message_id, s.status, s.reason, s.refusals, s.attempts, s.transaction_id, s.superseded_by";
 
 /** The status row of the latest message carrying the employee. */
-async function statusOf(f: ExportFixture, employeeId: string) {
+async function messageStatusOf(f: ExportFixture, employeeId: string) {
   const { rows } = await f.pool.query(
     `SELECT ${STATUS_COLUMNS} FROM ${f.t.archive} a JOIN ${f.t.status} s USING (message_id) WHERE $1 = ANY(a.employee_ids) ORDER BY a.created_at DESC LIMIT 1`,
     [employeeId],
@@ -62,7 +62,7 @@ describe("a message the broker refuses for good", () => {
   it("fails the first run, and is set aside by the second: that run completes with a warning, a metric and its reason", async () => {
     const first = await runTask(f.platform.args, ENV);
     expect(first.code).toBe(3);
-    const failed = await statusOf(f, wide);
+    const failed = await messageStatusOf(f, wide);
     expect(failed).toMatchObject({ status: "FAILED", refusals: 1 });
     expect(failed.reason).toMatch(/^message body of \d+ bytes exceeds the broker's limit of 10485760$/);
     messageId = failed.message_id;
@@ -70,7 +70,7 @@ describe("a message the broker refuses for good", () => {
     const second = await runTask(f.platform.args, ENV);
     expect(second.stderr).toBe("");
     expect(second.code).toBe(0);
-    const aside = await statusOf(f, wide);
+    const aside = await messageStatusOf(f, wide);
     // Each run's try counts, though a message over the limit is refused before it is sent.
     expect(aside).toMatchObject({ message_id: messageId, status: "SET_ASIDE", refusals: 2, attempts: 2 });
     expect(aside.reason).toMatch(
@@ -88,15 +88,7 @@ describe("a message the broker refuses for good", () => {
     expect(storedIds(f)).not.toContain(messageId);
 
     // hub-export status: the run's warning, and the set-aside message with its reason.
-    const status = await runCli([
-      "status",
-      "--file",
-      fixtureStackFile("qa"),
-      "--job-name",
-      JOB_NAME,
-      "--database-url",
-      f.db.url,
-    ]);
+    const status = await statusOf(f);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain("warning: 1 message(s) set aside by this run");
     const section = status.stdout.slice(status.stdout.indexOf("Set-aside messages"));
@@ -109,10 +101,10 @@ describe("a message the broker refuses for good", () => {
   });
 
   it("is not retried by the next run", async () => {
-    const before = await statusOf(f, wide);
+    const before = await messageStatusOf(f, wide);
     const third = await runTask(f.platform.args, ENV);
     expect(third.code).toBe(0);
-    expect(await statusOf(f, wide)).toEqual(before);
+    expect(await messageStatusOf(f, wide)).toEqual(before);
     expect(metric(third, METRICS.setAside)).toBe(0);
   });
 
@@ -133,7 +125,7 @@ describe("a message the broker refuses for good", () => {
     );
     expect(retry.stdout).toContain(`message ${messageId} (tenant `);
     expect(retry.stdout).toContain("SET_ASIDE -> FAILED");
-    expect(await statusOf(f, wide)).toMatchObject({
+    expect(await messageStatusOf(f, wide)).toMatchObject({
       status: "FAILED",
       reason: "retry by alice: the hub takes larger messages now",
     });
@@ -158,7 +150,7 @@ describe("a message the broker refuses for good", () => {
 
     const run = await runTask(f.platform.args, ENV);
     expect(run.code).toBe(0);
-    const again = await statusOf(f, wide);
+    const again = await messageStatusOf(f, wide);
     expect(again.status).toBe("SET_ASIDE");
     expect(run.events.some((e) => e.event === "publish.setAside" && e.messageId === messageId)).toBe(true);
 
@@ -180,14 +172,14 @@ describe("a message the broker refuses for good", () => {
       status: "DISCARDED",
       employeeIds: [wide],
     });
-    const discarded = await statusOf(f, wide);
+    const discarded = await messageStatusOf(f, wide);
     expect(discarded).toMatchObject({
       status: "DISCARDED",
       reason: "discard by bob: HR shortens the row; its next change sends it",
     });
     const after = await runTask(f.platform.args, ENV);
     expect(after.code).toBe(0);
-    expect(await statusOf(f, wide)).toEqual(discarded);
+    expect(await messageStatusOf(f, wide)).toEqual(discarded);
 
     const refused = await cli("retry", "--message-id", messageId);
     expect(refused.code).toBe(1);
@@ -209,13 +201,13 @@ describe("a message the broker refuses for good", () => {
     await holder.connect();
     try {
       await holder.query("SELECT pg_advisory_lock(hashtext('hub-export'), hashtext('ACME'))");
-      const before = await statusOf(f, wide);
+      const before = await messageStatusOf(f, wide);
       const r = await cli("discard", "--message-id", messageId);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(
         /^a run of client ACME is working now \(session pid \d+, hub-export, connected since \S+\): discard refuses while it holds the run lock\n/,
       );
-      expect(await statusOf(f, wide)).toEqual(before);
+      expect(await messageStatusOf(f, wide)).toEqual(before);
     } finally {
       await holder.end();
     }
@@ -239,7 +231,7 @@ describe("a newer extract of the same employee", () => {
     await setLine1(f, failing, TOO_WIDE);
     // The third refusal sets the first aside (the run completes); the other fails.
     expect((await runTask(f.platform.args, ENV)).code).toBe(3);
-    const old = { aside: await statusOf(f, setAside), failed: await statusOf(f, failing) };
+    const old = { aside: await messageStatusOf(f, setAside), failed: await messageStatusOf(f, failing) };
     expect(old.aside.status).toBe("SET_ASIDE");
     expect(old.failed.status).toBe("FAILED");
 
@@ -253,7 +245,7 @@ describe("a newer extract of the same employee", () => {
       [setAside, old.aside],
       [failing, old.failed],
     ] as const) {
-      const newer = await statusOf(f, employee);
+      const newer = await messageStatusOf(f, employee);
       expect(newer.status).toBe("PUBLISHED");
       const superseded = await statusById(f, before.message_id);
       expect(superseded).toMatchObject({

@@ -15,6 +15,7 @@ import {
   lastHistory,
   storedMessages,
   type ExportFixture,
+  statusOf,
 } from "../support/exportFixture";
 import {
   finalEvent,
@@ -25,9 +26,6 @@ import {
   type StartedTask,
   type TaskResult,
 } from "../support/taskProcess";
-import { runCli } from "../support/cli";
-import { fixtureStackFile } from "../fixtures/stacks";
-import { JOB_NAME } from "../../bench/platform";
 import { holdTable, sleep, taskSessionsGone } from "../support/database";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
 
@@ -86,18 +84,7 @@ describe("export task: a stop on the paths of poison messages and bad rows", () 
     }
     expect([...byTransaction.keys()].filter((tx) => !transactions.includes(tx))).toEqual([]);
     for (const tx of new Set(transactions)) {
-      const r = await runCli([
-        "status",
-        "--file",
-        fixtureStackFile("qa"),
-        "--job-name",
-        JOB_NAME,
-        "--database-url",
-        f.db.url,
-        "--transaction",
-        tx,
-        "--json",
-      ]);
+      const r = await statusOf(f, "--transaction", tx, "--json");
       expect(r.code, r.stderr).toBe(0);
       const listed = JSON.parse(r.stdout) as { received: { messageId: string }[] };
       expect(listed.received.map((m) => m.messageId).sort(), tx).toEqual([...(byTransaction.get(tx) ?? [])].sort());

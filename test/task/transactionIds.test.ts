@@ -4,10 +4,8 @@
  * `hub-export status --transaction ID` lists exactly the messages the hub received under that id.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportFixture, type ExportFixture } from "../support/exportFixture";
+import { exportFixture, type ExportFixture, statusOf } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle } from "../support/taskProcess";
-import { runCli } from "../support/cli";
-import { fixtureStackFile } from "../fixtures/stacks";
 import { JOB_NAME, QUEUES, TENANTS, emulatorConfig } from "../../bench/platform";
 import { startEmulator } from "../../emulator";
 
@@ -63,18 +61,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
 
     // status --transaction: exactly the messages the hub received under each id.
     const listed = async (tx: string) => {
-      const r = await runCli([
-        "status",
-        "--file",
-        fixtureStackFile("qa"),
-        "--job-name",
-        JOB_NAME,
-        "--database-url",
-        f.db.url,
-        "--transaction",
-        tx,
-        "--json",
-      ]);
+      const r = await statusOf(f, "--transaction", tx, "--json");
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as {
         transactionId: string;
@@ -96,17 +83,7 @@ describe("transaction ids: a message failed in run A and published by run B", ()
     expect(atA.received.every((m) => m.status === "PUBLISHED" && m.employeeIds.length === 1)).toBe(true);
     expect(atA.notPublished).toEqual([]);
 
-    const text = await runCli([
-      "status",
-      "--file",
-      fixtureStackFile("qa"),
-      "--job-name",
-      JOB_NAME,
-      "--database-url",
-      f.db.url,
-      "--transaction",
-      txB,
-    ]);
+    const text = await statusOf(f, "--transaction", txB);
     expect(text.stdout.split("\n")[1]).toBe(`Run ${txB} of ${JOB_NAME}: ExecutionCompleted`);
     expect(text.stdout).toContain(
       `Received by the hub under this transaction id:\n  ${atB.received[0].messageId}  PUBLISHED `,
