@@ -356,7 +356,8 @@ export interface TouchOptions {
 
 /**
  * Changes `count` employees picked by the seed: half in the employee row itself (job profile), half only in a
- * sub-entity (an address), so an incremental run must notice both. Returns the changed employee ids, sorted. Any
+ * sub-entity (an address), so an incremental run must notice both; with `unknownCodes`, every one in its job profile
+ * (whatever the seed draws, the run has unknown codes to report). Returns the changed employee ids, sorted. Any
  * employee id is picked alike (hashed as text: a warehouse may hold ids of any shape, '' included).
  */
 export async function touchEmployees(client: ClientBase | Pool, options: TouchOptions): Promise<string[]> {
@@ -369,16 +370,17 @@ export async function touchEmployees(client: ClientBase | Pool, options: TouchOp
   const jobProfile = options.unknownCodes
     ? "coalesce(e.job_profile, '') || '_X'"
     : `(${profiles})[1 + coalesce(array_position(${profiles}, e.job_profile), 0) % ${JOB_PROFILES.length}]`;
+  const inRow = options.unknownCodes ? "true" : "p.h % 2 = 0";
   const { rows } = await client.query<{ employee_id: string }>(
     `WITH picked AS (
        SELECT employee_id, hashtextextended(employee_id, $1::bigint) AS h
          FROM ${s}.${PUBLISH_TABLES.employee} ORDER BY 2, 1 LIMIT $2
      ), emp AS (
        UPDATE ${s}.${PUBLISH_TABLES.employee} e SET job_profile = ${jobProfile}, changed_at = ${at}
-         FROM picked p WHERE p.employee_id = e.employee_id AND p.h % 2 = 0 RETURNING e.employee_id
+         FROM picked p WHERE p.employee_id = e.employee_id AND ${inRow} RETURNING e.employee_id
      ), addr AS (
        UPDATE ${s}.${PUBLISH_TABLES.address} a SET line2 = 'Suite ' || (abs(p.h) % 100), changed_at = ${at}
-         FROM picked p WHERE a.address_id = p.employee_id || '-A1' AND p.h % 2 <> 0 RETURNING a.employee_id
+         FROM picked p WHERE a.address_id = p.employee_id || '-A1' AND NOT (${inRow}) RETURNING a.employee_id
      )
      SELECT employee_id FROM emp UNION SELECT employee_id FROM addr ORDER BY 1`,
     params,

@@ -138,6 +138,20 @@ describe("incremental runs", () => {
     expect(again.code).toBe(0);
     expect(again.events.some((e) => e.event === "extract.changeIndexes")).toBe(false);
   });
+
+  it("changes with unknown codes change every picked employee's job profile, whatever the seed draws", async () => {
+    const s = f.platform.publishSchema;
+    // Any seed: before, only the employees whose hash was even got a job profile, so a few changes could have none.
+    for (const seed of [11, 12, 13]) {
+      const touched = await touchEmployees(f.pool, { schema: s, count: 6, seed, unknownCodes: true });
+      expect(touched).toHaveLength(6);
+      const { rows } = await f.pool.query<{ unknown: number }>(
+        `SELECT count(*)::int AS unknown FROM ${s}.employee WHERE employee_id = ANY($1) AND job_profile LIKE '%\\_X'`,
+        [touched],
+      );
+      expect(rows[0].unknown).toBe(6);
+    }
+  });
 });
 
 describe("the unknown-code check at the source", () => {
