@@ -66,9 +66,17 @@ function failure(
   return `${where(block)}: '${documented}' exited ${status}: ${(stderr || stdout).trim().split("\n").slice(-3).join(" | ")}`;
 }
 
+/** A hang guard per command: a benchmark or a plan took over 90 s at a load of 16 on two cores. */
+const COMMAND_TIMEOUT_MS = 300_000;
+
 /** Runs one command with bash in the copy; returns a failure line, or nothing. */
 function runInCopy(block: Block, documented: string, command: string): string | undefined {
-  const r = spawnSync("bash", ["-c", command], { cwd: copy, encoding: "utf8", timeout: 90_000, env: commandEnv() });
+  const r = spawnSync("bash", ["-c", command], {
+    cwd: copy,
+    encoding: "utf8",
+    timeout: COMMAND_TIMEOUT_MS,
+    env: commandEnv(),
+  });
   return failure(block, documented, r.status ?? r.signal, r.stdout, r.stderr);
 }
 
@@ -76,7 +84,7 @@ function runInCopy(block: Block, documented: string, command: string): string | 
 function runInCopyAsync(block: Block, documented: string, command: string, exits = 0): Promise<string | undefined> {
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", command], { cwd: copy, env: commandEnv(), timeout: 90_000 });
+    const child = spawn("bash", ["-c", command], { cwd: copy, env: commandEnv(), timeout: COMMAND_TIMEOUT_MS });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -196,7 +204,8 @@ describe("snippets paste", () => {
     }
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThanOrEqual(4);
-  }, 60_000);
+    // A validate per page: 20 s each at a load of 16.
+  }, 600_000);
 
   it("the shell blocks run in a copy of the project, page by page", async () => {
     const problems: string[] = [];
@@ -233,5 +242,5 @@ describe("snippets paste", () => {
     expect(problems).toEqual([]);
     expect(stateful.length + stateless.length).toBeGreaterThanOrEqual(15);
     // Local starts, benchmarks and plans, operating.md's rehearsal of a failed run: a loaded machine needs the margin.
-  }, 600_000);
+  }, 1_200_000);
 });
