@@ -4,13 +4,18 @@
  * table, write the client's run tables; never change a schema.
  */
 import { SHARED_TABLE_ACCESS } from "./naming";
-import { serialSequences, type SqlTables } from "./sqlTables";
 
 export const RUN_TABLE_PRIVILEGES = ["DELETE", "INSERT", "SELECT", "UPDATE"];
 /** On a shared table the task only adds rows to: never changing or deleting another pipeline's rows. */
 export const APPEND_ONLY_PRIVILEGES = ["INSERT", "SELECT"];
 
-/** The task's privileges on the staging schema's tables, derived from those a SQL file creates (core/sqlTables.ts). */
+/** What a SQL file creates, schema-qualified and lower-cased (providers/baseline.ts reads them from the SQL). */
+export interface SqlObjects {
+  tables: string[];
+  sequences: string[];
+}
+
+/** The task's privileges on the staging schema's tables, derived from the SQL that creates them. */
 export interface StagingGrants {
   readOnly: string[];
   /** Shared tables the task only adds rows to. */
@@ -25,17 +30,17 @@ export interface StagingGrants {
  * rows to (HUB_INTAKE_JOB: INSERT and SELECT, never UPDATE or DELETE), as SHARED_TABLE_ACCESS says, and the run
  * tables the task writes.
  */
-function stagingGrants(sqlTables: SqlTables, stagingSchema: string): StagingGrants {
+function stagingGrants(objects: SqlObjects, stagingSchema: string): StagingGrants {
   const prefix = `${stagingSchema.toLowerCase()}.`;
   const inStaging = (names: string[]) => names.filter((q) => q.startsWith(prefix)).map((q) => q.slice(prefix.length));
   const config = new Set(SHARED_TABLE_ACCESS.readOnly.map((t) => t.toLowerCase()));
   const appendOnly = new Set(SHARED_TABLE_ACCESS.appendOnly.map((t) => t.toLowerCase()));
-  const tables = inStaging(Object.keys(sqlTables));
+  const tables = inStaging(objects.tables);
   return {
     readOnly: tables.filter((t) => config.has(t)).sort(),
     appendOnly: tables.filter((t) => appendOnly.has(t)).sort(),
     readWrite: tables.filter((t) => !config.has(t) && !appendOnly.has(t)).sort(),
-    sequences: inStaging(serialSequences(sqlTables)).sort(),
+    sequences: inStaging(objects.sequences).sort(),
   };
 }
 
@@ -72,8 +77,8 @@ export function taskPrivileges(args: {
   stagingSchema: string;
   /** Roles besides the admin that create tables in the publish schema (hubExport:database.publishTableOwners). */
   publishTableOwners?: string[];
-  baseline: SqlTables;
-  runTables: SqlTables;
+  baseline: SqlObjects;
+  runTables: SqlObjects;
 }): TaskPrivileges {
   const baseline = stagingGrants(args.baseline, args.stagingSchema);
   const runTables = stagingGrants(args.runTables, args.stagingSchema);

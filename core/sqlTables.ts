@@ -61,17 +61,6 @@ function runTables(clientName: string): Record<string, string[]> {
   };
 }
 
-/** Serial columns, by table (lower case): inserting needs USAGE on their sequences. */
-const SERIAL_COLUMNS: Record<string, string> = { [TABLES.runHistory.toLowerCase()]: "history_id" };
-
-/** The sequences of `tables`' serial columns, `schema.<table>_<column>_seq` as PostgreSQL names them. */
-export function serialSequences(tables: SqlTables): string[] {
-  return Object.keys(tables).flatMap((t) => {
-    const column = SERIAL_COLUMNS[t.slice(t.indexOf(".") + 1)];
-    return column ? [`${t}_${column}_seq`] : [];
-  });
-}
-
 function qualified(stagingSchema: string, tables: Record<string, string[]>): SqlTables {
   const schema = schemaOnly(stagingSchema);
   return Object.fromEntries(Object.entries(tables).map(([name, c]) => [`${schema}.${name}`.toLowerCase(), c]));

@@ -9,7 +9,7 @@ import type { InstallationPlan } from "../core/plan";
 import { BUCKET_FOLDERS, SCRIPT_FILES } from "../core/naming";
 import { taskPrivileges, type TaskGrant } from "../core/privileges";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
-import { applyBaseline } from "../providers/baseline";
+import { applyBaseline, baselineSequences, baselineTables } from "../providers/baseline";
 import { upsertRow } from "../providers/sqlRows";
 import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
@@ -133,11 +133,12 @@ async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: s
   await applyBaseline(dbUrl, plan.runTables);
   if (!ownRole) return;
 
+  const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
   const privileges = taskPrivileges({
     stagingSchema: plan.stagingSchema,
     publishTableOwners: database.publishTableOwners,
-    baseline: plan.baseline.tables,
-    runTables: plan.runTables.tables,
+    baseline: objects(plan.baseline.sql),
+    runTables: objects(plan.runTables.sql),
   });
   const schemas = { publish, staging };
   const on = (g: TaskGrant): string => {

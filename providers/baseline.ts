@@ -103,9 +103,30 @@ export async function applyBaseline(
   });
 }
 
-/** The baseline's tables (core/sqlTables.ts) that do not exist in the database. */
-export async function missingBaselineTables(target: pg.PgTarget, sqlTables: SqlTables): Promise<string[]> {
-  const tables = Object.keys(sqlTables);
+/** `schema.table` of every `CREATE TABLE IF NOT EXISTS` in the SQL, lower-cased as PostgreSQL stores them. */
+export function baselineTables(sql: string): string[] {
+  const tables = new Set<string>();
+  const pattern = /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)/gi;
+  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) tables.add(`${m[1].toLowerCase()}.${m[2].toLowerCase()}`);
+  return [...tables];
+}
+
+/** Sequences of the baseline's serial columns (`<schema>.<table>_<column>_seq`): inserting needs USAGE on them. */
+export function baselineSequences(sql: string): string[] {
+  const sequences: string[] = [];
+  const table =
+    /CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(([^;]*)\);/gi;
+  for (let m = table.exec(sql); m; m = table.exec(sql)) {
+    for (const column of m[3].matchAll(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(?:big|small)?serial\b/gim)) {
+      sequences.push(`${m[1].toLowerCase()}.${m[2].toLowerCase()}_${column[1].toLowerCase()}_seq`);
+    }
+  }
+  return sequences;
+}
+
+/** The baseline's tables that do not exist in the database. */
+export async function missingBaselineTables(target: pg.PgTarget, sql: string): Promise<string[]> {
+  const tables = baselineTables(sql);
   if (tables.length === 0) return [];
   return withPgClient(target, async (client) => {
     const result = await client.query("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL", [tables]);
@@ -239,9 +260,8 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
   async read(id, props) {
     if (!props) return { id };
     const login = currentLogin(props.target, props.name);
-    // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again. A state written
-    // before the tables were declared has none: its tables and columns are checked after the next `up`.
-    const missing = await missingBaselineTables(login, props.tables ?? {});
+    // A dropped table is drift: forgetting the resource makes the next `up` apply the baseline again.
+    const missing = await missingBaselineTables(login, props.sql);
     if (missing.length > 0) {
       process.stderr.write(
         `${props.name}: tables missing in ${props.target}: ${missing.join(", ")}; the next 'pulumi up' applies the baseline again\n`,
@@ -250,6 +270,7 @@ export const baselineProvider: dynamic.ResourceProvider<BaselineState, BaselineS
     }
     // A missing column is drift too: recorded in the state, it makes the next `up` apply the baseline again (and
     // fail, naming the columns, if the baseline does not add them).
+    // A state written before the tables were declared has none: its columns are checked after the next `up`.
     const missingColumns = await missingBaselineColumns(login, props.tables ?? {});
     if (missingColumns.length > 0) {
       process.stderr.write(

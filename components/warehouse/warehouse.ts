@@ -6,6 +6,7 @@
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
+import { baselineSequences, baselineTables } from "../../providers/baseline";
 import { taskPrivileges, type StagingGrants } from "../../core/privileges";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline, type SqlFile } from "./sqlBaseline";
@@ -97,11 +98,12 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     this.taskRoleName = role.name;
 
+    const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
     const privileges = taskPrivileges({
       stagingSchema: args.stagingSchema,
       publishTableOwners: args.publishTableOwners,
-      baseline: args.baseline.tables,
-      runTables: args.runTables.tables,
+      baseline: objects(args.baseline.sql),
+      runTables: objects(args.runTables.sql),
     });
     this.grants = privileges.baseline;
     this.runTableGrants = privileges.runTables;
