@@ -72,31 +72,8 @@ export async function openDatabase(
   if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
   if (!values["database-url"] && !values.dir && (values.stack || values.file))
     return openStackDatabase(values, config, command);
-  const db = await openUrlOrLocal(values);
-  const stack = stackSelection(values).stack ?? "<stack>";
-  return {
-    ...db,
-    startNow: db.local
-      ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(db.local.root))}` : ""}`
-      : `npx hub-export run-now --stack ${stack} --wait`,
-  };
-}
-
-function relative(p: string): string {
-  return path.relative(process.cwd(), p) || ".";
-}
-
-export function shellWord(v: string): string {
-  return /^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
-}
-
-/** `PLATDB on db.example.com:5432 as hub_export` */
-function named(database: string, host: string, port: number | string, user: string | undefined): string {
-  return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
-}
-
-async function openUrlOrLocal(values: DatabaseValues): Promise<Omit<CommandDatabase, "startNow">> {
   let server: EmbeddedServer | undefined;
+
   let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
   let paths: LocalPaths | undefined;
   if (!url) {
@@ -135,11 +112,27 @@ async function openUrlOrLocal(values: DatabaseValues): Promise<Omit<CommandDatab
     client,
     local: paths,
     name,
+    startNow: paths
+      ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(paths.root))}` : ""}`
+      : `npx hub-export run-now --stack ${stackSelection(values).stack ?? "<stack>"} --wait`,
     async close() {
       await client.end().catch(() => {});
       await server?.stop().catch(() => {});
     },
   };
+}
+
+function relative(p: string): string {
+  return path.relative(process.cwd(), p) || ".";
+}
+
+export function shellWord(v: string): string {
+  return /^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+}
+
+/** `PLATDB on db.example.com:5432 as hub_export` */
+function named(database: string, host: string, port: number | string, user: string | undefined): string {
+  return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
 }
 
 /** A PostgreSQL URL, checked before connecting (the value is never echoed: it may hold a password). */

@@ -297,16 +297,7 @@ function transactionCommand(values: DatabaseValues & { "job-name"?: string }): (
  * operator's action on a message names it: `Discard  by alice  message <id> (was SET_ASIDE): <reason>`.
  */
 function formatHistory(h: HistoryRow): string {
-  const d = h.detail as {
-    published?: number;
-    failed?: number;
-    extracted?: number;
-    setAside?: number;
-    error?: string;
-    messageId?: string;
-    previousStatus?: string;
-    reason?: string | null;
-  };
+  const d = h.detail as Record<string, string | number | null | undefined>;
   const counts = (["extracted", "published", "failed", "setAside"] as const)
     .filter((k) => typeof d[k] === "number" && (k !== "setAside" || d.setAside))
     .map((k) => `${k === "setAside" ? "set aside" : k} ${d[k]}`);
