@@ -10,8 +10,8 @@ import path from "node:path";
 import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../local/embeddedPostgres";
 import { UsageError, UserError } from "../core/errors";
-import { maskSecret } from "../core/redact";
-import type { Options } from "./command";
+import { maskSecret, redactDeep } from "../core/redact";
+import type { Io, Options } from "./command";
 import { stackOptions, stackSelection } from "./stackOptions";
 import type { StackConfig } from "../config/schema";
 import { PROJECT_ROOT, inspectStackFile, stackFilePath } from "../config/load";
@@ -58,7 +58,7 @@ export interface CommandDatabase {
   close(): Promise<void>;
 }
 
-type DatabaseValues = { "database-url"?: string; dir?: string; stack?: string; file?: string; user?: string };
+export type DatabaseValues = { "database-url"?: string; dir?: string; stack?: string; file?: string; user?: string };
 
 /**
  * The database of a command (the rule at the top of this file). `config` is the stack config the command read
@@ -72,34 +72,8 @@ export async function openDatabase(
   if (values["database-url"] && values.dir) throw new UsageError("give --database-url or --dir, not both");
   if (!values["database-url"] && !values.dir && (values.stack || values.file))
     return openStackDatabase(values, config, command);
-  const db = await openUrlOrLocal(values);
-  const stack = stackSelection(values).stack ?? "<stack>";
-  return {
-    ...db,
-    startNow: db.local
-      ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(db.local.root))}` : ""}`
-      : `npx hub-export run-now --stack ${stack} --wait`,
-  };
-}
-
-function relative(p: string): string {
-  return path.relative(process.cwd(), p) || ".";
-}
-
-function shellWord(v: string): string {
-  return /^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
-}
-
-/** `PLATDB on db.example.com:5432 as hub_export` */
-function named(database: string, host: string, port: number | string, user: string | undefined): string {
-  return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
-}
-
-async function openUrlOrLocal(values: {
-  "database-url"?: string;
-  dir?: string;
-}): Promise<Omit<CommandDatabase, "startNow">> {
   let server: EmbeddedServer | undefined;
+
   let url = values["database-url"] === undefined ? undefined : databaseUrl(values["database-url"]);
   let paths: LocalPaths | undefined;
   if (!url) {
@@ -138,11 +112,27 @@ async function openUrlOrLocal(values: {
     client,
     local: paths,
     name,
+    startNow: paths
+      ? `npm start${values.dir ? ` -- --dir ${shellWord(relative(paths.root))}` : ""}`
+      : `npx hub-export run-now --stack ${stackSelection(values).stack ?? "<stack>"} --wait`,
     async close() {
       await client.end().catch(() => {});
       await server?.stop().catch(() => {});
     },
   };
+}
+
+function relative(p: string): string {
+  return path.relative(process.cwd(), p) || ".";
+}
+
+export function shellWord(v: string): string {
+  return /^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+}
+
+/** `PLATDB on db.example.com:5432 as hub_export` */
+function named(database: string, host: string, port: number | string, user: string | undefined): string {
+  return `${database} on ${host}:${port}${user ? ` as ${user}` : ""}`;
 }
 
 /** A PostgreSQL URL, checked before connecting (the value is never echoed: it may hold a password). */
@@ -254,11 +244,32 @@ export function databaseLine(db: Pick<CommandDatabase, "name">): string {
   return `Database: ${db.name}\n`;
 }
 
-/** A database refusal (permissions, a missing column) is its message, without a stack trace. */
-export function databaseRefusal(what: string): (err: Error & { code?: string }) => never {
-  return (err) => {
-    if (typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code))
-      throw new UserError(`the database refused the ${what}: ${err.message}`);
-    throw err;
-  };
+/**
+ * An operator's action (reload, discard, retry) in the command's database, its result printed after the database
+ * line (JSON: redacted, with a `database` field). A database refusal (permissions, a missing column) is its message.
+ */
+export async function operatorAction<R extends object>(
+  command: string,
+  values: DatabaseValues & { json?: boolean },
+  config: StackConfig,
+  io: Io,
+  act: (client: Client) => Promise<R>,
+  format: (result: R, startNow: string) => string,
+): Promise<number> {
+  const db = await openDatabase(values, config, command);
+  try {
+    const result = await act(db.client).catch((err: Error & { code?: string }) => {
+      if (typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code))
+        throw new UserError(`the database refused the ${command}: ${err.message}`);
+      throw err;
+    });
+    io.stdout.write(
+      values.json
+        ? JSON.stringify(redactDeep({ database: db.name, ...result }), null, 2) + "\n"
+        : databaseLine(db) + format(result, db.startNow),
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
 }

@@ -4,15 +4,7 @@ import { UsageError } from "../core/errors";
 import { schemaOnly } from "../core/naming";
 import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
-import {
-  DATABASE_DETAILS,
-  databaseLine,
-  databaseRefusal,
-  openDatabase,
-  operatorActor,
-  operatorOptions,
-} from "./database";
-import { redactDeep } from "../core/redact";
+import { DATABASE_DETAILS, operatorAction, operatorActor, operatorOptions } from "./database";
 import { UUID } from "../core/uuid";
 
 export function messageActionCommand(
@@ -48,26 +40,23 @@ export function messageActionCommand(
       if (!id) throw new UsageError("--message-id is required: the messageId that 'hub-export status' lists");
       if (!UUID.test(id)) throw new UsageError(`--message-id must be a messageId (a UUID), got '${id}'`);
       const config = loadFromOptions(values);
-      const db = await openDatabase(values, config, name);
-      try {
-        const result = await changeMessage(db.client, action, {
-          stagingSchema: schemaOnly(config.stagingSchema),
-          clientName: config.clientName,
-          jobName: config.jobName,
-          messageId: id.toLowerCase(),
-          actor: operatorActor(values),
-          reason: values.reason,
-          setAsideAfterRuns: config.parameters.set_aside_after_runs,
-        }).catch(databaseRefusal(name));
-        io.stdout.write(
-          values.json
-            ? JSON.stringify(redactDeep({ database: db.name, ...result }), null, 2) + "\n"
-            : databaseLine(db) + formatMessageAction(result, db.startNow),
-        );
-        return 0;
-      } finally {
-        await db.close();
-      }
+      return operatorAction(
+        name,
+        values,
+        config,
+        io,
+        (client) =>
+          changeMessage(client, action, {
+            stagingSchema: schemaOnly(config.stagingSchema),
+            clientName: config.clientName,
+            jobName: config.jobName,
+            messageId: id.toLowerCase(),
+            actor: operatorActor(values),
+            reason: values.reason,
+            setAsideAfterRuns: config.parameters.set_aside_after_runs,
+          }),
+        formatMessageAction,
+      );
     },
   });
 }

@@ -1,5 +1,4 @@
 /** The `--stack NAME | --file PATH` pair shared by commands that read a stack config. */
-import type { LoadOptions } from "../config/load";
 import { loadStackConfig, readStackFileConfig, stackFilePath, stackNameOf } from "../config/load";
 import { UsageError } from "../core/errors";
 import type { StackConfig } from "../config/schema";
@@ -29,12 +28,9 @@ export function stackSelection(values: { stack?: string; file?: string }): { sta
   return values.file ? { file: values.file, stack: stackNameOf(values.file) } : { stack: values.stack ?? "qa" };
 }
 
-export function loadFromOptions(
-  values: { stack?: string; file?: string },
-  extra: Omit<LoadOptions, "stack" | "file"> = {},
-): StackConfig {
+export function loadFromOptions(values: { stack?: string; file?: string }): StackConfig {
   const selection = stackSelection(values);
-  return loadStackConfig({ stack: values.file ? undefined : selection.stack, file: selection.file, ...extra });
+  return loadStackConfig({ stack: values.file ? undefined : selection.stack, file: selection.file });
 }
 
 /** The stack file's `aws:region`: where its deployed stores are, as `pulumi up`'s AWS provider reads them. */

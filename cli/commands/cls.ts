@@ -4,7 +4,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { defineCommand, type Io } from "../command";
+import { defineCommand } from "../command";
 import { UsageError, UserError } from "../../core/errors";
 import { HUB_CONFIGURATION_FILES, hubConfigurationFolder, schemaOnly } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
@@ -58,7 +58,52 @@ const buildAction = defineCommand({
     },
   ],
   exitCodes: { 1: "a problem to fix, or (--strict) blank or duplicate codes" },
-  run: (values, io) => build(values, io),
+  async run(values, io) {
+    const config = values.stack || values.file ? loadFromOptions(values) : undefined;
+    const from = values.from ?? (config?.cls ? exportsFolder(config.cls) : undefined);
+    if (!from) throw new UsageError("--from is required (or --stack with hubExport:cls.exports)");
+    const outs = values.out ?? [];
+    if (outs.length === 0) throw new UsageError("--out is required: a .csv or .xlsx file (give it twice for both)");
+    for (const out of outs)
+      if (!/\.(csv|xlsx)$/i.test(out)) throw new UsageError(`--out ${out}: must end in .csv or .xlsx`);
+    const built = await buildFromFolder(from, { businessObjects: config?.cls?.businessObjects });
+    for (const p of built.problems) io.stderr.write(`warning: ${p}\n`);
+    if (values.strict && built.problems.length)
+      throw new UserError(
+        `${built.problems.length} blank or duplicate code(s) in the exports (--strict): nothing written`,
+      );
+    for (const out of outs) await writeLoadSheet(out, built.sheet);
+    const summary = {
+      from,
+      out: outs,
+      rows: built.sheet.rows.length,
+      fields: rowCounts(built.sheet),
+      exports: built.lists.map((l) => ({
+        businessObject: l.businessObject,
+        file: path.basename(l.file),
+        codeColumn: l.codeColumn,
+        descriptionColumn: l.descriptionColumn,
+        codes: l.values.length,
+        ...(l.descriptionNote ? { note: l.descriptionNote } : {}),
+      })),
+      problems: built.problems,
+    };
+    if (values.json) {
+      io.stdout.write(JSON.stringify(summary, null, 2) + "\n");
+      return 0;
+    }
+    const lines = [
+      `CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`,
+    ];
+    for (const e of summary.exports)
+      lines.push(
+        `  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`,
+      );
+    for (const e of summary.exports) if (e.note) lines.push(`  note: ${e.note}`);
+    if (built.problems.length) lines.push(`  ${built.problems.length} row(s) left out: see the warnings above`);
+    io.stdout.write(lines.join("\n") + "\n");
+    return 0;
+  },
 });
 
 const checkAction = defineCommand({
@@ -91,7 +136,50 @@ const checkAction = defineCommand({
     },
   ],
   exitCodes: { 1: "a problem to fix, or unknown codes found" },
-  run: (values, io) => check(values, io),
+  async run(values, io) {
+    const config = loadFromOptions(values);
+    const db = await openDatabase(values, config, "cls-check");
+    try {
+      const { sheet, source } = await sheetFor(values.sheet, config, db.local?.bucket);
+      const result = await checkDatabase(
+        db.client,
+        {
+          stagingSchema: schemaOnly(config.stagingSchema),
+          publishSchema: schemaOnly(config.publishSchema),
+          clientName: config.clientName,
+          empTypeDefault: config.parameters.EmpTypeDefault,
+          empGenderDefault: config.parameters.EmpGenderDefault,
+        },
+        sheet,
+      ).catch((err: Error & { code?: string }) => {
+        if (err.code === "42P01")
+          throw new UserError(
+            `the tables of the staging or publish schema do not exist: is the baseline applied? (${err.message})`,
+          );
+        throw err;
+      });
+      const unknown = Object.keys(result.fields).length > 0;
+      if (values.json) {
+        io.stdout.write(JSON.stringify({ database: db.name, sheet: source, ...result }, null, 2) + "\n");
+        return unknown ? 1 : 0;
+      }
+      const lines = [
+        databaseLine(db).trimEnd(),
+        `CLS check of client ${result.clientName} (platform regions ${result.platRegions.join(", ") || "none"}): ${result.employees} employees against ${result.sheetRows} sheet rows (${source})`,
+      ];
+      if (!unknown) lines.push("  no unknown codes");
+      for (const line of reportLines(result.fields)) lines.push(`  ${line}`);
+      if (result.heldBack.messages) {
+        lines.push(
+          `  held back: ${result.heldBack.messages} message(s); ${result.heldBack.stillUnknown} still carry unknown codes, the next run releases the others`,
+        );
+      }
+      io.stdout.write(lines.join("\n") + "\n");
+      return unknown ? 1 : 0;
+    } finally {
+      await db.close();
+    }
+  },
 });
 
 export default defineCommand({
@@ -101,73 +189,13 @@ export default defineCommand({
   exitCodes: { 1: "a problem to fix, or (check) unknown codes found, or (build --strict) blank or duplicate codes" },
 });
 
-type Values = {
-  stack?: string;
-  file?: string;
-  from?: string;
-  out?: string[];
-  strict?: boolean;
-  sheet?: string;
-  json?: boolean;
-  "database-url"?: string;
-  dir?: string;
-  user?: string;
-};
-
-async function build(values: Values, io: Io): Promise<number> {
-  const config = values.stack || values.file ? loadFromOptions(values) : undefined;
-  const from = values.from ?? (config?.cls ? exportsFolder(config.cls) : undefined);
-  if (!from) throw new UsageError("--from is required (or --stack with hubExport:cls.exports)");
-  const outs = values.out ?? [];
-  if (outs.length === 0) throw new UsageError("--out is required: a .csv or .xlsx file (give it twice for both)");
-  for (const out of outs)
-    if (!/\.(csv|xlsx)$/i.test(out)) throw new UsageError(`--out ${out}: must end in .csv or .xlsx`);
-  const built = await buildFromFolder(from, { businessObjects: config?.cls?.businessObjects });
-  for (const p of built.problems) io.stderr.write(`warning: ${p}\n`);
-  if (values.strict && built.problems.length)
-    throw new UserError(
-      `${built.problems.length} blank or duplicate code(s) in the exports (--strict): nothing written`,
-    );
-  for (const out of outs) await writeLoadSheet(out, built.sheet);
-  const summary = {
-    from,
-    out: outs,
-    rows: built.sheet.rows.length,
-    fields: rowCounts(built.sheet),
-    exports: built.lists.map((l) => ({
-      businessObject: l.businessObject,
-      file: path.basename(l.file),
-      codeColumn: l.codeColumn,
-      descriptionColumn: l.descriptionColumn,
-      codes: l.values.length,
-      ...(l.descriptionNote ? { note: l.descriptionNote } : {}),
-    })),
-    problems: built.problems,
-  };
-  if (values.json) {
-    io.stdout.write(JSON.stringify(summary, null, 2) + "\n");
-    return 0;
-  }
-  const lines = [
-    `CLS load sheet: ${summary.rows} rows for ${Object.keys(summary.fields).length} code fields, written to ${outs.join(" and ")}`,
-  ];
-  for (const e of summary.exports)
-    lines.push(
-      `  ${e.businessObject.padEnd(28)} ${String(e.codes).padStart(5)} codes  from ${e.file} (code '${e.codeColumn}', description '${e.descriptionColumn}')`,
-    );
-  for (const e of summary.exports) if (e.note) lines.push(`  note: ${e.note}`);
-  if (built.problems.length) lines.push(`  ${built.problems.length} row(s) left out: see the warnings above`);
-  io.stdout.write(lines.join("\n") + "\n");
-  return 0;
-}
-
 /** The sheet to check against, and where it came from. */
 async function sheetFor(
-  values: Values,
+  file: string | undefined,
   config: StackConfig,
   localBucket: string | undefined,
 ): Promise<{ sheet: LoadSheet; source: string }> {
-  if (values.sheet) return { sheet: await readLoadSheetFile(values.sheet), source: values.sheet };
+  if (file) return { sheet: await readLoadSheetFile(file), source: file };
   if (localBucket) {
     const file = path.join(localBucket, hubConfigurationFolder(config.jobName), HUB_CONFIGURATION_FILES.clsCsv);
     if (fs.existsSync(file)) return { sheet: await readLoadSheetFile(file), source: file };
@@ -178,52 +206,4 @@ async function sheetFor(
     );
   const built = await buildStackSheets(config.cls);
   return { sheet: built.sheet, source: `built from ${config.cls.exports}` };
-}
-
-async function check(values: Values, io: Io): Promise<number> {
-  const config = loadFromOptions(values);
-  const db = await openDatabase(values, config, "cls-check");
-  try {
-    const { sheet, source } = await sheetFor(values, config, db.local?.bucket);
-    let result;
-    try {
-      result = await checkDatabase(
-        db.client,
-        {
-          stagingSchema: schemaOnly(config.stagingSchema),
-          publishSchema: schemaOnly(config.publishSchema),
-          clientName: config.clientName,
-          empTypeDefault: config.parameters.EmpTypeDefault,
-          empGenderDefault: config.parameters.EmpGenderDefault,
-        },
-        sheet,
-      );
-    } catch (err) {
-      if ((err as { code?: string }).code === "42P01")
-        throw new UserError(
-          `the tables of the staging or publish schema do not exist: is the baseline applied? (${(err as Error).message})`,
-        );
-      throw err;
-    }
-    const unknown = Object.keys(result.fields).length > 0;
-    if (values.json) {
-      io.stdout.write(JSON.stringify({ database: db.name, sheet: source, ...result }, null, 2) + "\n");
-      return unknown ? 1 : 0;
-    }
-    const lines = [
-      databaseLine(db).trimEnd(),
-      `CLS check of client ${result.clientName} (platform regions ${result.platRegions.join(", ") || "none"}): ${result.employees} employees against ${result.sheetRows} sheet rows (${source})`,
-    ];
-    if (!unknown) lines.push("  no unknown codes");
-    for (const line of reportLines(result.fields)) lines.push(`  ${line}`);
-    if (result.heldBack.messages) {
-      lines.push(
-        `  held back: ${result.heldBack.messages} message(s); ${result.heldBack.stillUnknown} still carry unknown codes, the next run releases the others`,
-      );
-    }
-    io.stdout.write(lines.join("\n") + "\n");
-    return unknown ? 1 : 0;
-  } finally {
-    await db.close();
-  }
 }

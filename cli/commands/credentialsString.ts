@@ -1,12 +1,7 @@
+import { text } from "node:stream/consumers";
 import { defineCommand } from "../command";
 import { encodeCredentialsString } from "../../core/credentials";
 import { UsageError } from "../../core/errors";
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 export default defineCommand({
   summary: "Print a tenant's credentials string for tenant_credentials.txt",
@@ -38,7 +33,7 @@ export default defineCommand({
     if (!clientId) throw new UsageError("--client-id is required");
     if (clientSecret === undefined) throw new UsageError("--client-secret is required (use - to read it from stdin)");
     // A secret piped in usually ends with one newline that is not part of it.
-    if (clientSecret === "-") clientSecret = (await readAll(io.stdin)).replace(/\r?\n$/, "");
+    if (clientSecret === "-") clientSecret = (await text(io.stdin)).replace(/\r?\n$/, "");
     if (!clientSecret) throw new UsageError("--client-secret is empty");
     io.stdout.write(encodeCredentialsString({ clientId, clientSecret }) + "\n");
     return 0;

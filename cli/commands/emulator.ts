@@ -3,7 +3,7 @@ import { defineCommand } from "../command";
 import { UsageError, UserError } from "../../core/errors";
 import { encodeCredentialsString } from "../../core/credentials";
 import { HUB_REGIONS } from "../../core/regions";
-import { loadConfigFile, resolveConfig, type EmulatorConfig } from "../../emulator/config";
+import { loadConfigFile, resolveConfig } from "../../emulator/config";
 import {
   DEFAULT_SEED,
   FAULT_ENDPOINTS,
@@ -110,7 +110,10 @@ export default defineCommand({
   ],
   exitCodes: { 1: "a bad --config file, or the port is taken" },
   async run(values, io) {
-    const port = parsePort(values.port);
+    // The parser gives the default, 0 (a free port).
+    const port = Number(values.port);
+    if (!/^\d+$/.test(values.port!) || port > 65535)
+      throw new UsageError(`--port must be an integer from 0 to 65535, got '${values.port}'`);
     const seed = asUsage("--seed", () => parseSeed(values.seed!));
     const rules = values.faults === undefined ? {} : asUsage("--faults", () => parseFaultSpec(values.faults!));
     const link = resolveLinkSettings({
@@ -141,24 +144,12 @@ export default defineCommand({
 
     // Listen for the signals before printing: whoever reads the URLs may stop us at once.
     const stopped = untilStopSignal();
-    if (values.json) {
-      io.stdout.write(
-        JSON.stringify({
-          urls: emulator.urls,
-          faults: { seed, spec: formatFaultRules(rules) },
-          link: formatLinkSettings(link),
-        }) + "\n",
-      );
-    } else {
-      io.stdout.write(
-        banner(emulator, {
-          seed,
-          faults: formatFaultRules(rules),
-          link: formatLinkSettings(link),
-          devCredentials: values.config === undefined,
-        }),
-      );
-    }
+    const shown = { seed, faults: formatFaultRules(rules), link: formatLinkSettings(link) };
+    io.stdout.write(
+      values.json
+        ? JSON.stringify({ urls: emulator.urls, faults: { seed, spec: shown.faults }, link: shown.link }) + "\n"
+        : banner(emulator, { ...shown, devCredentials: values.config === undefined }),
+    );
 
     await stopped;
     await emulator.close();
@@ -166,13 +157,6 @@ export default defineCommand({
     return 0;
   },
 });
-
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return 0;
-  if (!/^\d+$/.test(value) || Number(value) > 65535)
-    throw new UsageError(`--port must be an integer from 0 to 65535, got '${value}'`);
-  return Number(value);
-}
 
 /** URLs, ids and, for the built-in dev config only, its credentials (they are dev-only; a config file's never show). */
 function banner(
@@ -198,21 +182,19 @@ function banner(
     `Link    latency ${opts.link.latency}; rate limit ${opts.link.rateLimit}${opts.link.rateLimit !== "none" ? `, 429 ${opts.link.retryAfter ? "with" : "without"} Retry-After` : ""}`,
     `Tenants ${Object.keys(config.tenants).join(", ") || "none"}`,
   ];
-  if (opts.devCredentials) lines.push("", ...devCredentialLines(config));
+  if (opts.devCredentials)
+    lines.push(
+      "",
+      "Built-in dev credentials (for local use only; never for a real hub):",
+      ...HUB_REGIONS.map(
+        (r) =>
+          `  queue ${r.padEnd(5)} client_id ${config.queues[r].clientId}  client_secret ${config.queues[r].clientSecret}`,
+      ),
+      ...Object.entries(config.tenants).map(
+        ([id, t]) =>
+          `  tenant ${id}  clientId ${t.clientId}  clientSecret ${t.clientSecret}  credentials string ${encodeCredentialsString(t)}`,
+      ),
+    );
   lines.push("", "Press Ctrl+C to stop.", "");
   return lines.join("\n");
-}
-
-function devCredentialLines(config: EmulatorConfig): string[] {
-  return [
-    "Built-in dev credentials (for local use only; never for a real hub):",
-    ...HUB_REGIONS.map(
-      (r) =>
-        `  queue ${r.padEnd(5)} client_id ${config.queues[r].clientId}  client_secret ${config.queues[r].clientSecret}`,
-    ),
-    ...Object.entries(config.tenants).map(
-      ([id, t]) =>
-        `  tenant ${id}  clientId ${t.clientId}  clientSecret ${t.clientSecret}  credentials string ${encodeCredentialsString(t)}`,
-    ),
-  ];
 }

@@ -131,10 +131,7 @@ export default defineCommand({
     if (!values.keep || summary.interrupted) print(summary);
     if (summary.interrupted) return interruptedExitCode(summary.interrupted);
     // The task's documented codes: 3 ExecutionFailed; a stopped, killed or refused run is 1.
-    return summary.exitCode === EXIT.ok
-      ? EXIT.ok
-      : summary.exitCode === EXIT.executionFailed
-        ? EXIT.executionFailed
-        : EXIT.failed;
+    const passedOn: number[] = [EXIT.ok, EXIT.executionFailed];
+    return passedOn.includes(summary.exitCode) ? summary.exitCode : EXIT.failed;
   },
 });

@@ -8,14 +8,7 @@ import { schemaOnly } from "../../core/naming";
 import { loadFromOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
-import {
-  DATABASE_DETAILS,
-  databaseLine,
-  databaseRefusal,
-  openDatabase,
-  operatorActor,
-  operatorOptions,
-} from "../database";
+import { DATABASE_DETAILS, operatorAction, operatorActor, operatorOptions } from "../database";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -88,30 +81,24 @@ export default defineCommand({
       throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${values.country}'`);
     const config = loadFromOptions(values);
     const tenant = resolveTenant(config, values.tenant);
-    const actor = operatorActor(values);
-
-    const db = await openDatabase(values, config, "reload");
-    const client = db.client;
-    try {
-      const result = await reloadTenant(client, {
-        stagingSchema: schemaOnly(config.stagingSchema),
-        publishSchema: schemaOnly(config.publishSchema),
-        clientName: config.clientName,
-        jobName: config.jobName,
-        idlDate: config.parameters.idl_date,
-        tenant,
-        country,
-        actor,
-        reason: values.reason,
-      }).catch(databaseRefusal("reload"));
-      io.stdout.write(
-        values.json
-          ? JSON.stringify({ database: db.name, ...result }, null, 2) + "\n"
-          : databaseLine(db) + formatReload(result, db.startNow),
-      );
-      return 0;
-    } finally {
-      await db.close();
-    }
+    return operatorAction(
+      "reload",
+      values,
+      config,
+      io,
+      (client) =>
+        reloadTenant(client, {
+          stagingSchema: schemaOnly(config.stagingSchema),
+          publishSchema: schemaOnly(config.publishSchema),
+          clientName: config.clientName,
+          jobName: config.jobName,
+          idlDate: config.parameters.idl_date,
+          tenant,
+          country,
+          actor: operatorActor(values),
+          reason: values.reason,
+        }),
+      formatReload,
+    );
   },
 });

@@ -5,8 +5,7 @@ import { UsageError } from "../../core/errors";
 import { readStackOutputs, runTaskOutputs } from "../../operate/stackOutputs";
 import { EXIT, EXIT_MEANINGS } from "../../core/exitCodes";
 
-function seconds(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
+function seconds(name: string, value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0)
     throw new UsageError(`--${name} must be a positive number of seconds, got '${value}'`);
   return Number(value);
@@ -72,8 +71,8 @@ export default defineCommand({
     if (!values.stack && !values.outputs) throw new UsageError("give --stack NAME or --outputs FILE");
     if (values.stack !== undefined && !/^[A-Za-z0-9_./-]+$/.test(values.stack))
       throw new UsageError(`--stack must be a stack name, got '${values.stack}'`);
-    const timeout = values.timeout === undefined ? undefined : seconds("timeout", values.timeout, 0);
-    const poll = seconds("poll", values.poll ?? "5", 5);
+    const timeout = values.timeout === undefined ? undefined : seconds("timeout", values.timeout);
+    const poll = seconds("poll", values.poll ?? "5");
     const { outputs, from } = readStackOutputs({ stack: values.stack, outputsFile: values.outputs });
     const task = runTaskOutputs(outputs, from);
     // Loaded here: the AWS SDK clients are only needed by this command.

@@ -3,7 +3,15 @@ import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { clientTables, schemaOnly, TABLES } from "../../core/naming";
 import { loadFromOptions, stackOptions } from "../stackOptions";
-import { DATABASE_DETAILS, DATABASE_OPTIONS, databaseLine, openDatabase, type CommandDatabase } from "../database";
+import {
+  DATABASE_DETAILS,
+  DATABASE_OPTIONS,
+  databaseLine,
+  openDatabase,
+  shellWord,
+  type CommandDatabase,
+  type DatabaseValues,
+} from "../database";
 import {
   completedRuns,
   knownJobs,
@@ -94,16 +102,14 @@ export default defineCommand({
     const client = db.client;
     try {
       const latest = await latestOutcome(client, schema, jobName);
-      if (values.transaction === "latest") {
-        const id = latestRun(latest, await runsInProgress(client, schema, jobName))?.transactionId;
+      const running = await runsInProgress(client, schema, jobName);
+      if (values.transaction) {
+        const id = values.transaction === "latest" ? latestRun(latest, running)?.transactionId : values.transaction;
         if (!id)
           throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
         return await showTransaction(client, db, schema, jobName, id, values.json ?? false, io.stdout);
       }
-      if (values.transaction)
-        return await showTransaction(client, db, schema, jobName, values.transaction, values.json ?? false, io.stdout);
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
-      const running = await runsInProgress(client, schema, jobName);
       const history = await runHistory(client, schema, jobName, limit);
       const clientName = history[0]?.clientName ?? jobs[0]?.clientName ?? config.clientName;
       const aside = await setAsideMessages(client, schema, clientName);
@@ -188,21 +194,19 @@ export default defineCommand({
       out.push(
         "",
         `Set-aside messages (${schema}.${clientTables(clientName).status}): no run retries them; 'hub-export retry' or 'hub-export discard' --message-id decides`,
-      );
-      if (aside.total === 0) out.push("  none");
-      for (const m of aside.messages) out.push(`  ${formatMessage(m)}`);
-      if (aside.total > aside.messages.length) out.push(`  ... and ${aside.total - aside.messages.length} more`);
-      out.push(
+        ...listed(aside.total, aside.messages.map(formatMessage)),
         "",
         `Warehouse rows held back (${schema}.${clientTables(clientName).rowsHeldBack}): not published until fixed; each run looks at them again`,
+        ...listed(
+          held.total,
+          held.rows.map(
+            (r) =>
+              `${JSON.stringify(r.employeeId)}  ${r.kind.padEnd(13)}  since ${r.firstHeldAt.toISOString()}  ${r.reason}`,
+          ),
+        ),
+        "",
+        `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`,
       );
-      if (held.total === 0) out.push("  none");
-      for (const r of held.rows)
-        out.push(
-          `  ${JSON.stringify(r.employeeId)}  ${r.kind.padEnd(13)}  since ${r.firstHeldAt.toISOString()}  ${r.reason}`,
-        );
-      if (held.total > held.rows.length) out.push(`  ... and ${held.total - held.rows.length} more`);
-      out.push("", `Run history (${schema}.${TABLES.runHistory}): every outcome, newest first`);
       if (history.length === 0) out.push("  none yet");
       for (const h of history) out.push(`  ${formatHistory(h)}`);
       io.stdout.write(shown(out));
@@ -219,31 +223,20 @@ export default defineCommand({
   },
 });
 
-/** The job's latest run, whatever its outcome: a run working now (or killed) when it started after the last outcome. */
-interface LatestRun {
-  transactionId: string | null;
-  /** ExecutionCompleted, ExecutionFailed, Stopped, Refused, or InProgress. */
-  outcome: string;
-  at: Date;
-  by: string | null;
-  reason: string | null;
-  counts: RunCounts | null;
-  countsSoFar: boolean;
-  /** The run is unfinished: the next run resumes it (a Stopped one, or one in progress). */
-  resumable: boolean;
-  phase: string | null;
-}
-
-function latestRun(latest: LatestOutcome | null, running: RunInProgress[]): LatestRun | null {
+/**
+ * The job's latest run, whatever its outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused, or InProgress: a
+ * run working now, or killed, that started after the last outcome); `resumable`: the next run resumes it.
+ */
+function latestRun(latest: LatestOutcome | null, running: RunInProgress[]) {
   const working = running.filter((r) => !latest || r.startedAt > latest.recordedAt).at(-1);
   if (working)
     return {
       transactionId: working.transactionId,
       outcome: "InProgress",
       at: working.startedAt,
-      by: null,
-      reason: null,
-      counts: null,
+      by: null as string | null,
+      reason: null as string | null,
+      counts: null as RunCounts | null,
       countsSoFar: false,
       resumable: true,
       phase: working.phase,
@@ -264,7 +257,7 @@ function latestRun(latest: LatestOutcome | null, running: RunInProgress[]): Late
 }
 
 /** The block that opens `status`: the latest run, its reason, its counts, and how to see each of its messages. */
-function latestRunLines(r: LatestRun | null, transactionCommand: (id: string) => string): string[] {
+function latestRunLines(r: ReturnType<typeof latestRun>, transactionCommand: (id: string) => string): string[] {
   if (!r) return ["Latest run: none yet"];
   const tx = r.transactionId ? `, transaction ${r.transactionId}` : " (before it opened a transaction)";
   const lines =
@@ -276,31 +269,23 @@ function latestRunLines(r: LatestRun | null, transactionCommand: (id: string) =>
           `Latest run: ${r.outcome} at ${r.at.toISOString()}${tx}${r.by ? ` (by ${r.by})` : ""}${r.resumable ? `; unfinished (phase ${r.phase}): the next run resumes it` : ""}`,
         ];
   if (r.reason) lines.push(`  reason: ${r.reason}`);
-  const c = r.counts;
-  if (c)
-    lines.push(
-      r.countsSoFar
-        ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities}`
-        : `  counts: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`,
-    );
+  if (r.counts) lines.push(`  ${r.countsSoFar ? "so far" : "counts"}: ${countsText(r.counts, r.countsSoFar)}`);
   if (r.transactionId && r.outcome !== "ExecutionCompleted")
     lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
   return lines;
 }
 
+/** A run's counts; so far (a stopped run's), without failed and held back, which only its end knows. */
+function countsText(c: RunCounts, soFar: boolean): string {
+  const middle = soFar ? "" : `, failed ${c.failed}, held back ${c.heldBack}`;
+  return `extracted ${c.extracted}, messages ${c.messages}, published ${c.published}${middle}, ERS entities ${c.ersEntities}`;
+}
+
 /** `npx hub-export status [the same database and job options] --transaction <id>`: to paste as printed. */
-function transactionCommand(values: {
-  stack?: string;
-  file?: string;
-  dir?: string;
-  "database-url"?: string;
-  user?: string;
-  "job-name"?: string;
-}): (id: string) => string {
-  const quote = (v: string) => (/^[\w./:=@-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
+function transactionCommand(values: DatabaseValues & { "job-name"?: string }): (id: string) => string {
   const args: string[] = [];
   for (const key of ["stack", "file", "dir", "user", "job-name"] as const)
-    if (values[key] !== undefined) args.push(`--${key}`, quote(values[key]));
+    if (values[key] !== undefined) args.push(`--${key}`, shellWord(values[key]));
   // The URL may hold a password: never printed; the operator gives it again.
   if (values["database-url"] !== undefined) args.push("--database-url", "<URL>");
   return (id) => ["npx hub-export status", ...args, "--transaction", id].join(" ");
@@ -311,16 +296,7 @@ function transactionCommand(values: {
  * operator's action on a message names it: `Discard  by alice  message <id> (was SET_ASIDE): <reason>`.
  */
 function formatHistory(h: HistoryRow): string {
-  const d = h.detail as {
-    published?: number;
-    failed?: number;
-    extracted?: number;
-    setAside?: number;
-    error?: string;
-    messageId?: string;
-    previousStatus?: string;
-    reason?: string | null;
-  };
+  const d = h.detail as Record<string, string | number | null | undefined>;
   const counts = (["extracted", "published", "failed", "setAside"] as const)
     .filter((k) => typeof d[k] === "number" && (k !== "setAside" || d.setAside))
     .map((k) => `${k === "setAside" ? "set aside" : k} ${d[k]}`);
@@ -337,6 +313,12 @@ function formatHistory(h: HistoryRow): string {
   ]
     .filter(Boolean)
     .join("  ");
+}
+
+/** The first of `total` items, one a line, then how many more; or `none`. */
+function listed(total: number, lines: string[]): string[] {
+  const more = total > lines.length ? [`... and ${total - lines.length} more`] : [];
+  return (total === 0 ? ["none"] : [...lines, ...more]).map((l) => `  ${l}`);
 }
 
 /** `<messageId>  SET_ASIDE  tenant <id>  <destination>  1 record(s): E1  attempts 2  <reason>` */
@@ -398,8 +380,8 @@ async function showTransaction(
         ...(c
           ? [
               outcome.countsSoFar
-                ? `  so far: extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, ERS entities ${c.ersEntities} (it stopped before the end)`
-                : `  extracted ${c.extracted}, messages ${c.messages}, published ${c.published}, failed ${c.failed}, held back ${c.heldBack}, ERS entities ${c.ersEntities}`,
+                ? `  so far: ${countsText(c, true)} (it stopped before the end)`
+                : `  ${countsText(c, false)}`,
             ]
           : []),
       ]),
