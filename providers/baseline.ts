@@ -13,7 +13,7 @@ import type { SqlTables } from "../core/sqlTables";
 
 // Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { refusal } = refusals;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
@@ -173,15 +173,9 @@ async function missingColumnsWith(client: PgClient, tables: SqlTables): Promise<
 }
 
 function baselineState(inputs: BaselineState): BaselineState {
+  const keys = ["target", "name", "buildNumber", "templateSha256", "sha256", "sql", "tables", "version"] as const;
   return {
-    target: inputs.target,
-    name: inputs.name,
-    buildNumber: inputs.buildNumber,
-    templateSha256: inputs.templateSha256,
-    sha256: inputs.sha256,
-    sql: inputs.sql,
-    tables: inputs.tables,
-    version: inputs.version,
+    ...pick(inputs, keys),
     ...(inputs.writtenWhenPresent ? { writtenWhenPresent: inputs.writtenWhenPresent } : {}),
   };
 }

@@ -12,7 +12,7 @@ import * as refusals from "./refusal";
 import * as naming from "../core/naming";
 
 // Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
 const { refusal } = refusals;
@@ -82,11 +82,24 @@ export function s3Folder(location: S3FolderLocation): {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-  // "" is the bucket's top: keys are then used as they are.
-  return {
-    client,
-    prefix: location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`,
-  };
+  return { client, prefix: keyPrefix(location) };
+}
+
+/** The location's prefix ending in `/`; "" is the bucket's top, where keys are used as they are. */
+function keyPrefix({ prefix }: S3FolderLocation): string {
+  return prefix === "" || prefix.endsWith("/") ? prefix : `${prefix}/`;
+}
+
+/** S3's answer for a key that is not there (GetObject NoSuchKey, HeadObject NotFound). */
+export function isMissingKey(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404;
+}
+
+/** An S3 call's error, saying what failed where: `<what>: <name>: <message>`. */
+export function s3Failure(what: string, err: unknown): Error {
+  const e = err as Error;
+  return new Error(`${what}: ${e.name ?? "error"}: ${e.message}`, { cause: err });
 }
 
 function s3Store(location: S3FolderLocation): SharedObjectStore {
@@ -105,9 +118,8 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
           ...(out.SSEKMSKeyId ? { kmsKeyId: out.SSEKMSKeyId } : {}),
         };
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return undefined;
-        throw new Error(`cannot read ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
+        if (isMissingKey(err)) return undefined;
+        throw s3Failure(`cannot read ${where(name)}`, err);
       }
     },
     async exists(name) {
@@ -115,11 +127,8 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
         await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
         return true;
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return false;
-        throw new Error(`cannot look up ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, {
-          cause: err,
-        });
+        if (isMissingKey(err)) return false;
+        throw s3Failure(`cannot look up ${where(name)}`, err);
       }
     },
     async write(name, text, etag, contentType) {
@@ -139,7 +148,7 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         // 412: changed since read (or created meanwhile); 409: a concurrent conditional write; 404: deleted since read.
         if ([412, 409, 404].includes(e.$metadata?.httpStatusCode ?? 0) || e.name === "PreconditionFailed") return false;
-        throw new Error(`cannot write ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
+        throw s3Failure(`cannot write ${where(name)}`, err);
       }
     },
   };
@@ -402,17 +411,11 @@ export async function readScriptFiles(
 /** The file a location names: a change of KMS key or region keeps it, another bucket, prefix or folder does not. */
 function fileOf(location: ScriptFolderLocation): string {
   if (location.kind === "folder") return `folder:${location.dir}`;
-  const prefix = location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`;
-  return `s3:${location.endpoint ?? ""}:${location.bucket}/${prefix}`;
+  return `s3:${location.endpoint ?? ""}:${location.bucket}/${keyPrefix(location)}`;
 }
 
 function state(inputs: ScriptFilesState): ScriptFilesState {
-  return {
-    location: inputs.location,
-    warehouseConnection: inputs.warehouseConnection,
-    entries: inputs.entries,
-    version: inputs.version,
-  };
+  return pick(inputs, ["location", "warehouseConnection", "entries", "version"]);
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */

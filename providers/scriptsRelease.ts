@@ -14,11 +14,11 @@ import * as json from "./json";
 import * as naming from "../core/naming";
 
 // Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
-const { s3Folder } = scriptFiles;
+const { isMissingKey, s3Folder, s3Failure } = scriptFiles;
 const { SCRIPT_FILES } = naming;
 const { configureAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 
 /**
  * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its
@@ -196,10 +196,7 @@ async function listKeys({ client, prefix }: ReturnType<typeof s3Folder>, bucket:
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   } catch (err) {
-    const e = err as Error;
-    throw new Error(`scripts release: cannot list s3://${bucket}/${prefix}: ${e.name ?? "error"}: ${e.message}`, {
-      cause: err,
-    });
+    throw s3Failure(`scripts release: cannot list s3://${bucket}/${prefix}`, err);
   }
   return keys;
 }
@@ -236,8 +233,7 @@ async function applyToS3(
   const folder = s3Folder(location);
   const { client, prefix } = folder;
   const where = `s3://${location.bucket}/${prefix}`;
-  const failed = (what: string, err: unknown) =>
-    new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+  const failed = (what: string, err: unknown) => s3Failure(`scripts release: cannot ${what} ${where}`, err);
   const present = await listKeys(folder, location.bucket);
   await inParallel(files, async (file) => {
     try {
@@ -322,12 +318,8 @@ export async function readReleaseFolder(
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
         files[name] = head.Metadata?.[RELEASE_SHA256_METADATA] ?? CHANGED;
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return;
-        throw new Error(
-          `scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}: ${e.name ?? "error"}: ${(err as Error).message}`,
-          { cause: err },
-        );
+        if (isMissingKey(err)) return;
+        throw s3Failure(`scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}`, err);
       }
     });
     present = await listKeys(folder, location.bucket);
@@ -363,32 +355,8 @@ export interface ScriptsReleaseState {
   extra?: string[];
 }
 
-/** The location compared as a whole, in a fixed order (unknown values during preview compare as themselves). */
-function locationKey(location: ScriptFolderLocation): string {
-  return JSON.stringify(
-    location.kind === "s3"
-      ? [
-          location.kind,
-          location.bucket,
-          location.prefix,
-          location.region ?? null,
-          location.endpoint ?? null,
-          location.kmsKeyArn ?? null,
-        ]
-      : [location.kind, location.dir],
-  );
-}
-
 function releaseState(inputs: ScriptsReleaseState): ScriptsReleaseState {
-  return {
-    location: inputs.location,
-    zipPath: inputs.zipPath,
-    source: inputs.source,
-    sha256: inputs.sha256,
-    files: inputs.files,
-    keep: inputs.keep,
-    version: inputs.version,
-  };
+  return pick(inputs, ["location", "zipPath", "source", "sha256", "files", "keep", "version"]);
 }
 
 /** Reads the zip the program planned with, checks it is the same, and applies it. */
@@ -443,7 +411,7 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     const changes =
       drift ||
       olds.sha256 !== news.sha256 ||
-      locationKey(olds.location) !== locationKey(news.location) ||
+      stableJson(olds.location) !== stableJson(news.location) ||
       olds.keep.join("\n") !== news.keep.join("\n") ||
       olds.version !== news.version;
     return { changes };

@@ -10,7 +10,7 @@ import * as refusals from "./refusal";
 
 // Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, quoteIdent, configureLogin, currentLogin } = pg;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { refusal } = refusals;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
@@ -177,14 +177,7 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  return {
-    target: inputs.target,
-    schema: inputs.schema,
-    table: inputs.table,
-    key: inputs.key,
-    values: inputs.values,
-    version: inputs.version,
-  };
+  return pick(inputs, ["target", "schema", "table", "key", "values", "version"]);
 }
 
 /**
