@@ -158,18 +158,11 @@ export async function missingBaselineColumns(target: pg.PgTarget, tables: SqlTab
 }
 
 async function missingColumnsWith(client: PgClient, tables: SqlTables): Promise<string[]> {
-  const present = new Map<string, Set<string>>();
-  for (const row of await existingColumns(client, Object.keys(tables))) {
-    if (!present.has(row.t)) present.set(row.t, new Set());
-    present.get(row.t)!.add(row.c);
-  }
-  const missing: string[] = [];
-  for (const [table, columns] of Object.entries(tables)) {
-    const there = present.get(table);
-    if (!there) continue;
-    for (const column of columns) if (!there.has(column)) missing.push(`${table}.${column}`);
-  }
-  return missing;
+  const rows = await existingColumns(client, Object.keys(tables));
+  const present = new Set(rows.flatMap((r) => [r.t, `${r.t}.${r.c}`]));
+  return Object.entries(tables)
+    .filter(([table]) => present.has(table))
+    .flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((c) => !present.has(c)));
 }
 
 function baselineState(inputs: BaselineState): BaselineState {
