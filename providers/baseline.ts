@@ -11,7 +11,6 @@ import * as json from "./json";
 import * as refusals from "./refusal";
 import type { SqlTables } from "../core/sqlTables";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
 const { pick, stableJson } = json;
 const { refusal } = refusals;
@@ -43,9 +42,10 @@ export interface BaselineState {
   missingColumns?: string[];
 }
 
-export function sha256Hex(text: string): string {
+/** The hex sha256 of text (as UTF-8) or bytes; scriptFiles.ts and scriptsRelease.ts use it too. */
+export function sha256Hex(data: string | Buffer): string {
   const crypto = require("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
+  return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /**

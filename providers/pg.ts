@@ -4,7 +4,6 @@
 import type { Client, ClientConfig } from "pg";
 import * as refusals from "./refusal";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { refusal } = refusals;
 
 export type SslMode = "disable" | "require" | "verify-full";

@@ -12,7 +12,6 @@ import type { RoutingRule } from "../core/routingRules";
 import * as refusals from "./refusal";
 import * as json from "./json";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { backoffMs } = retry;
 /** Serialized with the provider, it carries no masked secret along. */
 const { redactSecrets: scrub } = redact;

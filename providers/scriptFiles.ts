@@ -6,13 +6,14 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import * as json from "./json";
+import * as baseline from "./baseline";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as refusals from "./refusal";
 import * as naming from "../core/naming";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { pick, stableJson } = json;
+const { sha256Hex } = baseline;
 const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
 const { refusal } = refusals;
@@ -158,8 +159,6 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
 function folderStore(dir: string): SharedObjectStore {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  const etagOf = (text: string) => crypto.createHash("sha256").update(text, "utf8").digest("hex");
   const readText = (file: string) => {
     try {
       return fs.readFileSync(file, "utf8");
@@ -172,7 +171,7 @@ function folderStore(dir: string): SharedObjectStore {
     describe: dir,
     async read(name) {
       const text = readText(path.join(dir, name));
-      return text === undefined ? undefined : { text, etag: etagOf(text) };
+      return text === undefined ? undefined : { text, etag: sha256Hex(text) };
     },
     async exists(name) {
       return fs.existsSync(path.join(dir, name));
@@ -196,7 +195,7 @@ function folderStore(dir: string): SharedObjectStore {
       }
       try {
         const current = readText(file);
-        if ((current === undefined ? undefined : etagOf(current)) !== etag) return false;
+        if ((current === undefined ? undefined : sha256Hex(current)) !== etag) return false;
         const tmp = `${file}.${process.pid}.tmp`;
         fs.writeFileSync(tmp, text, { mode: 0o600 });
         fs.renameSync(tmp, file);

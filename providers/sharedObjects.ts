@@ -9,7 +9,6 @@ import type { ScriptFolderLocation } from "./scriptFiles";
 import * as json from "./json";
 import * as awsAccess from "./awsAccess";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { openSharedStore } = scriptFiles;
 const { pick, stableJson } = json;
 const { configureAwsAccess } = awsAccess;

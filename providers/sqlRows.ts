@@ -8,7 +8,6 @@ import * as pg from "./pg";
 import * as json from "./json";
 import * as refusals from "./refusal";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, quoteIdent, configureLogin, currentLogin } = pg;
 const { pick, stableJson } = json;
 const { refusal } = refusals;
