@@ -344,30 +344,24 @@ export async function applyScriptFiles(
   previous: PreviousScriptFiles = {},
 ): Promise<void> {
   const store = openSharedStore(spec.location);
-  await updateSharedFile(
-    store,
-    SCRIPT_FILES.credentialsIni,
-    "text/plain",
-    async (current) =>
-      mergeCredentialsIni(
-        await fromTemplate(store, SCRIPT_FILES.credentialsIniTemplate, current),
-        spec.warehouseConnection,
-        previous.warehouseConnection,
-      ),
-    previous.kmsKeyArn,
-  );
-  await updateSharedFile(
-    store,
-    SCRIPT_FILES.tenantCredentials,
-    "application/json",
-    async (current) =>
-      mergeTenantCredentials(
-        await fromTemplate(store, SCRIPT_FILES.tenantCredentialsTemplate, current),
-        spec.entries,
-        released,
-      ),
-    previous.kmsKeyArn,
-  );
+  const { credentialsIni, credentialsIniTemplate, tenantCredentials, tenantCredentialsTemplate } = SCRIPT_FILES;
+  for (const [name, template, contentType, merge] of [
+    [
+      credentialsIni,
+      credentialsIniTemplate,
+      "text/plain",
+      (text: string) => mergeCredentialsIni(text, spec.warehouseConnection, previous.warehouseConnection),
+    ],
+    [
+      tenantCredentials,
+      tenantCredentialsTemplate,
+      "application/json",
+      (text: string) => mergeTenantCredentials(text, spec.entries, released),
+    ],
+  ] as const) {
+    const fill = async (current: string | undefined) => merge(await fromTemplate(store, template, current));
+    await updateSharedFile(store, name, contentType, fill, previous.kmsKeyArn);
+  }
 }
 
 /** Removing a stack: its entries leave tenant_credentials.txt; credentials.ini, shared, stays. */
