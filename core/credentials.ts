@@ -67,6 +67,10 @@ export function decodeCredentialsString(value: string): ClientCredentials {
   return parseCredentialsText(text);
 }
 
+/** Python's escapes: of one character, and with that many hex digits. */
+const CHAR_ESCAPES: Record<string, string> = { "\\": "\\", "'": "'", '"': '"', n: "\n", r: "\r", t: "\t" };
+const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
+
 /** Parses `{'clientId': <py str>, 'clientSecret': <py str>}` as written by credentialsText. */
 function parseCredentialsText(text: string): ClientCredentials {
   let i = 0;
@@ -102,33 +106,9 @@ function parseCredentialsText(text: string): ClientCredentials {
         i += n;
         return String.fromCodePoint(parseInt(h, 16));
       };
-      switch (esc) {
-        case "\\":
-        case "'":
-        case '"':
-          out += esc;
-          break;
-        case "n":
-          out += "\n";
-          break;
-        case "r":
-          out += "\r";
-          break;
-        case "t":
-          out += "\t";
-          break;
-        case "x":
-          out += hex(2);
-          break;
-        case "u":
-          out += hex(4);
-          break;
-        case "U":
-          out += hex(8);
-          break;
-        default:
-          fail("a known escape");
-      }
+      if (esc in CHAR_ESCAPES) out += CHAR_ESCAPES[esc];
+      else if (esc in HEX_ESCAPES) out += hex(HEX_ESCAPES[esc]);
+      else fail("a known escape");
     }
   };
   expect("{");

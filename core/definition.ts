@@ -28,7 +28,6 @@ export const publishStepSchema = z.strictObject({
   /** The message-queue connection's System Name: equals hub_destination of the region's tenants. */
   connection: z.string().min(1),
 });
-export type PublishStep = z.infer<typeof publishStepSchema>;
 
 const taskSchema = z.discriminatedUnion("type", [
   z.strictObject({

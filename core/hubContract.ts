@@ -84,18 +84,17 @@ export const authorizeResponseSchema = z.object({
   simple_client: z.object({ orgId: z.string().min(1), envId: z.string().min(1) }),
   token_type: z.string(),
 });
-export type AuthorizeResponse = z.infer<typeof authorizeResponseSchema>;
 
 /** ASSUMED message properties. */
-export const messagePropertiesSchema = z.object({
-  transactionId: z.string(),
-  tenantId: z.string(),
-  systemCode: z.string(),
-  dataDomainCode: z.string(),
-  entityName: z.string(),
-  recordCount: z.string(),
-});
-export type MessageProperties = z.infer<typeof messagePropertiesSchema>;
+export const MESSAGE_PROPERTY_KEYS = [
+  "transactionId",
+  "tenantId",
+  "systemCode",
+  "dataDomainCode",
+  "entityName",
+  "recordCount",
+] as const;
+export type MessageProperties = Record<(typeof MESSAGE_PROPERTY_KEYS)[number], string>;
 
 /** One message as published; `headers.messageId` is stable for the message's lifetime. */
 export const queueMessageSchema = z.object({
@@ -111,12 +110,6 @@ export const publishResultSchema = z.object({
   statusMessage: z.string(),
 });
 export type PublishResult = z.infer<typeof publishResultSchema>;
-
-/** ASSUMED: the text of a message body. */
-export interface MessageBody<E = unknown> {
-  header: Omit<MessageProperties, "recordCount"> & { recordCount: number; createdAt: string };
-  entities: E[];
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Hub APIs: cfg (specified), ERS and HRSYS (ASSUMED). All take `?tenantId=<uuid>` and `Authorization: Basic <credentials string>`.
@@ -175,15 +168,6 @@ export interface HubContract {
   intakeReport: AssumedCall;
   queueMessage: QueueMessageContract;
 }
-
-export const MESSAGE_PROPERTY_KEYS = [
-  "transactionId",
-  "tenantId",
-  "systemCode",
-  "dataDomainCode",
-  "entityName",
-  "recordCount",
-] as const satisfies readonly (keyof MessageProperties)[];
 
 /**
  * ERS stops a run when it fails (the specification sizes its requests: records_per_ers_request); the HRSYS intake report
@@ -253,7 +237,6 @@ export const ersEntitiesBodySchema = z.strictObject({
     )
     .min(1),
 });
-export type ErsEntitiesBody = z.infer<typeof ersEntitiesBodySchema>;
 
 export const INTAKE_JOB_STATUSES = ["STARTED", "COMPLETED", "FAILED"] as const;
 export const intakeJobBodySchema = z.strictObject({

@@ -95,26 +95,19 @@ export function taskPrivileges(args: {
     ["baseline", baseline],
     ["runTables", runTables],
   ] as const) {
-    const table = (t: string, privileges: string[]): TaskGrant => ({
-      key: `staging/${t}`,
-      objectType: "table",
+    const staging = (objectType: "table" | "sequence", key: string, name: string, privileges: string[]): TaskGrant => ({
+      key: `${key}/${name}`,
+      objectType,
       schema: "staging",
-      objects: [t],
+      objects: [name],
       privileges,
       createdBy,
     });
     grants.push(
-      ...g.readOnly.map((t) => table(t, ["SELECT"])),
-      ...g.appendOnly.map((t) => table(t, APPEND_ONLY_PRIVILEGES)),
-      ...g.readWrite.map((t) => table(t, RUN_TABLE_PRIVILEGES)),
-      ...g.sequences.map((s): TaskGrant => ({
-        key: `staging-sequence/${s}`,
-        objectType: "sequence",
-        schema: "staging",
-        objects: [s],
-        privileges: ["USAGE"],
-        createdBy,
-      })),
+      ...g.readOnly.map((t) => staging("table", "staging", t, ["SELECT"])),
+      ...g.appendOnly.map((t) => staging("table", "staging", t, APPEND_ONLY_PRIVILEGES)),
+      ...g.readWrite.map((t) => staging("table", "staging", t, RUN_TABLE_PRIVILEGES)),
+      ...g.sequences.map((s) => staging("sequence", "staging-sequence", s, ["USAGE"])),
     );
   }
   // Default privileges are per creating role: a table another role creates is covered by neither the grant on every

@@ -11,9 +11,8 @@ import * as json from "./json";
 import * as refusals from "./refusal";
 import type { SqlTables } from "../core/sqlTables";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { refusal } = refusals;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
@@ -43,9 +42,10 @@ export interface BaselineState {
   missingColumns?: string[];
 }
 
-export function sha256Hex(text: string): string {
+/** The hex sha256 of text (as UTF-8) or bytes; scriptFiles.ts and scriptsRelease.ts use it too. */
+export function sha256Hex(data: string | Buffer): string {
   const crypto = require("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
+  return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /**
@@ -179,30 +179,17 @@ export async function missingBaselineColumns(target: pg.PgTarget, tables: SqlTab
 }
 
 async function missingColumnsWith(client: PgClient, tables: SqlTables): Promise<string[]> {
-  const present = new Map<string, Set<string>>();
-  for (const row of await existingColumns(client, Object.keys(tables))) {
-    if (!present.has(row.t)) present.set(row.t, new Set());
-    present.get(row.t)!.add(row.c);
-  }
-  const missing: string[] = [];
-  for (const [table, columns] of Object.entries(tables)) {
-    const there = present.get(table);
-    if (!there) continue;
-    for (const column of columns) if (!there.has(column)) missing.push(`${table}.${column}`);
-  }
-  return missing;
+  const rows = await existingColumns(client, Object.keys(tables));
+  const present = new Set(rows.flatMap((r) => [r.t, `${r.t}.${r.c}`]));
+  return Object.entries(tables)
+    .filter(([table]) => present.has(table))
+    .flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((c) => !present.has(c)));
 }
 
 function baselineState(inputs: BaselineState): BaselineState {
+  const keys = ["target", "name", "buildNumber", "templateSha256", "sha256", "sql", "tables", "version"] as const;
   return {
-    target: inputs.target,
-    name: inputs.name,
-    buildNumber: inputs.buildNumber,
-    templateSha256: inputs.templateSha256,
-    sha256: inputs.sha256,
-    sql: inputs.sql,
-    tables: inputs.tables,
-    version: inputs.version,
+    ...pick(inputs, keys),
     ...(inputs.writtenWhenPresent ? { writtenWhenPresent: inputs.writtenWhenPresent } : {}),
   };
 }

@@ -11,3 +11,8 @@ export function stableJson(value: unknown): string {
     .map((k) => `${JSON.stringify(k)}:${stableJson(record[k])}`)
     .join(",")}}`;
 }
+
+/** `value` with `keys` only: a provider's state holds its own inputs, nothing else the engine passed along. */
+export function pick<T, K extends keyof T>(value: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, value[k]])) as Pick<T, K>;
+}

@@ -4,7 +4,6 @@
 import type { Client, ClientConfig } from "pg";
 import * as refusals from "./refusal";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { refusal } = refusals;
 
 export type SslMode = "disable" | "require" | "verify-full";
@@ -76,11 +75,8 @@ export interface DatabaseConfigValues {
 
 /**
  * The database's name in state: `host:port/database` of the task endpoint. The SQL resources keep this label, never a
- * login: they get the login from the configuration their provider is given (configure), so a rotated password or
- * another provisioning route changes nothing in their state. Which configuration that is depends on the operation:
- * `pulumi up` and `preview` hand the dynamic providers the stack config as it is now; `pulumi destroy` and `pulumi
- * refresh` configure them from the provider inputs the last `up` recorded in the state (the old password), unless run
- * with `--run-program` (Pulumi CLI 3.160 or later). docs/pulumi-reference.md, "Rotating the admin password".
+ * login (they get it from `configure`, providers/README.md), so a rotated password or another provisioning route
+ * changes nothing in their state.
  */
 export function databaseLabel(db: Pick<DatabaseConfigValues, "host" | "port" | "database">): string {
   return `${db.host}:${db.port ?? 5432}/${db.database}`;

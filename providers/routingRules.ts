@@ -10,13 +10,14 @@ import type { RetryPolicy } from "../core/retry";
 import * as routingRules from "../core/routingRules";
 import type { RoutingRule } from "../core/routingRules";
 import * as refusals from "./refusal";
+import * as json from "./json";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { backoffMs } = retry;
 /** Serialized with the provider, it carries no masked secret along. */
 const { redactSecrets: scrub } = redact;
 const { canonicalRuleSet, routingRulesHash } = routingRules;
 const { refusal } = refusals;
+const { pick } = json;
 /** POSTs of one set: 3 by default (a request's `attempts`), 0.5 s doubling up to 8 s between them. */
 const RETRY: RetryPolicy = { attempts: 3, baseMs: 500, maxMs: 8_000 };
 
@@ -235,12 +236,7 @@ export async function postRoutingRules(request: PostRoutingRulesRequest): Promis
 
 function ruleSetState(inputs: RoutingRuleSetState, posted: { postedAt?: string }): RoutingRuleSetState {
   return {
-    cfgApiUrl: inputs.cfgApiUrl,
-    tenantId: inputs.tenantId,
-    credentialsString: inputs.credentialsString,
-    rules: inputs.rules,
-    rulesHash: inputs.rulesHash,
-    version: inputs.version,
+    ...pick(inputs, ["cfgApiUrl", "tenantId", "credentialsString", "rules", "rulesHash", "version"]),
     ruleCount: Array.isArray(inputs.rules) ? inputs.rules.length : 0,
     ...(posted.postedAt ? { postedAt: posted.postedAt } : {}),
   };

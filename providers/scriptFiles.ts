@@ -6,13 +6,14 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import * as json from "./json";
+import * as baseline from "./baseline";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as refusals from "./refusal";
 import * as naming from "../core/naming";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
-const { stableJson } = json;
+const { pick, stableJson } = json;
+const { sha256Hex } = baseline;
 const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
 const { refusal } = refusals;
@@ -82,11 +83,24 @@ export function s3Folder(location: S3FolderLocation): {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-  // "" is the bucket's top: keys are then used as they are.
-  return {
-    client,
-    prefix: location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`,
-  };
+  return { client, prefix: keyPrefix(location) };
+}
+
+/** The location's prefix ending in `/`; "" is the bucket's top, where keys are used as they are. */
+function keyPrefix({ prefix }: S3FolderLocation): string {
+  return prefix === "" || prefix.endsWith("/") ? prefix : `${prefix}/`;
+}
+
+/** S3's answer for a key that is not there (GetObject NoSuchKey, HeadObject NotFound). */
+export function isMissingKey(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404;
+}
+
+/** An S3 call's error, saying what failed where: `<what>: <name>: <message>`. */
+export function s3Failure(what: string, err: unknown): Error {
+  const e = err as Error;
+  return new Error(`${what}: ${e.name ?? "error"}: ${e.message}`, { cause: err });
 }
 
 function s3Store(location: S3FolderLocation): SharedObjectStore {
@@ -105,9 +119,8 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
           ...(out.SSEKMSKeyId ? { kmsKeyId: out.SSEKMSKeyId } : {}),
         };
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return undefined;
-        throw new Error(`cannot read ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
+        if (isMissingKey(err)) return undefined;
+        throw s3Failure(`cannot read ${where(name)}`, err);
       }
     },
     async exists(name) {
@@ -115,11 +128,8 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
         await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
         return true;
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return false;
-        throw new Error(`cannot look up ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, {
-          cause: err,
-        });
+        if (isMissingKey(err)) return false;
+        throw s3Failure(`cannot look up ${where(name)}`, err);
       }
     },
     async write(name, text, etag, contentType) {
@@ -139,7 +149,7 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         // 412: changed since read (or created meanwhile); 409: a concurrent conditional write; 404: deleted since read.
         if ([412, 409, 404].includes(e.$metadata?.httpStatusCode ?? 0) || e.name === "PreconditionFailed") return false;
-        throw new Error(`cannot write ${where(name)}: ${e.name ?? "error"}: ${(err as Error).message}`, { cause: err });
+        throw s3Failure(`cannot write ${where(name)}`, err);
       }
     },
   };
@@ -149,8 +159,6 @@ function s3Store(location: S3FolderLocation): SharedObjectStore {
 function folderStore(dir: string): SharedObjectStore {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  const etagOf = (text: string) => crypto.createHash("sha256").update(text, "utf8").digest("hex");
   const readText = (file: string) => {
     try {
       return fs.readFileSync(file, "utf8");
@@ -163,7 +171,7 @@ function folderStore(dir: string): SharedObjectStore {
     describe: dir,
     async read(name) {
       const text = readText(path.join(dir, name));
-      return text === undefined ? undefined : { text, etag: etagOf(text) };
+      return text === undefined ? undefined : { text, etag: sha256Hex(text) };
     },
     async exists(name) {
       return fs.existsSync(path.join(dir, name));
@@ -187,7 +195,7 @@ function folderStore(dir: string): SharedObjectStore {
       }
       try {
         const current = readText(file);
-        if ((current === undefined ? undefined : etagOf(current)) !== etag) return false;
+        if ((current === undefined ? undefined : sha256Hex(current)) !== etag) return false;
         const tmp = `${file}.${process.pid}.tmp`;
         fs.writeFileSync(tmp, text, { mode: 0o600 });
         fs.renameSync(tmp, file);
@@ -336,30 +344,24 @@ export async function applyScriptFiles(
   previous: PreviousScriptFiles = {},
 ): Promise<void> {
   const store = openSharedStore(spec.location);
-  await updateSharedFile(
-    store,
-    SCRIPT_FILES.credentialsIni,
-    "text/plain",
-    async (current) =>
-      mergeCredentialsIni(
-        await fromTemplate(store, SCRIPT_FILES.credentialsIniTemplate, current),
-        spec.warehouseConnection,
-        previous.warehouseConnection,
-      ),
-    previous.kmsKeyArn,
-  );
-  await updateSharedFile(
-    store,
-    SCRIPT_FILES.tenantCredentials,
-    "application/json",
-    async (current) =>
-      mergeTenantCredentials(
-        await fromTemplate(store, SCRIPT_FILES.tenantCredentialsTemplate, current),
-        spec.entries,
-        released,
-      ),
-    previous.kmsKeyArn,
-  );
+  const { credentialsIni, credentialsIniTemplate, tenantCredentials, tenantCredentialsTemplate } = SCRIPT_FILES;
+  for (const [name, template, contentType, merge] of [
+    [
+      credentialsIni,
+      credentialsIniTemplate,
+      "text/plain",
+      (text: string) => mergeCredentialsIni(text, spec.warehouseConnection, previous.warehouseConnection),
+    ],
+    [
+      tenantCredentials,
+      tenantCredentialsTemplate,
+      "application/json",
+      (text: string) => mergeTenantCredentials(text, spec.entries, released),
+    ],
+  ] as const) {
+    const fill = async (current: string | undefined) => merge(await fromTemplate(store, template, current));
+    await updateSharedFile(store, name, contentType, fill, previous.kmsKeyArn);
+  }
 }
 
 /** Removing a stack: its entries leave tenant_credentials.txt; credentials.ini, shared, stays. */
@@ -402,17 +404,11 @@ export async function readScriptFiles(
 /** The file a location names: a change of KMS key or region keeps it, another bucket, prefix or folder does not. */
 function fileOf(location: ScriptFolderLocation): string {
   if (location.kind === "folder") return `folder:${location.dir}`;
-  const prefix = location.prefix === "" || location.prefix.endsWith("/") ? location.prefix : `${location.prefix}/`;
-  return `s3:${location.endpoint ?? ""}:${location.bucket}/${prefix}`;
+  return `s3:${location.endpoint ?? ""}:${location.bucket}/${keyPrefix(location)}`;
 }
 
 function state(inputs: ScriptFilesState): ScriptFilesState {
-  return {
-    location: inputs.location,
-    warehouseConnection: inputs.warehouseConnection,
-    entries: inputs.entries,
-    version: inputs.version,
-  };
+  return pick(inputs, ["location", "warehouseConnection", "entries", "version"]);
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */

@@ -11,14 +11,15 @@ import type { S3FolderLocation, ScriptFolderLocation } from "./scriptFiles";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as json from "./json";
+import * as baseline from "./baseline";
 import * as naming from "../core/naming";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
-const { s3Folder } = scriptFiles;
+const { isMissingKey, s3Folder, s3Failure } = scriptFiles;
 const { SCRIPT_FILES } = naming;
 const { configureAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
-const { stableJson } = json;
+const { pick, stableJson } = json;
+const { sha256Hex } = baseline;
 
 /**
  * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its
@@ -62,11 +63,6 @@ function releaseError(message: string): Error {
 
 export function isScriptsReleaseError(err: unknown): boolean {
   return err instanceof Error && err.name === "ScriptsReleaseError";
-}
-
-function sha256Of(data: Buffer): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /** Why an entry name would write outside the folder, or undefined when it is safe. */
@@ -139,12 +135,12 @@ export async function readScriptsRelease(zip: Buffer, source: string): Promise<S
     else files.push({ name, content: e.content });
   }
   if (files.length === 0) throw releaseError(`${source}: holds no script file`);
-  return { files: files.sort((a, b) => a.name.localeCompare(b.name)), skipped, sha256: sha256Of(zip) };
+  return { files: files.sort((a, b) => a.name.localeCompare(b.name)), skipped, sha256: sha256Hex(zip) };
 }
 
 /** The release's manifest: each file's name and the sha256 of its content. */
 export function releaseManifest(release: Pick<ScriptsRelease, "files">): Record<string, string> {
-  return Object.fromEntries(release.files.map((f) => [f.name, sha256Of(f.content)]));
+  return Object.fromEntries(release.files.map((f) => [f.name, sha256Hex(f.content)]));
 }
 
 /** Files of the folder that applying `release` keeps though the release lacks them. */
@@ -184,22 +180,13 @@ function stays(name: string, wanted: Set<string>, keep: readonly string[]): bool
 
 /** The keys under the folder's `prefix`, without it (every page of ListObjectsV2). */
 async function listKeys({ client, prefix }: ReturnType<typeof s3Folder>, bucket: string): Promise<string[]> {
-  const { ListObjectsV2Command } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
+  const { paginateListObjectsV2 } = require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const keys: string[] = [];
-  let token: string | undefined;
   try {
-    do {
-      const page = await client.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-      );
+    for await (const page of paginateListObjectsV2({ client }, { Bucket: bucket, Prefix: prefix }))
       for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(prefix.length));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
   } catch (err) {
-    const e = err as Error;
-    throw new Error(`scripts release: cannot list s3://${bucket}/${prefix}: ${e.name ?? "error"}: ${e.message}`, {
-      cause: err,
-    });
+    throw s3Failure(`scripts release: cannot list s3://${bucket}/${prefix}`, err);
   }
   return keys;
 }
@@ -236,8 +223,7 @@ async function applyToS3(
   const folder = s3Folder(location);
   const { client, prefix } = folder;
   const where = `s3://${location.bucket}/${prefix}`;
-  const failed = (what: string, err: unknown) =>
-    new Error(`scripts release: cannot ${what} ${where}: ${(err as Error).name ?? "error"}: ${(err as Error).message}`);
+  const failed = (what: string, err: unknown) => s3Failure(`scripts release: cannot ${what} ${where}`, err);
   const present = await listKeys(folder, location.bucket);
   await inParallel(files, async (file) => {
     try {
@@ -247,7 +233,7 @@ async function applyToS3(
           Key: prefix + file.name,
           Body: file.content,
           ContentType: "application/octet-stream",
-          Metadata: { [RELEASE_SHA256_METADATA]: sha256Of(file.content) },
+          Metadata: { [RELEASE_SHA256_METADATA]: sha256Hex(file.content) },
           ...(location.kmsKeyArn ? { ServerSideEncryption: "aws:kms", SSEKMSKeyId: location.kmsKeyArn } : {}),
         }),
       );
@@ -322,12 +308,8 @@ export async function readReleaseFolder(
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
         files[name] = head.Metadata?.[RELEASE_SHA256_METADATA] ?? CHANGED;
       } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata?.httpStatusCode === 404) return;
-        throw new Error(
-          `scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}: ${e.name ?? "error"}: ${(err as Error).message}`,
-          { cause: err },
-        );
+        if (isMissingKey(err)) return;
+        throw s3Failure(`scripts release: cannot read ${name} in s3://${location.bucket}/${prefix}`, err);
       }
     });
     present = await listKeys(folder, location.bucket);
@@ -336,7 +318,7 @@ export async function readReleaseFolder(
     const path = require("node:path") as typeof import("node:path");
     present = fs.existsSync(location.dir) ? filesIn(location.dir) : [];
     for (const name of present)
-      if (wanted.has(name)) files[name] = sha256Of(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
+      if (wanted.has(name)) files[name] = sha256Hex(fs.readFileSync(path.join(location.dir, ...name.split("/"))));
   }
   const extra = present.filter((name) => !stays(name, wanted, keep)).sort();
   return { files, extra };
@@ -363,32 +345,8 @@ export interface ScriptsReleaseState {
   extra?: string[];
 }
 
-/** The location compared as a whole, in a fixed order (unknown values during preview compare as themselves). */
-function locationKey(location: ScriptFolderLocation): string {
-  return JSON.stringify(
-    location.kind === "s3"
-      ? [
-          location.kind,
-          location.bucket,
-          location.prefix,
-          location.region ?? null,
-          location.endpoint ?? null,
-          location.kmsKeyArn ?? null,
-        ]
-      : [location.kind, location.dir],
-  );
-}
-
 function releaseState(inputs: ScriptsReleaseState): ScriptsReleaseState {
-  return {
-    location: inputs.location,
-    zipPath: inputs.zipPath,
-    source: inputs.source,
-    sha256: inputs.sha256,
-    files: inputs.files,
-    keep: inputs.keep,
-    version: inputs.version,
-  };
+  return pick(inputs, ["location", "zipPath", "source", "sha256", "files", "keep", "version"]);
 }
 
 /** Reads the zip the program planned with, checks it is the same, and applies it. */
@@ -402,7 +360,7 @@ async function apply(inputs: ScriptsReleaseState): Promise<void> {
       `${inputs.source}: cannot read ${inputs.zipPath} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was changed`,
     );
   }
-  const sha256 = sha256Of(zip);
+  const sha256 = sha256Hex(zip);
   if (sha256 !== inputs.sha256) {
     throw releaseError(
       `${inputs.source}: the zip changed since this 'pulumi up' planned with it (sha256 ${inputs.sha256.slice(0, 12)}…, now ${sha256.slice(0, 12)}…); nothing was changed, run it again`,
@@ -443,7 +401,7 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     const changes =
       drift ||
       olds.sha256 !== news.sha256 ||
-      locationKey(olds.location) !== locationKey(news.location) ||
+      stableJson(olds.location) !== stableJson(news.location) ||
       olds.keep.join("\n") !== news.keep.join("\n") ||
       olds.version !== news.version;
     return { changes };

@@ -9,9 +9,8 @@ import type { ScriptFolderLocation } from "./scriptFiles";
 import * as json from "./json";
 import * as awsAccess from "./awsAccess";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { openSharedStore } = scriptFiles;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { configureAwsAccess } = awsAccess;
 
 /** Bump when writing behaves differently. */
@@ -46,14 +45,7 @@ export async function createSharedObject(inputs: Omit<SharedObjectState, "versio
 }
 
 function state(inputs: SharedObjectState, created: boolean): SharedObjectState {
-  return {
-    location: inputs.location,
-    key: inputs.key,
-    content: inputs.content,
-    contentType: inputs.contentType,
-    version: inputs.version,
-    created,
-  };
+  return { ...pick(inputs, ["location", "key", "content", "contentType", "version"]), created };
 }
 
 /** The AWS credentials come from the stack config (configure), never from the state. */

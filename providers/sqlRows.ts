@@ -8,9 +8,8 @@ import * as pg from "./pg";
 import * as json from "./json";
 import * as refusals from "./refusal";
 
-// Destructured, so that the serializer captures the functions and not the modules (providers/README.md).
 const { withPgClient, inPgTransaction, quoteIdent, configureLogin, currentLogin } = pg;
-const { stableJson } = json;
+const { pick, stableJson } = json;
 const { refusal } = refusals;
 
 /** Bump when create/update/delete behave differently, so that `pulumi up` re-applies every row. */
@@ -177,24 +176,14 @@ export function configRowProblems(inputs: Partial<ConfigRowState>): { property: 
 }
 
 function rowState(inputs: ConfigRowState): ConfigRowState {
-  return {
-    target: inputs.target,
-    schema: inputs.schema,
-    table: inputs.table,
-    key: inputs.key,
-    values: inputs.values,
-    version: inputs.version,
-  };
+  return pick(inputs, ["target", "schema", "table", "key", "values", "version"]);
 }
 
 /**
- * The dynamic provider. A change of schema, table or key replaces the row, deleting the old one first
+ * The dynamic provider. A change of target, schema, table or key replaces the row, deleting the old one first
  * (`deleteBeforeReplace`): a row with the new key may collide with the old one's other unique columns. Any other
- * change updates the row in place with an upsert. A new target (another database) replaces it too. Every method logs
- * in with the admin login its provider was configured with, never one from the state: in a `pulumi up` that is the
- * stack config as it is now, so a rotated password needs no change of state and a delete in the same `up` uses the new
- * one; a `pulumi destroy` or `pulumi refresh` configures it from what the last `up` recorded (the old password) unless
- * run with `--run-program` (providers/pg.ts databaseLabel, docs/pulumi-reference.md "Rotating the admin password").
+ * change updates the row in place with an upsert. Every method logs in with the login `configure` read, never one from
+ * the state (providers/README.md).
  */
 export const configRowProvider: dynamic.ResourceProvider<ConfigRowState, ConfigRowState> = {
   async configure(req) {
