@@ -47,20 +47,19 @@ export function createLogger(
   );
 }
 
-/** Progress of a long phase: a line every `everyMs` with counts and the rate since the phase began. */
+/** Progress of a long phase: a line every 5 s with counts and the rate since the phase began. */
 export class Progress {
   private started = Date.now();
   private last = 0;
   constructor(
     private readonly log: Logger,
     private readonly phase: string,
-    private readonly everyMs = 5000,
   ) {}
 
   /** Logs when the interval has passed (or `force`); `done` is the count the rate is computed on. */
   tick(done: number, fields: Record<string, unknown> = {}, force = false): void {
     const now = Date.now();
-    if (!force && now - this.last < this.everyMs) return;
+    if (!force && now - this.last < 5000) return;
     this.last = now;
     const seconds = (now - this.started) / 1000;
     this.log.info(

@@ -90,16 +90,12 @@ export class CodeCheck {
       this.sheet.fields,
       this.sheet.codes,
     ]);
-    this.releasedCount += rows[0].released;
-    this.anyHeld = rows[0].held > rows[0].released;
-    if (rows[0].held)
+    const { held, released } = rows[0];
+    this.releasedCount += released;
+    this.anyHeld = held > released;
+    if (held)
       this.ctx.log.info(
-        {
-          event: "cls.release",
-          held: rows[0].held,
-          released: rows[0].released,
-          stillHeld: rows[0].held - rows[0].released,
-        },
+        { event: "cls.release", held, released, stillHeld: held - released },
         "held-back messages checked against the current CLS load sheet",
       );
   }

@@ -20,6 +20,7 @@ import { Progress } from "../log";
 import { storedMessage, type StoredMessage } from "../warehouse/archive";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
+import { countsSoFar } from "./finish";
 import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";
 
 /** seq of part p's messages starts at p * PART_SEQ_SPAN. */
@@ -77,7 +78,8 @@ export async function extract(
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
-  const totals = await currentTotals(ctx);
+  const soFar = await countsSoFar(pool, tables, { transactionId: ctx.run.transactionId });
+  const totals: ExtractTotals = { employees: soFar.extracted, messages: soFar.messages };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const [unique, held, supersedable] = await Promise.all([
     employeeIdUnique(ctx),
@@ -176,49 +178,27 @@ async function planIncremental(ctx: RunContext, parts: Part[], employees: string
   );
 }
 
-/** The part's next chunk: up to chunkSize employees after its cursor. */
+/** The part's next chunk: up to chunkSize employees after its cursor (incremental mode: its next pending ones). */
 async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
-  if (part.pending) return nextIncrementalChunk(ctx, client, chunks, part, part.pending);
-  // Ids compare in PostgreSQL (its collation orders them), never in JavaScript.
-  const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [
-    part.cursor,
-    ctx.settings.chunkSize,
-    part.lastId,
-  ]);
-  const through = end.rows[0].through;
-  if (through === null) {
-    await partDone(ctx, client, part);
+  const { chunkSize } = ctx.settings;
+  const ids = part.pending?.slice(0, chunkSize);
+  // Ids compare in PostgreSQL (its collation orders them, and sorted `pending`), never in JavaScript.
+  const through = ids
+    ? ids[ids.length - 1]
+    : (await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, chunkSize, part.lastId]))
+        .rows[0].through;
+  if (through === null || through === undefined) {
+    // The part has no employee left to map: recorded, so that a resumed run skips it.
+    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
+      ctx.run.transactionId,
+      part.part,
+    ]);
+    part.done = true;
     return [];
   }
-  return extractRange(ctx, client, chunks, part, { through, last: through === part.lastId, carryIn: part.carry });
-}
-
-/** The part has no employee left to map: recorded, so that a resumed run skips it. */
-async function partDone(ctx: RunContext, client: PoolClient, part: Part): Promise<void> {
-  await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
-    ctx.run.transactionId,
-    part.part,
-  ]);
-  part.done = true;
-}
-
-/** Incremental mode: the part's next chunkSize changed employees (sorted by PostgreSQL), or the part is done. */
-async function nextIncrementalChunk(
-  ctx: RunContext,
-  client: PoolClient,
-  chunks: Chunks,
-  part: Part,
-  pending: string[],
-): Promise<ExtractedMessage[]> {
-  if (pending.length === 0) {
-    await partDone(ctx, client, part);
-    return [];
-  }
-  const ids = pending.slice(0, ctx.settings.chunkSize);
-  const last = ids.length === pending.length;
-  const range = { through: ids[ids.length - 1], last, carryIn: part.carry, ids };
-  const messages = await extractRange(ctx, client, chunks, part, range);
-  part.pending = pending.slice(ids.length);
+  const last = ids ? ids.length === part.pending!.length : through === part.lastId;
+  const messages = await extractRange(ctx, client, chunks, part, { through, last, carryIn: part.carry, ids });
+  if (ids) part.pending = part.pending!.slice(ids.length);
   return messages;
 }
 
@@ -527,12 +507,4 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
     [tx, bounds, bounds.map((_, i) => splits[i] ?? null), PART_SEQ_SPAN],
   );
   return load();
-}
-
-async function currentTotals(ctx: RunContext): Promise<ExtractTotals> {
-  const { rows } = await ctx.config.pool.query<{ employees: number; messages: number }>(
-    `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${ctx.config.tables.runPart} WHERE transaction_id = $1`,
-    [ctx.run.transactionId],
-  );
-  return rows[0];
 }
