@@ -1,8 +1,7 @@
 /**
- * The task's log: one JSON line per event on stdout (pino). Secrets never reach it: no event carries a credential;
- * every field and the message pass core/redact.ts (the process's known secrets masked, control characters escaped), so
- * text a hub, an error or the warehouse brought along is harmless; and the redact paths below guard fields that might
- * one day hold one.
+ * The task's log: one JSON line per event on stdout (pino). Every field and the message pass core/redact.ts (known
+ * secrets masked, control characters escaped), so text a hub or the warehouse brought along is harmless; the redact
+ * paths guard fields that might one day hold a credential.
  */
 import pino, { type Logger } from "pino";
 import { redact, redactDeep } from "../core/redact";

@@ -1,8 +1,8 @@
 /**
  * Step 3 of a run: the changed employees mapped to messages in HUB_<CLIENT>_MESSAGES, parts side by side, each chunk
- * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). With
- * records_per_hub_message > 1 each part carries the employees of its last, partial messages (HUB_EXPORT_RUN_PART.carry)
- * to the run's last messages. A chunk the mapping SQL fails on is halved until the failing employee is held back alone.
+ * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). Employees of a part's
+ * last, partial messages are carried to the run's last messages; a chunk the mapping SQL fails on is halved down to
+ * the employee.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";

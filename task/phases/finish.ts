@@ -1,8 +1,7 @@
 /**
- * Step 6 of a run, in one database transaction: the queued messages leave _MESSAGES (published ones done, failed ones
- * for the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
- * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: the specification's step 10 finds completed runs
- * only).
+ * Step 6 of a run, in one database transaction: queued messages leave _MESSAGES (published ones done, failed ones for
+ * the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
+ * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: step 10 finds completed runs only).
  */
 import type { Pool, PoolClient } from "pg";
 import type { RunContext } from "../context";

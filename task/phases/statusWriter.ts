@@ -1,9 +1,8 @@
 /**
- * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement per write on a session that
- * commits asynchronously; a write carries everything buffered when it starts (fewer, fuller statements cost the server
- * less CPU). At-least-once made tight: `commit()` resolves only once the records are in the database, and the publisher
- * holds a batch's slot until then, so after a kill at most the batches in flight are sent again (ERS likewise). Failed
- * outcomes need no such wait (a message not stored is no duplicate when retried): `add()` buffers them.
+ * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement carrying everything buffered
+ * (group commit) on sessions that commit asynchronously. `commit()` resolves once the records are in the database and
+ * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again; failed
+ * outcomes need no such wait (`add()`).
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";

@@ -154,6 +154,12 @@ async function destination(
   const url = queueMessagesUrl(q.organizationsUrl, session.orgId, session.envId, q.queueName);
   const headers = { authorization: `bearer ${session.token}`, "content-type": "application/json" };
   const base = { endpoint, check: write ? "publish (marked test message)" : "destination", required: true };
+  const answer = (ms: number, result: string, verdict: Verdict): CheckResult => ({
+    ...base,
+    result,
+    latencyMs: ms,
+    verdict,
+  });
   if (write) {
     const messageId = `${PROBE_MARK}-${crypto.randomUUID()}`;
     const properties = contractProperties(
@@ -174,18 +180,14 @@ async function destination(
       headers,
       JSON.stringify({ properties, headers: { messageId }, body }),
     );
-    if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
+    if (a.error) return answer(a.ms, a.error, "FAIL");
     const doc = parseJson(a.text) as { status?: string } | undefined;
-    const ok = (a.status === 201 || a.status === 200) && doc?.status === "successful";
-    return {
-      ...base,
-      result: ok ? `stored test message ${messageId} in ${q.queueName}` : `HTTP ${a.status}: ${answerText(a.text)}`,
-      latencyMs: a.ms,
-      verdict: ok ? "ok" : "FAIL",
-    };
+    return (a.status === 201 || a.status === 200) && doc?.status === "successful"
+      ? answer(a.ms, `stored test message ${messageId} in ${q.queueName}`, "ok")
+      : answer(a.ms, `HTTP ${a.status}: ${answerText(a.text)}`, "FAIL");
   }
   const a = await http.send("PUT", url, headers, "[]");
-  if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
+  if (a.error) return answer(a.ms, a.error, "FAIL");
   const verdicts: Record<number, [Verdict, string]> = {
     400: ["ok", `${q.queueName} answers (an empty batch refused; nothing stored)`],
     401: ["FAIL", "the token was refused"],
@@ -197,7 +199,7 @@ async function destination(
     (a.status! < 300
       ? ["warn", `HTTP ${a.status}: accepted an empty batch`]
       : ["FAIL", `HTTP ${a.status}: ${answerText(a.text)}`]);
-  return { ...base, result, latencyMs: a.ms, verdict };
+  return answer(a.ms, result, verdict);
 }
 
 /** The cfg API, read only: the tenant's routing rules. */

@@ -1,8 +1,6 @@
 /**
- * What the probe checks, from where it runs: `run --probe` takes exactly what a run loads (the definition, the
- * credential files, the connection records and the configuration tables); `probe --stack` takes the stack config's
- * tenants and hub URLs with the secrets from the deployed scripts folder and connection store, so it needs no
- * database and shows what the next `pulumi up` would configure.
+ * What the probe checks: `run --probe` takes exactly what a run loads; `probe --stack` takes the stack config's tenants
+ * and hub URLs with the secrets of the deployed scripts folder and connection store (no database needed).
  */
 import type { StackConfig } from "../../config/schema";
 import { hubApiConfigRows } from "../../core/rows";
