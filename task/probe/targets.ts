@@ -65,19 +65,18 @@ export async function targetsFromStack(
   const credentials = (await loadScriptFiles(inputs.scripts)).tenantCredentials;
   const apiRows = hubApiConfigRows(config);
   const tenants: ProbeTargets["tenants"] = [];
-  for (const hub of config.hubTenants) {
-    const id = hub.hubTenantId;
-    const code = hub.hubTenantCode;
-    const found = credentialsStringOf(credentials, id);
+  for (const { hubTenantId, hubTenantCode } of config.hubTenants) {
+    const found = credentialsStringOf(credentials, hubTenantId);
     if ("problem" in found) {
-      fail(`tenant ${code}`, "credentials string", `${id}: ${found.problem} (${inputs.scripts})`);
+      fail(`tenant ${hubTenantCode}`, "credentials string", `${hubTenantId}: ${found.problem} (${inputs.scripts})`);
       continue;
     }
-    const { credentialsString } = found;
     const apis = Object.fromEntries(
-      apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]),
+      apiRows
+        .filter((r) => r.key.hub_tenant_id === hubTenantId)
+        .map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]),
     );
-    tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
+    tenants.push({ hubTenantId, hubTenantCode, apis, credentialsString: found.credentialsString });
   }
   return {
     targets: {
