@@ -243,17 +243,13 @@ async function extractRange(
     }
     // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
     const half = Math.floor(rows.length / 2);
-    const mid = rows[half - 1];
-    const first = await extractRange(ctx, client, chunks, part, {
-      through: mid,
-      last: false,
-      carryIn: [],
-      ids: ids?.slice(0, half),
-    });
-    return [
-      ...first,
-      ...(await extractRange(ctx, client, chunks, part, { through, last, carryIn: [], ids: ids?.slice(half) })),
+    const halves: Range[] = [
+      { through: rows[half - 1], last: false, carryIn: [], ids: ids?.slice(0, half) },
+      { through, last, carryIn: [], ids: ids?.slice(half) },
     ];
+    const messages: ExtractedMessage[] = [];
+    for (const h of halves) messages.push(...(await extractRange(ctx, client, chunks, part, h)));
+    return messages;
   }
 }
 
@@ -440,11 +436,9 @@ async function holdMappingError(
 ): Promise<void> {
   const { tables } = ctx.config;
   const code = (err as { code?: string }).code;
-  const reason =
-    `the mapping SQL fails on this employee${code ? ` (SQLSTATE ${code})` : ""}: ${String(err.message).split("\n")[0]}`.slice(
-      0,
-      MAX_REASON,
-    );
+  const message = String(err.message).split("\n")[0];
+  const sqlstate = code ? ` (SQLSTATE ${code})` : "";
+  const reason = `the mapping SQL fails on this employee${sqlstate}: ${message}`.slice(0, MAX_REASON);
   ctx.log.warn(
     { event: "extract.mappingError", employeeId, code, reason },
     "a row breaks the mapping SQL: its employee is held back, the others go on",
