@@ -1,8 +1,7 @@
 /**
- * The task's log: one JSON line per event on stdout (pino). Secrets never reach it: no event carries a credential;
- * every field and the message pass core/redact.ts (the process's known secrets masked, control characters escaped), so
- * text a hub, an error or the warehouse brought along is harmless; and the redact paths below guard fields that might
- * one day hold one.
+ * The task's log: one JSON line per event on stdout (pino). Every field and the message pass core/redact.ts (known
+ * secrets masked, control characters escaped), so text a hub or the warehouse brought along is harmless; the redact
+ * paths guard fields that might one day hold a credential.
  */
 import pino, { type Logger } from "pino";
 import { redact, redactDeep } from "../core/redact";
@@ -47,20 +46,19 @@ export function createLogger(
   );
 }
 
-/** Progress of a long phase: a line every `everyMs` with counts and the rate since the phase began. */
+/** Progress of a long phase: a line every 5 s with counts and the rate since the phase began. */
 export class Progress {
   private started = Date.now();
   private last = 0;
   constructor(
     private readonly log: Logger,
     private readonly phase: string,
-    private readonly everyMs = 5000,
   ) {}
 
   /** Logs when the interval has passed (or `force`); `done` is the count the rate is computed on. */
   tick(done: number, fields: Record<string, unknown> = {}, force = false): void {
     const now = Date.now();
-    if (!force && now - this.last < this.everyMs) return;
+    if (!force && now - this.last < 5000) return;
     this.last = now;
     const seconds = (now - this.started) / 1000;
     this.log.info(

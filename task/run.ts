@@ -135,6 +135,14 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         `hub link ${b.name} is open: its work stops for this run and stays queued; the next run tries it again first`,
       ),
   });
+  // The last line's figures, run.done and run.stopped alike.
+  const usage = (seconds: number) => ({
+    seconds,
+    phases,
+    peakRssMb: peakRssMb(),
+    links: links.snapshot(),
+    breakers: links.breakerSnapshot(),
+  });
   const dispatcher = createAgent(links.connectionsPerOrigin(config.tenants.map((x) => x.region)));
   const http = new HubHttp(dispatcher, settings.retry, settings.limits, stop);
   const params = config.definition.parameters;
@@ -292,7 +300,6 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // The metrics first (completeRun): run.done stays the run's last line.
     await completeRun(lock, ctx, result.status, result.counts, started);
     const { tenants: _perTenant, ...counts } = result.counts;
-    const seconds = round((Date.now() - started) / 1000);
     log.info(
       {
         event: "run.done",
@@ -301,11 +308,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         ...counts,
         ...(ersFailed ? { ersFailedEntities: ersFailed } : {}),
         ...(changes ? { changes } : {}),
-        seconds,
-        phases,
-        peakRssMb: peakRssMb(),
-        links: links.snapshot(),
-        breakers: links.breakerSnapshot(),
+        ...usage(round((Date.now() - started) / 1000)),
       },
       `run ${result.status}`,
     );
@@ -371,11 +374,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           transactionId: run?.transactionId,
           phase: run?.phase,
           reason: detail,
-          seconds,
-          phases,
-          peakRssMb: peakRssMb(),
-          links: links.snapshot(),
-          breakers: links.breakerSnapshot(),
+          ...usage(seconds),
         },
         "run stopped; the next run resumes its transaction",
       );

@@ -1,8 +1,7 @@
 /**
- * The unknown-code comparison as SQL, set-based: the code values of every CLS code field (`codes(message_id,
- * employee_id, field, code)`) against the current load sheet (`known(field, code)`, from two array parameters). Two
- * sources of codes: stored hub messages (what a run is about to send, parsed from their bodies once) and the publish
- * schema (what runs will send, for `hub-export cls check`). Field names are `Entity.Field` (core/clsTable.ts).
+ * The unknown-code comparison as SQL, set-based: the codes of every CLS code field (`codes(message_id, employee_id,
+ * field, code)`) against the load sheet (`known(field, code)`, from two array parameters), from stored hub messages (a
+ * run) or from the publish schema (`hub-export cls check`). Field names are `Entity.Field` (core/clsTable.ts).
  */
 import { CLS_TABLE, fieldName, fieldsByEntity, type ClsEntity } from "../../core/clsTable";
 import { SUB_ENTITIES, userFields } from "../mapping/userEntity";

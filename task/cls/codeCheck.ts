@@ -64,10 +64,7 @@ const MAX_REASON = 1000;
 
 export class CodeCheck {
   private readonly unknown = new UnknownCodes();
-  private checked = 0;
-  private atSource = 0;
-  private held = 0;
-  private releasedCount = 0;
+  private readonly counts = { checkedMessages: 0, checkedAtSource: 0, heldBack: 0, released: 0 };
   /** Whether any message is held back: until one is, a batch without unknown codes needs no second look. */
   private anyHeld = false;
   private readonly sql: { screen: string; affected: string; hold: string; release: string };
@@ -90,16 +87,12 @@ export class CodeCheck {
       this.sheet.fields,
       this.sheet.codes,
     ]);
-    this.releasedCount += rows[0].released;
-    this.anyHeld = rows[0].held > rows[0].released;
-    if (rows[0].held)
+    const { held, released } = rows[0];
+    this.counts.released += released;
+    this.anyHeld = held > released;
+    if (held)
       this.ctx.log.info(
-        {
-          event: "cls.release",
-          held: rows[0].held,
-          released: rows[0].released,
-          stillHeld: rows[0].held - rows[0].released,
-        },
+        { event: "cls.release", held, released, stillHeld: held - released },
         "held-back messages checked against the current CLS load sheet",
       );
   }
@@ -123,8 +116,8 @@ export class CodeCheck {
       found.by_code.push(...rows[0].by_code);
       found.by_message.push(...rows[0].by_message);
     }
-    this.checked += messages.length;
-    this.atSource += messages.length - fromBodies.length;
+    this.counts.checkedMessages += messages.length;
+    this.counts.checkedAtSource += messages.length - fromBodies.length;
     const { by_code: byCode, by_message: byMessage } = found;
     if (byCode.length) {
       this.unknown.add(byCode);
@@ -164,7 +157,7 @@ export class CodeCheck {
       heldIds.map((id) => reasons.get(id)!.slice(0, MAX_REASON)),
       this.ctx.run.transactionId,
     ]);
-    this.held += heldIds.length;
+    this.counts.heldBack += heldIds.length;
     this.anyHeld = true;
     return messages.filter((m) => !reasons.has(m.messageId));
   }
@@ -174,10 +167,7 @@ export class CodeCheck {
       sheet: this.sheet.location,
       sheetRows: this.sheet.rows,
       mode: this.mode,
-      checkedMessages: this.checked,
-      checkedAtSource: this.atSource,
-      heldBack: this.held,
-      released: this.releasedCount,
+      ...this.counts,
       fields: this.unknown.report(),
     };
   }

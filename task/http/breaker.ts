@@ -199,7 +199,9 @@ export class Breaker implements BreakerGate {
         `${this.streak} requests failed in a row and none was answered for ${Math.round(quiet / 1000)} s`,
       );
     }
-    const { total, failed } = this.window(now);
+    // count() has dropped the seconds before the window.
+    const total = this.seconds.reduce((n, s) => n + s.total, 0);
+    const failed = this.seconds.reduce((n, s) => n + s.failed, 0);
     if (total >= this.settings.minRequests && failed >= this.settings.rate * total) {
       return this.open(
         `${failed} of the ${total} requests of the last ${Math.round(this.settings.windowMs / 1000)} s failed`,
@@ -228,16 +230,5 @@ export class Breaker implements BreakerGate {
     last.total++;
     if (failed) last.failed++;
     while (this.seconds.length > 0 && this.seconds[0].at * 1000 < now - this.settings.windowMs) this.seconds.shift();
-  }
-
-  private window(now: number): { total: number; failed: number } {
-    let total = 0;
-    let failed = 0;
-    for (const s of this.seconds) {
-      if (s.at * 1000 < now - this.settings.windowMs) continue;
-      total += s.total;
-      failed += s.failed;
-    }
-    return { total, failed };
   }
 }

@@ -1,10 +1,8 @@
 /**
  * Adaptive concurrency of one link (an API in a hub region): AIMD on a window of requests in flight, with slow start,
- * 429 and Vegas-style latency cuts at most once per round trip, pacing at window / round trip, and a pause at the floor
- * (task/README.md, "Adaptive concurrency", has the rules and figures). 5xx and network errors are the retries' business.
- * The controller is pure: time comes from `now`, nothing waits; `Link` wraps it with the waiting.
+ * 429 and Vegas-style latency cuts once per round trip, pacing, a pause at the floor (task/README.md, "Adaptive
+ * concurrency"); 5xx and network errors are the retries' business. The controller is pure; `Link` adds the waiting.
  */
-
 export interface LinkLimits {
   /** Fewest requests in flight the window may shrink to (at least 1). */
   floor: number;

@@ -1,8 +1,7 @@
 /**
- * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}` (the hub contract's path template, by
- * default `{name}?tenantId=<uuid>`) with `Authorization: Basic <credentials string>`. 429, 5xx and network errors
- * retry with backoff within the request's retry budget (task/http/client.ts); any other answer but 2xx, and an answer
- * too long, is a HubApiError.
+ * The hub's ERS and HRSYS APIs (docs/hub-contract.md): `POST {api url}{path}` with `Authorization: Basic <credentials
+ * string>`. 429, 5xx and network errors retry within the request's budget (task/http/client.ts); any other answer but
+ * 2xx, and an answer too long, is a HubApiError.
  */
 import { basicAuthorization, hubCallUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
 import { answerText, describeRequestError } from "../http/retry";

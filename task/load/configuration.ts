@@ -121,20 +121,16 @@ async function checkTables(pool: Pool, t: RunTables): Promise<void> {
     [[...common, ...client, ...publish]],
   );
   const missing = new Set(rows.filter((r) => !r.found).map((r) => r.name));
-  const lines: string[] = [];
-  const commonMissing = common.filter((n) => missing.has(n));
-  if (commonMissing.length)
-    lines.push(
-      `staging tables missing: ${commonMissing.join(", ")} (apply the common-schema baseline ${BASELINE_NAME_PREFIX}<BuildNumber>)`,
-    );
-  const clientMissing = client.filter((n) => missing.has(n));
-  if (clientMissing.length)
-    lines.push(
-      `the client's run tables missing: ${clientMissing.join(", ")} (apply ${CLIENT_RUN_TABLES_NAME_PREFIX}<BuildNumber> for this client)`,
-    );
-  const publishMissing = publish.filter((n) => missing.has(n));
-  if (publishMissing.length)
-    lines.push(`publish schema tables missing: ${publishMissing.join(", ")} (see task/model/README.md)`);
+  const lines = (
+    [
+      [common, "staging tables", `apply the common-schema baseline ${BASELINE_NAME_PREFIX}<BuildNumber>`],
+      [client, "the client's run tables", `apply ${CLIENT_RUN_TABLES_NAME_PREFIX}<BuildNumber> for this client`],
+      [publish, "publish schema tables", "see task/model/README.md"],
+    ] as const
+  ).flatMap(([names, what, fix]) => {
+    const absent = names.filter((n) => missing.has(n));
+    return absent.length ? [`${what} missing: ${absent.join(", ")} (${fix})`] : [];
+  });
   if (lines.length) throw new UserError(lines);
 }
 
@@ -211,9 +207,7 @@ async function loadTenants(
           problems.push(...err.lines.map((l) => `${label}: ${l.trim()}`));
         }
       }
-    }
-    if (step) {
-      const record = `connection record ${row.hub_destination}`;
+      const named = `connection record ${row.hub_destination}`;
       const apis = HUB_API_NAMES.flatMap((api) =>
         urls.get(api)
           ? [{ url: urls.get(api)!, what: `${t.apiConfig} row ${api} (hub_tenant_id ${row.hub_tenant_id})` }]
@@ -221,11 +215,15 @@ async function loadTenants(
       );
       const queueUrls = queue
         ? [
-            { url: queue.organizationsUrl, what: `${record} url` },
-            { url: queue.authUrl, what: `${record} authUrl` },
+            { url: queue.organizationsUrl, what: `${named} url` },
+            { url: queue.authUrl, what: `${named} authUrl` },
           ]
         : [];
-      problems.push(...untrustedUrls(def, step.region, label, [...apis, ...queueUrls]));
+      // HUB_API_CONFIG is shared with other pipelines: a changed row must not redirect the export (core/hubEndpoints.ts).
+      for (const { url, what } of [...apis, ...queueUrls]) {
+        const problem = endpointProblem(url, step.region, def.endpoints);
+        if (problem) problems.push(`${label}: ${what}: ${shownUrl(url)} ${problem}`);
+      }
     }
     if (credentialsString && step && queue && !missingApis.length) {
       tenants.push({
@@ -258,21 +256,4 @@ function duplicateKeys<T>(rows: T[], key: (row: T) => string, value?: (row: T) =
   return [...byKey]
     .filter(([, found]) => found.length > 1 && (!value || new Set(found.map(value)).size > 1))
     .map(([k, found]) => [k, found.length]);
-}
-
-/**
- * The URLs the task would send a tenant's credentials and data to, checked against the hosts the stack configured for
- * the region (the definition's `endpoints`, core/hubEndpoints.ts): HUB_API_CONFIG is shared with other pipelines, so a
- * changed row must not redirect the export. Each problem names the row or record and the URL.
- */
-function untrustedUrls(
-  def: PipelineDefinition,
-  region: HubRegion,
-  label: string,
-  urls: { url: string; what: string }[],
-): string[] {
-  return urls.flatMap(({ url, what }) => {
-    const problem = endpointProblem(url, region, def.endpoints);
-    return problem ? [`${label}: ${what}: ${shownUrl(url)} ${problem}`] : [];
-  });
 }

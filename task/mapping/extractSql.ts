@@ -7,6 +7,7 @@ import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
 import { sourceCodeChecks } from "../cls/checkSql";
+import type { QueueRow } from "../warehouse/archive";
 
 export interface ExtractTables {
   publishSchema: string;
@@ -103,13 +104,7 @@ export interface ExtractOptions {
  * A message written by the chunk, as the publisher takes it. With records_per_hub_message > 1 the statement adds one
  * row with `carry` (the employees of the chunk's messages that are not full, not written) and nulls elsewhere.
  */
-export interface ExtractedMessage {
-  seq: string;
-  message_id: string;
-  hub_tenant_id: string;
-  hub_destination: string;
-  record_count: number;
-  body: string;
+export interface ExtractedMessage extends QueueRow {
   carry?: string[] | null;
   /** The unknown-code check at the source: [employee id, its unknown `Entity.Field=code` keys] per employee, null when none. */
   unknown_codes?: [string, string[]][] | null;

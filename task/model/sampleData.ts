@@ -292,32 +292,23 @@ export async function seedSampleEmployees(db: SeedDatabase, options: SeedOptions
   const counts = {} as SeedResult["subEntities"];
   await withSessions(db, async (sessions) => {
     await sessions[0].query(ddl.schema);
-    if (options.loaderRole) {
-      // CREATE TABLE IF NOT EXISTS: tables an earlier seed created keep their owner.
-      await sessions[0].query(`SET ROLE ${sqlIdentifier(options.loaderRole, "loader role")}`);
-      try {
-        await sessions[0].query(ddl.tables);
-      } finally {
-        await sessions[0].query("RESET ROLE");
-      }
-    } else {
+    // CREATE TABLE IF NOT EXISTS: tables an earlier seed created keep their owner.
+    if (options.loaderRole) await sessions[0].query(`SET ROLE ${sqlIdentifier(options.loaderRole, "loader role")}`);
+    try {
       await sessions[0].query(ddl.tables);
+    } finally {
+      if (options.loaderRole) await sessions[0].query("RESET ROLE");
     }
     await sessions[0].query(employees, params);
     // Each statement commits on its own: sample data needs no atomicity, and the sessions share the work.
-    const subQueue = [...subs];
-    await Promise.all(
-      sessions.map(async (c) => {
-        for (let next = subQueue.shift(); next; next = subQueue.shift())
-          counts[next[0]] = (await c.query(next[1], params)).rowCount ?? 0;
-      }),
-    );
-    const indexQueue = [...indexes];
-    await Promise.all(
-      sessions.map(async (c) => {
-        for (let next = indexQueue.shift(); next; next = indexQueue.shift()) await c.query(next);
-      }),
-    );
+    const shared = <T>(queue: T[], work: (c: ClientBase, item: T) => Promise<unknown>) =>
+      Promise.all(
+        sessions.map(async (c) => {
+          for (let next = queue.shift(); next; next = queue.shift()) await work(c, next);
+        }),
+      );
+    await shared(subs, async (c, [table, sql]) => (counts[table] = (await c.query(sql, params)).rowCount ?? 0));
+    await shared(indexes, (c, sql) => c.query(sql));
     await sessions[0].query(
       `ANALYZE ${Object.values(PUBLISH_TABLES)
         .map((t) => `${s}.${t}`)

@@ -25,6 +25,8 @@ export interface BadRowsReport {
   };
 }
 
+type Examples<K extends keyof BadRowsReport> = NonNullable<BadRowsReport[K]>["examples"];
+
 /** One line per kind found, for the log and `hub-export status`. */
 export function badRowLines(r: BadRowsReport): [keyof BadRowsReport, string][] {
   const lines: [keyof BadRowsReport, string][] = [];
@@ -70,19 +72,12 @@ export async function findBadRowsUpFront(ctx: RunContext): Promise<BadRowsReport
   ].join("\n UNION ALL ");
   // Two independent statements, side by side on the pool.
   const [{ rows: missing }, { rows: ahead }] = await Promise.all([
-    pool.query<{
-      rows: number;
-      examples: { platRegion: string; countryCode: string | null; changedAt: string | null }[] | null;
-    }>(
+    pool.query<{ rows: number; examples: Examples<"missingIds"> | null }>(
       `SELECT count(*)::int AS rows, (array_agg(json_build_object('platRegion', plat_region, 'countryCode', country_code, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at))[1:${EXAMPLES}] AS examples
          FROM ${employee} WHERE (employee_id IS NULL OR employee_id = '') AND plat_region = ANY($1::text[])`,
       [regions],
     ),
-    pool.query<{
-      rows: number;
-      employees: number;
-      examples: { employeeId: string; table: string; changedAt: string }[] | null;
-    }>(
+    pool.query<{ rows: number; employees: number; examples: Examples<"futureChangedAt"> | null }>(
       `WITH f AS (${future})
        SELECT count(*)::int AS rows, count(DISTINCT employee_id)::int AS employees,
               (array_agg(json_build_object('employeeId', employee_id, 'table', tbl, 'changedAt', to_char(changed_at, 'YYYY-MM-DD"T"HH24:MI:SS')) ORDER BY changed_at DESC))[1:${EXAMPLES}] AS examples

@@ -97,10 +97,10 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
   const lookup: ChangeLookup = {
     mode: incremental ? "incremental" : "full",
     since,
+    firstLoad: floor[0].first_load === true,
     changedRows: rows.length,
     rowsByTable,
     limit,
-    firstLoad: floor[0].first_load === true,
     seconds: round((Date.now() - started) / 1000),
     missingIndexes,
     ...(incremental ? { employees: [...rows.map((r) => r.employee_id), ...held] } : {}),
@@ -116,17 +116,9 @@ export async function lookUpChanges(ctx: RunContext, held: string[]): Promise<Ch
       `the publish schema has no index on changed_at for ${missingIndexes.join(", ")}: finding the changed employees scans ${missingIndexes.length === 1 ? "it" : "them"} (${lookup.seconds} s this run); create the indexes (task/README.md, "Publish schema indexes")`,
     );
   }
+  const { missingIndexes: _missing, employees: _employees, ...shown } = lookup;
   ctx.log.info(
-    {
-      event: "extract.changes",
-      mode: lookup.mode,
-      since,
-      firstLoad: lookup.firstLoad,
-      changedRows: lookup.changedRows,
-      rowsByTable,
-      limit,
-      seconds: lookup.seconds,
-    },
+    { event: "extract.changes", ...shown },
     incremental ? "few changes: only the changed employees are mapped" : "many changes: every employee is mapped",
   );
   return lookup;

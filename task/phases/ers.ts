@@ -1,8 +1,7 @@
 /**
- * Step 5 of a run: the entities of the published messages still queued in _MESSAGES (the publish could not send them along:
- * ERS failing, or a run resumed after a kill) go to the ERS API of their tenant through an ErsStream, which archives
- * each message once its entities are sent. What is archived is done, so a resumed run starts where this one stopped,
- * sending again at most the requests that were in flight.
+ * Step 5 of a run: the entities of published messages still queued (ERS failing, or a run resumed after a kill) go to
+ * their tenant's ERS API through an ErsStream, which archives each message once its entities are sent: a resumed run
+ * sends again at most the requests that were in flight.
  */
 import type { RunContext } from "../context";
 import { ErsStream } from "./ersStream";

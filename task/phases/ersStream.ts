@@ -1,9 +1,8 @@
 /**
  * ERS for published messages: their entities go to the tenant's ERS API in batches of records_per_ers_request (fewer
- * when wide entities would pass HUB_API_MAX_BODY_BYTES). A message leaves _MESSAGES in a commit the request's slot
- * waits for, so after a kill at most the requests in flight are sent again. The hub contract's onFailure decides what a
- * failing request does (stop: the messages stay queued for the ERS phase; record: they leave the queue); under stop, a
- * tenant whose ERS link is open sends nothing more in this run (`held`).
+ * when wide entities would pass HUB_API_MAX_BODY_BYTES); a message leaves _MESSAGES in a commit the request's slot
+ * waits for. The contract's onFailure decides a failing request (stop: the messages stay queued for the ERS phase, and
+ * a tenant whose ERS link is open sends nothing more, `held`; record: they leave the queue).
  */
 import type { RunContext } from "../context";
 import type { TenantConfig } from "../load/configuration";

@@ -1,8 +1,8 @@
 /**
  * Step 3 of a run: the changed employees mapped to messages in HUB_<CLIENT>_MESSAGES, parts side by side, each chunk
- * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). With
- * records_per_hub_message > 1 each part carries the employees of its last, partial messages (HUB_EXPORT_RUN_PART.carry)
- * to the run's last messages. A chunk the mapping SQL fails on is halved until the failing employee is held back alone.
+ * one transaction that also moves its part's cursor (a killed run resumes at the next chunk). Employees of a part's
+ * last, partial messages are carried to the run's last messages; a chunk the mapping SQL fails on is halved down to
+ * the employee.
  */
 import type { PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -20,6 +20,7 @@ import { Progress } from "../log";
 import { storedMessage, type StoredMessage } from "../warehouse/archive";
 import { anySupersedable, supersede, supersedeSql } from "./supersede";
 import { employeeIdUnique, heldEmployees } from "./badRows";
+import { countsSoFar } from "./finish";
 import { lookUpChanges, partEmployees, watermarkPairs, type ChangeLookup } from "./changes";
 
 /** seq of part p's messages starts at p * PART_SEQ_SPAN. */
@@ -77,7 +78,8 @@ export async function extract(
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
   const progress = new Progress(ctx.log, "extract");
-  const totals = await currentTotals(ctx);
+  const soFar = await countsSoFar(pool, tables, { transactionId: ctx.run.transactionId });
+  const totals: ExtractTotals = { employees: soFar.extracted, messages: soFar.messages };
   const perMessage = ctx.config.definition.parameters.records_per_hub_message;
   const [unique, held, supersedable] = await Promise.all([
     employeeIdUnique(ctx),
@@ -176,49 +178,27 @@ async function planIncremental(ctx: RunContext, parts: Part[], employees: string
   );
 }
 
-/** The part's next chunk: up to chunkSize employees after its cursor. */
+/** The part's next chunk: up to chunkSize employees after its cursor (incremental mode: its next pending ones). */
 async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
-  if (part.pending) return nextIncrementalChunk(ctx, client, chunks, part, part.pending);
-  // Ids compare in PostgreSQL (its collation orders them), never in JavaScript.
-  const end = await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [
-    part.cursor,
-    ctx.settings.chunkSize,
-    part.lastId,
-  ]);
-  const through = end.rows[0].through;
-  if (through === null) {
-    await partDone(ctx, client, part);
+  const { chunkSize } = ctx.settings;
+  const ids = part.pending?.slice(0, chunkSize);
+  // Ids compare in PostgreSQL (its collation orders them, and sorted `pending`), never in JavaScript.
+  const through = ids
+    ? ids[ids.length - 1]
+    : (await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, chunkSize, part.lastId]))
+        .rows[0].through;
+  if (through === null || through === undefined) {
+    // The part has no employee left to map: recorded, so that a resumed run skips it.
+    await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
+      ctx.run.transactionId,
+      part.part,
+    ]);
+    part.done = true;
     return [];
   }
-  return extractRange(ctx, client, chunks, part, { through, last: through === part.lastId, carryIn: part.carry });
-}
-
-/** The part has no employee left to map: recorded, so that a resumed run skips it. */
-async function partDone(ctx: RunContext, client: PoolClient, part: Part): Promise<void> {
-  await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
-    ctx.run.transactionId,
-    part.part,
-  ]);
-  part.done = true;
-}
-
-/** Incremental mode: the part's next chunkSize changed employees (sorted by PostgreSQL), or the part is done. */
-async function nextIncrementalChunk(
-  ctx: RunContext,
-  client: PoolClient,
-  chunks: Chunks,
-  part: Part,
-  pending: string[],
-): Promise<ExtractedMessage[]> {
-  if (pending.length === 0) {
-    await partDone(ctx, client, part);
-    return [];
-  }
-  const ids = pending.slice(0, ctx.settings.chunkSize);
-  const last = ids.length === pending.length;
-  const range = { through: ids[ids.length - 1], last, carryIn: part.carry, ids };
-  const messages = await extractRange(ctx, client, chunks, part, range);
-  part.pending = pending.slice(ids.length);
+  const last = ids ? ids.length === part.pending!.length : through === part.lastId;
+  const messages = await extractRange(ctx, client, chunks, part, { through, last, carryIn: part.carry, ids });
+  if (ids) part.pending = part.pending!.slice(ids.length);
   return messages;
 }
 
@@ -263,17 +243,13 @@ async function extractRange(
     }
     // Carried employees wait for a chunk that succeeds (or, if one of them fails, for the run's last messages).
     const half = Math.floor(rows.length / 2);
-    const mid = rows[half - 1];
-    const first = await extractRange(ctx, client, chunks, part, {
-      through: mid,
-      last: false,
-      carryIn: [],
-      ids: ids?.slice(0, half),
-    });
-    return [
-      ...first,
-      ...(await extractRange(ctx, client, chunks, part, { through, last, carryIn: [], ids: ids?.slice(half) })),
+    const halves: Range[] = [
+      { through: rows[half - 1], last: false, carryIn: [], ids: ids?.slice(0, half) },
+      { through, last, carryIn: [], ids: ids?.slice(half) },
     ];
+    const messages: ExtractedMessage[] = [];
+    for (const h of halves) messages.push(...(await extractRange(ctx, client, chunks, part, h)));
+    return messages;
   }
 }
 
@@ -460,11 +436,9 @@ async function holdMappingError(
 ): Promise<void> {
   const { tables } = ctx.config;
   const code = (err as { code?: string }).code;
-  const reason =
-    `the mapping SQL fails on this employee${code ? ` (SQLSTATE ${code})` : ""}: ${String(err.message).split("\n")[0]}`.slice(
-      0,
-      MAX_REASON,
-    );
+  const message = String(err.message).split("\n")[0];
+  const sqlstate = code ? ` (SQLSTATE ${code})` : "";
+  const reason = `the mapping SQL fails on this employee${sqlstate}: ${message}`.slice(0, MAX_REASON);
   ctx.log.warn(
     { event: "extract.mappingError", employeeId, code, reason },
     "a row breaks the mapping SQL: its employee is held back, the others go on",
@@ -527,12 +501,4 @@ async function planParts(ctx: RunContext): Promise<Part[]> {
     [tx, bounds, bounds.map((_, i) => splits[i] ?? null), PART_SEQ_SPAN],
   );
   return load();
-}
-
-async function currentTotals(ctx: RunContext): Promise<ExtractTotals> {
-  const { rows } = await ctx.config.pool.query<{ employees: number; messages: number }>(
-    `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${ctx.config.tables.runPart} WHERE transaction_id = $1`,
-    [ctx.run.transactionId],
-  );
-  return rows[0];
 }

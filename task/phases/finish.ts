@@ -1,8 +1,7 @@
 /**
- * Step 6 of a run, in one database transaction: the queued messages leave _MESSAGES (published ones done, failed ones
- * for the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
- * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: the specification's step 10 finds completed runs
- * only).
+ * Step 6 of a run, in one database transaction: queued messages leave _MESSAGES (published ones done, failed ones for
+ * the next run), the run history gets its row, the watermarks advance to the upper bound. A completed run's
+ * HUB_INTAKE_JOB row waits for the HRSYS report (recordIntakeJob: step 10 finds completed runs only).
  */
 import type { Pool, PoolClient } from "pg";
 import type { RunContext } from "../context";
@@ -62,10 +61,7 @@ export async function finish(
       aside: number;
       superseded: number;
     }>(archiveUnpublishedSql(t), [tx]);
-    const parts = await client.query<{ employees: number; messages: number }>(
-      `SELECT coalesce(sum(employees), 0)::int AS employees, coalesce(sum(messages), 0)::int AS messages FROM ${t.runPart} WHERE transaction_id = $1`,
-      [tx],
-    );
+    const parts = await countsSoFar(client, t, { transactionId: tx });
     const tenants: FinalCounts["tenants"] = {};
     for (const x of ctx.config.tenants) tenants[x.hubTenantId] = { published: 0, failed: 0, entities: 0 };
     for (const r of moved.rows)
@@ -78,8 +74,8 @@ export async function finish(
       tenants[r.hub_tenant_id] = { ...(tenants[r.hub_tenant_id] ?? { published: 0, entities: 0 }), failed: r.n };
     const sum = (f: (r: (typeof moved.rows)[number]) => number) => moved.rows.reduce((n, r) => n + f(r), 0);
     const counts: FinalCounts = {
-      extracted: parts.rows[0].employees,
-      messages: parts.rows[0].messages,
+      extracted: parts.extracted,
+      messages: parts.messages,
       published: sum((r) => r.messages),
       failed: left.rows.reduce((n, r) => n + r.n, 0),
       heldBack: left.rows.reduce((n, r) => n + r.held, 0),
@@ -148,7 +144,7 @@ export type CountsSoFar = Pick<FinalCounts, "extracted" | "messages" | "publishe
 export async function countsSoFar(
   client: Pool | PoolClient,
   t: Pick<RunTables, "runPart" | "runTenant">,
-  run: Pick<RunState, "transactionId" | "finalCounts">,
+  run: Pick<RunState, "transactionId"> & Partial<Pick<RunState, "finalCounts">>,
 ): Promise<CountsSoFar> {
   if (run.finalCounts) {
     const { extracted, messages, published, ersEntities } = run.finalCounts;

@@ -1,8 +1,7 @@
 /**
- * Step 4 of a run: each message to its tenant's destination queue in batches of up to 10; each destination is a lane
- * with a bounded read-ahead and as many batches in flight as its queue link allows. A batch holds its slot until its
- * PUBLISHED rows are committed (after a kill at most the batches in flight are sent again). A destination whose link
- * opens is shut for the run: its messages stay queued, and the run stops (resumably) once the others are done.
+ * Step 4 of a run: each message to its tenant's destination queue in batches of up to 10, a lane per destination with
+ * a bounded read-ahead and as many batches in flight as its link allows. A batch holds its slot until its PUBLISHED
+ * rows are committed. A destination whose link opens is shut for the run; the run then stops, resumably.
  */
 import {
   QUEUE_API,
@@ -287,10 +286,8 @@ export class Publisher {
       (async () => {
         try {
           const outcomes = await lane.broker.publish(batch.map((p) => p.out));
-          await this.record(
-            batch.map((p) => p.message),
-            outcomes,
-          );
+          const messages = batch.map((p) => p.message);
+          await this.record(messages, outcomes);
         } catch (err) {
           // The link opened: this batch and the lane's others stay queued, unrecorded (neither failed nor refused).
           if (err instanceof LinkOpen) lane.close(err);

@@ -1,9 +1,8 @@
 /**
- * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement per write on a session that
- * commits asynchronously; a write carries everything buffered when it starts (fewer, fuller statements cost the server
- * less CPU). At-least-once made tight: `commit()` resolves only once the records are in the database, and the publisher
- * holds a batch's slot until then, so after a kill at most the batches in flight are sent again (ERS likewise). Failed
- * outcomes need no such wait (a message not stored is no duplicate when retried): `add()` buffers them.
+ * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement carrying everything buffered
+ * (group commit) on sessions that commit asynchronously. `commit()` resolves once the records are in the database and
+ * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again; failed
+ * outcomes need no such wait (`add()`).
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
@@ -67,7 +66,7 @@ export class StatusWriter {
   async add(records: StatusRecord[]): Promise<void> {
     if (this.error) throw this.error;
     this.push(records, []);
-    if (this.size() >= FLUSH_SIZE) await this.flush();
+    if (this.buffer.statuses.length + this.buffer.archive.length >= FLUSH_SIZE) await this.flush();
     else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);
   }
 
@@ -101,7 +100,12 @@ export class StatusWriter {
     this.buffer = empty();
     try {
       if (this.error) throw this.error;
-      if (pending.statuses.length || pending.archive.length) await this.write(pending);
+      // Tried again after a commit whose answer was lost, it is idempotent but for `attempts`, counted twice then.
+      if (pending.statuses.length || pending.archive.length)
+        await whileLost(
+          () => this.writeOnce(pending),
+          () => this.stop?.graceEnd() ?? 0,
+        );
     } finally {
       this.active--;
       this.waiting.shift()?.();
@@ -128,18 +132,6 @@ export class StatusWriter {
       else this.failed++;
     }
     for (const id of archive) this.buffer.archive.push(id);
-  }
-
-  private size(): number {
-    return this.buffer.statuses.length + this.buffer.archive.length;
-  }
-
-  private async write(pending: Pending): Promise<void> {
-    // Tried again after a commit whose answer was lost, it is idempotent but for `attempts`, counted twice then.
-    await whileLost(
-      () => this.writeOnce(pending),
-      () => this.stop?.graceEnd() ?? 0,
-    );
   }
 
   private async writeOnce({ statuses, archive }: Pending): Promise<void> {

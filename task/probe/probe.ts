@@ -129,22 +129,12 @@ async function authorize(
   const form = { "content-type": "application/x-www-form-urlencoded" };
   const a = await http.send("POST", q.authUrl, form, authorizeForm(q));
   const base = { endpoint, check: "authorize", latencyMs: a.ms, required: true };
-  if (a.error) return { result: { ...base, result: a.error, verdict: "FAIL" } };
-  if (a.status === 401 || a.status === 403)
-    return {
-      result: { ...base, result: `the broker refused the client credentials (HTTP ${a.status})`, verdict: "FAIL" },
-    };
-  if (a.status !== 200)
-    return { result: { ...base, result: `HTTP ${a.status}: ${answerText(a.text)}`, verdict: "FAIL" } };
+  const fail = (result: string) => ({ result: { ...base, result, verdict: "FAIL" as const } });
+  if (a.error) return fail(a.error);
+  if (a.status === 401 || a.status === 403) return fail(`the broker refused the client credentials (HTTP ${a.status})`);
+  if (a.status !== 200) return fail(`HTTP ${a.status}: ${answerText(a.text)}`);
   const parsed = authorizeResponseSchema.safeParse(parseJson(a.text));
-  if (!parsed.success)
-    return {
-      result: {
-        ...base,
-        result: "HTTP 200, but the answer lacks access_token or simple_client {orgId, envId}",
-        verdict: "FAIL",
-      },
-    };
+  if (!parsed.success) return fail("HTTP 200, but the answer lacks access_token or simple_client {orgId, envId}");
   const { orgId, envId } = parsed.data.simple_client;
   return {
     result: { ...base, result: `token issued (org ${orgId}, env ${envId})`, verdict: "ok" },
@@ -164,6 +154,12 @@ async function destination(
   const url = queueMessagesUrl(q.organizationsUrl, session.orgId, session.envId, q.queueName);
   const headers = { authorization: `bearer ${session.token}`, "content-type": "application/json" };
   const base = { endpoint, check: write ? "publish (marked test message)" : "destination", required: true };
+  const answer = (ms: number, result: string, verdict: Verdict): CheckResult => ({
+    ...base,
+    result,
+    latencyMs: ms,
+    verdict,
+  });
   if (write) {
     const messageId = `${PROBE_MARK}-${crypto.randomUUID()}`;
     const properties = contractProperties(
@@ -184,18 +180,14 @@ async function destination(
       headers,
       JSON.stringify({ properties, headers: { messageId }, body }),
     );
-    if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
+    if (a.error) return answer(a.ms, a.error, "FAIL");
     const doc = parseJson(a.text) as { status?: string } | undefined;
-    const ok = (a.status === 201 || a.status === 200) && doc?.status === "successful";
-    return {
-      ...base,
-      result: ok ? `stored test message ${messageId} in ${q.queueName}` : `HTTP ${a.status}: ${answerText(a.text)}`,
-      latencyMs: a.ms,
-      verdict: ok ? "ok" : "FAIL",
-    };
+    return (a.status === 201 || a.status === 200) && doc?.status === "successful"
+      ? answer(a.ms, `stored test message ${messageId} in ${q.queueName}`, "ok")
+      : answer(a.ms, `HTTP ${a.status}: ${answerText(a.text)}`, "FAIL");
   }
   const a = await http.send("PUT", url, headers, "[]");
-  if (a.error) return { ...base, result: a.error, latencyMs: a.ms, verdict: "FAIL" };
+  if (a.error) return answer(a.ms, a.error, "FAIL");
   const verdicts: Record<number, [Verdict, string]> = {
     400: ["ok", `${q.queueName} answers (an empty batch refused; nothing stored)`],
     401: ["FAIL", "the token was refused"],
@@ -207,7 +199,7 @@ async function destination(
     (a.status! < 300
       ? ["warn", `HTTP ${a.status}: accepted an empty batch`]
       : ["FAIL", `HTTP ${a.status}: ${answerText(a.text)}`]);
-  return { ...base, result, latencyMs: a.ms, verdict };
+  return answer(a.ms, result, verdict);
 }
 
 /** The cfg API, read only: the tenant's routing rules. */
@@ -221,31 +213,27 @@ async function readRoutingRules(
     authorization: basicAuthorization(tenant.credentialsString),
     accept: "application/json",
   });
-  const base = { endpoint, check: "read routingRules", latencyMs: a.ms };
-  if (a.error) return { ...base, result: a.error, verdict: "FAIL", required: true };
+  const answer = (result: string, verdict: Verdict = "FAIL", required = true): CheckResult => ({
+    endpoint,
+    check: "read routingRules",
+    latencyMs: a.ms,
+    result,
+    verdict,
+    required,
+  });
+  if (a.error) return answer(a.error);
   if (a.status === 401 || a.status === 403)
-    return {
-      ...base,
-      result: `the tenant's credentials string was refused (HTTP ${a.status})`,
-      verdict: "FAIL",
-      required: true,
-    };
+    return answer(`the tenant's credentials string was refused (HTTP ${a.status})`);
   if (a.status === 404 || a.status === 405)
-    return {
-      ...base,
-      result: `HTTP ${a.status}: no read of routing rules (the specification documents only the POST); credentials not verified`,
-      verdict: "warn",
-      required: false,
-    };
+    return answer(
+      `HTTP ${a.status}: no read of routing rules (the specification documents only the POST); credentials not verified`,
+      "warn",
+      false,
+    );
   const doc = parseJson(a.text);
   if (a.status! >= 200 && a.status! < 300 && Array.isArray(doc))
-    return { ...base, result: `${doc.length} routing rule(s) for the tenant`, verdict: "ok", required: true };
-  return {
-    ...base,
-    result: `HTTP ${a.status}: ${a.status! < 300 ? "the answer is not a JSON array" : answerText(a.text)}`,
-    verdict: "FAIL",
-    required: true,
-  };
+    return answer(`${doc.length} routing rule(s) for the tenant`, "ok");
+  return answer(`HTTP ${a.status}: ${a.status! < 300 ? "the answer is not a JSON array" : answerText(a.text)}`);
 }
 
 /** ERS or HRSYS at the contract's path: an empty body (refused, nothing created), or with `write` a marked test. */
@@ -281,37 +269,28 @@ async function assumedPath(
     body,
   );
   const where = `POST ${new URL(url).pathname}`;
-  const base = {
+  const answer = (result: string, verdict: Verdict = required ? "FAIL" : "warn"): CheckResult => ({
     endpoint,
     check: write ? `${where} (marked test ${api === "ERS" ? "entity" : "report"})` : where,
     latencyMs: a.ms,
     required,
-  };
-  const miss: Verdict = required ? "FAIL" : "warn";
+    result,
+    verdict,
+  });
   const fix = `set hubExport:hubContract.${contractKey(api)}.path, or turn the call off or make it best-effort (enabled: false / onFailure: record)`;
-  if (a.error) return { ...base, result: a.error, verdict: miss };
+  if (a.error) return answer(a.error);
   const s = a.status!;
-  if (s === 404 || s === 405)
-    return { ...base, result: `HTTP ${s}: the hub has no such endpoint; ${fix}`, verdict: miss };
-  if (s === 401 || s === 403)
-    return { ...base, result: `the tenant's credentials string was refused (HTTP ${s})`, verdict: miss };
+  if (s === 404 || s === 405) return answer(`HTTP ${s}: the hub has no such endpoint; ${fix}`);
+  if (s === 401 || s === 403) return answer(`the tenant's credentials string was refused (HTTP ${s})`);
   if (write)
     return s >= 200 && s < 300
-      ? { ...base, result: `HTTP ${s}: accepted (transaction ${probeTx}, marked ${PROBE_MARK})`, verdict: "ok" }
-      : { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
+      ? answer(`HTTP ${s}: accepted (transaction ${probeTx}, marked ${PROBE_MARK})`, "ok")
+      : answer(`HTTP ${s}: ${answerText(a.text)}`);
   if (s === 400 || s === 422)
-    return {
-      ...base,
-      result: `HTTP ${s}: answers at the assumed path (an empty body refused; nothing created)`,
-      verdict: "ok",
-    };
+    return answer(`HTTP ${s}: answers at the assumed path (an empty body refused; nothing created)`, "ok");
   if (s >= 200 && s < 300)
-    return {
-      ...base,
-      result: `HTTP ${s}: accepted an empty body (the answer does not match the assumed contract)`,
-      verdict: "warn",
-    };
-  return { ...base, result: `HTTP ${s}: ${answerText(a.text)}`, verdict: miss };
+    return answer(`HTTP ${s}: accepted an empty body (the answer does not match the assumed contract)`, "warn");
+  return answer(`HTTP ${s}: ${answerText(a.text)}`);
 }
 
 /** One request over the task's HTTP layer (deadline, answer cap, no retry); a failure is a result, never a throw. */

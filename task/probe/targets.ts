@@ -1,8 +1,6 @@
 /**
- * What the probe checks, from where it runs: `run --probe` takes exactly what a run loads (the definition, the
- * credential files, the connection records and the configuration tables); `probe --stack` takes the stack config's
- * tenants and hub URLs with the secrets from the deployed scripts folder and connection store, so it needs no
- * database and shows what the next `pulumi up` would configure.
+ * What the probe checks: `run --probe` takes exactly what a run loads; `probe --stack` takes the stack config's tenants
+ * and hub URLs with the secrets of the deployed scripts folder and connection store (no database needed).
  */
 import type { StackConfig } from "../../config/schema";
 import { hubApiConfigRows } from "../../core/rows";
@@ -67,19 +65,18 @@ export async function targetsFromStack(
   const credentials = (await loadScriptFiles(inputs.scripts)).tenantCredentials;
   const apiRows = hubApiConfigRows(config);
   const tenants: ProbeTargets["tenants"] = [];
-  for (const hub of config.hubTenants) {
-    const id = hub.hubTenantId;
-    const code = hub.hubTenantCode;
-    const found = credentialsStringOf(credentials, id);
+  for (const { hubTenantId, hubTenantCode } of config.hubTenants) {
+    const found = credentialsStringOf(credentials, hubTenantId);
     if ("problem" in found) {
-      fail(`tenant ${code}`, "credentials string", `${id}: ${found.problem} (${inputs.scripts})`);
+      fail(`tenant ${hubTenantCode}`, "credentials string", `${hubTenantId}: ${found.problem} (${inputs.scripts})`);
       continue;
     }
-    const { credentialsString } = found;
     const apis = Object.fromEntries(
-      apiRows.filter((r) => r.key.hub_tenant_id === id).map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]),
+      apiRows
+        .filter((r) => r.key.hub_tenant_id === hubTenantId)
+        .map((r) => [r.key.hub_api_name, String(r.values.hub_api_url)]),
     );
-    tenants.push({ hubTenantId: id, hubTenantCode: code, apis, credentialsString });
+    tenants.push({ hubTenantId, hubTenantCode, apis, credentialsString: found.credentialsString });
   }
   return {
     targets: {

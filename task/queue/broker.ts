@@ -203,13 +203,10 @@ export class QueueBroker {
     if (doc === undefined) throw new Error("the authorize answer is not JSON");
     const parsed = authorizeResponseSchema.safeParse(doc);
     if (!parsed.success) throw new Error("the authorize answer lacks access_token or simple_client");
+    const { access_token: token, simple_client: client } = parsed.data;
     // The token is a secret like the client secret: a hub that echoes it shows [secret].
-    maskSecret(parsed.data.access_token);
-    return {
-      token: parsed.data.access_token,
-      orgId: parsed.data.simple_client.orgId,
-      envId: parsed.data.simple_client.envId,
-    };
+    maskSecret(token);
+    return { token, orgId: client.orgId, envId: client.envId };
   }
 }
 

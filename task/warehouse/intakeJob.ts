@@ -1,8 +1,7 @@
 /**
- * The HUB_INTAKE_JOB row of a run that reached ExecutionCompleted (procedure step 10). The table is the platform
- * environment's, shared with other hub pipelines (core/intakeJob.ts): the row gets the specification's job_name and
- * transaction_id, and the columns of this project's earlier layout when the table has them; nothing else is assumed
- * about it. The run's details go to HUB_EXPORT_RUN_HISTORY (finish.ts).
+ * The HUB_INTAKE_JOB row of a run that reached ExecutionCompleted (procedure step 10). The table is shared with other
+ * hub pipelines (core/intakeJob.ts): the row gets the specification's job_name and transaction_id, and this project's
+ * earlier columns when the table has them; the run's details go to HUB_EXPORT_RUN_HISTORY.
  */
 import type { ClientBase } from "pg";
 import { INTAKE_JOB_COLUMNS, INTAKE_JOB_KNOWN_COLUMNS, type IntakeJobKnownColumn } from "../../core/intakeJob";

@@ -1,8 +1,7 @@
 /**
- * HUB_EXPORT_RUN_HISTORY: one row per run outcome or operator action. `event` is ExecutionCompleted,
- * ExecutionFailed, Stopped, Refused, or an operator's Reload, Discard or Retry (operate/); `detail` carries the counts
- * and issue-specific keys (unknownCodes, setAside, badRows, ...),
- * redacted (core/redact.ts): a reason may quote a hub's answer.
+ * HUB_EXPORT_RUN_HISTORY: one row per run outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) or operator
+ * action (Reload, Discard, Retry); `detail` carries the counts and issue-specific keys, redacted (core/redact.ts): a
+ * reason may quote a hub's answer.
  */
 import type { ClientBase, Pool } from "pg";
 import { redactDeep } from "../../core/redact";
