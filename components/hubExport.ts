@@ -11,7 +11,7 @@ import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
-import { hubChecklist, type HubChecklist } from "../core/hubChecklist";
+import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../config/clsSheets";
 import type { PipelineTemplate } from "../core/template";
@@ -24,13 +24,12 @@ import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket"
 import { CredentialFiles } from "./storage/credentialFiles";
 import type { ObjectInspector } from "./storage/objectGuard";
 import { ScriptsRelease } from "./storage/scriptsRelease";
-import { ConnectionStore, type ConnectionRecordArgs } from "./connections/connectionStore";
+import { ConnectionStore } from "./connections/connectionStore";
 import { Warehouse } from "./warehouse/warehouse";
 import type { SqlFile } from "./warehouse/sqlBaseline";
 import { ConfigTables } from "./warehouse/configTables";
 import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules } from "./hub/hubRoutingRules";
-import type { RoutingRuleSetArgs } from "./hub/routingRuleSet";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
 import { awsAccessFromConfig } from "../providers/awsAccess";
@@ -38,7 +37,7 @@ import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
 import { onRemoval } from "./onRemoval";
-import { alertEndpointKey, ExportMonitoring, type AlertEndpoint } from "./monitoring/exportMonitoring";
+import { alertEndpointKey, ExportMonitoring } from "./monitoring/exportMonitoring";
 
 export interface HubExportArgs {
   config: StackConfig;
@@ -71,19 +70,7 @@ export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): 
 }
 
 /** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
-export interface SecretInputs {
-  adminPassword: pulumi.Output<string>;
-  taskPassword: pulumi.Output<string>;
-  connectionRecords: ConnectionRecordArgs[];
-  /** This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole. */
-  tenantCredentials: pulumi.Output<Record<string, string>>;
-  /** Each tenant's routing rules with its credentials string. */
-  routingRules: RoutingRuleSetArgs[];
-  /** The alert webhooks, each with the hash that names its subscription. */
-  alertEndpoints: AlertEndpoint[];
-}
-
-export function secretInputs(plan: InstallationPlan): SecretInputs {
+export function secretInputs(plan: InstallationPlan) {
   const { config } = plan;
   return {
     adminPassword: pulumiSecret(config.database.admin.password, "hubExport:database.admin.password"),
@@ -95,6 +82,7 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       description: record.description,
       secretString: pulumi.secret(serializeConnectionRecord(record)),
     })),
+    // This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole.
     tenantCredentials: pulumi.secret(
       JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>,
     ),
@@ -104,67 +92,12 @@ export function secretInputs(plan: InstallationPlan): SecretInputs {
       rules: r.rules,
       credentialsString: pulumiSecret(r.credentialsString, `tenant ${r.tenant.hubTenantId} credentials string`),
     })),
+    // The alert webhooks, each with the hash that names its subscription.
     alertEndpoints: config.alerts.https.map((h, i) => ({
       key: alertEndpointKey(h.reveal(`hubExport:alerts.https[${i}] key`)),
       endpoint: pulumiSecret(h, `hubExport:alerts.https[${i}]`),
     })),
   };
-}
-
-/** The values operators look for after `pulumi up`; nothing secret. */
-export interface HubExportOutputs {
-  bucket: pulumi.Output<string>;
-  /** The tagged template, byte for byte (procedure step 1). */
-  templateKey: string;
-  /** This job's rendered pipeline: what the task runs. */
-  definitionKey: string;
-  jobName: string;
-  intakeJobQuery: string;
-  scheduleName: pulumi.Output<string>;
-  connectionNames: { storage: string; database: string; queues: Record<string, string> };
-  connectionSecretNames: Record<string, string>;
-  routingRuleCounts: Record<string, number>;
-  /** The hub team's checklist (core/hubChecklist.ts), also in the bucket's hub-configuration folder. */
-  hubChecklist: HubChecklist;
-  /** s3:// URLs of the CLS load sheets; empty when the stack has no `cls` config. */
-  clsLoadSheets: string[];
-  cluster: pulumi.Output<string>;
-  taskDefinition: pulumi.Output<string>;
-  logGroup: pulumi.Output<string>;
-  /** The image by digest, as the task definition runs it. */
-  image: pulumi.Output<string>;
-  repositoryUrl: pulumi.Output<string>;
-  taskRoleArn: pulumi.Output<string>;
-  /** The export task's database role. */
-  databaseRole: string;
-  subnetIds: string[];
-  securityGroupIds: string[];
-  /** A ready `aws ecs run-task ...`: one run now. */
-  runTaskCommand: pulumi.Output<string>;
-  /** Where failures are reported and shown (components/monitoring). */
-  alerts: {
-    topicArn: pulumi.Output<string>;
-    deadLetterQueueUrl: pulumi.Output<string>;
-    dashboard: pulumi.Output<string>;
-    alarms: pulumi.Output<string>[];
-  };
-  /** What `hub-export run-now` needs to start the task as the schedule does. */
-  runTask: RunTaskOutput;
-  /** What a destroy or a rename keeps and why, and what it removes that people notice (components/onRemoval.ts). */
-  onRemoval: { kept: { what: string; why: string }[]; removed: string[] };
-}
-
-/** The stack output `runTask`: the schedule's own RunTask parameters, and where the run's log goes. */
-export interface RunTaskOutput {
-  region: pulumi.Output<string>;
-  cluster: pulumi.Output<string>;
-  taskDefinition: pulumi.Output<string>;
-  containerName: string;
-  subnetIds: string[];
-  securityGroupIds: string[];
-  assignPublicIp: boolean;
-  logGroup: pulumi.Output<string>;
-  logStreamPrefix: string;
 }
 
 function sqlFile(file: RenderedSql): SqlFile {
@@ -184,7 +117,8 @@ export function retentionOf(config: Pick<StackConfig, "environment">): Retention
 }
 
 export class HubExport extends pulumi.ComponentResource {
-  readonly outputs: HubExportOutputs;
+  /** The stack outputs: what operators look for after `pulumi up`; nothing secret. */
+  readonly outputs;
 
   constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:index:HubExport", name, {}, opts);
@@ -420,9 +354,9 @@ export class HubExport extends pulumi.ComponentResource {
 
     const byType = (type: string) => plan.connections.filter((c) => c.type === type);
     const { kept, removed } = onRemoval(config, retention, logGroupName);
-    const removal = { kept: kept.map(({ what, why }) => ({ what, why })), removed };
     this.outputs = {
       bucket: bucket.bucketName,
+      // The tagged template, byte for byte (procedure step 1); the rendered pipeline the task runs.
       templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
       definitionKey: plan.definitionKey,
       jobName: config.jobName,
@@ -444,6 +378,7 @@ export class HubExport extends pulumi.ComponentResource {
       cluster: task.clusterArn,
       taskDefinition: task.taskDefinitionArn,
       logGroup: task.logGroupName,
+      // By digest, as the task definition runs it.
       image: image.imageUri,
       repositoryUrl: image.repositoryUrl,
       taskRoleArn: task.taskRoleArn,
@@ -461,6 +396,7 @@ export class HubExport extends pulumi.ComponentResource {
         dashboard: monitoring.dashboardName,
         alarms: monitoring.alarmNames,
       },
+      // What `hub-export run-now` needs to start the task as the schedule does.
       runTask: {
         region: aws.region,
         cluster: task.clusterArn,
@@ -470,7 +406,8 @@ export class HubExport extends pulumi.ComponentResource {
         logGroup: task.logGroupName,
         logStreamPrefix: LOG_STREAM_PREFIX,
       },
-      onRemoval: removal,
+      // What a destroy or a rename keeps and why, and what it removes that people notice.
+      onRemoval: { kept: kept.map(({ what, why }) => ({ what, why })), removed },
     };
     this.registerOutputs({ ...this.outputs });
   }

@@ -22,6 +22,12 @@ export const document = (...statements: PolicyStatement[]): PolicyDocument => ({
   Version: "2012-10-17",
   Statement: statements,
 });
+/** An Allow statement; the keys keep the order IAM shows them in (Sid, Effect, Principal, Action, Resource, Condition). */
+export const allow = (Sid: string, rest: Omit<PolicyStatement, "Sid" | "Effect">): PolicyStatement => ({
+  Sid,
+  Effect: "Allow",
+  ...rest,
+});
 export const sorted = (values: readonly string[]) => [...new Set(values)].sort();
 
 export interface AccountScope {
@@ -36,16 +42,16 @@ export interface AccountScope {
  * aws:SourceArn in the role's trust relationship).
  */
 export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
-  return document({
-    Sid: "EcsTasksOfThisAccount",
-    Effect: "Allow",
-    Principal: { Service: "ecs-tasks.amazonaws.com" },
-    Action: "sts:AssumeRole",
-    Condition: {
-      StringEquals: { "aws:SourceAccount": scope.accountId },
-      ArnLike: { "aws:SourceArn": `arn:${scope.partition}:ecs:${scope.region}:${scope.accountId}:*` },
-    },
-  });
+  return document(
+    allow("EcsTasksOfThisAccount", {
+      Principal: { Service: "ecs-tasks.amazonaws.com" },
+      Action: "sts:AssumeRole",
+      Condition: {
+        StringEquals: { "aws:SourceAccount": scope.accountId },
+        ArnLike: { "aws:SourceArn": `arn:${scope.partition}:ecs:${scope.region}:${scope.accountId}:*` },
+      },
+    }),
+  );
 }
 
 /**
@@ -54,23 +60,23 @@ export function ecsTasksTrustPolicy(scope: AccountScope): PolicyDocument {
  * guarded by iam:PassRole instead: the schedule's role may pass exactly this stack's two roles.
  */
 export function ecsTaskExecutionTrustPolicy(): PolicyDocument {
-  return document({
-    Sid: "EcsTaskExecution",
-    Effect: "Allow",
-    Principal: { Service: "ecs-tasks.amazonaws.com" },
-    Action: "sts:AssumeRole",
-  });
+  return document(
+    allow("EcsTaskExecution", {
+      Principal: { Service: "ecs-tasks.amazonaws.com" },
+      Action: "sts:AssumeRole",
+    }),
+  );
 }
 
 /** EventBridge Scheduler of this account may assume the schedule's role. */
 export function schedulerTrustPolicy(scope: Pick<AccountScope, "accountId">): PolicyDocument {
-  return document({
-    Sid: "SchedulerOfThisAccount",
-    Effect: "Allow",
-    Principal: { Service: "scheduler.amazonaws.com" },
-    Action: "sts:AssumeRole",
-    Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-  });
+  return document(
+    allow("SchedulerOfThisAccount", {
+      Principal: { Service: "scheduler.amazonaws.com" },
+      Action: "sts:AssumeRole",
+      Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+    }),
+  );
 }
 
 export interface TaskRolePolicyInput {
@@ -90,29 +96,21 @@ export interface TaskRolePolicyInput {
 export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
   const prefixes = sorted(input.readPrefixes);
   return document(
-    {
-      Sid: "ReadDefinitionAndScripts",
-      Effect: "Allow",
+    allow("ReadDefinitionAndScripts", {
       Action: ["s3:GetObject"],
       Resource: prefixes.map((p) => `${input.bucketArn}/${p}*`),
-    },
+    }),
     // Listing lets a missing file answer 404 rather than 403; only under the same two prefixes.
-    {
-      Sid: "ListDefinitionAndScriptsFolders",
-      Effect: "Allow",
+    allow("ListDefinitionAndScriptsFolders", {
       Action: ["s3:ListBucket"],
       Resource: [input.bucketArn],
       Condition: { StringLike: { "s3:prefix": prefixes.map((p) => `${p}*`) } },
-    },
-    {
-      Sid: "ReadConnectionRecords",
-      Effect: "Allow",
+    }),
+    allow("ReadConnectionRecords", {
       Action: ["secretsmanager:GetSecretValue"],
       Resource: sorted(input.connectionSecretArns),
-    },
-    {
-      Sid: "DecryptThroughS3AndSecretsManager",
-      Effect: "Allow",
+    }),
+    allow("DecryptThroughS3AndSecretsManager", {
       Action: ["kms:Decrypt"],
       Resource: [input.kmsKeyArn],
       Condition: {
@@ -120,7 +118,7 @@ export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
           "kms:ViaService": [`s3.${input.region}.amazonaws.com`, `secretsmanager.${input.region}.amazonaws.com`],
         },
       },
-    },
+    }),
   );
 }
 
@@ -135,20 +133,16 @@ export interface ExecutionRolePolicyInput {
  */
 export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocument {
   return document(
-    {
-      Sid: "PullTaskImage",
-      Effect: "Allow",
+    allow("PullTaskImage", {
       Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
       Resource: [input.repositoryArn],
-    },
+    }),
     // GetAuthorizationToken has no resource-level permissions.
-    { Sid: "AuthenticateToRegistry", Effect: "Allow", Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] },
-    {
-      Sid: "WriteTaskLogs",
-      Effect: "Allow",
+    allow("AuthenticateToRegistry", { Action: ["ecr:GetAuthorizationToken"], Resource: ["*"] }),
+    allow("WriteTaskLogs", {
       Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
       Resource: [`${input.logGroupArn}:log-stream:*`],
-    },
+    }),
   );
 }
 
@@ -157,12 +151,12 @@ export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocu
  * pull them, nothing else. Their execution roles still need the same actions in their own IAM policy.
  */
 export function imagePullPolicy(input: { partition: string; accountIds: readonly string[] }): PolicyDocument {
-  return document({
-    Sid: "PullPromotedImages",
-    Effect: "Allow",
-    Principal: { AWS: sorted(input.accountIds).map((a) => `arn:${input.partition}:iam::${a}:root`) },
-    Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
-  });
+  return document(
+    allow("PullPromotedImages", {
+      Principal: { AWS: sorted(input.accountIds).map((a) => `arn:${input.partition}:iam::${a}:root`) },
+      Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+    }),
+  );
 }
 
 export interface SchedulerRolePolicyInput {
@@ -178,26 +172,20 @@ export interface SchedulerRolePolicyInput {
 /** The schedule: runs the export task in its cluster, passes exactly its two roles to ECS, dead-letters to its queue. */
 export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocument {
   return document(
-    {
-      Sid: "RunExportTask",
-      Effect: "Allow",
+    allow("RunExportTask", {
       Action: ["ecs:RunTask"],
       Resource: [`${input.taskDefinitionFamilyArn}:*`],
       Condition: { ArnEquals: { "ecs:cluster": input.clusterArn } },
-    },
-    {
-      Sid: "PassExportTaskRoles",
-      Effect: "Allow",
+    }),
+    allow("PassExportTaskRoles", {
       Action: ["iam:PassRole"],
       Resource: sorted([input.taskRoleArn, input.executionRoleArn]),
       Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
-    },
-    {
-      Sid: "DeadLetterUndeliveredRuns",
-      Effect: "Allow",
+    }),
+    allow("DeadLetterUndeliveredRuns", {
       Action: ["sqs:SendMessage"],
       Resource: [input.deadLetterQueueArn],
-    },
+    }),
   );
 }
 
@@ -225,9 +213,7 @@ export function accessLogBucketPolicy(input: {
   accountId: string;
 }): PolicyDocument {
   return document(
-    {
-      Sid: "S3ServerAccessLogDelivery",
-      Effect: "Allow",
+    allow("S3ServerAccessLogDelivery", {
       Principal: { Service: "logging.s3.amazonaws.com" },
       Action: "s3:PutObject",
       Resource: `${input.logBucketArn}/${input.prefix}*`,
@@ -235,7 +221,7 @@ export function accessLogBucketPolicy(input: {
         ArnLike: { "aws:SourceArn": input.sourceBucketArn },
         StringEquals: { "aws:SourceAccount": input.accountId },
       },
-    },
+    }),
     ...denyInsecureTransportPolicy(input.logBucketArn).Statement,
   );
 }
@@ -246,16 +232,12 @@ export function accessLogBucketPolicy(input: {
  */
 export function keyPolicy(scope: AccountScope, logGroupName: string): PolicyDocument {
   return document(
-    {
-      Sid: "DelegateToIamPolicies",
-      Effect: "Allow",
+    allow("DelegateToIamPolicies", {
       Principal: { AWS: `arn:${scope.partition}:iam::${scope.accountId}:root` },
       Action: "kms:*",
       Resource: "*",
-    },
-    {
-      Sid: "EncryptTheTaskLogGroup",
-      Effect: "Allow",
+    }),
+    allow("EncryptTheTaskLogGroup", {
       Principal: { Service: `logs.${scope.region}.amazonaws.com` },
       Action: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
       Resource: "*",
@@ -264,6 +246,6 @@ export function keyPolicy(scope: AccountScope, logGroupName: string): PolicyDocu
           "kms:EncryptionContext:aws:logs:arn": `arn:${scope.partition}:logs:${scope.region}:${scope.accountId}:log-group:${logGroupName}`,
         },
       },
-    },
+    }),
   );
 }

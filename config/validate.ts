@@ -36,7 +36,7 @@ export class ConfigError extends UserError {
 
 /** `hubExport:hubTenants[1].hubTenantId: must be a UUID ...` */
 export function formatIssue(issue: ConfigIssue): string {
-  return `${issue.key ?? keyPath(issue.path)}: ${issue.message}`;
+  return `${issue.key ?? keyPathText(CONFIG_NAMESPACE, issue.path)}: ${issue.message}`;
 }
 
 /**
@@ -58,11 +58,6 @@ export function misplacedKeyProblem(key: string, stack: string): { problem: stri
 /** A value in single quotes for a POSIX shell. */
 export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-/** `hubExport:hubTenants[1].hubTenantId` */
-export function keyPath(path: (string | number)[]): string {
-  return keyPathText(CONFIG_NAMESPACE, path);
 }
 
 /** Every hub API URL of the config with its key path: hub.default's and each region's. */
@@ -210,7 +205,7 @@ function crossFieldIssues(config: StackConfig, options: ValidateOptions): Config
   const claim = (name: string, path: (string | number)[]) => {
     const previous = names.get(name.toLowerCase());
     if (previous) add(path, `connection name '${name}' is already used by ${previous}`);
-    else names.set(name.toLowerCase(), keyPath(path));
+    else names.set(name.toLowerCase(), keyPathText(CONFIG_NAMESPACE, path));
   };
   claim(config.bucket.connectionName, ["bucket", "connectionName"]);
   claim(config.database.connectionName, ["database", "connectionName"]);

@@ -24,7 +24,7 @@ export class HubConfiguration extends pulumi.ComponentResource {
       contentType: file.contentType,
       ...(isText(file) ? { content: file.body.toString("utf8") } : { contentBase64: file.body.toString("base64") }),
     }));
-    writeObjects(this, name, args.placement, files, { parent: this });
+    writeObjects(this, name, args.placement, files);
     this.keys = args.files.map((f) => f.key);
     this.registerOutputs({ keys: this.keys });
   }

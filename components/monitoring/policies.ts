@@ -3,7 +3,7 @@
  * Only the stack's EventBridge rules and CloudWatch alarms may publish to its topic, and the topic's key is usable by
  * those two services and administrable by the account, with every action named: no wildcard grants.
  */
-import { document, sorted, type AccountScope, type PolicyDocument } from "../policies";
+import { allow, document, sorted, type AccountScope, type PolicyDocument } from "../policies";
 
 /** Key administration, for the account's IAM principals (IAM policies decide who): every action named. */
 export const KEY_ADMIN_ACTIONS = [
@@ -41,33 +41,27 @@ const PUBLISH_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"];
 export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
   const root = `arn:${scope.partition}:iam::${scope.accountId}:root`;
   return document(
-    {
-      Sid: "KeyAdministrationByTheAccount",
-      Effect: "Allow",
+    allow("KeyAdministrationByTheAccount", {
       Principal: { AWS: root },
       Action: KEY_ADMIN_ACTIONS,
       Resource: "*",
-    },
-    {
-      Sid: "AccountPublishesThroughSns",
-      Effect: "Allow",
+    }),
+    allow("AccountPublishesThroughSns", {
       Principal: { AWS: root },
       Action: PUBLISH_KEY_ACTIONS,
       Resource: "*",
       Condition: {
         StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId },
       },
-    },
+    }),
     // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
     // that names this topic cannot use its key.
-    {
-      Sid: "EventBridgeAndCloudWatchPublish",
-      Effect: "Allow",
+    allow("EventBridgeAndCloudWatchPublish", {
       Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
       Action: PUBLISH_KEY_ACTIONS,
       Resource: "*",
       Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-    },
+    }),
   );
 }
 
@@ -83,17 +77,13 @@ export interface AlertsTopicPolicyInput {
 /** The topic: exactly the stack's rules and alarms may publish; nothing else is granted. */
 export function alertsTopicPolicy(input: AlertsTopicPolicyInput): PolicyDocument {
   return document(
-    {
-      Sid: "TaskStopRules",
-      Effect: "Allow",
+    allow("TaskStopRules", {
       Principal: { Service: "events.amazonaws.com" },
       Action: "sns:Publish",
       Resource: input.topicArn,
       Condition: { ArnEquals: { "aws:SourceArn": sorted(input.ruleArns) } },
-    },
-    {
-      Sid: "ExportAlarms",
-      Effect: "Allow",
+    }),
+    allow("ExportAlarms", {
       Principal: { Service: "cloudwatch.amazonaws.com" },
       Action: "sns:Publish",
       Resource: input.topicArn,
@@ -101,6 +91,6 @@ export function alertsTopicPolicy(input: AlertsTopicPolicyInput): PolicyDocument
         ArnEquals: { "aws:SourceArn": sorted(input.alarmArns) },
         StringEquals: { "aws:SourceAccount": input.accountId },
       },
-    },
+    }),
   );
 }

@@ -84,18 +84,12 @@ export interface PlanRun {
 
 export interface RunOptions {
   stack: string;
-  project?: string;
   /** Engine-form config: `namespace:key` → string, objects as JSON (what `pulumi up` hands the program). */
   config: Record<string, string>;
   secretKeys?: string[];
   /** Default: the real program. */
   program?: () => unknown;
   account?: Partial<MockAccount>;
-  /**
-   * The SDK captures a stack trace for every promise and resource; formatting them is most of a large plan's time.
-   * Off by default while the program runs; on with this option or HUB_EXPORT_PLAN_STACK_TRACES=1 to debug a failure.
-   */
-  keepStackTraces?: boolean;
 }
 
 // The monitor's requests and responses: the SDK's generated protobuf messages.
@@ -118,23 +112,6 @@ function aliasSpec(alias: Alias): AliasSpec {
     parentUrn: spec.getParenturn(),
     noParent: spec.getNoparent(),
   };
-}
-
-/** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
-export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun> {
-  const project = options.project ?? PROJECT_NAME;
-  const region = options.config["aws:region"];
-  const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
-  const program = options.program ?? (() => hubExportProgram({ offline: true }));
-
-  const keepStackTraces = options.keepStackTraces ?? process.env.HUB_EXPORT_PLAN_STACK_TRACES === "1";
-  const stackTraceLimit = Error.stackTraceLimit;
-  if (!keepStackTraces) Error.stackTraceLimit = 0;
-  try {
-    return await runIsolated(options, project, account, program);
-  } finally {
-    Error.stackTraceLimit = stackTraceLimit;
-  }
 }
 
 /** Each run's store → its failure: the run takes the unhandled rejections of its own context (later ones too). */
@@ -163,122 +140,131 @@ function runFailure(): <T>(work: Promise<T>) => Promise<T> {
   return (work) => Promise.race([work, failed]);
 }
 
-function runIsolated(
-  options: RunOptions,
-  project: string,
-  account: MockAccount,
-  program: () => unknown,
-): Promise<PlanRun> {
-  return runtimeState.withLocalStorage(async () => {
-    const resources: PlannedResource[] = [];
-    const outputs = new Map<string, Record<string, unknown>>();
-    const failures: Error[] = [];
-    // Set synchronously by the patched registerResource right before the mock monitor calls newResource.
-    let pending: { type: string; name: string; additionalSecretOutputs: string[] } | undefined;
+/** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
+export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun> {
+  const project = PROJECT_NAME;
+  const region = options.config["aws:region"];
+  const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
+  const program = options.program ?? (() => hubExportProgram({ offline: true }));
 
-    const guard = <T>(fn: () => T): T => {
-      try {
-        return fn();
-      } catch (err) {
-        failures.push(err as Error);
-        throw err;
-      }
-    };
-    await pulumi.runtime.setMocks(
-      {
-        newResource: (args) =>
-          guard(() => {
-            const aso =
-              pending && pending.type === args.type && pending.name === args.name
-                ? pending.additionalSecretOutputs
-                : [];
-            pending = undefined;
-            const result = mockResource(args, account);
-            return { id: result.id, state: markSecret(result.state, aso) };
-          }),
-        call: (args) => guard(() => mockCall(args, account)),
-      },
-      project,
-      options.stack,
-      false,
-    );
-    pulumi.runtime.setAllConfig(options.config, options.secretKeys);
+  // The SDK captures a stack trace for every promise and resource; formatting them is most of a large plan's time.
+  // Off while the program runs; HUB_EXPORT_PLAN_STACK_TRACES=1 keeps them to debug a failure.
+  const stackTraceLimit = Error.stackTraceLimit;
+  if (process.env.HUB_EXPORT_PLAN_STACK_TRACES !== "1") Error.stackTraceLimit = 0;
+  try {
+    return await runtimeState.withLocalStorage(async () => {
+      const resources: PlannedResource[] = [];
+      const outputs = new Map<string, Record<string, unknown>>();
+      const failures: Error[] = [];
+      // Set synchronously by the patched registerResource right before the mock monitor calls newResource.
+      let pending: { type: string; name: string; additionalSecretOutputs: string[] } | undefined;
 
-    const monitor = runtimeSettings.getMonitor() as Monitor;
-    const record = (
-      call: { read: false; req: RegisterResourceRequest } | { read: true; req: ReadResourceRequest },
-    ): PlannedResource => {
-      const { req, read } = call;
-      const entry: PlannedResource = {
-        urn: "",
-        type: req.getType(),
-        name: req.getName(),
-        ...(req.getParent() ? { parent: req.getParent() } : {}),
-        custom: call.read ? true : call.req.getCustom(),
-        read,
-        ...(call.read ? { id: call.req.getId() } : {}),
-        ...(req.getProvider() ? { provider: req.getProvider() } : {}),
-        dependsOn: [...req.getDependenciesList()].sort(),
-        options: {},
-        inputs: (call.read ? call.req.getProperties() : call.req.getObject())?.toJavaScript() ?? {},
-      };
-      const aso: string[] = req.getAdditionalsecretoutputsList();
-      if (aso.length) entry.options.additionalSecretOutputs = [...aso];
-      if (!call.read) {
-        const r = call.req;
-        if (r.getRetainondelete()) entry.options.retainOnDelete = true;
-        if (r.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
-        if (r.getProtect()) entry.options.protect = true;
-        if (r.getIgnorechangesList().length) entry.options.ignoreChanges = [...r.getIgnorechangesList()];
-        if (r.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...r.getReplaceonchangesList()];
-        if (r.getImportid()) entry.options.import = r.getImportid();
-        const aliases = r.getAliasesList().map(aliasSpec);
-        if (aliases.length) entry.options.aliases = aliases;
-      }
-      resources.push(entry);
-      pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };
-      return entry;
-    };
-    const withUrn =
-      (entry: PlannedResource, callback: Callback): Callback =>
-      (err, response) => {
-        if (!err && response) {
-          entry.urn = response.getUrn();
-          entry.state = ("getObject" in response ? response.getObject() : response.getProperties())?.toJavaScript();
-        }
-        callback(err, response);
-      };
-    const register = monitor.registerResource.bind(monitor);
-    const readResource = monitor.readResource.bind(monitor);
-    const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
-    monitor.registerResource = (req, callback) => register(req, withUrn(record({ read: false, req }), callback));
-    monitor.readResource = (req, callback) => readResource(req, withUrn(record({ read: true, req }), callback));
-    monitor.registerResourceOutputs = (req, callback) => {
-      outputs.set(req.getUrn(), req.getOutputs()?.toJavaScript() ?? {});
-      registerOutputs(req, callback);
-    };
-
-    // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
-    // also reject the stack's internal promises, which nothing here awaits.
-    let programFailed: { error: unknown } | undefined;
-    const unlessFailed = runFailure();
-    await unlessFailed(
-      pulumi.runtime.runInPulumiStack(async () => {
+      const guard = <T>(fn: () => T): T => {
         try {
-          return await program();
+          return fn();
         } catch (err) {
-          programFailed = { error: err };
-          return {};
+          failures.push(err as Error);
+          throw err;
         }
-      }),
-    );
-    await unlessFailed(runtimeSettings.waitForRPCs());
-    if (programFailed) throw programFailed.error;
-    if (failures.length > 0)
-      throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
-    const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
-    return { project, stack: options.stack, account, resources, outputs: (stack && outputs.get(stack.urn)) ?? {} };
-  });
+      };
+      await pulumi.runtime.setMocks(
+        {
+          newResource: (args) =>
+            guard(() => {
+              const aso =
+                pending && pending.type === args.type && pending.name === args.name
+                  ? pending.additionalSecretOutputs
+                  : [];
+              pending = undefined;
+              const result = mockResource(args, account);
+              return { id: result.id, state: markSecret(result.state, aso) };
+            }),
+          call: (args) => guard(() => mockCall(args, account)),
+        },
+        project,
+        options.stack,
+        false,
+      );
+      pulumi.runtime.setAllConfig(options.config, options.secretKeys);
+
+      const monitor = runtimeSettings.getMonitor() as Monitor;
+      const record = (
+        call: { read: false; req: RegisterResourceRequest } | { read: true; req: ReadResourceRequest },
+      ): PlannedResource => {
+        const { req, read } = call;
+        const entry: PlannedResource = {
+          urn: "",
+          type: req.getType(),
+          name: req.getName(),
+          ...(req.getParent() ? { parent: req.getParent() } : {}),
+          custom: call.read ? true : call.req.getCustom(),
+          read,
+          ...(call.read ? { id: call.req.getId() } : {}),
+          ...(req.getProvider() ? { provider: req.getProvider() } : {}),
+          dependsOn: [...req.getDependenciesList()].sort(),
+          options: {},
+          inputs: (call.read ? call.req.getProperties() : call.req.getObject())?.toJavaScript() ?? {},
+        };
+        const aso: string[] = req.getAdditionalsecretoutputsList();
+        if (aso.length) entry.options.additionalSecretOutputs = [...aso];
+        if (!call.read) {
+          const r = call.req;
+          if (r.getRetainondelete()) entry.options.retainOnDelete = true;
+          if (r.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
+          if (r.getProtect()) entry.options.protect = true;
+          if (r.getIgnorechangesList().length) entry.options.ignoreChanges = [...r.getIgnorechangesList()];
+          if (r.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...r.getReplaceonchangesList()];
+          if (r.getImportid()) entry.options.import = r.getImportid();
+          const aliases = r.getAliasesList().map(aliasSpec);
+          if (aliases.length) entry.options.aliases = aliases;
+        }
+        resources.push(entry);
+        pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };
+        return entry;
+      };
+      const withUrn =
+        (entry: PlannedResource, callback: Callback): Callback =>
+        (err, response) => {
+          if (!err && response) {
+            entry.urn = response.getUrn();
+            entry.state = ("getObject" in response ? response.getObject() : response.getProperties())?.toJavaScript();
+          }
+          callback(err, response);
+        };
+      const register = monitor.registerResource.bind(monitor);
+      const readResource = monitor.readResource.bind(monitor);
+      const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
+      monitor.registerResource = (req, callback) => register(req, withUrn(record({ read: false, req }), callback));
+      monitor.readResource = (req, callback) => readResource(req, withUrn(record({ read: true, req }), callback));
+      monitor.registerResourceOutputs = (req, callback) => {
+        outputs.set(req.getUrn(), req.getOutputs()?.toJavaScript() ?? {});
+        registerOutputs(req, callback);
+      };
+
+      // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
+      // also reject the stack's internal promises, which nothing here awaits.
+      let programFailed: { error: unknown } | undefined;
+      const unlessFailed = runFailure();
+      await unlessFailed(
+        pulumi.runtime.runInPulumiStack(async () => {
+          try {
+            return await program();
+          } catch (err) {
+            programFailed = { error: err };
+            return {};
+          }
+        }),
+      );
+      await unlessFailed(runtimeSettings.waitForRPCs());
+      if (programFailed) throw programFailed.error;
+      if (failures.length > 0)
+        throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
+      const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
+      return { project, stack: options.stack, account, resources, outputs: (stack && outputs.get(stack.urn)) ?? {} };
+    });
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
 }
 
 export interface EngineConfig {
@@ -326,23 +312,16 @@ export interface StackFilePlan extends PlanRun {
 }
 
 /** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
-export async function planStackFile(options: {
-  stack?: string;
-  file?: string;
-  program?: () => unknown;
-}): Promise<StackFilePlan> {
+export async function planStackFile(options: { stack?: string; file?: string }): Promise<StackFilePlan> {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   loadStackConfig({ file, stack: options.stack });
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigFromStackFile(file);
-  const run = await runProgramUnderMocks({
-    stack,
-    config: engine.config,
-    secretKeys: engine.secretKeys,
-    program: options.program,
-  }).catch((err: unknown) => {
-    // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
-    throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
-  });
+  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys }).catch(
+    (err: unknown) => {
+      // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
+      throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
+    },
+  );
   return { ...run, file, placeholders: engine.placeholders };
 }

@@ -11,7 +11,6 @@ import { accessLogBucketPolicy, denyInsecureTransportPolicy } from "../policies"
 import { accessLogBucketName } from "../naming";
 import { guardedBucketName, OWNER_TAG, ownerTagValue, s3ObjectInspector, type ObjectInspector } from "./objectGuard";
 import { SharedObject } from "./sharedObject";
-import { dependencyList } from "../options";
 
 export interface BucketFile {
   key: string;
@@ -81,7 +80,6 @@ export class PlatformBucket extends pulumi.ComponentResource {
 
   constructor(name: string, args: PlatformBucketArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:storage:PlatformBucket", name, {}, opts);
-    const parent = { parent: this };
     let ready: pulumi.Resource[];
     if (args.create) {
       const bucket = new aws.s3.Bucket(
@@ -120,7 +118,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
       ready = [bucket, access, encryption];
     } else {
       // A read: preview fails early when the bucket does not exist; destroy never deletes it.
-      const bucket = aws.s3.Bucket.get(name, args.bucketName, undefined, parent);
+      const bucket = aws.s3.Bucket.get(name, args.bucketName, undefined, { parent: this });
       this.bucketName = bucket.bucket;
       this.bucketArn = bucket.arn;
       ready = [bucket];
@@ -137,7 +135,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
       retainOnDelete: adopted,
       dependsOn: ready,
     };
-    writeObjects(this, name, this.placement, args.files, { parent: this });
+    writeObjects(this, name, this.placement, args.files);
     this.fileKeys = args.files.map((f) => f.key);
     this.registerOutputs({ bucketName: this.bucketName, bucketArn: this.bucketArn, fileKeys: this.fileKeys });
   }
@@ -229,13 +227,12 @@ export function writeObjects(
   name: string,
   placement: ObjectPlacement,
   files: BucketFile[],
-  opts: pulumi.CustomResourceOptions,
 ): void {
   if (files.length === 0) return;
   // Shared objects need no guard: they never replace what is there. The guard covers the keys that are this stack's alone.
   const own = files.filter((f) => !f.shared);
   const bucket = own.length ? placement.bucket(own.map((f) => f.key)) : undefined;
-  const dependsOn = [...dependencyList(opts), ...placement.dependsOn];
+  const { dependsOn } = placement;
   for (const file of files) {
     if (file.shared) {
       if (file.contentBase64 !== undefined) throw new Error(`${file.key}: a shared object is text`);
@@ -249,7 +246,7 @@ export function writeObjects(
           content: file.content ?? "",
           contentType: file.contentType,
         },
-        { ...opts, parent, dependsOn },
+        { parent, dependsOn },
       );
       continue;
     }
@@ -264,7 +261,7 @@ export function writeObjects(
         kmsKeyId: placement.kmsKeyArn,
         tags: placement.tags,
       },
-      { ...opts, parent, dependsOn, ...(placement.retainOnDelete ? { retainOnDelete: true } : {}) },
+      { parent, dependsOn, ...(placement.retainOnDelete ? { retainOnDelete: true } : {}) },
     );
   }
 }

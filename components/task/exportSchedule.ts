@@ -6,7 +6,7 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
 import { schedulerRolePolicy, schedulerTrustPolicy } from "../policies";
-import { dependencyList } from "../options";
+import { childOptions } from "../options";
 
 export interface ExportScheduleArgs {
   /** Physical name of the schedule and its role. */
@@ -103,7 +103,7 @@ export class ExportSchedule extends pulumi.ComponentResource {
         },
       },
       // The role's policy, and everything the component waits for (a first run needs the whole installation).
-      { parent: this, dependsOn: [policy, ...dependencyList(opts)] },
+      childOptions(this, opts, policy),
     );
     this.scheduleName = schedule.name;
     this.scheduleArn = schedule.arn;

@@ -35,7 +35,7 @@ export interface ExportTaskArgs {
   definitionKey: string;
   scriptsPrefix: string;
   /** The CLS load sheet the run checks its codes against (hub-configuration/<JOB_NAME>/cls/...), and whether it holds back. */
-  cls?: ClsCheckArgs;
+  cls?: { sheetKey: string; strict: boolean };
   /** `hubExport:connectionStore.prefix`; the task reads `<prefix>/connection-strings/<System Name>`. */
   connectionStorePrefix: string;
   /** ARNs of the connection records: the task role may read exactly these. */
@@ -46,11 +46,6 @@ export interface ExportTaskArgs {
   /** `hubExport:schedule.expression`: the task derives its run deadline from the schedule's period. */
   schedule: string;
   aws: AwsContext;
-}
-
-export interface ClsCheckArgs {
-  sheetKey: string;
-  strict: boolean;
 }
 
 /** The container's inputs that resolve at deploy time; the rest are the task's args. */
