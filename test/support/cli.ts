@@ -25,7 +25,8 @@ export function runCli(
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+    // A hang guard: a plan took over 60 s at a load of 20 on two cores.
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 180_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
