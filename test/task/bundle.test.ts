@@ -25,7 +25,8 @@ describe("the task bundle", () => {
     expect(fs.existsSync(path.join(path.dirname(file), "node_modules"))).toBe(false);
     const help = await runTask(["run", "--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("Usage: hub-export run --definition PATH|s3://BUCKET/KEY");
+    expect(help.stdout).toContain("Usage: hub-export run [options]");
+    expect(help.stdout).toMatch(/^ {2}--definition <PATH\|s3:\/\/BUCKET\/KEY> /m);
     expect(help.stdout).toMatch(/^ {2}70 {2}internal error/m);
     const usage = await runTask(["run"]);
     expect(usage.code).toBe(2);
