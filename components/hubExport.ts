@@ -10,11 +10,10 @@ import { planInstallation, type InstallationPlan, type RenderedSql } from "../co
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
-import { PROJECT_ROOT, projectFile, type LoadedScriptsRelease } from "../config/load";
+import { projectFile, type LoadedScriptsRelease } from "../config/load";
 import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../config/clsSheets";
-import type { PipelineTemplate } from "../core/template";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
 import { physicalName } from "./naming";
@@ -41,8 +40,6 @@ import { alertEndpointKey, ExportMonitoring } from "./monitoring/exportMonitorin
 
 export interface HubExportArgs {
   config: StackConfig;
-  /** Default: the repository's templates/hub_hrsys_export file. */
-  template?: PipelineTemplate;
   /** Default: the repository's templates/sql common-schema baseline. */
   baseline?: SqlBaseline;
   /** Default: the repository's templates/sql client run tables. */
@@ -53,19 +50,15 @@ export interface HubExportArgs {
   cls?: ClsSheetFiles;
   /** The vendor scripts release of `hubExport:scriptsRelease` (config/load.ts loadScriptsRelease), read before declaring. */
   scriptsRelease?: LoadedScriptsRelease;
-  /** The stack's name, for the hub checklist. */
-  stack?: string;
-  /** Default: the content of hubExport:database.caBundle, when the file is there (the preflight requires it). */
-  databaseCaPem?: string;
   /** How an adopted bucket's guard looks at objects: HeadObject and GetObjectTagging by default (objectGuard.ts). */
   objectInspector?: ObjectInspector;
 }
 
 /** database.caBundle's content, or undefined when none is configured or the file is not on this machine. */
-export function readCaBundle(config: StackConfig, root: string = PROJECT_ROOT): string | undefined {
+function readCaBundle(config: StackConfig): string | undefined {
   const file = config.database.caBundle;
   if (!file) return undefined;
-  const absolute = projectFile(file, "hubExport:database.caBundle", root);
+  const absolute = projectFile(file, "hubExport:database.caBundle");
   return fs.existsSync(absolute) ? fs.readFileSync(absolute, "utf8") : undefined;
 }
 
@@ -124,10 +117,10 @@ export class HubExport extends pulumi.ComponentResource {
     super("hubExport:index:HubExport", name, {}, opts);
     const { config } = args;
     const plan = planInstallation(config, {
-      template: args.template ?? loadPipelineTemplate(),
+      template: loadPipelineTemplate(),
       baseline: args.baseline ?? loadSqlBaseline(),
       runTables: args.runTables ?? loadClientRunTables(),
-      databaseCaPem: args.databaseCaPem ?? readCaBundle(config),
+      databaseCaPem: readCaBundle(config),
     });
     if (config.cls && !args.cls)
       throw new Error(
@@ -239,7 +232,7 @@ export class HubExport extends pulumi.ComponentResource {
 
     // Hub side without an API: the CLS load sheets and the checklist, in the bucket for the hub team.
     const cls = config.cls ? args.cls : undefined;
-    const checklist = hubChecklist(config, args.stack ?? pulumi.getStack(), { rows: cls?.sheet.rows.length });
+    const checklist = hubChecklist(config, pulumi.getStack(), { rows: cls?.sheet.rows.length });
     const hubConfiguration = new HubConfiguration(
       `${name}-hub-configuration`,
       { placement: bucket.placement, files: hubConfigurationFiles({ jobName: config.jobName, checklist, cls }) },

@@ -18,13 +18,7 @@ export interface KeptItem {
   types: string[];
 }
 
-export interface OnRemoval {
-  kept: KeptItem[];
-  /** Removed with consequences someone will notice. */
-  removed: string[];
-}
-
-export function onRemoval(config: StackConfig, retention: RetentionOptions, logGroupName: string): OnRemoval {
+export function onRemoval(config: StackConfig, retention: RetentionOptions, logGroupName: string) {
   const kept: KeptItem[] = [];
   const removed: string[] = [];
   const protectedNote = retention.protect ? "; protected: a destroy stops on it until `pulumi state unprotect`" : "";

@@ -79,21 +79,19 @@ export function schedulerTrustPolicy(scope: Pick<AccountScope, "accountId">): Po
   );
 }
 
-export interface TaskRolePolicyInput {
+/**
+ * The export task at run time: reads the rendered template and the scripts folder, reads its connection records by
+ * name from Secrets Manager (exactly its own), decrypts them and the SSE-KMS credential files with its key. Nothing
+ * else.
+ */
+export function taskRolePolicy(input: {
   bucketArn: string;
   /** Keys or key prefixes ending in /: the job's rendered pipeline and the scripts folder. */
   readPrefixes: readonly string[];
   connectionSecretArns: readonly string[];
   kmsKeyArn: string;
   region: string;
-}
-
-/**
- * The export task at run time: reads the rendered template and the scripts folder, reads its connection records by
- * name from Secrets Manager (exactly its own), decrypts them and the SSE-KMS credential files with its key. Nothing
- * else.
- */
-export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
+}): PolicyDocument {
   const prefixes = sorted(input.readPrefixes);
   return document(
     allow("ReadDefinitionAndScripts", {
@@ -122,16 +120,11 @@ export function taskRolePolicy(input: TaskRolePolicyInput): PolicyDocument {
   );
 }
 
-export interface ExecutionRolePolicyInput {
-  repositoryArn: string;
-  logGroupArn: string;
-}
-
 /**
  * The ECS agent starting the task: pulls the image, writes the logs. Nothing else: the container has no `secrets`,
  * the task reads its connection records itself with the task role.
  */
-export function executionRolePolicy(input: ExecutionRolePolicyInput): PolicyDocument {
+export function executionRolePolicy(input: { repositoryArn: string; logGroupArn: string }): PolicyDocument {
   return document(
     allow("PullTaskImage", {
       Action: ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
@@ -159,18 +152,15 @@ export function imagePullPolicy(input: { partition: string; accountIds: readonly
   );
 }
 
-export interface SchedulerRolePolicyInput {
+/** The schedule: runs the export task in its cluster, passes exactly its two roles to ECS, dead-letters to its queue. */
+export function schedulerRolePolicy(input: {
   /** The task definition's ARN without revision: any revision of the family may run. */
   taskDefinitionFamilyArn: string;
   clusterArn: string;
   taskRoleArn: string;
   executionRoleArn: string;
-  /** The schedule's dead-letter queue. */
   deadLetterQueueArn: string;
-}
-
-/** The schedule: runs the export task in its cluster, passes exactly its two roles to ECS, dead-letters to its queue. */
-export function schedulerRolePolicy(input: SchedulerRolePolicyInput): PolicyDocument {
+}): PolicyDocument {
   return document(
     allow("RunExportTask", {
       Action: ["ecs:RunTask"],

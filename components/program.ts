@@ -3,7 +3,7 @@
  * it for `pulumi up`; components/planner/index.ts runs the same function under mocks for `hub-export plan`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { inspectEngineConfig, isJsonText, namespaceKeys, PROJECT_ROOT } from "../config/load";
+import { inspectEngineConfig, isJsonText, namespaceValues, PROJECT_ROOT } from "../config/load";
 import { CONFIG_NAMESPACE, PROJECT_NAME, type StackConfig } from "../config/schema";
 import { withOfflineSecrets } from "../config/placeholders";
 import { preflight } from "../config/preflight";
@@ -29,9 +29,8 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
  */
 function readNamespace(): Record<string, unknown> {
   const config = new pulumi.Config(CONFIG_NAMESPACE);
-  const all = pulumi.runtime.allConfig();
   const raw: Record<string, unknown> = {};
-  for (const key of namespaceKeys(all)) {
+  for (const key of Object.keys(namespaceValues(pulumi.runtime.allConfig()))) {
     const text = config.require(key);
     raw[key] = isJsonText(text) ? config.requireObject<unknown>(key) : text;
   }

@@ -112,7 +112,7 @@ export function availableStacks(): string[] {
     .sort();
 }
 
-function namespaceValues(config: Record<string, unknown>): Record<string, unknown> {
+export function namespaceValues(config: Record<string, unknown>): Record<string, unknown> {
   const prefix = `${CONFIG_NAMESPACE}:`;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = value;
@@ -187,11 +187,6 @@ export function inspectEngineConfig(
     checkEnvironment: options.checkEnvironment ?? true,
     misplacedKeys: options.misplacedKeys,
   });
-}
-
-/** The keys of the namespace that the engine holds, for reading each with pulumi.Config. */
-export function namespaceKeys(all: Record<string, string>): string[] {
-  return Object.keys(namespaceValues(all));
 }
 
 /** An object or array in its JSON text form (top-level config values are objects, arrays or strings). */

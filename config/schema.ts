@@ -32,6 +32,10 @@ const sqlIdentifier = (what: string) =>
       `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`,
     );
 
+/** A cross-key rule's problem at `path`, relative to the object the rule checks. */
+const problem = (ctx: z.core.$RefinementCtx, path: (string | number)[], message: string) =>
+  ctx.addIssue({ code: "custom", path, message });
+
 const uuid = z.string().regex(UUID, "must be a UUID (8-4-4-4-12 hex digits)");
 const hubRegion = z.enum(HUB_REGIONS, { error: `must be one of ${HUB_REGIONS.join(", ")}` });
 
@@ -127,11 +131,7 @@ const assumedCallSchema = (name: "ers" | "intakeReport") =>
       if (v.enabled !== false) return;
       for (const key of ["path", "onFailure"] as const) {
         if (v[key] !== undefined)
-          ctx.addIssue({
-            code: "custom",
-            path: [key],
-            message: `contradicts enabled: false (the call is never made); remove it or enable the call`,
-          });
+          problem(ctx, [key], "contradicts enabled: false (the call is never made); remove it or enable the call");
       }
     })
     .transform((v) => ({ ...HUB_CONTRACT_DEFAULTS[name], ...v }));
@@ -150,21 +150,21 @@ const queueMessageContractSchema = z
   })
   .superRefine((v, ctx) => {
     if (v.enabled === false && v.names !== undefined)
-      ctx.addIssue({
-        code: "custom",
-        path: ["names"],
-        message: "contradicts enabled: false (no properties are sent); remove it or enable the properties",
-      });
+      problem(
+        ctx,
+        ["names"],
+        "contradicts enabled: false (no properties are sent); remove it or enable the properties",
+      );
     const names = { ...HUB_CONTRACT_DEFAULTS.queueMessage.names, ...v.names };
     const seen = new Map<string, string>();
     for (const key of MESSAGE_PROPERTY_KEYS) {
       const other = seen.get(names[key]);
       if (other)
-        ctx.addIssue({
-          code: "custom",
-          path: ["names", key],
-          message: `'${names[key]}' is already the name of ${other}: two properties cannot share a name`,
-        });
+        problem(
+          ctx,
+          ["names", key],
+          `'${names[key]}' is already the name of ${other}: two properties cannot share a name`,
+        );
       seen.set(names[key], key);
     }
   })
@@ -259,18 +259,17 @@ export const imageConfigSchema = z
   })
   .superRefine((v, ctx) => {
     if (v.promoted && v.pullAccounts.length > 0)
-      ctx.addIssue({
-        code: "custom",
-        path: ["pullAccounts"],
-        message:
-          "is for the stack that builds the image: this one runs a promoted image and has no repository to share",
-      });
+      problem(
+        ctx,
+        ["pullAccounts"],
+        "is for the stack that builds the image: this one runs a promoted image and has no repository to share",
+      );
     if (v.promoted && v.adoptRepository)
-      ctx.addIssue({
-        code: "custom",
-        path: ["adoptRepository"],
-        message: "is for the stack that builds the image: this one runs a promoted image and has no repository",
-      });
+      problem(
+        ctx,
+        ["adoptRepository"],
+        "is for the stack that builds the image: this one runs a promoted image and has no repository",
+      );
   })
   .prefault({});
 
@@ -378,13 +377,8 @@ export function buildStackConfigSchema(source: SecretSource) {
       db.publishTableOwners.forEach((role, i) => {
         const key = role.toLowerCase();
         if (key === db.admin.username.toLowerCase())
-          ctx.addIssue({
-            code: "custom",
-            path: ["publishTableOwners", i],
-            message: "is the admin: the tables it creates are covered already",
-          });
-        else if (seen.has(key))
-          ctx.addIssue({ code: "custom", path: ["publishTableOwners", i], message: `names ${role} twice` });
+          problem(ctx, ["publishTableOwners", i], "is the admin: the tables it creates are covered already");
+        else if (seen.has(key)) problem(ctx, ["publishTableOwners", i], `names ${role} twice`);
         seen.add(key);
       });
     });
@@ -411,11 +405,11 @@ export function buildStackConfigSchema(source: SecretSource) {
     })
     .superRefine((v, ctx) => {
       if (v.bucket && v.retentionDays !== undefined)
-        ctx.addIssue({
-          code: "custom",
-          path: ["retentionDays"],
-          message: "is for the log bucket the stack creates: the given bucket's lifecycle is its owner's",
-        });
+        problem(
+          ctx,
+          ["retentionDays"],
+          "is for the log bucket the stack creates: the given bucket's lifecycle is its owner's",
+        );
     })
     .transform((v) => ({ ...v, retentionDays: v.bucket ? undefined : (v.retentionDays ?? ACCESS_LOG_RETENTION_DAYS) }))
     .prefault({});
@@ -438,11 +432,11 @@ export function buildStackConfigSchema(source: SecretSource) {
     })
     .superRefine((v, ctx) => {
       if (!v.create && (v.accessLogs.bucket || v.accessLogs.prefix))
-        ctx.addIssue({
-          code: "custom",
-          path: ["accessLogs"],
-          message: "is for a bucket the stack creates: an adopted bucket's logging is the platform's",
-        });
+        problem(
+          ctx,
+          ["accessLogs"],
+          "is for a bucket the stack creates: an adopted bucket's logging is the platform's",
+        );
     });
 
   const scheduleSchema = z.strictObject({
@@ -607,14 +601,13 @@ export function buildStackConfigSchema(source: SecretSource) {
       const period = schedulePeriodHours(config.schedule.expression);
       const hours = period === undefined ? undefined : defaultNoCompletedRunHours(period);
       if (hours === undefined || hours > 168) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["alerts", "noCompletedRunWithinHours"],
-          message:
-            hours === undefined
-              ? `is required: the period of schedule ${config.schedule.expression} cannot be derived (L, W, # or a fixed year)`
-              : `is required: schedule ${config.schedule.expression} runs ${Math.round(period!)} hours apart, and the alarm looks back 168 hours at most`,
-        });
+        problem(
+          ctx,
+          ["alerts", "noCompletedRunWithinHours"],
+          hours === undefined
+            ? `is required: the period of schedule ${config.schedule.expression} cannot be derived (L, W, # or a fixed year)`
+            : `is required: schedule ${config.schedule.expression} runs ${Math.round(period!)} hours apart, and the alarm looks back 168 hours at most`,
+        );
         return z.NEVER;
       }
       return { ...config, alerts: { ...config.alerts, noCompletedRunWithinHours: hours } };

@@ -349,31 +349,24 @@ function knownKeys(schema: z.ZodType, path: (string | number)[]): string[] {
   };
   const WRAPPERS = ["optional", "nullable", "default", "prefault", "catch", "readonly", "nonoptional"];
   const def = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
-  // The schemas a wrapper (optional, default, a pipe of a transform ...) stands for.
-  const inner = (s: z.ZodType): z.ZodType[] => {
+  const keys = (s: z.ZodType, path: (string | number)[]): string[] => {
     const d = def(s);
-    if (WRAPPERS.includes(d.type)) return [d.innerType as z.ZodType];
-    if (d.type === "pipe") return [d.in as z.ZodType, d.out as z.ZodType];
-    if (d.type === "union") return d.options as z.ZodType[];
-    return [];
+    const [head, ...tail] = path;
+    if (d.type === "object") {
+      if (!path.length) return Object.keys(d.shape!);
+      return typeof head === "string" && d.shape![head] ? keys(d.shape![head], tail) : [];
+    }
+    if (d.type === "array") return typeof head === "number" ? keys(d.element!, tail) : [];
+    if (d.type === "record") {
+      if (path.length) return keys(d.valueType!, tail);
+      return d.keyType && def(d.keyType).type === "enum" ? Object.keys(def(d.keyType).entries!) : [];
+    }
+    // The schemas a wrapper (optional, default, a pipe of a transform ...) stands for.
+    let inner: unknown = [];
+    if (WRAPPERS.includes(d.type)) inner = [d.innerType];
+    else if (d.type === "pipe") inner = [d.in, d.out];
+    else if (d.type === "union") inner = d.options;
+    return (inner as z.ZodType[]).flatMap((x) => keys(x, path));
   };
-  const at = (s: z.ZodType, rest: (string | number)[]): z.ZodType[] => {
-    const d = def(s);
-    if (!rest.length) return [s];
-    const [head, ...tail] = rest;
-    if (d.type === "object") return typeof head === "string" && d.shape![head] ? at(d.shape![head], tail) : [];
-    if (d.type === "array") return typeof head === "number" ? at(d.element!, tail) : [];
-    if (d.type === "record") return at(d.valueType!, tail);
-    return inner(s).flatMap((x) => at(x, rest));
-  };
-  const keys = new Set<string>();
-  const collect = (s: z.ZodType): void => {
-    const d = def(s);
-    if (d.type === "object") Object.keys(d.shape!).forEach((k) => keys.add(k));
-    else if (d.type === "record" && d.keyType && def(d.keyType).type === "enum") {
-      Object.keys(def(d.keyType).entries!).forEach((k) => keys.add(k));
-    } else inner(s).forEach(collect);
-  };
-  at(schema, path).forEach(collect);
-  return [...keys];
+  return [...new Set(keys(schema, path))];
 }

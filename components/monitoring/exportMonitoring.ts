@@ -62,7 +62,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
   constructor(name: string, args: ExportMonitoringArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:monitoring:ExportMonitoring", name, {}, opts);
     const parent = { parent: this };
-    const { accountId, partition, region } = args.aws;
+    const { accountId, region } = args.aws;
     const base = args.baseName;
 
     // SNS's own AWS-managed key cannot be used by EventBridge or CloudWatch: the topic gets a key of its own.
@@ -72,9 +72,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         description: `Alerts of HRSYS export job ${args.jobName} (${args.environment}): SNS topic encryption`,
         enableKeyRotation: true,
         deletionWindowInDays: 30,
-        policy: pulumi
-          .all([accountId, partition, region])
-          .apply(([a, p, r]) => JSON.stringify(alertsKeyPolicy({ accountId: a, partition: p, region: r }))),
+        policy: pulumi.output(args.aws).apply((scope) => JSON.stringify(alertsKeyPolicy(scope))),
       },
       parent,
     );
@@ -105,20 +103,13 @@ export class ExportMonitoring extends pulumi.ComponentResource {
 
     // A run that did not complete: one rule per exit meaning, each with its own message.
     const rules = pulumi
-      .all([args.clusterArn, args.taskDefinitionFamilyArn, args.logGroupName, region])
-      .apply(([clusterArn, taskDefinitionFamilyArn, logGroupName, r]) =>
-        taskStopRules({
-          stack: args.stack,
-          jobName: args.jobName,
-          environment: args.environment,
-          clusterArn,
-          taskDefinitionFamilyArn,
-          containerName: args.containerName,
-          logGroupName,
-          logStreamPrefix: args.logStreamPrefix,
-          region: r,
-        }),
-      );
+      .output({
+        clusterArn: args.clusterArn,
+        taskDefinitionFamilyArn: args.taskDefinitionFamilyArn,
+        logGroupName: args.logGroupName,
+        region,
+      })
+      .apply((resolved) => taskStopRules({ ...args, ...resolved }));
     const ruleKeys = ["execution-failed", "stopped", "other-exit", "not-run"] as const;
     const ruleArns: pulumi.Output<string>[] = [];
     for (const [i, ruleKey] of ruleKeys.entries()) {
@@ -232,10 +223,8 @@ export class ExportMonitoring extends pulumi.ComponentResource {
       {
         arn: topic.arn,
         policy: pulumi
-          .all([topic.arn, accountId, pulumi.all(ruleArns), pulumi.all(alarms.map((a) => a.arn))])
-          .apply(([topicArn, a, rArns, aArns]) =>
-            JSON.stringify(alertsTopicPolicy({ topicArn, accountId: a, ruleArns: rArns, alarmArns: aArns })),
-          ),
+          .output({ topicArn: topic.arn, accountId, ruleArns, alarmArns: alarms.map((a) => a.arn) })
+          .apply((input) => JSON.stringify(alertsTopicPolicy(input))),
       },
       parent,
     );
@@ -245,17 +234,15 @@ export class ExportMonitoring extends pulumi.ComponentResource {
       {
         dashboardName: base,
         dashboardBody: pulumi
-          .all([region, deadLetters.name, pulumi.all(alarms.map((a) => a.arn)), args.logGroupName])
-          .apply(([r, deadLetterQueueName, alarmArns, logGroupName]) =>
-            dashboardBody({
-              region: r,
-              jobName: args.jobName,
-              hubRegions: args.hubRegions,
-              deadLetterQueueName,
-              alarmArns,
-              logGroupName,
-            }),
-          ),
+          .output({
+            region,
+            jobName: args.jobName,
+            hubRegions: args.hubRegions,
+            deadLetterQueueName: deadLetters.name,
+            alarmArns: alarms.map((a) => a.arn),
+            logGroupName: args.logGroupName,
+          })
+          .apply(dashboardBody),
       },
       parent,
     );

@@ -18,7 +18,7 @@ export interface NoCompletedRunInput {
   hours: number;
 }
 
-/** The task's run-level RunsCompleted, per hour. */
+/** A condition on the task's run-level RunsCompleted, per hour: true (ALARM) on one datapoint, no actions. */
 function runsCompleted(jobName: string, statistic: "Maximum" | "Minimum") {
   return {
     namespace: METRIC_NAMESPACE,
@@ -26,6 +26,10 @@ function runsCompleted(jobName: string, statistic: "Maximum" | "Minimum") {
     dimensions: { [METRIC_DIMENSIONS.jobName]: jobName, [METRIC_DIMENSIONS.region]: ALL_REGIONS },
     statistic,
     period: HOUR,
+    datapointsToAlarm: 1,
+    threshold: 1,
+    treatMissingData: "notBreaching",
+    actionsEnabled: false,
   };
 }
 
@@ -49,22 +53,14 @@ export function noCompletedRunAlarms(input: NoCompletedRunInput) {
       alarmDescription: `${condition} True while a run of export job ${input.jobName} (${input.environment}) completed within the last ${hours} hours (${METRIC_NAMESPACE} ${METRICS.completed} = 1).`,
       ...runsCompleted(input.jobName, "Maximum"),
       evaluationPeriods: hours,
-      datapointsToAlarm: 1,
-      threshold: 1,
       comparisonOperator: "GreaterThanOrEqualToThreshold",
-      treatMissingData: "notBreaching",
-      actionsEnabled: false,
     },
     failed: {
       name: names.failed,
       alarmDescription: `${condition} True while a run of export job ${input.jobName} (${input.environment}) ended without completing within the last ${FAILED_WITHIN_HOURS / 24} days (${METRIC_NAMESPACE} ${METRICS.completed} = 0).`,
       ...runsCompleted(input.jobName, "Minimum"),
       evaluationPeriods: FAILED_WITHIN_HOURS,
-      datapointsToAlarm: 1,
-      threshold: 1,
       comparisonOperator: "LessThanThreshold",
-      treatMissingData: "notBreaching",
-      actionsEnabled: false,
     },
     alarm: {
       alarmName: names.alarm,

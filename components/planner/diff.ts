@@ -114,17 +114,11 @@ function diffValues(a: unknown, b: unknown, path: string): InputChange[] {
     if (a === b) return [];
     const kind = a === undefined ? "added" : "deleted";
     const value = a === undefined ? b : a;
-    return [
-      {
-        path,
-        kind,
-        lines: [
-          value instanceof SecretLeaf
-            ? `(secret, ${kind})`
-            : `(${kind === "added" ? "added" : "deleted, was"}) ${shown(value)}`,
-        ],
-      },
-    ];
+    const line =
+      value instanceof SecretLeaf
+        ? `(secret, ${kind})`
+        : `(${kind === "added" ? "added" : "deleted, was"}) ${shown(value)}`;
+    return [{ path, kind, lines: [line] }];
   }
   if (a instanceof SecretLeaf || b instanceof SecretLeaf) {
     // A saved plan's secret is unknown: it cannot be told changed.

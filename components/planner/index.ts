@@ -306,13 +306,8 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
   return { config, secretKeys, placeholders };
 }
 
-export interface StackFilePlan extends PlanRun {
-  file: string;
-  placeholders: string[];
-}
-
 /** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
-export async function planStackFile(options: { stack?: string; file?: string }): Promise<StackFilePlan> {
+export async function planStackFile(options: { stack?: string; file?: string }) {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   loadStackConfig({ file, stack: options.stack });
   const stack = options.stack ?? stackNameOf(file) ?? "offline";

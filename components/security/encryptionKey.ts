@@ -38,11 +38,7 @@ export class EncryptionKey extends pulumi.ComponentResource {
     } else {
       // IAM policies decide for the account's principals (the roles get exactly kms:Decrypt on this key); CloudWatch
       // Logs may use it only for the task's log group.
-      const policy = pulumi
-        .all([args.aws.accountId, args.aws.partition, args.aws.region])
-        .apply(([accountId, partition, region]) =>
-          JSON.stringify(keyPolicy({ accountId, partition, region }, args.logGroupName)),
-        );
+      const policy = pulumi.output(args.aws).apply((scope) => JSON.stringify(keyPolicy(scope, args.logGroupName)));
       const key = new aws.kms.Key(
         name,
         { description: args.description, enableKeyRotation: true, deletionWindowInDays: 30, policy },

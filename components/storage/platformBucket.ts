@@ -6,7 +6,7 @@
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { ACCESS_LOG_RETENTION_DAYS } from "../../config/schema";
+import { ACCESS_LOG_RETENTION_DAYS, type StackConfig } from "../../config/schema";
 import { accessLogBucketPolicy, denyInsecureTransportPolicy } from "../policies";
 import { accessLogBucketName } from "../naming";
 import { guardedBucketName, OWNER_TAG, ownerTagValue, s3ObjectInspector, type ObjectInspector } from "./objectGuard";
@@ -20,16 +20,6 @@ export interface BucketFile {
   contentType: string;
   /** Shared with the platform environment's other pipelines: created only when absent, never overwritten or deleted. */
   shared?: boolean;
-}
-
-/** Where a created bucket's server access logs go (hubExport:bucket.accessLogs). */
-export interface AccessLogOptions {
-  /** An existing log bucket; absent: the stack creates one. */
-  bucket?: string;
-  /** Key prefix of the logs; the bucket's name and a slash by default. */
-  prefix?: string;
-  /** Days the log bucket the stack creates keeps them. */
-  retentionDays?: number;
 }
 
 /** What the stack may do to its data: prod protects, qa may be destroyed without leftovers. */
@@ -53,10 +43,10 @@ export interface PlatformBucketArgs {
   /** Folder markers, the rendered template, the scripts templates. */
   files: BucketFile[];
   retention: RetentionOptions;
-  /** A created bucket's server access logs. */
-  accessLogs?: AccessLogOptions;
+  /** Where a created bucket's server access logs go: to `bucket`, or to a log bucket the stack creates. */
+  accessLogs: StackConfig["bucket"]["accessLogs"];
   /** The account, for the log bucket's policy (only S3 logging on behalf of this account's bucket may write). */
-  accountId?: pulumi.Input<string>;
+  accountId: pulumi.Input<string>;
 }
 
 /** Options and inputs shared by every object the stack writes into the bucket. */
@@ -147,7 +137,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
    * (S3 User Guide, "Enabling Amazon S3 server access logging"): so the log bucket is SSE-S3, owner-enforced, private.
    */
   private accessLogs(name: string, args: PlatformBucketArgs, bucket: aws.s3.Bucket): void {
-    const logs = args.accessLogs ?? {};
+    const logs = args.accessLogs;
     const prefix = logs.prefix ?? `${args.bucketName}/`;
     let target: pulumi.Input<string> = logs.bucket ?? "";
     const dependsOn: pulumi.Resource[] = [];
@@ -190,7 +180,7 @@ export class PlatformBucket extends pulumi.ComponentResource {
         {
           bucket: logBucket.id,
           policy: pulumi
-            .all([logBucket.arn, bucket.arn, args.accountId ?? ""])
+            .all([logBucket.arn, bucket.arn, args.accountId])
             .apply(([logBucketArn, sourceBucketArn, accountId]) =>
               JSON.stringify(accessLogBucketPolicy({ logBucketArn, prefix, sourceBucketArn, accountId })),
             ),

@@ -51,24 +51,14 @@ export class ExportSchedule extends pulumi.ComponentResource {
         name: "run-export-task",
         role: role.id,
         policy: pulumi
-          .all([
-            args.taskDefinitionFamilyArn,
-            args.clusterArn,
-            args.taskRoleArn,
-            args.executionRoleArn,
-            args.deadLetterQueueArn,
-          ])
-          .apply(([taskDefinitionFamilyArn, clusterArn, taskRoleArn, executionRoleArn, deadLetterQueueArn]) =>
-            JSON.stringify(
-              schedulerRolePolicy({
-                taskDefinitionFamilyArn,
-                clusterArn,
-                taskRoleArn,
-                executionRoleArn,
-                deadLetterQueueArn,
-              }),
-            ),
-          ),
+          .output({
+            taskDefinitionFamilyArn: args.taskDefinitionFamilyArn,
+            clusterArn: args.clusterArn,
+            taskRoleArn: args.taskRoleArn,
+            executionRoleArn: args.executionRoleArn,
+            deadLetterQueueArn: args.deadLetterQueueArn,
+          })
+          .apply((input) => JSON.stringify(schedulerRolePolicy(input))),
       },
       parent,
     );

@@ -6,6 +6,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsContext } from "../awsContext";
+import type { StackConfig } from "../../config/schema";
 import { CONCURRENCY_ENV, type ConcurrencyConfig } from "../../core/concurrency";
 import { SCHEDULE_ENV, STOP_TIMEOUT_SECONDS } from "../../core/runDeadline";
 import { ecsTaskExecutionTrustPolicy, ecsTasksTrustPolicy, executionRolePolicy, taskRolePolicy } from "../policies";
@@ -54,34 +55,27 @@ type ContainerDefinitionInput = Pick<
   "definitionKey" | "scriptsPrefix" | "connectionStorePrefix" | "concurrency" | "schedule" | "cls"
 > & { image: string; region: string; logGroupName: string; bucketName: string };
 
-/** The task's command line: `hub-export run --definition s3://... --scripts s3://.../ --connections secretsmanager:<prefix>`. */
-export function exportCommand(input: ContainerDefinitionInput): string[] {
+/** The task definition's one container; no `secrets`: the task reads its connection records with the task role. */
+function exportContainerDefinition(input: ContainerDefinitionInput) {
   const cls = input.cls
     ? ["--cls", `s3://${input.bucketName}/${input.cls.sheetKey}`, "--cls-mode", input.cls.strict ? "strict" : "report"]
     : [];
-  return [
-    "run",
-    "--definition",
-    `s3://${input.bucketName}/${input.definitionKey}`,
-    "--scripts",
-    `s3://${input.bucketName}/${input.scriptsPrefix}`,
-    "--connections",
-    `secretsmanager:${input.connectionStorePrefix}`,
-    ...cls,
-  ];
-}
-
-/** The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root. */
-export const CONTAINER_USER = "1000:1000";
-
-/** The task definition's one container; no `secrets`: the task reads its connection records with the task role. */
-export function exportContainerDefinition(input: ContainerDefinitionInput) {
   return {
     name: CONTAINER_NAME,
     image: input.image,
-    user: CONTAINER_USER,
+    // The image's unprivileged user `node` (task/Dockerfile), said again here so that no image can run the task as root.
+    user: "1000:1000",
     essential: true,
-    command: exportCommand(input),
+    command: [
+      "run",
+      "--definition",
+      `s3://${input.bucketName}/${input.definitionKey}`,
+      "--scripts",
+      `s3://${input.bucketName}/${input.scriptsPrefix}`,
+      "--connections",
+      `secretsmanager:${input.connectionStorePrefix}`,
+      ...cls,
+    ],
     environment: [
       { name: "AWS_REGION", value: input.region },
       { name: CONCURRENCY_ENV, value: JSON.stringify(input.concurrency) },
@@ -111,7 +105,7 @@ export class ExportTask extends pulumi.ComponentResource {
   constructor(name: string, args: ExportTaskArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:ExportTask", name, {}, opts);
     const parent = { parent: this };
-    const { region, accountId, partition } = args.aws;
+    const { region } = args.aws;
 
     if (args.existingClusterArn) {
       this.clusterArn = pulumi.output(args.existingClusterArn);
@@ -131,10 +125,7 @@ export class ExportTask extends pulumi.ComponentResource {
     );
     this.logGroupName = logGroup.name;
 
-    const trust = pulumi
-      .all([accountId, partition, region])
-      .apply(([a, p, r]) => JSON.stringify(ecsTasksTrustPolicy({ accountId: a, partition: p, region: r })));
-    const secretArns = pulumi.all(args.connectionSecretArns);
+    const trust = pulumi.output(args.aws).apply((scope) => JSON.stringify(ecsTasksTrustPolicy(scope)));
 
     const taskRole = new aws.iam.Role(
       `${name}-task-role`,
@@ -151,13 +142,13 @@ export class ExportTask extends pulumi.ComponentResource {
         name: "export-task-access",
         role: taskRole.id,
         policy: pulumi
-          .all([args.bucketArn, secretArns, args.kmsKeyArn, region])
-          .apply(([bucketArn, arns, kmsKeyArn, r]) =>
+          .all([args.bucketArn, pulumi.all(args.connectionSecretArns), args.kmsKeyArn, region])
+          .apply(([bucketArn, connectionSecretArns, kmsKeyArn, r]) =>
             JSON.stringify(
               taskRolePolicy({
                 bucketArn,
                 readPrefixes: [args.definitionKey, args.scriptsPrefix, ...(args.cls ? [args.cls.sheetKey] : [])],
-                connectionSecretArns: arns,
+                connectionSecretArns,
                 kmsKeyArn,
                 region: r,
               }),
@@ -224,17 +215,10 @@ export class ExportTask extends pulumi.ComponentResource {
   }
 }
 
-export interface RunTaskCommandInput {
-  region: string;
-  clusterArn: string;
-  taskDefinitionArn: string;
-  subnetIds: string[];
-  securityGroupIds: string[];
-  assignPublicIp: boolean;
-}
-
 /** A ready `aws ecs run-task ...` for an operator: one run now, on the schedule's exact task and network. */
-export function runTaskCommand(input: RunTaskCommandInput): string {
+export function runTaskCommand(
+  input: { region: string; clusterArn: string; taskDefinitionArn: string } & StackConfig["network"],
+): string {
   const network = `awsvpcConfiguration={subnets=[${input.subnetIds.join(",")}],securityGroups=[${input.securityGroupIds.join(",")}],assignPublicIp=${input.assignPublicIp ? "ENABLED" : "DISABLED"}}`;
   return [
     "aws ecs run-task",

@@ -14,10 +14,6 @@ export interface TaskImageArgs {
   repositoryName: string;
   /** Content hash of the image's sources (components/task/sourceHash.ts). */
   sourceHash: string;
-  /** Dockerfile, relative to the project root (the build context). */
-  dockerfile?: string;
-  /** Images kept besides the one in use; older ones expire (unless other accounts pull from the repository). */
-  keepImages?: number;
   /** `pulumi destroy` deletes the repository with its images (qa); otherwise a repository with images stays. */
   forceDelete: boolean;
   /** An image by digest that another stack built (hubExport:image.promoted): no repository and no build here. */
@@ -99,10 +95,11 @@ export function imageDigest(stdout: string, tag: string): string {
 }
 
 /**
- * Untagged layers expire after a day, tagged images beyond the `keepImages` newest too, unless other accounts pull:
- * a promoted digest must stay pullable while a stack runs it (an image costs cents a month).
+ * Untagged layers expire after a day, tagged images beyond the 20 newest too, unless other accounts pull: a promoted
+ * digest must stay pullable while a stack runs it (an image costs cents a month).
  */
-export function lifecyclePolicy(keepImages: number, shared = false): string {
+function lifecyclePolicy(shared: boolean): string {
+  const keepImages = 20;
   return JSON.stringify({
     rules: [
       {
@@ -125,19 +122,6 @@ export function lifecyclePolicy(keepImages: number, shared = false): string {
   });
 }
 
-/** The parts of an image by digest in ECR. */
-export function parseEcrImage(image: string) {
-  const m = ECR_IMAGE_BY_DIGEST.exec(image);
-  if (!m) throw new Error(`not an ECR image by digest: ${image}`);
-  return {
-    accountId: m[1],
-    region: m[2],
-    repositoryName: m[3],
-    repositoryUrl: image.slice(0, image.indexOf("@")),
-    digest: m[4],
-  };
-}
-
 export class TaskImage extends pulumi.ComponentResource {
   readonly repositoryArn: pulumi.Output<string>;
   readonly repositoryUrl: pulumi.Output<string>;
@@ -147,22 +131,11 @@ export class TaskImage extends pulumi.ComponentResource {
   constructor(name: string, args: TaskImageArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:task:TaskImage", name, {}, opts);
 
-    if (args.promoted) {
-      const image = parseEcrImage(args.promoted);
-      this.imageUri = pulumi.output(args.promoted);
-      this.repositoryUrl = pulumi.output(image.repositoryUrl);
-      this.repositoryArn = pulumi.interpolate`arn:${args.partition}:ecr:${image.region}:${image.accountId}:repository/${image.repositoryName}`;
-    } else {
-      const built = this.build(name, args);
-      this.repositoryArn = built.repositoryArn;
-      this.repositoryUrl = built.repositoryUrl;
-      this.imageUri = built.imageUri;
-    }
-    this.registerOutputs({
-      repositoryArn: this.repositoryArn,
-      repositoryUrl: this.repositoryUrl,
-      imageUri: this.imageUri,
-    });
+    const image = args.promoted ? promotedImage(args.promoted, args.partition) : this.build(name, args);
+    this.repositoryArn = image.repositoryArn;
+    this.repositoryUrl = image.repositoryUrl;
+    this.imageUri = image.imageUri;
+    this.registerOutputs(image);
   }
 
   /** The repository, its policies and the build that pushes the image into it. */
@@ -189,7 +162,7 @@ export class TaskImage extends pulumi.ComponentResource {
     );
     new aws.ecr.LifecyclePolicy(
       name,
-      { repository: repository.name, policy: lifecyclePolicy(args.keepImages ?? 20, shared) },
+      { repository: repository.name, policy: lifecyclePolicy(shared) },
       { parent: this },
     );
     if (shared) {
@@ -218,7 +191,7 @@ export class TaskImage extends pulumi.ComponentResource {
           REGISTRY: repository.repositoryUrl.apply((url) => url.split("/")[0]),
           REPOSITORY: repository.name,
           TAG: tag,
-          DOCKERFILE: args.dockerfile ?? "task/Dockerfile",
+          DOCKERFILE: "task/Dockerfile",
           ...(args.awsProfile ? { AWS_PROFILE: args.awsProfile } : {}),
           ...(args.awsAssumeRoles?.length ? { ASSUME_ROLES: assumeRoleLines(args.awsAssumeRoles) } : {}),
         },
@@ -234,4 +207,15 @@ export class TaskImage extends pulumi.ComponentResource {
         .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`),
     };
   }
+}
+
+/** A promoted image (by digest, in the build stack's repository): no repository and no build here. */
+function promotedImage(image: string, partition: pulumi.Input<string>) {
+  const [, accountId, region, repositoryName] = ECR_IMAGE_BY_DIGEST.exec(image) ?? [];
+  if (!repositoryName) throw new Error(`not an ECR image by digest: ${image}`);
+  return {
+    repositoryArn: pulumi.interpolate`arn:${partition}:ecr:${region}:${accountId}:repository/${repositoryName}`,
+    repositoryUrl: pulumi.output(image.slice(0, image.indexOf("@"))),
+    imageUri: pulumi.output(image),
+  };
 }
