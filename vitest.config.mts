@@ -1,23 +1,29 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Files that start no process, server or database and change no global (environment, timers, process listeners):
+ * Files that change no global (environment, timers, process listeners, the working folder) and leave nothing running:
  * they share their workers' loaded modules (isolate: false), so @pulumi/pulumi, @pulumi/aws and the program load once
- * per worker instead of once per file. A file that does any of those things belongs in the other project.
+ * per worker instead of once per file. A file that changes a global belongs in the other project.
  */
 const SHARED_MODULES = [
   "test/ci/workflows.test.ts",
   "test/components/accessLogs.test.ts",
   "test/components/deployerPolicy.test.ts",
+  "test/components/hubConfiguration.test.ts",
   "test/components/identities.test.ts",
   "test/components/kmsKey.test.ts",
   "test/components/onRemoval.test.ts",
   "test/components/onboarding.test.ts",
+  "test/components/planDiff.test.ts",
+  "test/components/preflight.test.ts",
   "test/components/publishOwners.test.ts",
   "test/components/scriptsRelease.test.ts",
   "test/components/secondUp.test.ts",
+  "test/components/secrets.test.ts",
+  "test/components/sourceHash.test.ts",
   "test/components/stacks.test.ts",
   "test/components/tags.test.ts",
+  "test/config/cliValues.test.ts",
   "test/config/concurrency.test.ts",
   "test/config/hubContract.test.ts",
   "test/config/validate.test.ts",
@@ -31,6 +37,10 @@ const SHARED_MODULES = [
   "test/monitoring/alertsConfig.test.ts",
   "test/monitoring/monitoring.test.ts",
   "test/monitoring/noCompletedRun.test.ts",
+  "test/providers/baseline.test.ts",
+  "test/providers/login.test.ts",
+  "test/providers/routingRules.test.ts",
+  "test/providers/sqlRows.test.ts",
   "test/task/concurrency.test.ts",
   "test/task/requestBodies.test.ts",
 ];
