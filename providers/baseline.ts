@@ -58,7 +58,6 @@ export async function applyBaseline(
   writtenWhenPresent: Record<string, string[]> = {},
 ): Promise<void> {
   await withPgClient(target, async (client) => {
-    let refused: Error | undefined;
     try {
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('hub_export_common_schema_baseline'))");
@@ -73,25 +72,23 @@ export async function applyBaseline(
         });
         const lacking = await missingColumnsWith(client, tables);
         if (lacking.length > 0) {
-          refused = refusal(
+          throw refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
               `${lacking.join(", ")}. Add them by hand (ALTER TABLE ... ADD COLUMN), or ship a new build-number baseline file with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them; nothing was changed`,
           );
-          throw refused;
         }
         const unwritten = await unwrittenColumns(client, tables, writtenWhenPresent);
         if (unwritten.length > 0) {
-          refused = refusal(
+          throw refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
               `${unwritten.join(", ")}. Give them a default or drop their NOT NULL by hand, or ship a new build-number baseline file that does (or drops them); nothing was changed`,
           );
-          throw refused;
         }
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- the SQL's own error, rethrown as it came
         if (failed) throw failed;
       });
     } catch (err) {
-      if (err === refused) throw err;
+      if ((err as Error).name === "UserError") throw err;
       const e = err as Error & { position?: string; where?: string };
       const at = e.position ? ` (at character ${e.position} of the rendered SQL)` : "";
       // The database's answer is the cause: a refusal of a foreign state (core/refusals.ts) is the user's to fix.

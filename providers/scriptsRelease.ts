@@ -77,50 +77,40 @@ export function unsafeEntryName(name: string): string | undefined {
 
 export async function readScriptsRelease(zip: Buffer, source: string): Promise<ScriptsRelease> {
   const yauzl = require("yauzl") as typeof import("yauzl");
-  const entries = await new Promise<{ name: string; content: Buffer }[]>((resolve, reject) => {
-    yauzl.fromBuffer(zip, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, file) => {
-      if (err || !file)
-        return reject(releaseError(`${source}: not a readable zip file (${err?.message ?? "no entries"})`));
-      const out: { name: string; content: Buffer }[] = [];
-      let total = 0;
-      const fail = (e: Error) => {
-        file.close();
-        reject(e);
-      };
-      file.on("error", (e: Error) => fail(isScriptsReleaseError(e) ? e : releaseError(`${source}: ${e.message}`)));
-      file.on("end", () => resolve(out));
-      file.on("entry", (entry: import("yauzl").Entry) => {
-        // Names are decoded and checked here, with our own message (bit 11: UTF-8; else CP437, read as latin1).
-        const raw = entry.fileName as unknown as Buffer;
-        const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
-        const problem = unsafeEntryName(fileName);
-        if (problem)
-          return fail(
-            releaseError(
-              `${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`,
-            ),
-          );
-        // Unix mode in the high 16 bits: a symbolic link could point anywhere.
-        if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000)
-          return fail(releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`));
-        if (fileName.endsWith("/")) return file.readEntry();
-        total += entry.uncompressedSize;
-        if (total > MAX_BYTES)
-          return fail(releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`));
-        file.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return fail(releaseError(`${source}: entry '${fileName}': ${e?.message ?? "unreadable"}`));
-          const chunks: Buffer[] = [];
-          stream.on("data", (c: Buffer) => chunks.push(c));
-          stream.on("error", (se: Error) => fail(releaseError(`${source}: entry '${fileName}': ${se.message}`)));
-          stream.on("end", () => {
-            out.push({ name: fileName, content: Buffer.concat(chunks) });
-            file.readEntry();
-          });
-        });
-      });
-      file.readEntry();
-    });
+  const { buffer } = require("node:stream/consumers") as typeof import("node:stream/consumers");
+  const options = { lazyEntries: true, decodeStrings: false, validateEntrySizes: true };
+  const file = await yauzl.fromBufferPromise(zip, options).catch((err: Error) => {
+    throw releaseError(`${source}: not a readable zip file (${err.message})`);
   });
+  const entries: { name: string; content: Buffer }[] = [];
+  let total = 0;
+  try {
+    for await (const entry of file.eachEntry()) {
+      // Names are decoded and checked here, with our own message (bit 11: UTF-8; else CP437, read as latin1).
+      const raw = entry.fileName as unknown as Buffer;
+      const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
+      const problem = unsafeEntryName(fileName);
+      if (problem)
+        throw releaseError(
+          `${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`,
+        );
+      // Unix mode in the high 16 bits: a symbolic link could point anywhere.
+      if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000)
+        throw releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`);
+      if (fileName.endsWith("/")) continue;
+      total += entry.uncompressedSize;
+      if (total > MAX_BYTES) throw releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`);
+      try {
+        entries.push({ name: fileName, content: await buffer(await file.openReadStreamPromise(entry)) });
+      } catch (err) {
+        throw releaseError(`${source}: entry '${fileName}': ${(err as Error).message}`);
+      }
+    }
+  } catch (err) {
+    throw isScriptsReleaseError(err) ? err : releaseError(`${source}: ${(err as Error).message}`);
+  } finally {
+    file.close();
+  }
   const strip = entries.length > 0 && entries.every((e) => e.name.startsWith(TOP_FOLDER)) ? TOP_FOLDER.length : 0;
   const files: ReleaseFile[] = [];
   const skipped: string[] = [];
