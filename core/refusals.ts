@@ -142,14 +142,7 @@ const SQLSTATE_ADVICE: [RegExp, string][] = [
 export function databaseRefusal(err: unknown): string | undefined {
   const advice = databaseAdvice(err);
   if (!advice) return undefined;
-  const e = err as {
-    code: string;
-    message: string;
-    schema?: string;
-    table?: string;
-    column?: string;
-    constraint?: string;
-  };
+  const e = err as Error & { code: string; schema?: string; table?: string; column?: string; constraint?: string };
   const table = e.table ? `${e.schema ? `${e.schema}.` : ""}${e.table}` : undefined;
   const named = [
     table && `table ${table}${e.column ? `, column ${e.column}` : ""}`,
