@@ -419,14 +419,12 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     if (!props) return { id };
     const found = await readReleaseFolder(props.location, props.files, props.keep);
     const { extra: _extra, ...state } = props;
-    if (stableJson(found.files) === stableJson(props.files) && found.extra.length === 0)
-      return { id, props: state, inputs: state };
-    const drifted: ScriptsReleaseState = {
+    const current: ScriptsReleaseState = {
       ...state,
       files: found.files,
       ...(found.extra.length ? { extra: found.extra } : {}),
     };
-    return { id, props: drifted, inputs: drifted };
+    return { id, props: current, inputs: current };
   },
 
   async delete(_id, props) {
