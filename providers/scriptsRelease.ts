@@ -197,17 +197,20 @@ export async function applyScriptsRelease(
   keep: readonly string[],
 ): Promise<AppliedRelease> {
   const wanted = new Set(release.files.map((f) => f.name));
-  return location.kind === "s3"
-    ? applyToS3(location, release.files, wanted, keep)
-    : applyToFolder(location.dir, release.files, wanted, keep);
+  const unwanted = (present: string[]) => present.filter((name) => !stays(name, wanted, keep)).sort();
+  const deleted =
+    location.kind === "s3"
+      ? await applyToS3(location, release.files, unwanted)
+      : applyToFolder(location.dir, release.files, unwanted);
+  return { written: release.files.length, deleted };
 }
 
+/** Writes the files; deletes and returns the `unwanted` ones of those present. */
 async function applyToS3(
   location: S3FolderLocation,
   files: ReleaseFile[],
-  wanted: Set<string>,
-  keep: readonly string[],
-): Promise<AppliedRelease> {
+  unwanted: (present: string[]) => string[],
+): Promise<string[]> {
   const { PutObjectCommand, DeleteObjectCommand } =
     require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const folder = s3Folder(location);
@@ -231,7 +234,7 @@ async function applyToS3(
       throw failed(`write ${file.name} in`, err);
     }
   });
-  const deleted = present.filter((name) => !stays(name, wanted, keep)).sort();
+  const deleted = unwanted(present);
   await inParallel(deleted, async (name) => {
     try {
       await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
@@ -239,15 +242,10 @@ async function applyToS3(
       throw failed(`delete ${name} in`, err);
     }
   });
-  return { written: files.length, deleted };
+  return deleted;
 }
 
-async function applyToFolder(
-  dir: string,
-  files: ReleaseFile[],
-  wanted: Set<string>,
-  keep: readonly string[],
-): Promise<AppliedRelease> {
+function applyToFolder(dir: string, files: ReleaseFile[], unwanted: (present: string[]) => string[]): string[] {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
   makeFolder(dir, PRIVATE_FOLDER_MODE);
@@ -259,9 +257,7 @@ async function applyToFolder(
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });
     fs.renameSync(tmp, target);
   }
-  const deleted = filesIn(dir)
-    .filter((name) => !stays(name, wanted, keep))
-    .sort();
+  const deleted = unwanted(filesIn(dir));
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
   const prune = (sub: string): void => {
@@ -273,7 +269,7 @@ async function applyToFolder(
     }
   };
   prune("");
-  return { written: files.length, deleted };
+  return deleted;
 }
 
 /**
