@@ -1,11 +1,8 @@
 /**
- * The hub credentials string (specification, "Authentication"; docs/hub-contract.md).
- *
- * The text `{'clientId': '<id>', 'clientSecret': '<secret>'}` is written the way Python's repr() writes a dict of two
- * strings, Base64-encoded, and `==` is appended, always, even after padding. The decoder removes exactly those two
- * characters.
+ * The hub credentials string (specification, "Authentication"; docs/hub-contract.md): the text `{'clientId': '<id>',
+ * 'clientSecret': '<secret>'}` as Python's repr() writes a dict of two strings, Base64-encoded, and `==` appended,
+ * always, even after padding. The decoder removes exactly those two characters.
  */
-
 import { maskSecret } from "./redact";
 
 export interface ClientCredentials {

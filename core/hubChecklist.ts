@@ -151,12 +151,9 @@ function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): Che
 }
 
 export function checklistMarkdown(list: HubChecklist): string {
+  const hub = Object.entries(list.hubEnvironments).map(([region, environment]) => `${environment} (${region})`);
   const lines = [
-    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${Object.entries(
-      list.hubEnvironments,
-    )
-      .map(([r, e]) => `${e} (${r})`)
-      .join(", ")})`,
+    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${hub.join(", ")})`,
     "",
     "Each item says what this project does automatically and what a person must do on the hub side.",
   ];
