@@ -1,11 +1,8 @@
 /**
- * The hub credentials string (specification, "Authentication"; docs/hub-contract.md).
- *
- * The text `{'clientId': '<id>', 'clientSecret': '<secret>'}` is written the way Python's repr() writes a dict of two
- * strings, Base64-encoded, and `==` is appended, always, even after padding. The decoder removes exactly those two
- * characters.
+ * The hub credentials string (specification, "Authentication"; docs/hub-contract.md): the text `{'clientId': '<id>',
+ * 'clientSecret': '<secret>'}` as Python's repr() writes a dict of two strings, Base64-encoded, and `==` appended,
+ * always, even after padding. The decoder removes exactly those two characters.
  */
-
 import { maskSecret } from "./redact";
 
 export interface ClientCredentials {
@@ -25,10 +22,7 @@ export function pythonStringRepr(value: string): string {
     else if (ch === "\n") out += "\\n";
     else if (ch === "\r") out += "\\r";
     else if (ch === "\t") out += "\\t";
-    else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0");
-    else if (cp >= 0xd800 && cp <= 0xdfff)
-      out += "\\u" + cp.toString(16).padStart(4, "0"); // lone surrogate
-    else if (!isPrintable(cp)) out += escapeNonPrintable(cp);
+    else if (cp !== 0x20 && NON_PRINTABLE.test(ch)) out += escapeNonPrintable(cp);
     else out += ch;
   }
   return out + quote;
@@ -36,9 +30,6 @@ export function pythonStringRepr(value: string): string {
 
 // Python's str.isprintable(): Unicode categories Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs (but the ASCII space) are escaped.
 const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function isPrintable(cp: number): boolean {
-  return cp === 0x20 || !NON_PRINTABLE.test(String.fromCodePoint(cp));
-}
 function escapeNonPrintable(cp: number): string {
   if (cp <= 0xff) return "\\x" + cp.toString(16).padStart(2, "0");
   if (cp <= 0xffff) return "\\u" + cp.toString(16).padStart(4, "0");

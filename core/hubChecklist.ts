@@ -46,13 +46,11 @@ export interface HubChecklist {
 export interface ChecklistCls {
   /** Rows of the built sheet; undefined when the stack has no `cls` config. */
   rows?: number;
-  strict?: boolean;
 }
 
 export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistCls = {}): HubChecklist {
   const systemCode = config.parameters.system_code;
-  const bucket = `s3://${config.bucket.name}/`;
-  const hubConfig = bucket + hubConfigurationFolder(config.jobName);
+  const hubConfig = `s3://${config.bucket.name}/${hubConfigurationFolder(config.jobName)}`;
   const targets = TARGET_SYSTEMS.join(" and ");
   const regions = sortRegions([...new Set(config.hubTenants.map((t) => t.hubRegion))]);
   const hubEnvironments = Object.fromEntries(
@@ -125,14 +123,12 @@ export function hubChecklist(config: StackConfig, stack: string, cls: ChecklistC
 }
 
 function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): ChecklistItem {
-  const hubTenantCodes = config.hubTenants.map((t) => t.hubTenantCode).join(", ");
   const csv = hubConfig + HUB_CONFIGURATION_FILES.clsCsv;
   const xlsx = hubConfig + HUB_CONFIGURATION_FILES.clsXlsx;
-  const title = `CLS code lists (${CLS_TABLE.length} code fields, SYSTEM EXTERNAL)`;
+  const item = { id: "cls-code-lists", title: `CLS code lists (${CLS_TABLE.length} code fields, SYSTEM EXTERNAL)` };
   if (!config.cls) {
     return {
-      id: "cls-code-lists",
-      title,
+      ...item,
       automated: [
         "Nothing yet: the stack has no hubExport:cls config, so no load sheet is built and runs do not check their codes.",
       ],
@@ -143,25 +139,21 @@ function clsItem(config: StackConfig, hubConfig: string, cls: ChecklistCls): Che
     };
   }
   return {
-    id: "cls-code-lists",
-    title,
+    ...item,
     automated: [
       `Load sheet built from the HR system's exports in ${config.cls.exports}${cls.rows === undefined ? "" : ` (${cls.rows} rows)`}, uploaded to ${csv} and ${xlsx}.`,
       `Every run compares the codes it sends with ${csv} before publishing; unknown codes are ${config.cls.strict ? "reported and the affected employees' messages held back (status HELD_BACK) until the sheet has them" : "reported and the run goes on"}.`,
     ],
     manual: [
-      `Load ${xlsx} (or the CSV) into the CLS table of ${hubTenantCodes}; load it again after each update of the exports.`,
+      `Load ${xlsx} (or the CSV) into the CLS table of ${config.hubTenants.map((t) => t.hubTenantCode).join(", ")}; load it again after each update of the exports.`,
     ],
   };
 }
 
 export function checklistMarkdown(list: HubChecklist): string {
+  const hub = Object.entries(list.hubEnvironments).map(([region, environment]) => `${environment} (${region})`);
   const lines = [
-    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${Object.entries(
-      list.hubEnvironments,
-    )
-      .map(([r, e]) => `${e} (${r})`)
-      .join(", ")})`,
+    `# Hub checklist: ${list.clientName} ${list.environment} (stack ${list.stack}, hub ${hub.join(", ")})`,
     "",
     "Each item says what this project does automatically and what a person must do on the hub side.",
   ];

@@ -22,31 +22,19 @@ export const QUEUE_API = {
   tokenTtlSeconds: 60 * 60,
 } as const;
 
-/** Path segments of the broker's endpoints, under `{queue_base_url}`. */
-export const QUEUE_API_PATHS = {
-  /** `{queue_base_url}/api/v1/` */
-  version: ["api", "v1"],
-  authorize: "authorize",
-  organizations: "organizations",
-  environments: "environments",
-  destinations: "destinations",
-  messages: "messages",
-} as const;
-const QUEUE_API_ROOT = QUEUE_API_PATHS.version.join("/");
-
 /** The connection record's `url`: `{queue_base_url}/api/v1/organizations/`. */
 export function queueOrganizationsUrl(baseUrl: string): string {
-  return `${stripSlash(baseUrl)}/${QUEUE_API_ROOT}/${QUEUE_API_PATHS.organizations}/`;
+  return `${stripSlash(baseUrl)}/api/v1/organizations/`;
 }
 /** The connection record's authUrl: `{queue_base_url}/api/v1/authorize`. */
 export function queueAuthUrl(baseUrl: string): string {
-  return `${stripSlash(baseUrl)}/${QUEUE_API_ROOT}/${QUEUE_API_PATHS.authorize}`;
+  return `${stripSlash(baseUrl)}/api/v1/authorize`;
 }
 /** `PUT` target for a batch; append `/{messageId}` for a single message. */
 export function queueMessagesUrl(organizationsUrl: string, orgId: string, envId: string, queueName: string): string {
   const base = organizationsUrl.endsWith("/") ? organizationsUrl : organizationsUrl + "/";
-  const { environments, destinations, messages } = QUEUE_API_PATHS;
-  return `${base}${encodeURIComponent(orgId)}/${environments}/${encodeURIComponent(envId)}/${destinations}/${encodeURIComponent(queueName)}/${messages}`;
+  const [org, env, queue] = [orgId, envId, queueName].map(encodeURIComponent);
+  return `${base}${org}/environments/${env}/destinations/${queue}/messages`;
 }
 
 /** A broker endpoint, from the decoded path segments after `{queue_base_url}`. */
@@ -60,16 +48,15 @@ export type QueuePath =
  * neither). Anything else: undefined.
  */
 export function parseQueuePath(segments: readonly string[]): QueuePath | undefined {
-  const { version, authorize, organizations, environments, destinations, messages } = QUEUE_API_PATHS;
-  if (segments.length < version.length + 1 || version.some((v, i) => segments[i] !== v)) return undefined;
-  const s = segments.slice(version.length);
-  if (s.length === 1 && s[0] === authorize) return { endpoint: "authorize" };
+  const [api, version, ...s] = segments;
+  if (api !== "api" || version !== "v1") return undefined;
+  if (s.length === 1 && s[0] === "authorize") return { endpoint: "authorize" };
   if (
     (s.length === 7 || s.length === 8) &&
-    s[0] === organizations &&
-    s[2] === environments &&
-    s[4] === destinations &&
-    s[6] === messages
+    s[0] === "organizations" &&
+    s[2] === "environments" &&
+    s[4] === "destinations" &&
+    s[6] === "messages"
   ) {
     if (s.length === 8 && s[7] === "") return undefined;
     const path = { endpoint: "publish" as const, orgId: s[1], envId: s[3], queueName: s[5] };
@@ -238,13 +225,12 @@ export const ersEntitiesBodySchema = z.strictObject({
     .min(1),
 });
 
-export const INTAKE_JOB_STATUSES = ["STARTED", "COMPLETED", "FAILED"] as const;
 export const intakeJobBodySchema = z.strictObject({
   jobName: z.string().min(1),
   transactionId: z.string().min(1),
   systemCode: z.string().min(1),
   dataDomainCode: z.literal(DATA_DOMAIN_CODE),
-  status: z.enum(INTAKE_JOB_STATUSES),
+  status: z.enum(["STARTED", "COMPLETED", "FAILED"]),
   counts: z.record(z.string(), z.number().int().nonnegative()),
 });
 export type IntakeJobBody = z.infer<typeof intakeJobBodySchema>;

@@ -71,13 +71,7 @@ export interface EmfRecord {
   [key: string]: unknown;
 }
 
-const COUNTS: [keyof MessageCounts, string][] = [
-  ["published", METRICS.published],
-  ["failed", METRICS.failed],
-  ["heldBack", METRICS.heldBack],
-  ["setAside", METRICS.setAside],
-  ["ersEntities", METRICS.ersEntities],
-];
+const COUNTS: (keyof MessageCounts)[] = ["published", "failed", "heldBack", "setAside", "ersEntities"];
 /** Counted per run, not per region. */
 const RUN_ONLY: (keyof MessageCounts)[] = ["heldBack", "setAside"];
 
@@ -85,7 +79,6 @@ function record(
   input: RunMetricsInput,
   region: string,
   values: Record<string, number>,
-  units: Record<string, "Count" | "Seconds">,
   properties: Record<string, unknown> = {},
 ): EmfRecord {
   return {
@@ -95,7 +88,7 @@ function record(
         {
           Namespace: METRIC_NAMESPACE,
           Dimensions: [[METRIC_DIMENSIONS.jobName, METRIC_DIMENSIONS.region]],
-          Metrics: Object.keys(values).map((Name) => ({ Name, Unit: units[Name] ?? "Count" })),
+          Metrics: Object.keys(values).map((Name) => ({ Name, Unit: Name === METRICS.duration ? "Seconds" : "Count" })),
         },
       ],
     },
@@ -112,27 +105,21 @@ export function runMetricRecords(input: RunMetricsInput): EmfRecord[] {
   const totals: MessageCounts = { published: 0, failed: 0, heldBack: 0, setAside: 0, ersEntities: 0 };
   for (const [region, counts] of Object.entries(input.regions ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     const values: Record<string, number> = {};
-    for (const [key, name] of COUNTS) {
+    for (const key of COUNTS) {
       totals[key] += counts[key];
-      if (!RUN_ONLY.includes(key)) values[name] = counts[key];
+      if (!RUN_ONLY.includes(key)) values[METRICS[key]] = counts[key];
     }
-    records.push(record(input, region, values, {}));
+    records.push(record(input, region, values));
   }
   Object.assign(totals, input.totals ?? {});
   const values: Record<string, number> = {};
-  if (input.regions) for (const [key, name] of COUNTS) values[name] = totals[key];
+  if (input.regions) for (const key of COUNTS) values[METRICS[key]] = totals[key];
   values[METRICS.duration] = input.seconds;
   for (const [outcome, name] of Object.entries(OUTCOME_METRIC)) values[name] = outcome === input.outcome ? 1 : 0;
   const open = input.openLinks ?? [];
   if (open.length) values[METRICS.linksOpen] = open.length;
   records.push(
-    record(
-      input,
-      ALL_REGIONS,
-      values,
-      { [METRICS.duration]: "Seconds" },
-      { Outcome: input.outcome, ...(open.length ? { OpenLinks: open } : {}) },
-    ),
+    record(input, ALL_REGIONS, values, { Outcome: input.outcome, ...(open.length ? { OpenLinks: open } : {}) }),
   );
   return records;
 }

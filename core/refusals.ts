@@ -88,51 +88,33 @@ export function onFile<T>(file: string, work: () => T): T {
   }
 }
 
-/** SQLSTATE classes and codes of a database refusal (not of a statement we got wrong), with what to do. */
-const SQLSTATE_ADVICE: [RegExp, string][] = [
-  [
-    /^08/,
-    "the connection to the database failed: check that it runs and accepts connections from here, then run again",
-  ],
-  [
-    /^22/,
-    "a value in the database does not fit what the project reads or writes: correct the row named, then run again",
-  ],
-  [
-    /^23502$/,
+/** SQLSTATE patterns (the first match wins) of a database refusal, not of a statement we got wrong, with what to do. */
+const SQLSTATE_ADVICE: Record<string, string> = {
+  "^08": "the connection to the database failed: check that it runs and accepts connections from here, then run again",
+  "^22": "a value in the database does not fit what the project reads or writes: correct the row named, then run again",
+  "^23502$":
     "a column is NOT NULL without a default, and the project does not write it: give it a default or drop its NOT NULL (ALTER TABLE ... ALTER COLUMN ...), then run again",
-  ],
-  [
-    /^23/,
+  "^23":
     "a constraint of the table refuses the row: look at the constraint named (another team's addition?), then run again",
-  ],
-  [
-    /^25006$/,
+  "^25006$":
     "the database is read-only (a standby or a read-only transaction mode): point the connection at the primary",
-  ],
-  [/^28/, "the database refused the login: check the user and password of the connection"],
-  [/^3D/, "the database does not exist: check the connection's database name, or create it ('pulumi up' does)"],
-  [/^3F/, "the schema does not exist: check the schema names of the stack, or create it ('pulumi up' does)"],
-  [/^40/, "the database rolled the statement back (a deadlock or a conflict with another session): run again"],
-  [
-    /^42501$/,
+  "^28": "the database refused the login: check the user and password of the connection",
+  "^3D": "the database does not exist: check the connection's database name, or create it ('pulumi up' does)",
+  "^3F": "the schema does not exist: check the schema names of the stack, or create it ('pulumi up' does)",
+  "^40": "the database rolled the statement back (a deadlock or a conflict with another session): run again",
+  "^42501$":
     "the login lacks a privilege on the object named: grant it ('pulumi up' grants the task's), then run again",
-  ],
-  [
-    /^42P01$/,
+  "^42P01$":
     "a table the project needs is missing: create it ('pulumi up' applies the baseline), or check the schema names",
-  ],
-  [
-    /^(42703|42804|42846|42883|42809)$/,
+  "^(42703|42804|42846|42883|42809)$":
     "a table the project shares has other columns or types than it needs (changed by another team?): put the column back as the baseline defines it, then run again",
-  ],
-  [/^53100$/, "the database's disk is full: free space on the database server, then run again"],
-  [/^53/, "the database is out of a resource (memory, connections): try again later, or raise its limits"],
-  [/^54/, "a row is over a limit of the database: correct the row named, then run again"],
-  [/^55/, "an object is locked or in use by another session: run again once it is free"],
-  [/^57/, "the database ended the statement (an administrator, a shutdown or a timeout): run again"],
-  [/^58/, "the database server failed to read or write its files: check the server's disk and log"],
-];
+  "^53100$": "the database's disk is full: free space on the database server, then run again",
+  "^53": "the database is out of a resource (memory, connections): try again later, or raise its limits",
+  "^54": "a row is over a limit of the database: correct the row named, then run again",
+  "^55": "an object is locked or in use by another session: run again once it is free",
+  "^57": "the database ended the statement (an administrator, a shutdown or a timeout): run again",
+  "^58": "the database server failed to read or write its files: check the server's disk and log",
+};
 
 /**
  * One line for an error the database answered (a node-postgres DatabaseError: a severity and a SQLSTATE) that a
@@ -142,14 +124,7 @@ const SQLSTATE_ADVICE: [RegExp, string][] = [
 export function databaseRefusal(err: unknown): string | undefined {
   const advice = databaseAdvice(err);
   if (!advice) return undefined;
-  const e = err as {
-    code: string;
-    message: string;
-    schema?: string;
-    table?: string;
-    column?: string;
-    constraint?: string;
-  };
+  const e = err as Error & { code: string; schema?: string; table?: string; column?: string; constraint?: string };
   const table = e.table ? `${e.schema ? `${e.schema}.` : ""}${e.table}` : undefined;
   const named = [
     table && `table ${table}${e.column ? `, column ${e.column}` : ""}`,
@@ -170,5 +145,5 @@ function databaseAdvice(err: unknown): string | undefined {
     typeof e.severity !== "string"
   )
     return undefined;
-  return SQLSTATE_ADVICE.find(([pattern]) => pattern.test(e.code as string))?.[1];
+  return Object.entries(SQLSTATE_ADVICE).find(([pattern]) => new RegExp(pattern).test(e.code as string))?.[1];
 }

@@ -65,6 +65,9 @@ export function awsAccessFromConfig(get: (key: string) => string | undefined): A
   const roles = json("aws:assumeRoles");
   const [accessKey, secretKey, token] = [text("aws:accessKey"), text("aws:secretKey"), text("aws:token")];
   const access: AwsAccess = {
+    region: text("aws:region"),
+    stsRegion: text("aws:stsRegion"),
+    profile: text("aws:profile"),
     assumeRoles: Array.isArray(roles)
       ? (roles as (Partial<AwsAssumeRole> | null)[]).filter(
           (r): r is AwsAssumeRole => typeof r?.roleArn === "string" && r.roleArn !== "",
@@ -73,14 +76,6 @@ export function awsAccessFromConfig(get: (key: string) => string | undefined): A
     allowedAccountIds: ids("aws:allowedAccountIds"),
     forbiddenAccountIds: ids("aws:forbiddenAccountIds"),
   };
-  for (const [field, key] of [
-    ["region", "aws:region"],
-    ["stsRegion", "aws:stsRegion"],
-    ["profile", "aws:profile"],
-  ] as const) {
-    const value = text(key);
-    if (value !== undefined) access[field] = value;
-  }
   if (accessKey && secretKey)
     access.keys = { accessKeyId: accessKey, secretAccessKey: secretKey, ...(token ? { sessionToken: token } : {}) };
   return access;

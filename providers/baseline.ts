@@ -58,7 +58,6 @@ export async function applyBaseline(
   writtenWhenPresent: Record<string, string[]> = {},
 ): Promise<void> {
   await withPgClient(target, async (client) => {
-    let refused: Error | undefined;
     try {
       await inPgTransaction(client, async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('hub_export_common_schema_baseline'))");
@@ -71,27 +70,24 @@ export async function applyBaseline(
           failed = err;
           await client.query("ROLLBACK TO SAVEPOINT hub_export_baseline");
         });
-        const lacking = await missingColumnsWith(client, tables);
+        const { lacking, unwritten } = await columnProblems(client, tables, writtenWhenPresent);
         if (lacking.length > 0) {
-          refused = refusal(
+          throw refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) but lack columns this project needs: ` +
               `${lacking.join(", ")}. Add them by hand (ALTER TABLE ... ADD COLUMN), or ship a new build-number baseline file with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for each of them; nothing was changed`,
           );
-          throw refused;
         }
-        const unwritten = await unwrittenColumns(client, tables, writtenWhenPresent);
         if (unwritten.length > 0) {
-          refused = refusal(
+          throw refusal(
             `${name}: tables of ${pgTargetLabel(target)} exist already (created by another pipeline or an earlier install) with NOT NULL columns that have no default and that this project never writes: ` +
               `${unwritten.join(", ")}. Give them a default or drop their NOT NULL by hand, or ship a new build-number baseline file that does (or drops them); nothing was changed`,
           );
-          throw refused;
         }
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- the SQL's own error, rethrown as it came
         if (failed) throw failed;
       });
     } catch (err) {
-      if (err === refused) throw err;
+      if ((err as Error).name === "UserError") throw err;
       const e = err as Error & { position?: string; where?: string };
       const at = e.position ? ` (at character ${e.position} of the rendered SQL)` : "";
       // The database's answer is the cause: a refusal of a foreign state (core/refusals.ts) is the user's to fix.
@@ -135,32 +131,18 @@ export async function missingBaselineTables(target: pg.PgTarget, sql: string): P
 }
 
 /**
- * Columns of tables already there that the baseline does not know, NOT NULL without a default (nor identity or
- * generated), that the SQL does not drop and the project does not write when present: every row this project inserts
- * would fail on them.
- */
-async function unwrittenColumns(
-  client: PgClient,
-  tables: SqlTables,
-  writtenWhenPresent: Record<string, string[]>,
-): Promise<string[]> {
-  const written = (t: string, c: string) => [...tables[t], ...(writtenWhenPresent[t] ?? [])].includes(c.toLowerCase());
-  return (await existingColumns(client, Object.keys(tables)))
-    .filter((r) => r.required && !written(r.t, r.c))
-    .map((r) => `${r.t}.${r.c}`);
-}
-
-/**
- * The columns of those of `tables` (`schema.table`) that exist, in table and column order; `required`: NOT NULL
- * without a default (nor identity or generated), so an insert must give a value. pg_attribute rather than
+ * Of those of `tables` (`schema.table`) that exist: the baseline's columns they lack (`lacking`), and their columns
+ * the baseline does not know, NOT NULL without a default (nor identity or generated), that the project does not write
+ * when present (`unwritten`): every row this project inserts would fail on them. pg_attribute rather than
  * information_schema.columns, which shows only the columns the user has privileges on.
  */
-async function existingColumns(
+async function columnProblems(
   client: PgClient,
-  tables: string[],
-): Promise<{ t: string; c: string; required: boolean }[]> {
-  if (tables.length === 0) return [];
-  const result = await client.query(
+  tables: SqlTables,
+  writtenWhenPresent: Record<string, string[]> = {},
+): Promise<{ lacking: string[]; unwritten: string[] }> {
+  if (Object.keys(tables).length === 0) return { lacking: [], unwritten: [] };
+  const result = await client.query<{ t: string; c: string; required: boolean }>(
     `SELECT n.nspname || '.' || c.relname AS t, a.attname AS c,
             a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = '' AS required
        FROM pg_catalog.pg_attribute a
@@ -168,22 +150,21 @@ async function existingColumns(
        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
       WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.relname) = ANY($1::text[])
       ORDER BY a.attrelid, a.attnum`,
-    [tables],
+    [Object.keys(tables)],
   );
-  return result.rows as { t: string; c: string; required: boolean }[];
+  const present = new Set(result.rows.flatMap((r) => [r.t, `${r.t}.${r.c}`]));
+  const written = (t: string, c: string) => [...tables[t], ...(writtenWhenPresent[t] ?? [])].includes(c.toLowerCase());
+  return {
+    lacking: Object.entries(tables)
+      .filter(([table]) => present.has(table))
+      .flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((c) => !present.has(c))),
+    unwritten: result.rows.filter((r) => r.required && !written(r.t, r.c)).map((r) => `${r.t}.${r.c}`),
+  };
 }
 
 /** `schema.table.column` of the baseline's columns missing in tables that exist (missing tables are not listed). */
 export async function missingBaselineColumns(target: pg.PgTarget, tables: SqlTables): Promise<string[]> {
-  return withPgClient(target, (client) => missingColumnsWith(client, tables));
-}
-
-async function missingColumnsWith(client: PgClient, tables: SqlTables): Promise<string[]> {
-  const rows = await existingColumns(client, Object.keys(tables));
-  const present = new Set(rows.flatMap((r) => [r.t, `${r.t}.${r.c}`]));
-  return Object.entries(tables)
-    .filter(([table]) => present.has(table))
-    .flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((c) => !present.has(c)));
+  return withPgClient(target, async (client) => (await columnProblems(client, tables)).lacking);
 }
 
 function baselineState(inputs: BaselineState): BaselineState {

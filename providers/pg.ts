@@ -119,12 +119,6 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
   return login;
 }
 
-/** What `configure` keeps: the login and the label of the database it reaches. */
-interface ConfiguredLogin {
-  label: string;
-  login: PgConnection;
-}
-
 /** Where a SQL provider's login comes from, for an authentication failure: what was used, and what to run. */
 const PROVIDER_LOGIN_HINT =
   "the SQL resources log in as hubExport:database.admin as their provider was configured: by `pulumi up` and `preview` from the stack config, " +
@@ -137,15 +131,13 @@ const PROVIDER_LOGIN_HINT =
  */
 export function configureLogin(config: { get(key: string): string | undefined }): void {
   const text = config.get("hubExport:database");
-  let configured: ConfiguredLogin | undefined;
-  if (text !== undefined) {
-    const db = JSON.parse(text) as DatabaseConfigValues;
-    const login = { ...provisioningLogin(db, process.cwd()), authFailureHint: PROVIDER_LOGIN_HINT };
-    configured = { label: databaseLabel(db), login };
-  }
-  // On the process's global object, not on the provider: serializing a provider (which captures the provider object)
-  // can never capture a login too.
-  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = configured;
+  const db = text === undefined ? undefined : (JSON.parse(text) as DatabaseConfigValues);
+  // What `configure` keeps, the login and the label of the database it reaches, on the process's global object, not on
+  // the provider: serializing a provider (which captures the provider object) can never capture a login too.
+  (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] = db && {
+    label: databaseLabel(db),
+    login: { ...provisioningLogin(db, process.cwd()), authFailureHint: PROVIDER_LOGIN_HINT },
+  };
 }
 
 /**
@@ -155,7 +147,7 @@ export function configureLogin(config: { get(key: string): string | undefined })
  */
 export function currentLogin(target: string, what: string): PgConnection {
   const configured = (globalThis as Record<symbol, unknown>)[Symbol.for("hub-export.warehouse-login")] as
-    ConfiguredLogin | undefined;
+    { label: string; login: PgConnection } | undefined;
   if (!configured) {
     throw refusal(
       `${what}: no database login: the provider was not configured with the stack's hubExport:database (Pulumi CLI 3.140 or later passes the stack config to dynamic providers)`,

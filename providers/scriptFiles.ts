@@ -460,12 +460,10 @@ export const scriptFilesProvider: dynamic.ResourceProvider<ScriptFilesState, Scr
   },
 
   async update(_id, olds, news) {
-    const released = Object.keys(olds.entries ?? {}).filter(
-      (id) => !Object.keys(news.entries).some((n) => n.toLowerCase() === id.toLowerCase()),
-    );
     const oldKey = olds.location.kind === "s3" ? olds.location.kmsKeyArn : undefined;
     const newKey = news.location.kind === "s3" ? news.location.kmsKeyArn : undefined;
-    await applyScriptFiles(news, released, {
+    // Every old entry is released: mergeTenantCredentials keeps the ones still owned.
+    await applyScriptFiles(news, Object.keys(olds.entries ?? {}), {
       warehouseConnection: olds.warehouseConnection || undefined,
       ...(oldKey && oldKey !== newKey ? { kmsKeyArn: oldKey } : {}),
     });

@@ -77,50 +77,40 @@ export function unsafeEntryName(name: string): string | undefined {
 
 export async function readScriptsRelease(zip: Buffer, source: string): Promise<ScriptsRelease> {
   const yauzl = require("yauzl") as typeof import("yauzl");
-  const entries = await new Promise<{ name: string; content: Buffer }[]>((resolve, reject) => {
-    yauzl.fromBuffer(zip, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, file) => {
-      if (err || !file)
-        return reject(releaseError(`${source}: not a readable zip file (${err?.message ?? "no entries"})`));
-      const out: { name: string; content: Buffer }[] = [];
-      let total = 0;
-      const fail = (e: Error) => {
-        file.close();
-        reject(e);
-      };
-      file.on("error", (e: Error) => fail(isScriptsReleaseError(e) ? e : releaseError(`${source}: ${e.message}`)));
-      file.on("end", () => resolve(out));
-      file.on("entry", (entry: import("yauzl").Entry) => {
-        // Names are decoded and checked here, with our own message (bit 11: UTF-8; else CP437, read as latin1).
-        const raw = entry.fileName as unknown as Buffer;
-        const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
-        const problem = unsafeEntryName(fileName);
-        if (problem)
-          return fail(
-            releaseError(
-              `${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`,
-            ),
-          );
-        // Unix mode in the high 16 bits: a symbolic link could point anywhere.
-        if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000)
-          return fail(releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`));
-        if (fileName.endsWith("/")) return file.readEntry();
-        total += entry.uncompressedSize;
-        if (total > MAX_BYTES)
-          return fail(releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`));
-        file.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return fail(releaseError(`${source}: entry '${fileName}': ${e?.message ?? "unreadable"}`));
-          const chunks: Buffer[] = [];
-          stream.on("data", (c: Buffer) => chunks.push(c));
-          stream.on("error", (se: Error) => fail(releaseError(`${source}: entry '${fileName}': ${se.message}`)));
-          stream.on("end", () => {
-            out.push({ name: fileName, content: Buffer.concat(chunks) });
-            file.readEntry();
-          });
-        });
-      });
-      file.readEntry();
-    });
+  const { buffer } = require("node:stream/consumers") as typeof import("node:stream/consumers");
+  const options = { lazyEntries: true, decodeStrings: false, validateEntrySizes: true };
+  const file = await yauzl.fromBufferPromise(zip, options).catch((err: Error) => {
+    throw releaseError(`${source}: not a readable zip file (${err.message})`);
   });
+  const entries: { name: string; content: Buffer }[] = [];
+  let total = 0;
+  try {
+    for await (const entry of file.eachEntry()) {
+      // Names are decoded and checked here, with our own message (bit 11: UTF-8; else CP437, read as latin1).
+      const raw = entry.fileName as unknown as Buffer;
+      const fileName = raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
+      const problem = unsafeEntryName(fileName);
+      if (problem)
+        throw releaseError(
+          `${source}: entry '${fileName}' ${problem}: refused, it would be written outside /Tools/hub_python_scripts (nothing was written)`,
+        );
+      // Unix mode in the high 16 bits: a symbolic link could point anywhere.
+      if (((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000)
+        throw releaseError(`${source}: entry '${fileName}' is a symbolic link: refused (nothing was written)`);
+      if (fileName.endsWith("/")) continue;
+      total += entry.uncompressedSize;
+      if (total > MAX_BYTES) throw releaseError(`${source}: more than ${MAX_BYTES} bytes uncompressed: refused`);
+      try {
+        entries.push({ name: fileName, content: await buffer(await file.openReadStreamPromise(entry)) });
+      } catch (err) {
+        throw releaseError(`${source}: entry '${fileName}': ${(err as Error).message}`);
+      }
+    }
+  } catch (err) {
+    throw isScriptsReleaseError(err) ? err : releaseError(`${source}: ${(err as Error).message}`);
+  } finally {
+    file.close();
+  }
   const strip = entries.length > 0 && entries.every((e) => e.name.startsWith(TOP_FOLDER)) ? TOP_FOLDER.length : 0;
   const files: ReleaseFile[] = [];
   const skipped: string[] = [];
@@ -207,17 +197,20 @@ export async function applyScriptsRelease(
   keep: readonly string[],
 ): Promise<AppliedRelease> {
   const wanted = new Set(release.files.map((f) => f.name));
-  return location.kind === "s3"
-    ? applyToS3(location, release.files, wanted, keep)
-    : applyToFolder(location.dir, release.files, wanted, keep);
+  const unwanted = (present: string[]) => present.filter((name) => !stays(name, wanted, keep)).sort();
+  const deleted =
+    location.kind === "s3"
+      ? await applyToS3(location, release.files, unwanted)
+      : applyToFolder(location.dir, release.files, unwanted);
+  return { written: release.files.length, deleted };
 }
 
+/** Writes the files; deletes and returns the `unwanted` ones of those present. */
 async function applyToS3(
   location: S3FolderLocation,
   files: ReleaseFile[],
-  wanted: Set<string>,
-  keep: readonly string[],
-): Promise<AppliedRelease> {
+  unwanted: (present: string[]) => string[],
+): Promise<string[]> {
   const { PutObjectCommand, DeleteObjectCommand } =
     require("@aws-sdk/client-s3") as typeof import("@aws-sdk/client-s3");
   const folder = s3Folder(location);
@@ -241,7 +234,7 @@ async function applyToS3(
       throw failed(`write ${file.name} in`, err);
     }
   });
-  const deleted = present.filter((name) => !stays(name, wanted, keep)).sort();
+  const deleted = unwanted(present);
   await inParallel(deleted, async (name) => {
     try {
       await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: prefix + name }));
@@ -249,15 +242,10 @@ async function applyToS3(
       throw failed(`delete ${name} in`, err);
     }
   });
-  return { written: files.length, deleted };
+  return deleted;
 }
 
-async function applyToFolder(
-  dir: string,
-  files: ReleaseFile[],
-  wanted: Set<string>,
-  keep: readonly string[],
-): Promise<AppliedRelease> {
+function applyToFolder(dir: string, files: ReleaseFile[], unwanted: (present: string[]) => string[]): string[] {
   const fs = require("node:fs") as typeof import("node:fs");
   const path = require("node:path") as typeof import("node:path");
   makeFolder(dir, PRIVATE_FOLDER_MODE);
@@ -269,9 +257,7 @@ async function applyToFolder(
     fs.writeFileSync(tmp, file.content, { mode: 0o644 });
     fs.renameSync(tmp, target);
   }
-  const deleted = filesIn(dir)
-    .filter((name) => !stays(name, wanted, keep))
-    .sort();
+  const deleted = unwanted(filesIn(dir));
   for (const name of deleted) fs.rmSync(path.join(dir, ...name.split("/")));
   // Folders the release no longer has, left empty.
   const prune = (sub: string): void => {
@@ -283,7 +269,7 @@ async function applyToFolder(
     }
   };
   prune("");
-  return { written: files.length, deleted };
+  return deleted;
 }
 
 /**
@@ -429,14 +415,12 @@ export const scriptsReleaseProvider: dynamic.ResourceProvider<ScriptsReleaseStat
     if (!props) return { id };
     const found = await readReleaseFolder(props.location, props.files, props.keep);
     const { extra: _extra, ...state } = props;
-    if (stableJson(found.files) === stableJson(props.files) && found.extra.length === 0)
-      return { id, props: state, inputs: state };
-    const drifted: ScriptsReleaseState = {
+    const current: ScriptsReleaseState = {
       ...state,
       files: found.files,
       ...(found.extra.length ? { extra: found.extra } : {}),
     };
-    return { id, props: drifted, inputs: drifted };
+    return { id, props: current, inputs: current };
   },
 
   async delete(_id, props) {

@@ -150,7 +150,7 @@ for (const compiler of ["vitest", "typescript"] as const) {
           baseline: [...sql, "node:crypto"],
           configRow: sql,
           scriptFiles: s3,
-          scriptsRelease: ["yauzl", ...s3],
+          scriptsRelease: ["yauzl", "node:stream/consumers", ...s3],
           sharedObjects: s3,
         }[name as ProviderName];
         expect(new Set(required), name).toEqual(new Set(expected));
