@@ -241,7 +241,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
           badRows = await timed("extract", () => findBadRowsUpFront(ctx));
           const totals = await timed("extract", () =>
-            extract(ctx, submit, (superseded) => publisher.forget(superseded), { knownCodes: check?.knownCodes }),
+            extract(ctx, submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
           );
           changes = totals.changes;
           stop.throwIfStopping();

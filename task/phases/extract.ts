@@ -72,8 +72,8 @@ interface Chunks {
 export async function extract(
   ctx: RunContext,
   publish: (messages: StoredMessage[]) => Promise<void>,
-  superseded: (messageIds: string[]) => void = () => {},
-  options: { knownCodes?: string[] } = {},
+  superseded: (messageIds: string[]) => void,
+  knownCodes: string[] | undefined,
 ): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
@@ -93,12 +93,12 @@ export async function extract(
     sql: extractChunkSql(tables, perMessage, {
       checkDuplicates: !unique,
       only,
-      codeCheck: options.knownCodes !== undefined,
+      codeCheck: knownCodes !== undefined,
     }),
     perMessage,
     held,
     only,
-    knownCodes: options.knownCodes,
+    knownCodes,
     statements: 0,
   };
   if (changes.employees) await planIncremental(ctx, parts, changes.employees);
