@@ -126,14 +126,12 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv): ConcurrencyConfig {
 /** HUB_EXPORT_PUBLISH_CONCURRENCY and HUB_EXPORT_ERS_CONCURRENCY, when set. */
 export function pinnedFromEnv(env: NodeJS.ProcessEnv): Partial<Record<LinkApi, number>> {
   const pinned: Partial<Record<LinkApi, number>> = {};
-  const fixed = { queue: env.HUB_EXPORT_PUBLISH_CONCURRENCY, ers: env.HUB_EXPORT_ERS_CONCURRENCY };
   for (const api of LINK_APIS) {
-    const value = fixed[api];
+    const name = { queue: "HUB_EXPORT_PUBLISH_CONCURRENCY", ers: "HUB_EXPORT_ERS_CONCURRENCY" }[api];
+    const value = env[name];
     if (value === undefined) continue;
     if (!/^\d+$/.test(value) || Number(value) < 1)
-      throw new UserError(
-        `HUB_EXPORT_${api === "queue" ? "PUBLISH" : "ERS"}_CONCURRENCY must be a positive integer, got '${value}'`,
-      );
+      throw new UserError(`${name} must be a positive integer, got '${value}'`);
     pinned[api] = Number(value);
   }
   return pinned;

@@ -34,7 +34,7 @@ import { hrsysStatus, reportIntakeJob } from "./phases/intakeJob";
 import { HubApiError } from "./hub/api";
 import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
-import { CodeCheck, loadCurrentSheet, type ClsInputs, type CurrentSheet } from "./cls/codeCheck";
+import { CodeCheck, loadCurrentSheet, type ClsInputs } from "./cls/codeCheck";
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
 import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
 import type { PoolClient } from "pg";
@@ -53,9 +53,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   try {
     settings = { ...settingsFromEnv(), ...options.settings };
   } catch (err) {
-    if (err instanceof UserError)
-      log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
-    throw err;
+    refused(log, err);
   }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
@@ -116,16 +114,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       phases[name] = round((phases[name] ?? 0) + (Date.now() - t) / 1000);
     }
   };
-  let config;
-  let sheet: CurrentSheet | undefined;
-  try {
-    sheet = options.cls ? await timed("load", () => loadCurrentSheet(options.cls!.sheet)) : undefined;
-    config = await timed("load", () => loadRunConfiguration(inputs, log));
-  } catch (err) {
-    if (err instanceof UserError)
-      log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
-    throw err;
-  }
+  const load = <T>(work: () => Promise<T>) => timed("load", work).catch((err: unknown) => refused(log, err));
+  const sheet = options.cls ? await load(() => loadCurrentSheet(options.cls!.sheet)) : undefined;
+  const config = await load(() => loadRunConfiguration(inputs, log));
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
   const links = new Links(settings.concurrency, {
     settings: settings.breaker,
@@ -241,7 +232,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
           badRows = await timed("extract", () => findBadRowsUpFront(ctx));
           const totals = await timed("extract", () =>
-            extract(ctx, submit, (superseded) => publisher.forget(superseded), { knownCodes: check?.knownCodes }),
+            extract(ctx, submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
           );
           changes = totals.changes;
           stop.throwIfStopping();
@@ -447,6 +438,13 @@ function logUpperBound(log: Logger, run: OpenedRun): void {
       { event: "run.upperBound", hiddenSessions: run.hiddenSessions },
       `${run.hiddenSessions} session(s) of the warehouse are invisible to the role that owns the run tables: their transactions cannot hold the upper bound back (grant it pg_read_all_stats, or rely on change_lag_seconds)`,
     );
+}
+
+/** A refusal before anything is touched: a UserError's lines go to the log; the error is thrown on. */
+function refused(log: Logger, err: unknown): never {
+  if (err instanceof UserError)
+    log.error({ event: "run.refused", problems: err.lines }, "run refused: nothing was touched");
+  throw err;
 }
 
 /** An error's message, its first line only (no stack trace). */

@@ -167,7 +167,11 @@ export class Breaker implements BreakerGate {
   private record(work: boolean, verdict: Verdict, error?: string, deadlineSentAt?: number): void {
     if (verdict === "none") {
       // A probe that was not sent (or was abandoned) decides nothing: the next waiting request probes.
-      if (work && this.state === "probing") this.passProbe();
+      if (work && this.state === "probing") {
+        const next = this.waiting.shift();
+        this.probeOut = next !== undefined;
+        next?.resolve();
+      }
       return;
     }
     const now = this.now();
@@ -215,12 +219,6 @@ export class Breaker implements BreakerGate {
     this.probeOut = false;
     for (const w of this.waiting.splice(0)) w.reject(this.error());
     this.onOpen(this);
-  }
-
-  private passProbe(): void {
-    const next = this.waiting.shift();
-    this.probeOut = next !== undefined;
-    next?.resolve();
   }
 
   private count(now: number, failed: boolean): void {

@@ -109,10 +109,8 @@ export class ConcurrencyController {
     ok: 0,
     throttled: 0,
     errors: 0,
-    min: Infinity,
-    max: 0,
-    cutsThrottled: 0,
-    cutsLatency: 0,
+    window: { min: Infinity, max: 0 },
+    cuts: { throttled: 0, latency: 0 },
     pausedMs: 0,
   };
   readonly rtt = new LatencyHistogram();
@@ -188,21 +186,14 @@ export class ConcurrencyController {
     const fresh = ticket.seq >= this.cutSeq;
     if (outcome.kind === "throttled") {
       this.stats.throttled++;
-      if (fresh && this.window > this.floor) {
-        this.stats.cutsThrottled++;
-        this.cut("throttled");
-      }
+      if (fresh && this.window > this.floor) this.cut("throttled");
       // At the floor the window cannot slow the link down any more: the pause does.
       if (this.window <= this.floor) this.pause(now, outcome.retryAfterMs);
       return;
     }
     this.stats.ok++;
     this.pauseMs = 0;
-    if (fresh && this.latencyRising()) {
-      this.stats.cutsLatency++;
-      this.cut("latency");
-      return;
-    }
+    if (fresh && this.latencyRising()) return this.cut("latency");
     if (!ticket.busy || this.window >= this.ceiling) return;
     const increase = this.lastCut === "throttled" ? this.tuning.increase : this.tuning.latencyIncrease;
     this.window = Math.min(this.ceiling, this.window + (this.slowStart ? 1 : increase / this.window));
@@ -211,21 +202,19 @@ export class ConcurrencyController {
 
   /** Counts, window and round trips so far. */
   snapshot(): LinkStats {
-    const s = this.stats;
+    const { window, cuts, pausedMs, ...counts } = this.stats;
     return {
-      requests: s.requests,
-      ok: s.ok,
-      throttled: s.throttled,
-      errors: s.errors,
-      window: { now: round(this.window), min: round(s.min), max: round(s.max) },
-      cuts: { throttled: s.cutsThrottled, latency: s.cutsLatency },
-      pausedMs: Math.round(s.pausedMs),
+      ...counts,
+      window: { now: round(this.window), min: round(window.min), max: round(window.max) },
+      cuts: { ...cuts },
+      pausedMs: Math.round(pausedMs),
       rttMs: { p50: round(this.rtt.quantile(0.5)), p99: round(this.rtt.quantile(0.99)), max: round(this.rtt.max) },
     };
   }
 
   private cut(cause: "throttled" | "latency"): void {
     this.lastCut = cause;
+    this.stats.cuts[cause]++;
     const factor = this.slowStart ? this.tuning.slowStartDecrease : this.tuning.decrease;
     this.slowStart = false;
     this.window = Math.max(this.floor, this.window * factor);
@@ -268,8 +257,9 @@ export class ConcurrencyController {
   }
 
   private note(): void {
-    this.stats.min = Math.min(this.stats.min, this.window);
-    this.stats.max = Math.max(this.stats.max, this.window);
+    const w = this.stats.window;
+    w.min = Math.min(w.min, this.window);
+    w.max = Math.max(w.max, this.window);
   }
 }
 
@@ -344,9 +334,8 @@ export class Link implements RequestGate {
     readonly name: string,
     limits: LinkLimits,
     tuning: Partial<Tuning> = {},
-    now?: () => number,
   ) {
-    this.controller = new ConcurrencyController(limits, now, tuning);
+    this.controller = new ConcurrencyController(limits, undefined, tuning);
   }
 
   /** Resolves when a request may start (in order of asking). */
@@ -356,11 +345,6 @@ export class Link implements RequestGate {
       this.waiters.push(() => resolve(this.permit()));
       this.wake();
     });
-  }
-
-  /** Whether a request could start now, with nobody waiting before it. */
-  get ready(): boolean {
-    return this.waiters.length === 0 && this.controller.delayMs() === 0;
   }
 
   private permit(): Permit {

@@ -27,32 +27,23 @@ export interface BadRowsReport {
 
 type Examples<K extends keyof BadRowsReport> = NonNullable<BadRowsReport[K]>["examples"];
 
+/** Each kind's line, in the order they are shown. */
+const LINES: { [K in keyof BadRowsReport]-?: (r: NonNullable<BadRowsReport[K]>) => string } = {
+  duplicateIds: (r) =>
+    `${r.employees} employee_id(s) in more than one employee row, held back (not published): ${r.examples.join(", ")}`,
+  blankIds: (r) => `${r.employees} employee_id(s) of white space only, held back (not published)`,
+  mappingErrors: (r) =>
+    `${r.employees} employee(s) the mapping SQL fails on, held back (not published): ${r.examples.map((e) => `${e.employeeId}: ${e.error}`).join("; ")}`,
+  missingIds: (r) =>
+    `${r.rows} employee row(s) without an employee_id (NULL or empty), never exported: ${r.examples.map((e) => `${e.platRegion}/${e.countryCode ?? "-"} changed ${e.changedAt ?? "-"}`).join(", ")}`,
+  futureChangedAt: (r) =>
+    `${r.rows} row(s) of ${r.employees} employee(s) with changed_at in the future, exported once that time has passed: ${r.examples.map((e) => `${e.employeeId} (${e.table} ${e.changedAt})`).join(", ")}`,
+};
+
 /** One line per kind found, for the log and `hub-export status`. */
 export function badRowLines(r: BadRowsReport): [keyof BadRowsReport, string][] {
-  const lines: [keyof BadRowsReport, string][] = [];
-  if (r.duplicateIds)
-    lines.push([
-      "duplicateIds",
-      `${r.duplicateIds.employees} employee_id(s) in more than one employee row, held back (not published): ${r.duplicateIds.examples.join(", ")}`,
-    ]);
-  if (r.blankIds)
-    lines.push(["blankIds", `${r.blankIds.employees} employee_id(s) of white space only, held back (not published)`]);
-  if (r.mappingErrors)
-    lines.push([
-      "mappingErrors",
-      `${r.mappingErrors.employees} employee(s) the mapping SQL fails on, held back (not published): ${r.mappingErrors.examples.map((e) => `${e.employeeId}: ${e.error}`).join("; ")}`,
-    ]);
-  if (r.missingIds)
-    lines.push([
-      "missingIds",
-      `${r.missingIds.rows} employee row(s) without an employee_id (NULL or empty), never exported: ${r.missingIds.examples.map((e) => `${e.platRegion}/${e.countryCode ?? "-"} changed ${e.changedAt ?? "-"}`).join(", ")}`,
-    ]);
-  if (r.futureChangedAt)
-    lines.push([
-      "futureChangedAt",
-      `${r.futureChangedAt.rows} row(s) of ${r.futureChangedAt.employees} employee(s) with changed_at in the future, exported once that time has passed: ${r.futureChangedAt.examples.map((e) => `${e.employeeId} (${e.table} ${e.changedAt})`).join(", ")}`,
-    ]);
-  return lines;
+  const kinds = Object.keys(LINES) as (keyof BadRowsReport)[];
+  return kinds.flatMap((kind) => (r[kind] ? [[kind, (LINES[kind] as (x: unknown) => string)(r[kind])]] : []));
 }
 
 /** The rows without an id and the rows changed in the future, of the tenants' platform regions (indexes on changed_at). */

@@ -30,7 +30,7 @@ export async function sendEntities(ctx: RunContext): Promise<{ sent: number; fai
 }
 
 /** Published messages still queued in _MESSAGES, oldest transaction first, by seq. */
-export async function* publishedMessages(ctx: RunContext, pageSize = 500): AsyncGenerator<StoredMessage[]> {
+export async function* publishedMessages(ctx: RunContext): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
   // Driven by what is left in _MESSAGES, each message's status looked up by its key: never a scan of _STATUS.
   const { rows: transactions } = await pool.query<{ transaction_id: string }>(
@@ -38,7 +38,7 @@ export async function* publishedMessages(ctx: RunContext, pageSize = 500): Async
        CROSS JOIN LATERAL (SELECT 1 FROM ${t.status} s WHERE s.message_id = m.message_id AND s.status = 'PUBLISHED' LIMIT 1) st
       GROUP BY m.transaction_id ORDER BY min(m.created_at)`,
   );
-  const published = { wanted: "st.status = 'PUBLISHED'", what: "published" as const, pageSize };
+  const published = { wanted: "st.status = 'PUBLISHED'", what: "published" as const, pageSize: 500 };
   // Failed ones stay for the next run, and go to ERS once published.
   for await (const { rows } of queuedMessages(pool, t, transactions, published))
     yield rows.map((r) => storedMessage(r, ctx.run.transactionId));

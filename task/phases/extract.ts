@@ -12,7 +12,6 @@ import {
   chunkPairsSql,
   extractChunkSql,
   extractChunkValues,
-  type ExtractTables,
   type ExtractedMessage,
 } from "../mapping/extractSql";
 import { PUBLISH_TABLES } from "../model/schema";
@@ -52,9 +51,7 @@ export interface ExtractTotals {
 
 /** What every chunk of the run shares. */
 interface Chunks {
-  t: ExtractTables;
   sql: string;
-  perMessage: number;
   /** Employees held back by earlier runs, looked at again. */
   held: string[];
   /** Incremental mode: each chunk maps the employees it is given, nothing else of its id range. */
@@ -72,8 +69,8 @@ interface Chunks {
 export async function extract(
   ctx: RunContext,
   publish: (messages: StoredMessage[]) => Promise<void>,
-  superseded: (messageIds: string[]) => void = () => {},
-  options: { knownCodes?: string[] } = {},
+  superseded: (messageIds: string[]) => void,
+  knownCodes: string[] | undefined,
 ): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const parts = await planParts(ctx);
@@ -89,16 +86,14 @@ export async function extract(
   const changes = await lookUpChanges(ctx, held);
   const only = changes.mode === "incremental";
   const chunks: Chunks = {
-    t: tables,
     sql: extractChunkSql(tables, perMessage, {
       checkDuplicates: !unique,
       only,
-      codeCheck: options.knownCodes !== undefined,
+      codeCheck: knownCodes !== undefined,
     }),
-    perMessage,
     held,
     only,
-    knownCodes: options.knownCodes,
+    knownCodes,
     statements: 0,
   };
   if (changes.employees) await planIncremental(ctx, parts, changes.employees);
@@ -181,12 +176,12 @@ async function planIncremental(ctx: RunContext, parts: Part[], employees: string
 /** The part's next chunk: up to chunkSize employees after its cursor (incremental mode: its next pending ones). */
 async function nextChunk(ctx: RunContext, client: PoolClient, chunks: Chunks, part: Part): Promise<ExtractedMessage[]> {
   const { chunkSize } = ctx.settings;
+  const endSql = chunkEndSql(ctx.config.tables);
   const ids = part.pending?.slice(0, chunkSize);
   // Ids compare in PostgreSQL (its collation orders them, and sorted `pending`), never in JavaScript.
   const through = ids
     ? ids[ids.length - 1]
-    : (await client.query<{ through: string | null }>(chunkEndSql(chunks.t), [part.cursor, chunkSize, part.lastId]))
-        .rows[0].through;
+    : (await client.query<{ through: string | null }>(endSql, [part.cursor, chunkSize, part.lastId])).rows[0].through;
   if (through === null || through === undefined) {
     // The part has no employee left to map: recorded, so that a resumed run skips it.
     await client.query(`UPDATE ${ctx.config.tables.runPart} SET done = true WHERE transaction_id = $1 AND part = $2`, [
@@ -227,7 +222,7 @@ async function extractRange(
     return await commitChunk(ctx, client, chunks, part, range);
   } catch (err) {
     if (!isDataError(err)) throw err;
-    const employee = `${chunks.t.publishSchema}.${PUBLISH_TABLES.employee}`;
+    const employee = `${ctx.config.tables.publishSchema}.${PUBLISH_TABLES.employee}`;
     const rows =
       ids ??
       (
@@ -266,7 +261,7 @@ async function commitChunk(
     client,
     async () => {
       const pairs = await client.query<{ hub_tenant_id: string; country_code: string }>(
-        chunkPairsSql(chunks.t, chunks.only),
+        chunkPairsSql(tables, chunks.only),
         [
           tenants.map((x) => x.hubTenantId),
           tenants.map((x) => x.platRegion),
@@ -348,7 +343,7 @@ async function runChunk(
         ...(chunks.only ? { only: c.only ?? [] } : {}),
         knownCodes: chunks.knownCodes,
       },
-      chunks.perMessage,
+      p.records_per_hub_message,
     ),
   );
   const messages = rows.filter((r) => r.message_id !== null);

@@ -13,15 +13,15 @@ import type { FinalCounts, IntakeJobStatus } from "../warehouse/runState";
 
 export type IntakeReport = "STARTED" | "COMPLETED" | "FAILED";
 
-/** Reports to every tenant's HRSYS API; true when reported, false when turned off or failed under `record`. */
-export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, counts?: FinalCounts): Promise<boolean> {
+/** Reports to every tenant's HRSYS API (unless turned off); a failure throws under `stop`, and is logged under `record`. */
+export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, counts?: FinalCounts): Promise<void> {
   const contract = ctx.config.definition.hubContract.intakeReport;
   if (!contract.enabled) {
     ctx.log.debug(
       { event: "intakeJob.skipped", status },
       "HRSYS intake report turned off (hubContract.intakeReport.enabled: false)",
     );
-    return false;
+    return;
   }
   const p = ctx.config.definition.parameters;
   const hubTenants = distinctHubTenants(ctx.config.tenants);
@@ -57,7 +57,7 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
   );
   if (failures.length === 0) {
     ctx.log.info({ event: "intakeJob.reported", status, tenants: hubTenants.length }, `HRSYS intake job ${status}`);
-    return true;
+    return;
   }
   // A stopping run stops here whatever the contract says: the next run reports. (An open HRSYS link is a failure of
   // the report like any other: the contract decides.)
@@ -73,7 +73,6 @@ export async function reportIntakeJob(ctx: RunContext, status: IntakeReport, cou
       "HRSYS intake report failed; recorded, the run goes on (hubContract.intakeReport.onFailure: record)",
     );
   }
-  return false;
 }
 
 export function hrsysStatus(status: IntakeJobStatus): "COMPLETED" | "FAILED" {

@@ -315,7 +315,7 @@ export class Publisher {
 
   private track(task: Promise<void>): void {
     this.running.add(task);
-    // A failing status write surfaces through StatusWriter.add on the next batch and in drain().
+    // A failing status write surfaces through StatusWriter.commit on the next batch and in drain().
     void task.catch(() => {}).finally(() => this.running.delete(task));
   }
 
@@ -387,11 +387,7 @@ export function propertiesJson(m: StoredMessage, systemCode: string, contract: Q
  * their messageId, and carrying this run's transaction id), and those of this transaction extracted before a kill
  * (but those set aside or superseded meanwhile: NOT_SENT). Oldest transaction first, by seq.
  */
-export async function* pendingMessages(
-  ctx: RunContext,
-  before: Date,
-  pageSize = 1000,
-): AsyncGenerator<StoredMessage[]> {
+export async function* pendingMessages(ctx: RunContext, before: Date): AsyncGenerator<StoredMessage[]> {
   const { pool, tables: t } = ctx.config;
   const { rows: transactions } = await pool.query<{ transaction_id: string }>(
     `SELECT transaction_id FROM ${t.messages} WHERE created_at < $1 GROUP BY transaction_id ORDER BY min(created_at)`,
@@ -404,7 +400,7 @@ export async function* pendingMessages(
     where: "AND created_at < $4",
     params: [before, NOT_SENT],
     what: "queued" as const,
-    pageSize,
+    pageSize: 1000,
   };
   const run = ctx.run.transactionId;
   for await (const { transactionId: tx, rows } of queuedMessages(pool, t, transactions, pending))

@@ -1,13 +1,12 @@
 /**
  * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement carrying everything buffered
  * (group commit) on sessions that commit asynchronously. `commit()` resolves once the records are in the database and
- * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again; failed
- * outcomes need no such wait (`add()`).
+ * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again.
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
 import type { RunTables } from "../warehouse/tables";
-import { archiveByIdSql } from "../warehouse/archive";
+import { archiveSql } from "../warehouse/archive";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 import { TASK_PARAMETER_DEFAULTS } from "../../core/parameters";
 import { whileLost } from "../warehouse/database";
@@ -24,16 +23,12 @@ interface Pending {
   archive: string[];
 }
 
-const FLUSH_SIZE = 2000;
-const FLUSH_MS = 250;
-
 export class StatusWriter {
   private buffer: Pending = empty();
   /** The next write, waiting for a lane; records committed meanwhile join it (group commit). */
   private next?: Promise<void>;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
-  private timer?: NodeJS.Timeout;
   private error?: Error;
   published = 0;
   failed = 0;
@@ -62,14 +57,6 @@ export class StatusWriter {
     this.sql = acknowledgeSql(tables);
   }
 
-  /** Buffers outcomes that need not be durable at once; resolves once the buffer is small again. */
-  async add(records: StatusRecord[]): Promise<void> {
-    if (this.error) throw this.error;
-    this.push(records, []);
-    if (this.buffer.statuses.length + this.buffer.archive.length >= FLUSH_SIZE) await this.flush();
-    else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);
-  }
-
   /** Writes outcomes and archives messages; resolves once they are committed (with whatever else was buffered). */
   async commit(records: StatusRecord[], archive: string[] = []): Promise<void> {
     if (this.error) throw this.error;
@@ -79,8 +66,6 @@ export class StatusWriter {
 
   /** Writes what is buffered; resolves once it is committed, rejects if that write (or an earlier one) failed. */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
     if (!this.next) {
       // Once the I/O at hand is handled: answers that arrived together (publish batches, ERS requests) share a statement.
       const next = this.lane()
@@ -168,7 +153,7 @@ export class StatusWriter {
 
 /**
  * The write: outcomes upserted into _STATUS ($1 to $7, $10: refused for good), and the messages $9 done for the run $8
- * (archiveByIdSql). The two parts touch different tables, so one snapshot serves both.
+ * (archiveSql). The two parts touch different tables, so one snapshot serves both.
  *
  * A message refused for good by its $11-th run (the parameter set_aside_after_runs; a run counts once, resumed or not)
  * is SET_ASIDE with the reason; one a newer message superseded stays SUPERSEDED unless it was published after all (the
@@ -203,7 +188,8 @@ function acknowledgeSql(tables: RunTables): string {
          attempts = s.attempts + EXCLUDED.attempts, updated_at = now()
      ),
      `;
-  return archiveByIdSql(tables, "$8", "$9", statuses);
+  const done = `DELETE FROM ${tables.messages} m WHERE m.message_id = ANY($9::uuid[]) RETURNING m.*`;
+  return archiveSql(tables, done, "$8", statuses);
 }
 
 function empty(): Pending {

@@ -50,13 +50,16 @@ export interface ProbeOptions {
 /** The marker of everything a `--write` probe creates. */
 export const PROBE_MARK = "HUB-EXPORT-PROBE";
 
+/** The hub contract's key of each assumed call. */
+const CONTRACT_KEY = { ERS: "ers", HRSYS: "intakeReport" } as const;
+
 export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   const urls = [
     ...targets.queues.flatMap((q) => [q.endpoint.authUrl, q.endpoint.organizationsUrl]),
     ...targets.tenants.flatMap((t) =>
       (
-        ["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => contractOf(targets.contract, api).enabled)] as const
+        ["CFG", ...(["ERS", "HRSYS"] as const).filter((api) => targets.contract[CONTRACT_KEY[api]].enabled)] as const
       ).flatMap((api) => (t.apis[api] ? [t.apis[api]] : [])),
     ),
     ...(targets.hosts ?? []),
@@ -92,13 +95,13 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
     else if (!reachable.has(new URL(cfg).origin)) results.push(unreachable(`CFG ${who}`, cfg, true));
     else results.push(await readRoutingRules(http, `CFG ${who}`, cfg, tenant));
     for (const api of ["ERS", "HRSYS"] as const) {
-      const contract = contractOf(targets.contract, api);
+      const contract = targets.contract[CONTRACT_KEY[api]];
       const endpoint = `${api} ${who}`;
       const required = contract.enabled && contract.onFailure === "stop";
       const url = tenant.apis[api];
       if (!contract.enabled)
         results.push(
-          untimed(endpoint, "path", `turned off (hubExport:hubContract.${contractKey(api)}.enabled: false)`, "skip"),
+          untimed(endpoint, "path", `turned off (hubExport:hubContract.${CONTRACT_KEY[api]}.enabled: false)`, "skip"),
         );
       else if (!url) results.push(untimed(endpoint, "config", `no ${api} URL in HUB_API_CONFIG`, "FAIL"));
       else if (!reachable.has(new URL(url).origin)) results.push(unreachable(endpoint, url, required));
@@ -112,13 +115,6 @@ export async function probeHub(targets: ProbeTargets, options: ProbeOptions): Pr
 /** Exit 0 iff every required check passed. */
 export function probePassed(results: readonly CheckResult[]): boolean {
   return results.every((r) => !r.required || r.verdict === "ok" || r.verdict === "warn");
-}
-
-function contractOf(contract: HubContract, api: "ERS" | "HRSYS"): AssumedCall {
-  return api === "ERS" ? contract.ers : contract.intakeReport;
-}
-function contractKey(api: "ERS" | "HRSYS"): string {
-  return api === "ERS" ? "ers" : "intakeReport";
 }
 
 async function authorize(
@@ -277,7 +273,7 @@ async function assumedPath(
     result,
     verdict,
   });
-  const fix = `set hubExport:hubContract.${contractKey(api)}.path, or turn the call off or make it best-effort (enabled: false / onFailure: record)`;
+  const fix = `set hubExport:hubContract.${CONTRACT_KEY[api]}.path, or turn the call off or make it best-effort (enabled: false / onFailure: record)`;
   if (a.error) return answer(a.error);
   const s = a.status!;
   if (s === 404 || s === 405) return answer(`HTTP ${s}: the hub has no such endpoint; ${fix}`);

@@ -31,16 +31,6 @@ export function archiveSql(t: RunTables, deleted: string, run = "$1", before = "
      DO UPDATE SET messages = c.messages + EXCLUDED.messages, retried = c.retried + EXCLUDED.retried, entities = c.entities + EXCLUDED.entities`;
 }
 
-/** The messages of the parameter `ids` are done, for the run `run`; `before` as in archiveSql. */
-export function archiveByIdSql(t: RunTables, run = "$1", ids = "$2", before = ""): string {
-  return archiveSql(
-    t,
-    `DELETE FROM ${t.messages} m WHERE m.message_id = ANY(${ids}::uuid[]) RETURNING m.*`,
-    run,
-    before,
-  );
-}
-
 /**
  * The end of a run: every message still queued (not published: FAILED; HELD_BACK by the strict CLS check; SET_ASIDE
  * by this run; SUPERSEDED by a newer message) leaves the queue, its archive row marked as tried by the run $1, without
@@ -107,19 +97,6 @@ export async function withBodies<T extends { message_id: string; bytes: number |
   return page.map((r) => ({ ...r, body: byId.get(r.message_id) ?? null }));
 }
 
-/** Every row of a listing with its body, a page of bodies (withBodies) at a time: the listing is read once. */
-export async function* bodyPages<T extends { message_id: string; bytes: number | null }>(
-  pool: Pool,
-  t: Pick<RunTables, "archive">,
-  rows: T[],
-): AsyncGenerator<(T & { body: string | null })[]> {
-  for (let left = rows; left.length > 0;) {
-    const page = await withBodies(pool, t, left);
-    left = left.slice(page.length);
-    yield page;
-  }
-}
-
 /** A row of HUB_<CLIENT>_MESSAGES with its body. */
 export interface QueueRow {
   seq: string;
@@ -133,7 +110,7 @@ export interface QueueRow {
 /**
  * The messages of `transactions` still queued that `wanted` (an SQL condition on their status, st.status) selects,
  * with their bodies: a page by seq (the index), each message's status by its key (never a scan of _STATUS, which
- * keeps every message of every run), bodies a page of bodies at a time. `where` narrows the page (parameters from $4).
+ * keeps every message of every run), bodies a page of bodies (withBodies) at a time. `where` narrows the page (parameters from $4).
  */
 export async function* queuedMessages(
   pool: Pool,
@@ -156,7 +133,9 @@ export async function* queuedMessages(
       );
       if (listed.length === 0) break;
       after = listed[listed.length - 1].seq;
-      for await (const page of bodyPages(pool, t, listed)) {
+      for (let left = listed; left.length > 0;) {
+        const page = await withBodies(pool, t, left);
+        left = left.slice(page.length);
         const rows = page.filter((r) => r.wanted);
         for (const r of rows) if (r.body === null) throw missingBody(t, r.message_id, select.what);
         if (rows.length) yield { transactionId: tx, rows: rows as QueueRow[] };
