@@ -5,6 +5,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { HUB_API_PATHS, ROUTING_RULES_LISTING, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
@@ -373,6 +374,4 @@ function decodeSegments(pathname: string): string[] {
 }
 
 /** An unref'd timer: pending injected latency never keeps a closing process alive. */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
+const delay = (ms: number) => sleep(ms, undefined, { ref: false });
