@@ -70,7 +70,7 @@ export interface LocalOptions {
 export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const started = Date.now();
   const paths = localPaths(options.root);
-  const progress = createProgress(options.stderr, { quiet: false });
+  const progress = createProgress(options.stderr);
   // The stack file first: a bad --stack or --file is reported before anything starts.
   loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
