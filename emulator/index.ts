@@ -26,7 +26,7 @@ import {
 import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError, sendJson, type Reply } from "./http";
 import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
-import { QueueBroker, REGION_PATH, regionFromPath } from "./queueBroker";
+import { QueueBroker, REGION_BY_PATH, REGION_PATH } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
 import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput, type LinkRegion } from "./link";
 
@@ -190,7 +190,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   function route(s: string[]): Route | undefined {
     if (s[0] === "mq") {
       // `/mq/{region}` is a region's queue base URL; the contract parses what follows it.
-      const region = regionFromPath(s[1] ?? "");
+      const region = REGION_BY_PATH.get(s[1] ?? "");
       const path = region && parseQueuePath(s.slice(2));
       if (!region || !path) return undefined;
       if (path.endpoint === "authorize")
