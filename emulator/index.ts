@@ -224,9 +224,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const pathname = q < 0 ? url : url.slice(0, q);
     let fault = NO_FAULT;
     let status = 0;
-    // The way back of the link's round trip: every answer waits for it, errors too.
+    // The way back of the link's round trip: every answer waits for it, errors too. A lost reply (resetAfter): the
+    // request was processed, or failed, and the connection drops instead of the answer.
     let back = 0;
-    const answer = async (send: () => void) => {
+    const answer = async (code: number, send: () => void) => {
+      if (fault.kind === "resetAfter") return void req.socket.destroy();
+      status = code;
       if (back > 0) await delay(back);
       send();
     };
@@ -262,27 +265,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       // The hub APIs count requests, before any body is read; the queues count messages (queueBroker.ts).
       if (r.link && r.link.api !== "queue") admit(1);
       const reply = await handler({ req, query, fault, admit });
-      if (fault.kind === "resetAfter") {
-        req.socket.destroy();
-        return;
-      }
-      status = reply.status;
-      await answer(() => sendJson(res, reply.status, reply.body, reply.headers));
+      await answer(reply.status, () => sendJson(res, reply.status, reply.body, reply.headers));
     } catch (err) {
-      if (fault.kind === "resetAfter") {
-        req.socket.destroy();
-        return;
-      }
-      if (err instanceof HttpError) {
-        status = err.status;
-        await answer(() => sendError(res, err.status, err.message, err.headers));
-      } else {
-        status = 500;
+      if (!(err instanceof HttpError))
         (log ?? ((line: string) => process.stderr.write(line + "\n")))(
           `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? String(err)}`,
         );
-        await answer(() => sendError(res, 500, "internal error"));
-      }
+      const e = err instanceof HttpError ? err : new HttpError(500, "internal error");
+      await answer(e.status, () => sendError(res, e.status, e.message, e.headers));
     } finally {
       if (log) {
         const note = fault.kind ? ` [fault ${fault.kind === "status" ? fault.status : fault.kind}]` : "";
