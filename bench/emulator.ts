@@ -2,8 +2,6 @@
  * Load benchmark of the emulator's queue broker: publishes N messages in batches over keep-alive connections, several
  * requests in flight, and prints requests/s and messages/s. The emulator runs in a child process
  * (`hub-export emulator`), so that client and server do not share one event loop.
- *
- *     npm run bench:emulator -- [--messages 100000] [--batch 10] [--concurrency 16] [--body-bytes 1024] [--retain-bodies]
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -220,7 +218,7 @@ function parseOptions(argv: string[]): BenchOptions {
   };
 }
 
-/** The child's first stdout line is `{"urls": ...}` (`--json`). */
+/** SIGTERM, then SIGKILL after 10 s. */
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -230,12 +228,5 @@ function stop(child: ChildProcess): Promise<void> {
       resolve();
     });
     child.kill("SIGTERM");
-  });
-}
-
-if (require.main === module) {
-  main(process.argv.slice(2)).catch((err) => {
-    process.stderr.write(`bench emulator: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = err instanceof UsageError ? 2 : 1;
   });
 }

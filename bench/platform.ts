@@ -54,20 +54,12 @@ export const JOB_NAME = "HRSYS_EMPL_HUB_ACME_202611_TEST";
 /** The emulator's side of the test platform: the same credentials the platform is configured with. */
 export function emulatorConfig(extra: Partial<EmulatorConfigInput> = {}): EmulatorConfigInput {
   return {
-    queues: {
-      US: {
-        clientId: QUEUES.US.clientId,
-        clientSecret: QUEUES.US.clientSecret,
-        orgId: QUEUES.US.orgId,
-        envId: QUEUES.US.envId,
-      },
-      EU: {
-        clientId: QUEUES.EU.clientId,
-        clientSecret: QUEUES.EU.clientSecret,
-        orgId: QUEUES.EU.orgId,
-        envId: QUEUES.EU.envId,
-      },
-    },
+    queues: Object.fromEntries(
+      Object.entries(QUEUES).map(([r, q]) => [
+        r,
+        { clientId: q.clientId, clientSecret: q.clientSecret, orgId: q.orgId, envId: q.envId },
+      ]),
+    ),
     tenants: Object.fromEntries(
       Object.values(TENANTS).map((t) => [t.hubTenantId, { clientId: t.clientId, clientSecret: t.clientSecret }]),
     ),
@@ -181,20 +173,14 @@ export function rawStackConfigFor(
       clientId: TENANTS[r].clientId,
       clientSecret: TENANTS[r].clientSecret,
     })),
-    platTenants: [
-      ...(["US", "EU"] as const).map((r) => ({
-        platRegion: r,
-        codebase: r,
-        gblOrUs: r === "US" ? "US" : "GBL",
-        hubTenantCode: `ACME_${r}_TEST`,
-      })),
-      ...Object.entries(options.extraPlatRegions ?? {}).map(([platRegion, r]) => ({
+    platTenants: [["US", "US"], ["EU", "EU"], ...Object.entries(options.extraPlatRegions ?? {})].map(
+      ([platRegion, r]) => ({
         platRegion,
         codebase: r,
         gblOrUs: r === "US" ? "US" : "GBL",
         hubTenantCode: `ACME_${r}_TEST`,
-      })),
-    ],
+      }),
+    ),
     schedule: { expression: "rate(1 day)" },
     network: { subnetIds: ["subnet-0test"], securityGroupIds: ["sg-0test"] },
   };
@@ -289,10 +275,7 @@ export async function startBenchPlatform(options: {
     url.pathname = "/bench";
     const configFile = path.join(work, "emulator.json");
     const emuConfig = emulatorConfig({ retainBodies: false });
-    emuConfig.tenants = {
-      [TENANTS.US.hubTenantId]: { ...emuConfig.tenants![TENANTS.US.hubTenantId], region: "US" },
-      [TENANTS.EU.hubTenantId]: { ...emuConfig.tenants![TENANTS.EU.hubTenantId], region: "EU" },
-    };
+    for (const r of ["US", "EU"] as const) emuConfig.tenants![TENANTS[r].hubTenantId].region = r;
     fs.writeFileSync(configFile, JSON.stringify(emuConfig), { mode: 0o600 });
     emulator = await startEmulatorProcess(configFile, options.emulatorArgs);
     const platform = await provisionPlatform({

@@ -77,16 +77,10 @@ export const emulatorConfigSchema = z.strictObject({
 });
 export type EmulatorConfigInput = z.input<typeof emulatorConfigSchema>;
 
-export interface EmulatorConfig {
+export type EmulatorConfig = Omit<z.output<typeof emulatorConfigSchema>, "queues" | "tenants"> & {
   queues: Record<HubRegion, QueueRegionConfig>;
   tenants: Record<string, TenantConfig>;
-  tokenTtlSeconds: number;
-  ersMaxBatch: number;
-  retainBodies: boolean;
-  rejectDestinations: string[];
-  deduplicate: boolean;
-  missingEndpoints: HubApiEndpoint[];
-}
+};
 
 /** Built-in credentials for local use only; printed by `hub-export emulator` when it runs without --config. */
 export const DEV_QUEUES: Record<HubRegion, QueueRegionConfig> = {
@@ -129,19 +123,9 @@ export function resolveConfig(raw: unknown, source = "emulator config"): Emulato
       ...lines,
     ]);
   }
-  const input = parsed.data;
   const queues = {} as Record<HubRegion, QueueRegionConfig>;
-  for (const region of HUB_REGIONS) queues[region] = input.queues?.[region] ?? DEV_QUEUES[region];
-  return {
-    queues,
-    tenants: input.tenants ?? { ...DEV_TENANTS },
-    tokenTtlSeconds: input.tokenTtlSeconds,
-    ersMaxBatch: input.ersMaxBatch,
-    retainBodies: input.retainBodies,
-    rejectDestinations: input.rejectDestinations,
-    deduplicate: input.deduplicate,
-    missingEndpoints: input.missingEndpoints,
-  };
+  for (const region of HUB_REGIONS) queues[region] = parsed.data.queues?.[region] ?? DEV_QUEUES[region];
+  return { ...parsed.data, queues, tenants: parsed.data.tenants ?? { ...DEV_TENANTS } };
 }
 
 /** Reads and validates a JSON config file. */

@@ -137,7 +137,7 @@ export function validateFaultRules(raw: unknown): FaultRules {
       const name = region ? `${endpoint}.${region}` : endpoint;
       if (total > 1 + 1e-9)
         throw new FaultSpecError(
-          `${name}: fault rates add up to ${round(total)}, more than 1 (counting '*'${region ? ` and ${endpoint}` : ""})`,
+          `${name}: fault rates add up to ${Math.round(total * 1e6) / 1e6}, more than 1 (counting '*'${region ? ` and ${endpoint}` : ""})`,
         );
     }
   }
@@ -217,9 +217,8 @@ function plan(rules: FaultRules, endpoint: FaultEndpoint, region?: HubRegion): E
     ...(region ? rules[`${endpoint}.${region}`] : {}),
   };
   const outcomes: Outcome[] = [];
-  if (merged.reset) outcomes.push({ kind: "reset", rate: merged.reset });
-  if (merged.resetAfter) outcomes.push({ kind: "resetAfter", rate: merged.resetAfter });
-  for (const kind of HOSTILE_KINDS) if (merged[kind]) outcomes.push({ kind, rate: merged[kind] });
+  for (const kind of ["reset", "resetAfter", ...HOSTILE_KINDS] as const)
+    if (merged[kind]) outcomes.push({ kind, rate: merged[kind] });
   const statuses = Object.keys(merged)
     .filter((k) => /^\d+$/.test(k))
     .map(Number)
@@ -265,20 +264,16 @@ export class FaultInjector {
   private plans = new Map<string, EndpointPlan>();
   private streams = new Map<FaultEndpoint, () => number>();
   private stats = new Map<FaultEndpoint, FaultStats>();
-  private current: FaultConfig;
+  /** The configuration in force (set by apply). */
+  config!: FaultConfig;
 
   constructor(config: FaultConfig = { seed: DEFAULT_SEED, rules: {} }) {
-    this.current = config;
     this.apply(config);
-  }
-
-  get config(): FaultConfig {
-    return this.current;
   }
 
   /** Replaces the rules and restarts every stream from the (new) seed. */
   apply(config: FaultConfig): void {
-    this.current = config;
+    this.config = config;
     for (const endpoint of FAULT_ENDPOINTS) {
       this.plans.set(endpoint, plan(config.rules, endpoint));
       for (const region of HUB_REGIONS) this.plans.set(`${endpoint}.${region}`, plan(config.rules, endpoint, region));
@@ -289,7 +284,7 @@ export class FaultInjector {
   /** Restarts the streams and counters: the same requests then see the same faults again. */
   reseed(): void {
     for (const endpoint of FAULT_ENDPOINTS) {
-      this.streams.set(endpoint, mulberry32(streamSeed(this.current.seed, endpoint)));
+      this.streams.set(endpoint, mulberry32(streamSeed(this.config.seed, endpoint)));
       this.stats.set(endpoint, { requests: 0, regions: {}, injected: {}, delayedMs: 0 });
     }
   }
@@ -317,18 +312,6 @@ export class FaultInjector {
 
   /** Requests seen and faults injected per endpoint since the last (re)seed. */
   statistics(): Record<FaultEndpoint, FaultStats> {
-    const out = {} as Record<FaultEndpoint, FaultStats>;
-    for (const [endpoint, s] of this.stats)
-      out[endpoint] = {
-        requests: s.requests,
-        regions: { ...s.regions },
-        injected: { ...s.injected },
-        delayedMs: s.delayedMs,
-      };
-    return out;
+    return structuredClone(Object.fromEntries(this.stats) as Record<FaultEndpoint, FaultStats>);
   }
-}
-
-function round(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
 }

@@ -1,6 +1,6 @@
 /** Small HTTP helpers for the emulator: bounded body reading, JSON answers, and an error type that carries a status. */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 
 /** An answer other than success, thrown by handlers and turned into a JSON error reply by the router. */
 export class HttpError extends Error {
@@ -106,33 +106,14 @@ export function sendJson(
   res.end(text);
 }
 
-/** An error answer: `{"error": <reason phrase>, "message": <why>}`. */
+/** An error answer: `{"error": <reason phrase>, "message": <why>}` (node's phrase, or `HTTP <status>` without one). */
 export function sendError(
   res: ServerResponse,
   status: number,
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(res, status, { error: reasonPhrase(status), message }, headers);
-}
-
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  413: "Payload Too Large",
-  415: "Unsupported Media Type",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
-export function reasonPhrase(status: number): string {
-  return REASONS[status] ?? `HTTP ${status}`;
+  sendJson(res, status, { error: STATUS_CODES[status] ?? `HTTP ${status}`, message }, headers);
 }
 
 export function methodNotAllowed(allowed: string[]): HttpError {

@@ -3,6 +3,7 @@
  * `Authorization: Basic <credentials string>`, checked against the tenant's configured credentials.
  */
 import type { IncomingMessage } from "node:http";
+import type { z } from "zod";
 import { decodeCredentialsString } from "../core/credentials";
 import {
   ERS_ENTITY_KEY,
@@ -33,11 +34,9 @@ export class HubApis {
   /** `POST {CFG}routingRules`: merges the set into the tenant's rows (same set → no change). */
   async postRoutingRules(req: IncomingMessage, query: URLSearchParams): Promise<Reply> {
     const tenantId = this.authenticate(req, query);
-    const body = await readJson(req);
-    const parsed = routingRulesBodySchema.safeParse(body);
-    if (!parsed.success) throw new HttpError(400, `invalid routing rules: ${describeIssues(parsed.error.issues)}`);
+    const rules = await readJson(req, routingRulesBodySchema, "routing rules");
     const keys = new Set<string>();
-    parsed.data.forEach((rule, i) => {
+    rules.forEach((rule, i) => {
       const key = ruleKey(rule);
       if (keys.has(key))
         throw new HttpError(
@@ -46,7 +45,7 @@ export class HubApis {
         );
       keys.add(key);
     });
-    return { status: 200, body: { tenantId, ...this.store.postRules(tenantId, parsed.data) } };
+    return { status: 200, body: { tenantId, ...this.store.postRules(tenantId, rules) } };
   }
 
   /** `GET {CFG}routingRules`: the tenant's rows (the ASSUMED listing, core/hubContract.ts ROUTING_RULES_LISTING). */
@@ -58,9 +57,7 @@ export class HubApis {
   /** `POST {ERS}entities`: at most ersMaxBatch entities; a larger batch is 413, like any oversized request. */
   async postEntities(req: IncomingMessage, query: URLSearchParams): Promise<Reply> {
     const tenantId = this.authenticate(req, query);
-    const parsed = ersEntitiesBodySchema.safeParse(await readJson(req));
-    if (!parsed.success) throw new HttpError(400, `invalid entities request: ${describeIssues(parsed.error.issues)}`);
-    const { transactionId, entities } = parsed.data;
+    const { transactionId, entities } = await readJson(req, ersEntitiesBodySchema, "entities request");
     if (entities.length > this.config.ersMaxBatch) {
       throw new HttpError(
         413,
@@ -80,10 +77,9 @@ export class HubApis {
   /** `POST {HRSYS}intakeJobs`: records the job's status report. */
   async postIntakeJob(req: IncomingMessage, query: URLSearchParams): Promise<Reply> {
     const tenantId = this.authenticate(req, query);
-    const parsed = intakeJobBodySchema.safeParse(await readJson(req));
-    if (!parsed.success) throw new HttpError(400, `invalid intake job: ${describeIssues(parsed.error.issues)}`);
-    this.store.recordIntakeJob({ tenantId, receivedAt: new Date().toISOString(), ...parsed.data });
-    const { jobName, transactionId, status } = parsed.data;
+    const job = await readJson(req, intakeJobBodySchema, "intake job");
+    this.store.recordIntakeJob({ tenantId, receivedAt: new Date().toISOString(), ...job });
+    const { jobName, transactionId, status } = job;
     return { status: 201, body: { tenantId, jobName, transactionId, status } };
   }
 
@@ -115,7 +111,10 @@ export class HubApis {
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The JSON body, validated: a body the schema refuses is 400 `invalid <what>: <issues>`. */
+async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>, what: string): Promise<T> {
   requireMediaType(req, "application/json");
-  return parseJson(await readBody(req, HUB_API_MAX_BODY_BYTES));
+  const parsed = schema.safeParse(parseJson(await readBody(req, HUB_API_MAX_BODY_BYTES)));
+  if (!parsed.success) throw new HttpError(400, `invalid ${what}: ${describeIssues(parsed.error.issues)}`);
+  return parsed.data;
 }

@@ -5,6 +5,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { HUB_API_PATHS, ROUTING_RULES_LISTING, parseQueuePath } from "../core/hubContract";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
 import { resolveConfig, type EmulatorConfig, type EmulatorConfigInput } from "./config";
@@ -25,7 +26,7 @@ import {
 import { HttpError, mediaType, methodNotAllowed, parseJson, readBody, sendError, sendJson, type Reply } from "./http";
 import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
-import { QueueBroker, REGION_PATH, regionFromPath } from "./queueBroker";
+import { QueueBroker, REGION_BY_PATH, REGION_PATH } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
 import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput, type LinkRegion } from "./link";
 
@@ -189,7 +190,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   function route(s: string[]): Route | undefined {
     if (s[0] === "mq") {
       // `/mq/{region}` is a region's queue base URL; the contract parses what follows it.
-      const region = regionFromPath(s[1] ?? "");
+      const region = REGION_BY_PATH.get(s[1] ?? "");
       const path = region && parseQueuePath(s.slice(2));
       if (!region || !path) return undefined;
       if (path.endpoint === "authorize")
@@ -223,9 +224,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const pathname = q < 0 ? url : url.slice(0, q);
     let fault = NO_FAULT;
     let status = 0;
-    // The way back of the link's round trip: every answer waits for it, errors too.
+    // The way back of the link's round trip: every answer waits for it, errors too. A lost reply (resetAfter): the
+    // request was processed, or failed, and the connection drops instead of the answer.
     let back = 0;
-    const answer = async (send: () => void) => {
+    const answer = async (code: number, send: () => void) => {
+      if (fault.kind === "resetAfter") return void req.socket.destroy();
+      status = code;
       if (back > 0) await delay(back);
       send();
     };
@@ -261,27 +265,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       // The hub APIs count requests, before any body is read; the queues count messages (queueBroker.ts).
       if (r.link && r.link.api !== "queue") admit(1);
       const reply = await handler({ req, query, fault, admit });
-      if (fault.kind === "resetAfter") {
-        req.socket.destroy();
-        return;
-      }
-      status = reply.status;
-      await answer(() => sendJson(res, reply.status, reply.body, reply.headers));
+      await answer(reply.status, () => sendJson(res, reply.status, reply.body, reply.headers));
     } catch (err) {
-      if (fault.kind === "resetAfter") {
-        req.socket.destroy();
-        return;
-      }
-      if (err instanceof HttpError) {
-        status = err.status;
-        await answer(() => sendError(res, err.status, err.message, err.headers));
-      } else {
-        status = 500;
+      if (!(err instanceof HttpError))
         (log ?? ((line: string) => process.stderr.write(line + "\n")))(
           `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? String(err)}`,
         );
-        await answer(() => sendError(res, 500, "internal error"));
-      }
+      const e = err instanceof HttpError ? err : new HttpError(500, "internal error");
+      await answer(e.status, () => sendError(res, e.status, e.message, e.headers));
     } finally {
       if (log) {
         const note = fault.kind ? ` [fault ${fault.kind === "status" ? fault.status : fault.kind}]` : "";
@@ -373,6 +364,4 @@ function decodeSegments(pathname: string): string[] {
 }
 
 /** An unref'd timer: pending injected latency never keeps a closing process alive. */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
+const delay = (ms: number) => sleep(ms, undefined, { ref: false });

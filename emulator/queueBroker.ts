@@ -16,11 +16,7 @@ const AUTHORIZE_MAX_BODY_BYTES = 64 * 1024;
 
 /** Region path segment → region: `/mq/us/...`. */
 export const REGION_PATH: Record<HubRegion, string> = { US: "us", EU: "eu", APAC: "apac" };
-const REGION_BY_PATH = new Map(HUB_REGIONS.map((r) => [REGION_PATH[r], r] as const));
-
-export function regionFromPath(segment: string): HubRegion | undefined {
-  return REGION_BY_PATH.get(segment);
-}
+export const REGION_BY_PATH = new Map(HUB_REGIONS.map((r) => [REGION_PATH[r], r] as const));
 
 interface Token {
   region: HubRegion;
@@ -35,15 +31,9 @@ export class QueueBroker {
   constructor(
     private readonly config: EmulatorConfig,
     private readonly store: EmulatorStore,
-    private readonly now: () => number = Date.now,
   ) {
     this.ttlMs = config.tokenTtlSeconds * 1000;
     this.rejects = new Set(config.rejectDestinations);
-  }
-
-  /** Forgets every issued token (clients must authorize again). */
-  revokeTokens(): void {
-    this.tokens.clear();
   }
 
   /** `POST authUrl` with a form of client_id, client_secret, grant_type=client_credentials. */
@@ -59,7 +49,7 @@ export class QueueBroker {
 
     this.sweepExpired();
     const token = randomBytes(24).toString("base64url");
-    this.tokens.set(token, { region, expiresAt: this.now() + this.ttlMs });
+    this.tokens.set(token, { region, expiresAt: Date.now() + this.ttlMs });
     return {
       status: 200,
       body: {
@@ -138,7 +128,7 @@ export class QueueBroker {
     const match = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
     if (!match) throw new HttpError(401, "missing bearer token", { "www-authenticate": "Bearer" });
     const token = this.tokens.get(match[1]);
-    const now = this.now();
+    const now = Date.now();
     if (!token || token.region !== region)
       throw new HttpError(401, "unknown token", { "www-authenticate": 'Bearer error="invalid_token"' });
     if (token.expiresAt <= now || expireToken) {
@@ -151,7 +141,7 @@ export class QueueBroker {
   /** Drops expired tokens once the table grows, so a long run of authorizations cannot grow it without bound. */
   private sweepExpired(): void {
     if (this.tokens.size < 1024) return;
-    const now = this.now();
+    const now = Date.now();
     for (const [key, token] of this.tokens) if (token.expiresAt <= now) this.tokens.delete(key);
   }
 }

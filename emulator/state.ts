@@ -71,13 +71,7 @@ export interface DestinationState {
   rejected: number;
   bytes: number;
   /** Only with `?messages=1` / `state({messages: true})`, and only the retained parts. */
-  messages?: Array<{
-    messageId: string;
-    bytes: number;
-    deliveries: number;
-    properties?: Record<string, string>;
-    body?: string;
-  }>;
+  messages?: Array<{ messageId: string } & StoredMessage>;
 }
 
 export interface EmulatorState {

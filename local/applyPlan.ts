@@ -6,7 +6,7 @@
  */
 import path from "node:path";
 import type { InstallationPlan } from "../core/plan";
-import { BUCKET_FOLDERS, SCRIPT_FILES } from "../core/naming";
+import { BUCKET_FOLDERS } from "../core/naming";
 import { taskPrivileges, type TaskGrant } from "../core/privileges";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
 import { applyBaseline, baselineSequences, baselineTables } from "../providers/baseline";
@@ -21,10 +21,6 @@ import { deploymentOf, previousDeployment, removeGone, writeDeployment, type Rem
 
 export interface ApplyResult {
   databaseUrl: string;
-  bucketFiles: string[];
-  connectionFiles: string[];
-  rows: number;
-  routingRules: { tenantId: string; rules: number }[];
   /** What the previous apply provisioned and the stack config no longer has, deleted. */
   removed: Removed;
 }
@@ -54,7 +50,7 @@ export async function applyPlan(
   const dbUrl = adminDatabaseUrl(options.adminUrl, config.database.database);
 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
-  const bucketFiles = writeBucketObjects(paths.bucket, plan.bucketObjects);
+  writeBucketObjects(paths.bucket, plan.bucketObjects);
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
   // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
   if (options.release)
@@ -65,20 +61,17 @@ export async function applyPlan(
     warehouseConnection: plan.scriptFiles.warehouseConnection,
     entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) as Record<string, string>,
   });
-  bucketFiles.push(path.join(scripts, SCRIPT_FILES.credentialsIni), path.join(scripts, SCRIPT_FILES.tenantCredentials));
-  const connectionFiles = writeConnectionRecords(paths.connections, plan.connections);
+  writeConnectionRecords(paths.connections, plan.connections);
 
   // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline, the client's run
   // tables and the task's grants.
   await applyWarehouse(plan, options.adminUrl, dbUrl);
 
   // Steps 5.2 and 5.3: the config-table rows.
-  const rows = [...plan.rows.apiConfig, ...plan.rows.platConfig];
-  for (const row of rows)
+  for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
     await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
 
   // The hub side: each tenant's routing rules.
-  const routingRules: ApplyResult["routingRules"] = [];
   for (const r of options.routingRules === false ? [] : plan.routingRules) {
     await postRoutingRules({
       cfgApiUrl: r.cfgApiUrl,
@@ -86,14 +79,13 @@ export async function applyPlan(
       credentialsString: r.credentialsString.reveal(),
       rules: r.rules,
     });
-    routingRules.push({ tenantId: r.tenant.hubTenantId, rules: r.rules.length });
   }
 
   // As `pulumi up` does after creating and updating: delete what the stack config no longer has.
   const current = deploymentOf(plan);
   const removed = await removeGone(await previousDeployment(paths, plan, dbUrl), current, paths, dbUrl);
   writeDeployment(paths, current);
-  return { databaseUrl: dbUrl, bucketFiles, connectionFiles, rows: rows.length, routingRules, removed };
+  return { databaseUrl: dbUrl, removed };
 }
 
 /** components/warehouse/warehouse.ts as SQL. */

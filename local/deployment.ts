@@ -84,18 +84,12 @@ export async function previousDeployment(
   }
   const staging = quoteIdent(plan.stagingSchema, "schema");
   return withPgClient(dbUrl, async (client) => {
-    const previous: LocalDeployment = {
-      ...deploymentOf(plan),
-      rows: [],
-      hubTenantIds: [],
-      hubTenantCodes: {},
-      connections: [],
-    };
     const { rows: present } = await client.query<{ ok: boolean }>(
       "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok",
       [`${plan.stagingSchema}.${TABLES.platConfig}`, `${plan.stagingSchema}.${TABLES.apiConfig}`],
     );
-    if (!present[0].ok) return previous;
+    const none = { ...deploymentOf(plan), rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [] };
+    if (!present[0].ok) return none;
     const { rows: plat } = await client.query<{
       plat_region: string;
       hub_tenant_id: string;
@@ -110,20 +104,22 @@ export async function previousDeployment(
       `SELECT hub_tenant_id, hub_api_name FROM ${staging}.${TABLES.apiConfig} WHERE hub_tenant_id = ANY($1::text[])`,
       [tenants],
     );
-    previous.rows = [
-      ...api.map((r) => ({
-        table: TABLES.apiConfig,
-        key: { hub_tenant_id: r.hub_tenant_id, hub_api_name: r.hub_api_name },
-      })),
-      ...plat.map((r) => ({
-        table: TABLES.platConfig,
-        key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region },
-      })),
-    ];
-    previous.hubTenantIds = tenants;
-    previous.hubTenantCodes = Object.fromEntries(plat.map((r) => [r.hub_tenant_id, r.hub_tenant_code]));
-    previous.connections = [...new Set(plat.map((r) => r.hub_destination))];
-    return previous;
+    return {
+      ...none,
+      rows: [
+        ...api.map((r) => ({
+          table: TABLES.apiConfig,
+          key: { hub_tenant_id: r.hub_tenant_id, hub_api_name: r.hub_api_name },
+        })),
+        ...plat.map((r) => ({
+          table: TABLES.platConfig,
+          key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region },
+        })),
+      ],
+      hubTenantIds: tenants,
+      hubTenantCodes: Object.fromEntries(plat.map((r) => [r.hub_tenant_id, r.hub_tenant_code])),
+      connections: [...new Set(plat.map((r) => r.hub_destination))],
+    };
   });
 }
 

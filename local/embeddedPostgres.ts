@@ -88,17 +88,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await initialise(binaries.initdb, dataDir, password, user, logs);
   }
 
-  const flags = [
-    "-c",
-    "listen_addresses=127.0.0.1",
-    "-c",
-    "unix_socket_directories=",
-    "-c",
-    "max_connections=200",
-    "-c",
-    "fsync=off",
-  ];
-  for (const [k, v] of Object.entries(options.settings ?? {})) flags.push("-c", `${k}=${v}`);
+  const settings = {
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: "",
+    max_connections: "200",
+    fsync: "off",
+    ...options.settings,
+  };
+  const flags = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
   // In a process group of its own: a Ctrl-C in the terminal would stop it under a running export task; this process
   // stops it, last (local/interrupt.ts), and the exit hooks below when it ends.
   const child = spawnAs(user, binaries.postgres, ["-D", dataDir, "-p", String(port), ...flags], logs, true);

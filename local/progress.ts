@@ -7,7 +7,6 @@ import { bold } from "../core/terminal";
 export interface PhaseUpdate {
   phase: string;
   done: number;
-  total?: number;
   unit?: string;
   finished?: boolean;
   /** Seconds since the phase began, as the task measured it (else the display's own clock). */
@@ -20,11 +19,7 @@ export interface ProgressDisplay {
   close(): void;
 }
 
-export function createProgress(
-  stream: NodeJS.WriteStream | NodeJS.WritableStream,
-  options: { quiet?: boolean } = {},
-): ProgressDisplay {
-  if (options.quiet) return { step() {}, update() {}, close() {} };
+export function createProgress(stream: NodeJS.WriteStream | NodeJS.WritableStream): ProgressDisplay {
   const tty = (stream as NodeJS.WriteStream).isTTY === true;
   return tty ? new TerminalProgress(stream as NodeJS.WriteStream) : new PlainProgress(stream);
 }
@@ -38,9 +33,8 @@ interface PhaseState {
 function describe(update: PhaseUpdate, started: number): string {
   const seconds = update.seconds ?? (Date.now() - started) / 1000;
   const rate = seconds > 0.2 ? ` ${Math.round(update.done / seconds).toLocaleString("en-US")}/s` : "";
-  const total = update.total !== undefined ? `/${update.total.toLocaleString("en-US")}` : "";
   const status = update.finished ? `done in ${seconds.toFixed(1)}s` : "";
-  return `${update.phase.padEnd(12)} ${(update.done.toLocaleString("en-US") + total).padStart(15)} ${update.unit ?? ""}${rate} ${status}`.trimEnd();
+  return `${update.phase.padEnd(12)} ${update.done.toLocaleString("en-US").padStart(15)} ${update.unit ?? ""}${rate} ${status}`.trimEnd();
 }
 
 class PlainProgress implements ProgressDisplay {

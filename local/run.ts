@@ -28,7 +28,6 @@ import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProce
 import { CONCURRENCY_ENV } from "../core/concurrency";
 import { latestIntakeJobs, latestOutcome, type IntakeJobRow, type RunOutcome } from "../operate/status";
 import { recordRefusal } from "./status";
-import type { Removed } from "./deployment";
 import { removedParts, runStatus, type LocalSummary } from "./summary";
 import {
   SAMPLE_BUSINESS_OBJECTS,
@@ -71,7 +70,7 @@ export interface LocalOptions {
 export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const started = Date.now();
   const paths = localPaths(options.root);
-  const progress = createProgress(options.stderr, { quiet: false });
+  const progress = createProgress(options.stderr);
   // The stack file first: a bad --stack or --file is reported before anything starts.
   loadStackConfig({ file: options.file, stack: options.file ? options.stack : (options.stack ?? "qa") });
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
@@ -162,7 +161,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const removed = removedParts(provisioned.removed);
     if (removed.length) progress.step(`removed what the stack config no longer has: ${removed.join("; ")}`);
     // The loader creates the sample tables after the grants: the default privileges for its role let the task read them.
-    const { seeded, changed, seededRegions } = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
+    const employees = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
@@ -187,29 +186,76 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       "--cls-mode",
       clsMode,
     ];
-    const run: TaskRunResult = await runTaskBundle({ bundle, args, logFile: taskLog, progress, env, interrupts });
+    const run = await runTaskBundle({ bundle, args, logFile: taskLog, progress, env, interrupts });
     progress.close();
 
-    const summary = await summarize({
-      plan,
-      paths,
-      emulator,
-      databaseUrl: provisioned.databaseUrl,
-      port: pg.port,
-      keep: options.keep,
-      run,
+    const { intakeJob, outcome } = await runRecord(provisioned.databaseUrl, plan, run);
+    const state = emulator.state();
+    const regions: LocalSummary["regions"] = {};
+    for (const region of HUB_REGIONS) {
+      const queue = config.queues[region];
+      if (!queue) continue;
+      const d = state.queues[region].destinations[queue.queueName];
+      regions[region] = {
+        destination: queue.connectionName,
+        queueName: queue.queueName,
+        messages: d?.count ?? 0,
+        duplicates: d?.duplicates ?? 0,
+        rejected: d?.rejected ?? 0,
+      };
+    }
+    const transaction = run.transactionId;
+    const status = runStatus(run, intakeJob);
+    const summary: LocalSummary = {
+      jobName: config.jobName,
+      transactionId: transaction,
+      status,
+      reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? run.reason ?? run.error ?? null),
+      counts: intakeJob?.counts ?? outcome?.counts ?? null,
+      countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
+      exitCode: run.exitCode,
+      interrupted: run.finalEvent === "run.done" ? null : run.interrupted,
       firstRun,
-      seeded,
-      changed,
-      seededRegions,
+      ...employees,
+      intakeJob,
+      regions,
+      ers: Object.fromEntries(
+        Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }]),
+      ),
+      routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
       removed: provisioned.removed,
-      definition,
-      scripts,
-      clsSheet,
-      taskLog,
-      started,
-      statusOptions: statusOptions(options),
-    });
+      changes: intakeJob?.changes ?? outcome?.changes ?? null,
+      hubTenantCodes: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
+      files: {
+        root: paths.root,
+        bucket: paths.bucket,
+        definition,
+        scripts,
+        clsSheet,
+        connections: paths.connections,
+        postgres: paths.postgres,
+        taskLog,
+      },
+      database: {
+        url: redactUrl(provisioned.databaseUrl),
+        stagingSchema: plan.stagingSchema,
+        ...psqlAccess(paths, config.database.connectionName, pg.port, options.keep),
+      },
+      metrics: run.metrics,
+      hub: {
+        cfg: emulator.urls.cfg,
+        ers: emulator.urls.ers,
+        hrsys: emulator.urls.hrsys,
+        state: emulator.urls.state,
+        queues: emulator.urls.queues,
+      },
+      queries: {
+        intakeJob: plan.intakeJobQuery,
+        statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${plan.tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
+        statusCommand: `npx hub-export status${statusOptions(options)}${transaction ? ` --transaction ${transaction}` : ""}`,
+      },
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+    };
     // An interrupted run is not kept running: the emulator and PostgreSQL stop now.
     if (options.keep && !run.interrupted) {
       interrupts.dispose();
@@ -319,118 +365,34 @@ function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): 
     .join("");
 }
 
-async function summarize(input: {
-  plan: InstallationPlan;
-  paths: LocalPaths;
-  emulator: Emulator;
-  databaseUrl: string;
-  port: number;
-  keep: boolean;
-  run: TaskRunResult;
-  firstRun: boolean;
-  seeded: number;
-  changed: number;
-  seededRegions: string[];
-  removed: Removed;
-  definition: string;
-  scripts: string;
-  clsSheet: string;
-  taskLog: string;
-  started: number;
-  /** `status`'s options to read this start's state (statusOptions). */
-  statusOptions: string;
-}): Promise<LocalSummary> {
-  const { plan, emulator } = input;
-  const config = plan.config;
-  const client = new Client({ connectionString: input.databaseUrl });
+/**
+ * This run's own rows of the run tables: none for a run refused before it opened a transaction (never the previous
+ * run's), whose refusal is recorded here instead, so that 'status' says why as the summary does.
+ */
+async function runRecord(
+  databaseUrl: string,
+  plan: InstallationPlan,
+  run: TaskRunResult,
+): Promise<{ intakeJob: IntakeJobRow | null; outcome: RunOutcome | null }> {
+  const { stagingSchema, config } = plan;
+  const transaction = run.transactionId;
+  const client = new Client({ connectionString: databaseUrl });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   await client.connect();
-  let intakeJob: IntakeJobRow | null = null;
-  let outcome: RunOutcome | null = null;
-  const transaction = input.run.transactionId;
   try {
-    // Only this run's own rows: a run refused before it opened a transaction has none (never the previous run's).
     if (transaction) {
-      intakeJob =
-        (await latestIntakeJobs(client, plan.stagingSchema, config.jobName, 1)).find(
-          (j) => j.transactionId === transaction,
-        ) ?? null;
-      outcome = await latestOutcome(client, plan.stagingSchema, config.jobName, transaction);
-    } else if (input.run.finalEvent === "run.refused" && input.run.reason) {
-      // Refused before it reached the run tables: recorded here, so that 'status' says why as the summary does.
-      await recordRefusal(client, plan.stagingSchema, config.clientName, config.jobName, input.run.reason);
+      const jobs = await latestIntakeJobs(client, stagingSchema, config.jobName, 1);
+      return {
+        intakeJob: jobs.find((j) => j.transactionId === transaction) ?? null,
+        outcome: await latestOutcome(client, stagingSchema, config.jobName, transaction),
+      };
     }
+    if (run.finalEvent === "run.refused" && run.reason)
+      await recordRefusal(client, stagingSchema, config.clientName, config.jobName, run.reason);
+    return { intakeJob: null, outcome: null };
   } finally {
     await client.end();
   }
-  const state = emulator.state();
-  const regions: LocalSummary["regions"] = {};
-  for (const region of HUB_REGIONS) {
-    const queue = config.queues[region];
-    if (!queue) continue;
-    const d = state.queues[region].destinations[queue.queueName];
-    regions[region] = {
-      destination: queue.connectionName,
-      queueName: queue.queueName,
-      messages: d?.count ?? 0,
-      duplicates: d?.duplicates ?? 0,
-      rejected: d?.rejected ?? 0,
-    };
-  }
-  const tables = plan.tables;
-  const status = runStatus(input.run, intakeJob);
-  return {
-    jobName: config.jobName,
-    transactionId: transaction,
-    status,
-    reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? input.run.reason ?? input.run.error ?? null),
-    counts: intakeJob?.counts ?? outcome?.counts ?? null,
-    countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
-    exitCode: input.run.exitCode,
-    interrupted: input.run.finalEvent === "run.done" ? null : input.run.interrupted,
-    firstRun: input.firstRun,
-    seeded: input.seeded,
-    changed: input.changed,
-    seededRegions: input.seededRegions,
-    intakeJob,
-    regions,
-    ers: Object.fromEntries(
-      Object.entries(state.ers).map(([t, e]) => [t, { requests: e.requests, entities: e.entities }]),
-    ),
-    routingRules: Object.fromEntries(Object.entries(state.routingRules).map(([t, r]) => [t, r.rules.length])),
-    removed: input.removed,
-    changes: intakeJob?.changes ?? outcome?.changes ?? null,
-    hubTenantCodes: Object.fromEntries(config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
-    files: {
-      root: input.paths.root,
-      bucket: input.paths.bucket,
-      definition: input.definition,
-      scripts: input.scripts,
-      clsSheet: input.clsSheet,
-      connections: input.paths.connections,
-      postgres: input.paths.postgres,
-      taskLog: input.taskLog,
-    },
-    database: {
-      url: redactUrl(input.databaseUrl),
-      stagingSchema: plan.stagingSchema,
-      ...psqlAccess(input.paths, config.database.connectionName, input.port, input.keep),
-    },
-    metrics: input.run.metrics,
-    hub: {
-      cfg: emulator.urls.cfg,
-      ers: emulator.urls.ers,
-      hrsys: emulator.urls.hrsys,
-      state: emulator.urls.state,
-      queues: emulator.urls.queues,
-    },
-    queries: {
-      intakeJob: plan.intakeJobQuery,
-      statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
-      statusCommand: `npx hub-export status${input.statusOptions}${transaction ? ` --transaction ${transaction}` : ""}`,
-    },
-    seconds: Math.round((Date.now() - input.started) / 100) / 10,
-  };
 }
 
 /**

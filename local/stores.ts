@@ -12,8 +12,7 @@ import { onFile } from "../core/refusals";
  * Writes each object under `dir` by its key (none holds a secret: the credential files are merged, providers/scriptFiles.ts);
  * shared ones only where absent.
  */
-export function writeBucketObjects(dir: string, objects: BucketObject[]): string[] {
-  const written: string[] = [];
+export function writeBucketObjects(dir: string, objects: BucketObject[]): void {
   for (const object of objects) {
     const target = path.join(dir, object.key);
     // The bucket stands in for a private S3 bucket: its folders are the owner's only.
@@ -25,28 +24,22 @@ export function writeBucketObjects(dir: string, objects: BucketObject[]): string
     // The platform environment's shared objects (the template, the scripts templates): written only when absent, as
     // `pulumi up` does (providers/sharedObjects.ts).
     if (!(object.shared && fs.existsSync(target))) writeAtomic(target, object.content, 0o644);
-    written.push(target);
   }
-  return written;
 }
 
 /** The hub-configuration folder: the CLS load sheets and the hub checklist (binary-safe). */
-export function writeHubConfiguration(dir: string, files: HubConfigurationFile[]): string[] {
-  return files.map((file) => {
+export function writeHubConfiguration(dir: string, files: HubConfigurationFile[]): void {
+  for (const file of files) {
     const target = path.join(dir, file.key);
     makeFolder(path.dirname(target), PRIVATE_FOLDER_MODE);
     writeAtomic(target, file.body, 0o644);
-    return target;
-  });
+  }
 }
 
-export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): string[] {
+export function writeConnectionRecords(dir: string, records: ConnectionRecord[]): void {
   makeFolder(dir, PRIVATE_FOLDER_MODE);
-  return records.map((record) => {
-    const target = path.join(dir, connectionFileName(record.systemName));
-    writeAtomic(target, serializeConnectionRecord(record) + "\n", 0o600);
-    return target;
-  });
+  for (const record of records)
+    writeAtomic(path.join(dir, connectionFileName(record.systemName)), serializeConnectionRecord(record) + "\n", 0o600);
 }
 
 /** Write-then-rename, so a killed process never leaves half a file behind; the mode applies to an existing file too. */

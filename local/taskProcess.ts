@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 import { PROJECT_ROOT } from "../config/load";
 import { UserError } from "../core/errors";
 import { systemRefusal } from "../core/refusals";
@@ -187,22 +188,12 @@ function runNode(
     });
     onSpawn?.(child);
     let output = "";
-    const lines = (stream: NodeJS.ReadableStream) => {
-      let rest = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        rest += chunk;
-        const parts = rest.split("\n");
-        rest = parts.pop()!;
-        for (const line of parts) {
-          if (output.length < 64_000) output += line + "\n";
-          onLine(line);
-        }
+    for (const input of [child.stdout, child.stderr]) {
+      createInterface({ input, crlfDelay: Infinity }).on("line", (line) => {
+        if (output.length < 64_000) output += line + "\n";
+        onLine(line);
       });
-      stream.on("end", () => rest && onLine(rest));
-    };
-    lines(child.stdout);
-    lines(child.stderr);
+    }
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, output }));
   });
