@@ -10,9 +10,9 @@ import { TABLES } from "../core/naming";
 import { RUN_LOCK_KEYS } from "../task/warehouse/runState";
 import { inTransaction } from "../task/warehouse/database";
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A name used unquoted in SQL, checked (PostgreSQL folds it to lower case, as the stack names it). */
 export const ident = (name: string): string => {
-  if (!IDENT.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
   return name;
 };
 

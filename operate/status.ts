@@ -8,6 +8,8 @@ import type { CodeCheckSummary } from "../task/cls/codeCheck";
 import type { BadRowsReport } from "../task/phases/badRows";
 import type { ExtractTotals } from "../task/phases/extract";
 import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
+import { UUID } from "../core/uuid";
+import { ident } from "./runLock";
 
 /** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
 export interface IntakeJobRow {
@@ -71,12 +73,6 @@ export interface RunInProgress {
   startedAt: Date;
 }
 
-/** A schema name used unquoted in SQL, checked (PostgreSQL folds it to lower case, as the stack names it). */
-export const ident = (name: string) => {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`unsafe SQL identifier '${name}'`);
-  return name;
-};
-
 /**
  * A relation of the completed runs of every job in the staging schema, one row per HUB_INTAKE_JOB row: the
  * specification's columns (job_name, transaction_id) with the run's details from its ExecutionCompleted row in
@@ -98,30 +94,7 @@ export function completedRuns(schema: string): string {
                                  ORDER BY r.recorded_at DESC LIMIT 1) h ON true) AS completed_runs`;
 }
 
-/** A row of completedRuns as latestIntakeJobs selects it (the counts are null where the history has no details). */
-interface CompletedRunRow {
-  transaction_id: string;
-  job_name: string;
-  plat_client_name: string | null;
-  status: string;
-  started_at: Date | null;
-  finished_at: Date | null;
-  extracted_count: number;
-  message_count: number;
-  published_count: number;
-  failed_count: number;
-  held_back_count: number;
-  ers_entity_count: number;
-  error: string | null;
-  unknown_codes: CodeCheckSummary | null;
-  set_aside: number | null;
-  bad_rows: BadRowsReport | null;
-  changes: NonNullable<ExtractTotals["changes"]> | null;
-}
-
-/** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
+/** The job's latest completed runs, newest first; counts null for a row without details in the run history. */
 export async function latestIntakeJobs(
   client: Client,
   schema: string,
@@ -129,37 +102,17 @@ export async function latestIntakeJobs(
   limit = 10,
 ): Promise<IntakeJobRow[]> {
   const s = ident(schema);
-  const { rows } = await client.query<CompletedRunRow>(
-    `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows, changes
+  const { rows: jobs } = await client.query<IntakeJobRow>(
+    `SELECT transaction_id AS "transactionId", job_name AS "jobName", plat_client_name AS "clientName", status,
+            started_at AS "startedAt", finished_at AS "finishedAt",
+            CASE WHEN plat_client_name IS NOT NULL THEN json_build_object('extracted', extracted_count, 'messages', message_count,
+              'published', published_count, 'failed', failed_count, 'heldBack', held_back_count, 'ersEntities', ers_entity_count)
+            END AS counts, error, unknown_codes AS "unknownCodes", coalesce(set_aside, 0) AS "setAside", bad_rows AS "badRows",
+            changes, '{}'::json AS "statusCounts"
        FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
     [jobName, limit],
   );
-  const jobs: IntakeJobRow[] = rows.map((r) => ({
-    transactionId: r.transaction_id,
-    jobName: r.job_name,
-    clientName: r.plat_client_name,
-    status: r.status,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    counts:
-      r.plat_client_name === null
-        ? null
-        : {
-            extracted: r.extracted_count,
-            messages: r.message_count,
-            published: r.published_count,
-            failed: r.failed_count,
-            heldBack: r.held_back_count,
-            ersEntities: r.ers_entity_count,
-          },
-    error: r.error,
-    unknownCodes: r.unknown_codes ?? null,
-    setAside: r.set_aside ?? 0,
-    badRows: r.bad_rows ?? null,
-    changes: r.changes ?? null,
-    statusCounts: {},
-  }));
+  // A transaction id of ours is a UUID; another pipeline's rows may hold anything there.
   const ours = jobs.filter((j) => UUID.test(j.transactionId));
   // One grouped query per client's STATUS table for all listed transactions (those with details: the client is known).
   for (const clientName of new Set(ours.flatMap((j) => (j.clientName ? [j.clientName] : [])))) {
