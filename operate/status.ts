@@ -275,34 +275,28 @@ export async function latestOutcome(
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
     [jobName, transactionId ?? null],
   );
-  if (!rows[0]) return null;
-  return {
-    transactionId: rows[0].transaction_id,
-    recordedAt: rows[0].recorded_at,
-    actor: rows[0].actor,
-    ...outcomeOf(rows[0].event, rows[0].detail ?? {}),
-  };
-}
-
-function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
+  const r = rows[0];
+  if (!r) return null;
+  const d = r.detail ?? {};
   const n = (key: string) => (typeof d[key] === "number" ? d[key] : 0);
-  const counts =
-    typeof d.extracted === "number"
-      ? {
-          extracted: n("extracted"),
-          messages: n("messages"),
-          published: n("published"),
-          failed: n("failed"),
-          heldBack: n("heldBack"),
-          ersEntities: n("ersEntities"),
-        }
-      : null;
-  const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
   return {
-    event,
-    counts,
+    transactionId: r.transaction_id,
+    recordedAt: r.recorded_at,
+    actor: r.actor,
+    event: r.event,
+    counts:
+      typeof d.extracted === "number"
+        ? {
+            extracted: n("extracted"),
+            messages: n("messages"),
+            published: n("published"),
+            failed: n("failed"),
+            heldBack: n("heldBack"),
+            ersEntities: n("ersEntities"),
+          }
+        : null,
     countsSoFar: d.countsSoFar === true,
-    reason,
+    reason: typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null,
     changes: (d.changes as IntakeJobRow["changes"]) ?? null,
   };
 }
