@@ -48,11 +48,7 @@ export function committedText(file: string): { text: string } | { none: string }
   }
 }
 
-/**
- * `hub-export plan`: what `pulumi up` would register for a stack, offline (the real program under the Pulumi SDK's
- * mocks: no cloud credentials, no Pulumi CLI), secrets masked. By default the change: the working copy's stack file
- * against git HEAD's; `--full` every resource, `--json` every resource as JSON, `--diff-from` against a saved plan.
- */
+/** `hub-export plan`: the real program under the Pulumi SDK's mocks (no cloud credentials, no Pulumi CLI). */
 export default defineCommand({
   summary:
     "Show what 'pulumi up' would change for a stack, offline: the stack file's edits against git HEAD (or a saved plan), or every resource (secrets masked)",
