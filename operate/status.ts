@@ -226,20 +226,23 @@ export async function runHistory(client: Client, schema: string, jobName: string
 /** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
 export async function knownJobs(client: Client, schema: string): Promise<string[]> {
   const s = ident(schema);
-  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [
-    `${s}.${TABLES.runHistory}`,
-  ]);
-  const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
   const { rows } = await client.query<{ job_name: string }>(
-    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
+    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}
+      UNION SELECT job_name FROM ${s}.${TABLES.runHistory} ORDER BY 1`,
   );
   return rows.map((r) => r.job_name);
 }
 
 export type RunCounts = NonNullable<IntakeJobRow["counts"]>;
 
-/** How a transaction ended, by its latest HUB_EXPORT_RUN_HISTORY row: its event, its own counts and its reason. */
+/**
+ * How the job, or one of its transactions, last ended: its latest HUB_EXPORT_RUN_HISTORY outcome row (ExecutionCompleted,
+ * ExecutionFailed, Stopped, Refused), with its own counts and reason.
+ */
 export interface RunOutcome {
+  transactionId: string | null;
+  recordedAt: Date;
+  actor: string | null;
   event: string;
   counts: RunCounts | null;
   /** The counts are what a stopped run had done so far (detail.countsSoFar): failed and held back are not known yet. */
@@ -250,19 +253,12 @@ export interface RunOutcome {
   changes: IntakeJobRow["changes"];
 }
 
-/** The latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) of the job, or of one of its transactions. */
-export interface LatestOutcome extends RunOutcome {
-  transactionId: string | null;
-  recordedAt: Date;
-  actor: string | null;
-}
-
 export async function latestOutcome(
   client: Client,
   schema: string,
   jobName: string,
   transactionId?: string,
-): Promise<LatestOutcome | null> {
+): Promise<RunOutcome | null> {
   const { rows } = await client.query<{
     transaction_id: string | null;
     event: string;

@@ -22,10 +22,10 @@ import {
   setAsideMessages,
   transactionMessages,
   type HistoryRow,
-  type LatestOutcome,
   type MessageRow,
   type RunCounts,
   type RunInProgress,
+  type RunOutcome,
 } from "../../operate/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
@@ -220,7 +220,7 @@ export default defineCommand({
  * The job's latest run, whatever its outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused, or InProgress: a
  * run working now, or killed, that started after the last outcome); `resumable`: the next run resumes it.
  */
-function latestRun(latest: LatestOutcome | null, running: RunInProgress[]) {
+function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
   const working = running.filter((r) => !latest || r.startedAt > latest.recordedAt).at(-1);
   if (working)
     return {
