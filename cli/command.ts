@@ -7,7 +7,7 @@ import { Command as Commander, CommanderError, Option } from "commander";
 import { UsageError } from "../core/errors";
 import { asUserError } from "../core/refusals";
 import { redact, redactLines } from "../core/redact";
-import { EXIT, exitCodeLines } from "../core/exitCodes";
+import { EXIT, EXIT_MEANINGS, exitCodeLines } from "../core/exitCodes";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -155,17 +155,12 @@ async function reported(path: string, io: Io, run: () => Promise<number>): Promi
 }
 
 /** Runs `hub-export <argv>` with these subcommands: commander's own errors and help exit 2 and 0. */
-export async function runProgram(
-  commands: Record<string, Command>,
-  argv: string[],
-  io: Io,
-  exitCodes?: Record<number, string>,
-): Promise<number> {
+export async function runProgram(commands: Record<string, Command>, argv: string[], io: Io): Promise<number> {
   let code: number = EXIT.ok;
   const program = commander("hub-export", io).enablePositionalOptions();
   for (const [name, command] of Object.entries(commands))
     program.addCommand(toCommander(name, command, io, (c) => (code = c)));
-  program.addHelpText("after", () => helpAfter({ exitCodes }));
+  program.addHelpText("after", () => helpAfter({ exitCodes: EXIT_MEANINGS }));
   try {
     await program.parseAsync(argv, { from: "user" });
     return code;

@@ -137,14 +137,11 @@ function named(database: string, host: string, port: number | string, user: stri
 
 /** A PostgreSQL URL, checked before connecting (the value is never echoed: it may hold a password). */
 function databaseUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  if (!URL.canParse(value))
     throw new UsageError(
       "--database-url must be a URL like postgres://USER@HOST:5432/DATABASE; the value given is not a URL",
     );
-  }
+  const url = new URL(value);
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
     throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
   if (!url.hostname || url.pathname.length <= 1)
@@ -156,7 +153,7 @@ function databaseUrl(value: string): string {
  * The options of an operator action on a stack's run data (reload, discard, retry): the stack, the database, who and
  * why. `reasonExample` is the command's own example of --reason.
  */
-export function operatorOptions(examples: { reason: string }) {
+export function operatorOptions(reasonExample: string) {
   return {
     ...stackOptions,
     ...DATABASE_OPTIONS,
@@ -164,7 +161,7 @@ export function operatorOptions(examples: { reason: string }) {
       type: "string",
       value: "TEXT",
       description: "Why: recorded in the run history's detail",
-      example: examples.reason,
+      example: reasonExample,
     },
     actor: {
       type: "string",

@@ -1,6 +1,5 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
 import { runProgram, type Command, type Io } from "./command";
-import { EXIT_MEANINGS } from "../core/exitCodes";
 
 // bin/hub-export.js redacts an internal error's stack with it.
 export { redactLines } from "../core/redact";
@@ -35,5 +34,5 @@ const requireCommand: CommandLoader = async (name) =>
 export async function main(argv: string[], io: Io = process, load: CommandLoader = requireCommand): Promise<number> {
   const names = Object.hasOwn(COMMANDS, argv[0] ?? "") ? [argv[0]] : Object.keys(COMMANDS);
   const commands = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await load(n)] as const)));
-  return runProgram(commands, argv, io, EXIT_MEANINGS);
+  return runProgram(commands, argv, io);
 }

@@ -22,7 +22,7 @@ export function messageActionCommand(
         description: "The message (its messageId, as 'hub-export status' lists it)",
         example: "--message-id 9f0c6a4e-1d2b-4c3a-8e7f-000000000012",
       },
-      ...operatorOptions({ reason: text.reasonExample }),
+      ...operatorOptions(text.reasonExample),
     },
     details: [
       DATABASE_DETAILS,

@@ -1,5 +1,5 @@
 /** The `--stack NAME | --file PATH` pair shared by commands that read a stack config. */
-import { loadStackConfig, readStackFileConfig, stackFilePath, stackNameOf } from "../config/load";
+import { loadStackConfig, stackNameOf } from "../config/load";
 import { UsageError } from "../core/errors";
 import type { StackConfig } from "../config/schema";
 import type { Options } from "./command";
@@ -31,11 +31,4 @@ export function stackSelection(values: { stack?: string; file?: string }): { sta
 export function loadFromOptions(values: { stack?: string; file?: string }): StackConfig {
   const selection = stackSelection(values);
   return loadStackConfig({ stack: values.file ? undefined : selection.stack, file: selection.file });
-}
-
-/** The stack file's `aws:region`: where its deployed stores are, as `pulumi up`'s AWS provider reads them. */
-export function stackAwsRegion(values: { stack?: string; file?: string }): string | undefined {
-  const selection = stackSelection(values);
-  const region = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))["aws:region"];
-  return typeof region === "string" && region.trim() ? region.trim() : undefined;
 }

@@ -1,7 +1,7 @@
 /** Local mode's own record in the run history: a refusal the task made before it reached the run tables. */
 import type { Client } from "pg";
 import { TABLES } from "../core/naming";
-import { ident } from "../operate/status";
+import { ident } from "../operate/runLock";
 
 /** Who records a refusal the task made before it reached the run tables (it could not record it itself). */
 export const LOCAL_ACTOR = "hub-export local";

@@ -123,27 +123,7 @@ export async function changeMessage(
         ? [input.messageId, to, why, Math.max(input.setAsideAfterRuns - 1, 0), m.employee_ids]
         : [input.messageId, to, why],
     );
-    const detail = {
-      messageId: input.messageId,
-      previousStatus: m.status,
-      previousReason: m.reason,
-      status: to,
-      hubTenantId: m.hub_tenant_id,
-      employeeIds: m.employee_ids,
-      extractedBy: m.transaction_id,
-      reason: input.reason ?? null,
-    };
-    const recorded = await recordOperatorAction(client, t.history, {
-      clientName: input.clientName,
-      jobName: input.jobName,
-      event: action,
-      actor: input.actor,
-      detail: redactDeep(detail),
-    });
-    return {
-      ...recorded,
-      actor: input.actor,
-      action,
+    const changed = {
       messageId: input.messageId,
       previousStatus: m.status,
       previousReason: m.reason,
@@ -152,8 +132,17 @@ export async function changeMessage(
       hubDestination: m.hub_destination,
       employeeIds: m.employee_ids,
       extractedBy: m.transaction_id,
-      jobName: input.jobName,
     };
+    // The history's detail: the change without the destination, with the operator's reason.
+    const { hubDestination: _destination, ...detail } = changed;
+    const recorded = await recordOperatorAction(client, t.history, {
+      clientName: input.clientName,
+      jobName: input.jobName,
+      event: action,
+      actor: input.actor,
+      detail: redactDeep({ ...detail, reason: input.reason ?? null }),
+    });
+    return { ...recorded, actor: input.actor, action, ...changed, jobName: input.jobName };
   });
 }
 

@@ -116,7 +116,7 @@ export async function reloadTenant(client: Client, input: ReloadInput): Promise<
 }
 
 /** What the operator reads: what was done, and what the next run will do. */
-export function formatReload(r: ReloadResult, startNow = "npx hub-export run-now --stack <stack> --wait"): string {
+export function formatReload(r: ReloadResult, startNow: string): string {
   const regions = `platform region${r.tenant.platRegions.length === 1 ? "" : "s"} ${r.tenant.platRegions.join(", ") || "none"}`;
   const what = `tenant ${r.tenant.hubTenantId} (${r.tenant.hubTenantCode}, ${regions})${r.country ? `, country ${r.country}` : ", all countries"}`;
   const lines = [

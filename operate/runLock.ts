@@ -10,9 +10,9 @@ import { TABLES } from "../core/naming";
 import { RUN_LOCK_KEYS } from "../task/warehouse/runState";
 import { inTransaction } from "../task/warehouse/database";
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A name used unquoted in SQL, checked (PostgreSQL folds it to lower case, as the stack names it). */
 export const ident = (name: string): string => {
-  if (!IDENT.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UserError(`'${name}' is not a plain SQL identifier`);
   return name;
 };
 
@@ -24,15 +24,7 @@ export interface OperatorLock {
   /** What the unfinished run would do to the action. */
   undone: string;
   /** Tables the action needs besides the run tables. */
-  tables?: string[];
-}
-
-/** An operator action in one transaction: the checks of lockForOperator first, then `work`; rolled back if either throws. */
-export function operatorTransaction<T>(client: Client, lock: OperatorLock, work: () => Promise<T>): Promise<T> {
-  return inTransaction(client, async () => {
-    await lockForOperator(client, lock);
-    return work();
-  });
+  tables: string[];
 }
 
 /** The action's HUB_EXPORT_RUN_HISTORY row, with the database user that made it (`detail.databaseUser`). */
@@ -49,54 +41,60 @@ export async function recordOperatorAction(
   return { historyId: String(rows[0].history_id), recordedAt: rows[0].recorded_at };
 }
 
-/** In the caller's open transaction: the run lock, the run tables present, no unfinished run. */
-export async function lockForOperator(client: Client, input: OperatorLock): Promise<void> {
-  const staging = ident(input.stagingSchema);
-  const run = `${staging}.${TABLES.run}`;
-  const { rows: lock } = await client.query<{ ok: boolean }>(
-    `SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`,
-    [input.clientName],
-  );
-  if (!lock[0].ok)
-    throw new UserError([
-      `a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): ${input.action} refuses while it holds the run lock`,
-      "try again when it has ended ('hub-export status' shows it)",
-    ]);
-  const needed = [run, `${staging}.${TABLES.runHistory}`, ...(input.tables ?? [])];
-  const missing = await client.query<{ t: string }>(
-    "SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL",
-    [needed],
-  );
-  if (missing.rows.length)
-    throw new UserError(
-      `table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`,
+/**
+ * An operator action in one transaction: the run lock, the run tables present, no unfinished run; then `work`. Rolled
+ * back if any of it throws.
+ */
+export function operatorTransaction<T>(client: Client, input: OperatorLock, work: () => Promise<T>): Promise<T> {
+  return inTransaction(client, async () => {
+    const staging = ident(input.stagingSchema);
+    const run = `${staging}.${TABLES.run}`;
+    const { rows: lock } = await client.query<{ ok: boolean }>(
+      `SELECT pg_try_advisory_xact_lock(${RUN_LOCK_KEYS}) AS ok`,
+      [input.clientName],
     );
-  const { rows: unfinished } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
-    `SELECT transaction_id, phase, started_at FROM ${run} WHERE plat_client_name = $1 AND phase <> 'REPORT'`,
-    [input.clientName],
-  );
-  if (unfinished[0]) {
-    const u = unfinished[0];
-    throw new UserError([
-      `run ${u.transaction_id} of client ${input.clientName} is unfinished (phase ${u.phase}, since ${u.started_at.toISOString()}): the next run resumes it and then ${input.undone}`,
-      `let that run finish first ('hub-export run-now --wait', or the schedule), then ${input.action}`,
-    ]);
-  }
+    if (!lock[0].ok)
+      throw new UserError([
+        `a run of client ${input.clientName} is working now (${await lockHolder(client, input.clientName)}): ${input.action} refuses while it holds the run lock`,
+        "try again when it has ended ('hub-export status' shows it)",
+      ]);
+    const needed = [run, `${staging}.${TABLES.runHistory}`, ...input.tables];
+    const missing = await client.query<{ t: string }>(
+      "SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL",
+      [needed],
+    );
+    if (missing.rows.length)
+      throw new UserError(
+        `table ${missing.rows.map((r) => r.t).join(", ")} does not exist: apply the baseline of this version first ('pulumi up', or 'npm start' locally)`,
+      );
+    const { rows: unfinished } = await client.query<{ transaction_id: string; phase: string; started_at: Date }>(
+      `SELECT transaction_id, phase, started_at FROM ${run} WHERE plat_client_name = $1 AND phase <> 'REPORT'`,
+      [input.clientName],
+    );
+    if (unfinished[0]) {
+      const u = unfinished[0];
+      throw new UserError([
+        `run ${u.transaction_id} of client ${input.clientName} is unfinished (phase ${u.phase}, since ${u.started_at.toISOString()}): the next run resumes it and then ${input.undone}`,
+        `let that run finish first ('hub-export run-now --wait', or the schedule), then ${input.action}`,
+      ]);
+    }
+    return work();
+  });
 }
 
 /** Who holds the client's run lock: the session's pid, application and since when, as far as this login may see. */
 async function lockHolder(client: Client, clientName: string): Promise<string> {
-  try {
-    const { rows } = await client.query<{ pid: number; application_name: string | null; backend_start: Date | null }>(
+  const r = await client
+    .query<{ pid: number; application_name: string | null; backend_start: Date | null }>(
       `SELECT a.pid, a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
         WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND l.classid = (hashtext('hub-export')::bigint & 4294967295)::text::oid AND l.objid = (hashtext($1)::bigint & 4294967295)::text::oid AND l.objsubid = 2`,
       [clientName],
+    )
+    .then(
+      ({ rows }) => rows[0],
+      () => undefined,
     );
-    const r = rows[0];
-    if (!r) return "its session holds the run lock";
-    return `session pid ${r.pid}${r.application_name ? `, ${r.application_name}` : ""}${r.backend_start ? `, connected since ${r.backend_start.toISOString()}` : ""}`;
-  } catch {
-    return "its session holds the run lock";
-  }
+  if (!r) return "its session holds the run lock";
+  return `session pid ${r.pid}${r.application_name ? `, ${r.application_name}` : ""}${r.backend_start ? `, connected since ${r.backend_start.toISOString()}` : ""}`;
 }

@@ -28,13 +28,8 @@ export interface RunNowOptions {
 }
 
 /** The family name of a task definition ARN: `.../task-definition/<family>:<revision>`. */
-export function familyOf(taskDefinitionArn: string): string {
+function familyOf(taskDefinitionArn: string): string {
   return taskDefinitionArn.replace(/^.*:task-definition\//, "").replace(/:\d+$/, "");
-}
-
-/** The awslogs stream of a task: `<prefix>/<container>/<task id>`. */
-export function logStreamOf(task: RunTaskOutputs, taskArn: string): string {
-  return `${task.logStreamPrefix}/${task.containerName}/${taskArn.split("/").pop()}`;
 }
 
 export async function runNow(o: RunNowOptions): Promise<number> {
@@ -86,7 +81,8 @@ export async function runNow(o: RunNowOptions): Promise<number> {
         ...(reasons.length ? reasons : ["no task and no failure in the answer"]),
       ]);
     }
-    const stream = logStreamOf(o.task, task.taskArn);
+    // The awslogs stream of the task: `<prefix>/<container>/<task id>`.
+    const stream = `${o.task.logStreamPrefix}/${o.task.containerName}/${task.taskArn.split("/").pop()}`;
     o.stdout.write(`task        ${task.taskArn}\nlog group   ${o.task.logGroup}\nlog stream  ${stream}\n`);
     o.stdout.write(
       `follow      aws logs tail ${o.task.logGroup} --follow --log-stream-names ${stream} --region ${o.task.region}\n`,
@@ -162,14 +158,11 @@ async function follow(
         );
         return 1;
       }
-      if (stoppedByEcs(container.exitCode, task.stopCode)) {
-        // SIGTERM from ECS (an operator's stop-task, a deployment, a Fargate retirement): a clean stop, not a failure.
-        o.stderr.write(
-          `exit code ${container.exitCode}: stopped by ECS (${task.stopCode}: ${redact(task.stoppedReason ?? "no reason given")}); ${exitMeaning(container.exitCode)}\n`,
-        );
-        return container.exitCode;
-      }
-      o.stderr.write(`exit code ${container.exitCode}: ${exitMeaning(container.exitCode)}\n`);
+      // SIGTERM from ECS (an operator's stop-task, a deployment, a Fargate retirement): a clean stop, not a failure.
+      const byEcs = stoppedByEcs(container.exitCode, task.stopCode)
+        ? ` stopped by ECS (${task.stopCode}: ${redact(task.stoppedReason ?? "no reason given")});`
+        : "";
+      o.stderr.write(`exit code ${container.exitCode}:${byEcs} ${exitMeaning(container.exitCode)}\n`);
       return container.exitCode;
     }
     if (Date.now() > deadline) {

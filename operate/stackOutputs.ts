@@ -22,13 +22,11 @@ const runTaskSchema = z.object({
 });
 export type RunTaskOutputs = z.output<typeof runTaskSchema>;
 
-export interface OutputsSource {
-  stack?: string;
-  /** A file with the JSON of `pulumi stack output --json`. */
-  outputsFile?: string;
-}
-
-export function readStackOutputs(source: OutputsSource): { outputs: Record<string, unknown>; from: string } {
+/** The outputs of `--stack`, or of `--outputs FILE` (the JSON of `pulumi stack output --json`), and where they came from. */
+export function readStackOutputs(source: { stack?: string; outputsFile?: string }): {
+  outputs: Record<string, unknown>;
+  from: string;
+} {
   if (source.outputsFile) {
     let text: string;
     try {

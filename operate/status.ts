@@ -8,6 +8,8 @@ import type { CodeCheckSummary } from "../task/cls/codeCheck";
 import type { BadRowsReport } from "../task/phases/badRows";
 import type { ExtractTotals } from "../task/phases/extract";
 import { MESSAGE_STATUS } from "../task/warehouse/messageStatus";
+import { UUID } from "../core/uuid";
+import { ident } from "./runLock";
 
 /** A HUB_INTAKE_JOB row (a completed run) with its details from HUB_EXPORT_RUN_HISTORY. */
 export interface IntakeJobRow {
@@ -71,12 +73,6 @@ export interface RunInProgress {
   startedAt: Date;
 }
 
-/** A schema name used unquoted in SQL, checked (PostgreSQL folds it to lower case, as the stack names it). */
-export const ident = (name: string) => {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`unsafe SQL identifier '${name}'`);
-  return name;
-};
-
 /**
  * A relation of the completed runs of every job in the staging schema, one row per HUB_INTAKE_JOB row: the
  * specification's columns (job_name, transaction_id) with the run's details from its ExecutionCompleted row in
@@ -98,30 +94,7 @@ export function completedRuns(schema: string): string {
                                  ORDER BY r.recorded_at DESC LIMIT 1) h ON true) AS completed_runs`;
 }
 
-/** A row of completedRuns as latestIntakeJobs selects it (the counts are null where the history has no details). */
-interface CompletedRunRow {
-  transaction_id: string;
-  job_name: string;
-  plat_client_name: string | null;
-  status: string;
-  started_at: Date | null;
-  finished_at: Date | null;
-  extracted_count: number;
-  message_count: number;
-  published_count: number;
-  failed_count: number;
-  held_back_count: number;
-  ers_entity_count: number;
-  error: string | null;
-  unknown_codes: CodeCheckSummary | null;
-  set_aside: number | null;
-  bad_rows: BadRowsReport | null;
-  changes: NonNullable<ExtractTotals["changes"]> | null;
-}
-
-/** A transaction id of ours (a UUID); another pipeline's rows may hold anything there. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
+/** The job's latest completed runs, newest first; counts null for a row without details in the run history. */
 export async function latestIntakeJobs(
   client: Client,
   schema: string,
@@ -129,37 +102,17 @@ export async function latestIntakeJobs(
   limit = 10,
 ): Promise<IntakeJobRow[]> {
   const s = ident(schema);
-  const { rows } = await client.query<CompletedRunRow>(
-    `SELECT transaction_id, job_name, plat_client_name, status, started_at, finished_at, extracted_count, message_count,
-            published_count, failed_count, held_back_count, ers_entity_count, error, unknown_codes, set_aside, bad_rows, changes
+  const { rows: jobs } = await client.query<IntakeJobRow>(
+    `SELECT transaction_id AS "transactionId", job_name AS "jobName", plat_client_name AS "clientName", status,
+            started_at AS "startedAt", finished_at AS "finishedAt",
+            CASE WHEN plat_client_name IS NOT NULL THEN json_build_object('extracted', extracted_count, 'messages', message_count,
+              'published', published_count, 'failed', failed_count, 'heldBack', held_back_count, 'ersEntities', ers_entity_count)
+            END AS counts, error, unknown_codes AS "unknownCodes", coalesce(set_aside, 0) AS "setAside", bad_rows AS "badRows",
+            changes, '{}'::json AS "statusCounts"
        FROM ${completedRuns(s)} WHERE job_name = $1 ORDER BY finished_at DESC NULLS LAST, transaction_id LIMIT $2`,
     [jobName, limit],
   );
-  const jobs: IntakeJobRow[] = rows.map((r) => ({
-    transactionId: r.transaction_id,
-    jobName: r.job_name,
-    clientName: r.plat_client_name,
-    status: r.status,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    counts:
-      r.plat_client_name === null
-        ? null
-        : {
-            extracted: r.extracted_count,
-            messages: r.message_count,
-            published: r.published_count,
-            failed: r.failed_count,
-            heldBack: r.held_back_count,
-            ersEntities: r.ers_entity_count,
-          },
-    error: r.error,
-    unknownCodes: r.unknown_codes ?? null,
-    setAside: r.set_aside ?? 0,
-    badRows: r.bad_rows ?? null,
-    changes: r.changes ?? null,
-    statusCounts: {},
-  }));
+  // A transaction id of ours is a UUID; another pipeline's rows may hold anything there.
   const ours = jobs.filter((j) => UUID.test(j.transactionId));
   // One grouped query per client's STATUS table for all listed transactions (those with details: the client is known).
   for (const clientName of new Set(ours.flatMap((j) => (j.clientName ? [j.clientName] : [])))) {
@@ -273,20 +226,23 @@ export async function runHistory(client: Client, schema: string, jobName: string
 /** Every job name the staging schema has seen: finished runs, runs in progress, the run history. */
 export async function knownJobs(client: Client, schema: string): Promise<string[]> {
   const s = ident(schema);
-  const { rows: present } = await client.query<{ history: boolean }>("SELECT to_regclass($1) IS NOT NULL AS history", [
-    `${s}.${TABLES.runHistory}`,
-  ]);
-  const history = present[0].history ? ` UNION SELECT job_name FROM ${s}.${TABLES.runHistory}` : "";
   const { rows } = await client.query<{ job_name: string }>(
-    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}${history} ORDER BY 1`,
+    `SELECT job_name FROM ${s}.${TABLES.intakeJob} UNION SELECT job_name FROM ${s}.${TABLES.run}
+      UNION SELECT job_name FROM ${s}.${TABLES.runHistory} ORDER BY 1`,
   );
   return rows.map((r) => r.job_name);
 }
 
 export type RunCounts = NonNullable<IntakeJobRow["counts"]>;
 
-/** How a transaction ended, by its latest HUB_EXPORT_RUN_HISTORY row: its event, its own counts and its reason. */
+/**
+ * How the job, or one of its transactions, last ended: its latest HUB_EXPORT_RUN_HISTORY outcome row (ExecutionCompleted,
+ * ExecutionFailed, Stopped, Refused), with its own counts and reason.
+ */
 export interface RunOutcome {
+  transactionId: string | null;
+  recordedAt: Date;
+  actor: string | null;
   event: string;
   counts: RunCounts | null;
   /** The counts are what a stopped run had done so far (detail.countsSoFar): failed and held back are not known yet. */
@@ -297,19 +253,12 @@ export interface RunOutcome {
   changes: IntakeJobRow["changes"];
 }
 
-/** The latest outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused) of the job, or of one of its transactions. */
-export interface LatestOutcome extends RunOutcome {
-  transactionId: string | null;
-  recordedAt: Date;
-  actor: string | null;
-}
-
 export async function latestOutcome(
   client: Client,
   schema: string,
   jobName: string,
   transactionId?: string,
-): Promise<LatestOutcome | null> {
+): Promise<RunOutcome | null> {
   const { rows } = await client.query<{
     transaction_id: string | null;
     event: string;
@@ -322,34 +271,28 @@ export async function latestOutcome(
       AND event IN ('ExecutionCompleted', 'ExecutionFailed', 'Stopped', 'Refused') ORDER BY recorded_at DESC, history_id DESC LIMIT 1`,
     [jobName, transactionId ?? null],
   );
-  if (!rows[0]) return null;
-  return {
-    transactionId: rows[0].transaction_id,
-    recordedAt: rows[0].recorded_at,
-    actor: rows[0].actor,
-    ...outcomeOf(rows[0].event, rows[0].detail ?? {}),
-  };
-}
-
-function outcomeOf(event: string, d: Record<string, unknown>): RunOutcome {
+  const r = rows[0];
+  if (!r) return null;
+  const d = r.detail ?? {};
   const n = (key: string) => (typeof d[key] === "number" ? d[key] : 0);
-  const counts =
-    typeof d.extracted === "number"
-      ? {
-          extracted: n("extracted"),
-          messages: n("messages"),
-          published: n("published"),
-          failed: n("failed"),
-          heldBack: n("heldBack"),
-          ersEntities: n("ersEntities"),
-        }
-      : null;
-  const reason = typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null;
   return {
-    event,
-    counts,
+    transactionId: r.transaction_id,
+    recordedAt: r.recorded_at,
+    actor: r.actor,
+    event: r.event,
+    counts:
+      typeof d.extracted === "number"
+        ? {
+            extracted: n("extracted"),
+            messages: n("messages"),
+            published: n("published"),
+            failed: n("failed"),
+            heldBack: n("heldBack"),
+            ersEntities: n("ersEntities"),
+          }
+        : null,
     countsSoFar: d.countsSoFar === true,
-    reason,
+    reason: typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null,
     changes: (d.changes as IntakeJobRow["changes"]) ?? null,
   };
 }

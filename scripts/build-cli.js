@@ -1,10 +1,7 @@
-// The `hub-export` command runs from an esbuild bundle of cli/main.ts, built on first use and again whenever one of its
-// sources changes. Nothing is written to the system temporary folder (a transpiler's cache there would hold copies of
-// the sources, world-readable): the bundle lives in node_modules/.cache/hub-export/<checkout>/, where `npm ci` starts
-// it afresh and git never sees it; a node_modules shared by several checkouts keeps one folder per checkout. When that
-// folder cannot be written (a read-only install), the bundle is built in memory on each call instead.
-// Dependencies stay outside the bundle (Node loads them from node_modules as usual): only the project's own sources
-// are bundled, so the build takes a fraction of a second and a source edit is all that can make it stale.
+// The `hub-export` command runs from an esbuild bundle of cli/main.ts, rebuilt whenever one of its sources changes. It
+// lives in node_modules/.cache/hub-export/<checkout>/, never in the system temporary folder (a transpiler's cache there
+// holds world-readable copies of the sources); a read-only install builds it in memory on each call instead. Only the
+// project's own sources are bundled (dependencies load from node_modules): a build takes a fraction of a second.
 "use strict";
 const crypto = require("node:crypto");
 const fs = require("node:fs");
@@ -70,12 +67,6 @@ function fingerprint(inputs) {
   return hash.digest("hex");
 }
 
-function sourceInputs(metafile) {
-  return Object.keys(metafile.inputs)
-    .filter((input) => !input.includes(":"))
-    .sort();
-}
-
 /** The manifest's bundle when every source it was made of is unchanged. */
 function currentBundle(dir) {
   let manifest;
@@ -129,7 +120,10 @@ async function ensureCliBundle(dir = cacheDir()) {
   if (current) return current;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const result = await build(path.join(dir, "cli.js"), false);
-  const inputs = sourceInputs(result.metafile);
+  // The source files: namespaced inputs (`(disabled):x`) are not files.
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((input) => !input.includes(":"))
+    .sort();
   const print = fingerprint(inputs);
   const name = `cli-${print.slice(0, 16)}.js`;
   for (const out of result.outputFiles) {

@@ -1,9 +1,8 @@
 #!/usr/bin/env node
-// Bundles the export task alone (its entry cli/container.ts runs the `run` command only) into dist/task/index.js: one
-// CommonJS file for the Node.js major the image runs (task/Dockerfile, scripts/image-node.js), with its dependencies
-// (pg, undici, pino, zod, the AWS SDK clients) inside, so the image needs no node_modules.
-// `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }). bundleInputs() lists every file the
-// bundle is made of, from esbuild's own metafile: the image's rebuild trigger hashes exactly those.
+// Bundles the export task alone (cli/container.ts runs only the `run` command) into dist/task/index.js: one CommonJS
+// file for the image's Node.js major (scripts/image-node.js), its dependencies inside, so the image needs no
+// node_modules. `node scripts/build-task.js [--outdir DIR]`; tests call buildTask({ outdir }). bundleInputs() lists the
+// bundle's files from esbuild's own metafile: the image's rebuild trigger hashes exactly those.
 "use strict";
 const path = require("node:path");
 

@@ -8,7 +8,6 @@
 #                                                      names the fix; the fix is run, then npm start and npm test
 #
 # REPO defaults to this checkout, REF to its HEAD. Run it as root too (CI does): that is the case it exists for.
-# Everything it creates is under one mktemp -d folder, removed at the end.
 set -euo pipefail
 
 repo="${1:-$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)}"

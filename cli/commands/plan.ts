@@ -48,11 +48,7 @@ export function committedText(file: string): { text: string } | { none: string }
   }
 }
 
-/**
- * `hub-export plan`: what `pulumi up` would register for a stack, offline (the real program under the Pulumi SDK's
- * mocks: no cloud credentials, no Pulumi CLI), secrets masked. By default the change: the working copy's stack file
- * against git HEAD's; `--full` every resource, `--json` every resource as JSON, `--diff-from` against a saved plan.
- */
+/** `hub-export plan`: the real program under the Pulumi SDK's mocks (no cloud credentials, no Pulumi CLI). */
 export default defineCommand({
   summary:
     "Show what 'pulumi up' would change for a stack, offline: the stack file's edits against git HEAD (or a saved plan), or every resource (secrets masked)",
@@ -122,14 +118,11 @@ export default defineCommand({
 
     const name = path.basename(file);
     const committed = committedText(file);
-    const working = fs.readFileSync(file, "utf8");
-    const nothing =
-      "none" in committed
-        ? `${committed.none}: nothing to compare with`
-        : committed.text === working
-          ? `${name} is as git HEAD has it: no change to show`
-          : undefined;
-    if (nothing !== undefined) {
+    if ("none" in committed || committed.text === fs.readFileSync(file, "utf8")) {
+      const nothing =
+        "none" in committed
+          ? `${committed.none}: nothing to compare with`
+          : `${name} is as git HEAD has it: no change to show`;
       io.stdout.write(
         [
           `Stack ${run.stack}: ${run.resources.length} resources; ${nothing}.`,
@@ -143,28 +136,21 @@ export default defineCommand({
     }
     // HEAD's file, planned from a folder of its own under the stack's name (its relative paths are the project's).
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-plan-head-"));
-    let before;
-    try {
-      const headFile = path.join(dir, name);
-      fs.writeFileSync(headFile, (committed as { text: string }).text);
-      // Named as the working copy's: --stack checks the environment as it does for that file, --file does not.
-      before = await planStackFile(values.file ? { file: headFile } : { file: headFile, stack: run.stack }).catch(
-        (err: Error) => {
-          const why = err.message
-            .split("\n")
-            .map((l) => l.trim())
-            .filter(Boolean)
-            .join(" ")
-            .replace(headFile, `${name} at git HEAD`);
-          const full = values.file ? `--file ${values.file}` : `--stack ${run.stack}`;
-          throw new UserError(
-            `the committed ${name} (git HEAD) cannot be planned, so there is no change to show: ${why}; 'hub-export plan ${full} --full' lists the working copy's plan`,
-          );
-        },
-      );
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const headFile = path.join(dir, name);
+    fs.writeFileSync(headFile, committed.text);
+    // Named as the working copy's: --stack checks the environment as it does for that file, --file does not.
+    const before = await planStackFile({ file: headFile, stack: values.file ? undefined : run.stack })
+      .catch((err: Error) => {
+        const why = err.message
+          .replace(/\s*\n\s*/g, " ")
+          .trim()
+          .replace(headFile, `${name} at git HEAD`);
+        const full = values.file ? `--file ${values.file}` : `--stack ${run.stack}`;
+        throw new UserError(
+          `the committed ${name} (git HEAD) cannot be planned, so there is no change to show: ${why}; 'hub-export plan ${full} --full' lists the working copy's plan`,
+        );
+      })
+      .finally(() => fs.rmSync(dir, { recursive: true, force: true }));
     const changes = planChanges(before.resources, run.resources);
     io.stdout.write(
       [

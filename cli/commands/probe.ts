@@ -1,6 +1,7 @@
 /** `hub-export probe`: checks a stack's hub endpoints before its first run (task/probe/, docs/hub-contract.md). */
 import { defineCommand } from "../command";
-import { loadFromOptions, stackAwsRegion, stackOptions } from "../stackOptions";
+import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
+import { readStackFileConfig, stackFilePath } from "../../config/load";
 
 export default defineCommand({
   summary: "Check the hub a stack's task calls: DNS, TLS, reachability, authentication and answer shapes",
@@ -47,9 +48,11 @@ export default defineCommand({
   exitCodes: { 0: "every required check passed", 1: "a required check failed (or the stack config is invalid)" },
   async run(values, io) {
     const config = loadFromOptions(values);
-    // The deployed stores are in the stack's region (the SDK would otherwise want AWS_REGION, as in the container).
-    const region = stackAwsRegion(values);
-    if (region) process.env.AWS_REGION = region;
+    // The deployed stores are in the stack file's aws:region, as `pulumi up`'s AWS provider reads it (the SDK would
+    // otherwise want AWS_REGION, as in the container).
+    const selection = stackSelection(values);
+    const region = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))["aws:region"];
+    if (typeof region === "string" && region.trim()) process.env.AWS_REGION = region.trim();
     const { deployedInputs, probeFromStack, formatProbeTable } =
       require("../../task/probe") as typeof import("../../task/probe");
     const deployed = deployedInputs(config);

@@ -55,7 +55,7 @@ export default defineCommand({
       defaultText: "every country",
       example: "--country DE",
     },
-    ...operatorOptions({ reason: '--reason "hub lost the tenant\'s users"' }),
+    ...operatorOptions('--reason "hub lost the tenant\'s users"'),
   },
   details: [
     DATABASE_DETAILS,

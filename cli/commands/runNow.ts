@@ -77,11 +77,8 @@ export default defineCommand({
     const task = runTaskOutputs(outputs, from);
     // Loaded here: the AWS SDK clients are only needed by this command.
     const { runNow } = require("../../operate/runNow") as typeof import("../../operate/runNow");
-    const user =
-      os
-        .userInfo()
-        .username.replace(/[^A-Za-z0-9_-]/g, "_")
-        .slice(0, 64) || "operator";
+    const { username } = os.userInfo();
+    const user = username.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "operator";
     return runNow({
       task,
       wait: values.wait ?? false,

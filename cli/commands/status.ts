@@ -1,4 +1,3 @@
-import type { Client } from "pg";
 import { defineCommand, intOption } from "../command";
 import { UserError, UsageError } from "../../core/errors";
 import { clientTables, schemaOnly, TABLES } from "../../core/naming";
@@ -23,10 +22,10 @@ import {
   setAsideMessages,
   transactionMessages,
   type HistoryRow,
-  type LatestOutcome,
   type MessageRow,
   type RunCounts,
   type RunInProgress,
+  type RunOutcome,
 } from "../../operate/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
@@ -107,7 +106,7 @@ export default defineCommand({
         const id = values.transaction === "latest" ? latestRun(latest, running)?.transactionId : values.transaction;
         if (!id)
           throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
-        return await showTransaction(client, db, schema, jobName, id, values.json ?? false, io.stdout);
+        return await showTransaction(db, schema, jobName, id, values.json ?? false, io.stdout);
       }
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
       const history = await runHistory(client, schema, jobName, limit);
@@ -211,12 +210,6 @@ export default defineCommand({
       for (const h of history) out.push(`  ${formatHistory(h)}`);
       io.stdout.write(shown(out));
       return 0;
-    } catch (err) {
-      if ((err as { code?: string }).code === "42P01")
-        throw new UserError(
-          `the tables of schema ${schema} do not exist: is the baseline applied? (${(err as Error).message})`,
-        );
-      throw err;
     } finally {
       await db.close();
     }
@@ -227,7 +220,7 @@ export default defineCommand({
  * The job's latest run, whatever its outcome (ExecutionCompleted, ExecutionFailed, Stopped, Refused, or InProgress: a
  * run working now, or killed, that started after the last outcome); `resumable`: the next run resumes it.
  */
-function latestRun(latest: LatestOutcome | null, running: RunInProgress[]) {
+function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
   const working = running.filter((r) => !latest || r.startedAt > latest.recordedAt).at(-1);
   if (working)
     return {
@@ -336,7 +329,6 @@ function formatMessage(m: MessageRow): string {
  * its one messageId). Written a page at a time: a run may have published millions.
  */
 async function showTransaction(
-  client: Client,
   db: CommandDatabase,
   schema: string,
   jobName: string,
@@ -344,6 +336,7 @@ async function showTransaction(
   json: boolean,
   stdout: NodeJS.WritableStream,
 ): Promise<number> {
+  const client = db.client;
   const { rows } = await client.query<{ plat_client_name: string; status: string }>(
     `SELECT plat_client_name, status FROM ${completedRuns(schema)} WHERE transaction_id = lower($1::text) AND job_name = $2 AND plat_client_name IS NOT NULL
      UNION ALL SELECT plat_client_name, 'in progress' FROM ${schema}.${TABLES.run} WHERE transaction_id = $1::uuid AND job_name = $2

@@ -159,6 +159,16 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     }
   });
 
+  it("status on a schema without the baseline's tables: one line naming the table and saying to apply it", async () => {
+    const file = writeStack("nobaseline", (raw) => (raw.stagingSchema = `${database}.no_baseline`));
+    const r = await runCli(["status", "--file", file], { env });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(
+      /^the database refused: relation "no_baseline\.\w+" does not exist \(SQLSTATE 42P01\): a table the project needs is missing: create it \('pulumi up' applies the baseline\), or check the schema names\n$/,
+    );
+  });
+
   it("--dir reads the embedded default's database even with --file, and says so", async () => {
     const empty = path.join(dir, "no-local");
     const r = await runCli(["status", "--file", stackFile, "--dir", empty], { env });
