@@ -33,7 +33,7 @@ describe("the layers", () => {
   const planted = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-layers-"));
   afterAll(() => fs.rmSync(planted, { recursive: true, force: true }));
 
-  it("hold in the tree: no folder imports one above it, no import circle", { timeout: 300_000 }, async () => {
+  it("hold in the tree: no folder imports one above it, no import circle", async () => {
     const { code, output } = await cruise(ROOT);
     // The violations, one each (a circle on one line), are the failure message.
     const violations = output
@@ -44,7 +44,7 @@ describe("the layers", () => {
     expect(code).toBe(0);
   });
 
-  it("fail on a planted back-import and circle", { timeout: 300_000 }, async () => {
+  it("fail on a planted back-import and circle", async () => {
     const write = (file: string, text: string) => {
       fs.mkdirSync(path.dirname(path.join(planted, file)), { recursive: true });
       fs.writeFileSync(path.join(planted, file), text);
@@ -82,7 +82,7 @@ const sources = (meta: Metafile) =>
     .map((f) => f.split(path.sep).join("/"));
 
 describe("the bundles' metafiles", () => {
-  it("the task's image: the task, core and cls; no stack config, no test or bench code", { timeout: 120_000 }, () => {
+  it("the task's image: the task, core and cls; no stack config, no test or bench code", () => {
     const { bundleOptions } = require("../scripts/build-task.js") as {
       bundleOptions: (o: string, m: boolean) => object;
     };
@@ -98,7 +98,7 @@ describe("the bundles' metafiles", () => {
     expect(files).not.toContain("config/schema.ts");
   });
 
-  it("the CLI: nothing shipped reaches test/ or bench/, but for the bench command", { timeout: 120_000 }, async () => {
+  it("the CLI: nothing shipped reaches test/ or bench/, but for the bench command", async () => {
     const { bundleOptions } = require("../scripts/build-cli.js") as { bundleOptions: (outfile: string) => object };
 
     const esbuild = require("esbuild") as typeof import("esbuild");

@@ -75,7 +75,7 @@ describe("the hub-export bundle", () => {
     // Embedded PostgreSQL (initdb, postgres), the emulator and the export task in its own node process.
     const local = await runCli(
       ["local", "--file", fixtureStackFile("qa"), "--dir", path.join(work, "state"), "--employees", "20"],
-      { env, timeoutMs: 120_000 },
+      { env },
     );
     expect(local.code, local.stdout + local.stderr).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);

@@ -78,7 +78,7 @@ describe("who supplies each value", () => {
   });
 
   it("validate lists what is left to set under who usually supplies it", async () => {
-    const r = await runCli(["validate", "--file", fixtureStackFile("qa")], { timeoutMs: 120_000 });
+    const r = await runCli(["validate", "--file", fixtureStackFile("qa")]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[1]).toMatch(/^before 'pulumi up': 32 values to set \(pulumi preview and up stop on them\), by who /);

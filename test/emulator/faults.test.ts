@@ -428,7 +428,7 @@ describe("inspection API", () => {
     }
   });
 
-  it("closes idle keep-alive connections on close()", { timeout: 45_000 }, async () => {
+  it("closes idle keep-alive connections on close()", async () => {
     const em = await startEmulator({});
     const { Agent, request } = await import("undici");
     const agent = new Agent({ keepAliveTimeout: 60_000 });

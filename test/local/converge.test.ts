@@ -134,7 +134,7 @@ describe("local mode converges like pulumi up", () => {
   });
 
   it("status finds the job without --job-name: the stack names it", async () => {
-    const r = await runCli(["status", "--file", base, "--dir", dir, "--json"], { timeoutMs: 120_000 });
+    const r = await runCli(["status", "--file", base, "--dir", dir, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const status = JSON.parse(r.stdout);
     expect(status.jobName).toBe("HRSYS_EMPL_HUB_ACME_202611_QA");

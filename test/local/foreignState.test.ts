@@ -47,7 +47,7 @@ describe("a foreign state is a user error", () => {
     staging = summary.database.stagingSchema;
   }, 300_000);
 
-  it("a full disk at start: free space, never remove the PostgreSQL folder", { timeout: 240_000 }, async () => {
+  it("a full disk at start: free space, never remove the PostgreSQL folder", async () => {
     // The server's first write at start fails as on a full disk.
     const opts = path.join(state, "postgres", "postmaster.opts");
     fs.rmSync(opts, { force: true });
@@ -63,32 +63,28 @@ describe("a foreign state is a user error", () => {
     }
   });
 
-  it(
-    "an extra NOT NULL column without a default in HUB_INTAKE_JOB: the next install stops, naming the column and the fix; nothing changed",
-    { timeout: 300_000 },
-    async () => {
-      const table = `${staging}.hub_intake_job`;
-      await onDatabase(
-        database,
-        `ALTER TABLE ${table} ADD COLUMN platform_batch text NOT NULL DEFAULT 'b1'; ALTER TABLE ${table} ALTER COLUMN platform_batch DROP DEFAULT`,
-      );
-      const count = `SELECT (SELECT count(*) FROM ${table})::int AS jobs, (SELECT count(*) FROM ${staging}.hub_export_run_history)::int AS history`;
-      const [before] = await onDatabase(database, count);
-      const r = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", state], { timeoutMs: 240_000 });
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
-      expect(r.stderr).toContain(
-        `with NOT NULL columns that have no default and that this project never writes: ${table}.platform_batch.`,
-      );
-      expect(r.stderr).toContain("Give them a default or drop their NOT NULL by hand");
-      expect(r.stderr).toContain("nothing was changed");
-      // No run, and the table as the platform left it.
-      expect(await onDatabase(database, count)).toEqual([before]);
-      const [column] = await onDatabase(
-        database,
-        `SELECT attnotnull AS "notNull", atthasdef AS "hasDefault" FROM pg_attribute WHERE attrelid = '${table}'::regclass AND attname = 'platform_batch'`,
-      );
-      expect(column).toEqual({ notNull: true, hasDefault: false });
-    },
-  );
+  it("an extra NOT NULL column without a default in HUB_INTAKE_JOB: the next install stops, naming the column and the fix; nothing changed", async () => {
+    const table = `${staging}.hub_intake_job`;
+    await onDatabase(
+      database,
+      `ALTER TABLE ${table} ADD COLUMN platform_batch text NOT NULL DEFAULT 'b1'; ALTER TABLE ${table} ALTER COLUMN platform_batch DROP DEFAULT`,
+    );
+    const count = `SELECT (SELECT count(*) FROM ${table})::int AS jobs, (SELECT count(*) FROM ${staging}.hub_export_run_history)::int AS history`;
+    const [before] = await onDatabase(database, count);
+    const r = await runCli(["local", "--file", fixtureStackFile("qa"), "--dir", state], { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(r.stderr).toContain(
+      `with NOT NULL columns that have no default and that this project never writes: ${table}.platform_batch.`,
+    );
+    expect(r.stderr).toContain("Give them a default or drop their NOT NULL by hand");
+    expect(r.stderr).toContain("nothing was changed");
+    // No run, and the table as the platform left it.
+    expect(await onDatabase(database, count)).toEqual([before]);
+    const [column] = await onDatabase(
+      database,
+      `SELECT attnotnull AS "notNull", atthasdef AS "hasDefault" FROM pg_attribute WHERE attrelid = '${table}'::regclass AND attname = 'platform_batch'`,
+    );
+    expect(column).toEqual({ notNull: true, hasDefault: false });
+  });
 });

@@ -68,66 +68,62 @@ function startLocal(root: string, args: string[], env: Record<string, string>) {
 }
 
 describe("hub-export local interrupted", () => {
-  it(
-    "Ctrl-C mid-publish: the task stops cleanly, then PostgreSQL; the summary says so; the next start completes the resumed run",
-    { timeout: 300_000 },
-    async () => {
-      const local = startLocal(dir, ["--employees", "600", "--hub-faults", "queue.publish:latency=300"], SLOW);
-      // Extracted, and published in part: entities of published messages reached ERS.
-      await local.until(
-        () =>
-          local.events().some((e) => e.event === "extract.done") &&
-          local.events().some((e) => e.event === "progress" && e.phase === "ers" && Number(e.done) > 0),
-      );
-      process.kill(-local.child.pid!, "SIGINT");
-      expect(await local.exited).toBe(130);
-      const { stdout, stderr } = local.output();
-      expect(stderr).toMatch(
-        /» SIGINT: the export task stops cleanly \(within its grace period of \d+ s\), then the emulator and PostgreSQL; Ctrl-C again exits at once\n/,
-      );
-      expect(stderr).not.toMatch(/internal error|Unhandled|at .*\.js:\d+/);
-      const events = local.events();
-      const opened = events.find((e) => e.event === "run.open")!;
-      expect(events.at(-1)).toMatchObject({
-        event: "run.stopped",
-        reason: "SIGINT",
-        phase: "PUBLISH",
-        transactionId: opened.transactionId,
-      });
-      expect(stdout).toContain(`Transaction id   ${String(opened.transactionId)}\n`);
-      expect(stdout).toContain(
-        "Status           Stopped (SIGINT): resumable (the next start resumes the transaction) (task exit code 1)\n",
-      );
-      expect(stdout).toContain("Reason           SIGINT\n");
-      const published = Number(
-        /^ {2}publish +([\d,]+) published \(the next run publishes the rest\)$/m.exec(stdout)?.[1].replace(/,/g, ""),
-      );
-      expect(stdout).toMatch(
-        /Counts per phase \(this run, so far: it stopped before the end\)\n {2}extract +[\d,]+ employees in [\d,]+ messages\n/,
-      );
-      expect(published).toBeGreaterThan(0);
-      // PostgreSQL was stopped, after the task: nobody runs on the data folder.
-      expect(runningServer(path.join(dir, "postgres"))).toBeUndefined();
+  it("Ctrl-C mid-publish: the task stops cleanly, then PostgreSQL; the summary says so; the next start completes the resumed run", async () => {
+    const local = startLocal(dir, ["--employees", "600", "--hub-faults", "queue.publish:latency=300"], SLOW);
+    // Extracted, and published in part: entities of published messages reached ERS.
+    await local.until(
+      () =>
+        local.events().some((e) => e.event === "extract.done") &&
+        local.events().some((e) => e.event === "progress" && e.phase === "ers" && Number(e.done) > 0),
+    );
+    process.kill(-local.child.pid!, "SIGINT");
+    expect(await local.exited).toBe(130);
+    const { stdout, stderr } = local.output();
+    expect(stderr).toMatch(
+      /» SIGINT: the export task stops cleanly \(within its grace period of \d+ s\), then the emulator and PostgreSQL; Ctrl-C again exits at once\n/,
+    );
+    expect(stderr).not.toMatch(/internal error|Unhandled|at .*\.js:\d+/);
+    const events = local.events();
+    const opened = events.find((e) => e.event === "run.open")!;
+    expect(events.at(-1)).toMatchObject({
+      event: "run.stopped",
+      reason: "SIGINT",
+      phase: "PUBLISH",
+      transactionId: opened.transactionId,
+    });
+    expect(stdout).toContain(`Transaction id   ${String(opened.transactionId)}\n`);
+    expect(stdout).toContain(
+      "Status           Stopped (SIGINT): resumable (the next start resumes the transaction) (task exit code 1)\n",
+    );
+    expect(stdout).toContain("Reason           SIGINT\n");
+    const published = Number(
+      /^ {2}publish +([\d,]+) published \(the next run publishes the rest\)$/m.exec(stdout)?.[1].replace(/,/g, ""),
+    );
+    expect(stdout).toMatch(
+      /Counts per phase \(this run, so far: it stopped before the end\)\n {2}extract +[\d,]+ employees in [\d,]+ messages\n/,
+    );
+    expect(published).toBeGreaterThan(0);
+    // PostgreSQL was stopped, after the task: nobody runs on the data folder.
+    expect(runningServer(path.join(dir, "postgres"))).toBeUndefined();
 
-      const next = await runCli(["local", "--file", fixtureStackFile("qa"), "--json", "--dir", dir], {
-        timeoutMs: 240_000,
-      });
-      expect(next.code, next.stderr).toBe(0);
-      const summary = JSON.parse(next.stdout);
-      expect(summary).toMatchObject({
-        status: "ExecutionCompleted",
-        transactionId: opened.transactionId,
-        interrupted: null,
-      });
-      // The resumed transaction, complete: every message it extracted is published, none failed.
-      const counts = summary.intakeJob.counts;
-      expect(counts.published).toBe(counts.messages);
-      expect(counts.published).toBeGreaterThan(published);
-      expect(counts).toMatchObject({ failed: 0, heldBack: 0 });
-    },
-  );
+    const next = await runCli(["local", "--file", fixtureStackFile("qa"), "--json", "--dir", dir], {
+      timeoutMs: 240_000,
+    });
+    expect(next.code, next.stderr).toBe(0);
+    const summary = JSON.parse(next.stdout);
+    expect(summary).toMatchObject({
+      status: "ExecutionCompleted",
+      transactionId: opened.transactionId,
+      interrupted: null,
+    });
+    // The resumed transaction, complete: every message it extracted is published, none failed.
+    const counts = summary.intakeJob.counts;
+    expect(counts.published).toBe(counts.messages);
+    expect(counts.published).toBeGreaterThan(published);
+    expect(counts).toMatchObject({ failed: 0, heldBack: 0 });
+  });
 
-  it("a second Ctrl-C exits at once, still stopping PostgreSQL", { timeout: 300_000 }, async () => {
+  it("a second Ctrl-C exits at once, still stopping PostgreSQL", async () => {
     const root = path.join(dir, "second");
     // A silent broker and a long grace period: only the second Ctrl-C ends this stop soon.
     const local = startLocal(root, ["--employees", "300", "--hub-faults", "queue.publish:silence=1"], {

@@ -22,8 +22,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 let first: any;
 
-// Each test starts `local` at least once: the runs' own timeouts (runCli) bound it, not the default test timeout.
-describe("hub-export local", { timeout: 300_000 }, () => {
+describe("hub-export local", () => {
   it("provisions the local platform, seeds employees and runs the task bundle to ExecutionCompleted", async () => {
     const r = await runCli(["local", ...STACK, "--json", "--employees", "120", "--dir", dir], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
@@ -132,7 +131,7 @@ describe("hub-export local", { timeout: 300_000 }, () => {
   });
 
   it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
-    const r = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir], { timeoutMs: 120_000 });
+    const r = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toMatch(/^Database: the embedded default in \S+\/ \(npm start; PLATDB on 127\.0\.0\.1:\d+\)$/);
@@ -152,10 +151,17 @@ describe("hub-export local", { timeout: 300_000 }, () => {
     expect(runs[2]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[1]).toMatch(/PUBLISHED 7$/);
 
-    const one = await runCli(
-      ["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", first.transactionId, "--json"],
-      { timeoutMs: 120_000 },
-    );
+    const one = await runCli([
+      "status",
+      ...STACK,
+      "--job-name",
+      JOB,
+      "--dir",
+      dir,
+      "--transaction",
+      first.transactionId,
+      "--json",
+    ]);
     expect(one.code, one.stderr).toBe(0);
     const listed = JSON.parse(one.stdout);
     expect(listed).toMatchObject({
@@ -167,18 +173,22 @@ describe("hub-export local", { timeout: 300_000 }, () => {
     expect(listed.received).toHaveLength(120);
     expect(new Set(listed.received.map((m: { messageId: string }) => m.messageId)).size).toBe(120);
 
-    const unknown = await runCli(
-      ["status", ...STACK, "--job-name", JOB, "--dir", dir, "--transaction", "00000000-0000-4000-8000-000000000000"],
-      { timeoutMs: 120_000 },
-    );
+    const unknown = await runCli([
+      "status",
+      ...STACK,
+      "--job-name",
+      JOB,
+      "--dir",
+      dir,
+      "--transaction",
+      "00000000-0000-4000-8000-000000000000",
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
   });
 
   it("status with an unknown job name exits 1 and lists the jobs it knows", async () => {
-    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], {
-      timeoutMs: 120_000,
-    });
+    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], {});
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
   });
@@ -216,15 +226,13 @@ describe("hub-export local", { timeout: 300_000 }, () => {
       const { rows } = await client.query("SELECT count(*)::int AS n FROM staging.hub_intake_job");
       await client.end();
       expect(rows[0].n).toBe(4);
-      const second = await runCli(["local", ...STACK, "--dir", dir], { timeoutMs: 120_000 });
+      const second = await runCli(["local", ...STACK, "--dir", dir]);
       expect(second.code).toBe(1);
       expect(second.stderr.trimEnd().split("\n").pop()).toBe(
         `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
       );
       expect(second.stderr).not.toMatch(/internal error/);
-      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], {
-        timeoutMs: 120_000,
-      });
+      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], {});
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {
@@ -236,7 +244,7 @@ describe("hub-export local", { timeout: 300_000 }, () => {
   it("refuses a bad stack file with the validation lines, before starting anything", async () => {
     const file = path.join(dir, "Pulumi.bad.yaml");
     fs.writeFileSync(file, "config:\n  hubExport:hubTenants: nope\n");
-    const r = await runCli(["local", "--file", file, "--dir", path.join(dir, "other")], { timeoutMs: 120_000 });
+    const r = await runCli(["local", "--file", file, "--dir", path.join(dir, "other")]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("hubExport:hubTenants: Invalid input: expected array, received string");
     expect(r.stderr).not.toMatch(/internal error/);
@@ -249,10 +257,10 @@ const local = (env: NodeJS.ProcessEnv, json = true, extra: string[] = []) =>
     env,
     timeoutMs: 240_000,
   });
-const status = (...args: string[]) => runCli(["status", ...STACK, "--dir", dir, ...args], { timeoutMs: 120_000 });
+const status = (...args: string[]) => runCli(["status", ...STACK, "--dir", dir, ...args]);
 
 // `first`: a completed run whose id and counts must not show.
-describe("a run that does not complete says why", { timeout: 300_000 }, () => {
+describe("a run that does not complete says why", () => {
   it("refused: the refusal's problem, no transaction id or counts of the previous run; status shows it too", async () => {
     const r = await local({ HUB_EXPORT_PUBLISH_CONCURRENCY: "many" });
     expect(r.code).toBe(1);
@@ -321,7 +329,7 @@ describe("a run that does not complete says why", { timeout: 300_000 }, () => {
     const printed: string[] = s.queries.statusCommand.split(" ");
     expect(printed.slice(0, 3)).toEqual(["npx", "hub-export", "status"]);
     expect(printed).not.toContain("--job-name");
-    const oneText = await runCli(printed.slice(2), { timeoutMs: 120_000 });
+    const oneText = await runCli(printed.slice(2));
     expect(oneText.code, oneText.stderr).toBe(0);
     expect(oneText.stdout).toContain(
       `  so far: extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, ERS entities 0 (it stopped before the end)`,

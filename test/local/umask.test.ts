@@ -45,53 +45,49 @@ function walk(root: string): { file: string; mode: number; folder: boolean }[] {
 }
 
 describe("modes under umask 000", () => {
-  it(
-    "local: an existing state folder gets private folders and secret files whatever the umask",
-    { timeout: 300_000 },
-    async () => {
-      const state = path.join(dir, "state");
-      fs.mkdirSync(state, { mode: 0o700 });
-      const r = await underUmask000(["local", "--file", fixtureStackFile("qa"), "--dir", state, "--employees", "20"]);
-      expect(r.code, r.stderr).toBe(0);
-      const entries = walk(state);
-      const rel = (p: string) => path.join("state", p);
-      // The folders the procedure names, and every other one: the owner's only.
-      for (const folder of [
-        "bucket",
-        "bucket/Tools",
-        "bucket/Tools/hub_python_scripts",
-        "bucket/pipelines",
-        "bucket/templates/hub_hrsys_export",
-        "connections",
-        "logs",
-      ]) {
-        expect(
-          entries.find((e) => e.file === rel(folder)),
-          folder,
-        ).toMatchObject({ folder: true, mode: 0o700 });
-      }
-      expect(entries.filter((e) => e.folder && e.mode !== 0o700)).toEqual([]);
-      // Files with secrets: the owner's only.
-      const secrets = [
-        "secrets.json",
-        "bucket/Tools/hub_python_scripts/tenant_credentials.txt",
-        "bucket/Tools/hub_python_scripts/credentials.ini",
-      ].map(rel);
-      secrets.push(
-        ...entries
-          .filter((e) => e.file.startsWith(rel("connections/")) || e.file.startsWith(rel("logs/")))
-          .map((e) => e.file),
-      );
-      expect(secrets.length).toBeGreaterThan(5);
-      for (const file of secrets)
-        expect(
-          entries.find((e) => e.file === file),
-          file,
-        ).toMatchObject({ folder: false, mode: 0o600 });
-      // Nothing is writable by others.
-      expect(entries.filter((e) => e.mode & 0o022)).toEqual([]);
-    },
-  );
+  it("local: an existing state folder gets private folders and secret files whatever the umask", async () => {
+    const state = path.join(dir, "state");
+    fs.mkdirSync(state, { mode: 0o700 });
+    const r = await underUmask000(["local", "--file", fixtureStackFile("qa"), "--dir", state, "--employees", "20"]);
+    expect(r.code, r.stderr).toBe(0);
+    const entries = walk(state);
+    const rel = (p: string) => path.join("state", p);
+    // The folders the procedure names, and every other one: the owner's only.
+    for (const folder of [
+      "bucket",
+      "bucket/Tools",
+      "bucket/Tools/hub_python_scripts",
+      "bucket/pipelines",
+      "bucket/templates/hub_hrsys_export",
+      "connections",
+      "logs",
+    ]) {
+      expect(
+        entries.find((e) => e.file === rel(folder)),
+        folder,
+      ).toMatchObject({ folder: true, mode: 0o700 });
+    }
+    expect(entries.filter((e) => e.folder && e.mode !== 0o700)).toEqual([]);
+    // Files with secrets: the owner's only.
+    const secrets = [
+      "secrets.json",
+      "bucket/Tools/hub_python_scripts/tenant_credentials.txt",
+      "bucket/Tools/hub_python_scripts/credentials.ini",
+    ].map(rel);
+    secrets.push(
+      ...entries
+        .filter((e) => e.file.startsWith(rel("connections/")) || e.file.startsWith(rel("logs/")))
+        .map((e) => e.file),
+    );
+    expect(secrets.length).toBeGreaterThan(5);
+    for (const file of secrets)
+      expect(
+        entries.find((e) => e.file === file),
+        file,
+      ).toMatchObject({ folder: false, mode: 0o600 });
+    // Nothing is writable by others.
+    expect(entries.filter((e) => e.mode & 0o022)).toEqual([]);
+  });
 
   it("render --out writes a file others cannot write", async () => {
     const out = path.join(dir, "definition.json");
