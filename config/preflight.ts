@@ -55,7 +55,7 @@ export function accountIdText(id: unknown): string | undefined {
   return typeof text === "string" && /^\d{12}$/.test(text) ? text : undefined;
 }
 
-/** What is left to do, or undefined when the stack is ready. */
+/** A stack that is not ready: the values left to set, each with the command that sets it. */
 export class PreflightError extends UserError {
   constructor(
     readonly stack: string,

@@ -61,8 +61,8 @@ export function shellQuote(text: string): string {
 }
 
 /** Every hub API URL of the config with its key path: hub.default's and each region's. */
-export function hubUrls(config: StackConfig): { path: (string | number)[]; url: string; region?: string }[] {
-  const out: { path: (string | number)[]; url: string; region?: string }[] = [];
+export function hubUrls(config: StackConfig): { path: (string | number)[]; url: string }[] {
+  const out: { path: (string | number)[]; url: string }[] = [];
   for (const api of HUB_API_NAMES) {
     const url = config.hub.default?.apis?.[api];
     if (url) out.push({ path: ["hub", "default", "apis", api], url });
@@ -70,7 +70,7 @@ export function hubUrls(config: StackConfig): { path: (string | number)[]; url: 
   for (const region of sortRegions(Object.keys(config.hub.regions) as never)) {
     for (const api of HUB_API_NAMES) {
       const url = config.hub.regions[region]?.apis?.[api];
-      if (url) out.push({ path: ["hub", "regions", region, "apis", api], url, region });
+      if (url) out.push({ path: ["hub", "regions", region, "apis", api], url });
     }
   }
   return out;
