@@ -131,7 +131,7 @@ describe("hub-export local", () => {
   });
 
   it("status shows the job's runs with their per-status counts, and one run's failed messages", async () => {
-    const r = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir]);
+    const r = await status("--job-name", JOB);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toMatch(/^Database: the embedded default in \S+\/ \(npm start; PLATDB on 127\.0\.0\.1:\d+\)$/);
@@ -151,17 +151,7 @@ describe("hub-export local", () => {
     expect(runs[2]).toMatch(/ExecutionCompleted\s+120\s+120\s+120\s+0\s+0\s+120\s+PUBLISHED 120$/);
     expect(runs[1]).toMatch(/PUBLISHED 7$/);
 
-    const one = await runCli([
-      "status",
-      ...STACK,
-      "--job-name",
-      JOB,
-      "--dir",
-      dir,
-      "--transaction",
-      first.transactionId,
-      "--json",
-    ]);
+    const one = await status("--job-name", JOB, "--transaction", first.transactionId, "--json");
     expect(one.code, one.stderr).toBe(0);
     const listed = JSON.parse(one.stdout);
     expect(listed).toMatchObject({
@@ -173,22 +163,13 @@ describe("hub-export local", () => {
     expect(listed.received).toHaveLength(120);
     expect(new Set(listed.received.map((m: { messageId: string }) => m.messageId)).size).toBe(120);
 
-    const unknown = await runCli([
-      "status",
-      ...STACK,
-      "--job-name",
-      JOB,
-      "--dir",
-      dir,
-      "--transaction",
-      "00000000-0000-4000-8000-000000000000",
-    ]);
+    const unknown = await status("--job-name", JOB, "--transaction", "00000000-0000-4000-8000-000000000000");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no run 00000000-0000-4000-8000-000000000000 of job");
   });
 
   it("status with an unknown job name exits 1 and lists the jobs it knows", async () => {
-    const r = await runCli(["status", ...STACK, "--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX", "--dir", dir], {});
+    const r = await status("--job-name", "HRSYS_EMPL_HUB_ACME_202611_QAX");
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`no job HRSYS_EMPL_HUB_ACME_202611_QAX in staging; the jobs known there are:\n  ${JOB}\n`);
   });
@@ -232,7 +213,7 @@ describe("hub-export local", () => {
         `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
       );
       expect(second.stderr).not.toMatch(/internal error/);
-      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"], {});
+      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"]);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {
