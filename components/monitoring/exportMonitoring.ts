@@ -16,15 +16,12 @@ import { ALL_REGIONS, METRICS, METRIC_DIMENSIONS, METRIC_NAMESPACE } from "../..
 export interface ExportMonitoringArgs {
   /** Physical base name (at most 40 characters): the topic, rules, queue, alarms and dashboard are named after it. */
   baseName: string;
-  stack: string;
   jobName: string;
   environment: string;
   hubRegions: string[];
   clusterArn: pulumi.Input<string>;
   taskDefinitionFamilyArn: pulumi.Input<string>;
-  containerName: string;
   logGroupName: pulumi.Input<string>;
-  logStreamPrefix: string;
   email: string[];
   /** HTTPS endpoints (Pulumi secrets: webhook URLs carry tokens), each with its key (alertEndpointKey). */
   https: AlertEndpoint[];
@@ -109,7 +106,7 @@ export class ExportMonitoring extends pulumi.ComponentResource {
         logGroupName: args.logGroupName,
         region,
       })
-      .apply((resolved) => taskStopRules({ ...args, ...resolved }));
+      .apply((resolved) => taskStopRules({ ...args, ...resolved, stack: pulumi.getStack() }));
     const ruleKeys = ["execution-failed", "stopped", "other-exit", "not-run"] as const;
     const ruleArns: pulumi.Output<string>[] = [];
     for (const [i, ruleKey] of ruleKeys.entries()) {

@@ -4,6 +4,7 @@
  * patterns and messages from resolved names.
  */
 import { ECS_STOP_CODES, EXIT, TASK_EXIT_MEANINGS } from "../../core/exitCodes";
+import { CONTAINER_NAME, LOG_STREAM_PREFIX } from "../task/exportTask";
 
 export interface TaskStopRuleInput {
   /** The Pulumi stack, for the commands the message suggests. */
@@ -13,9 +14,7 @@ export interface TaskStopRuleInput {
   clusterArn: string;
   /** The task definition's ARN without revision: every revision of the family is watched. */
   taskDefinitionFamilyArn: string;
-  containerName: string;
   logGroupName: string;
-  logStreamPrefix: string;
   region: string;
 }
 
@@ -57,15 +56,15 @@ function transformer(input: TaskStopRuleInput, what: string): TaskStopRule["inpu
   const text = [
     `HRSYS export job ${input.jobName} (${input.environment}): ${what}`,
     `Task <taskArn> (started by <startedBy>) stopped at <stoppedAt>: <stopCode>, <stoppedReason>.`,
-    `Logs: CloudWatch Logs group ${input.logGroupName} (${input.region}), stream ${input.logStreamPrefix}/${input.containerName}/TASK_ID, TASK_ID being the last part of the task ARN; ` +
-      `or: aws logs tail ${input.logGroupName} --since 1d --log-stream-name-prefix ${input.logStreamPrefix}/${input.containerName}/`,
+    `Logs: CloudWatch Logs group ${input.logGroupName} (${input.region}), stream ${LOG_STREAM_PREFIX}/${CONTAINER_NAME}/TASK_ID, TASK_ID being the last part of the task ARN; ` +
+      `or: aws logs tail ${input.logGroupName} --since 1d --log-stream-name-prefix ${LOG_STREAM_PREFIX}/${CONTAINER_NAME}/`,
     `Runs of the job: npx hub-export status --stack ${input.stack} --job-name ${input.jobName} --database-url URL`,
   ].join("\n");
   return { inputPaths: INPUT_PATHS, inputTemplate: JSON.stringify(text) };
 }
 
 export function taskStopRules(input: TaskStopRuleInput): TaskStopRule[] {
-  const container = (exitCode: unknown[]) => ({ containers: { name: [input.containerName], exitCode } });
+  const container = (exitCode: unknown[]) => ({ containers: { name: [CONTAINER_NAME], exitCode } });
   const exited = (code: number) => `the task exited with code ${code}: ${TASK_EXIT_MEANINGS[code]}.`;
   // A stop by ECS is SIGTERM: the task records it and exits 1, or, still starting, dies of it (143). Stopped, not failed.
   const stopped = [EXIT.failed, EXIT.sigterm];
