@@ -6,8 +6,6 @@
  * test/components/secrets.test.ts runs two plans in one process to catch a change.
  */
 import { createHash } from "node:crypto";
-import fs from "node:fs";
-import YAML from "yaml";
 import * as pulumi from "@pulumi/pulumi";
 import type { Alias } from "@pulumi/pulumi/proto/alias_pb";
 import type {
@@ -17,7 +15,7 @@ import type {
   RegisterResourceRequest,
   RegisterResourceResponse,
 } from "@pulumi/pulumi/proto/resource_pb";
-import { loadStackConfig, stackFilePath, stackNameOf } from "../../config/load";
+import { loadStackConfig, readStackFileConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../../config/schema";
 import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
@@ -279,7 +277,6 @@ export interface EngineConfig {
  * secrets decrypted. Without the CLI, each `secure:` value becomes a placeholder named after its ciphertext.
  */
 export function engineConfigFromStackFile(file: string): EngineConfig {
-  const doc = YAML.parse(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
   const placeholders: string[] = [];
   const secretKeys: string[] = [];
   const replace = (value: unknown): unknown => {
@@ -297,7 +294,7 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
     return value;
   };
   const config: Record<string, string> = {};
-  for (const [key, value] of Object.entries(doc?.config ?? {})) {
+  for (const [key, value] of Object.entries(readStackFileConfig(file))) {
     const before = placeholders.length;
     const replaced = replace(value);
     if (placeholders.length > before) secretKeys.push(key);
