@@ -23,12 +23,11 @@ export const PROJECT_NAME = "hub-export";
 export const ACCESS_LOG_RETENTION_DAYS = 365;
 
 /** Identifiers used unquoted in SQL: PostgreSQL folds them to lower case, and they must fit 63 bytes. */
-const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const sqlIdentifier = (what: string) =>
   z
     .string()
     .regex(
-      SQL_IDENTIFIER,
+      /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
       `${what} must be a safe SQL identifier: a letter or _, then letters, digits or _ (at most 63)`,
     );
 
