@@ -1,10 +1,8 @@
 /**
- * The objects of the bucket (procedure steps 1 and 7): folder markers, the pipeline template (the tagged file, byte
- * for byte: the download source of step 1), the rendered pipeline of this job, the scripts folder's templates.
- * credentials.ini and tenant_credentials.txt are shared files, merged into rather than written (core/credentialFiles.ts).
- *
- * `shared` objects are the platform environment's, not this stack's: every hub pipeline there has the same ones (the
- * template of a build is the same file), so removing a stack leaves them.
+ * The objects of the bucket (procedure steps 1 and 7): folder markers, the pipeline template (byte for byte: the
+ * download source of step 1), this job's rendered pipeline, the scripts templates; the shared credential files are
+ * merged into, not written (core/credentialFiles.ts). `shared` objects are the same for every hub pipeline of the
+ * platform environment, so removing a stack leaves them.
  */
 import type { StackConfig } from "../config/schema";
 import { BUCKET_FOLDERS, SCRIPT_FILES, renderedPipelineKey } from "./naming";

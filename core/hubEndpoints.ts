@@ -1,9 +1,8 @@
 /**
- * Where the export task may send a tenant's credentials and data. HUB_API_CONFIG is shared with the platform's other
- * pipelines and connection records are edited by hand, so the task does not trust the URLs it reads there: the
- * rendered definition carries, per hub region, the hosts the stack configured (its hub APIs and its queue broker),
- * and a URL must be https on one of them. Loopback only where the definition allows it (the embedded default and the
- * tests). Private addresses are fine: a hub reached through a private endpoint is normal. Pure.
+ * Where the export task may send a tenant's credentials and data. HUB_API_CONFIG is shared with other pipelines and
+ * connection records are edited by hand, so the task trusts no URL it reads there: it must be https on a host the
+ * rendered definition lists for the hub region (the stack's hub APIs and queue broker). Loopback only where the
+ * definition allows it; private addresses are fine (a hub reached through a private endpoint).
  */
 import type { StackConfig } from "../config/schema";
 import { HUB_API_NAMES } from "./hubContract";

@@ -1,10 +1,7 @@
 /**
  * The longest time between two starts of an EventBridge Scheduler schedule, for the "no completed run within N hours"
- * alarm's default. rate(...) gives it directly; cron(...) is expanded over a year and the widest gap taken. Pure.
- *
- * Supported cron fields: numbers, names (JAN-DEC, SUN-SAT), `*`, `?`, lists, ranges and steps. Schedules that use
- * L, W or # (last day, weekday, nth weekday), a fixed year, or one-time at(...) have no derivable period: the caller
- * asks for an explicit value then.
+ * alarm's default: rate(...) gives it; cron(...) is expanded over a year and the widest gap taken. L, W or #, a fixed
+ * year, or one-time at(...) have no derivable period: the caller asks for an explicit value then.
  */
 
 const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];

@@ -1,8 +1,7 @@
 /**
  * A secret value from the stack config. It prints as [secret] in logs, JSON and errors, so that validated config can
- * be passed around and logged without leaking. A value read from a stack file without the Pulumi CLI is only
- * ciphertext: it is known to be set, but cannot be revealed. A secret not set yet is `missing`: the committed stack
- * files carry none, and `pulumi up` stops on it with the command that sets it (config/preflight.ts).
+ * be passed around and logged without leaking. The committed stack files set none: `pulumi up` stops on a `missing`
+ * one with the command that sets it (config/preflight.ts).
  */
 const REDACTED = "[secret]";
 

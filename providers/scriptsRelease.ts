@@ -1,9 +1,8 @@
 /**
- * A vendor scripts release (procedure step 7.1): the content of `hub_python_scripts.zip`, checked entry by entry
- * (zip-slip) before anything is written, becomes the shared scripts folder's, except the credential files. The state
- * holds its manifest (sha256s), never its content (docs/pulumi-reference.md, "A vendor scripts release"). Used by local
- * mode and the dynamic provider behind components/storage/scriptsRelease.ts. Serialized provider code:
- * providers/README.md.
+ * A vendor scripts release (procedure step 7.1): `hub_python_scripts.zip`, checked entry by entry (zip-slip) before
+ * anything is written, becomes the shared scripts folder's content, but the credential files. The state holds its
+ * manifest (sha256s), never its content. Used by local mode and the dynamic provider behind
+ * components/storage/scriptsRelease.ts. Serialized provider code: providers/README.md.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import * as scriptFiles from "./scriptFiles";
