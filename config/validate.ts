@@ -97,20 +97,12 @@ export interface InspectedConfig {
 }
 
 export function inspectStackConfig(raw: unknown, options: ValidateOptions): InspectedConfig {
-  try {
-    return inspect(raw, options);
-  } catch (err) {
-    // A key set without the namespace is often why a value is missing: name it with the problems.
-    const misplaced = (options.misplacedKeys ?? []).map((key) => {
-      const { problem, command } = misplacedKeyProblem(key, options.stack ?? "<stack>");
-      return { path: [], key, message: `${problem}: ${command}` };
-    });
-    if (!(err instanceof ConfigError) || !misplaced.length) throw err;
-    throw new ConfigError(options.source, [...err.issues, ...misplaced]);
-  }
-}
-
-function inspect(raw: unknown, options: ValidateOptions): InspectedConfig {
+  // A key set without the namespace is often why a value is missing: name it with the problems.
+  const misplaced = (options.misplacedKeys ?? []).map((key) => {
+    const { problem, command } = misplacedKeyProblem(key, options.stack ?? "<stack>");
+    return { path: [], key, message: `${problem}: ${command}` };
+  });
+  const invalid = (issues: ConfigIssue[]) => new ConfigError(options.source, [...issues, ...misplaced]);
   const { value, placeholders } = stripPlaceholders(raw);
   // Text no key may hold (control characters, overlong values), checked at any depth first: one line per key, so a
   // key's own rule does not report the same value again.
@@ -122,14 +114,14 @@ function inspect(raw: unknown, options: ValidateOptions): InspectedConfig {
       ...unsafe,
       ...(parsed.success ? [] : parsed.error.issues.flatMap((i) => fromZod(i, value)).filter((i) => !reported(i.path))),
     ];
-    if (parsed.success) throw new ConfigError(options.source, issues);
+    if (parsed.success) throw invalid(issues);
     // Every problem at once: when only the stack file's rule on secrets failed, the rules across keys still run.
     const lenient = options.fromFile ? stackConfigSchema.safeParse(value) : undefined;
     if (lenient?.success) issues.push(...crossFieldIssues(lenient.data, options));
-    throw new ConfigError(options.source, issues);
+    throw invalid(issues);
   }
   const issues = crossFieldIssues(parsed.data, options);
-  if (issues.length > 0) throw new ConfigError(options.source, issues);
+  if (issues.length > 0) throw invalid(issues);
   return { config: parsed.data, placeholders, missingSecrets: missingSecretPaths(parsed.data) };
 }
 
