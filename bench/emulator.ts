@@ -202,7 +202,7 @@ export const options = {
 } satisfies CommandOptions;
 
 function parseOptions(argv: string[]): BenchOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+  const values = parseCommandArgs(options, argv);
   const int = (name: string, value: string | undefined, max: number) => {
     if (value === undefined) throw new UsageError(`--${name} is required`);
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)

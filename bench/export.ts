@@ -86,7 +86,7 @@ interface BenchOptions {
 }
 
 function parse(argv: string[]): BenchOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+  const values = parseCommandArgs(options, argv);
   const spec = (option: string, value: string | undefined, check: (v: string) => unknown) => {
     try {
       check(value ?? "");

@@ -45,7 +45,7 @@ interface OutageOptions {
 }
 
 function parse(argv: string[]): OutageOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+  const values = parseCommandArgs(options, argv);
   try {
     parseFaultSpec(values.faults ?? "");
   } catch (err) {
