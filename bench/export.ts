@@ -75,17 +75,7 @@ export const options = {
   },
 } satisfies CommandOptions;
 
-interface BenchOptions {
-  employees: number;
-  seed: number;
-  latency: string;
-  rateLimit: string;
-  retryAfter: boolean;
-  cls?: "report" | "strict";
-  changes?: number;
-}
-
-function parse(argv: string[]): BenchOptions {
+function parse(argv: string[]) {
   const values = parseCommandArgs(options, argv);
   const spec = (option: string, value: string | undefined, check: (v: string) => unknown) => {
     try {
