@@ -25,14 +25,6 @@ import { startEmulatorProcess } from "./platform";
 
 const QUEUE = "bench-empl-us";
 
-interface BenchOptions {
-  messages: number;
-  batch: number;
-  concurrency: number;
-  bodyBytes: number;
-  retainBodies: boolean;
-}
-
 export async function main(argv: string[]): Promise<void> {
   const opts = parseOptions(argv);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-"));
@@ -50,7 +42,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-async function run(urls: EmulatorUrls, opts: BenchOptions): Promise<void> {
+async function run(urls: EmulatorUrls, opts: ReturnType<typeof parseOptions>): Promise<void> {
   const us = DEV_QUEUES.US;
   const auth = await request(queueAuthUrl(urls.queues.US), {
     method: "POST",
@@ -201,8 +193,8 @@ export const options = {
   },
 } satisfies CommandOptions;
 
-function parseOptions(argv: string[]): BenchOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+function parseOptions(argv: string[]) {
+  const values = parseCommandArgs(options, argv);
   const int = (name: string, value: string | undefined, max: number) => {
     if (value === undefined) throw new UsageError(`--${name} is required`);
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)

@@ -75,18 +75,8 @@ export const options = {
   },
 } satisfies CommandOptions;
 
-interface BenchOptions {
-  employees: number;
-  seed: number;
-  latency: string;
-  rateLimit: string;
-  retryAfter: boolean;
-  cls?: "report" | "strict";
-  changes?: number;
-}
-
-function parse(argv: string[]): BenchOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+function parse(argv: string[]) {
+  const values = parseCommandArgs(options, argv);
   const spec = (option: string, value: string | undefined, check: (v: string) => unknown) => {
     try {
       check(value ?? "");
@@ -145,7 +135,7 @@ export async function main(argv: string[]): Promise<void> {
   });
   try {
     const pool = new Pool({ connectionString: url, max: 2 });
-    let t = Date.now();
+    const t = Date.now();
     const seeded = await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
       count: options.employees,
@@ -169,22 +159,24 @@ export async function main(argv: string[]): Promise<void> {
       fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
       clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
     }
-    const loadBefore = os.loadavg();
-    const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
-    const emulatorCpu = cpuSeconds(emulator.child.pid);
-    t = Date.now();
-    const task = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], serverCpu);
-    const totalSeconds = secs(Date.now() - t);
-    const cpu = {
-      task: task.cpuSeconds,
-      emulator: cpuSeconds(emulator.child.pid) - emulatorCpu,
-      server: serverCpu.seconds,
+    // The task run as the image runs it: its events, seconds and the server's CPU seconds, or the error it ended with.
+    const runTask = async (run: string) => {
+      const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
+      const started = Date.now();
+      const task = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], serverCpu);
+      const done = task.events.find((e) => e.event === "run.done");
+      if (!done || task.code !== 0)
+        throw new Error(`${run} did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
+      const cpu = { task: task.cpuSeconds, server: serverCpu.seconds };
+      return { ...task, seconds: secs(Date.now() - started), done, cpu };
     };
+    const loadBefore = os.loadavg();
+    const emulatorCpu = cpuSeconds(emulator.child.pid);
+    const task = await runTask("the task");
+    const { done } = task;
+    const cpu = { ...task.cpu, emulator: cpuSeconds(emulator.child.pid) - emulatorCpu };
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url) : [];
-    const done = task.events.find((e) => e.event === "run.done");
-    if (!done || task.code !== 0)
-      throw new Error(`the task did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
     const published = Number(done.published);
     const hub = (await (await fetch(emulator.urls.state)).json()) as {
       links: Record<string, LinkState>;
@@ -213,10 +205,10 @@ export async function main(argv: string[]): Promise<void> {
       say(
         `  floor (PostgreSQL)  ${floor.seconds} s: the extraction query alone, ${floor.messages} bodies, ${(floor.chars / 1e6).toFixed(0)} MB`,
       );
-    say(`  task, end to end    ${totalSeconds} s  (exit ${task.code}, ${String(done.status)})`);
+    say(`  task, end to end    ${task.seconds} s  (exit ${task.code}, ${String(done.status)})`);
     for (const [phase, s] of Object.entries(done.phases as Record<string, number>))
       say(`    ${phase.padEnd(16)}  ${s} s`);
-    say(`  messages published  ${published} (${Math.round(published / totalSeconds)} msgs/s end to end)`);
+    say(`  messages published  ${published} (${Math.round(published / task.seconds)} msgs/s end to end)`);
     const cls = task.events.find((e) => e.event === "cls.done");
     if (cls)
       say(
@@ -225,15 +217,10 @@ export async function main(argv: string[]): Promise<void> {
     say(`  task peak RSS       ${task.peakRssMb} MB (VmHWM sampled; the task logged ${String(done.peakRssMb)} MB)`);
     const cores = os.cpus().length;
     say(
-      `  CPU seconds         task ${cpu.task.toFixed(1)}, emulator ${cpu.emulator.toFixed(1)}, PostgreSQL ${cpu.server.toFixed(1)}: ${(cpu.task + cpu.emulator + cpu.server).toFixed(1)} of the ${(cores * totalSeconds).toFixed(1)} the ${cores} CPUs had`,
+      `  CPU seconds         task ${cpu.task.toFixed(1)}, emulator ${cpu.emulator.toFixed(1)}, PostgreSQL ${cpu.server.toFixed(1)}: ${(cpu.task + cpu.emulator + cpu.server).toFixed(1)} of the ${(cores * task.seconds).toFixed(1)} the ${cores} CPUs had`,
     );
-    if (floor) say(`  total / floor       ${(totalSeconds / floor.seconds).toFixed(2)}`);
-    for (const line of linkTable(
-      hub.links,
-      (done.links ?? {}) as Record<string, LinkStats>,
-      entitiesPerRegion(hub.ers),
-    ))
-      say(line);
+    if (floor) say(`  total / floor       ${(task.seconds / floor.seconds).toFixed(2)}`);
+    for (const line of linkTable(hub.links, (done.links ?? {}) as Record<string, LinkStats>, hub.ers)) say(line);
     for (const line of top) say(line);
     if (options.changes !== undefined) {
       const touchPool = new Pool({ connectionString: url, max: 1 });
@@ -243,13 +230,7 @@ export async function main(argv: string[]): Promise<void> {
         seed: options.seed + 1,
       });
       await touchPool.end();
-      const incServerCpu = new UserCpu(fs.statSync(dataDir).uid).start();
-      t = Date.now();
-      const inc = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], incServerCpu);
-      const incSeconds = secs(Date.now() - t);
-      const incDone = inc.events.find((e) => e.event === "run.done");
-      if (!incDone || inc.code !== 0)
-        throw new Error(`the incremental run did not complete (exit ${inc.code}): ${inc.stderr.slice(0, 2000)}`);
+      const inc = await runTask("the incremental run");
       const changes = inc.events.find((e) => e.event === "extract.done")?.changes as
         { mode: string; changedRows: number; chunks: number; seconds: number } | undefined;
       const incCls = inc.events.find((e) => e.event === "cls.done");
@@ -258,24 +239,24 @@ export async function main(argv: string[]): Promise<void> {
         `Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`,
       );
       say(
-        `  task, end to end    ${incSeconds} s  (exit ${inc.code}, ${String(incDone.status)}); the full run's ${totalSeconds} s: ${share(incSeconds, totalSeconds)}`,
+        `  task, end to end    ${inc.seconds} s  (exit ${inc.code}, ${String(inc.done.status)}); the full run's ${task.seconds} s: ${share(inc.seconds, task.seconds)}`,
       );
       say(
-        `  task time (run.done) ${String(incDone.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(incDone.seconds), Number(done.seconds))}`,
+        `  task time (run.done) ${String(inc.done.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(inc.done.seconds), Number(done.seconds))}`,
       );
-      for (const [phase, s] of Object.entries(incDone.phases as Record<string, number>))
+      for (const [phase, s] of Object.entries(inc.done.phases as Record<string, number>))
         say(`    ${phase.padEnd(16)}  ${s} s`);
       if (changes)
         say(
           `  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`,
         );
-      say(`  messages published  ${String(incDone.published)}`);
+      say(`  messages published  ${String(inc.done.published)}`);
       if (incCls)
         say(
           `  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`,
         );
       say(
-        `  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${incServerCpu.seconds.toFixed(1)}`,
+        `  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${inc.cpu.server.toFixed(1)}`,
       );
     }
   } finally {
@@ -329,14 +310,6 @@ async function measureFloor(
   return { seconds: secs(Date.now() - t), messages: rows[0].messages, chars: Number(rows[0].chars) };
 }
 
-/** ERS entities received per region (the bench's tenants: one per region). */
-function entitiesPerRegion(ers: Record<string, { entities: number }>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const region of ["US", "EU"] as const)
-    out[region] = ers[TENANTS[region].hubTenantId.toLowerCase()]?.entities ?? 0;
-  return out;
-}
-
 /**
  * Per link (API.region) and per API: what the hub saw (requests, 429s, rates, the fraction of its limit) and the
  * round trips the task measured (p50, p99), with the task's window (requests in flight) at the end and its range.
@@ -344,7 +317,7 @@ function entitiesPerRegion(ers: Record<string, { entities: number }>): Record<st
 function linkTable(
   hub: Record<string, LinkState>,
   task: Record<string, LinkStats>,
-  ersEntities: Record<string, number>,
+  ers: Record<string, { entities: number }>,
 ): string[] {
   const names = [
     ...new Set([
@@ -373,8 +346,9 @@ function linkTable(
     const h = hub[name];
     const c = task[name];
     const [api, region] = name.split(".");
-    // Messages per second: queue messages, or ERS entities.
-    const units = api === "ers" ? (ersEntities[region] ?? 0) : (h?.accepted ?? 0);
+    // Messages per second: queue messages, or ERS entities (the bench's tenants: one per region).
+    const tenant = TENANTS[region as keyof typeof TENANTS]?.hubTenantId.toLowerCase() ?? "";
+    const units = api === "ers" ? (ers[tenant]?.entities ?? 0) : (h?.accepted ?? 0);
     const msgs = h && h.seconds > 0 ? units / h.seconds : 0;
     rows.push([
       name,

@@ -38,14 +38,8 @@ export const options = {
   },
 } satisfies CommandOptions;
 
-interface OutageOptions {
-  messages: number;
-  faults: string;
-  deadRuns: number;
-}
-
-function parse(argv: string[]): OutageOptions {
-  const { values } = parseCommandArgs({ options }, argv);
+function parse(argv: string[]) {
+  const values = parseCommandArgs(options, argv);
   try {
     parseFaultSpec(values.faults ?? "");
   } catch (err) {
@@ -95,7 +89,7 @@ export async function main(argv: string[]): Promise<void> {
       const healed = i > options.deadRuns;
       // Replacing the faults restarts the emulator's counters: what follows is this run's.
       await setFaults(healed ? "none" : options.faults);
-      const before = await hubStored(emulator.urls.state);
+      const { stored: before } = await hubState(emulator.urls.state);
       const t = Date.now();
       const task = await runAndWatch(taskBundle, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
       const seconds = secs(Date.now() - t);
@@ -104,10 +98,7 @@ export async function main(argv: string[]): Promise<void> {
         event: string;
         detail: { reason?: string; openLinks?: Record<string, string> };
       }>(`SELECT event, detail FROM ${s}.HUB_EXPORT_RUN_HISTORY ORDER BY recorded_at DESC LIMIT 1`);
-      const hub = (await (await fetch(emulator.urls.state)).json()) as {
-        faults: { stats: Record<string, FaultStats> };
-      };
-      const after = await hubStored(emulator.urls.state);
+      const { stats, stored: after } = await hubState(emulator.urls.state);
       say(`Run ${i}: ${healed ? "the hub healed" : `hub faults '${options.faults}'`}`);
       say(
         `  ended after         ${seconds} s: exit ${task.code}, ${String(last.event)}${typeof last.status === "string" && last.status ? ` ${last.status}` : ""}`,
@@ -117,7 +108,7 @@ export async function main(argv: string[]): Promise<void> {
       );
       if (history[0]?.detail.openLinks)
         say(`  links left open     ${Object.keys(history[0].detail.openLinks).join(", ")}`);
-      const seen = Object.entries(hub.faults.stats).filter(([, x]) => x.requests > 0);
+      const seen = Object.entries(stats).filter(([, x]) => x.requests > 0);
       say(
         `  the hub saw         ${
           seen
@@ -156,11 +147,12 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-/** Distinct messages the emulator's queues hold, per region. */
-async function hubStored(stateUrl: string): Promise<Record<"US" | "EU", number>> {
+/** The emulator's fault counters, and the distinct messages its queues hold per region. */
+async function hubState(stateUrl: string) {
   const state = (await (await fetch(stateUrl)).json()) as {
+    faults: { stats: Record<string, FaultStats> };
     queues: Record<string, { destinations: Record<string, { distinct: number }> }>;
   };
   const distinct = (r: "US" | "EU") => state.queues[r]?.destinations[QUEUES[r].queueName]?.distinct ?? 0;
-  return { US: distinct("US"), EU: distinct("EU") };
+  return { stats: state.faults.stats, stored: { US: distinct("US"), EU: distinct("EU") } };
 }

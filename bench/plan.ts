@@ -49,7 +49,7 @@ export const options = {
 } satisfies CommandOptions;
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs({ options }, argv);
+  const values = parseCommandArgs(options, argv);
   const sizes = values.tenants!.split(",").map((s) => Number(s.trim()));
   if (sizes.some((n) => !Number.isInteger(n) || n < 3))
     throw new UsageError("--tenants must be a comma-separated list of integers of at least 3 (one tenant per region)");

@@ -100,24 +100,17 @@ export interface PlatformOptions {
   dir?: string;
 }
 
-export function stackConfigFor(
-  databaseUrl: string,
-  hub: HubUrls,
-  parameters: Partial<StackConfig["parameters"]> = {},
-  options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
-): StackConfig {
-  return validateStackConfig(rawStackConfigFor(databaseUrl, hub, parameters, options), {
-    source: "test platform",
-    stack: "test",
-  });
+type ConfigOptions = Pick<PlatformOptions, "parameters" | "regionalHubs" | "extraPlatRegions">;
+
+export function stackConfigFor(databaseUrl: string, hub: HubUrls, options: ConfigOptions = {}): StackConfig {
+  return validateStackConfig(rawStackConfigFor(databaseUrl, hub, options), { source: "test platform", stack: "test" });
 }
 
 /** The test platform's stack config as the stack file holds it (values not validated yet). */
 export function rawStackConfigFor(
   databaseUrl: string,
   hub: HubUrls,
-  parameters: Partial<StackConfig["parameters"]> = {},
-  options: Pick<PlatformOptions, "regionalHubs" | "extraPlatRegions"> = {},
+  options: ConfigOptions = {},
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw stack config, which tests edit freely
 ): Record<string, any> {
   const db = new URL(databaseUrl);
@@ -129,10 +122,7 @@ export function rawStackConfigFor(
     jobName: JOB_NAME,
     publishSchema: `${database}.publish`,
     stagingSchema: `${database}.staging`,
-    parameters: {
-      ...PARAMETER_DEFAULTS,
-      ...parameters,
-    },
+    parameters: { ...PARAMETER_DEFAULTS, ...options.parameters },
     bucket: { name: "acme-platform-test", create: false, connectionName: "PLAT_S3_TEST" },
     database: {
       connectionName: "PLAT_WAREHOUSE_TEST",
@@ -202,7 +192,7 @@ export function engineConfigOf(raw: Record<string, unknown>): Record<string, str
  * up the hub themselves).
  */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
-  const config = stackConfigFor(options.databaseUrl, options.hub, options.parameters, options);
+  const config = stackConfigFor(options.databaseUrl, options.hub, options);
   const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const paths = localPaths(dir);

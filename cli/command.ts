@@ -176,19 +176,16 @@ export function executeCommand(name: string, command: Command, argv: string[], i
 }
 
 /** A benchmark's own options parsed as a command's (bench/*.ts): a mistake is a UsageError. */
-export function parseCommandArgs<O extends Options>(
-  command: { options: O },
-  argv: string[],
-): { values: ParsedValues<O> } {
+export function parseCommandArgs<O extends Options>(options: O, argv: string[]): ParsedValues<O> {
   const cmd = new Commander().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  const values = addOptions(cmd, command.options);
+  const values = addOptions(cmd, options);
   try {
     cmd.parse(argv, { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) throw new UsageError(oneLine(err.message));
     throw err;
   }
-  return { values: values() as ParsedValues<O> };
+  return values() as ParsedValues<O>;
 }
 
 /** A command's `--help`, as `hub-export <name> --help` prints it (the bench command shows its benchmarks' so). */
