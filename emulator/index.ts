@@ -28,7 +28,7 @@ import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
 import { QueueBroker, REGION_BY_PATH, REGION_PATH } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
-import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput, type LinkRegion } from "./link";
+import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput } from "./link";
 
 export type { EmulatorConfig, EmulatorConfigInput } from "./config";
 export type { EmulatorState } from "./state";
@@ -239,7 +239,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (!r) throw new HttpError(404, "no such resource");
       const handler = own(r.methods, req.method ?? "");
       if (!handler) throw methodNotAllowed(Object.keys(r.methods));
-      const region = r.link ? (r.link.region ?? tenantRegion(query)) : undefined;
+      // A hub API request's region is its tenant's, when the config names one.
+      const tenant = (query.get("tenantId") ?? "").toLowerCase();
+      const region = r.link ? (r.link.region ?? tenantRegions.get(tenant) ?? "ANY") : undefined;
       if (r.endpoint) fault = injector.decide(r.endpoint, region);
       // Counted always (the state's `links`); the latency and the limit only when configured.
       const link = r.link ? links.link(r.link.api, region!) : undefined;
@@ -279,11 +281,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
       }
     }
-  }
-
-  /** A hub API request's region: its tenant's, when the config names one. */
-  function tenantRegion(query: URLSearchParams): LinkRegion {
-    return tenantRegions.get((query.get("tenantId") ?? "").toLowerCase()) ?? "ANY";
   }
 
   const server = http.createServer((req, res) => void handle(req, res));
