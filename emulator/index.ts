@@ -103,7 +103,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const hub = new HubApis(config, store);
   const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
   const links = new LinkEmulator(resolveLinkSettings(options.link), injector.config.seed);
-  const log = options.log;
   const tenantRegions = new Map(Object.entries(config.tenants).map(([id, t]) => [id.toLowerCase(), t.region]));
 
   const snapshot = (messages: boolean): EmulatorState => ({
@@ -270,15 +269,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       await answer(reply.status, () => sendJson(res, reply.status, reply.body, reply.headers));
     } catch (err) {
       if (!(err instanceof HttpError))
-        (log ?? ((line: string) => process.stderr.write(line + "\n")))(
+        (options.log ?? ((line: string) => process.stderr.write(line + "\n")))(
           `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? String(err)}`,
         );
       const e = err instanceof HttpError ? err : new HttpError(500, "internal error");
       await answer(e.status, () => sendError(res, e.status, e.message, e.headers));
     } finally {
-      if (log) {
+      if (options.log) {
         const note = fault.kind ? ` [fault ${fault.kind === "status" ? fault.status : fault.kind}]` : "";
-        log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
+        options.log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
       }
     }
   }
