@@ -17,20 +17,8 @@ export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
 /** `*`, an endpoint, or an endpoint in one hub region (`queue.publish.EU`). */
 export type FaultTarget = FaultEndpoint | "*" | `${FaultEndpoint}.${HubRegion}`;
 
-/** One rule, as written in the spec or in the JSON of `POST /_emulator/faults`. */
-export interface FaultSettings {
-  reset?: number;
-  resetAfter?: number;
-  tokenExpiry?: number;
-  latency?: number;
-  drip?: number;
-  silence?: number;
-  huge?: number;
-  echo?: number;
-  escape?: number;
-  wrongBody?: number;
-  [status: number]: number | undefined;
-}
+/** One rule, as written in the spec or in the JSON of `POST /_emulator/faults`: rates, latency (ms), rates by status. */
+export type FaultSettings = Partial<Record<RateKey | "latency", number>> & { [status: number]: number | undefined };
 export type FaultRules = Partial<Record<FaultTarget, FaultSettings>>;
 
 /** The fault configuration in force: validated rules and the seed of the PRNG streams. */
@@ -48,6 +36,7 @@ const MAX_LATENCY_MS = 60_000;
 export const HOSTILE_KINDS = ["drip", "silence", "huge", "echo", "escape", "wrongBody"] as const;
 export type HostileKind = (typeof HOSTILE_KINDS)[number];
 const RATE_KEYS = ["reset", "resetAfter", "tokenExpiry", ...HOSTILE_KINDS] as const;
+type RateKey = (typeof RATE_KEYS)[number];
 
 export class FaultSpecError extends Error {
   constructor(message: string) {
@@ -127,7 +116,7 @@ export function validateFaultRules(raw: unknown): FaultRules {
         );
       }
       if (isStatus) settings[Number(key)] = value;
-      else settings[key as (typeof RATE_KEYS)[number]] = value;
+      else settings[key as RateKey] = value;
     }
     rules[target] = settings;
   }

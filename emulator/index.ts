@@ -28,7 +28,7 @@ import { hostileAnswer } from "./hostile";
 import { HubApis } from "./hubApis";
 import { QueueBroker, REGION_BY_PATH, REGION_PATH } from "./queueBroker";
 import { EmulatorStore, type EmulatorState } from "./state";
-import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput, type LinkRegion } from "./link";
+import { LinkEmulator, resolveLinkSettings, type LinkApi, type LinkInput } from "./link";
 
 export type { EmulatorConfig, EmulatorConfigInput } from "./config";
 export type { EmulatorState } from "./state";
@@ -103,7 +103,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const hub = new HubApis(config, store);
   const injector = new FaultInjector(resolveFaults(options.faults ?? {}, options.seed ?? DEFAULT_SEED));
   const links = new LinkEmulator(resolveLinkSettings(options.link), injector.config.seed);
-  const log = options.log;
   const tenantRegions = new Map(Object.entries(config.tenants).map(([id, t]) => [id.toLowerCase(), t.region]));
 
   const snapshot = (messages: boolean): EmulatorState => ({
@@ -239,7 +238,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (!r) throw new HttpError(404, "no such resource");
       const handler = own(r.methods, req.method ?? "");
       if (!handler) throw methodNotAllowed(Object.keys(r.methods));
-      const region = r.link ? (r.link.region ?? tenantRegion(query)) : undefined;
+      // A hub API request's region is its tenant's, when the config names one.
+      const tenant = (query.get("tenantId") ?? "").toLowerCase();
+      const region = r.link ? (r.link.region ?? tenantRegions.get(tenant) ?? "ANY") : undefined;
       if (r.endpoint) fault = injector.decide(r.endpoint, region);
       // Counted always (the state's `links`); the latency and the limit only when configured.
       const link = r.link ? links.link(r.link.api, region!) : undefined;
@@ -268,22 +269,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       await answer(reply.status, () => sendJson(res, reply.status, reply.body, reply.headers));
     } catch (err) {
       if (!(err instanceof HttpError))
-        (log ?? ((line: string) => process.stderr.write(line + "\n")))(
+        (options.log ?? ((line: string) => process.stderr.write(line + "\n")))(
           `emulator: internal error on ${req.method} ${pathname}: ${(err as Error).stack ?? String(err)}`,
         );
       const e = err instanceof HttpError ? err : new HttpError(500, "internal error");
       await answer(e.status, () => sendError(res, e.status, e.message, e.headers));
     } finally {
-      if (log) {
+      if (options.log) {
         const note = fault.kind ? ` [fault ${fault.kind === "status" ? fault.status : fault.kind}]` : "";
-        log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
+        options.log(`${req.method} ${pathname} ${status || "-"} ${(performance.now() - started).toFixed(1)}ms${note}`);
       }
     }
-  }
-
-  /** A hub API request's region: its tenant's, when the config names one. */
-  function tenantRegion(query: URLSearchParams): LinkRegion {
-    return tenantRegions.get((query.get("tenantId") ?? "").toLowerCase()) ?? "ANY";
   }
 
   const server = http.createServer((req, res) => void handle(req, res));

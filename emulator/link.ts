@@ -139,15 +139,6 @@ export function formatLinkSettings(s: LinkSettings): { latency: string; rateLimi
   return { latency: latency.join(",") || "none", rateLimit: rate.join(",") || "none", retryAfter: s.retryAfter };
 }
 
-function pick<T>(rules: LinkRules<T>, api: LinkApi, region: LinkRegion): T | undefined {
-  return (
-    (region !== "ANY" ? rules[`${api}.${region}`] : undefined) ??
-    rules[api] ??
-    (region !== "ANY" ? rules[`*.${region}`] : undefined) ??
-    rules["*"]
-  );
-}
-
 /** `GET /_emulator/state` → links: what each link saw. */
 export interface LinkState {
   latency: LatencyRule | null;
@@ -247,21 +238,15 @@ export class LinkEmulator {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
+  /** The most specific rule wins: `queue.EU`, `queue`, `*.EU`, `*` (no target names the region "ANY"). */
   link(api: LinkApi, region: LinkRegion): LinkModel {
     const name = `${api}.${region}`;
+    const pick = <T>(rules: LinkRules<T>) => rules[name] ?? rules[api] ?? rules[`*.${region}`] ?? rules["*"];
     let link = this.links.get(name);
-    if (!link)
-      this.links.set(
-        name,
-        (link = new LinkModel(
-          name,
-          api,
-          pick(this.settings.latency, api, region),
-          pick(this.settings.rateLimit, api, region),
-          this.seed,
-          this.now,
-        )),
-      );
+    if (!link) {
+      link = new LinkModel(name, api, pick(this.settings.latency), pick(this.settings.rateLimit), this.seed, this.now);
+      this.links.set(name, link);
+    }
     return link;
   }
 

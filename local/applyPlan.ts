@@ -1,8 +1,7 @@
 /**
  * Applies the installation plan without the Pulumi engine, with the same plan and provider operations that
- * `pulumi up` uses: bucket folder, connection records, warehouse (database, schemas, task role, common baseline, the
- * client's run tables, grants), config-table rows and routing rules; then deletes what the previous apply had and the
- * stack config no longer has. Local mode runs on it; so do the test platform and the benchmarks.
+ * `pulumi up` uses, then deletes what the previous apply had and the stack config no longer has. Local mode runs on
+ * it; so do the test platform and the benchmarks.
  */
 import path from "node:path";
 import type { InstallationPlan } from "../core/plan";

@@ -1,8 +1,7 @@
 /**
  * What a start provisioned, recorded in the state folder (`deployments/<client>.json`), so that the next start
- * converges like `pulumi up`: what the stack config no longer has is deleted (config rows, credential entries, queue
- * connection records, the removed hub tenants' run-table state). The emulator starts empty at every start, so its
- * routing rules need no deletion.
+ * converges like `pulumi up`: what the stack config no longer has is deleted. The emulator starts empty at every
+ * start, so its routing rules need no deletion.
  */
 import fs from "node:fs";
 import path from "node:path";

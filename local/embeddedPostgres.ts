@@ -106,11 +106,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw err;
   }
   if (options.owner) writeOwner(dataDir, options.owner);
-  const stop = once(async () => {
-    await stopChild(child);
-    fs.rmSync(path.join(dataDir, OWNER_FILE), { force: true });
-    if (!options.persistent) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= stopChild(child).then(() => {
+      fs.rmSync(path.join(dataDir, OWNER_FILE), { force: true });
+      if (!options.persistent) fs.rmSync(dataDir, { recursive: true, force: true });
+    }));
   return { port, adminUrl: adminUrl(port, password), joined: false, stop };
 }
 
@@ -276,22 +277,10 @@ const DISK_FULL = /No space left on device|Disk quota exceeded|could not extend 
  * temporary: the advice is to free space, never to remove the data folder (that would lose the state).
  */
 function serverFailure(what: string, dataDir: string, logs: string[]): UserError {
-  const tail = logs.slice(-15).map((l) => `  ${l}`);
-  if (logs.some((l) => DISK_FULL.test(l))) {
-    return new UserError([
-      `embedded PostgreSQL: ${what}: the disk is full: free space in ${path.dirname(dataDir)} (the file system of ${dataDir}), then start again; the data folder is kept as it is. Its last log lines:`,
-      ...tail,
-    ]);
-  }
-  return new UserError([
-    `embedded PostgreSQL: ${what}: its last log lines follow; removing ${dataDir} starts over`,
-    ...tail,
-  ]);
-}
-
-function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let result: Promise<T> | undefined;
-  return () => (result ??= fn());
+  const advice = logs.some((l) => DISK_FULL.test(l))
+    ? `the disk is full: free space in ${path.dirname(dataDir)} (the file system of ${dataDir}), then start again; the data folder is kept as it is. Its last log lines:`
+    : `its last log lines follow; removing ${dataDir} starts over`;
+  return new UserError([`embedded PostgreSQL: ${what}: ${advice}`, ...logs.slice(-15).map((l) => `  ${l}`)]);
 }
 
 function keepTail(lines: string[], line: string): void {

@@ -128,9 +128,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
         ),
       },
     });
-    const adminUrl = pg.adminUrl;
     const endpoints = {
-      database: { host: "127.0.0.1", port: pg.port, adminPassword: decodeURIComponent(new URL(adminUrl).password) },
+      database: { host: "127.0.0.1", port: pg.port, adminPassword: decodeURIComponent(new URL(pg.adminUrl).password) },
       hubApis: { ERS: emulator.urls.ers, CFG: emulator.urls.cfg, HRSYS: emulator.urls.hrsys },
       queues: emulator.urls.queues,
     };
@@ -142,7 +141,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
     const provisioned = await applyPlan(plan, paths, {
-      adminUrl,
+      adminUrl: pg.adminUrl,
       release: config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
     });
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.

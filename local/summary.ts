@@ -201,18 +201,18 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
   }
   const rules = Object.entries(s.routingRules).map(([t, c]) => `${tenantName(t, s.hubTenantCodes)} ${c}`);
   lines.push(`  routing rules posted, per hub tenant: ${rules.join(", ") || "-"}`);
+  const values = s.metrics.flatMap(formatEmfRecord);
   if (options.metrics) {
     lines.push(
       "",
       `Metrics (CloudWatch namespace ${METRIC_NAMESPACE}, from the task's log lines in the embedded metric format)`,
     );
-    for (const line of s.metrics.flatMap(formatEmfRecord)) lines.push(`  ${line}`);
+    for (const line of values) lines.push(`  ${line}`);
     if (s.metrics.length === 0) lines.push("  none: the task ended before writing them (its log says why)");
   } else {
-    const values = s.metrics.flatMap(formatEmfRecord).length;
     lines.push(
       "",
-      `Metrics          ${values ? `${values} values in CloudWatch namespace ${METRIC_NAMESPACE}` : "none: the task ended before writing them (its log says why)"} ('--metrics' lists them; '--json' has them)`,
+      `Metrics          ${values.length ? `${values.length} values in CloudWatch namespace ${METRIC_NAMESPACE}` : "none: the task ended before writing them (its log says why)"} ('--metrics' lists them; '--json' has them)`,
     );
   }
   lines.push(

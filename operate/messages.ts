@@ -1,13 +1,9 @@
 /**
- * An operator's decision on one message that runs no longer retry (task/README.md, "Poison messages"):
- *
- * * discard: a SET_ASIDE (or FAILED) message becomes DISCARDED: no run sends it, ever.
- * * retry: a SET_ASIDE message becomes FAILED again: the next run queues it under its messageId and tries it once
- *   more; refused for good again, it is set aside again at once (its refusals stay one short of set_aside_after_runs).
- *
- * In one database transaction that holds the client's run lock (operate/runLock.ts); who, when and why go to
- * HUB_EXPORT_RUN_HISTORY (event Discard or Retry). Employee ids come from the warehouse and reasons quote hub answers:
- * the history's detail and what the operator reads pass core/redact.ts, as the task's own output does.
+ * An operator's decision on one message that runs no longer retry (task/README.md, "Poison messages"): discard or
+ * retry (refused for good again, a retried message is set aside at once: its refusals stay one short of
+ * set_aside_after_runs). In one database transaction holding the client's run lock (operate/runLock.ts); who, when
+ * and why go to HUB_EXPORT_RUN_HISTORY (event Discard or Retry). Employee ids come from the warehouse and reasons
+ * quote hub answers: the history's detail and what the operator reads pass core/redact.ts, as the task's output does.
  */
 import type { Client } from "pg";
 import { UserError } from "../core/errors";

@@ -1,8 +1,7 @@
 /**
  * What every operator action on a client's run data does first, in its own database transaction: take the client's
  * run lock for that transaction (refused while a run works) and refuse while a stopped run waits to be resumed (that
- * run would act on what the operator changed: advance the watermarks again, publish a queued message). Reload,
- * discard and retry use it; each records itself in HUB_EXPORT_RUN_HISTORY.
+ * run would act on what the operator changed: advance the watermarks again, publish a queued message).
  */
 import type { Client } from "pg";
 import { UserError } from "../core/errors";

@@ -1,8 +1,7 @@
 /**
  * `hub-export run-now`: starts the export task once, exactly as the schedule does (the stack's cluster, task
- * definition and network, from its `runTask` output), prints the task and its log stream, and with `wait` follows the
- * log to the end and returns the task's exit code. AWS SDK clients for ECS and CloudWatch Logs; the SDK's endpoint
- * override (AWS_ENDPOINT_URL, or `endpoint`) points them elsewhere.
+ * definition and network, from its `runTask` output), and with `wait` follows its log to the end and returns its exit
+ * code. The AWS SDK's endpoint override (AWS_ENDPOINT_URL, or `endpoint`) points its clients elsewhere.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { ECSClient, DescribeTasksCommand, ListTasksCommand, RunTaskCommand, type Task } from "@aws-sdk/client-ecs";

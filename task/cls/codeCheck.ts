@@ -237,12 +237,11 @@ function unknownAtSource(messages: StoredMessage[]): UnknownFound {
 /** The statements of a run's tables. screen: $1 message ids, $2 and $3 the sheet's fields and codes. */
 export function checkStatements(t: RunTables) {
   // Bodies and employee ids are in _ARCHIVE (written by the extract), every message of every run keyed by message_id.
-  const messages = t.archive;
-  const common = `${messageCodesCtes()},
-  ${knownCte("$2", "$3")},
+  const unknownCtes = (fields: string, codes: string) => `${messageCodesCtes()},
+  ${knownCte(fields, codes)},
   ${UNKNOWN_CTE}`;
-  const screen = `WITH batch AS MATERIALIZED (SELECT message_id, body FROM ${messages} WHERE message_id = ANY($1::uuid[])),
-  ${common}
+  const screen = `WITH batch AS MATERIALIZED (SELECT message_id, body FROM ${t.archive} WHERE message_id = ANY($1::uuid[])),
+  ${unknownCtes("$2", "$3")}
   SELECT (SELECT coalesce(json_agg(r), '[]'::json) FROM (${UNKNOWN_BY_CODE}) r) AS by_code,
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (
             SELECT message_id, string_agg(DISTINCT field || '=' || code, ', ' ORDER BY field || '=' || code) AS codes, array_agg(DISTINCT employee_id) AS employees FROM unknown GROUP BY message_id
@@ -252,24 +251,22 @@ export function checkStatements(t: RunTables) {
   const affected = `WITH affected AS (
     SELECT unnest($2::text[]) AS employee_id
     UNION
-    SELECT e FROM ${t.status} s JOIN ${messages} h ON h.message_id = s.message_id CROSS JOIN LATERAL unnest(h.employee_ids) AS e
+    SELECT e FROM ${t.status} s JOIN ${t.archive} h ON h.message_id = s.message_id CROSS JOIN LATERAL unnest(h.employee_ids) AS e
      WHERE s.status = '${MESSAGE_STATUS.heldBack}' AND NOT (h.message_id = ANY($1::uuid[]))
   )
   SELECT m.message_id, (SELECT string_agg(x, ', ' ORDER BY x) FROM unnest(m.employee_ids) AS x WHERE x IN (SELECT employee_id FROM affected)) AS employees
-    FROM ${messages} m
+    FROM ${t.archive} m
    WHERE m.message_id = ANY($1::uuid[]) AND m.employee_ids && (SELECT coalesce(array_agg(employee_id), '{}') FROM affected)`;
   // Held back by the run $3: its _STATUS row names that run, as the rows of the messages it publishes do.
   const hold = `INSERT INTO ${t.status} AS s (message_id, transaction_id, hub_tenant_id, hub_destination, status, attempts, reason, updated_at)
     SELECT m.message_id, $3::uuid, m.hub_tenant_id, m.hub_destination, '${MESSAGE_STATUS.heldBack}', 0, r.reason, now()
-      FROM unnest($1::uuid[], $2::text[]) AS r(id, reason) JOIN ${messages} m ON m.message_id = r.id
+      FROM unnest($1::uuid[], $2::text[]) AS r(id, reason) JOIN ${t.archive} m ON m.message_id = r.id
     ON CONFLICT (message_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id, status = '${MESSAGE_STATUS.heldBack}', reason = EXCLUDED.reason, updated_at = now()`;
   const release = `WITH held AS MATERIALIZED (
-    SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${messages} m ON m.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.heldBack}'
+    SELECT m.message_id, m.employee_ids, m.body FROM ${t.status} s JOIN ${t.archive} m ON m.message_id = s.message_id WHERE s.status = '${MESSAGE_STATUS.heldBack}'
   ),
   batch AS (SELECT message_id, body FROM held),
-  ${messageCodesCtes()},
-  ${knownCte("$1", "$2")},
-  ${UNKNOWN_CTE},
+  ${unknownCtes("$1", "$2")},
   still AS (SELECT DISTINCT message_id FROM unknown),
   still_employees AS (SELECT coalesce(array_agg(DISTINCT e), '{}') AS ids FROM held h CROSS JOIN LATERAL unnest(h.employee_ids) AS e WHERE h.message_id IN (SELECT message_id FROM still)),
   released AS (

@@ -79,11 +79,6 @@ export class HubHttp {
     }
   }
 
-  /** The attempts of one request: their count and their budget (and its link's breaker: none once it is open). */
-  attempts(breaker?: BreakerGate): Attempts {
-    return new Attempts(this, breaker);
-  }
-
   /**
    * Sends one request through `breaker` and `gate` and reads its answer. The permit covers this request alone, never
    * the wait before a retry, and tells the link what the answer means for it (concurrency.ts, outcomeOf); the breaker
@@ -140,7 +135,7 @@ export class HubHttp {
 
 const NO_TICKET: BreakerTicket = { done() {} };
 
-/** One request's attempts: at most `retry.attempts`, and none started once the budget is spent. */
+/** One request's attempts: at most `retry.attempts`, none started once the budget is spent or `breaker` open. */
 export class Attempts {
   attempt = 0;
   private readonly until: number;

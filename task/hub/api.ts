@@ -5,7 +5,7 @@
  */
 import { basicAuthorization, hubCallUrl, isTransientStatus, type HubApiName } from "../../core/hubContract";
 import { answerText, describeRequestError } from "../http/retry";
-import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
+import { Attempts, isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { RunStopped } from "../stop";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import type { BreakerGate } from "../http/breaker";
@@ -47,7 +47,7 @@ export async function postToHub(
   breaker?: BreakerGate,
 ): Promise<void> {
   const url = hubCallUrl(call.apiUrl, call.path, call.tenantId);
-  const attempts = http.attempts(breaker);
+  const attempts = new Attempts(http, breaker);
   let last = "";
   while (attempts.next()) {
     let answer: Answer;

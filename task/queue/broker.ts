@@ -14,7 +14,7 @@ import {
 import { maskSecret, redact } from "../../core/redact";
 import type { QueueEndpoint } from "../connections/record";
 import { answerText, describeRequestError, parseJson } from "../http/retry";
-import { isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
+import { Attempts, isPermanentRequestError, type Answer, type HubHttp } from "../http/client";
 import { UNLIMITED, type RequestGate } from "../http/concurrency";
 import type { Breaker } from "../http/breaker";
 import { RunStopped } from "../stop";
@@ -88,7 +88,7 @@ export class QueueBroker {
   > {
     const body = batch.length === 1 ? batch[0].json : jsonArrayBody(batch.map((m) => m.json));
     let lastReason = "not attempted";
-    const attempts = this.http.attempts(this.breaker);
+    const attempts = new Attempts(this.http, this.breaker);
     while (attempts.next()) {
       const attempt = attempts.attempt;
       if (this.refused) return { kind: "rejected", reason: this.refused, attempts: attempt - 1 };

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   AnswerTooLongError,
+  Attempts,
   createAgent,
   HubHttp,
   MAX_ANSWER_BYTES,
@@ -100,7 +101,7 @@ describe("the task's HTTP client", () => {
       { attempts: 100, baseMs: 50, maxMs: 50 },
       { deadlineMs: 1000, budgetMs: 300 },
     );
-    const attempts = client.attempts();
+    const attempts = new Attempts(client);
     const startedAt: number[] = [];
     try {
       while (attempts.next()) {
@@ -117,7 +118,7 @@ describe("the task's HTTP client", () => {
     expect(attempts.attempt).toBeLessThan(100);
     expect(attempts.attempt).toBe(startedAt.length);
     expect(attempts.describe()).toMatch(/^after \d+ attempts \(its retry budget of 0.3 s is used up\)$/);
-    const few = new HubHttp(dispatcher, { attempts: 2, baseMs: 1, maxMs: 1 }).attempts();
+    const few = new Attempts(new HubHttp(dispatcher, { attempts: 2, baseMs: 1, maxMs: 1 }));
     while (few.next()) await few.backoff();
     expect(few.describe()).toBe("after 2 attempts");
   });
@@ -132,7 +133,7 @@ describe("the task's HTTP client", () => {
     );
     // A wait for a retry, and a request the server answers once the stop is requested, and one it never answers. The
     // wait is the hub's Retry-After of 10 s: a jittered one may be a few milliseconds and end before the stop.
-    const attempts = client.attempts();
+    const attempts = new Attempts(client);
     attempts.next();
     const waiting = attempts.backoff("10").catch((e: unknown) => e);
     let answerSlow!: () => void;
