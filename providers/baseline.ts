@@ -12,7 +12,7 @@ import * as refusals from "./refusal";
 import type { SqlTables } from "../core/sqlTables";
 
 const { withPgClient, inPgTransaction, pgTargetLabel, configureLogin, currentLogin } = pg;
-const { pick, stableJson } = json;
+const { pick, sha256Hex, stableJson } = json;
 const { refusal } = refusals;
 
 /** Bump when applying behaves differently, so that `pulumi up` applies the baseline again. */
@@ -40,12 +40,6 @@ export interface BaselineState {
   writtenWhenPresent?: Record<string, string[]>;
   /** Output only, set by read(): `schema.table.column` of the baseline missing in the database. */
   missingColumns?: string[];
-}
-
-/** The hex sha256 of text (as UTF-8) or bytes; scriptFiles.ts and scriptsRelease.ts use it too. */
-export function sha256Hex(data: string | Buffer): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /**

@@ -6,14 +6,12 @@
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import * as json from "./json";
-import * as baseline from "./baseline";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as refusals from "./refusal";
 import * as naming from "../core/naming";
 
-const { pick, stableJson } = json;
-const { sha256Hex } = baseline;
+const { pick, sha256Hex, stableJson } = json;
 const { awsClientCredentials, configureAwsAccess, rememberedAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
 const { refusal } = refusals;

@@ -10,15 +10,13 @@ import type { S3FolderLocation, ScriptFolderLocation } from "./scriptFiles";
 import * as awsAccess from "./awsAccess";
 import * as folders from "./folders";
 import * as json from "./json";
-import * as baseline from "./baseline";
 import * as naming from "../core/naming";
 
 const { isMissingKey, s3Folder, s3Failure } = scriptFiles;
 const { SCRIPT_FILES } = naming;
 const { configureAwsAccess } = awsAccess;
 const { makeFolder, PRIVATE_FOLDER_MODE } = folders;
-const { pick, stableJson } = json;
-const { sha256Hex } = baseline;
+const { pick, sha256Hex, stableJson } = json;
 
 /**
  * Bump when applying behaves differently, so that `pulumi up` applies the release again. 2: each object carries its

@@ -5,7 +5,8 @@
  *  - ClientRunTables: one client's run tables, a type of its own so that preview names them apart.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { baselineProvider, BASELINE_PROVIDER_VERSION, sha256Hex } from "../../providers/baseline";
+import { baselineProvider, BASELINE_PROVIDER_VERSION } from "../../providers/baseline";
+import { sha256Hex } from "../../providers/json";
 import type { SqlTables } from "../../core/sqlTables";
 
 /** A rendered SQL file of the baseline. */

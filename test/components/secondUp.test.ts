@@ -15,7 +15,7 @@ import { configRowProvider } from "../../providers/sqlRows";
 import { baselineProvider } from "../../providers/baseline";
 import { routingRulesProvider } from "../../providers/routingRules";
 import { loadClientRunTables, loadSqlBaseline } from "../../templates";
-import { sha256Hex } from "../../providers/baseline";
+import { sha256Hex } from "../../providers/json";
 import {
   editKey,
   getKey,

@@ -11,8 +11,8 @@ import {
   baselineTables,
   missingBaselineColumns,
   missingBaselineTables,
-  sha256Hex,
 } from "../../providers/baseline";
+import { sha256Hex } from "../../providers/json";
 import { baselineInputs, runTablesInputs, warehouseWithBaseline, type Warehouse } from "../fixtures/warehouse";
 import { Client } from "pg";
 import { createTestDatabase } from "../support/database";
