@@ -15,10 +15,18 @@ export const IMAGE_BUILD_FILES = [
   ".dockerignore",
 ] as const;
 
+// Per root, once per process: esbuild's walk of the task's imports takes a second, and `plan` runs the program twice.
+const sourceFiles = new Map<string, string[]>();
+
 /** The bundle's inputs (from esbuild's metafile) and the image build files, sorted. */
 export function imageSourceFiles(root: string = PROJECT_ROOT): string[] {
-  const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs: () => string[] };
-  return [...new Set([...bundleInputs(), ...IMAGE_BUILD_FILES])].sort();
+  let files = sourceFiles.get(root);
+  if (!files) {
+    const { bundleInputs } = require(path.join(root, "scripts", "build-task.js")) as { bundleInputs: () => string[] };
+    files = [...new Set([...bundleInputs(), ...IMAGE_BUILD_FILES])].sort();
+    sourceFiles.set(root, files);
+  }
+  return [...files];
 }
 
 /** sha256 over each file's path and content; a listed file that is missing counts as such. */
