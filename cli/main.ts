@@ -26,12 +26,13 @@ export const COMMANDS: Record<string, string> = {
 
 export type CommandLoader = (name: string) => Promise<Command>;
 
-// A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every module of cli/commands.
-const requireCommand: CommandLoader = async (name) =>
-  (require(`./commands/${COMMANDS[name]}.ts`) as { default: Command }).default;
+// A literal folder with one variable part: the bundler (scripts/build-cli.js) includes every module of cli/commands,
+// and initialises only the one imported; vitest imports it in-process.
+const importCommand: CommandLoader = async (name) =>
+  ((await import(`./commands/${COMMANDS[name]}.ts`)) as { default: Command }).default;
 
 /** Only the command that runs is loaded; help and a mistyped command's suggestion need them all. */
-export async function main(argv: string[], io: Io = process, load: CommandLoader = requireCommand): Promise<number> {
+export async function main(argv: string[], io: Io = process, load: CommandLoader = importCommand): Promise<number> {
   const names = Object.hasOwn(COMMANDS, argv[0] ?? "") ? [argv[0]] : Object.keys(COMMANDS);
   const commands = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await load(n)] as const)));
   return runProgram(commands, argv, io);

@@ -95,11 +95,10 @@ export default defineCommand({
     // Validates the stack file first: config problems are reported like `hub-export validate` does.
     loadFromOptions(values);
     // Loaded here, not at the top: `hub-export --help` must not pay for the Pulumi SDK.
-    const { planStackFile } = require("../../components/planner") as typeof import("../../components/planner");
+    const { planStackFile } = await import("../../components/planner/index.js");
     const { planJson, formatPlanText, formatPlanDiff, formatResourceCounts } =
-      require("../../components/planner/format") as typeof import("../../components/planner/format");
-    const { planChanges, changeCounts, changeLines } =
-      require("../../components/planner/diff") as typeof import("../../components/planner/diff");
+      await import("../../components/planner/format.js");
+    const { planChanges, changeCounts, changeLines } = await import("../../components/planner/diff.js");
     const selection = stackSelection(values);
     const file = path.resolve(selection.file ?? stackFilePath(selection.stack!));
     const target = values.file ? { file } : { stack: selection.stack };

@@ -53,8 +53,7 @@ export default defineCommand({
     const selection = stackSelection(values);
     const region = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!))["aws:region"];
     if (typeof region === "string" && region.trim()) process.env.AWS_REGION = region.trim();
-    const { deployedInputs, probeFromStack, formatProbeTable } =
-      require("../../task/probe") as typeof import("../../task/probe");
+    const { deployedInputs, probeFromStack, formatProbeTable } = await import("../../task/probe/index.js");
     const deployed = deployedInputs(config);
     const report = await probeFromStack(
       config,

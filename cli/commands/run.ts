@@ -95,13 +95,13 @@ export default defineCommand({
       throw new UsageError("--cls-mode needs --cls (the CLS load sheet to check against)");
     if (!values.probe && (values.write || values.json)) throw new UsageError("--write and --json go with --probe");
     if (values.probe) {
-      const { probeFromRunInputs, formatProbeTable } = require("../../task/probe") as typeof import("../../task/probe");
+      const { probeFromRunInputs, formatProbeTable } = await import("../../task/probe/index.js");
       const report = await probeFromRunInputs({ definition, scripts, connections }, { write: values.write ?? false });
       io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
       return report.passed ? 0 : 1;
     }
     // Loaded here so that `hub-export --help` does not pay for the task's modules.
-    const { runExport } = require("../../task/run") as typeof import("../../task/run");
+    const { runExport } = await import("../../task/run.js");
     return runExport({ definition, scripts, connections }, cls ? { cls: { sheet: cls, mode } } : {});
   },
 });

@@ -76,7 +76,7 @@ export default defineCommand({
     const { outputs, from } = readStackOutputs({ stack: values.stack, outputsFile: values.outputs });
     const task = runTaskOutputs(outputs, from);
     // Loaded here: the AWS SDK clients are only needed by this command.
-    const { runNow } = require("../../operate/runNow") as typeof import("../../operate/runNow");
+    const { runNow } = await import("../../operate/runNow.js");
     const { username } = os.userInfo();
     const user = username.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "operator";
     return runNow({
