@@ -1,71 +1,36 @@
-import { configDefaults, defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 
 /**
- * Files that change no global (environment, timers, process listeners, the working folder) and leave nothing running:
- * they share their workers' loaded modules (isolate: false), so @pulumi/pulumi, @pulumi/aws and the program load once
- * per worker instead of once per file. A file that changes a global belongs in the other project.
+ * Three tiers, each a vitest project with only the setup its tests need (docs/developing.md, "Tests"):
+ * - unit (`*.test.ts`): pure and in-process: no PostgreSQL, no task bundle, no child process. `npm run test:quick`.
+ * - integration (`*.int.test.ts`): the embedded PostgreSQL, the task's bundle run as the image runs it, the emulator.
+ * - e2e (`*.e2e.test.ts`): the real launcher, `npm start`, the docs' commands, the engine's language host.
+ * Files share their workers' loaded modules (isolate: false): a test that changes a global (the environment, timers)
+ * restores it (vi.stubEnv is undone after each test).
  */
-const SHARED_MODULES = [
-  "test/ci/workflows.test.ts",
-  "test/components/accessLogs.test.ts",
-  "test/components/deployerPolicy.test.ts",
-  "test/components/hubConfiguration.test.ts",
-  "test/components/identities.test.ts",
-  "test/components/kmsKey.test.ts",
-  "test/components/onRemoval.test.ts",
-  "test/components/onboarding.test.ts",
-  "test/components/planDiff.test.ts",
-  "test/components/preflight.test.ts",
-  "test/components/publishOwners.test.ts",
-  "test/components/scriptsRelease.test.ts",
-  "test/components/secondUp.test.ts",
-  "test/components/secrets.test.ts",
-  "test/components/sourceHash.test.ts",
-  "test/components/stacks.test.ts",
-  "test/components/tags.test.ts",
-  "test/config/cliValues.test.ts",
-  "test/config/concurrency.test.ts",
-  "test/config/hubContract.test.ts",
-  "test/config/validate.test.ts",
-  "test/core/credentials.test.ts",
-  "test/core/hubEndpoints.test.ts",
-  "test/core/plan.test.ts",
-  "test/core/redact.test.ts",
-  "test/core/template.test.ts",
-  "test/local/progress.test.ts",
-  "test/local/summary.test.ts",
-  "test/monitoring/alertsConfig.test.ts",
-  "test/monitoring/monitoring.test.ts",
-  "test/monitoring/noCompletedRun.test.ts",
-  "test/providers/baseline.test.ts",
-  "test/providers/login.test.ts",
-  "test/providers/routingRules.test.ts",
-  "test/providers/sqlRows.test.ts",
-  "test/task/concurrency.test.ts",
-  "test/task/requestBodies.test.ts",
-];
+const INTEGRATION = "test/**/*.int.test.ts";
+const E2E = "test/**/*.e2e.test.ts";
 
-// Hang guards, generous: a loaded machine runs a test of several task runs in minutes (the resume test's 22 kills
-// took 190 s at a load of 20 on two cores).
-const guards = { testTimeout: 420_000, hookTimeout: 300_000 };
+// Hang guards, generous: a loaded machine runs a test of several task runs in minutes.
+const tier = (name: string, include: string[], globalSetup: string, exclude: string[] = []) =>
+  ({
+    extends: true,
+    test: { name, include, exclude, globalSetup: [globalSetup] },
+  }) satisfies TestProjectInlineConfiguration;
 
 export default defineConfig({
   test: {
-    // Once for the run, for both projects: the embedded server, the task bundle, the run's temporary folder.
-    globalSetup: ["test/support/globalSetup.ts"],
-    // Two cores: files run in parallel forks; each gets its own database on the one embedded server.
+    // Two cores: files run in parallel forks, each keeping its modules for the next file.
     pool: "forks",
     maxWorkers: 2,
+    isolate: false,
+    unstubEnvs: true,
+    testTimeout: 420_000,
+    hookTimeout: 300_000,
     projects: [
-      { test: { name: "shared-modules", include: SHARED_MODULES, isolate: false, ...guards } },
-      {
-        test: {
-          name: "isolated",
-          include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...SHARED_MODULES],
-          ...guards,
-        },
-      },
+      tier("unit", ["test/**/*.test.ts"], "test/support/runFolder.ts", [INTEGRATION, E2E]),
+      tier("integration", [INTEGRATION], "test/support/platformSetup.ts"),
+      tier("e2e", [E2E], "test/support/platformSetup.ts"),
     ],
   },
 });

@@ -1,6 +1,6 @@
 /**
  * The tables of templates/sql and their columns, declared once: the baseline provider adopts a table that exists
- * already only when, with the SQL applied, it has these columns (providers/baseline.ts); test/providers/baseline.test.ts
+ * already only when, with the SQL applied, it has these columns (providers/baseline.ts); test/providers/baseline.int.test.ts
  * applies the SQL to a real PostgreSQL and checks that it creates exactly these. A column added to a table is added
  * here and, in a new build-number file, with ALTER TABLE ... ADD COLUMN IF NOT EXISTS for databases that have the table.
  */

@@ -22,17 +22,18 @@ export function openConnectionStore(spec: string): ConnectionStore {
   if (spec.startsWith(SECRETS_MANAGER)) {
     const prefix = spec.slice(SECRETS_MANAGER.length).replace(/\/+$/, "");
     if (!prefix) throw new UserError(`connection store '${spec}': give a prefix, as in secretsmanager:acme/qa`);
-    const { secretsManagerReader } = require("../aws/secretsManager") as typeof import("../aws/secretsManager");
-    const reader = secretsManagerReader();
+    // The AWS SDK is loaded where a store is Secrets Manager, at the first read.
+    let reader: ReturnType<typeof openReader> | undefined;
+    const openReader = () => import("../aws/secretsManager.js").then((m) => m.secretsManagerReader());
     return {
       describe: `Secrets Manager ${prefix}/connection-strings/`,
       async get(name) {
         if (!SAFE_NAME.test(name)) return undefined;
         const secretName = connectionSecretName(prefix, name);
-        const text = await reader.read(secretName);
+        const text = await (reader ??= openReader()).then((r) => r.read(secretName));
         return text === undefined ? undefined : parseStoredConnection(text, name, `secret ${secretName}`);
       },
-      close: () => reader.close(),
+      close: () => void reader?.then((r) => r.close()),
     };
   }
   const dir = spec;

@@ -10,7 +10,7 @@ export function isS3(location: string): boolean {
 /** The text at a location, or undefined when nothing is there. */
 export async function readLocation(location: string): Promise<string | undefined> {
   if (isS3(location)) {
-    const { parseS3Url, readS3Text } = require("../aws/s3") as typeof import("../aws/s3");
+    const { parseS3Url, readS3Text } = await import("../aws/s3.js");
     return readS3Text(parseS3Url(location));
   }
   try {

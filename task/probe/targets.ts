@@ -96,7 +96,7 @@ async function awsCredentialsProblem(inputs: { scripts: string; connections: str
   if (inputs.scripts.startsWith("s3://")) where.push(`tenant_credentials.txt in ${inputs.scripts}`);
   if (inputs.connections.startsWith("secretsmanager:")) where.push(`the queue records in ${inputs.connections}`);
   if (!where.length) return undefined;
-  const aws = require("../aws/credentials") as typeof import("../aws/credentials");
+  const aws = await import("../aws/credentials.js");
   const missing = await aws.missingAwsCredentials();
   if (!missing) return undefined;
   const unread = `no AWS credentials (${missing}), so the secrets (${where.join(", ")}) cannot be read`;

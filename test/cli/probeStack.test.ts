@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 
 /** Secrets Manager and S3 of an account where the stack is not deployed yet: every secret and object is missing. */
@@ -57,7 +57,7 @@ describe("probe --stack before a deployment", () => {
 
   it("uses the stack's aws:region, prints no deprecation warning, and names what is missing", async () => {
     const stackRegion = YAML.parse(fs.readFileSync(fixtureStackFile("qa"), "utf8")).config["aws:region"];
-    const r = await runCli(["probe", "--file", fixtureStackFile("qa")], {
+    const r = await runMain(["probe", "--file", fixtureStackFile("qa")], {
       env: {
         AWS_ENDPOINT_URL: aws.url,
         AWS_ACCESS_KEY_ID: "test",
@@ -95,7 +95,7 @@ describe("probe --stack before a deployment", () => {
       fs.writeFileSync(file, YAML.stringify(doc));
       try {
         const none = path.join(PROJECT_ROOT, "no-such-aws-config");
-        const r = await runCli(["probe", "--file", file, "--json"], {
+        const r = await runMain(["probe", "--file", file, "--json"], {
           env: {
             AWS_ENDPOINT_URL: aws.url,
             AWS_ACCESS_KEY_ID: undefined,

@@ -22,7 +22,7 @@ import { businessObjectOfFile, readCodeList, ExportError } from "../../cls/expor
 import { uncheckedFields } from "../../task/cls/checkSql";
 import { SAMPLE_BUSINESS_OBJECTS } from "../../task/model/sampleData";
 import { UserError } from "../../core/errors";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 
 const SAMPLES = path.join(PROJECT_ROOT, "cls", "samples");
 const FIXTURES = path.join(PROJECT_ROOT, "test", "fixtures", "cls");
@@ -222,7 +222,7 @@ describe("hub-export cls build", () => {
   it("writes both formats and prints what it read", async () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cls-cli-"));
     temps.push(out);
-    const result = await runCli([
+    const result = await runMain([
       "cls",
       "build",
       "--from",
@@ -250,7 +250,7 @@ describe("hub-export cls build", () => {
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cls-cli-"));
     temps.push(outDir);
     const out = path.join(outDir, "CLS.csv");
-    const result = await runCli(["cls", "build", "--from", dir, "--out", out]);
+    const result = await runMain(["cls", "build", "--from", dir, "--out", out]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const notes = result.stdout.split("\n").filter((l) => l.startsWith("  note: "));
@@ -271,7 +271,7 @@ describe("hub-export cls build", () => {
       ).toEqual(SAMPLE_BUSINESS_OBJECTS[businessObject]);
     }
 
-    const json = JSON.parse((await runCli(["cls", "build", "--from", dir, "--out", out, "--json"])).stdout);
+    const json = JSON.parse((await runMain(["cls", "build", "--from", dir, "--out", out, "--json"])).stdout);
     expect(json.exports.find((e: { businessObject: string }) => e.businessObject === "Gender")).toMatchObject({
       descriptionColumn: "Geschlecht",
       note: expect.stringContaining("the only column besides the code"),
@@ -290,12 +290,12 @@ describe("hub-export cls build", () => {
   it("warns about duplicates (and fails with --strict, writing nothing); refuses an ambiguous file with one line, no stack trace", async () => {
     const dir = exportsFolder({ "Gender.csv": "duplicates-Gender.csv" });
     const out = path.join(dir, "out.csv");
-    const strict = await runCli(["cls", "build", "--from", dir, "--out", out, "--strict"]);
+    const strict = await runMain(["cls", "build", "--from", dir, "--out", out, "--strict"]);
     expect(strict.code).toBe(1);
     expect(strict.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toHaveLength(3);
     expect(strict.stderr).toContain("3 blank or duplicate code(s) in the exports (--strict): nothing written");
     expect(fs.existsSync(out)).toBe(false);
-    const lenient = await runCli(["cls", "build", "--from", dir, "--out", out, "--json"]);
+    const lenient = await runMain(["cls", "build", "--from", dir, "--out", out, "--json"]);
     expect(lenient.code).toBe(0);
     // Gender has 3 codes instead of 4, in two code fields (User.Gender, UserDependent.Gender).
     expect(JSON.parse(lenient.stdout)).toMatchObject({
@@ -304,13 +304,13 @@ describe("hub-export cls build", () => {
     });
 
     const ambiguous = exportsFolder({ "Country.csv": "ambiguous-Country.csv" });
-    const refused = await runCli(["cls", "build", "--from", ambiguous, "--out", path.join(ambiguous, "x.csv")]);
+    const refused = await runMain(["cls", "build", "--from", ambiguous, "--out", path.join(ambiguous, "x.csv")]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
       "ambiguous code column: 'ID', 'Code' could each be it; columns seen: 'ID', 'Code', 'Name'",
     );
     expect(refused.stderr).not.toMatch(/\n\s+at /);
-    const usage = await runCli(["cls", "build", "--from", SAMPLES, "--out", "x.txt"]);
+    const usage = await runMain(["cls", "build", "--from", SAMPLES, "--out", "x.txt"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--out x.txt: must end in .csv or .xlsx");
   });

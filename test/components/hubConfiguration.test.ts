@@ -11,7 +11,7 @@ import { loadSheetXlsx } from "../../cls/xlsx";
 import type { PlanRun } from "../../components/planner";
 import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
 import { inputs, ofType, one, planOf } from "../fixtures/plan";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 
 const OBJECT = "aws:s3/bucketObjectv2:BucketObjectv2";
 const objectsUnder = (run: PlanRun, prefix: string) =>
@@ -133,14 +133,14 @@ describe("stack qa: CLS sheets from cls/samples", () => {
   });
 
   it("hub-export hub checklist prints the same list as JSON and as Markdown", async () => {
-    const json = await runCli(["hub", "checklist", "--file", fixtureStackFile("qa"), "--json"]);
+    const json = await runMain(["hub", "checklist", "--file", fixtureStackFile("qa"), "--json"]);
     expect(json.stderr).toBe("");
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(hubChecklist(config, "qa", { rows: 126 }));
-    const md = await runCli(["hub", "checklist", "--file", fixtureStackFile("prod")]);
+    const md = await runMain(["hub", "checklist", "--file", fixtureStackFile("prod")]);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain("# Hub checklist: ACME PROD (stack prod");
-    const usage = await runCli(["hub", "list"]);
+    const usage = await runMain(["hub", "list"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("unknown command 'list'");
   });

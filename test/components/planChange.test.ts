@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { rawStackConfigFor, TENANTS } from "../../bench/platform";
 
 const APAC = "5b1e7c2a-9d4f-4a6b-8c3e-1f2a3b4c5d6e";
@@ -63,7 +63,7 @@ describe("plan --file of a stack file edited since git HEAD", () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("with no edit: nothing to compare, the resource count, and --full for the listing", async () => {
-    const r = await runCli(["plan", "--file", file], { timeoutMs: 180_000 });
+    const r = await runMain(["plan", "--file", file]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split("\n")[0]).toMatch(
       /^Stack plantest: \d+ resources; Pulumi\.plantest\.yaml is as git HEAD has it: no change to show\.$/,
@@ -90,7 +90,7 @@ describe("plan --file of a stack file edited since git HEAD", () => {
     };
     fs.writeFileSync(file, stackFile(raw));
 
-    const r = await runCli(["plan", "--file", file], { timeoutMs: 240_000 });
+    const r = await runMain(["plan", "--file", file]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
@@ -134,7 +134,7 @@ describe("plan --file of a stack file edited since git HEAD", () => {
     for (const hidden of ["tenant-ciphertext", "apac-ciphertext", "PLACEHOLDER-SECRET"])
       expect(r.stdout).not.toContain(hidden);
 
-    const full = await runCli(["plan", "--file", file, "--full"], { timeoutMs: 180_000 });
+    const full = await runMain(["plan", "--file", file, "--full"]);
     expect(full.stdout.split("\n")[0]).toMatch(/^Plan of stack 'plantest' \(project hub-export\): \d+ resources\.$/);
   }, 300_000);
 });

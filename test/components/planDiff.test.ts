@@ -8,13 +8,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { formatPlanDiff, planJson } from "../../components/planner/format";
 import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
 import { planOf } from "../fixtures/plan";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-plan-diff-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A hang guard per plan: one took over 120 s at a load of 25 on two cores. */
-const PLAN_GUARD_MS = 300_000;
 
 describe("the offline plan's diff", () => {
   it("lists the resources added, changed (with their inputs before and after) and deleted, secrets masked", async () => {
@@ -66,18 +65,19 @@ describe("the offline plan's diff", () => {
 
   it("is what `plan --diff-from` prints; a file that is not a plan is one line, exit 1", async () => {
     const base = path.join(dir, "main-qa.json");
-    const json = await runCli(["plan", "--file", fixtureStackFile("qa"), "--json"], { timeoutMs: PLAN_GUARD_MS });
+    const json = await runMain(["plan", "--file", fixtureStackFile("qa"), "--json"]);
     fs.writeFileSync(base, json.stdout);
-    const same = await runCli(["plan", "--file", fixtureStackFile("qa"), "--diff-from", base], {
-      timeoutMs: PLAN_GUARD_MS,
-    });
+    const same = await runMain(["plan", "--file", fixtureStackFile("qa"), "--diff-from", base]);
     expect(same.code).toBe(0);
     expect(same.stdout).toBe("#### Stack `qa`: 0 to add, 0 to change, 0 to delete\n\nNo change.\n");
     fs.writeFileSync(path.join(dir, "not-a-plan.json"), "{}");
-    const bad = await runCli(
-      ["plan", "--file", fixtureStackFile("qa"), "--diff-from", path.join(dir, "not-a-plan.json")],
-      { timeoutMs: PLAN_GUARD_MS },
-    );
+    const bad = await runMain([
+      "plan",
+      "--file",
+      fixtureStackFile("qa"),
+      "--diff-from",
+      path.join(dir, "not-a-plan.json"),
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe(
       `--diff-from ${path.join(dir, "not-a-plan.json")}: not the output of 'hub-export plan --json' (no resources)`,

@@ -14,7 +14,7 @@ import { engineConfigFromStackFile, runProgramUnderMocks } from "../../component
 import { hubExportProgram } from "../../components/program";
 import { availableStacks, PROJECT_ROOT, stackFilePath } from "../../config/load";
 import { PLACEHOLDER_PREFIX } from "../../config/placeholders";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { offlineObjectInspector } from "../../components/storage/objectGuard";
 import { fixtureStackFile } from "../fixtures/stacks";
 
@@ -172,14 +172,14 @@ describe("the preflight of a real preview or up", () => {
         program: () => hubExportProgram({ offline: true, taskSourceHash: "ab".repeat(32) }),
       });
       expect(offline.resources.some((r) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
-      const validate = await runCli(["validate", "--stack", stack]);
+      const validate = await runMain(["validate", "--stack", stack]);
       expect(validate.code, validate.stderr).toBe(0);
       expect(validate.stdout).toMatch(new RegExp(`^ok: stack ${stack}: `));
     }
   });
 
   it("validate lists the values to set of a file as committed", async () => {
-    const validate = await runCli(["validate", "--file", fixtureStackFile("qa")]);
+    const validate = await runMain(["validate", "--file", fixtureStackFile("qa")]);
     expect(validate.code).toBe(0);
     expect(validate.stdout).toContain(`ok: ${fixtureStackFile("qa")}: client ACME`);
     expect(validate.stdout).toContain(
@@ -197,7 +197,7 @@ describe("the preflight of a real preview or up", () => {
       caBundle: "certs/not-downloaded.pem",
     };
     fs.writeFileSync(file, YAML.stringify(doc));
-    const validate = await runCli(["validate", "--file", file]);
+    const validate = await runMain(["validate", "--file", file]);
     expect(validate.code).toBe(0);
     // validate groups them by who supplies each (config/suppliers.ts); the preflight lists them in one run.
     const listed = validate.stdout

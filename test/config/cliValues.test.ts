@@ -17,7 +17,7 @@ import { applyConfigCommand, readConfigBlock, writeStackFile, type ConfigBlock }
 import { rawConfig } from "../support/rawConfig";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-cli-values-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -132,7 +132,7 @@ describe("config values as the CLI stores them", () => {
     ]);
     for (const command of commands) {
       // A hang guard: a plan took over 120 s at a load of 25 on two cores.
-      const result = await runCli(command.split(" "), { timeoutMs: 300_000 });
+      const result = await runMain(command.split(" "));
       expect(result.code, `${command}: ${result.stderr}`).toBe(0);
     }
     // Three commands, a plan among them: on a loaded machine each may take minutes.

@@ -10,7 +10,7 @@ import YAML from "yaml";
 import { ConfigError, validateStackConfig } from "../../config/validate";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { rawConfig } from "../support/rawConfig";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 
 type Raw = ReturnType<typeof rawConfig>;
 
@@ -188,8 +188,8 @@ describe("validate and plan agree on a stack file's bad values, and exit 1", () 
 
   async function both(file: string) {
     const [validate, plan] = await Promise.all([
-      runCli(["validate", "--file", file]),
-      runCli(["plan", "--file", file]),
+      runMain(["validate", "--file", file]),
+      runMain(["plan", "--file", file]),
     ]);
     return { validate, plan };
   }
@@ -264,7 +264,7 @@ describe("credentials in a URL of a stack file", () => {
     async (_what, key, edit) => {
       const file = stackFile(key, edit);
       const results = await Promise.all(
-        ["validate", "render", "plan"].map((command) => runCli([command, "--file", file])),
+        ["validate", "render", "plan"].map((command) => runMain([command, "--file", file])),
       );
       for (const r of results) {
         expect(r.code, r.stdout + r.stderr).toBe(1);

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { routingRuleSchema, unknownRoutingValues } from "../../core/routingRules";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { postRoutingRules } from "../../providers/routingRules";
@@ -63,7 +63,7 @@ describe("routing-rule values", () => {
       ["validate", "--file", file],
       ["validate", "--strict", "--file", file],
     ]) {
-      const r = await runCli(args);
+      const r = await runMain(args);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr.trimEnd().split("\n")).toEqual(warnings);
       expect(r.stdout.split("\n")[0]).toMatch(/, 2 routing-rule warning\(s\)$/);

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { SUPPLIED_VALUES, SUPPLIERS, suppliedValue, supplierOf, type SupplierId } from "../../config/suppliers";
 import { fixtureStackFile } from "../fixtures/stacks";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 import { codeBlocks, stackConfigFragment } from "../docs/snippets";
 
 /** The pages with stack config fragments. */
@@ -78,7 +78,7 @@ describe("who supplies each value", () => {
   });
 
   it("validate lists what is left to set under who usually supplies it", async () => {
-    const r = await runCli(["validate", "--file", fixtureStackFile("qa")]);
+    const r = await runMain(["validate", "--file", fixtureStackFile("qa")]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[1]).toMatch(/^before 'pulumi up': 32 values to set \(pulumi preview and up stop on them\), by who /);

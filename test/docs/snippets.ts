@@ -1,5 +1,5 @@
 /**
- * The code blocks of the README and docs/, and the rules the docs test holds each to (test/docs/snippets.test.ts):
+ * The code blocks of the README and docs/, and the rules the docs test holds each to (test/docs/snippets.e2e.test.ts):
  * a block is run (shell), checked (a stack config fragment is validated, JSON is parsed, a picture is a diagram), or
  * says on its first line why it cannot run here: `# not run here: <why>` (`-- not run here: <why>` in SQL). A block
  * that is none of these fails the test.

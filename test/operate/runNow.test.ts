@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { executeCommand } from "../../cli/command";
 import runNowCommand from "../../cli/commands/runNow";
 import { startAwsStandIn, type AwsStandIn } from "../support/awsStandIn";
@@ -67,7 +67,7 @@ describe("hub-export run-now", () => {
 
   it("starts the task as the schedule does and prints its ARN and log stream", async () => {
     aws.script = { runningPolls: 1, exitCode: 0, logLines: [] };
-    const r = await runCli(["run-now", "--outputs", outputsFile], { env });
+    const r = await runMain(["run-now", "--outputs", outputsFile], { env });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const run = aws.requests.find((q) => q.target.endsWith(".RunTask"))!;
@@ -103,7 +103,7 @@ describe("hub-export run-now", () => {
   it("--wait follows the log to the end and exits with the task's exit code", async () => {
     const lines = [1, 2, 3, 4, 5].map((i) => JSON.stringify({ level: "info", event: `step.${i}`, msg: `line ${i}` }));
     aws.script = { runningPolls: 2, exitCode: 3, logLines: lines };
-    const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    const r = await runMain(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
     expect(r.code).toBe(3);
     // Every line once, in order, though they arrived over several polls and pages.
     expect(r.stdout.split("\n").filter((l) => l.startsWith("{"))).toEqual(lines);
@@ -123,7 +123,7 @@ describe("hub-export run-now", () => {
       stoppedReason: "CannotPullContainerError: pull image manifest has been retried 5 time(s)",
       logLines: [],
     };
-    const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    const r = await runMain(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the task stopped without an exit code: TaskFailedToStart: CannotPullContainerError");
   });
@@ -136,14 +136,14 @@ describe("hub-export run-now", () => {
       stoppedReason: "Task stopped by \u001b[31moperator",
       logLines: ['{"event":"run.stopped","reason":"SIGTERM"}'],
     };
-    const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    const r = await runMain(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       "exit code 1: stopped by ECS (UserInitiated: Task stopped by \\x1b[31moperator); refused before touching any data, or stopped mid-way (the next run resumes its transaction)",
     );
     // Stopped by SIGTERM while still starting: no run began, nothing to resume.
     aws.script = { runningPolls: 1, exitCode: 143, stopCode: "SpotInterruption", logLines: [] };
-    const early = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
+    const early = await runMain(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05"], { env });
     expect(early.code).toBe(143);
     expect(early.stderr).toContain(
       "exit code 143: stopped by ECS (SpotInterruption: Essential container in task exited); stopped by SIGTERM while starting, before the run began",
@@ -152,7 +152,7 @@ describe("hub-export run-now", () => {
 
   it("--timeout stops following (exit 124) and leaves the task running", async () => {
     aws.script = { runningPolls: 1000, exitCode: 0, logLines: ["{}"] };
-    const r = await runCli(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05", "--timeout", "0.3"], {
+    const r = await runMain(["run-now", "--outputs", outputsFile, "--wait", "--poll", "0.05", "--timeout", "0.3"], {
       env,
     });
     expect(r.code).toBe(124);
@@ -166,7 +166,7 @@ describe("hub-export run-now", () => {
       logLines: [],
       alreadyRunning: [`arn:aws:ecs:${REGION}:${ACCOUNT}:task/hub-export-acme-qa/abc`],
     };
-    const busy = await runCli(["run-now", "--outputs", outputsFile], { env });
+    const busy = await runMain(["run-now", "--outputs", outputsFile], { env });
     expect(busy.code).toBe(1);
     expect(busy.stderr).toBe(
       `a run of hub-export-acme-qa is already running: arn:aws:ecs:${REGION}:${ACCOUNT}:task/hub-export-acme-qa/abc\na second one would be refused by the client's run lock; wait for it to end\n`,
@@ -179,7 +179,7 @@ describe("hub-export run-now", () => {
       logLines: [],
       failures: [{ arn: RUN_TASK.taskDefinition, reason: "MISSING" }],
     };
-    const failed = await runCli(["run-now", "--outputs", outputsFile], { env });
+    const failed = await runMain(["run-now", "--outputs", outputsFile], { env });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toBe(`ECS did not start the task\n${RUN_TASK.taskDefinition}: MISSING\n`);
   });
@@ -188,7 +188,7 @@ describe("hub-export run-now", () => {
     aws.script = { runningPolls: 1, exitCode: 0, logLines: [] };
     const file = path.join(dir, "bad-cluster.json");
     fs.writeFileSync(file, JSON.stringify({ runTask: { ...RUN_TASK, cluster: "arn:aws-cn:nope" } }));
-    const r = await runCli(["run-now", "--outputs", file], { env });
+    const r = await runMain(["run-now", "--outputs", file], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("AWS: ClusterNotFoundException: Cluster not found.\n");
   });

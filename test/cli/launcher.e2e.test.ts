@@ -11,6 +11,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { PROJECT_ROOT, runCli, type CliResult } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
+import type { Options } from "../../cli/command";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bundle-"));
 const cacheDirs: string[] = [];
@@ -80,6 +81,24 @@ describe("the hub-export bundle", () => {
     expect(local.code, local.stdout + local.stderr).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);
   }, 180_000);
+
+  it("bench --help and bench <name> --help list the benchmarks' own options, which the launcher loads by name", async () => {
+    const all = await runCli(["bench", "--help"]);
+    expect(all.code).toBe(0);
+    const flat = (text: string) => text.replace(/\s+/g, " ");
+    const optionsOf = async (name: string) =>
+      Object.entries(((await import(`../../bench/${name}.ts`)) as { options: Options }).options);
+    for (const name of ["export", "emulator", "plan", "outage"]) {
+      for (const [option, o] of await optionsOf(name)) {
+        expect(flat(all.stdout)).toContain(`--${option}`);
+        expect(flat(all.stdout)).toContain(o.description);
+      }
+    }
+    const one = await runCli(["bench", "emulator", "--help"]);
+    expect(one.code).toBe(0);
+    for (const [option] of await optionsOf("emulator")) expect(one.stdout).toContain(`--${option}`);
+    expect(one.stdout).not.toContain("--employees");
+  });
 
   it("before `npm ci` says to run it, in one line, exit 1: not an internal error with a stack trace", async () => {
     // A fresh clone: the sources, no node_modules.

@@ -8,7 +8,7 @@ import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { employeeIds, exportFixture, lastHistory, type ExportFixture, statusOf } from "../support/exportFixture";
 import { runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { QUEUES } from "../../bench/platform";
 import { ALL_REGIONS, METRICS, isEmfRecord } from "../../core/metrics";
@@ -51,7 +51,7 @@ describe("a message the broker refuses for good", () => {
   let f: ExportFixture;
   let wide: string;
   let messageId: string;
-  const cli = (...args: string[]) => runCli([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
+  const cli = (...args: string[]) => runMain([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 200, parameters: { set_aside_after_runs: 2 } }), taskBundle()]);
     [wide] = await employeeIds(f, 1);

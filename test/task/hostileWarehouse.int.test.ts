@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { employeeIds, exportFixture, lastHistory, type ExportFixture, statusOf } from "../support/exportFixture";
 import { openedTransaction, runTask, taskBundle, type TaskResult } from "../support/taskProcess";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 
 const ENV = { HUB_EXPORT_CHUNK_SIZE: "50" };
@@ -45,7 +45,7 @@ describe("warehouse values with escape sequences", () => {
   let messageId: string;
   const duplicate = `${HOSTILE}-dup`;
   const wide = `${HOSTILE}-wide`;
-  const cli = (...args: string[]) => runCli([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
+  const cli = (...args: string[]) => runMain([...args, "--file", fixtureStackFile("qa"), "--database-url", f.db.url]);
 
   beforeAll(async () => {
     [f] = await Promise.all([exportFixture({ employees: 60, parameters: { set_aside_after_runs: 1 } }), taskBundle()]);

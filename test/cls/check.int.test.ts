@@ -12,7 +12,7 @@ import { fixtureStackFile } from "../fixtures/stacks";
 import { rawConfig } from "../support/rawConfig";
 import { createTestDatabase } from "../support/database";
 import { provisionPlatform, type TestPlatform } from "../../bench/platform";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../../task/model/sampleData";
 import { buildLoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";
@@ -105,7 +105,7 @@ describe("hub-export cls check", () => {
   });
 
   it("finds no unknown codes with the stack's sheet (built from cls/samples, the sample data's business objects)", async () => {
-    const result = await runCli(["cls", "check", "--file", stackFile, "--database-url", db.url]);
+    const result = await runMain(["cls", "check", "--file", stackFile, "--database-url", db.url]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
@@ -132,12 +132,12 @@ describe("hub-export cls check", () => {
       await pool.end();
     }
     expect(legal).toBeGreaterThan(0);
-    const result = await runCli(["cls", "check", "--file", stackFile, "--database-url", db.url, "--sheet", sheet]);
+    const result = await runMain(["cls", "check", "--file", stackFile, "--database-url", db.url, "--sheet", sheet]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       `  User.UserType: 1 unknown code in ${legal} employee${legal === 1 ? "" : "s"} (${legal} time${legal === 1 ? "" : "s"}), e.g. Legal (${legal})`,
     );
-    const json = await runCli([
+    const json = await runMain([
       "cls",
       "check",
       "--file",
@@ -162,12 +162,12 @@ describe("hub-export cls check", () => {
   it("says clearly when the database is not reachable or the sheet is not a load sheet", async () => {
     const bad = path.join(dir, "bad.csv");
     fs.writeFileSync(bad, "a,b\n");
-    const invalid = await runCli(["cls", "check", "--file", stackFile, "--database-url", db.url, "--sheet", bad]);
+    const invalid = await runMain(["cls", "check", "--file", stackFile, "--database-url", db.url, "--sheet", bad]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain(
       `${bad}: is not a CLS load sheet: expected the columns SYSTEM, CLS_ENTITY_NAME, CLS_CODE_FIELD_NAME, CLS_CODE, CLS_DESCRIPTION, found a, b`,
     );
-    const down = await runCli([
+    const down = await runMain([
       "cls",
       "check",
       "--file",

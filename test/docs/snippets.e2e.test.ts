@@ -162,7 +162,7 @@ describe("snippets paste", () => {
           problems.push(`${where(block)}: ${(err as Error).message}`);
         }
       } else if (block.lang === "diff") {
-        // An edit of the qa stack file: test/docs/onboarding.test.ts applies onboarding.md's, in order, as a reader does.
+        // An edit of the qa stack file: test/docs/onboarding.e2e.test.ts applies onboarding.md's, in order, as a reader does.
         if (block.file !== "docs/onboarding.md")
           problems.push(
             `${where(block)}: a diff block is an onboarding edit: only docs/onboarding.md has them (its test applies them)`,

@@ -15,7 +15,7 @@ import { PROJECT_ROOT } from "../support/cli";
 import { fixtureStack } from "../fixtures/stacks";
 import { planOf, resourceKeys } from "../fixtures/plan";
 
-// Next to the run's temporary folder, not in it (as test/components/checkouts.test.ts keeps its copies).
+// Next to the run's temporary folder, not in it (as test/components/checkouts.e2e.test.ts keeps its copies).
 const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-engine-load-`);
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const copy = path.join(dir, "project");

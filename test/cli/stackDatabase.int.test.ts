@@ -11,7 +11,7 @@ import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runMain } from "../support/cli";
 import { JOB_NAME, rawStackConfigFor } from "../../bench/platform";
 
 /** Over the broker's 10 MB body limit: the message of this employee is refused for good (HTTP 400 at the broker). */
@@ -66,7 +66,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
   });
 
   it("status --file: the stack's database, named on the first line; the failed run first, with its cause and counts", async () => {
-    const r = await runCli(["status", "--file", stackFile], { env });
+    const r = await runMain(["status", "--file", stackFile], { env });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
@@ -90,7 +90,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     expect(r.stdout.indexOf("Latest run:")).toBeLessThan(r.stdout.indexOf("Completed runs"));
     expect(r.stdout).not.toContain("their reasons are in");
 
-    const json = JSON.parse((await runCli(["status", "--file", stackFile, "--json"], { env })).stdout);
+    const json = JSON.parse((await runMain(["status", "--file", stackFile, "--json"], { env })).stdout);
     expect(json.database).toBe(lines[0].slice("Database: ".length));
     expect(json.latestRun).toMatchObject({
       transactionId: failedTx,
@@ -99,7 +99,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
     });
 
     // The printed command, pasted as printed, lists the message with its reason.
-    const one = await runCli(lines[6].trim().split(/\s+/).slice(7), { env });
+    const one = await runMain(lines[6].trim().split(/\s+/).slice(7), { env });
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout.split("\n")[0]).toBe(lines[0]);
     expect(one.stdout).toMatch(/FAILED .* message body of \d+ bytes exceeds the broker's limit/);
@@ -108,13 +108,13 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
   it("cls check and reload --file name the stack's database first", async () => {
     const sheet = path.join(dir, "cls.csv");
     expect(
-      (await runCli(["cls", "build", "--from", path.join(PROJECT_ROOT, "cls", "samples"), "--out", sheet])).code,
+      (await runMain(["cls", "build", "--from", path.join(PROJECT_ROOT, "cls", "samples"), "--out", sheet])).code,
     ).toBe(0);
-    const check = await runCli(["cls", "check", "--file", stackFile, "--sheet", sheet], { env });
+    const check = await runMain(["cls", "check", "--file", stackFile, "--sheet", sheet], { env });
     expect(check.stdout.split("\n")[0], check.stderr).toMatch(
       new RegExp(`^Database: ${database} on 127\\.0\\.0\\.1:\\d+ as postgres \\(the warehouse of `),
     );
-    const reload = await runCli(["reload", "--file", stackFile, "--tenant", "ACME_US_TEST", "--actor", "carol"], {
+    const reload = await runMain(["reload", "--file", stackFile, "--tenant", "ACME_US_TEST", "--actor", "carol"], {
       env,
     });
     expect(reload.code, reload.stderr).toBe(0);
@@ -151,7 +151,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
       ["cls", "check"],
       ["retry", "--message-id", "00000000-0000-4000-8000-000000000001"],
     ]) {
-      const r = await runCli([...command, "--file", file], { env: { ...env, ...extraEnv } });
+      const r = await runMain([...command, "--file", file], { env: { ...env, ...extraEnv } });
       expect(r.code, `${command[0]}: ${r.stderr}`).toBe(1);
       expect(r.stdout).toBe("");
       expect(r.stderr.trimEnd().split("\n"), command[0]).toHaveLength(1);
@@ -161,7 +161,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
 
   it("status on a schema without the baseline's tables: one line naming the table and saying to apply it", async () => {
     const file = writeStack("nobaseline", (raw) => (raw.stagingSchema = `${database}.no_baseline`));
-    const r = await runCli(["status", "--file", file], { env });
+    const r = await runMain(["status", "--file", file], { env });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(
@@ -171,7 +171,7 @@ describe("a command with --stack or --file reads that stack's warehouse", () => 
 
   it("--dir reads the embedded default's database even with --file, and says so", async () => {
     const empty = path.join(dir, "no-local");
-    const r = await runCli(["status", "--file", stackFile, "--dir", empty], { env });
+    const r = await runMain(["status", "--file", stackFile, "--dir", empty], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       `no local database in ${path.join(empty, "postgres")}: run 'npm start' first, or give --stack (the stack's warehouse) or --database-url\n`,

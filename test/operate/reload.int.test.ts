@@ -11,7 +11,7 @@ import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFixture, type ExportFixture } from "../support/exportFixture";
 import { runTask, taskBundle } from "../support/taskProcess";
-import { runCli } from "../support/cli";
+import { runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { TENANTS } from "../../bench/platform";
 import { Writable } from "node:stream";
@@ -33,7 +33,7 @@ describe("hub-export reload", () => {
       )
     ).rows.map((r) => r.country_code);
   const reload = (...args: string[]) =>
-    runCli(["reload", "--file", fixtureStackFile("qa"), "--database-url", f.db.url, ...args]);
+    runMain(["reload", "--file", fixtureStackFile("qa"), "--database-url", f.db.url, ...args]);
 
   beforeAll(async () => {
     // As in the qa fixture: the US hub tenant is fed by platform regions US and CA.
@@ -189,14 +189,14 @@ describe("hub-export reload", () => {
     const file = path.join(dir, "Pulumi.reloadtest.yaml");
     fs.writeFileSync(file, YAML.stringify(doc));
     const env = { PGPASSWORD: decodeURIComponent(url.password), PGPASSFILE: path.join(dir, "none") };
-    const ok = await runCli(["reload", "--file", file, "--tenant", "ACME_US_QA", "--actor", "bob"], { env });
+    const ok = await runMain(["reload", "--file", file, "--tenant", "ACME_US_QA", "--actor", "bob"], { env });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     const { rows } = await f.pool.query(
       `SELECT actor, detail->>'databaseUser' AS u FROM ${history} ORDER BY history_id DESC LIMIT 1`,
     );
     expect(rows[0]).toEqual({ actor: "bob", u: "postgres" });
-    const noPassword = await runCli(["reload", "--file", file, "--tenant", "ACME_US_QA"], {
+    const noPassword = await runMain(["reload", "--file", file, "--tenant", "ACME_US_QA"], {
       env: { PGPASSWORD: "", PGPASSFILE: path.join(dir, "none") },
     });
     expect(noPassword.code).toBe(1);

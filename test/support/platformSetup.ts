@@ -1,0 +1,45 @@
+/**
+ * The global setup of the projects whose tests need the platform: one embedded PostgreSQL for the run, on a free port
+ * with its data in the run's folder (a database per test file on it: test/support/database.ts), and the export task's
+ * bundle, built once for every test that runs it (test/support/taskProcess.ts). Shared by the projects of a run.
+ */
+import type { TestProject } from "vitest/node";
+import path from "node:path";
+import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
+import { runFolder } from "./runFolder";
+import { sharedOnce } from "./sharedOnce";
+
+const platform = sharedOnce(
+  "platform",
+  async () => {
+    const dir = await runFolder.acquire();
+    const { buildTask } = require("../../scripts/build-task.js") as {
+      buildTask: (o: { outdir: string; minify?: boolean }) => Promise<{ outfile: string }>;
+    };
+    const [server, bundle] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: path.join(dir, "postgres"), persistent: false, owner: "npm test" }),
+      buildTask({ outdir: path.join(dir, "task-bundle"), minify: false }),
+    ]);
+    return { server, taskBundle: bundle.outfile };
+  },
+  async ({ server }) => {
+    await server.stop();
+    await runFolder.release();
+  },
+);
+
+export async function setup(project: TestProject): Promise<void> {
+  const { server, taskBundle } = await platform.acquire();
+  project.provide("pgAdminUrl", server.adminUrl);
+  project.provide("taskBundle", taskBundle);
+}
+
+export const teardown = platform.release;
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    /** dist/task/index.js as the image runs it, built once for the run (test/support/taskProcess.ts). */
+    taskBundle: string;
+  }
+}
