@@ -1,10 +1,22 @@
 /**
- * The code blocks of the README and docs/, and the rules the docs test holds each to (test/docs/snippets.e2e.test.ts):
- * a block is run (shell), checked (a stack config fragment is validated, JSON is parsed, a picture is a diagram), or
- * says on its first line why it cannot run here: `# not run here: <why>` (`-- not run here: <why>` in SQL). A block
- * that is none of these fails the test.
+ * The code blocks of the README and docs/, and the rules the docs tests hold each to (test/docs/blocks.test.ts checks
+ * them in-process, test/docs/commands.e2e.test.ts runs the shell commands): a block is run (shell), checked (a stack
+ * config fragment is validated, JSON is parsed, a picture is a diagram), or says on its first line why it cannot run
+ * here: `# not run here: <why>` (`-- not run here: <why>` in SQL). A block that is none of these fails the test.
  */
 import YAML from "yaml";
+
+/** The pages a newcomer reads, in the order the README sends them there. */
+export const PAGES = [
+  "README.md",
+  "docs/developing.md",
+  "docs/pulumi.md",
+  "docs/pulumi-reference.md",
+  "docs/onboarding.md",
+  "docs/operating.md",
+  "docs/hub-contract.md",
+];
+export const SHELL = new Set(["sh", "bash", "shell", "console"]);
 
 export interface Block {
   file: string;
@@ -191,3 +203,12 @@ export function pulumiWithoutStack(block: Block): string[] {
 export const DIAGRAMS = /^(flowchart|graph) (LR|RL|TD|TB|BT)$/;
 
 export const where = (block: Block) => `${block.file}:${block.line}`;
+
+/** The blocks of a page's section, from its `## ` heading to the next. */
+export function sectionBlocks(text: string, blocks: Block[], heading: string): Block[] {
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => l === heading);
+  if (start < 0) throw new Error(`${blocks[0]?.file ?? "the page"} has no section '${heading}'`);
+  const next = lines.findIndex((l, i) => i > start && l.startsWith("## "));
+  return blocks.filter((b) => b.line > start && (next < 0 || b.line < next));
+}
