@@ -154,15 +154,20 @@ describe("CI workflows", () => {
     expect(uses).toBeGreaterThanOrEqual(12);
   });
 
-  it("test on the image's Node.js (task/Dockerfile) and the development version", () => {
+  it("run the whole suite once, on the image's Node.js (task/Dockerfile); npm start and the quick tier on the development version", () => {
     const { version } = imageNode();
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
     const development = /^>=(\d+\.\d+)/.exec(pkg.engines.node)![1];
-    const test = load("test.yml").doc.jobs.test;
-    expect(test.strategy!.matrix.node).toEqual([development, version]);
+    const { test, quick } = load("test.yml").doc.jobs;
+    expect(test.strategy!.matrix.node).toEqual([version]);
     expect(test.steps.find((s) => s.uses?.startsWith("actions/setup-node@"))!.with!["node-version"]).toBe(
       "${{ matrix.node }}",
     );
+    expect(test.steps.at(-1)!.run).toBe(".ci/run");
+    expect(quick.steps.at(-1)!.run).toBe("npm ci --no-audit --no-fund && npm start && npm run test:quick");
+    const script = fs.readFileSync(path.join(ROOT, "scripts", "fresh-clone-check.sh"), "utf8");
+    expect(script).toMatch(/^npm start$/m);
+    expect(script).toMatch(/^npm run test:quick$/m);
     // Everything else runs the development version.
     for (const file of FILES) {
       for (const step of Object.values(load(file).doc.jobs).flatMap((j) => j.steps)) {

@@ -4,12 +4,13 @@
  * install whose cache cannot be written still runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { PROJECT_ROOT, runCli, type CliResult } from "../support/cli";
+import { runCli } from "../support/cli";
+import { copyProject } from "../support/projectCopy";
+import { runProcess } from "../support/processes";
 import { fixtureStackFile } from "../fixtures/stacks";
 import type { Options } from "../../cli/command";
 
@@ -25,39 +26,14 @@ interface BuildCli {
   inMemoryCli: () => Promise<{ main(argv: string[], io: unknown): Promise<number> }>;
 }
 
-/** A copy of the project's sources at `root` (tracked and new files, not ignored ones), node_modules linked. */
+/** A copy of the project at `root`, node_modules linked; its CLI bundle's cache folder is removed afterwards. */
 function checkout(root: string): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-    cwd: PROJECT_ROOT,
-  })
-    .toString("utf8")
-    .split("\0")
-    .filter(Boolean);
-  for (const file of files) {
-    // Deleted in the work tree, or a linked node_modules (git lists a link as a file).
-    if (file === "node_modules" || !fs.existsSync(path.join(PROJECT_ROOT, file))) continue;
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
-  }
-  fs.symlinkSync(fs.realpathSync(path.join(PROJECT_ROOT, "node_modules")), path.join(root, "node_modules"));
+  copyProject(root);
   cacheDirs.push((require(path.join(root, "scripts", "build-cli.js")) as BuildCli).cacheDir());
   return root;
 }
 
-function runIn(root: string, args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "bin", "hub-export.js"), ...args], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runIn = (root: string, args: string[]) => runCli(args, { root });
 
 const summaryLine = (help: string, command: string) =>
   help
@@ -102,17 +78,7 @@ describe("the hub-export bundle", () => {
 
   it("before `npm ci` says to run it, in one line, exit 1: not an internal error with a stack trace", async () => {
     // A fresh clone: the sources, no node_modules.
-    const root = path.join(work, "not-installed");
-    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-      cwd: PROJECT_ROOT,
-    })
-      .toString("utf8")
-      .split("\0")
-      .filter(Boolean);
-    for (const file of files.filter((f) => f !== "node_modules" && fs.existsSync(path.join(PROJECT_ROOT, f)))) {
-      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
-    }
+    const root = copyProject(path.join(work, "not-installed"), { nodeModules: "none" });
     const line = `hub-export: the project's dependencies are not installed (no esbuild in node_modules): run npm ci first, in ${root}\n`;
     for (const args of [["--help"], ["validate", "--stack", "qa"]]) {
       const r = await runIn(root, args);
@@ -120,18 +86,7 @@ describe("the hub-export bundle", () => {
       expect(r.code).toBe(1);
     }
     // As the README has it: npx finds the project's own bin (offline: npm asks no registry).
-    const npx = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    const npx = await runProcess("npx", ["--offline", "hub-export", "validate", "--stack", "qa"], { cwd: root });
     expect(npx.stderr).toContain(line);
     expect(npx.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(npx.code).toBe(1);

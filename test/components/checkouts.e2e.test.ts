@@ -4,7 +4,6 @@
  * the CLS exports and a scripts release, the inputs that name files) and every input is compared; neither plan may
  * hold the path of its checkout.
  */
-import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import yazl from "yazl";
 import { PROJECT_ROOT } from "../support/cli";
+import { copyProject } from "../support/projectCopy";
+import { runProcess } from "../support/processes";
 import { fixtureStackFile, type FixtureStack } from "../fixtures/stacks";
 
 // Next to the run's temporary folder, not in it: tests that read every file of that folder (embeddedPostgres.test.ts)
-// need not go through two copies of node_modules. A killed run's copies go with its folder (test/support/globalSetup.ts).
+// need not go through two copies of node_modules. A killed run's copies go with its folder (test/support/runFolder.ts).
 const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-checkouts-`);
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -32,20 +33,9 @@ async function zipBytes(files: Record<string, string>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A copy of the project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
+/** A copy of the project at `root`, with the files a team adds: a CA bundle and a vendor scripts release. */
 function checkout(root: string, release: Buffer): string {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-    cwd: PROJECT_ROOT,
-  })
-    .toString("utf8")
-    .split("\0")
-    .filter(Boolean);
-  for (const file of files) {
-    if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
-  }
-  execFileSync("cp", ["-al", path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules")]);
+  copyProject(root, { nodeModules: "hardlink" });
   fs.mkdirSync(path.join(root, "certs"), { recursive: true });
   fs.writeFileSync(path.join(root, "certs", "rds-global-bundle.pem"), CA_BUNDLE);
   fs.mkdirSync(path.join(root, "releases"), { recursive: true });
@@ -62,21 +52,16 @@ function checkout(root: string, release: Buffer): string {
 const stackFile = (root: string, stack: string) =>
   path.join(root, path.relative(PROJECT_ROOT, fixtureStackFile(stack as FixtureStack)));
 
-function plan(root: string, stack: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(root, "test", "fixtures", "planDump.cjs"), stackFile(root, stack)],
-      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) =>
-      code === 0 ? resolve(stdout) : reject(new Error(`plan of ${stack} in ${root} exited ${code}: ${stderr}`)),
-    );
-  });
+async function plan(root: string, stack: string): Promise<string> {
+  const r = await runProcess(
+    process.execPath,
+    [path.join(root, "test", "fixtures", "planDump.cjs"), stackFile(root, stack)],
+    {
+      cwd: root,
+    },
+  );
+  if (r.code !== 0) throw new Error(`plan of ${stack} in ${root} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
 }
 
 describe("plans from two checkouts", () => {

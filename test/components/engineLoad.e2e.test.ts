@@ -6,12 +6,13 @@
  * downloads), on a fixture stack's config as the language host hands it over. A type error, or an import only tsx can
  * resolve, fails here instead of at the first real preview.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../support/cli";
+import { copyProject } from "../support/projectCopy";
+import { runProcess } from "../support/processes";
 import { fixtureStack } from "../fixtures/stacks";
 import { planOf, resourceKeys } from "../fixtures/plan";
 
@@ -20,21 +21,9 @@ const dir = fs.mkdtempSync(`${os.tmpdir().replace(/[\\/]+$/, "")}-engine-load-`)
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const copy = path.join(dir, "project");
 
-/** The project's files (tracked and new, not ignored) at `root`, node_modules hard-linked. */
+/** A copy of the project with the CA bundle step 5 of "From clone to first up" downloads. */
 function checkout(root: string): void {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-    cwd: PROJECT_ROOT,
-  })
-    .toString("utf8")
-    .split("\0")
-    .filter(Boolean);
-  for (const file of files) {
-    if (!fs.existsSync(path.join(PROJECT_ROOT, file))) continue; // deleted in the work tree
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(root, file));
-  }
-  execFileSync("cp", ["-al", path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules")]);
-  // The CA bundle step 5 of "From clone to first up" downloads.
+  copyProject(root, { nodeModules: "hardlink" });
   fs.mkdirSync(path.join(root, "certs"), { recursive: true });
   fs.writeFileSync(
     path.join(root, "certs", "rds-global-bundle.pem"),
@@ -49,7 +38,7 @@ interface HostRun {
 }
 
 /** The language host's run of the copy's program for stack `stack`, its config in the environment. */
-function engineRun(stack: "qa" | "prod"): Promise<HostRun> {
+async function engineRun(stack: "qa" | "prod"): Promise<HostRun> {
   const { config, secretKeys } = fixtureStack(stack);
   const env: NodeJS.ProcessEnv = {};
   // Nothing of this process's loaders or ts-node settings: the host starts a plain node.
@@ -63,27 +52,17 @@ function engineRun(stack: "qa" | "prod"): Promise<HostRun> {
     // A cache of its own: every file compiled and checked, as on a machine's first run.
     TS_NODE_CACHE_DIRECTORY: fs.mkdtempSync(path.join(dir, "ts-node-")),
   });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(copy, "test", "fixtures", "engineHost.cjs")], {
-      cwd: copy,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const last = stdout.trim().split("\n").pop() ?? "";
-      try {
-        const report = JSON.parse(last) as { code: number; resources: string[] };
-        resolve({ code: code ?? report.code, resources: report.resources, stderr });
-      } catch {
-        resolve({ code, resources: [], stderr: `${stderr}\n${stdout}` });
-      }
-    });
-  });
+  const { code, stdout, stderr } = await runProcess(
+    process.execPath,
+    [path.join(copy, "test", "fixtures", "engineHost.cjs")],
+    { cwd: copy, env },
+  );
+  try {
+    const report = JSON.parse(stdout.trim().split("\n").pop() ?? "") as { code: number; resources: string[] };
+    return { code: code ?? report.code, resources: report.resources, stderr };
+  } catch {
+    return { code, resources: [], stderr: `${stderr}\n${stdout}` };
+  }
 }
 
 describe("the program as the engine loads it", () => {

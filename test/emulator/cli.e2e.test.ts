@@ -6,8 +6,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { resolveConfig, loadConfigFile } from "../../emulator/config";
 import { UserError } from "../../core/errors";
 import { DEV_QUEUES, DEV_TENANTS, TENANT_US } from "./helpers";
+import { BIN, runCli } from "../support/cli";
 
-const BIN = path.resolve(__dirname, "../../bin/hub-export.js");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "emulator-cli-test-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -24,17 +24,7 @@ function writeConfig(name: string, config: unknown): string {
 }
 
 /** Runs `hub-export emulator ...` to completion (for the failing cases). */
-function runToExit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "emulator", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runToExit = (args: string[]) => runCli(["emulator", ...args]);
 
 /** Starts `hub-export emulator ...` and waits until its output holds `until`. */
 function startUntil(

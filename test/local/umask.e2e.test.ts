@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
 import { BIN, PROJECT_ROOT } from "../support/cli";
+import { runProcess, type ProcessResult } from "../support/processes";
 import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-umask-"));
@@ -17,19 +17,8 @@ fs.chmodSync(dir, 0o711);
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** `hub-export <args>` as `sh -c 'umask 000; exec node …'` runs it. */
-function underUmask000(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {
-      cwd: PROJECT_ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function underUmask000(args: string[]): Promise<ProcessResult> {
+  return runProcess("sh", ["-c", 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], { cwd: PROJECT_ROOT });
 }
 
 /** Every folder and file under `root`, with its mode; the PostgreSQL data folder is the server's own (it sets 0700). */

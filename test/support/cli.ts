@@ -3,10 +3,10 @@
  * them), or as a user runs it, `node bin/hub-export.js ...` in a child process (runCli), for what only the real
  * launcher shows: the bundle, the missing-install message, signals, another working folder.
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { main } from "../../cli/main";
+import { runProcess, type ProcessResult } from "./processes";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "..", "..");
 export const BIN = path.join(PROJECT_ROOT, "bin", "hub-export.js");
@@ -50,27 +50,16 @@ export async function runMain(args: string[], options: CliOptions = {}): Promise
   }
 }
 
+/** `node bin/hub-export.js <args>` in a child process, from this checkout or a copy of it (`root`). */
 export function runCli(
   args: string[],
-  options: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: options.cwd ?? PROJECT_ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    // A hang guard: a plan took over 60 s at a load of 20 on two cores.
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 180_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? "");
+  options: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; root?: string } = {},
+): Promise<ProcessResult> {
+  const bin = options.root ? path.join(options.root, "bin", "hub-export.js") : BIN;
+  return runProcess(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? options.root ?? PROJECT_ROOT,
+    env: { ...process.env, ...options.env },
+    input: options.input,
+    timeoutMs: options.timeoutMs,
   });
 }

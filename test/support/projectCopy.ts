@@ -1,8 +1,8 @@
 /**
  * A copy of the project as a fresh clone has it: its tracked and new files (not ignored ones: no `.local/`, no
- * `.tmp/`), node_modules linked, and its stack files as the repository ships them (the tests' fixtures), whatever a
- * team has put in the checkout's own, committed in a repository of its own (so `plan` compares an edit with git HEAD's
- * file, as in a clone). Tests that follow the docs run their commands there.
+ * `.tmp/`), its stack files as the repository ships them (the tests' fixtures), whatever a team has put in the
+ * checkout's own, committed in a repository of its own (so `plan` compares an edit with git HEAD's file, as in a
+ * clone). Tests that follow the docs, or run from another folder, use it.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -10,7 +10,16 @@ import path from "node:path";
 import { PROJECT_ROOT } from "./cli";
 import { fixtureStackFile, type FixtureStack } from "../fixtures/stacks";
 
-export function copyProject(root: string): string {
+export interface CopyOptions {
+  /**
+   * link (default): one symlink to this checkout's; hardlink: a tree of its own (a module's real path is then in the
+   * copy, as in a clone, for what records paths: the engine's TypeScript loader, the providers' serialization); none:
+   * a clone before `npm ci`.
+   */
+  nodeModules?: "link" | "hardlink" | "none";
+}
+
+export function copyProject(root: string, options: CopyOptions = {}): string {
   const git = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"];
   const listed = execFileSync("git", git, { cwd: PROJECT_ROOT });
   for (const file of listed.toString("utf8").split("\0").filter(Boolean)) {
@@ -20,7 +29,9 @@ export function copyProject(root: string): string {
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     fs.copyFileSync(from, path.join(root, file));
   }
-  fs.symlinkSync(fs.realpathSync(path.join(PROJECT_ROOT, "node_modules")), path.join(root, "node_modules"));
+  const modules = fs.realpathSync(path.join(PROJECT_ROOT, "node_modules"));
+  if ((options.nodeModules ?? "link") === "link") fs.symlinkSync(modules, path.join(root, "node_modules"));
+  else if (options.nodeModules === "hardlink") execFileSync("cp", ["-al", modules, path.join(root, "node_modules")]);
   for (const stack of ["qa", "prod"] as FixtureStack[]) {
     fs.copyFileSync(fixtureStackFile(stack), path.join(root, `Pulumi.${stack}.yaml`));
   }

@@ -12,16 +12,16 @@ export function sharedOnce<T>(
   key: string,
   make: () => Promise<T>,
   release: (value: T) => Promise<void>,
-): { acquire(): Promise<T>; release(): Promise<void> } {
+): { acquire: () => Promise<T>; release: () => Promise<void> } {
   const slot = `__hubExportTests:${key}`;
   const store = globalThis as unknown as Record<string, Shared<T> | undefined>;
   return {
-    async acquire() {
+    acquire: async () => {
       const shared = (store[slot] ??= { value: make(), users: 0 });
       shared.users += 1;
       return shared.value;
     },
-    async release() {
+    release: async () => {
       const shared = store[slot];
       if (!shared || --shared.users > 0) return;
       store[slot] = undefined;
