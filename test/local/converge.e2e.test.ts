@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { PROJECT_ROOT, runCli } from "../support/cli";
+import { PROJECT_ROOT, runCli, runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { formatSummary } from "../../local/summary";
 
@@ -134,7 +134,7 @@ describe("local mode converges like pulumi up", () => {
   });
 
   it("status finds the job without --job-name: the stack names it", async () => {
-    const r = await runCli(["status", "--file", base, "--dir", dir, "--json"]);
+    const r = await runMain(["status", "--file", base, "--dir", dir, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const status = JSON.parse(r.stdout);
     expect(status.jobName).toBe("HRSYS_EMPL_HUB_ACME_202611_QA");

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { Client } from "pg";
-import { BIN, PROJECT_ROOT, runCli } from "../support/cli";
+import { BIN, PROJECT_ROOT, runCli, runMain } from "../support/cli";
 import { fixtureStackFile } from "../fixtures/stacks";
 import { formatSummary } from "../../local/summary";
 
@@ -213,7 +213,7 @@ describe("hub-export local", () => {
         `embedded PostgreSQL: the data folder ${path.join(dir, "postgres")} is in use by 'hub-export local --keep' (process ${keep.pid}): stop it with Ctrl-C in its terminal, or 'kill ${keep.pid}'`,
       );
       expect(second.stderr).not.toMatch(/internal error/);
-      const status = await runCli(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"]);
+      const status = await runMain(["status", ...STACK, "--job-name", JOB, "--dir", dir, "--json"]);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).intakeJobs).toHaveLength(4);
     } finally {
@@ -238,7 +238,7 @@ const local = (env: NodeJS.ProcessEnv, json = true, extra: string[] = []) =>
     env,
     timeoutMs: 240_000,
   });
-const status = (...args: string[]) => runCli(["status", ...STACK, "--dir", dir, ...args]);
+const status = (...args: string[]) => runMain(["status", ...STACK, "--dir", dir, ...args]);
 
 // `first`: a completed run whose id and counts must not show.
 describe("a run that does not complete says why", () => {
@@ -310,7 +310,7 @@ describe("a run that does not complete says why", () => {
     const printed: string[] = s.queries.statusCommand.split(" ");
     expect(printed.slice(0, 3)).toEqual(["npx", "hub-export", "status"]);
     expect(printed).not.toContain("--job-name");
-    const oneText = await runCli(printed.slice(2));
+    const oneText = await runMain(printed.slice(2));
     expect(oneText.code, oneText.stderr).toBe(0);
     expect(oneText.stdout).toContain(
       `  so far: extracted ${s.counts.extracted}, messages ${s.counts.messages}, published 0, ERS entities 0 (it stopped before the end)`,
