@@ -13,6 +13,7 @@ import { HubExport, type HubExportArgs } from "./hubExport";
 import { offlineObjectInspector } from "./storage/objectGuard";
 import { formatIssue, misplacedKeys, routingRuleWarnings } from "../config/validate";
 import { stackAwsProvider } from "./awsProvider";
+import { withoutProviderCode } from "./dynamicResource";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -20,6 +21,11 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
    * stopping the run. Never set under a real `pulumi preview` or `pulumi up`.
    */
   offline?: boolean;
+  /**
+   * Offline too, each dynamic resource's provider code as `pulumi preview` registers it, instead of a stand-in
+   * (components/dynamicResource.ts): test/components/checkouts.test.ts compares the code two checkouts register.
+   */
+  providerCode?: boolean;
 }
 
 /**
@@ -59,7 +65,7 @@ function asRunError(err: unknown): unknown {
 }
 
 export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
-  const { offline, ...overrides } = options;
+  const { offline, providerCode, ...overrides } = options;
   const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
@@ -72,11 +78,13 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     const objectInspector = overrides.objectInspector ?? (offline ? offlineObjectInspector() : undefined);
     // Every AWS resource and read goes through the stack's provider: its `aws:` config, and the stack's tags.
     const aws = stackAwsProvider(config, pulumi.getStack());
-    hub = new HubExport(
-      PROJECT_NAME,
-      { config, ...overrides, cls, scriptsRelease, objectInspector },
-      { providers: { aws } },
-    );
+    const declare = () =>
+      new HubExport(
+        PROJECT_NAME,
+        { config, ...overrides, cls, scriptsRelease, objectInspector },
+        { providers: { aws } },
+      );
+    hub = offline && !providerCode ? withoutProviderCode(declare) : declare();
   } catch (err) {
     throw asRunError(err);
   }
