@@ -1,7 +1,7 @@
 /** The CLS load sheet of a stack: built from its `hubExport:cls.exports` folder, in both formats. */
 import type { ClsConfig } from "./schema";
 import { PROJECT_ROOT, projectFile } from "./load";
-import { buildFromFolder } from "../cls/files";
+import { buildFromFolder, checkExportFiles } from "../cls/files";
 import { loadSheetXlsx } from "../cls/xlsx";
 import { loadSheetCsv } from "../cls/csv";
 import { buildLoadSheet, type BusinessObjectValues, type LoadSheet } from "../cls/loadSheet";
@@ -23,6 +23,11 @@ async function files(sheet: LoadSheet, problems: string[], source: string): Prom
 /** The exports folder of the config, relative to the project folder (where Pulumi.yaml is). */
 export function exportsFolder(cls: ClsConfig, root: string = PROJECT_ROOT): string {
   return projectFile(cls.exports, "hubExport:cls.exports", root);
+}
+
+/** The exports folder and its files' names, none read (cls/files.ts checkExportFiles): what `hub-export validate` checks. */
+export function checkStackExports(cls: ClsConfig, root: string = PROJECT_ROOT): void {
+  checkExportFiles(exportsFolder(cls, root), { businessObjects: cls.businessObjects });
 }
 
 export async function buildStackSheets(cls: ClsConfig, root: string = PROJECT_ROOT): Promise<ClsSheetFiles> {

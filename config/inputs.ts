@@ -1,12 +1,13 @@
 /**
  * The files a stack's config names, read and checked before anything is declared: the CLS load sheets built from
  * `hubExport:cls.exports` and the vendor scripts release of `hubExport:scriptsRelease.zip`. The program
- * (components/program.ts), `hub-export validate` and `hub-export plan` read them with this one function, so that
- * what one accepts the others accept too; a problem is a UserError naming the key.
+ * (components/program.ts), so `hub-export plan` too, reads them with loadStackInputs, and `hub-export validate` checks
+ * them with checkStackInputs, which reads the release but of the exports only their names; a problem is a UserError
+ * naming the key.
  */
 import type { StackConfig } from "./schema";
 import { loadScriptsRelease, type LoadedScriptsRelease } from "./load";
-import { buildStackSheets, type ClsSheetFiles } from "./clsSheets";
+import { buildStackSheets, checkStackExports, type ClsSheetFiles } from "./clsSheets";
 
 export interface StackInputs {
   cls?: ClsSheetFiles;
@@ -19,4 +20,13 @@ export async function loadStackInputs(config: StackConfig, given: StackInputs = 
     scriptsRelease:
       given.scriptsRelease ?? (config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined),
   };
+}
+
+/**
+ * What validate checks: the scripts release read in full, the CLS exports by their files' names (reading them, XLSX
+ * with ExcelJS, was more than half of validate's time; `plan` and `cls build --stack` read them).
+ */
+export async function checkStackInputs(config: StackConfig): Promise<{ scriptsRelease?: LoadedScriptsRelease }> {
+  if (config.cls) checkStackExports(config.cls);
+  return { scriptsRelease: config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined };
 }
