@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
+import { stackOptions, stackSelection } from "../stackOptions";
 import { stackFilePath } from "../../config/load";
 import { UserError } from "../../core/errors";
 import type { PlanJson } from "../../components/planner/format";
@@ -92,18 +92,17 @@ export default defineCommand({
     },
   ],
   async run(values, io) {
-    // Validates the stack file first: config problems are reported like `hub-export validate` does.
-    loadFromOptions(values);
+    const selection = stackSelection(values);
     // Loaded here, not at the top: `hub-export --help` must not pay for the Pulumi SDK.
     const { planStackFile } = require("../../components/planner") as typeof import("../../components/planner");
     const { planJson, formatPlanText, formatPlanDiff, formatResourceCounts } =
       require("../../components/planner/format") as typeof import("../../components/planner/format");
     const { planChanges, changeCounts, changeLines } =
       require("../../components/planner/diff") as typeof import("../../components/planner/diff");
-    const selection = stackSelection(values);
     const file = path.resolve(selection.file ?? stackFilePath(selection.stack!));
     const target = values.file ? { file } : { stack: selection.stack };
     const saved = values["diff-from"] === undefined ? undefined : readPlanJson(values["diff-from"]);
+    // Config problems are reported as `hub-export validate` reports them.
     const run = await planStackFile(target);
     if (saved || values.json || values.full) {
       io.stdout.write(
