@@ -101,12 +101,13 @@ function cannotBuild(dir: string, errors: string[]): UserError {
 }
 
 /**
- * What the names of a folder of exports show, without reading a file (`hub-export validate`): that the folder can be
- * read and holds one export of each business object, and no file it cannot use. The same UserError as buildFromFolder.
+ * What the names of a folder of exports show, without reading a file: that the folder can be read and holds one export
+ * of each business object, and no file it cannot use (the same UserError as buildFromFolder). The exports' paths.
  */
-export function checkExportFiles(dir: string, options: ReadExportsOptions = {}): void {
-  const { errors, missing } = exportFiles(dir, options.businessObjects ?? {});
+export function checkExportFiles(dir: string, options: ReadExportsOptions = {}): string[] {
+  const { files, errors, missing } = exportFiles(dir, options.businessObjects ?? {});
   if (errors.length || missing.length) throw cannotBuild(dir, [...errors, ...missing]);
+  return BUSINESS_OBJECTS.map((b) => path.join(dir, files.get(b)!));
 }
 
 /**

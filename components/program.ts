@@ -22,10 +22,11 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
    */
   offline?: boolean;
   /**
-   * Offline too, each dynamic resource's provider code as `pulumi preview` registers it, instead of a stand-in
-   * (components/dynamicResource.ts): test/components/checkouts.test.ts compares the code two checkouts register.
+   * Offline, what `pulumi up` would register where the offline plan has a stand-in for what only a deployment needs
+   * (the dynamic providers' code, components/dynamicResource.ts; the CLS load sheets, config/clsSheets.ts): for the
+   * tests that deploy a plan or compare two checkouts' plans.
    */
-  providerCode?: boolean;
+  deployable?: boolean;
 }
 
 /**
@@ -65,13 +66,14 @@ function asRunError(err: unknown): unknown {
 }
 
 export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
-  const { offline, providerCode, ...overrides } = options;
+  const { offline, deployable, ...overrides } = options;
+  const standIns = offline && !deployable;
   const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
-    // The CLS load sheets (from the exports folder) and the vendor scripts release (step 7.1, checked for zip-slip),
-    // read before any resource is declared.
-    const { cls, scriptsRelease } = await loadStackInputs(config, overrides);
+    // The CLS load sheets (from the exports folder; offline, a stand-in) and the vendor scripts release (step 7.1,
+    // checked for zip-slip), read before any resource is declared.
+    const { cls, scriptsRelease } = await loadStackInputs(config, overrides, standIns);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
     for (const issue of routingRuleWarnings(config)) void pulumi.log.warn(formatIssue(issue));
     // Offline, the mocks stand in for the bucket the guard looks at.
@@ -84,7 +86,7 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
         { config, ...overrides, cls, scriptsRelease, objectInspector },
         { providers: { aws } },
       );
-    hub = offline && !providerCode ? withoutProviderCode(declare) : declare();
+    hub = standIns ? withoutProviderCode(declare) : declare();
   } catch (err) {
     throw asRunError(err);
   }

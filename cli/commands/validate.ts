@@ -22,7 +22,7 @@ export default defineCommand({
     },
   },
   details: [
-    "The CLS exports (hubExport:cls.exports) are checked by their files' names: the folder holds one export of each business object and no file it cannot use. Their codes are read by 'hub-export plan', 'hub-export cls build --stack' and 'pulumi preview'.",
+    "The CLS exports (hubExport:cls.exports) are checked by their files' names, as 'hub-export plan' checks them: the folder holds one export of each business object and no file it cannot use. Their codes are read by 'hub-export cls build --stack' and 'pulumi preview'.",
   ],
   examples: [
     {

@@ -29,7 +29,7 @@ describe("a dynamic resource's provider code", () => {
       stack: "qa",
       config,
       secretKeys,
-      program: () => hubExportProgram({ offline: true, providerCode: true, taskSourceHash: FIXED_SOURCE_HASH }),
+      program: () => hubExportProgram({ offline: true, deployable: true, taskSourceHash: FIXED_SOURCE_HASH }),
     });
     const found = codes(run);
     for (const code of found) expect(code).toMatch(/^exports\.handler = /);
