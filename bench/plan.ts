@@ -1,11 +1,12 @@
 /**
- * `hub-export bench plan [--tenants 50,100,200] [--target-seconds 10]`: how `hub-export plan` scales with the number
- * of tenants. For each size it writes a generated stack file, plans it in this process (timed), and then times the
- * largest as the real command in a fresh node process, output included; last, how fast `hub-export --help` answers as a
- * fresh node process (the figure a test once asserted, which a loaded machine failed). It prints figures; it never
- * fails on timing.
+ * `hub-export bench plan [--tenants 50,100,200] [--target-seconds 10] [--cpu-runs 5]`: how `hub-export plan` scales
+ * with the number of tenants. For each size it writes a generated stack file, plans it in this process (timed), and
+ * then times the largest as the real command in a fresh node process, output included; then how fast
+ * `hub-export --help` answers as a fresh node process (the figure a test once asserted, which a loaded machine
+ * failed); last, the CPU seconds of `plan --stack qa`, `validate --stack qa` and `--help`, each a fresh process. It
+ * prints figures; it never fails on timing.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +22,8 @@ const execFileAsync = promisify(execFile);
 /** Timed runs of `hub-export --help`, and the median it should stay under (printed, never a failure). */
 const HELP_RUNS = 5;
 const HELP_TARGET_MS = 900;
+/** The commands whose CPU time is printed (docs/developing.md, "Tests and benchmarks"). */
+const CPU_COMMANDS = [["plan", "--stack", "qa"], ["validate", "--stack", "qa"], ["--help"]];
 
 interface Row {
   tenants: number;
@@ -46,7 +49,34 @@ export const options = {
     default: "10",
     example: "--target-seconds 5",
   },
+  "cpu-runs": {
+    type: "string",
+    value: "N",
+    description: "Runs of each command whose CPU seconds are printed (the median and the range)",
+    default: "5",
+    example: "--cpu-runs 9",
+  },
 } satisfies CommandOptions;
+
+/**
+ * The CPU seconds (user + system, every thread) of `hub-export <args>` as a fresh node process, as it reports them on
+ * exit through `preload` (process.cpuUsage); what it starts itself (plan's git) is not counted.
+ */
+function commandCpuSeconds(preload: string, args: string[]): number {
+  const child = spawnSync(
+    process.execPath,
+    ["--require", preload, path.join(PROJECT_ROOT, "bin/hub-export.js"), ...args],
+    {
+      cwd: PROJECT_ROOT,
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  if (child.status !== 0)
+    throw new Error(`hub-export ${args.join(" ")} exited ${child.status}: ${String(child.stderr).trim()}`);
+  const { user, system } = JSON.parse(String(child.output[3])) as NodeJS.CpuUsage;
+  return (user + system) / 1e6;
+}
 
 export async function main(argv: string[]): Promise<void> {
   const values = parseCommandArgs(options, argv);
@@ -56,6 +86,9 @@ export async function main(argv: string[]): Promise<void> {
   const target = Number(values["target-seconds"]);
   if (!(target > 0))
     throw new UsageError(`--target-seconds must be a positive number, got '${values["target-seconds"]}'`);
+  const cpuRuns = Number(values["cpu-runs"]);
+  if (!Number.isInteger(cpuRuns) || cpuRuns < 1)
+    throw new UsageError(`--cpu-runs must be a positive integer, got '${values["cpu-runs"]}'`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-plan-"));
   try {
     // A first, small plan loads the SDK and the providers, so that the figures below are the plans themselves.
@@ -96,6 +129,14 @@ export async function main(argv: string[]): Promise<void> {
     }
     helpMs.sort((a, b) => a - b);
     const helpMedian = helpMs[Math.floor((HELP_RUNS - 1) / 2)];
+    const preload = path.join(dir, "cpu-report.cjs");
+    fs.writeFileSync(
+      preload,
+      'process.on("exit", () => require("node:fs").writeSync(3, JSON.stringify(process.cpuUsage())));\n',
+    );
+    // Interleaved, so that a change in the machine's load moves every command's figures alike.
+    const cpu = CPU_COMMANDS.map(() => [] as number[]);
+    for (let i = 0; i < cpuRuns; i++) CPU_COMMANDS.forEach((args, c) => cpu[c].push(commandCpuSeconds(preload, args)));
 
     const out = process.stdout;
     out.write("hub-export plan: resources and time by number of tenants (in-process, SDK already loaded)\n\n");
@@ -120,6 +161,14 @@ export async function main(argv: string[]): Promise<void> {
     out.write(
       `\n'hub-export --help' as a fresh node process, ${HELP_RUNS} runs: median ${helpMedian.toFixed(0)} ms (fastest ${helpMs[0].toFixed(0)}, slowest ${helpMs.at(-1)!.toFixed(0)}); target < ${HELP_TARGET_MS} ms: ${helpMedian < HELP_TARGET_MS ? "met" : "MISSED"}\n`,
     );
+    out.write(`\nCPU seconds (user + system) of 'hub-export' as a fresh node process, ${cpuRuns} runs each:\n`);
+    CPU_COMMANDS.forEach((args, c) => {
+      const runs = cpu[c].sort((a, b) => a - b);
+      const median = runs[Math.floor((runs.length - 1) / 2)];
+      out.write(
+        `  ${args.join(" ").padEnd(20)} median ${median.toFixed(2)} s (fastest ${runs[0].toFixed(2)}, slowest ${runs.at(-1)!.toFixed(2)})\n`,
+      );
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

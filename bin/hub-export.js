@@ -57,7 +57,8 @@ function fail(err, internal) {
   exit(70);
 }
 
-const bug = (text) => `internal error (a bug; please report it with this output): ${text}`;
+const bug = (text) =>
+  `internal error (a bug; please report it with this output, run again with NODE_OPTIONS=--enable-source-maps for the sources' lines): ${text}`;
 const stack = (err) => String(err && err.stack ? err.stack : err);
 
 // The project's own node_modules, not one Node would find in a folder above the checkout.

@@ -14,7 +14,7 @@ import {
   type ExportMapping,
   type SheetRow,
 } from "./exports";
-import { buildLoadSheet, missingBusinessObjects, type LoadSheet } from "./loadSheet";
+import { buildLoadSheet, type LoadSheet } from "./loadSheet";
 import { loadSheetXlsx, parseXlsxRows } from "./xlsx";
 import { loadSheetCsv, parseCsvRows, parseLoadSheetCsv } from "./csv";
 import { stringify } from "csv-stringify/sync";
@@ -41,11 +41,17 @@ async function readRows(file: string, full: string): Promise<SheetRow[]> {
   return parseCsvRows(file, data.toString("utf8"));
 }
 
-/**
- * Reads a folder of exports and builds the load sheet. Every file that cannot be used, and every business object
- * without an export, is reported at once (UserError, one line each).
- */
-export async function buildFromFolder(dir: string, options: ReadExportsOptions = {}): Promise<BuiltSheet> {
+interface ExportFiles {
+  /** Each business object's export: a file name in the folder. */
+  files: Map<BusinessObject, string>;
+  /** What the names show: an unknown file, a second export, a mapped file that is not there. */
+  errors: string[];
+  /** The business objects without an export, as one line (or none). */
+  missing: string[];
+}
+
+/** Each business object's export in `dir`, found by the files' names alone (no file is read). */
+function exportFiles(dir: string, mappings: NonNullable<ReadExportsOptions["businessObjects"]>): ExportFiles {
   let entries: string[];
   try {
     entries = fs.readdirSync(dir).sort();
@@ -54,7 +60,6 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
       `${dir}: cannot read the folder of exports (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     );
   }
-  const mappings = options.businessObjects ?? {};
   const byFile = new Map<string, BusinessObject>();
   for (const b of BUSINESS_OBJECTS) if (mappings[b]?.file) byFile.set(mappings[b].file, b);
   const errors: string[] = [];
@@ -81,6 +86,37 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
     if (other) errors.push(`${path.join(dir, name)}: a second export of ${b} (the first is ${other}): keep one`);
     else files.set(b, name);
   }
+  const absent = BUSINESS_OBJECTS.filter((b) => !files.has(b));
+  const missing = absent.length
+    ? [`${dir}: no export of ${absent.join(", ")} (files seen: ${spreadsheets.join(", ") || "none"})`]
+    : [];
+  return { files, errors, missing };
+}
+
+function cannotBuild(dir: string, errors: string[]): UserError {
+  return new UserError([
+    `cannot build the CLS load sheet from ${dir} (${errors.length} problem${errors.length === 1 ? "" : "s"}):`,
+    ...errors.map((e) => `  ${e}`),
+  ]);
+}
+
+/**
+ * What the names of a folder of exports show, without reading a file: that the folder can be read and holds one export
+ * of each business object, and no file it cannot use (the same UserError as buildFromFolder). The exports' paths.
+ */
+export function checkExportFiles(dir: string, options: ReadExportsOptions = {}): string[] {
+  const { files, errors, missing } = exportFiles(dir, options.businessObjects ?? {});
+  if (errors.length || missing.length) throw cannotBuild(dir, [...errors, ...missing]);
+  return BUSINESS_OBJECTS.map((b) => path.join(dir, files.get(b)!));
+}
+
+/**
+ * Reads a folder of exports and builds the load sheet. Every file that cannot be used, and every business object
+ * without an export, is reported at once (UserError, one line each).
+ */
+export async function buildFromFolder(dir: string, options: ReadExportsOptions = {}): Promise<BuiltSheet> {
+  const mappings = options.businessObjects ?? {};
+  const { files, errors, missing } = exportFiles(dir, mappings);
   const lists: CodeList[] = [];
   for (const [b, name] of files) {
     const full = path.join(dir, name);
@@ -91,17 +127,10 @@ export async function buildFromFolder(dir: string, options: ReadExportsOptions =
       else throw err;
     }
   }
+  if (errors.length || missing.length) throw cannotBuild(dir, [...errors, ...missing]);
   const values: Partial<Record<BusinessObject, CodeValue[]>> = Object.fromEntries(
     lists.map((l) => [l.businessObject, l.values]),
   );
-  const missing = missingBusinessObjects(values).filter((b) => !files.has(b));
-  if (missing.length)
-    errors.push(`${dir}: no export of ${missing.join(", ")} (files seen: ${spreadsheets.join(", ") || "none"})`);
-  if (errors.length)
-    throw new UserError([
-      `cannot build the CLS load sheet from ${dir} (${errors.length} problem${errors.length === 1 ? "" : "s"}):`,
-      ...errors.map((e) => `  ${e}`),
-    ]);
   return { sheet: buildLoadSheet(values), lists, problems: lists.flatMap((l) => l.problems) };
 }
 

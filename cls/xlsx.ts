@@ -57,8 +57,8 @@ export async function loadSheetXlsx(sheet: LoadSheet): Promise<Buffer> {
   }));
   ws.getRow(1).font = { bold: true };
   for (const r of sheet.rows) ws.addRow(LOAD_SHEET_COLUMNS.map((c) => r[c]));
-  const written = Buffer.from(await workbook.xlsx.writeBuffer());
-  // ExcelJS stamps every zip entry with the current time: repack with a fixed one.
+  // ExcelJS stamps every zip entry with the current time: repack with a fixed one, compressing once (there).
+  const written = Buffer.from(await workbook.xlsx.writeBuffer({ zip: { compression: "STORE" } }));
   const zip = await zipLibrary().loadAsync(written);
   const out = new (zipLibrary())();
   for (const name of Object.keys(zip.files).sort()) {

@@ -232,7 +232,7 @@ export class HubExport extends pulumi.ComponentResource {
 
     // Hub side without an API: the CLS load sheets and the checklist, in the bucket for the hub team.
     const cls = config.cls ? args.cls : undefined;
-    const checklist = hubChecklist(config, pulumi.getStack(), { rows: cls?.sheet.rows.length });
+    const checklist = hubChecklist(config, pulumi.getStack(), { rows: cls?.sheet?.rows.length });
     const hubConfiguration = new HubConfiguration(
       `${name}-hub-configuration`,
       { placement: bucket.placement, files: hubConfigurationFiles({ jobName: config.jobName, checklist, cls }) },

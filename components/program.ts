@@ -13,6 +13,7 @@ import { HubExport, type HubExportArgs } from "./hubExport";
 import { offlineObjectInspector } from "./storage/objectGuard";
 import { formatIssue, misplacedKeys, routingRuleWarnings } from "../config/validate";
 import { stackAwsProvider } from "./awsProvider";
+import { withoutProviderCode } from "./dynamicResource";
 
 export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
   /**
@@ -20,6 +21,12 @@ export interface ProgramOptions extends Omit<HubExportArgs, "config"> {
    * stopping the run. Never set under a real `pulumi preview` or `pulumi up`.
    */
   offline?: boolean;
+  /**
+   * Offline, what `pulumi up` would register where the offline plan has a stand-in for what only a deployment needs
+   * (the dynamic providers' code, components/dynamicResource.ts; the CLS load sheets, config/clsSheets.ts): for the
+   * tests that deploy a plan or compare two checkouts' plans.
+   */
+  deployable?: boolean;
 }
 
 /**
@@ -59,24 +66,27 @@ function asRunError(err: unknown): unknown {
 }
 
 export async function hubExportProgram(options: ProgramOptions = {}): Promise<Record<string, unknown>> {
-  const { offline, ...overrides } = options;
+  const { offline, deployable, ...overrides } = options;
+  const standIns = offline && !deployable;
   const config = stackConfigFromEngine({ offline });
   let hub: HubExport;
   try {
-    // The CLS load sheets (from the exports folder) and the vendor scripts release (step 7.1, checked for zip-slip),
-    // read before any resource is declared.
-    const { cls, scriptsRelease } = await loadStackInputs(config, overrides);
+    // The CLS load sheets (from the exports folder; offline, a stand-in) and the vendor scripts release (step 7.1,
+    // checked for zip-slip), read before any resource is declared.
+    const { cls, scriptsRelease } = await loadStackInputs(config, overrides, standIns);
     for (const problem of cls?.problems ?? []) void pulumi.log.warn(`CLS exports: ${problem}`);
     for (const issue of routingRuleWarnings(config)) void pulumi.log.warn(formatIssue(issue));
     // Offline, the mocks stand in for the bucket the guard looks at.
     const objectInspector = overrides.objectInspector ?? (offline ? offlineObjectInspector() : undefined);
     // Every AWS resource and read goes through the stack's provider: its `aws:` config, and the stack's tags.
     const aws = stackAwsProvider(config, pulumi.getStack());
-    hub = new HubExport(
-      PROJECT_NAME,
-      { config, ...overrides, cls, scriptsRelease, objectInspector },
-      { providers: { aws } },
-    );
+    const declare = () =>
+      new HubExport(
+        PROJECT_NAME,
+        { config, ...overrides, cls, scriptsRelease, objectInspector },
+        { providers: { aws } },
+      );
+    hub = standIns ? withoutProviderCode(declare) : declare();
   } catch (err) {
     throw asRunError(err);
   }

@@ -131,8 +131,13 @@ export function loadStackConfig(options: LoadOptions): StackConfig {
   return inspectStackFile(options).config;
 }
 
+/** A stack file validated, and its whole `config:` block as read (every namespace). */
+export interface InspectedStackFile extends InspectedConfig {
+  allConfig: Record<string, unknown>;
+}
+
 /** loadStackConfig, with the placeholders and secrets still to set (validate lists them). */
-export function inspectStackFile(options: LoadOptions): InspectedConfig {
+export function inspectStackFile(options: LoadOptions): InspectedStackFile {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   if (!options.file && !fs.existsSync(file)) {
     throw new UserError(
@@ -145,13 +150,14 @@ export function inspectStackFile(options: LoadOptions): InspectedConfig {
   if (options.override) raw = options.override(raw);
   // The stack-name check is for a stack named with --stack: a --file's name is only a guess, and local mode's
   // overrides change the environment to LOCAL.
-  return inspectStackConfig(raw, {
+  const inspected = inspectStackConfig(raw, {
     source: file,
     stack,
     fromFile: !options.override,
     checkEnvironment: !options.override && options.stack !== undefined,
     misplacedKeys: misplacedKeys(all),
   });
+  return { ...inspected, allConfig: all };
 }
 
 /** `Pulumi.qa.yaml` → `qa`. */

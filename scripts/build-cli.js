@@ -165,9 +165,12 @@ async function inMemoryCli() {
   return mod.exports;
 }
 
-/** The CLI's module (cli/main.ts's exports), from the cached bundle. */
+/**
+ * The CLI's module (cli/main.ts's exports), from the cached bundle. Stack traces are the bundle's: mapping them to the
+ * sources (NODE_OPTIONS=--enable-source-maps, with the bundle's linked map) makes Node read the map of every module
+ * it loads, which costs a command a large share of its time.
+ */
 async function loadCli() {
-  process.setSourceMapsEnabled(true);
   let bundle;
   try {
     bundle = await ensureCliBundle();

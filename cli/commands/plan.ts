@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { defineCommand } from "../command";
-import { loadFromOptions, stackOptions, stackSelection } from "../stackOptions";
+import { stackOptions, stackSelection } from "../stackOptions";
 import { stackFilePath } from "../../config/load";
 import { UserError } from "../../core/errors";
 import type { PlanJson } from "../../components/planner/format";
@@ -92,17 +92,16 @@ export default defineCommand({
     },
   ],
   async run(values, io) {
-    // Validates the stack file first: config problems are reported like `hub-export validate` does.
-    loadFromOptions(values);
+    const selection = stackSelection(values);
     // Loaded here, not at the top: `hub-export --help` must not pay for the Pulumi SDK.
     const { planStackFile } = await import("../../components/planner/index.js");
     const { planJson, formatPlanText, formatPlanDiff, formatResourceCounts } =
       await import("../../components/planner/format.js");
     const { planChanges, changeCounts, changeLines } = await import("../../components/planner/diff.js");
-    const selection = stackSelection(values);
     const file = path.resolve(selection.file ?? stackFilePath(selection.stack!));
     const target = values.file ? { file } : { stack: selection.stack };
     const saved = values["diff-from"] === undefined ? undefined : readPlanJson(values["diff-from"]);
+    // Config problems are reported as `hub-export validate` reports them.
     const run = await planStackFile(target);
     if (saved || values.json || values.full) {
       io.stdout.write(

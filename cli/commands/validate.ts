@@ -4,8 +4,8 @@ import { loadPipelineTemplate } from "../../templates";
 import { renderTemplate } from "../../core/template";
 import { environmentIssues } from "../../config/environment";
 import { ConfigError, formatIssue, routingRuleWarnings } from "../../config/validate";
-import { inspectStackFile, PROJECT_ROOT, readStackFileConfig, stackFilePath } from "../../config/load";
-import { loadStackInputs } from "../../config/inputs";
+import { inspectStackFile, PROJECT_ROOT } from "../../config/load";
+import { checkStackInputs } from "../../config/inputs";
 import { readinessItems } from "../../config/preflight";
 import { SUPPLIERS, supplierOf, type SupplierId } from "../../config/suppliers";
 
@@ -21,6 +21,9 @@ export default defineCommand({
       example: "--strict",
     },
   },
+  details: [
+    "The CLS exports (hubExport:cls.exports) are checked by their files' names, as 'hub-export plan' checks them: the folder holds one export of each business object and no file it cannot use. Their codes are read by 'hub-export cls build --stack' and 'pulumi preview'.",
+  ],
   examples: [
     {
       command: "hub-export validate --stack prod",
@@ -41,9 +44,8 @@ export default defineCommand({
     const inspected = inspectStackFile(selection);
     const { config } = inspected;
     renderTemplate(loadPipelineTemplate(), config);
-    // The CLS load sheets and a vendor scripts release are read and checked as `pulumi up` reads them.
-    const { cls, scriptsRelease: release } = await loadStackInputs(config);
-    for (const problem of cls?.problems ?? []) io.stderr.write(`warning: CLS exports: ${problem}\n`);
+    // A vendor scripts release is read and checked as `pulumi up` reads it, the CLS exports by their files' names.
+    const { scriptsRelease: release } = await checkStackInputs(config);
     const source = values.file ?? `stack ${selection.stack}`;
     const mismatches = environmentIssues(config);
     if (mismatches.length && values.strict)
@@ -60,8 +62,12 @@ export default defineCommand({
         "\n",
     );
     // Everything a real `pulumi preview` or `up` would stop on, from the preflight's own function (config/preflight.ts).
-    const allConfig = readStackFileConfig(selection.file ?? stackFilePath(selection.stack!));
-    const todo = readinessItems({ stack: selection.stack ?? "<stack>", inspected, allConfig, root: PROJECT_ROOT });
+    const todo = readinessItems({
+      stack: selection.stack ?? "<stack>",
+      inspected,
+      allConfig: inspected.allConfig,
+      root: PROJECT_ROOT,
+    });
     if (todo.length > 0) {
       // Grouped by who usually supplies each value (config/suppliers.ts): a list to send to each team.
       const values = `${todo.length} value${todo.length === 1 ? "" : "s"}`;

@@ -1,5 +1,6 @@
 /** A hub tenant's routing rules as a resource (providers/routingRules.ts): posted on create and when the set changes. */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import { routingRulesHash, type RoutingRule } from "../../core/routingRules";
 import { routingRulesProvider, ROUTING_RULES_PROVIDER_VERSION } from "../../providers/routingRules";
 
@@ -12,7 +13,7 @@ export interface RoutingRuleSetArgs {
   rules: RoutingRule[];
 }
 
-export class RoutingRuleSet extends pulumi.dynamic.Resource {
+export class RoutingRuleSet extends DynamicResource {
   declare readonly tenantId: pulumi.Output<string>;
   declare readonly rulesHash: pulumi.Output<string>;
   declare readonly ruleCount: pulumi.Output<number>;

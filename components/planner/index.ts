@@ -15,7 +15,7 @@ import type {
   RegisterResourceRequest,
   RegisterResourceResponse,
 } from "@pulumi/pulumi/proto/resource_pb";
-import { loadStackConfig, readStackFileConfig, stackFilePath, stackNameOf } from "../../config/load";
+import { inspectStackFile, readStackFileConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../../config/schema";
 import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
@@ -277,6 +277,11 @@ export interface EngineConfig {
  * secrets decrypted. Without the CLI, each `secure:` value becomes a placeholder named after its ciphertext.
  */
 export function engineConfigFromStackFile(file: string): EngineConfig {
+  return engineConfigOf(readStackFileConfig(file));
+}
+
+/** engineConfigFromStackFile of a `config:` block already read. */
+function engineConfigOf(allConfig: Record<string, unknown>): EngineConfig {
   const placeholders: string[] = [];
   const secretKeys: string[] = [];
   const replace = (value: unknown): unknown => {
@@ -294,7 +299,7 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
     return value;
   };
   const config: Record<string, string> = {};
-  for (const [key, value] of Object.entries(readStackFileConfig(file))) {
+  for (const [key, value] of Object.entries(allConfig)) {
     const before = placeholders.length;
     const replaced = replace(value);
     if (placeholders.length > before) secretKeys.push(key);
@@ -303,12 +308,16 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
   return { config, secretKeys, placeholders };
 }
 
-/** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
+/**
+ * Validates a stack file like `hub-export validate` (`--stack NAME`: `stack` alone, `--file PATH`: `file`), then plans
+ * it with placeholder secrets. The file is read once; the program validates the config the engine hands it, as under
+ * `pulumi up`.
+ */
 export async function planStackFile(options: { stack?: string; file?: string }) {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
-  loadStackConfig({ file, stack: options.stack });
+  const { allConfig } = inspectStackFile(options);
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
-  const engine = engineConfigFromStackFile(file);
+  const engine = engineConfigOf(allConfig);
   const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys }).catch(
     (err: unknown) => {
       // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.

@@ -11,7 +11,7 @@ const OUTPUT_VALUE = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export const MASK = "[secret]";
-/** The serialized dynamic provider of a dynamic resource (its code); summarized in plans. */
+/** A dynamic resource's provider code (components/dynamicResource.ts); a stand-in offline, summarized in plans. */
 export const DYNAMIC_PROVIDER_KEY = "__provider";
 
 type Tagged = Record<string, unknown> & { [SIG]?: string };
@@ -33,8 +33,7 @@ export function containsSecret(value: unknown): boolean {
 
 /** Secrets as "[secret]", unknowns as "[unknown]", references as {"$resource": urn}, provider code summarized. */
 export function maskValue(value: unknown, key?: string): unknown {
-  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string")
-    return `[serialized dynamic provider, ${value.length} characters]`;
+  if (key === DYNAMIC_PROVIDER_KEY && typeof value === "string") return "[dynamic provider code]";
   if (value === UNKNOWN) return "[unknown]";
   const sig = sigOf(value);
   const v = value as Record<string, unknown>;

@@ -5,6 +5,7 @@
  * templates when absent, encrypted with SSE-KMS under the stack's key. Removing the stack removes only its entries.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import { scriptFilesProvider, SCRIPT_FILES_PROVIDER_VERSION } from "../../providers/scriptFiles";
 import { childOptions } from "../options";
 
@@ -35,7 +36,7 @@ export interface CredentialFilesArgs extends ScriptFolderArgs {
 }
 
 /** The dynamic resource: this stack's entries in the shared files. */
-export class ScriptFileEntries extends pulumi.dynamic.Resource {
+export class ScriptFileEntries extends DynamicResource {
   constructor(name: string, args: CredentialFilesArgs, opts?: pulumi.CustomResourceOptions) {
     const inputs = {
       location: scriptFolderLocation(args),

@@ -4,6 +4,7 @@
  * not the content; removing the stack leaves the folder as it is.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import {
   keptScriptFiles,
   releaseManifest,
@@ -19,7 +20,7 @@ export interface ScriptsReleaseArgs extends ScriptFolderArgs {
 }
 
 /** The dynamic resource: the folder's content made the release's. */
-export class ScriptsReleaseFiles extends pulumi.dynamic.Resource {
+export class ScriptsReleaseFiles extends DynamicResource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: ScriptsReleaseArgs, opts?: pulumi.CustomResourceOptions) {

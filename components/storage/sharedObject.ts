@@ -3,6 +3,7 @@
  * templates): created when its key is absent, never overwritten, never deleted (providers/sharedObjects.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
 import { scriptFolderLocation, type ScriptFolderArgs } from "./credentialFiles";
 
@@ -13,7 +14,7 @@ export interface SharedObjectArgs extends Omit<ScriptFolderArgs, "prefix"> {
   contentType: string;
 }
 
-export class SharedObject extends pulumi.dynamic.Resource {
+export class SharedObject extends DynamicResource {
   /** Whether this stack created the object (false: it was there already and is left as it is). */
   declare readonly created: pulumi.Output<boolean>;
 

@@ -1,5 +1,6 @@
 /** One row of a config table as a resource (providers/sqlRows.ts): upsert, update in place, replace on a new key. */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import { configRowProvider, CONFIG_ROW_PROVIDER_VERSION, type SqlValue } from "../../providers/sqlRows";
 
 export interface ConfigRowArgs {
@@ -12,7 +13,7 @@ export interface ConfigRowArgs {
   values: Record<string, SqlValue>;
 }
 
-export class ConfigRow extends pulumi.dynamic.Resource {
+export class ConfigRow extends DynamicResource {
   declare readonly schema: pulumi.Output<string>;
   declare readonly table: pulumi.Output<string>;
   declare readonly key: pulumi.Output<Record<string, string>>;

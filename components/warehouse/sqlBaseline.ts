@@ -5,6 +5,7 @@
  *  - ClientRunTables: one client's run tables, a type of its own so that preview names them apart.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { DynamicResource } from "../dynamicResource";
 import { baselineProvider, BASELINE_PROVIDER_VERSION } from "../../providers/baseline";
 import { sha256Hex } from "../../providers/json";
 import type { SqlTables } from "../../core/sqlTables";
@@ -35,7 +36,7 @@ const inputsOf = (args: SqlBaselineArgs) => ({
   version: BASELINE_PROVIDER_VERSION,
 });
 
-export class SqlBaseline extends pulumi.dynamic.Resource {
+export class SqlBaseline extends DynamicResource {
   declare readonly name: pulumi.Output<string>;
   declare readonly buildNumber: pulumi.Output<string>;
   declare readonly templateSha256: pulumi.Output<string>;
@@ -46,7 +47,7 @@ export class SqlBaseline extends pulumi.dynamic.Resource {
   }
 }
 
-export class ClientRunTables extends pulumi.dynamic.Resource {
+export class ClientRunTables extends DynamicResource {
   declare readonly name: pulumi.Output<string>;
   declare readonly sha256: pulumi.Output<string>;
 

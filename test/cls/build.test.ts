@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { buildFromFolder, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
+import { buildFromFolder, checkExportFiles, readLoadSheetFile, writeLoadSheet } from "../../cls/files";
 import { loadSheetCsv, parseLoadSheetCsv, sniffDelimiter } from "../../cls/csv";
 import { loadSheetXlsx } from "../../cls/xlsx";
 import { knownCodes, rowCounts } from "../../cls/loadSheet";
@@ -164,6 +164,24 @@ describe("column detection and mapping", () => {
     expect(lines).toContain(
       `  ${dir}: no export of Gender (files seen: Communication Usage Type.csv, Country.csv, Job Family.csv, Job Profile.xlsx, Related Person Relationship.xlsx, Salaries.csv)`,
     );
+  });
+
+  it("are checked by their names alone for validate: the same lines for what the names show, no file read", async () => {
+    const dir = exportsFolder({ "Job Profile.xlsx": "malformed-Job_Profile.xlsx", "Gender.csv": null });
+    fs.writeFileSync(path.join(dir, "Salaries.csv"), "ID,Name\n1,x\n");
+    let names: string[] = [];
+    try {
+      checkExportFiles(dir);
+    } catch (err) {
+      names = (err as UserError).lines;
+    }
+    const built = await failure(dir);
+    expect(names[0]).toBe(`cannot build the CLS load sheet from ${dir} (2 problems):`);
+    expect(built.slice(1)).toEqual(expect.arrayContaining(names.slice(1)));
+    expect(names.join("\n")).not.toContain("not a readable");
+    expect(built.join("\n")).toContain("Job Profile.xlsx: is not a readable XLSX workbook");
+    // A folder whose names are right passes, whatever its files hold.
+    expect(() => checkExportFiles(exportsFolder({ "Job Profile.xlsx": "malformed-Job_Profile.xlsx" }))).not.toThrow();
   });
 
   it("maps a file to its business object by config, and refuses a second export of the same one", async () => {

@@ -9,7 +9,7 @@ import { checklistMarkdown, hubChecklist } from "../../core/hubChecklist";
 import { buildStackSheets } from "../../config/clsSheets";
 import { loadSheetXlsx } from "../../cls/xlsx";
 import type { PlanRun } from "../../components/planner";
-import { editKey, fixtureStack, fixtureStackFile } from "../fixtures/stacks";
+import { editKey, fixtureStack, fixtureStackFile, type EngineConfigMap } from "../fixtures/stacks";
 import { inputs, ofType, one, planOf } from "../fixtures/plan";
 import { runMain } from "../support/cli";
 
@@ -25,15 +25,17 @@ describe("stack qa: CLS sheets from cls/samples", () => {
   let run: PlanRun;
   let config: StackConfig;
   let placeholders: string[];
+  let built: Awaited<ReturnType<typeof buildStackSheets>>;
   beforeAll(async () => {
     const engine = fixtureStack("qa");
     placeholders = engine.placeholders;
     config = configFromEngine(engine.config, "qa");
-    run = await planOf(engine.config, "qa");
+    built = await buildStackSheets(config.cls!);
+    // As `pulumi up` registers them: the offline plan has a stand-in for the sheets (checked below).
+    run = await planOf(engine.config, "qa", { deployable: true });
   });
 
   it("uploads the CLS load sheets (CSV as text, XLSX as Base64) and the checklist into hub-configuration/, after the bucket", async () => {
-    const built = await buildStackSheets(config.cls!);
     const objects = objectsUnder(run, "hub-configuration/");
     const component = one(run, "hubExport:hub:HubConfiguration");
     // Written like the bucket's other objects: after the bucket and its encryption, SSE-KMS with the stack's key.
@@ -61,6 +63,25 @@ describe("stack qa: CLS sheets from cls/samples", () => {
     expect(
       JSON.parse(inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/HUB_CHECKLIST.json"]).content),
     ).toEqual(checklist);
+  });
+
+  it("offline, the sheets are a stand-in that names the exports and changes with them (here their mapping)", async () => {
+    const sheets = async (engine: EngineConfigMap) => {
+      const objects = objectsUnder(await planOf(engine, "qa"), "hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/");
+      const csv = inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.csv"]).content;
+      const xlsx = inputs(objects["hub-configuration/HRSYS_EMPL_HUB_ACME_202611_QA/cls/CLS_LOAD_SHEET.xlsx"]);
+      expect(Buffer.from(xlsx.contentBase64, "base64").toString()).toBe(csv);
+      return csv as string;
+    };
+    const samples = await sheets(fixtureStack("qa").config);
+    expect(samples).toMatch(/^\(not built offline: the sheet of cls\/samples, exports sha256 [0-9a-f]{16}\)\n$/);
+    const mapped = await sheets(
+      editKey(fixtureStack("qa").config, "cls", (cls: object) => ({
+        ...cls,
+        businessObjects: { Gender: { code: "Code" } },
+      })),
+    );
+    expect(mapped).not.toBe(samples);
   });
 
   it("exports the checklist and the sheets' locations as stack outputs, nothing secret", () => {

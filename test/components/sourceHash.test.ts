@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { contentHash, IMAGE_BUILD_FILES, imageSourceFiles } from "../../components/task/sourceHash";
+import { contentHash, IMAGE_BUILD_FILES, imageSourceFiles, taskSourceHash } from "../../components/task/sourceHash";
 import { imageTag } from "../../components/task/taskImage";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-hash-"));
@@ -73,5 +73,41 @@ describe("the content hash", () => {
     expect(second).not.toBe(first);
     expect(contentHash(root, ["cli/run.ts", "task/Dockerfile", "task/main.ts"])).not.toBe(second);
     expect(imageTag(first)).toBe(`src-${first.slice(0, 24)}`);
+  });
+});
+
+describe("the image's hash without a bundler at every plan", () => {
+  /** A checkout whose bundler lists task/run.ts and counts its runs. */
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-list-"));
+  afterAll(() => fs.rmSync(project, { recursive: true, force: true }));
+  const put = (file: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
+    fs.writeFileSync(path.join(project, file), text);
+  };
+  const runs = path.join(project, "runs");
+  put(
+    "scripts/build-task.js",
+    `const fs = require("node:fs");
+     module.exports.bundleInputs = () => { fs.appendFileSync(${JSON.stringify(runs)}, "x"); return ["task/run.ts"]; };`,
+  );
+  put("task/run.ts", "export {};\n");
+  put("components/program.ts", "export {};\n");
+  const bundlerRuns = () => (fs.existsSync(runs) ? fs.readFileSync(runs, "utf8").length : 0);
+
+  it("lists the inputs once; an edit of a listed file changes the hash (and lists again), an edit elsewhere does not", () => {
+    const first = taskSourceHash(project);
+    expect(bundlerRuns()).toBe(1);
+    expect(taskSourceHash(project)).toBe(first);
+    expect(bundlerRuns()).toBe(1);
+
+    put("components/program.ts", "export const elsewhere = 1;\n");
+    expect(taskSourceHash(project)).toBe(first);
+    expect(bundlerRuns()).toBe(1);
+
+    put("task/run.ts", "export const edited = 1;\n");
+    const second = taskSourceHash(project);
+    expect(second).not.toBe(first);
+    expect(second).toBe(contentHash(project, imageSourceFiles(project)));
+    expect(bundlerRuns()).toBe(3);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `pulumi up` serializes each dynamic provider with everything its methods capture and runs the text in the
  * dynamic-provider host: a plain node process with no TypeScript loader. These tests serialize the providers as
- * pulumi.dynamic.Resource does, check that no project module or heavy dependency was captured, and run the text the
+ * components/dynamicResource.ts does, check that no project module or heavy dependency was captured, and run the text the
  * way the host does: compiled by vitest, and compiled by TypeScript as ts-node does under `pulumi up`.
  */
 import { execFile } from "node:child_process";
@@ -55,7 +55,7 @@ const PROVIDERS = {
 } as const;
 type ProviderName = keyof typeof PROVIDERS;
 
-/** Exactly what pulumi.dynamic.Resource does with its provider. */
+/** Exactly what components/dynamicResource.ts (as pulumi.dynamic.Resource) does with its provider. */
 async function serialize(provider: object): Promise<string> {
   return (await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true })).text;
 }

@@ -192,7 +192,7 @@ export async function destroy(state: StackState): Promise<void> {
  * AWS_ENDPOINT_URL_S3).
  */
 export function planStack(config: Record<string, unknown>, stack: string): Promise<PlanRun> {
-  return planOf(engineConfigOf(config), stack, { objectInspector: s3ObjectInspector() });
+  return planOf(engineConfigOf(config), stack, { objectInspector: s3ObjectInspector(), deployable: true });
 }
 
 /** The task's command line as the plan's task definition holds it (`run --definition ... --cls ...`). */
