@@ -210,6 +210,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? run.reason ?? run.error ?? null),
       counts: intakeJob?.counts ?? outcome?.counts ?? null,
       countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
+      resumed: run.resumed,
       exitCode: run.exitCode,
       interrupted: run.finalEvent === "run.done" ? null : run.interrupted,
       firstRun,

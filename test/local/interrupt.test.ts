@@ -131,6 +131,8 @@ describe("hub-export local interrupted", () => {
       status: "ExecutionCompleted",
       transactionId: opened.transactionId,
       interrupted: null,
+      // Its counts are the transaction's, the interrupted start's included.
+      resumed: true,
     });
     // The resumed transaction, complete: every message it extracted is published, none failed.
     const counts = summary.intakeJob.counts;
