@@ -36,7 +36,14 @@ import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs } from "./cls/codeCheck";
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
-import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
+import {
+  closePools,
+  connectionLost,
+  inTransaction,
+  watchSessions,
+  whileLost,
+  withDeadline,
+} from "./warehouse/database";
 import type { PoolClient } from "pg";
 
 export interface RunOptions {
@@ -57,7 +64,14 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
+  const records: RunRecords = { history: "pending" };
   const exitNow = (why: string) => {
+    // The grace period ended (or a second signal came) before the run recorded its outcome: said once, here.
+    if (run && records.history === "pending")
+      log.warn(
+        { event: "history.unrecorded", reason: why },
+        "the run's outcome could not be recorded in the run history",
+      );
     log.error(
       {
         event: "run.stopped",
@@ -86,7 +100,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     "export task starting",
   );
   try {
-    return await performRun(inputs, options, { log, settings, stop, started, opened: (r) => (run = r) });
+    return await performRun(inputs, options, { log, settings, stop, started, records, opened: (r) => (run = r) });
   } finally {
     detachSignals();
     stop.dispose();
@@ -98,8 +112,15 @@ interface RunScope {
   settings: RunSettings;
   stop: RunStop;
   started: number;
+  /** What the run recorded of its end, for the grace period's end to say what it could not. */
+  records: RunRecords;
   /** Tells the signal handlers which run they stop. */
   opened(run: RunState): void;
+}
+
+/** Whether a stopping run's history row is written, or its failure logged (`history.unrecorded`, once). */
+interface RunRecords {
+  history: "pending" | "recorded" | "logged";
 }
 
 /** The run itself, from the load to the end; runExport wraps it in its stop (signals, deadline, grace period). */
@@ -116,7 +137,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   };
   const load = <T>(work: () => Promise<T>) => timed("load", work).catch((err: unknown) => refused(log, err));
   const sheet = options.cls ? await load(() => loadCurrentSheet(options.cls!.sheet)) : undefined;
-  const config = await load(() => loadRunConfiguration(inputs, log));
+  const config = await load(() => loadRunConfiguration(inputs, log, settings.warehouseDeadline));
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
   const links = new Links(settings.concurrency, {
     settings: settings.breaker,
@@ -146,7 +167,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   watchSessions(config.pool, onLost);
   watchSessions(config.ackPool, onLost);
   const lock = await config.pool.connect().catch(async (err: unknown) => {
-    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    await Promise.allSettled([closePools(config.pool, config.ackPool), dispatcher.close()]);
     const why = connectionLost(err);
     if (why) log.error({ event: "run.refused", problems: [why] }, "run refused: nothing was touched");
     throw why
@@ -168,6 +189,11 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       );
     }
     let ctx: RunContext = { config, run, log, http, stop, settings, links };
+    // The extraction's statements (chunks, the lookup of changed rows) may read whole tables: a deadline of their own.
+    const extracting = (): RunContext => ({
+      ...ctx,
+      config: { ...config, pool: withDeadline(config.pool, settings.extractDeadline) },
+    });
     if (run.phase === "REPORT") {
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
@@ -230,9 +256,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         });
         if (run.phase === "EXTRACT") {
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
-          badRows = await timed("extract", () => findBadRowsUpFront(ctx));
+          badRows = await timed("extract", () => findBadRowsUpFront(extracting()));
           const totals = await timed("extract", () =>
-            extract(ctx, submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
+            extract(extracting(), submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
           );
           changes = totals.changes;
           stop.throwIfStopping();
@@ -270,7 +296,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     }
     stop.throwIfStopping();
     // A run resumed past its extract looks for them now: its history reports every bad row all the same.
-    badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
+    badRows ??= await timed("finish", () => findBadRowsUpFront(extracting()));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const open = links.open();
     const recorded = {
@@ -338,12 +364,15 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           ...(Object.keys(open).length ? { openLinks: open } : {}),
         },
       }),
-    ).catch((e: Error) =>
-      log.warn(
-        { event: "history.unrecorded", reason: e.message },
-        "the run's outcome could not be recorded in the run history",
-      ),
-    );
+    )
+      .then(() => (scope.records.history = "recorded"))
+      .catch((e: Error) => {
+        scope.records.history = "logged";
+        log.warn(
+          { event: "history.unrecorded", reason: e.message },
+          "the run's outcome could not be recorded in the run history",
+        );
+      });
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld)
       log.error(
@@ -378,9 +407,13 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
     throw err;
   } finally {
-    await unlockClient(lock, params.client_name).catch(() => {});
-    lock.release();
-    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    // A session of a lost warehouse is given up, not asked to unlock: its end releases the run lock.
+    if (lost) lock.release(new Error(lost));
+    else {
+      await unlockClient(lock, params.client_name).catch(() => {});
+      lock.release();
+    }
+    await Promise.allSettled([closePools(config.pool, config.ackPool), dispatcher.close()]);
   }
 }
 
