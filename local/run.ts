@@ -211,6 +211,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       counts: intakeJob?.counts ?? outcome?.counts ?? null,
       countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
       resumed: run.resumed,
+      unrecorded: run.unrecorded,
       exitCode: run.exitCode,
       interrupted: run.finalEvent === "run.done" ? null : run.interrupted,
       firstRun,

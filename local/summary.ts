@@ -20,6 +20,8 @@ export interface LocalSummary {
    * start of it), while the emulator's queue holds what this start sent.
    */
   resumed: boolean;
+  /** Messages the hub acknowledged that the run could not record as published: the next start sends them again. */
+  unrecorded: string[];
   exitCode: number;
   /** The signal that interrupted the start (Ctrl-C: SIGINT) and stopped the run, if one did. */
   interrupted: NodeJS.Signals | null;
@@ -149,6 +151,10 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
     s.reason
       .split("\n")
       .forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
+  if (s.unrecorded.length)
+    lines.push(
+      `Sent again       ${n(s.unrecorded.length)} message(s) the hub acknowledged could not be recorded as published (the database did not answer in time): the next start sends them again under the same messageIds (the task log's publish.unrecorded line lists them)`,
+    );
   lines.push(
     `Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed in the sample data since the last start`}`,
   );

@@ -64,7 +64,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
-  const records: RunRecords = { history: "pending" };
+  const records: RunRecords = { history: "pending", acknowledgements: () => [], acknowledgementsSaid: false };
   const exitNow = (why: string) => {
     // The grace period ended (or a second signal came) before the run recorded its outcome: said once, here.
     if (run && records.history === "pending")
@@ -72,6 +72,11 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
         { event: "history.unrecorded", reason: why },
         "the run's outcome could not be recorded in the run history",
       );
+    const unrecorded = sayUnrecorded(log, records);
+    // The same lines a stop that ends by itself prints (cli/command.ts): what happened, and what the next run does.
+    process.stderr.write(
+      new RunStopped(`${why} (phase ${run?.phase ?? "open"})`, sendAgain(unrecorded)).lines.join("\n") + "\n",
+    );
     log.error(
       {
         event: "run.stopped",
@@ -79,6 +84,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
         phase: run?.phase,
         reason: why,
         seconds: round((Date.now() - started) / 1000),
+        ...(unrecorded.length ? { unrecordedMessages: unrecorded.length } : {}),
       },
       "run stopped at once; the next run resumes its transaction",
     );
@@ -118,9 +124,38 @@ interface RunScope {
   opened(run: RunState): void;
 }
 
-/** Whether a stopping run's history row is written, or its failure logged (`history.unrecorded`, once). */
+/**
+ * What a stopping run recorded: whether its history row is written, or its failure logged (`history.unrecorded`,
+ * once); the acknowledgements it could not record (the publisher's), logged once (`publish.unrecorded`).
+ */
 interface RunRecords {
   history: "pending" | "recorded" | "logged";
+  acknowledgements: () => string[];
+  acknowledgementsSaid: boolean;
+}
+
+/** The line of a stop's message that says which messages the next run sends again, when there are any. */
+function sendAgain(unrecorded: string[]): string[] {
+  return unrecorded.length
+    ? [
+        `${unrecorded.length} message(s) the hub acknowledged are not recorded as published: the next run sends them again (their ids: the log's publish.unrecorded line)`,
+      ]
+    : [];
+}
+
+/**
+ * Logs once the messages the hub acknowledged that the run could not record as published (the warehouse did not
+ * answer in time): the next run sends them again. Returns their ids.
+ */
+function sayUnrecorded(log: Logger, records: RunRecords): string[] {
+  const ids = records.acknowledgements();
+  if (ids.length && !records.acknowledgementsSaid)
+    log.warn(
+      { event: "publish.unrecorded", messages: ids.length, messageIds: ids },
+      `${ids.length} message(s) the hub acknowledged could not be recorded as published (the warehouse did not answer in time): the next run sends them again under the same messageIds`,
+    );
+  records.acknowledgementsSaid = true;
+  return ids;
 }
 
 /** The run itself, from the load to the end; runExport wraps it in its stop (signals, deadline, grace period). */
@@ -243,6 +278,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           "failed messages of earlier runs are retried under their messageIds",
         );
       const publisher = new Publisher(ctx);
+      scope.records.acknowledgements = () => publisher.status.unrecorded();
       // A stop takes no next page or chunk; what is stored and not published stays queued for the next run.
       const submit = async (messages: StoredMessage[]) => {
         stop.throwIfStopping();
@@ -345,6 +381,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // while the warehouse is away, within the grace period. The reason's first line only (no stack trace), and what
     // the run had done so far (status and the summary show a stopped run's own counts).
     const fresh = <T>(work: () => Promise<T>) => whileLost(work, () => stop.graceEnd());
+    const unrecorded = sayUnrecorded(log, scope.records);
     const soFar =
       run && outcome === "Stopped"
         ? await fresh(() => countsSoFar(config.pool, config.tables, run!)).catch(() => null)
@@ -362,6 +399,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           reason,
           ...(soFar ? { ...soFar, countsSoFar: true } : {}),
           ...(Object.keys(open).length ? { openLinks: open } : {}),
+          ...(unrecorded.length ? { unrecorded: { messages: unrecorded.length, messageIds: unrecorded } } : {}),
         },
       }),
     )
@@ -394,6 +432,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           transactionId: run?.transactionId,
           phase: run?.phase,
           reason: detail,
+          ...(unrecorded.length ? { unrecordedMessages: unrecorded.length } : {}),
           ...usage(seconds),
         },
         "run stopped; the next run resumes its transaction",
@@ -403,8 +442,10 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       throw new UserError([
         `run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`,
         "the next run resumes the transaction",
+        ...sendAgain(unrecorded),
       ]);
-    if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
+    if (err instanceof RunStopped || lostReason)
+      throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`, sendAgain(unrecorded));
     throw err;
   } finally {
     // A session of a lost warehouse is given up, not asked to unlock: its end releases the run lock.

@@ -231,6 +231,7 @@ function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
       reason: null as string | null,
       counts: null as RunCounts | null,
       countsSoFar: false,
+      unrecorded: [] as string[],
       resumable: true,
       phase: working.phase,
     };
@@ -244,6 +245,7 @@ function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
     reason: latest.reason,
     counts: latest.counts,
     countsSoFar: latest.countsSoFar,
+    unrecorded: latest.unrecorded,
     resumable: Boolean(unfinished),
     phase: unfinished?.phase ?? null,
   };
@@ -263,6 +265,10 @@ function latestRunLines(r: ReturnType<typeof latestRun>, transactionCommand: (id
         ];
   if (r.reason) lines.push(`  reason: ${r.reason}`);
   if (r.counts) lines.push(`  ${r.countsSoFar ? "so far" : "counts"}: ${countsText(r.counts, r.countsSoFar)}`);
+  if (r.unrecorded.length)
+    lines.push(
+      `  sent again: ${r.unrecorded.length} message(s) the hub acknowledged could not be recorded as published: the next run sends them again under the same messageIds: ${cut(r.unrecorded.join(", "), 400)}`,
+    );
   if (r.transactionId && r.outcome !== "ExecutionCompleted")
     lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
   return lines;

@@ -47,6 +47,48 @@ export interface OpenOptions {
   deadline?: Deadline;
 }
 
+/**
+ * One synchronous commit that writes WAL (a transactional logical message: no table is touched): PostgreSQL flushes
+ * its WAL in order, so every commit made before it is on disk once it returns.
+ */
+const FLUSH_BARRIER =
+  "BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_logical_emit_message(true, 'hub-export', 'flush'); COMMIT";
+
+/** Pools whose sessions commit asynchronously (a crash of the server loses their last commits): see `flush`. */
+const asynchronous = new WeakSet<Pool>();
+
+/** Whether the commits of `pool`'s sessions are on disk only after a `flush` (they commit asynchronously). */
+export function commitsAsynchronously(pool: Pool): boolean {
+  return asynchronous.has(pool);
+}
+
+/** Waits until every commit made before the call is on disk (its WAL flushed). */
+export async function flush(pool: Pool): Promise<void> {
+  await pool.query(FLUSH_BARRIER);
+}
+
+/** Whether `flush` works on this server (a privilege or a server without the function may refuse it). */
+async function flushes(pool: Pool): Promise<boolean> {
+  try {
+    await flush(pool);
+    return true;
+  } catch (err) {
+    if (connectionLost(err)) throw err;
+    return false;
+  }
+}
+
+/** Sessions lost so far (ended by the server or the network, not given up by us), in every pool of the process. */
+let losses = 0;
+
+/**
+ * How many warehouse sessions the process has lost so far: when it grows, a commit not yet flushed may be gone (a
+ * crash of the server ends every session and loses what it had not flushed).
+ */
+export function lostSessions(): number {
+  return losses;
+}
+
 /** PostgreSQL 14+: a backend notices within a second that a killed task is gone, and stops its query. */
 const CHECK_CLIENT = "-c client_connection_check_interval=1000";
 
@@ -56,23 +98,36 @@ export async function openDatabase(
   open: OpenOptions = {},
 ): Promise<Pool> {
   const max = open.max ?? POOL_SIZE;
-  const options = (check: boolean) =>
-    [check ? CHECK_CLIENT : "", open.asynchronousCommit ? ASYNCHRONOUS_COMMIT : ""].filter(Boolean).join(" ") ||
-    undefined;
   const deadline = open.deadline ?? { seconds: DEADLINE_ENV.statement.default, setting: DEADLINE_ENV.statement.name };
   const warehouse = `the warehouse (connection ${connection}, ${settings.host}:${settings.port}/${settings.database})`;
+  const attempt = (check: boolean, asynchronous: boolean) =>
+    tryOpen(
+      settings,
+      max,
+      [check ? CHECK_CLIENT : "", asynchronous ? ASYNCHRONOUS_COMMIT : ""].filter(Boolean).join(" ") || undefined,
+      deadline,
+      warehouse,
+    );
   try {
-    return await tryOpen(settings, max, options(true), deadline, warehouse);
-  } catch (err) {
-    let failure = err;
-    // An older server does not know the setting (42704): go without it.
-    if ((err as { code?: string }).code === "42704") {
-      try {
-        return await tryOpen(settings, max, options(false), deadline, warehouse);
-      } catch (again) {
-        failure = again;
-      }
+    let check = true;
+    let pool: Pool;
+    try {
+      pool = await attempt(check, open.asynchronousCommit === true);
+    } catch (err) {
+      // An older server does not know the setting (42704): go without it.
+      if ((err as { code?: string }).code !== "42704") throw err;
+      check = false;
+      pool = await attempt(check, open.asynchronousCommit === true);
     }
+    if (!open.asynchronousCommit) return pool;
+    // Asynchronous commits only where a flush barrier works (StatusWriter.settle); else every commit waits for it.
+    if (await flushes(pool)) {
+      asynchronous.add(pool);
+      return pool;
+    }
+    await closePools(pool);
+    return await attempt(check, false);
+  } catch (failure) {
     const e = failure as NodeJS.ErrnoException & { code?: string };
     throw new UserError(
       `cannot connect to the database of connection ${connection} (${settings.host}:${settings.port}/${settings.database}): ${e.code ? `${e.code}: ` : ""}${e.message}`,
@@ -123,7 +178,7 @@ const sessions = new Map<PoolClient, Pool>();
 const checkedOut = new WeakSet<PoolClient>();
 /** Sessions whose statements have another deadline than their pool's (`withDeadline`), while checked out. */
 const sessionDeadlines = new WeakMap<PoolClient, Deadline>();
-/** Why a session was given up: for the run's stop reason (watchSessions). */
+/** Why a session was given up (closed by us): for the run's stop reason (watchSessions); not counted as lost. */
 const givenUp = new WeakMap<PoolClient, string>();
 
 /**
@@ -134,6 +189,10 @@ const givenUp = new WeakMap<PoolClient, string>();
 function withDeadlines(pool: Pool, client: PoolClient, fallback: Deadline, warehouse: string): void {
   sessions.set(client, pool);
   client.once("end", () => sessions.delete(client));
+  // Ended by the server or the network, not given up by us: a crash, whose unflushed commits are gone.
+  client.on("error", () => {
+    if (!givenUp.has(client)) losses++;
+  });
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
     const config = args[0] as { deadline?: Deadline } | string;
@@ -166,9 +225,10 @@ function withDeadlines(pool: Pool, client: PoolClient, fallback: Deadline, wareh
 
 /** Closes `client`'s connection with `reason`, and the idle sessions of every pool (they reach the same server). */
 function giveUp(client: PoolClient, reason: string): void {
-  givenUp.set(client, reason);
-  for (const session of [client, ...[...sessions.keys()].filter((s) => !checkedOut.has(s))])
+  for (const session of [client, ...[...sessions.keys()].filter((s) => !checkedOut.has(s))]) {
+    givenUp.set(session, reason);
     session.connection.stream.destroy();
+  }
 }
 
 /**
@@ -213,7 +273,11 @@ export async function closePools(...pools: Pool[]): Promise<void> {
     new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
   ]);
   clearTimeout(timer);
-  for (const client of open) if (sessions.has(client)) client.connection.stream.destroy();
+  for (const client of open)
+    if (sessions.has(client)) {
+      givenUp.set(client, "closed with its pool");
+      client.connection.stream.destroy();
+    }
 }
 
 /** Runs `work` in one database transaction on `client`. */

@@ -122,6 +122,7 @@ describe("the local summary explains its numbers", () => {
     counts: { extracted: 50, messages: 50, published: 3, failed: 47, heldBack: 0, ersEntities: 3 },
     countsSoFar: false,
     resumed: false,
+    unrecorded: [] as string[],
     exitCode: 3,
     firstRun: false,
     seeded: 0,
@@ -190,6 +191,14 @@ describe("the local summary explains its numbers", () => {
     );
     expect(resumed).toMatch(/^ {2}EU .* transaction: 3 published, 19 failed; {2}this start's queue: 3 messages/m);
     expect(resumed).not.toContain("this run");
+  });
+
+  it("a run that could not record what the hub acknowledged: says the next start sends those again", () => {
+    expect(text).not.toContain("Sent again");
+    const ids = ["00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"];
+    expect(formatSummary({ ...summary, unrecorded: ids })).toContain(
+      "\nSent again       2 message(s) the hub acknowledged could not be recorded as published (the database did not answer in time): the next start sends them again under the same messageIds (the task log's publish.unrecorded line lists them)\n",
+    );
   });
 
   it("routing rules and the Removed line name the hub tenants by code and id", () => {

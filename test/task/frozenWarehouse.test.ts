@@ -3,7 +3,9 @@
  * default settings, as a silent hub does: every statement has a deadline, the extraction's a longer one. The bundled
  * task, its sessions frozen mid-publish (SIGSTOP of its backends on a server of this test's own): it stops resumably
  * naming the warehouse and the phase, writes its Stopped row on a fresh session (or logs history.unrecorded once),
- * and the next run, once the sessions are thawed, completes with nothing lost.
+ * and the next run, once the sessions are thawed, completes with nothing lost. A warehouse that takes no more
+ * acknowledgements (their table locked): the run records in its Stopped row which ones it could not record, `status`
+ * says the next run sends them again, and it does, those and no others.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
@@ -14,11 +16,13 @@ import {
   exportFixture,
   employeesInScope,
   lastHistory,
+  statusOf,
   storedMessages,
   type ExportFixture,
 } from "../support/exportFixture";
 import { finalEvent, openedTransaction, startTask, taskBundle } from "../support/taskProcess";
-import { sleep } from "../support/database";
+import { sleep, taskSessionsGone } from "../support/database";
+import { Client } from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../local/embeddedPostgres";
 import { settingsFromEnv, stalledWarehouseSeconds } from "../../task/context";
 
@@ -126,5 +130,80 @@ describe("export task: a warehouse whose sessions freeze mid-publish", () => {
     const ids = new Set(storedMessages(f).map((m) => m.messageId));
     const { rows: all } = await f.pool.query<{ message_id: string }>(`SELECT message_id FROM ${f.t.archive}`);
     expect(all.filter((m) => !ids.has(m.message_id))).toEqual([]);
+  });
+});
+
+describe("export task: acknowledgements the warehouse takes no more (their table locked) past the deadline", () => {
+  let f: ExportFixture;
+  const ENV = {
+    HUB_EXPORT_CHUNK_SIZE: "100",
+    HUB_EXPORT_PUBLISH_CONCURRENCY: "2",
+    HUB_EXPORT_ERS_CONCURRENCY: "2",
+    HUB_EXPORT_WAREHOUSE_DEADLINE_SECONDS: "2",
+    HUB_EXPORT_STOP_GRACE_SECONDS: "12",
+  };
+  beforeAll(async () => {
+    [f] = await Promise.all([
+      exportFixture({
+        employees: 1500,
+        seed: 38,
+        parameters: { records_per_ers_request: 20 },
+        emulator: { deduplicate: false },
+      }),
+      taskBundle(),
+    ]);
+  });
+  afterAll(async () => f?.close());
+
+  it("records which it could not in its Stopped row; status says the next run sends them again, and it does", async () => {
+    f.emulator.setFaults("queue.publish:latency=100");
+    const task = await startTask(f.platform.args, ENV);
+    expect(await task.waitFor((e) => e.event === "extract.done")).toBe(true);
+    const publishes = () => f.emulator.state().faults.stats["queue.publish"].requests;
+    const at = publishes();
+    while (publishes() < at + 2) await sleep(10);
+    // Reads go on (the counts so far, the run history); writes of _STATUS wait.
+    const holder = new Client({ connectionString: f.db.url });
+    await holder.connect();
+    await holder.query(`BEGIN; LOCK TABLE ${f.t.status} IN EXCLUSIVE MODE`);
+    const r = await task.done;
+    // The writes the task gave up end with its sessions: none commits once the lock is gone.
+    await taskSessionsGone(f.pool);
+    await holder.query("COMMIT");
+    await holder.end();
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.events.find((e) => e.event === "run.stopping")?.reason).toMatch(
+      /did not answer within 2 s \(HUB_EXPORT_WAREHOUSE_DEADLINE_SECONDS\)/,
+    );
+    const unrecorded = r.events.filter((e) => e.event === "publish.unrecorded");
+    expect(unrecorded).toHaveLength(1);
+    const ids = (unrecorded[0].messageIds as string[]).slice().sort();
+    expect(ids.length).toBeGreaterThan(0);
+    expect(r.stderr).toContain(
+      `${ids.length} message(s) the hub acknowledged are not recorded as published: the next run sends them again (their ids: the log's publish.unrecorded line)\n`,
+    );
+    const last = await lastHistory(f);
+    expect(last).toMatchObject({
+      event: "Stopped",
+      transaction_id: openedTransaction(r),
+      detail: { phase: "PUBLISH", unrecorded: { messages: ids.length } },
+    });
+    expect(((last.detail.unrecorded as { messageIds: string[] }).messageIds ?? []).slice().sort()).toEqual(ids);
+    const status = await statusOf(f);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(
+      `  sent again: ${ids.length} message(s) the hub acknowledged could not be recorded as published: the next run sends them again under the same messageIds: `,
+    );
+
+    f.emulator.setFaults("none");
+    const next = await (await startTask(f.platform.args, ENV)).done;
+    expect(next.code, next.stderr).toBe(0);
+    const twice = storedMessages(f)
+      .filter((m) => m.deliveries > 1)
+      .map((m) => m.messageId)
+      .sort();
+    expect(twice).toEqual(ids);
+    expect(storedMessages(f).filter((m) => m.deliveries > 2)).toEqual([]);
+    expect(await f.count(f.t.status, "status = 'PUBLISHED'")).toBe(await f.count(f.t.archive));
   });
 });
