@@ -109,9 +109,7 @@ describe("a long id is echoed cut", () => {
   it("status --job-name of 100,000 characters: exit 1, its first 80 and its length", async () => {
     const r = await statusOf(f, "--job-name", long);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(
-      new RegExp(`^no job ${"x".repeat(80)}\\.\\.\\. \\(100,000 characters\\) in \\w+[:;] `),
-    );
+    expect(r.stderr).toMatch(new RegExp(`^no job ${"x".repeat(80)}\\.\\.\\. \\(100,000 characters\\) in \\w+[:;] `));
     expect(r.stderr.length + r.stdout.length).toBeLessThan(2_000);
   });
 });
