@@ -6,7 +6,7 @@
 import { Command as Commander, CommanderError, Option } from "commander";
 import { UsageError } from "../core/errors";
 import { asUserError } from "../core/refusals";
-import { redact, redactLines } from "../core/redact";
+import { redact, redactLines, cut } from "../core/redact";
 import { EXIT, EXIT_MEANINGS, exitCodeLines } from "../core/exitCodes";
 
 export interface OptionSpec {
@@ -65,7 +65,7 @@ export function defineCommand<O extends Options>(command: Command<O>): Command<O
 export function intOption(name: string, value: string | undefined): number {
   if (value === undefined) throw new UsageError(`--${name} is required`);
   if (!/^\d+$/.test(value) || Number(value) <= 0)
-    throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
+    throw new UsageError(`--${name} must be a positive integer, got '${cut(value)}'`);
   return Number(value);
 }
 

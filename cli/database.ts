@@ -19,6 +19,7 @@ import { localPaths, type LocalPaths } from "../local/paths";
 import { localDatabaseUrl } from "../local/database";
 import { pgClientConfig, provisioningLogin } from "../providers/pg";
 import { keyPathText } from "../config/placeholders";
+import { percentDecoded } from "../core/urlSecrets";
 
 export const DATABASE_OPTIONS = {
   "database-url": {
@@ -92,12 +93,12 @@ export async function openDatabase(
     url = localDatabaseUrl(paths.connections, server.port);
   }
   const target = new URL(url);
-  // Its password (in the URL, or PGPASSWORD) is masked in everything the command shows (core/redact.ts).
-  maskSecret(decodeURIComponent(target.password), process.env.PGPASSWORD);
-  const database = decodeURIComponent(target.pathname.slice(1));
+  // Its password (in the URL, its query, or PGPASSWORD) is masked in everything the command shows (core/redact.ts).
+  maskSecret(percentDecoded(target.password), target.searchParams.get("password"), process.env.PGPASSWORD);
+  const database = percentDecoded(target.pathname.slice(1))!;
   const name = paths
     ? `the embedded default in ${relative(paths.root)}/ (npm start; ${named(database, target.hostname, target.port, undefined)})`
-    : `${named(database, target.hostname, target.port || 5432, decodeURIComponent(target.username) || undefined)} (--database-url)`;
+    : `${named(database, target.hostname, target.port || 5432, percentDecoded(target.username) || undefined)} (--database-url)`;
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   try {
@@ -146,6 +147,16 @@ function databaseUrl(value: string): string {
     throw new UsageError(`--database-url must be a postgres:// URL, got a ${url.protocol}// URL`);
   if (!url.hostname || url.pathname.length <= 1)
     throw new UsageError("--database-url must name a host and a database: postgres://USER@HOST:5432/DATABASE");
+  // What the server is given decoded: a malformed %-escape is named by its part, never shown (it may be the password).
+  for (const [part, text] of [
+    ["user", url.username],
+    ["password", url.password],
+    ["database", url.pathname.slice(1)],
+  ])
+    if (percentDecoded(text) === undefined)
+      throw new UsageError(
+        `--database-url has a malformed %-escape in its ${part} (a % must be followed by two hex digits of UTF-8, %25 for % itself)`,
+      );
   return value;
 }
 

@@ -6,6 +6,7 @@ import { loadFromOptions } from "./stackOptions";
 import { changeMessage, formatMessageAction, type MessageAction } from "../operate/messages";
 import { DATABASE_DETAILS, operatorAction, operatorActor, operatorOptions } from "./database";
 import { UUID } from "../core/uuid";
+import { cut } from "../core/redact";
 
 export function messageActionCommand(
   action: MessageAction,
@@ -38,7 +39,7 @@ export function messageActionCommand(
     async run(values, io) {
       const id = values["message-id"];
       if (!id) throw new UsageError("--message-id is required: the messageId that 'hub-export status' lists");
-      if (!UUID.test(id)) throw new UsageError(`--message-id must be a messageId (a UUID), got '${id}'`);
+      if (!UUID.test(id)) throw new UsageError(`--message-id must be a messageId (a UUID), got '${cut(id)}'`);
       const config = loadFromOptions(values);
       return operatorAction(
         name,

@@ -3,6 +3,7 @@ import { loadStackConfig, stackNameOf } from "../config/load";
 import { UsageError } from "../core/errors";
 import type { StackConfig } from "../config/schema";
 import type { Options } from "./command";
+import { cut } from "../core/redact";
 
 export const stackOptions = {
   stack: {
@@ -24,7 +25,7 @@ export const stackOptions = {
 export function stackSelection(values: { stack?: string; file?: string }): { stack?: string; file?: string } {
   if (values.stack && values.file) throw new UsageError("give --stack or --file, not both");
   if (values.stack !== undefined && !/^[A-Za-z0-9_.-]+$/.test(values.stack))
-    throw new UsageError(`--stack must be a stack name (letters, digits, _ . -), got '${values.stack}'`);
+    throw new UsageError(`--stack must be a stack name (letters, digits, _ . -), got '${cut(values.stack)}'`);
   return values.file ? { file: values.file, stack: stackNameOf(values.file) } : { stack: values.stack ?? "qa" };
 }
 

@@ -14,6 +14,8 @@ import { defaultNoCompletedRunHours, schedulePeriodHours } from "../core/schedul
 import { BUSINESS_OBJECTS } from "../core/clsTable";
 import { isDotName, projectPath } from "./text";
 import { UUID } from "../core/uuid";
+import { secretParameter } from "../core/urlSecrets";
+import { cut } from "../core/redact";
 
 export const CONFIG_NAMESPACE = "hubExport";
 /** The Pulumi project name (Pulumi.yaml `name`): also the namespace `pulumi config set` uses for a key without one. */
@@ -185,23 +187,26 @@ export const hubContractSchema = z
   }));
 
 /**
- * A URL must not carry credentials (`user:password@` before the host): it would be stored in clear in the pipeline
- * definition, HUB_API_CONFIG and connection records, and printed by `render`. The check aborts: one line per key.
+ * A URL must not carry credentials (`user:password@` before the host, or a secret query parameter such as
+ * `?password=`): it would be stored in clear in the pipeline definition, HUB_API_CONFIG and connection records, and
+ * printed by `render`. The check aborts: one line per key.
  */
 function withoutCredentials(url: z.ZodString, login: string) {
-  return url.refine((v) => !hasCredentials(v), {
-    message: `must not carry credentials (user:password@ before the host): ${login}`,
-    abort: true,
-  });
-}
-
-function hasCredentials(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.username !== "" || url.password !== "";
-  } catch {
-    return false;
-  }
+  const parsed = (v: string) => (URL.canParse(v) ? new URL(v) : undefined);
+  return url
+    .refine((v) => !parsed(v)?.username && !parsed(v)?.password, {
+      message: `must not carry credentials (user:password@ before the host): ${login}`,
+      abort: true,
+    })
+    .superRefine((v, ctx) => {
+      const secret = parsed(v) && secretParameter(parsed(v)!);
+      if (secret)
+        ctx.addIssue({
+          code: "custom",
+          message: `must not carry a secret in its query string (${cut(secret, 40)}=...): ${login}`,
+          continue: false,
+        });
+    });
 }
 
 const apiUrl = withoutCredentials(

@@ -8,6 +8,7 @@ import type { StackConfig } from "../config/schema";
 import { HUB_API_NAMES } from "./hubContract";
 import { sortRegions, type HubRegion } from "./regions";
 import { hubEnvironment } from "./tenants";
+import { secretInQuery, secretParameter } from "./urlSecrets";
 
 /** The rendered definition's `endpoints`. */
 export interface HubEndpoints {
@@ -43,6 +44,8 @@ export function endpointProblem(value: string, region: HubRegion, endpoints: Hub
     return "is not a URL";
   }
   if (url.username || url.password) return CREDENTIALS_IN_URL;
+  const secret = secretParameter(url);
+  if (secret) return secretInQuery(secret, CREDENTIALS_INSTEAD);
   const loopback = isLoopbackHost(url.hostname);
   if (loopback && !endpoints.allowLoopback) return "points at loopback, which the definition does not allow";
   if (url.protocol !== "https:" && !(loopback && url.protocol === "http:")) return "must use https";
@@ -52,9 +55,12 @@ export function endpointProblem(value: string, region: HubRegion, endpoints: Hub
   return undefined;
 }
 
+/** What the task authenticates with instead of credentials in a hub or broker URL. */
+const CREDENTIALS_INSTEAD =
+  "the task authenticates with the tenant's credentials string and the connection's client id and secret";
+
 /** A URL must not carry `user:password@`: the secret would sit in clear in a shared table or record, and in logs. */
-export const CREDENTIALS_IN_URL =
-  "carries credentials (user:password@ before the host): remove them; the task authenticates with the tenant's credentials string and the connection's client id and secret";
+export const CREDENTIALS_IN_URL = `carries credentials (user:password@ before the host): remove them; ${CREDENTIALS_INSTEAD}`;
 
 /**
  * The URL without credentials, query or fragment, for a message (a URL read from a table may carry a password).

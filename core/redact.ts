@@ -55,6 +55,14 @@ function scrub(text: string, pattern: RegExp | undefined): string {
   return CONTROL.test(out) ? out.replace(CONTROL_ALL, escapeControl) : out;
 }
 
+/** Characters of a value a message echoes at most: a 100,000-character id is shown by its start and its length. */
+const ECHO_MAX = 80;
+
+/** `text` as a message echoes it: cut to its first `max` characters with an ellipsis and its length when longer. */
+export function cut(text = "", max = ECHO_MAX): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length.toLocaleString("en-US")} characters)`;
+}
+
 /** `redact` line by line: for a text of several lines (a stack trace) shown as several lines. */
 export function redactLines(text: string): string {
   return String(text).split(/\r?\n/).map(redact).join("\n");

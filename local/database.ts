@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../core/errors";
+import { percentDecoded } from "../core/urlSecrets";
 
 /** `port` replaces the recorded one: the embedded server takes a free port at each start. */
 export function localDatabaseUrl(connectionsDir: string, port?: number): string {
@@ -18,7 +19,12 @@ export function localDatabaseUrl(connectionsDir: string, port?: number): string 
       );
     }
     if (record?.type !== "PostgreSQL") continue;
-    const url = new URL(record.url);
+    const url = URL.canParse(record.url) ? new URL(record.url) : undefined;
+    // Edited by hand: named by its file, the URL not shown (a hand edit may have put the password in it).
+    if (!url || percentDecoded(url.pathname) === undefined)
+      throw new UserError(
+        `${full}: its url is not a postgres:// URL with a well-formed database name; correct it, or 'npm start' writes it again`,
+      );
     url.username = encodeURIComponent(record.username);
     url.password = encodeURIComponent(record.password);
     if (port !== undefined) url.port = String(port);

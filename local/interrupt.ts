@@ -3,11 +3,13 @@
  * signal and stops cleanly (resumable: its Stopped row says where it was), or the start stops after the step at hand;
  * then the emulator and PostgreSQL stop, and the summary says so. A second one exits at once, still stopping
  * PostgreSQL. The task and the server run in process groups of their own, so a Ctrl-C in the terminal reaches only
- * this process, which passes it on once, in this order.
+ * this process, which passes it on once, in this order. The end of the parent process (`npm start` signalled alone)
+ * counts as SIGTERM.
  */
 import os from "node:os";
 import type { ChildProcess } from "node:child_process";
 import { UserError } from "../core/errors";
+import { onParentGone } from "./signals";
 
 /** The exit code of a start interrupted by `signal`: 128 + its number, as shells report it (130 for SIGINT). */
 export function interruptedExitCode(signal: NodeJS.Signals): number {
@@ -40,6 +42,7 @@ export class Interrupts {
   private task?: ChildProcess;
   private killTimer?: NodeJS.Timeout;
   private readonly handler = (signal: NodeJS.Signals) => this.received(signal);
+  private readonly unwatchParent: () => void;
 
   constructor(
     private readonly options: {
@@ -53,6 +56,12 @@ export class Interrupts {
   ) {
     process.on("SIGINT", this.handler);
     process.on("SIGTERM", this.handler);
+    this.unwatchParent = onParentGone(() => {
+      options.notify(
+        "the process that started this one has ended (npm start signalled alone?): stopping as on SIGTERM",
+      );
+      this.received("SIGTERM");
+    });
   }
 
   /** The export task started: a signal now (or one that came while it started) is passed on to it. */
@@ -73,6 +82,7 @@ export class Interrupts {
   dispose(): void {
     process.off("SIGINT", this.handler);
     process.off("SIGTERM", this.handler);
+    this.unwatchParent();
     if (this.killTimer) clearTimeout(this.killTimer);
   }
 

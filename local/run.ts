@@ -19,7 +19,7 @@ import { HUB_REGIONS } from "../core/regions";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { startEmulator, type Emulator, type FaultRules } from "../emulator";
 import { startEmbeddedPostgres } from "./embeddedPostgres";
-import { localPaths, type LocalPaths } from "./paths";
+import { localPaths, ownStateFolders, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
 import { localOverrides } from "./overrides";
 import { applyPlan } from "./applyPlan";
@@ -39,7 +39,6 @@ import { PUBLISH_TABLES } from "../task/model/schema";
 import { quoteIdent } from "../providers/pg";
 import { untilStopSignal } from "./signals";
 import { localDatabaseUrl } from "./database";
-import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 import { Interrupts } from "./interrupt";
 import { STOP_GRACE_ENV, STOP_GRACE_SECONDS } from "../core/runDeadline";
 import { connectionFileName, stagingNamesNote } from "../core/naming";
@@ -79,10 +78,9 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
   const tenants = (raw.hubTenants as { hubTenantId: string; clientId: string }[] | undefined) ?? [];
   const queues = (raw.queues as Record<string, { clientAccessId: string; queueName: string }> | undefined) ?? {};
 
-  // A new state folder is private (it holds secrets); an existing one keeps the mode its owner gave it. Where the
-  // postgres user cannot enter it, the server runs in a user namespace (local/postgres/serverUser.ts).
-  makeFolder(paths.root, PRIVATE_FOLDER_MODE);
-  makeFolder(paths.logs, PRIVATE_FOLDER_MODE);
+  // The state folder holds secrets: ours alone (local/paths.ts). Where the postgres user cannot enter it, the server
+  // runs in a user namespace (local/postgres/serverUser.ts).
+  ownStateFolders(paths, (line) => progress.step(line));
 
   progress.step(`embedded PostgreSQL (${path.relative(process.cwd(), paths.postgres) || paths.postgres})`);
   const firstRun = !fs.existsSync(path.join(paths.postgres, "PG_VERSION"));
@@ -212,6 +210,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       reason: status === "ExecutionCompleted" ? null : (outcome?.reason ?? run.reason ?? run.error ?? null),
       counts: intakeJob?.counts ?? outcome?.counts ?? null,
       countsSoFar: !intakeJob?.counts && (outcome?.countsSoFar ?? false),
+      resumed: run.resumed,
+      unrecorded: run.unrecorded,
       exitCode: run.exitCode,
       interrupted: run.finalEvent === "run.done" ? null : run.interrupted,
       firstRun,

@@ -15,6 +15,13 @@ export interface LocalSummary {
   counts: RunCounts | null;
   /** The counts are what a stopped run had done so far: failed and held back are not known yet. */
   countsSoFar: boolean;
+  /**
+   * The run resumed a transaction that earlier starts began: its counts and metrics are the transaction's (every
+   * start of it), while the emulator's queue holds what this start sent.
+   */
+  resumed: boolean;
+  /** Messages the hub acknowledged that the run could not record as published: the next start sends them again. */
+  unrecorded: string[];
   exitCode: number;
   /** The signal that interrupted the start (Ctrl-C: SIGINT) and stopped the run, if one did. */
   interrupted: NodeJS.Signals | null;
@@ -144,6 +151,10 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
     s.reason
       .split("\n")
       .forEach((line, i) => lines.push(`${i === 0 ? "Reason           " : "                 "}${line}`));
+  if (s.unrecorded.length)
+    lines.push(
+      `Sent again       ${n(s.unrecorded.length)} message(s) the hub acknowledged could not be recorded as published (the database did not answer in time): the next start sends them again under the same messageIds (the task log's publish.unrecorded line lists them)`,
+    );
   lines.push(
     `Employees        ${s.firstRun ? `${n(s.seeded)} seeded (first start)` : `${n(s.changed)} changed in the sample data since the last start`}`,
   );
@@ -156,7 +167,7 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
   if (c) {
     lines.push(
       "",
-      `Counts per phase (this run${s.countsSoFar ? ", so far: it stopped before the end" : ""})`,
+      `Counts per phase (${s.resumed ? "the resumed transaction, its earlier starts included" : "this run"}${s.countsSoFar ? ", so far: it stopped before the end" : ""})`,
       `  extract        ${n(c.extracted)} employees in ${n(c.messages)} messages`,
       s.countsSoFar
         ? `  publish        ${n(c.published)} published (the next run publishes the rest)`
@@ -185,18 +196,22 @@ export function formatSummary(s: LocalSummary, options: { metrics?: boolean } = 
       );
     }
   }
+  // A resumed run's metrics count the whole transaction; the emulator's queue only what this start sent.
+  const whose = s.resumed ? "transaction" : "this run";
   lines.push(
     "",
-    "Per hub region: this run's messages (its metrics), and what the emulator's queue holds since this start",
+    s.resumed
+      ? "Per hub region: the resumed transaction's messages (its metrics, every start of it), and what the emulator's queue holds since this start"
+      : "Per hub region: this run's messages (its metrics), and what the emulator's queue holds since this start",
   );
   for (const [region, r] of Object.entries(s.regions)) {
     const count = (metric: string) => regionCount(s.metrics, region, metric);
     const run =
       count(METRICS.published) === undefined
-        ? "this run: -"
-        : `this run: ${n(count(METRICS.published)!)} published, ${n(count(METRICS.failed) ?? 0)} failed`;
+        ? `${whose}: -`
+        : `${whose}: ${n(count(METRICS.published)!)} published, ${n(count(METRICS.failed) ?? 0)} failed`;
     lines.push(
-      `  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${run};  queue: ${n(r.messages)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`,
+      `  ${region.padEnd(5)} ${r.destination.padEnd(18)} ${r.queueName.padEnd(22)} ${run};  ${s.resumed ? "this start's queue" : "queue"}: ${n(r.messages)} messages, ${r.duplicates} duplicates, ${r.rejected} rejected`,
     );
   }
   const rules = Object.entries(s.routingRules).map(([t, c]) => `${tenantName(t, s.hubTenantCodes)} ${c}`);

@@ -51,6 +51,10 @@ export interface TaskRunResult {
   reason: string | null;
   /** The signal it was passed to stop it (Ctrl-C on `npm start`), if any. */
   interrupted: NodeJS.Signals | null;
+  /** It resumed a transaction an earlier start had begun (run.open): its counts are the transaction's, all starts. */
+  resumed: boolean;
+  /** Messages the hub acknowledged that it could not record as published (publish.unrecorded): sent again next. */
+  unrecorded: string[];
 }
 
 /** Runs the bundle; every output line goes to `logFile`, JSON log lines also drive the progress display. */
@@ -77,6 +81,8 @@ export async function runTaskBundle(options: {
   const metrics: EmfRecord[] = [];
   let finalEvent: string | null = null;
   let reason: string | null = null;
+  let resumed = false;
+  let unrecorded: string[] = [];
   const lastDone = new Map<string, PhaseUpdate>();
   const result = await runNode(
     [options.bundle, ...options.args],
@@ -91,6 +97,9 @@ export async function runTaskBundle(options: {
       if (isEmfRecord(event)) metrics.push(event);
       else if (typeof event.event === "string") {
         finalEvent = event.event;
+        if (event.event === "run.open") resumed = event.resumed === true;
+        if (event.event === "publish.unrecorded" && Array.isArray(event.messageIds))
+          unrecorded = event.messageIds.map(String);
         if (event.event === "run.refused" && Array.isArray(event.problems))
           reason = event.problems.map(String).join("\n");
         if (event.event === "run.stopped" && typeof event.reason === "string") reason = event.reason;
@@ -115,6 +124,8 @@ export async function runTaskBundle(options: {
     reason,
     metrics,
     interrupted: options.interrupts?.taskSignal ?? null,
+    resumed,
+    unrecorded,
   };
 }
 

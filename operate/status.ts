@@ -251,6 +251,11 @@ export interface RunOutcome {
   reason: string | null;
   /** How the run found the changed employees (detail.changes); null for a run that did not reach its extract. */
   changes: IntakeJobRow["changes"];
+  /**
+   * Messages the hub acknowledged that a stopped run could not record as published (detail.unrecorded): the next run
+   * sends them again.
+   */
+  unrecorded: string[];
 }
 
 export async function latestOutcome(
@@ -294,5 +299,6 @@ export async function latestOutcome(
     countsSoFar: d.countsSoFar === true,
     reason: typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : null,
     changes: (d.changes as IntakeJobRow["changes"]) ?? null,
+    unrecorded: ((d.unrecorded as { messageIds?: unknown } | undefined)?.messageIds as string[] | undefined) ?? [],
   };
 }

@@ -23,6 +23,7 @@ import type { RetryPolicy } from "../core/retry";
 import { DEFAULT_LIMITS, type HttpLimits, type HubHttp } from "./http/client";
 import type { RunStop } from "./stop";
 import { BREAKER_ENV, type BreakerSettings } from "./http/breaker";
+import { DEADLINE_ENV, type Deadline } from "./warehouse/database";
 
 export interface RunSettings {
   /** Extract parts mapped side by side (database sessions). */
@@ -45,6 +46,10 @@ export interface RunSettings {
   runDeadlineSeconds: number;
   /** From SIGTERM (or the run deadline) to the exit at the latest. */
   stopGraceSeconds: number;
+  /** Each warehouse statement's deadline, but the extraction's (warehouse/database.ts). */
+  warehouseDeadline: Deadline;
+  /** Each statement of the extraction (a chunk, the lookup of changed rows): no progress for so long stops the run. */
+  extractDeadline: Deadline;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettings {
@@ -61,7 +66,22 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
     breaker: breakerFromEnv(env),
     runDeadlineSeconds: envSeconds(env, RUN_DEADLINE_ENV, defaultRunDeadlineSeconds(env[SCHEDULE_ENV])),
     stopGraceSeconds: envSeconds(env, STOP_GRACE_ENV, STOP_GRACE_SECONDS),
+    warehouseDeadline: deadlineFromEnv(env, DEADLINE_ENV.statement),
+    extractDeadline: deadlineFromEnv(env, DEADLINE_ENV.extract),
   };
+}
+
+function deadlineFromEnv(env: NodeJS.ProcessEnv, setting: { name: string; default: number }): Deadline {
+  return { seconds: envSeconds(env, setting.name, setting.default), setting: setting.name };
+}
+
+/**
+ * The longest a warehouse that stops answering holds a run, from the first statement it leaves unanswered: that
+ * statement's deadline (the longer one, the extraction's, at worst), then the stop's grace period, in which the run
+ * records what it can on fresh sessions and exits.
+ */
+export function stalledWarehouseSeconds(settings: RunSettings): number {
+  return Math.max(settings.warehouseDeadline.seconds, settings.extractDeadline.seconds) + settings.stopGraceSeconds;
 }
 
 /** A positive number of seconds (fractions allowed) from the environment, or the fallback when unset. */

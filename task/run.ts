@@ -36,7 +36,14 @@ import { countsPerRegion, emitRunMetrics } from "./metrics";
 import { requeueFailedSql } from "./warehouse/archive";
 import { CodeCheck, loadCurrentSheet, type ClsInputs } from "./cls/codeCheck";
 import { RunStop, RunStopped, stopOnSignals } from "./stop";
-import { connectionLost, inTransaction, watchSessions, whileLost } from "./warehouse/database";
+import {
+  closePools,
+  connectionLost,
+  inTransaction,
+  watchSessions,
+  whileLost,
+  withDeadline,
+} from "./warehouse/database";
 import type { PoolClient } from "pg";
 
 export interface RunOptions {
@@ -57,7 +64,19 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
   }
   // SIGTERM (ECS stops the task) and the run deadline: a clean, recorded, resumable stop (task/stop.ts).
   let run: RunState | undefined;
+  const records: RunRecords = { history: "pending", acknowledgements: () => [], acknowledgementsSaid: false };
   const exitNow = (why: string) => {
+    // The grace period ended (or a second signal came) before the run recorded its outcome: said once, here.
+    if (run && records.history === "pending")
+      log.warn(
+        { event: "history.unrecorded", reason: why },
+        "the run's outcome could not be recorded in the run history",
+      );
+    const unrecorded = sayUnrecorded(log, records);
+    // The same lines a stop that ends by itself prints (cli/command.ts): what happened, and what the next run does.
+    process.stderr.write(
+      new RunStopped(`${why} (phase ${run?.phase ?? "open"})`, sendAgain(unrecorded)).lines.join("\n") + "\n",
+    );
     log.error(
       {
         event: "run.stopped",
@@ -65,6 +84,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
         phase: run?.phase,
         reason: why,
         seconds: round((Date.now() - started) / 1000),
+        ...(unrecorded.length ? { unrecordedMessages: unrecorded.length } : {}),
       },
       "run stopped at once; the next run resumes its transaction",
     );
@@ -86,7 +106,7 @@ export async function runExport(inputs: RunInputs, options: RunOptions = {}): Pr
     "export task starting",
   );
   try {
-    return await performRun(inputs, options, { log, settings, stop, started, opened: (r) => (run = r) });
+    return await performRun(inputs, options, { log, settings, stop, started, records, opened: (r) => (run = r) });
   } finally {
     detachSignals();
     stop.dispose();
@@ -98,8 +118,44 @@ interface RunScope {
   settings: RunSettings;
   stop: RunStop;
   started: number;
+  /** What the run recorded of its end, for the grace period's end to say what it could not. */
+  records: RunRecords;
   /** Tells the signal handlers which run they stop. */
   opened(run: RunState): void;
+}
+
+/**
+ * What a stopping run recorded: whether its history row is written, or its failure logged (`history.unrecorded`,
+ * once); the acknowledgements it could not record (the publisher's), logged once (`publish.unrecorded`).
+ */
+interface RunRecords {
+  history: "pending" | "recorded" | "logged";
+  acknowledgements: () => string[];
+  acknowledgementsSaid: boolean;
+}
+
+/** The line of a stop's message that says which messages the next run sends again, when there are any. */
+function sendAgain(unrecorded: string[]): string[] {
+  return unrecorded.length
+    ? [
+        `${unrecorded.length} message(s) the hub acknowledged are not recorded as published: the next run sends them again (their ids: the log's publish.unrecorded line)`,
+      ]
+    : [];
+}
+
+/**
+ * Logs once the messages the hub acknowledged that the run could not record as published (the warehouse did not
+ * answer in time): the next run sends them again. Returns their ids.
+ */
+function sayUnrecorded(log: Logger, records: RunRecords): string[] {
+  const ids = records.acknowledgements();
+  if (ids.length && !records.acknowledgementsSaid)
+    log.warn(
+      { event: "publish.unrecorded", messages: ids.length, messageIds: ids },
+      `${ids.length} message(s) the hub acknowledged could not be recorded as published (the warehouse did not answer in time): the next run sends them again under the same messageIds`,
+    );
+  records.acknowledgementsSaid = true;
+  return ids;
 }
 
 /** The run itself, from the load to the end; runExport wraps it in its stop (signals, deadline, grace period). */
@@ -116,7 +172,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   };
   const load = <T>(work: () => Promise<T>) => timed("load", work).catch((err: unknown) => refused(log, err));
   const sheet = options.cls ? await load(() => loadCurrentSheet(options.cls!.sheet)) : undefined;
-  const config = await load(() => loadRunConfiguration(inputs, log));
+  const config = await load(() => loadRunConfiguration(inputs, log, settings.warehouseDeadline));
   // A link that opens stops its work for the run; the run records it and the next run probes it first (breaker.ts).
   const links = new Links(settings.concurrency, {
     settings: settings.breaker,
@@ -146,7 +202,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
   watchSessions(config.pool, onLost);
   watchSessions(config.ackPool, onLost);
   const lock = await config.pool.connect().catch(async (err: unknown) => {
-    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    await Promise.allSettled([closePools(config.pool, config.ackPool), dispatcher.close()]);
     const why = connectionLost(err);
     if (why) log.error({ event: "run.refused", problems: [why] }, "run refused: nothing was touched");
     throw why
@@ -168,6 +224,11 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       );
     }
     let ctx: RunContext = { config, run, log, http, stop, settings, links };
+    // The extraction's statements (chunks, the lookup of changed rows) may read whole tables: a deadline of their own.
+    const extracting = (): RunContext => ({
+      ...ctx,
+      config: { ...config, pool: withDeadline(config.pool, settings.extractDeadline) },
+    });
     if (run.phase === "REPORT") {
       // The previous run finished in the database but did not tell HRSYS: do that first, then start anew.
       log.info({ event: "run.report", transactionId: run.transactionId }, "reporting the previous run's intake job");
@@ -217,6 +278,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           "failed messages of earlier runs are retried under their messageIds",
         );
       const publisher = new Publisher(ctx);
+      scope.records.acknowledgements = () => publisher.status.unrecorded();
       // A stop takes no next page or chunk; what is stored and not published stays queued for the next run.
       const submit = async (messages: StoredMessage[]) => {
         stop.throwIfStopping();
@@ -230,9 +292,9 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
         });
         if (run.phase === "EXTRACT") {
           // Rows no chunk can hold (no id) and changes dated in the future: reported, found before publishing.
-          badRows = await timed("extract", () => findBadRowsUpFront(ctx));
+          badRows = await timed("extract", () => findBadRowsUpFront(extracting()));
           const totals = await timed("extract", () =>
-            extract(ctx, submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
+            extract(extracting(), submit, (superseded) => publisher.forget(superseded), check?.knownCodes),
           );
           changes = totals.changes;
           stop.throwIfStopping();
@@ -270,7 +332,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     }
     stop.throwIfStopping();
     // A run resumed past its extract looks for them now: its history reports every bad row all the same.
-    badRows ??= await timed("finish", () => findBadRowsUpFront(ctx));
+    badRows ??= await timed("finish", () => findBadRowsUpFront(extracting()));
     // Failures the hub contract says to record (onFailure: record) go into the run's history row.
     const open = links.open();
     const recorded = {
@@ -319,6 +381,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
     // while the warehouse is away, within the grace period. The reason's first line only (no stack trace), and what
     // the run had done so far (status and the summary show a stopped run's own counts).
     const fresh = <T>(work: () => Promise<T>) => whileLost(work, () => stop.graceEnd());
+    const unrecorded = sayUnrecorded(log, scope.records);
     const soFar =
       run && outcome === "Stopped"
         ? await fresh(() => countsSoFar(config.pool, config.tables, run!)).catch(() => null)
@@ -336,14 +399,18 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           reason,
           ...(soFar ? { ...soFar, countsSoFar: true } : {}),
           ...(Object.keys(open).length ? { openLinks: open } : {}),
+          ...(unrecorded.length ? { unrecorded: { messages: unrecorded.length, messageIds: unrecorded } } : {}),
         },
       }),
-    ).catch((e: Error) =>
-      log.warn(
-        { event: "history.unrecorded", reason: e.message },
-        "the run's outcome could not be recorded in the run history",
-      ),
-    );
+    )
+      .then(() => (scope.records.history = "recorded"))
+      .catch((e: Error) => {
+        scope.records.history = "logged";
+        log.warn(
+          { event: "history.unrecorded", reason: e.message },
+          "the run's outcome could not be recorded in the run history",
+        );
+      });
     // The run's last line says how it ended.
     if (err instanceof RunLockHeld)
       log.error(
@@ -365,6 +432,7 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
           transactionId: run?.transactionId,
           phase: run?.phase,
           reason: detail,
+          ...(unrecorded.length ? { unrecordedMessages: unrecorded.length } : {}),
           ...usage(seconds),
         },
         "run stopped; the next run resumes its transaction",
@@ -374,13 +442,19 @@ async function performRun(inputs: RunInputs, options: RunOptions, scope: RunScop
       throw new UserError([
         `run stopped in phase ${run?.phase ?? "open"}: ${(refused ?? (err as Error)).message}`,
         "the next run resumes the transaction",
+        ...sendAgain(unrecorded),
       ]);
-    if (err instanceof RunStopped || lostReason) throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`);
+    if (err instanceof RunStopped || lostReason)
+      throw new RunStopped(`${reason} (phase ${run?.phase ?? "open"})`, sendAgain(unrecorded));
     throw err;
   } finally {
-    await unlockClient(lock, params.client_name).catch(() => {});
-    lock.release();
-    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    // A session of a lost warehouse is given up, not asked to unlock: its end releases the run lock.
+    if (lost) lock.release(new Error(lost));
+    else {
+      await unlockClient(lock, params.client_name).catch(() => {});
+      lock.release();
+    }
+    await Promise.allSettled([closePools(config.pool, config.ackPool), dispatcher.close()]);
   }
 }
 

@@ -6,8 +6,12 @@ import { UserError } from "../core/errors";
 
 /** The run stopped before its end: the next run resumes the transaction. `reason` is what the run history records. */
 export class RunStopped extends UserError {
-  constructor(readonly reason: string) {
-    super([`run stopped: ${reason}`, "the next run resumes the transaction"]);
+  /** `more`: lines after the first two (what the next run sends again). */
+  constructor(
+    readonly reason: string,
+    more: string[] = [],
+  ) {
+    super([`run stopped: ${reason}`, "the next run resumes the transaction", ...more]);
     this.name = "RunStopped";
   }
 }
@@ -61,6 +65,15 @@ export class RunStop {
   /** When the grace period ends (ms): of the stop requested, or of one requested now. */
   graceEnd(): number {
     return (this.requestedAt ?? Date.now()) + this.options.graceMs;
+  }
+
+  /**
+   * Until when a stopping run writes what the hub acknowledged (ms): five sixths of the grace period, which leaves the
+   * last sixth to its Stopped row.
+   */
+  recordBy(): number {
+    const { graceMs } = this.options;
+    return this.graceEnd() - (Number.isFinite(graceMs) ? graceMs / 6 : 0);
   }
 
   /** Stops the run at `seconds` from now (the run deadline). */

@@ -16,6 +16,7 @@ import { startEmulator, type Emulator } from "../../emulator";
 import { formatLinkSettings, parseLatencySpec, parseRateLimitSpec, resolveLinkSettings } from "../../emulator/link";
 import { untilStopSignal } from "../../local/signals";
 import { asUsage } from "../specOption";
+import { cut } from "../../core/redact";
 
 export default defineCommand({
   summary:
@@ -113,7 +114,7 @@ export default defineCommand({
     // The parser gives the default, 0 (a free port).
     const port = Number(values.port);
     if (!/^\d+$/.test(values.port!) || port > 65535)
-      throw new UsageError(`--port must be an integer from 0 to 65535, got '${values.port}'`);
+      throw new UsageError(`--port must be an integer from 0 to 65535, got '${cut(values.port)}'`);
     const seed = asUsage("--seed", () => parseSeed(values.seed!));
     const rules = values.faults === undefined ? {} : asUsage("--faults", () => parseFaultSpec(values.faults!));
     const link = resolveLinkSettings({

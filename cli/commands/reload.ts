@@ -9,6 +9,7 @@ import { loadFromOptions } from "../stackOptions";
 import type { StackConfig } from "../../config/schema";
 import { formatReload, reloadTenant, type ReloadTarget } from "../../operate/reload";
 import { DATABASE_DETAILS, operatorAction, operatorActor, operatorOptions } from "../database";
+import { cut } from "../../core/redact";
 
 /** --tenant: a hub tenant of the stack, by id or code, with the platform regions (platform tenants) that feed it. */
 export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget {
@@ -21,7 +22,7 @@ export function resolveTenant(config: StackConfig, wanted: string): ReloadTarget
       return `${h.hubTenantId} (${h.hubTenantCode}, ${h.hubRegion}, platform region${regions.length === 1 ? "" : "s"} ${regions.join(", ") || "none"})`;
     });
     throw new UserError([
-      `--tenant ${wanted}: no such hub tenant in the stack config; its tenants are:`,
+      `--tenant ${cut(wanted)}: no such hub tenant in the stack config; its tenants are:`,
       ...known.map((k) => `  ${k}`),
     ]);
   }
@@ -78,7 +79,7 @@ export default defineCommand({
     if (!values.tenant) throw new UsageError("--tenant is required: a hub tenant id or code");
     const country = values.country?.toUpperCase();
     if (country !== undefined && !/^[A-Z]{2}$/.test(country))
-      throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${values.country}'`);
+      throw new UsageError(`--country must be an ISO 3166 alpha-2 country code, like DE, got '${cut(values.country)}'`);
     const config = loadFromOptions(values);
     const tenant = resolveTenant(config, values.tenant);
     return operatorAction(

@@ -7,6 +7,7 @@ import {
   hubConfigurationFolder,
   renderedPipelineKey,
 } from "../../core/naming";
+import { cut } from "../../core/redact";
 
 // The qa stack's bucket and job (test/cli/help.test.ts keeps them equal); the keys are the ones `pulumi up` writes.
 const EXAMPLE_BUCKET = "s3://acme-platform-qa/";
@@ -90,7 +91,7 @@ export default defineCommand({
     const cls = values.cls ?? process.env.HUB_EXPORT_CLS;
     const mode = values["cls-mode"] ?? process.env.HUB_EXPORT_CLS_MODE ?? "report";
     if (mode !== "report" && mode !== "strict")
-      throw new UsageError(`--cls-mode must be report or strict, got '${mode}'`);
+      throw new UsageError(`--cls-mode must be report or strict, got '${cut(mode)}'`);
     if (values["cls-mode"] !== undefined && !cls)
       throw new UsageError("--cls-mode needs --cls (the CLS load sheet to check against)");
     if (!values.probe && (values.write || values.json)) throw new UsageError("--write and --json go with --probe");

@@ -4,10 +4,11 @@ import { defineCommand } from "../command";
 import { UsageError } from "../../core/errors";
 import { readStackOutputs, runTaskOutputs } from "../../operate/stackOutputs";
 import { EXIT, EXIT_MEANINGS } from "../../core/exitCodes";
+import { cut } from "../../core/redact";
 
 function seconds(name: string, value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0)
-    throw new UsageError(`--${name} must be a positive number of seconds, got '${value}'`);
+    throw new UsageError(`--${name} must be a positive number of seconds, got '${cut(value)}'`);
   return Number(value);
 }
 
@@ -70,7 +71,7 @@ export default defineCommand({
     if (values.stack && values.outputs) throw new UsageError("give --stack or --outputs, not both");
     if (!values.stack && !values.outputs) throw new UsageError("give --stack NAME or --outputs FILE");
     if (values.stack !== undefined && !/^[A-Za-z0-9_./-]+$/.test(values.stack))
-      throw new UsageError(`--stack must be a stack name, got '${values.stack}'`);
+      throw new UsageError(`--stack must be a stack name, got '${cut(values.stack)}'`);
     const timeout = values.timeout === undefined ? undefined : seconds("timeout", values.timeout);
     const poll = seconds("poll", values.poll ?? "5");
     const { outputs, from } = readStackOutputs({ stack: values.stack, outputsFile: values.outputs });

@@ -29,7 +29,7 @@ import {
 } from "../../operate/status";
 import { badRowLines } from "../../task/phases/badRows";
 import { reportLines } from "../../cls/report";
-import { redact, redactDeep } from "../../core/redact";
+import { redact, redactDeep, cut } from "../../core/redact";
 
 export default defineCommand({
   summary:
@@ -105,7 +105,7 @@ export default defineCommand({
       if (values.transaction) {
         const id = values.transaction === "latest" ? latestRun(latest, running)?.transactionId : values.transaction;
         if (!id)
-          throw new UserError(`no run of ${jobName} in ${schema} has a transaction yet (see 'hub-export status')`);
+          throw new UserError(`no run of ${cut(jobName)} in ${schema} has a transaction yet (see 'hub-export status')`);
         return await showTransaction(db, schema, jobName, id, values.json ?? false, io.stdout);
       }
       const jobs = await latestIntakeJobs(client, schema, jobName, limit);
@@ -119,8 +119,8 @@ export default defineCommand({
         if (!known.includes(jobName)) {
           throw new UserError(
             known.length
-              ? [`no job ${jobName} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)]
-              : [`no job ${jobName} in ${schema}: no job has run there yet`],
+              ? [`no job ${cut(jobName)} in ${schema}; the jobs known there are:`, ...known.map((j) => `  ${j}`)]
+              : [`no job ${cut(jobName)} in ${schema}: no job has run there yet`],
           );
         }
       }
@@ -231,6 +231,7 @@ function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
       reason: null as string | null,
       counts: null as RunCounts | null,
       countsSoFar: false,
+      unrecorded: [] as string[],
       resumable: true,
       phase: working.phase,
     };
@@ -244,6 +245,7 @@ function latestRun(latest: RunOutcome | null, running: RunInProgress[]) {
     reason: latest.reason,
     counts: latest.counts,
     countsSoFar: latest.countsSoFar,
+    unrecorded: latest.unrecorded,
     resumable: Boolean(unfinished),
     phase: unfinished?.phase ?? null,
   };
@@ -263,6 +265,10 @@ function latestRunLines(r: ReturnType<typeof latestRun>, transactionCommand: (id
         ];
   if (r.reason) lines.push(`  reason: ${r.reason}`);
   if (r.counts) lines.push(`  ${r.countsSoFar ? "so far" : "counts"}: ${countsText(r.counts, r.countsSoFar)}`);
+  if (r.unrecorded.length)
+    lines.push(
+      `  sent again: ${r.unrecorded.length} message(s) the hub acknowledged could not be recorded as published: the next run sends them again under the same messageIds: ${cut(r.unrecorded.join(", "), 400)}`,
+    );
   if (r.transactionId && r.outcome !== "ExecutionCompleted")
     lines.push(`  each message and its reason: ${transactionCommand(r.transactionId)}`);
   return lines;
@@ -345,7 +351,7 @@ async function showTransaction(
   );
   if (rows.length === 0)
     throw new UserError(
-      `no run ${transactionId} of job ${jobName} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`,
+      `no run ${transactionId} of job ${cut(jobName)} in ${schema}.${TABLES.intakeJob}, ${TABLES.runHistory} or ${TABLES.run}`,
     );
   const clientName = rows[0].plat_client_name;
   // The run's own outcome: why it did not complete, and its counts (an unfinished run: its last stop's).

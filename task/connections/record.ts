@@ -7,6 +7,7 @@ import { CONNECTION_TYPES, parseAdditionalProperties } from "../../core/connecti
 import { UserError } from "../../core/errors";
 import { maskSecret } from "../../core/redact";
 import { shownUrl } from "../../core/hubEndpoints";
+import { percentDecoded, secretInQuery, secretParameter } from "../../core/urlSecrets";
 
 export const storedConnectionSchema = z.object({
   systemName: z.string().min(1),
@@ -67,11 +68,16 @@ export function databaseSettings(record: StoredConnection): DatabaseSettings {
     return fail("url is not a URL (expected postgres://host:port/database)");
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") fail("url must start with postgres://");
+  const login = "the login is the record's username and password";
   if (url.username || url.password)
-    fail(
-      `url ${shownUrl(record.url)} carries credentials (user:password@ before the host): remove them; the login is the record's username and password`,
+    fail(`url ${shownUrl(record.url)} carries credentials (user:password@ before the host): remove them; ${login}`);
+  const secret = secretParameter(url);
+  if (secret) fail(`url ${shownUrl(record.url)} ${secretInQuery(secret, login)}`);
+  const database = percentDecoded(url.pathname.replace(/^\//, ""));
+  if (database === undefined)
+    return fail(
+      "url has a malformed %-escape in its database name (a % must be followed by two hex digits of UTF-8, %25 for % itself)",
     );
-  const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (!url.hostname || !database) fail("url must name a host and a database: postgres://host:port/database");
   if (!record.username || !record.password) fail("username and password are required");
   const sslmode = parseAdditionalProperties(record.additionalProperties).sslmode ?? "require";

@@ -12,7 +12,7 @@ import { loadDefinition } from "./definition";
 import { credentialsStringOf, loadScriptFiles, otherEntries } from "./scriptFiles";
 import { openConnectionStore } from "../connections/store";
 import { databaseSettings, queueEndpoint, type QueueEndpoint } from "../connections/record";
-import { ACK_POOL_SIZE, openDatabase } from "../warehouse/database";
+import { ACK_POOL_SIZE, closePools, openDatabase, type Deadline } from "../warehouse/database";
 import { runTables, type RunTables } from "../warehouse/tables";
 import { PUBLISH_TABLES } from "../model/schema";
 import { endpointProblem, shownUrl } from "../../core/hubEndpoints";
@@ -51,7 +51,12 @@ export interface RunConfiguration {
   ackPool: Pool;
 }
 
-export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Promise<RunConfiguration> {
+/** `deadline`: each warehouse statement's (the setting's default without it). */
+export async function loadRunConfiguration(
+  inputs: RunInputs,
+  log: Logger,
+  deadline?: Deadline,
+): Promise<RunConfiguration> {
   const definition = await loadDefinition(inputs.definition);
   const scripts = await loadScriptFiles(inputs.scripts);
   const store = openConnectionStore(inputs.connections);
@@ -79,7 +84,7 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
       );
     }
     const tables = runTables(definition);
-    const pool = await openDatabase(record.systemName, settings);
+    const pool = await openDatabase(record.systemName, settings, { deadline });
     let ackPool: Pool | undefined;
     try {
       await checkTables(pool, tables);
@@ -94,10 +99,14 @@ export async function loadRunConfiguration(inputs: RunInputs, log: Logger): Prom
           { event: "config.sharedEntries", file: "tenant_credentials.txt", otherTenants: others },
           `tenant_credentials.txt also holds ${others} other tenant(s)' entries: not read`,
         );
-      ackPool = await openDatabase(record.systemName, settings, { max: ACK_POOL_SIZE, asynchronousCommit: true });
+      ackPool = await openDatabase(record.systemName, settings, {
+        max: ACK_POOL_SIZE,
+        asynchronousCommit: true,
+        deadline,
+      });
       return { definition, tables, tenants, pool, ackPool };
     } catch (err) {
-      await Promise.allSettled([pool.end(), ackPool?.end()]);
+      await closePools(pool, ...(ackPool ? [ackPool] : []));
       throw err;
     }
   } finally {

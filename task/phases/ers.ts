@@ -22,7 +22,7 @@ export async function sendEntities(ctx: RunContext): Promise<{ sent: number; fai
     if (stream.failure) break;
   }
   await stream.drain();
-  await status.flush();
+  await status.settle();
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure, rethrown as it was caught
   if (stream.failure) throw stream.failure;
   if (stream.held.size) throw new RunStopped([...stream.held].join("; "));

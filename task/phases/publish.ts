@@ -214,7 +214,7 @@ export class Publisher {
       await Promise.allSettled([...this.running]);
     }
     await this.ers.drain();
-    await this.status.flush();
+    await this.status.settle();
     this.progress.tick(this.status.published + this.status.failed, this.counts(), true);
     if (this.failure) throw this.failure;
     // Destinations shut by an open link: their messages are still queued; the run stops before its finish.

@@ -1,7 +1,9 @@
 /**
  * Writes publish outcomes to _STATUS and takes done messages off the queue, one statement carrying everything buffered
  * (group commit) on sessions that commit asynchronously. `commit()` resolves once the records are in the database and
- * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again.
+ * the publisher holds a batch's slot until then, so after a kill at most the batches in flight are sent again. A
+ * crash of the server loses the commits it had not flushed: the writes stay in memory until a flush barrier says they
+ * are on disk, and are written again (on a fresh session) when the warehouse lost sessions meanwhile (`settle`).
  */
 import type { Pool } from "pg";
 import type { MessageOutcome } from "../queue/broker";
@@ -9,7 +11,7 @@ import type { RunTables } from "../warehouse/tables";
 import { archiveSql } from "../warehouse/archive";
 import { MESSAGE_STATUS } from "../warehouse/messageStatus";
 import { TASK_PARAMETER_DEFAULTS } from "../../core/parameters";
-import { whileLost } from "../warehouse/database";
+import { commitsAsynchronously, flush, lostSessions, whileLost } from "../warehouse/database";
 
 export interface StatusRecord extends MessageOutcome {
   transactionId: string;
@@ -23,6 +25,14 @@ interface Pending {
   archive: string[];
 }
 
+/** A write committed but not known to be on disk, with the sessions lost when it was sent (`lostSessions`). */
+interface Unflushed extends Pending {
+  lost: number;
+}
+
+/** Records written but not known to be on disk at most: past it, a flush barrier (memory stays bounded). */
+const MAX_UNFLUSHED = 10_000;
+
 export class StatusWriter {
   private buffer: Pending = empty();
   /** The next write, waiting for a lane; records committed meanwhile join it (group commit). */
@@ -30,6 +40,13 @@ export class StatusWriter {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private error?: Error;
+  /** Writes in progress (`settle` waits for them), and their records (not in the database yet). */
+  private readonly writes = new Set<Promise<void>>();
+  private readonly writing = new Set<Pending>();
+  /** Committed asynchronously, not known to be on disk yet: written again after a lost session. */
+  private unflushed: Unflushed[] = [];
+  private unflushedRecords = 0;
+  private readonly asynchronous: boolean;
   published = 0;
   failed = 0;
 
@@ -49,12 +66,13 @@ export class StatusWriter {
     /** The parameter set_aside_after_runs: a message refused for good by this many runs is set aside. */
     private readonly setAsideAfterRuns: number = TASK_PARAMETER_DEFAULTS.set_aside_after_runs,
     /**
-     * The run's stop: a write whose session was lost is written again on a fresh one until its grace period ends, so
-     * that what the hub acknowledged is recorded after a warehouse restart too (none: one try).
+     * The run's stop: a write whose session was lost is written again on a fresh one until `recordBy` (within its
+     * grace period), so that what the hub acknowledged is recorded after a warehouse restart too (none: one try).
      */
-    private readonly stop?: { graceEnd(): number },
+    private readonly stop?: { recordBy(): number },
   ) {
     this.sql = acknowledgeSql(tables);
+    this.asynchronous = commitsAsynchronously(pool);
   }
 
   /** Writes outcomes and archives messages; resolves once they are committed (with whatever else was buffered). */
@@ -72,29 +90,93 @@ export class StatusWriter {
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => this.writeBuffered());
       this.next = next;
-      next.catch((err) => {
-        this.error ??= err instanceof Error ? err : new Error(String(err));
-      });
+      this.writes.add(next);
+      next
+        .catch((err) => {
+          this.error ??= err instanceof Error ? err : new Error(String(err));
+        })
+        .finally(() => this.writes.delete(next));
     }
     return this.next;
   }
 
+  /**
+   * Writes what is buffered and waits until every write is on disk; what a lost session may have taken (a crash of
+   * the server loses the commits it had not flushed) is written again, once the warehouse answers, until `recordBy`.
+   * Rejects when that time is past (what is left: `unrecorded`).
+   */
+  async settle(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled([...this.writes]);
+      let failure: { error: unknown } | undefined;
+      await this.flush().catch((error: unknown) => (failure = { error }));
+      // Also after a failed write: what is confirmed on disk is not reported as unrecorded.
+      await this.confirm();
+      if (failure) throw failure.error;
+      this.requeueIfLost();
+      if (this.writes.size === 0 && isEmpty(this.buffer) && this.unflushed.length === 0) return;
+    }
+  }
+
+  /**
+   * The messages the hub acknowledged whose PUBLISHED status is not known to be in the database: buffered, being
+   * written, or committed and not flushed. The next run sends them again (under the same messageIds).
+   */
+  unrecorded(): string[] {
+    const writes = [this.buffer, ...this.writing, ...this.unflushed];
+    return [...new Set(writes.flatMap((w) => w.statuses.filter((r) => r.published).map((r) => r.messageId)))];
+  }
+
   private async writeBuffered(): Promise<void> {
     this.next = undefined;
+    this.requeueIfLost();
     const pending = this.buffer;
     this.buffer = empty();
+    this.writing.add(pending);
     try {
       if (this.error) throw this.error;
       // Tried again after a commit whose answer was lost, it is idempotent but for `attempts`, counted twice then.
-      if (pending.statuses.length || pending.archive.length)
+      if (!isEmpty(pending))
         await whileLost(
           () => this.writeOnce(pending),
-          () => this.stop?.graceEnd() ?? 0,
+          () => this.stop?.recordBy() ?? 0,
         );
+    } catch (err) {
+      // Kept: `unrecorded` reports it.
+      merge(this.buffer, pending);
+      throw err;
     } finally {
+      this.writing.delete(pending);
       this.active--;
       this.waiting.shift()?.();
     }
+    if (this.unflushedRecords >= MAX_UNFLUSHED) await this.confirm();
+  }
+
+  /** After a lost session, the writes sent before it and not known to be on disk are written again. */
+  private requeueIfLost(): void {
+    const lost = lostSessions();
+    const gone = this.unflushed.filter((w) => w.lost !== lost);
+    if (gone.length === 0) return;
+    this.unflushed = this.unflushed.filter((w) => w.lost === lost);
+    for (const w of gone) {
+      this.unflushedRecords -= size(w);
+      merge(this.buffer, w);
+    }
+  }
+
+  /** A flush barrier: the writes committed before it are on disk once it returns, unless a session was lost meanwhile. */
+  private async confirm(): Promise<void> {
+    if (this.unflushed.length === 0) return;
+    const lost = lostSessions();
+    const covered = new Set(this.unflushed.filter((w) => w.lost === lost));
+    await whileLost(
+      () => flush(this.pool),
+      () => this.stop?.recordBy() ?? 0,
+    );
+    if (lostSessions() !== lost) return;
+    this.unflushed = this.unflushed.filter((w) => !covered.has(w));
+    for (const w of covered) this.unflushedRecords -= size(w);
   }
 
   private lane(): Promise<void> {
@@ -119,7 +201,9 @@ export class StatusWriter {
     for (const id of archive) this.buffer.archive.push(id);
   }
 
-  private async writeOnce({ statuses, archive }: Pending): Promise<void> {
+  private async writeOnce(pending: Pending): Promise<void> {
+    const { statuses, archive } = pending;
+    const lost = lostSessions();
     const client = await this.pool.connect();
     let failure: Error | undefined;
     try {
@@ -141,6 +225,10 @@ export class StatusWriter {
           this.setAsideAfterRuns,
         ],
       });
+      if (this.asynchronous) {
+        this.unflushed.push({ ...pending, lost });
+        this.unflushedRecords += size(pending);
+      }
     } catch (err) {
       failure = err as Error;
       throw err;
@@ -194,4 +282,18 @@ function acknowledgeSql(tables: RunTables): string {
 
 function empty(): Pending {
   return { statuses: [], archive: [] };
+}
+
+function size(w: Pending): number {
+  return w.statuses.length + w.archive.length;
+}
+
+function isEmpty(w: Pending): boolean {
+  return size(w) === 0;
+}
+
+/** Adds `from`'s records to `into` (a write to make again). */
+function merge(into: Pending, from: Pending): void {
+  into.statuses.push(...from.statuses);
+  into.archive.push(...from.archive);
 }

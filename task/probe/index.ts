@@ -8,6 +8,7 @@ import { probeHub } from "./probe";
 import { untimed } from "./checks";
 import { probeReport, type ProbeReport } from "./report";
 import { targetsFromRun, targetsFromStack } from "./targets";
+import { closePools } from "../warehouse/database";
 
 export { formatProbeTable, type ProbeReport } from "./report";
 
@@ -26,7 +27,7 @@ export async function probeFromRunInputs(inputs: RunInputs, options: { write: bo
     );
     return probeReport([database, ...(await probeHub(targetsFromRun(config), { write: options.write, dispatcher }))]);
   } finally {
-    await Promise.allSettled([config.pool.end(), config.ackPool.end(), dispatcher.close()]);
+    await Promise.allSettled([closePools(config.pool, config.ackPool), dispatcher.close()]);
   }
 }
 

@@ -229,7 +229,7 @@ describe("validate and plan agree on a stack file's bad values, and exit 1", () 
   });
 });
 
-describe("credentials in a URL of a stack file", () => {
+describe("credentials in a URL of a stack file (before the host, or in its query string)", () => {
   /** The test's raw config as a stack file (secrets left unset, as a fresh file has them), with `edit` applied. */
   function stackFile(name: string, edit: (c: Raw) => void): string {
     const raw = rawConfig();
@@ -249,18 +249,32 @@ describe("credentials in a URL of a stack file", () => {
 
   it.each([
     [
-      "a hub API URL",
+      "a hub API URL with user:password@",
       "hub.regions.US.apis.ERS",
       (c: Raw) => (c.hub.regions.US.apis.ERS = "https://acme:Pw-Zx9-hub@hub-ext-qa.example.com/ers/api/"),
     ],
     [
-      "a queue base URL",
+      "a queue base URL with user:password@",
       "queues.EU.baseUrl",
       (c: Raw) => (c.queues.EU.baseUrl = "https://mq:Pw-Zx9-hub@mq-eu.example.com"),
     ],
-    ["the database host", "database.host", (c: Raw) => (c.database.host = "admin:Pw-Zx9-hub@db.example.com")],
+    [
+      "the database host with user:password@",
+      "database.host",
+      (c: Raw) => (c.database.host = "admin:Pw-Zx9-hub@db.example.com"),
+    ],
+    [
+      "a hub API URL with a secret in its query string",
+      "hub.regions.EU.apis.HRSYS",
+      (c: Raw) => (c.hub.regions.EU.apis.HRSYS = "https://hub-ext-qa.example.com/hrsys/api/?client_secret=Pw-Zx9-hub"),
+    ],
+    [
+      "a queue base URL with a token in its query string",
+      "queues.US.baseUrl",
+      (c: Raw) => (c.queues.US.baseUrl = "https://mq-us.example.com?access_token=Pw-Zx9-hub"),
+    ],
   ])(
-    "%s with user:password@: validate, render and plan refuse it (exit 1) with one line naming hubExport:%s, never the password",
+    "%s: validate, render and plan refuse it (exit 1) with one line naming hubExport:%s, never the password",
     async (_what, key, edit) => {
       const file = stackFile(key, edit);
       const results = await Promise.all(
@@ -271,7 +285,7 @@ describe("credentials in a URL of a stack file", () => {
         expect(r.stderr.split("\n").filter((l) => l.startsWith("hubExport:"))).toEqual([
           expect.stringMatching(
             new RegExp(
-              `^hubExport:${key.replace(/[.[\]]/g, "\\$&")}: must .*without credentials|^hubExport:${key.replace(/[.[\]]/g, "\\$&")}: must not carry credentials`,
+              `^hubExport:${key.replace(/[.[\]]/g, "\\$&")}: must (.*without credentials|not carry credentials|not carry a secret in its query string)`,
             ),
           ),
         ]);

@@ -82,6 +82,15 @@ describe("the hosts a task may call", () => {
       "carries credentials (user:password@ before the host): remove them",
     ],
     ["https://acme@mq-us.example.com:8443/api/v1/authorize", "US", "carries credentials"],
+    // A secret in the query string is as exposed as one before the host; its name is shown, never its value.
+    [
+      "https://mq-us.example.com:8443/api/v1/authorize?client_secret=Zx9-q",
+      "US",
+      "carries a secret in its query string (client_secret=...): remove it",
+    ],
+    ["https://hub-ext-us.example.com/ers/api/?x=1&access_token=Zx9-q", "US", "(access_token=...)"],
+    ["https://hub-ext-us.example.com/ers/api/?Password=Zx9-q", "US", "(Password=...)"],
+    ["https://hub-ext-us.example.com/ers/api/?sig=Zx9-q", "US", "(sig=...)"],
   ] as const)("refuses %s for %s", (url, region, problem) => {
     expect(endpointProblem(url, region, endpoints)).toContain(problem);
   });
@@ -109,6 +118,15 @@ describe("the hosts a task may call", () => {
       for (const url of [...Object.values(config.hub.environments[region]!.apis), config.queues[region]!.baseUrl])
         expect(endpointProblem(url, region, rendered), url).toBeUndefined();
     }
+  });
+
+  it("takes a query without a secret, and never shows a secret's value", () => {
+    expect(
+      endpointProblem("https://hub-ext-us.example.com/ers/api/?region=us&page=2", "US", endpoints),
+    ).toBeUndefined();
+    expect(endpointProblem("https://hub-ext-us.example.com/ers/api/?api-key=Zx9-q", "US", endpoints)).not.toContain(
+      "Zx9-q",
+    );
   });
 
   it("shows a URL without its credentials or query", () => {

@@ -36,6 +36,8 @@ function tableAfter(file: string, heading: string): string[][] {
 /** How each numeric setting is read back from the task's settings, in the unit its variable takes. */
 const NUMERIC: Record<string, (s: RunSettings) => number | undefined> = {
   HUB_EXPORT_STOP_GRACE_SECONDS: (s) => s.stopGraceSeconds,
+  HUB_EXPORT_WAREHOUSE_DEADLINE_SECONDS: (s) => s.warehouseDeadline.seconds,
+  HUB_EXPORT_EXTRACT_DEADLINE_SECONDS: (s) => s.extractDeadline.seconds,
   HUB_EXPORT_EXTRACT_WORKERS: (s) => s.extractWorkers,
   HUB_EXPORT_CHUNK_SIZE: (s) => s.chunkSize,
   HUB_EXPORT_RETRY_ATTEMPTS: (s) => s.retry.attempts,

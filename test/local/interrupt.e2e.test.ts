@@ -2,7 +2,8 @@
  * Ctrl-C on `npm start` mid-publish: SIGINT to the process group of `local`. The task is passed the signal once and
  * stops cleanly, then the emulator and PostgreSQL stop; the summary says "Stopped (SIGINT): resumable" with the
  * transaction and the counts so far, and `local` exits 130. The next start completes the resumed run. A second Ctrl-C
- * exits at once, still stopping PostgreSQL.
+ * exits at once, still stopping PostgreSQL. SIGTERM to `npm start` alone (npm and its shell end, local is re-parented)
+ * stops it the same way.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
@@ -20,6 +21,43 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** One publish batch in flight at a time, each answered slowly: a run that is mid-publish for a while. */
 const SLOW = { HUB_EXPORT_PUBLISH_CONCURRENCY: "1", HUB_EXPORT_CHUNK_SIZE: "100" };
 
+/** The JSON log lines so far of the latest task run of the state folder `root` (its log file under logs/). */
+function taskEvents(root: string): Record<string, unknown>[] {
+  const logs = path.join(root, "logs");
+  const file = fs.existsSync(logs)
+    ? fs
+        .readdirSync(logs)
+        .filter((f) => f.startsWith("task-"))
+        .sort()
+        .at(-1)
+    : undefined;
+  if (!file) return [];
+  return fs
+    .readFileSync(path.join(logs, file), "utf8")
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return []; // a line being written
+      }
+    });
+}
+
+/** The processes whose command line names `folder` (Linux's /proc): what a start left running. */
+function processesNaming(folder: string): string[] {
+  return fs.readdirSync("/proc").flatMap((pid) => {
+    if (!/^\d+$/.test(pid)) return [];
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      return cmdline.includes(folder) ? [`${pid}: ${cmdline}`] : [];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
+}
+
 /** `local` in a process group of its own, as a terminal runs it; its output, exit, and its task's log lines. */
 function startLocal(root: string, args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [BIN, "local", "--file", fixtureStackFile("qa"), "--dir", root, ...args], {
@@ -33,29 +71,7 @@ function startLocal(root: string, args: string[], env: Record<string, string>) {
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  /** The task's JSON log lines so far (its log file under logs/). */
-  const events = (): Record<string, unknown>[] => {
-    const logs = path.join(root, "logs");
-    const file = fs.existsSync(logs)
-      ? fs
-          .readdirSync(logs)
-          .filter((f) => f.startsWith("task-"))
-          .sort()
-          .at(-1)
-      : undefined;
-    if (!file) return [];
-    return fs
-      .readFileSync(path.join(logs, file), "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("{"))
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l) as Record<string, unknown>];
-        } catch {
-          return []; // a line being written
-        }
-      });
-  };
+  const events = () => taskEvents(root);
   const until = async (what: () => boolean) => {
     let ended = false;
     void exited.then(() => (ended = true));
@@ -115,12 +131,63 @@ describe("hub-export local interrupted", () => {
       status: "ExecutionCompleted",
       transactionId: opened.transactionId,
       interrupted: null,
+      // Its counts are the transaction's, the interrupted start's included.
+      resumed: true,
     });
     // The resumed transaction, complete: every message it extracted is published, none failed.
     const counts = summary.intakeJob.counts;
     expect(counts.published).toBe(counts.messages);
     expect(counts.published).toBeGreaterThan(published);
     expect(counts).toMatchObject({ failed: 0, heldBack: 0 });
+  });
+
+  it("SIGTERM to `npm start` alone: local finds its parent gone and stops in order, as on its own SIGTERM", async () => {
+    const root = path.join(dir, "npm");
+    // npm runs the script through a shell; SIGTERM to npm ends npm and that shell, and local is re-parented.
+    const npm = spawn(
+      "npm",
+      [
+        "start",
+        "--",
+        "--file",
+        fixtureStackFile("qa"),
+        "--dir",
+        root,
+        "--employees",
+        "600",
+        "--hub-faults",
+        "queue.publish:latency=300",
+      ],
+      { cwd: PROJECT_ROOT, env: { ...process.env, ...SLOW }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    let stdout = "";
+    let stderr = "";
+    npm.stdout.on("data", (d) => (stdout += d));
+    npm.stderr.on("data", (d) => (stderr += d));
+    // Closed once every process that writes them (npm, and local after it) has ended.
+    const closed = new Promise<void>((resolve) => npm.on("close", () => resolve()));
+    const npmExited = new Promise<number | null>((resolve) => npm.on("exit", (code) => resolve(code)));
+    const events = () => taskEvents(root);
+    let ended = false;
+    void closed.then(() => (ended = true));
+    while (!events().some((e) => e.event === "progress" && e.phase === "publish" && Number(e.done) > 0)) {
+      if (ended) throw new Error(`npm start ended first: ${stderr}`);
+      await sleep(50);
+    }
+    process.kill(npm.pid!, "SIGTERM");
+    expect(await npmExited).not.toBe(0);
+    await closed;
+    expect(stderr).toContain(
+      "» the process that started this one has ended (npm start signalled alone?): stopping as on SIGTERM\n",
+    );
+    expect(stderr).toMatch(/» SIGTERM: the export task stops cleanly \(within its grace period of \d+ s\)/);
+    expect(events().at(-1)).toMatchObject({ event: "run.stopped", reason: "SIGTERM", phase: "PUBLISH" });
+    expect(stdout).toContain(
+      "Status           Stopped (SIGTERM): resumable (the next start resumes the transaction) (task exit code 1)\n",
+    );
+    // PostgreSQL stopped, and nothing of this start is left running (local, the task, the server name the folder).
+    expect(runningServer(path.join(root, "postgres"))).toBeUndefined();
+    expect(processesNaming(root)).toEqual([]);
   });
 
   it("a second Ctrl-C exits at once, still stopping PostgreSQL", async () => {

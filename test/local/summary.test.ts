@@ -121,6 +121,8 @@ describe("the local summary explains its numbers", () => {
       "47 message(s) failed: 28 to queue US (HUB_MQ_US_QA): HTTP 400: injected fault; 19 to queue EU (HUB_MQ_EU_QA): HTTP 400: injected fault; the next run retries them",
     counts: { extracted: 50, messages: 50, published: 3, failed: 47, heldBack: 0, ersEntities: 3 },
     countsSoFar: false,
+    resumed: false,
+    unrecorded: [] as string[],
     exitCode: 3,
     firstRun: false,
     seeded: 0,
@@ -179,6 +181,24 @@ describe("the local summary explains its numbers", () => {
       /^ {2}US {4}HUB_MQ_US_QA {7}acme-empl-us-qa {8}this run: 0 published, 28 failed; {2}queue: 678 messages, 0 duplicates, 0 rejected$/m,
     );
     expect(text).toMatch(/^ {2}EU .* this run: 3 published, 19 failed; {2}queue: 3 messages/m);
+  });
+
+  it("a resumed run: the transaction's counts (every start of it) apart from this start's queue", () => {
+    const resumed = formatSummary({ ...summary, resumed: true });
+    expect(resumed).toContain("\nCounts per phase (the resumed transaction, its earlier starts included)\n");
+    expect(resumed).toContain(
+      "Per hub region: the resumed transaction's messages (its metrics, every start of it), and what the emulator's queue holds since this start\n",
+    );
+    expect(resumed).toMatch(/^ {2}EU .* transaction: 3 published, 19 failed; {2}this start's queue: 3 messages/m);
+    expect(resumed).not.toContain("this run");
+  });
+
+  it("a run that could not record what the hub acknowledged: says the next start sends those again", () => {
+    expect(text).not.toContain("Sent again");
+    const ids = ["00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"];
+    expect(formatSummary({ ...summary, unrecorded: ids })).toContain(
+      "\nSent again       2 message(s) the hub acknowledged could not be recorded as published (the database did not answer in time): the next start sends them again under the same messageIds (the task log's publish.unrecorded line lists them)\n",
+    );
   });
 
   it("routing rules and the Removed line name the hub tenants by code and id", () => {

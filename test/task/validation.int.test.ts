@@ -255,6 +255,46 @@ describe("export task: everything is checked before any data is touched", () => 
     );
   });
 
+  it("refuses a connection record whose URL has a malformed %-escape or a secret in its query string: one line naming the record, never the secret", async () => {
+    const secret = "Zx9-query-secret";
+    const refused = async (args: string[], message: RegExp) => {
+      const result = await runTask(args);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/URIError|internal error|at .*\.js:\d+/);
+      expect(result.stdout + result.stderr).not.toContain(secret);
+      for (const table of [f.t.run, f.t.messages, f.t.status, f.t.intakeJob]) expect(await f.count(table)).toBe(0);
+    };
+    const record = (name: string, file: (files: string[]) => string, edit: (doc: Record<string, string>) => void) =>
+      variant(f, name, ({ connections }) => {
+        const full = path.join(connections, file(fs.readdirSync(connections)));
+        const doc = JSON.parse(fs.readFileSync(full, "utf8")) as Record<string, string>;
+        edit(doc);
+        fs.writeFileSync(full, JSON.stringify(doc));
+      });
+    const database = (files: string[]) => files.find((n) => n.startsWith("PLAT_WAREHOUSE"))!;
+    await refused(
+      record("database-escape", database, (doc) => (doc.url += "%E0")),
+      /^database connection PLAT_WAREHOUSE_TEST: url has a malformed %-escape in its database name \(a % must be followed by two hex digits of UTF-8, %25 for % itself\)\n$/,
+    );
+    await refused(
+      record("database-query", database, (doc) => (doc.url += `?sslmode=disable&password=${secret}`)),
+      /^database connection PLAT_WAREHOUSE_TEST: url postgres:\/\/127\.0\.0\.1:\d+\/\S+ carries a secret in its query string \(password=\.\.\.\): remove it; the login is the record's username and password\n$/,
+    );
+    await refused(
+      record(
+        "queue-auth-query",
+        (files) => files.find((n) => n.includes("HUB_MQ_US"))!,
+        (doc) =>
+          (doc.additionalProperties = doc.additionalProperties.replace(
+            /authUrl=([^;]*)/,
+            `authUrl=$1?client_secret=${secret}`,
+          )),
+      ),
+      /connection record HUB_MQ_US_TEST authUrl: http:\/\/127\.0\.0\.1:\d+\/\S+ carries a secret in its query string \(client_secret=\.\.\.\): remove it/,
+    );
+  });
+
   it("refuses missing HUB_API_CONFIG rows", async () => {
     const { rows } = await f.pool.query(
       `DELETE FROM ${f.platform.stagingSchema}.HUB_API_CONFIG WHERE hub_api_name = 'ERS' AND hub_tenant_id = $1 RETURNING *`,
