@@ -21,7 +21,7 @@ import {
   type UpReport,
 } from "../support/deploy";
 import type { S3Object } from "../support/s3";
-import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
+import { SAMPLE_LOADER_ROLE, seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
 const SCRIPTS = "Tools/hub_python_scripts/";
@@ -118,7 +118,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
 
   beforeAll(async () => {
     platform = await startPlatformServices({ name: "neighbours", bucket: BUCKET });
-    raw = rawStackConfigFor(platform.db.url, platform.hub.urls);
+    raw = rawStackConfigFor(platform.db.adminUrl, platform.hub.urls);
 
     // The platform's common tables, with exactly the specification's columns, and the other client's rows.
     await query(`CREATE SCHEMA staging;
@@ -195,6 +195,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     expect(await neighbours()).toEqual(before);
     await seedSampleEmployees(platform.pool, {
       schema: "publish",
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: 60,
       seed: 7,
       platRegions: ["US", "EU", "APAC"],
