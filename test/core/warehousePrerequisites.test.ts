@@ -3,7 +3,12 @@
  * and the SQL its DBA runs, for each way a warehouse can stand. test/operate/warehouseProbe.int.test.ts reads the
  * facts from a real server and runs the statements.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { configFromEngine } from "../../config/load";
+import { schemaOnly } from "../../core/naming";
+import { fixtureStack } from "../fixtures/stacks";
 import {
   connectPrerequisite,
   missingStatements,
@@ -215,5 +220,31 @@ describe("the admin login's prerequisites", () => {
     expect(missingStatements([connectPrerequisite("PLATDB", "platform_admin")])).toEqual([
       'GRANT CONNECT ON DATABASE "PLATDB" TO "platform_admin" WITH GRANT OPTION;',
     ]);
+  });
+});
+
+describe("docs/pulumi.md's prerequisites", () => {
+  it("show what the probe prints for their example: qa's admin on a new warehouse whose publish schema hr_loader owns", () => {
+    const page = fs.readFileSync(path.join(__dirname, "..", "..", "docs", "pulumi.md"), "utf8");
+    const section = page.slice(page.indexOf("### Prerequisites"), page.indexOf("### Values, by who supplies them"));
+    const block = /```sql\n-- not run here: [^\n]+\n([\s\S]*?)```/.exec(section);
+    expect(block, "the SQL block under the prerequisites table").not.toBeNull();
+    const qa = configFromEngine(fixtureStack("qa").config, "qa");
+    const publish = schemaOnly(qa.publishSchema);
+    const example: WarehouseFacts = {
+      serverVersion: 160000,
+      login: { name: qa.database.admin.username, superuser: false, createRole: true, inherit: true },
+      database: { name: qa.database.database, owner: "rdsadmin", create: false, connectWithGrantOption: false },
+      publishSchema: publish,
+      stagingSchema: schemaOnly(qa.stagingSchema),
+      objects: [
+        { kind: "schema", schema: publish, owner: "hr_loader" },
+        { kind: "table", schema: publish, name: "employee", owner: "hr_loader" },
+      ],
+      publishTableOwners: ["hr_loader"],
+      taskRole: qa.database.task.username,
+      roles: [role("hr_loader"), role(qa.database.task.username, { exists: false })],
+    };
+    expect(block![1].trimEnd().split("\n")).toEqual(statements(example));
   });
 });

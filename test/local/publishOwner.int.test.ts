@@ -83,7 +83,7 @@ describe("publish tables a loader role creates after provisioning", () => {
         platRegions: ["US", "EU"],
         loaderRole: LOADER,
       });
-      // How docs/pulumi-reference.md finds a publish table's owner.
+      // Who owns the publish tables, as probe --warehouse reads it (the owners' memberships it asks for).
       const owners = await client.query<{ tablename: string; tableowner: string }>(
         "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
         [plan.publishSchema],
