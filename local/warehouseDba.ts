@@ -90,6 +90,9 @@ async function createRoles(superuserUrl: string, roles: PlatformRoles): Promise<
     ]);
     const attributes = `LOGIN CREATEROLE NOSUPERUSER NOCREATEDB INHERIT PASSWORD ${rows[0].literal}`;
     await client.query(`${admin ? "ALTER" : "CREATE"} ROLE ${sqlIdent(roles.admin.username)} WITH ${attributes}`);
+    // RDS's master user sees every session's activity (rds_superuser has pg_read_all_stats): the run tables'
+    // oldest-transaction function, which the admin owns, relies on it (task/README.md, "Change capture").
+    await client.query(`GRANT pg_read_all_stats TO ${sqlIdent(roles.admin.username)}`);
   });
 }
 
