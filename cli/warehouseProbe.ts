@@ -11,7 +11,7 @@ import type { StackConfig } from "../config/schema";
 import { PROJECT_ROOT } from "../config/load";
 import { schemaOnly } from "../core/naming";
 import { provisioningLogin, type PgConnection, type SslMode } from "../providers/pg";
-import { probeWarehouse, type WarehouseProbe } from "../operate/warehouseProbe";
+import { probeWarehouse, WarehouseConnectError, type WarehouseProbe } from "../operate/warehouseProbe";
 import type { Io } from "./command";
 
 export interface WarehouseProbeValues {
@@ -132,7 +132,9 @@ export async function runWarehouseProbe(values: WarehouseProbeValues, config: St
       { database: db.database, login: login.user },
     );
   } catch (err) {
-    const e = err as Error & { code?: string };
+    // A query the server refused is its answer (core/refusals.ts); anything else after connecting is a bug.
+    if (!(err instanceof WarehouseConnectError)) throw err;
+    const e = err;
     if (e.code === "28P01" || e.code === "28000")
       throw new UserError(`the warehouse refused ${login.user}: ${e.message}; check the password (PGPASSWORD)`);
     throw new UserError(

@@ -145,17 +145,28 @@ export function isConnectRefusal(err: unknown): boolean {
   return (err as { code?: string }).code === "42501";
 }
 
+/** The login could not connect (the server unreachable, TLS, authentication): the server's own words are the cause. */
+export class WarehouseConnectError extends Error {
+  readonly code?: string;
+  constructor(cause: Error & { code?: string }) {
+    super(cause.message, { cause });
+    this.code = cause.code;
+  }
+}
+
 /**
  * Probes the warehouse as the login of `target` (its database is the stack's). A login PostgreSQL refuses for want of
- * CONNECT gets that one prerequisite; any other connection failure is thrown.
+ * CONNECT gets that one prerequisite; any other failure to connect is a WarehouseConnectError.
  */
 export async function probeWarehouse(
   target: PgTarget,
   scope: ProbeScope,
   who: { database: string; login: string },
 ): Promise<WarehouseProbe> {
+  let connected = false;
   try {
     return await withPgClient(target, async (client) => {
+      connected = true;
       const facts = await readWarehouseFacts(client, scope);
       const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
       const prerequisites = warehousePrerequisites(facts);
@@ -167,7 +178,8 @@ export async function probeWarehouse(
       };
     });
   } catch (err) {
-    if (!isConnectRefusal(err)) throw err;
+    if (connected) throw err;
+    if (!isConnectRefusal(err)) throw new WarehouseConnectError(err as Error);
     const prerequisites = [connectPrerequisite(who.database, who.login)];
     return { prerequisites, statements: missingStatements(prerequisites) };
   }

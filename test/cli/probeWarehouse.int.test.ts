@@ -175,7 +175,7 @@ describe("hub-export probe --warehouse", () => {
     for (const r of [prompted, stack]) expect(r.stdout + r.stderr).not.toContain(ADMIN.password);
   });
 
-  it("refuses a password in the URL, a wrong password, another database, and --database-url without --warehouse, in one line each", async () => {
+  it("refuses a password in the URL, a wrong password, an unreachable server, another database, and --database-url without --warehouse, in one line each", async () => {
     const inUrl = new URL(url);
     inUrl.password = "Secret-In-Url-1";
     const refused = await probe(["--database-url", inUrl.toString()]);
@@ -193,6 +193,16 @@ describe("hub-export probe --warehouse", () => {
       ),
     );
     expect(wrong.stdout + wrong.stderr).not.toContain("Wrong-Password-7");
+
+    const closed = new URL(url);
+    closed.port = "1";
+    const unreachable = await probe(["--database-url", closed.toString()]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(
+      new RegExp(
+        `^cannot connect to the warehouse, ${db.name} on 127\\.0\\.0\\.1:1 as ${ADMIN.username} \\(--database-url\\): .*ECONNREFUSED.*\\n$`,
+      ),
+    );
 
     const other = new URL(url);
     other.pathname = "/postgres";
