@@ -245,15 +245,13 @@ describe("the postgresql provider's statements as an admin like RDS's master use
     expect(without["grant/connect"].error).toBeUndefined();
     expect(without["grant/connect"].warnings).toEqual([`01006 no privileges could be revoked for "${db.name}"`]);
     // The role keeps the privileges the failed deletes left: DROP OWNED cannot revoke the owners' grants, DROP ROLE fails.
-    // The role keeps what the failed deletes left, and DROP OWNED cannot take back what the owners granted it (on the
-    // other pipeline's sequence, where the admin has no privilege at all, PostgreSQL refuses).
+    // The role keeps what the failed deletes left, and DROP OWNED cannot take back what the owners granted it: on an
+    // object of the other pipeline's where the admin has no privilege at all PostgreSQL refuses (which object comes
+    // first is the catalog's order).
     expect(without["task-role"].code).toBe("42501");
     expect(without["task-role"].error).toMatch(
-      new RegExp(
-        `^could not drop owned by role ${TASK}: pq: permission denied for column "tableoid" of relation "hub_export_run_history_history_id_seq"$`,
-      ),
+      new RegExp(`^could not drop owned by role ${TASK}: pq: permission denied for (table|sequence|column|schema) `),
     );
-    expect(without["task-role"].warnings).toContain('01006 no privileges could be revoked for "employee"');
     expect(await roleExists(TASK)).toBe(true);
 
     const statements = await probeStatements();
