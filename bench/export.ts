@@ -11,7 +11,12 @@ import path from "node:path";
 import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startBenchPlatform, TENANTS, type TestPlatform } from "./platform";
-import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import {
+  SAMPLE_BUSINESS_OBJECTS,
+  SAMPLE_LOADER_ROLE,
+  seedSampleEmployees,
+  touchEmployees,
+} from "../task/model/sampleData";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
@@ -138,6 +143,7 @@ export async function main(argv: string[]): Promise<void> {
     const t = Date.now();
     const seeded = await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: options.employees,
       seed: options.seed,
     });

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { Pool } from "pg";
 import { QUEUES, startBenchPlatform } from "./platform";
-import { seedSampleEmployees } from "../task/model/sampleData";
+import { SAMPLE_LOADER_ROLE, seedSampleEmployees } from "../task/model/sampleData";
 import { parseFaultSpec, FaultSpecError, type FaultStats } from "../emulator/faults";
 import { UsageError } from "../core/errors";
 import { intOption, parseCommandArgs, type Options as CommandOptions } from "../cli/command";
@@ -63,6 +63,7 @@ export async function main(argv: string[]): Promise<void> {
     const pool = new Pool({ connectionString: url, max: 2 });
     await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: options.messages,
       seed: 1,
       platRegions: ["US", "EU"],

@@ -8,7 +8,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { Client } from "pg";
 import { validateStackConfig } from "../config/validate";
 import type { StackConfig } from "../config/schema";
 import { planInstallation, type InstallationPlan } from "../core/plan";
@@ -16,6 +15,8 @@ import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { BUCKET_FOLDERS } from "../core/naming";
 import type { EmulatorConfigInput, EmulatorUrls } from "../emulator";
 import { applyPlan } from "../local/applyPlan";
+import { loginUrl, standInForDba } from "../local/warehouseDba";
+import { PLATFORM_ROLES } from "./platformRoles";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
 import { PARAMETER_DEFAULTS } from "../core/parameters";
 import { localPaths } from "../local/paths";
@@ -76,6 +77,8 @@ export interface HubUrls {
 
 export interface TestPlatform {
   dir: string;
+  /** The admin login's URL of the database (PLATFORM_ROLES.admin): the login that provisions, and the task's. */
+  adminUrl: string;
   config: StackConfig;
   plan: InstallationPlan;
   definitionFile: string;
@@ -90,6 +93,7 @@ export interface TestPlatform {
 }
 
 export interface PlatformOptions {
+  /** A superuser URL of the database: the platform's DBA (bench/platformRoles.ts). */
   databaseUrl: string;
   hub: HubUrls;
   /** A hub region's own ERS, CFG and HRSYS URLs (another emulator), instead of `hub`'s. */
@@ -188,25 +192,40 @@ export function engineConfigOf(raw: Record<string, unknown>): Record<string, str
 
 /**
  * The platform installed as local mode installs it (local/applyPlan.ts), in `dir` (its bucket, connections and
- * deployment record). The task logs in as the database's owner; the test's hub gets no routing rules (its tests set
- * up the hub themselves).
+ * deployment record): the DBA's part as the superuser (local/warehouseDba.ts), then provisioning as the admin login,
+ * which the task logs in as too. The test's hub gets no routing rules (its tests set up the hub themselves). Publish
+ * tables a test creates later are the loader's (seed with `loaderRole: SAMPLE_LOADER_ROLE`): the admin reads them.
  */
 export async function provisionPlatform(options: PlatformOptions): Promise<TestPlatform> {
-  const config = stackConfigFor(options.databaseUrl, options.hub, options);
+  const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
+  const adminUrl = loginUrl(options.databaseUrl, database, PLATFORM_ROLES.admin);
+  const config = stackConfigFor(adminUrl, options.hub, options);
   const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
+  await standInForDba({
+    superuserUrl: options.databaseUrl,
+    database,
+    ...PLATFORM_ROLES,
+    scope: {
+      publishSchema: plan.publishSchema,
+      stagingSchema: plan.stagingSchema,
+      publishTableOwners: config.database.publishTableOwners,
+    },
+  });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const paths = localPaths(dir);
-  await applyPlan(plan, paths, { adminUrl: options.databaseUrl, routingRules: false });
+  await applyPlan(plan, paths, { routingRules: false });
   const definitionFile = path.join(paths.bucket, plan.definitionKey);
   const scriptsDir = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
   const secrets = [
     ...Object.values(TENANTS).map((t) => t.clientSecret),
     ...Object.values(QUEUES).map((q) => q.clientSecret),
     decodeURIComponent(new URL(options.databaseUrl).password),
+    PLATFORM_ROLES.admin.password,
     ...plan.routingRules.map((r) => r.credentialsString.reveal()),
   ];
   return {
     dir,
+    adminUrl,
     config,
     plan,
     definitionFile,
@@ -225,7 +244,7 @@ export interface BenchPlatform {
   work: string;
   /** The embedded server's data folder (its processes' owner is the server's user). */
   dataDir: string;
-  /** The `bench` database. */
+  /** The `bench` database, as its superuser (the platform's DBA and HR loader: seed with SAMPLE_LOADER_ROLE). */
   url: string;
   emulator: { child: ChildProcess; urls: EmulatorUrls };
   platform: TestPlatform;
@@ -257,10 +276,7 @@ export async function startBenchPlatform(options: {
   };
   try {
     server = await startEmbeddedPostgres({ dataDir, persistent: false, settings: options.settings });
-    const admin = new Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query("CREATE DATABASE bench");
-    await admin.end();
+    // The `bench` database: created by provisionPlatform's DBA stand-in.
     const url = new URL(server.adminUrl);
     url.pathname = "/bench";
     const configFile = path.join(work, "emulator.json");

@@ -48,13 +48,9 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
   }
   const client = clientTables(config.clientName);
   kept.push({
-    what: `the publish and staging schemas, the common tables, this client's run tables (${[client.messages, client.archive, client.status, client.rowsHeldBack].join(", ")}) and its function ${client.oldestXact}()`,
-    why: `they hold the HR data, the messages and the run history, and the common tables are shared by the environment's clients${protectedNote}`,
-    types: [
-      "postgresql:index/schema:Schema",
-      "pulumi-nodejs:dynamic/hubExport:SqlBaseline",
-      "pulumi-nodejs:dynamic/hubExport:ClientRunTables",
-    ],
+    what: `the staging schema, the common tables, this client's run tables (${[client.messages, client.archive, client.status, client.rowsHeldBack].join(", ")}) and its function ${client.oldestXact}()`,
+    why: `they hold the messages and the run history, and the common tables are shared by the environment's clients (the publish schema is the platform's: never the stack's)${protectedNote}`,
+    types: ["pulumi-nodejs:dynamic/hubExport:SqlBaseline", "pulumi-nodejs:dynamic/hubExport:ClientRunTables"],
   });
   if (config.scriptsRelease) {
     kept.push({

@@ -366,7 +366,7 @@ export function buildStackConfigSchema(source: SecretSource) {
         .optional(),
       /** How the machine running `pulumi up` reaches the database (a tunnel or bastion); the task endpoint by default. */
       provisioning: z.strictObject(endpoint).optional(),
-      /** Owner used by `pulumi up` for schemas, grants and the baseline. */
+      /** The login `pulumi up` runs the baseline, the task role and its grants as: not a superuser (probe --warehouse). */
       admin: z.strictObject({ username: sqlIdentifier("username"), password: secret }),
       /** The export task's least-privilege role. */
       task: z.strictObject({ username: sqlIdentifier("username"), password: secret }),

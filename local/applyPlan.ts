@@ -25,18 +25,23 @@ export interface ApplyResult {
 }
 
 export interface ApplyOptions {
-  /** The superuser URL of the server (any database on it). */
-  adminUrl: string;
   /** A vendor scripts release (hubExport:scriptsRelease), loaded. */
   release?: ScriptsRelease;
   /** Post each tenant's routing rules to the hub's CFG API (default); off where the test's hub is not one. */
   routingRules?: boolean;
 }
 
-/** The admin URL of the stack's database on the server. */
-export function adminDatabaseUrl(adminUrl: string, database: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = "/" + encodeURIComponent(database);
+/**
+ * The admin login's URL of the stack's database (hubExport:database.admin at its provisioning endpoint), as `pulumi
+ * up` logs in: every step below runs as it, never as a superuser (the platform's part is local/warehouseDba.ts).
+ */
+export function adminDatabaseUrl(database: InstallationPlan["config"]["database"]): string {
+  const url = new URL("postgres://localhost");
+  url.hostname = database.provisioning?.host ?? database.host;
+  url.port = String(database.provisioning?.port ?? database.port);
+  url.username = encodeURIComponent(database.admin.username);
+  url.password = encodeURIComponent(database.admin.password.reveal("hubExport:database.admin.password"));
+  url.pathname = "/" + encodeURIComponent(database.database);
   return url.toString();
 }
 
@@ -46,7 +51,7 @@ export async function applyPlan(
   options: ApplyOptions,
 ): Promise<ApplyResult> {
   const config = plan.config;
-  const dbUrl = adminDatabaseUrl(options.adminUrl, config.database.database);
+  const dbUrl = adminDatabaseUrl(config.database);
 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
   writeBucketObjects(paths.bucket, plan.bucketObjects);
@@ -62,9 +67,9 @@ export async function applyPlan(
   });
   writeConnectionRecords(paths.connections, plan.connections);
 
-  // Step 5.1: the database, its schemas and the task's login role, then the common-schema baseline, the client's run
-  // tables and the task's grants.
-  await applyWarehouse(plan, options.adminUrl, dbUrl);
+  // Step 5.1: the task's login role, the common-schema baseline (with the staging schema), the client's run tables and
+  // the task's grants. The database and the publish schema are the platform's.
+  await applyWarehouse(plan, dbUrl);
 
   // Steps 5.2 and 5.3: the config-table rows.
   for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
@@ -87,39 +92,28 @@ export async function applyPlan(
   return { databaseUrl: dbUrl, removed };
 }
 
-/** components/warehouse/warehouse.ts as SQL. */
-async function applyWarehouse(plan: InstallationPlan, adminUrl: string, dbUrl: string): Promise<void> {
+/** components/warehouse/warehouse.ts as SQL, as the admin login. */
+async function applyWarehouse(plan: InstallationPlan, dbUrl: string): Promise<void> {
   const { database } = plan.config;
   const publish = quoteIdent(plan.publishSchema, "schema");
   const staging = quoteIdent(plan.stagingSchema, "schema");
-  await withPgClient(adminUrl, async (client) => {
-    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database.database]);
-    if (!rowCount) await client.query(`CREATE DATABASE ${quoteDatabase(database.database)}`);
-  });
   // A task that logs in as the admin (the test platform, the benchmarks) owns what it uses: no role, no grants.
   const ownRole = database.task.username !== database.admin.username;
   const role = quoteIdent(database.task.username, "role");
-  await withPgClient(dbUrl, async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${publish}`);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${staging}`);
-    if (ownRole) {
+  if (ownRole) {
+    await withPgClient(dbUrl, async (client) => {
       const password = database.task.password.reveal("hubExport:database.task.password");
       const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [database.task.username]);
       // Passwords cannot be bound parameters in DDL; format() quotes the literal inside the server.
       const { rows } = await client.query<{ literal: string }>("SELECT format('%L', $1::text) AS literal", [password]);
+      // An ALTER names only what it changes: PostgreSQL 16+ refuses NOCREATEDB from an admin without CREATEDB.
       await client.query(
-        `${rowCount ? "ALTER" : "CREATE"} ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`,
+        rowCount
+          ? `ALTER ROLE ${role} WITH LOGIN PASSWORD ${rows[0].literal}`
+          : `CREATE ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${rows[0].literal}`,
       );
-    }
-    // The platform's part, which the embedded default stands in for (like the database): the roles that load the
-    // publish schema, allowed to create tables in it.
-    for (const owner of database.publishTableOwners) {
-      const loader = quoteIdent(owner, "role");
-      const { rowCount } = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [owner.toLowerCase()]);
-      if (!rowCount) await client.query(`CREATE ROLE ${loader} NOLOGIN`);
-      await client.query(`GRANT USAGE, CREATE ON SCHEMA ${publish} TO ${loader}`);
-    }
-  });
+    });
+  }
   await applyBaseline(dbUrl, plan.baseline, intakeJobWrittenWhenPresent(plan.stagingSchema));
   await applyBaseline(dbUrl, plan.runTables);
   if (!ownRole) return;

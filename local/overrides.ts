@@ -7,7 +7,7 @@ import type { LocalSecrets } from "./secrets";
 import { SAMPLE_LOADER_ROLE } from "../task/model/sampleData";
 
 export interface LocalEndpoints {
-  database: { host: string; port: number; adminPassword: string };
+  database: { host: string; port: number };
   hubApis: { ERS: string; CFG: string; HRSYS: string };
   queues: Record<HubRegion, string>;
 }
@@ -17,7 +17,7 @@ type Raw = Record<string, unknown>;
 /** The parts of a stack file's hubExport: values this changes, as read (validated afterwards, with the changes). */
 interface RawStack extends Raw {
   queues?: Record<string, Raw>;
-  database?: Raw & { task?: Raw };
+  database?: Raw & { admin?: Raw; task?: Raw };
   hub?: Raw & { default?: Raw; regions?: Record<string, Raw> };
   hubTenants?: (Raw & { hubTenantId: string })[];
 }
@@ -39,7 +39,8 @@ export function localOverrides(stack: Raw, endpoints: LocalEndpoints, secrets: L
       // The embedded server is on loopback, without TLS: no CA bundle, no tunnel.
       caBundle: undefined,
       provisioning: undefined,
-      admin: { username: "postgres", password: endpoints.database.adminPassword },
+      // The stack's admin login, not the server's superuser: provisioning meets the warehouse as RDS gives it.
+      admin: { ...raw.database?.admin, password: secrets.adminPassword },
       task: { ...raw.database?.task, password: secrets.taskPassword },
       // The sample publish tables are the loader's, as a warehouse's are its HR loader's (task/model/sampleData.ts).
       publishTableOwners: [SAMPLE_LOADER_ROLE],

@@ -23,6 +23,7 @@ import { localPaths, ownStateFolders, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
 import { localOverrides } from "./overrides";
 import { applyPlan } from "./applyPlan";
+import { PLATFORM_DATABASE_OWNER, standInForDba } from "./warehouseDba";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
 import { CONCURRENCY_ENV } from "../core/concurrency";
@@ -127,7 +128,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       },
     });
     const endpoints = {
-      database: { host: "127.0.0.1", port: pg.port, adminPassword: decodeURIComponent(new URL(pg.adminUrl).password) },
+      database: { host: "127.0.0.1", port: pg.port },
       hubApis: { ERS: emulator.urls.ers, CFG: emulator.urls.cfg, HRSYS: emulator.urls.hrsys },
       queues: emulator.urls.queues,
     };
@@ -137,9 +138,28 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     });
     const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
 
+    // The platform's part, the embedded server's superuser standing in for the warehouse's DBA: the database, the
+    // publish schema filled by the HR loader, the admin login and what `probe --warehouse` says it lacks.
+    let employees: Awaited<ReturnType<typeof prepareEmployees>> | undefined;
+    await standInForDba({
+      superuserUrl: pg.adminUrl,
+      database: config.database.database,
+      owner: PLATFORM_DATABASE_OWNER,
+      admin: { username: config.database.admin.username, password: secrets.adminPassword },
+      loaders: config.database.publishTableOwners,
+      scope: {
+        publishSchema: plan.publishSchema,
+        stagingSchema: plan.stagingSchema,
+        publishTableOwners: config.database.publishTableOwners,
+        taskRole: config.database.task.username,
+      },
+      fillPublish: async (url) => {
+        employees = await prepareEmployees(plan, url, options, progress);
+      },
+    });
+
     progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
     const provisioned = await applyPlan(plan, paths, {
-      adminUrl: pg.adminUrl,
       release: config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
     });
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
@@ -157,8 +177,6 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
 
     const removed = removedParts(provisioned.removed);
     if (removed.length) progress.step(`removed what the stack config no longer has: ${removed.join("; ")}`);
-    // The loader creates the sample tables after the grants: the default privileges for its role let the task read them.
-    const employees = await prepareEmployees(plan, provisioned.databaseUrl, options, progress);
 
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
@@ -215,7 +233,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       exitCode: run.exitCode,
       interrupted: run.finalEvent === "run.done" ? null : run.interrupted,
       firstRun,
-      ...employees,
+      ...employees!,
       intakeJob,
       regions,
       ers: Object.fromEntries(

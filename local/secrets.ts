@@ -7,6 +7,8 @@ import { UserError } from "../core/errors";
 import { makeFolder, PRIVATE_FOLDER_MODE } from "../providers/folders";
 
 export interface LocalSecrets {
+  /** The admin login's (hubExport:database.admin), which the embedded server's superuser creates as a DBA would. */
+  adminPassword: string;
   taskPassword: string;
   /** Queue client secret per region. */
   queues: Record<string, string>;
@@ -31,7 +33,7 @@ function readSecrets(file: string): Partial<LocalSecrets> {
 
 /** Loads the file, adding a secret for every region and tenant that has none yet. */
 export function localSecrets(file: string, regions: string[], tenantIds: string[]): LocalSecrets {
-  let secrets: LocalSecrets = { taskPassword: generate(), queues: {}, tenants: {} };
+  let secrets: LocalSecrets = { adminPassword: generate(), taskPassword: generate(), queues: {}, tenants: {} };
   if (fs.existsSync(file)) secrets = { ...secrets, ...readSecrets(file) };
   for (const r of regions) secrets.queues[r] ??= generate();
   for (const t of tenantIds) secrets.tenants[t] ??= generate();

@@ -8,7 +8,7 @@ const { refusal } = refusals;
 
 export type SslMode = "disable" | "require" | "verify-full";
 
-/** The login the providers use: the warehouse owner from `hubExport:database.admin`. */
+/** The login the providers use: the admin login from `hubExport:database.admin`. */
 export interface PgConnection {
   host: string;
   port: number;

@@ -80,6 +80,11 @@ export default defineCommand({
         for (const item of items) io.stdout.write(`    ${item.key}: ${item.problem}: ${item.command}\n`);
       }
     }
+    // What no stack value shows: the admin login's rights on the warehouse (docs/pulumi.md, its prerequisites).
+    const stack = values.file ? `--file ${values.file}` : `--stack ${selection.stack}`;
+    io.stdout.write(
+      `then, before 'pulumi up': npx hub-export probe ${stack} --warehouse (what the warehouse's admin login lacks, as the SQL its DBA runs)\n`,
+    );
     return 0;
   },
 });

@@ -1,6 +1,6 @@
 /**
- * The warehouse side (procedure step 5.1): schemas, the common-schema baseline and this client's run tables
- * (providers/baseline.ts, retained on delete), and the task's login role with least-privilege grants, replaced
+ * The warehouse side (procedure step 5.1): the common-schema baseline with the staging schema and this client's run
+ * tables (providers/baseline.ts, retained on delete), and the task's login role with least-privilege grants, replaced
  * delete-first, one per table, so that no REVOKE takes back a newer GRANT (docs/pulumi-reference.md, "What `pulumi
  * up` does").
  */
@@ -58,22 +58,12 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     const pg = { parent: this, provider };
 
-    // Both schemas outlive the stack: publish holds the HR system's data, staging the run history.
-    const schema = (key: string, schemaName: string) =>
-      new postgresql.Schema(
-        `${name}/${key}`,
-        { name: schemaName, database: c.database, ifNotExists: true, dropCascade: false },
-        { ...pg, retainOnDelete: true },
-      );
-    const publish = schema("publish", args.publishSchema);
-    const staging = schema("staging", args.stagingSchema);
-
+    // No postgresql.Schema: its create first runs `GRANT <database owner> TO <admin>` (helpers.go withRolesGranted),
+    // a membership no DBA should have to give. The publish schema is the platform's (probe --warehouse checks it
+    // exists); the baseline creates the staging schema (CREATE SCHEMA IF NOT EXISTS needs only CREATE on the database).
+    // Both were retainOnDelete: a stack that had them forgets them at its next `up`, without SQL.
     const retained = { parent: this, retainOnDelete: true, ...(args.protect ? { protect: true } : {}) };
-    this.baseline = new SqlBaseline(
-      `${name}/common-schema-baseline`,
-      { target: c.label, ...args.baseline },
-      { ...retained, dependsOn: [staging] },
-    );
+    this.baseline = new SqlBaseline(`${name}/common-schema-baseline`, { target: c.label, ...args.baseline }, retained);
     this.runTables = new ClientRunTables(
       `${name}/client-run-tables`,
       { target: c.label, ...args.runTables },
@@ -109,7 +99,7 @@ export class Warehouse extends pulumi.ComponentResource {
     this.runTableGrants = privileges.runTables;
     // Delete-first (see the file comment); each grant waits for the resource that creates its objects.
     const grantOptions = (dependsOn: pulumi.Resource[]) => ({ ...pg, dependsOn, deleteBeforeReplace: true });
-    const schemas = { publish: publish.name, staging: staging.name };
+    const schemas = { publish: args.publishSchema, staging: args.stagingSchema };
     const creators = { baseline: this.baseline, runTables: this.runTables };
     for (const g of privileges.grants) {
       new postgresql.Grant(
@@ -133,7 +123,7 @@ export class Warehouse extends pulumi.ComponentResource {
           database: c.database,
           role: role.name,
           owner: d.owner ?? c.user,
-          schema: publish.name,
+          schema: args.publishSchema,
           objectType: "table",
           privileges: d.privileges,
         },

@@ -13,7 +13,7 @@ import { rawConfig } from "../support/rawConfig";
 import { createTestDatabase } from "../support/database";
 import { provisionPlatform, type TestPlatform } from "../../bench/platform";
 import { runMain } from "../support/cli";
-import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees } from "../../task/model/sampleData";
+import { SAMPLE_BUSINESS_OBJECTS, SAMPLE_LOADER_ROLE, seedSampleEmployees } from "../../task/model/sampleData";
 import { buildLoadSheet } from "../../cls/loadSheet";
 import { loadSheetCsv } from "../../cls/csv";
 
@@ -83,6 +83,7 @@ describe("hub-export cls check", () => {
     try {
       await seedSampleEmployees(pool, {
         schema: platform.publishSchema,
+        loaderRole: SAMPLE_LOADER_ROLE,
         count: 200,
         seed: 2,
         platRegions: ["US", "EU", "APAC"],

@@ -134,7 +134,6 @@ const ACTIONS: Record<string, string[]> = {
   "pulumi-nodejs:dynamic/hubExport:SqlBaseline": [],
   "pulumi-nodejs:dynamic/hubExport:ClientRunTables": [],
   "pulumi-nodejs:dynamic/hubExport:RoutingRuleSet": [],
-  "postgresql:index/schema:Schema": [],
   "postgresql:index/role:Role": [],
   "postgresql:index/grant:Grant": [],
   "postgresql:index/defaultPrivileges:DefaultPrivileges": [],

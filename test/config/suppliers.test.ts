@@ -84,7 +84,11 @@ describe("who supplies each value", () => {
     expect(lines[1]).toMatch(/^before 'pulumi up': 32 values to set \(pulumi preview and up stop on them\), by who /);
     const groups = new Map<string, string[]>();
     let current = "";
-    for (const line of lines.slice(2).filter(Boolean)) {
+    const probe = lines.findIndex((l) => l.startsWith("then, before 'pulumi up': "));
+    expect(lines[probe]).toBe(
+      `then, before 'pulumi up': npx hub-export probe --file ${fixtureStackFile("qa")} --warehouse (what the warehouse's admin login lacks, as the SQL its DBA runs)`,
+    );
+    for (const line of lines.slice(2, probe).filter(Boolean)) {
       const head = /^ {2}from (.*) \((\d+)\):$/.exec(line);
       if (head) groups.set((current = head[1]), []);
       else groups.get(current)!.push(line.trim().split(": ")[0]);

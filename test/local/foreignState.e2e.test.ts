@@ -11,7 +11,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { runCli } from "../support/cli";
 import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
-import { adminDatabaseUrl } from "../../local/applyPlan";
+import { databaseUrl } from "../../local/warehouseDba";
 import { fixtureStackFile } from "../fixtures/stacks";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-foreign-"));
@@ -23,7 +23,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** Runs `sql` (its rows back) on the stack's database, the local server started for it and stopped after. */
 async function onDatabase(database: string, sql: string): Promise<Record<string, unknown>[]> {
   const server = await startEmbeddedPostgres({ dataDir: path.join(state, "postgres"), persistent: true });
-  const client = new Client({ connectionString: adminDatabaseUrl(server.adminUrl, database) });
+  const client = new Client({ connectionString: databaseUrl(server.adminUrl, database) });
   try {
     await client.connect();
     return (await client.query(sql)).rows;

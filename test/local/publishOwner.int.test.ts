@@ -2,7 +2,8 @@
  * The task's read access to the publish schema stays true: tables a loader role creates there after provisioning
  * (not the admin) are readable by the task, through the default privileges set for each of
  * hubExport:database.publishTableOwners. Against embedded PostgreSQL with the task's own login role, provisioned as
- * `npm start` provisions (the same grants as components/warehouse), the export task bundle run on the result.
+ * `npm start` provisions (the same grants as components/warehouse, as an admin like RDS's master user), the export task
+ * bundle run on the result.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -18,6 +19,8 @@ import { validateStackConfig } from "../../config/validate";
 import { planInstallation, type InstallationPlan } from "../../core/plan";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { applyPlan } from "../../local/applyPlan";
+import { standInForDba } from "../../local/warehouseDba";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { localPaths } from "../../local/paths";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { seedSampleEmployees } from "../../task/model/sampleData";
@@ -26,7 +29,7 @@ const suffix = crypto.randomBytes(4).toString("hex");
 const TASK_ROLE = `task_${suffix}`;
 const LOADER = `loader_${suffix}`;
 
-let db: { url: string; name: string; drop(): Promise<void> };
+let db: { url: string; adminUrl: string; name: string; drop(): Promise<void> };
 let hub: Emulator;
 let dir: string;
 let plan: InstallationPlan;
@@ -34,7 +37,7 @@ let plan: InstallationPlan;
 beforeAll(async () => {
   [db, hub] = await Promise.all([createTestDatabase("owners"), startEmulator({ config: emulatorConfig() })]);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-owners-"));
-  const raw = rawStackConfigFor(db.url, hub.urls);
+  const raw = rawStackConfigFor(db.adminUrl, hub.urls);
   raw.database.task = { username: TASK_ROLE, password: `task-${suffix}-Pw1` };
   raw.database.publishTableOwners = [LOADER];
   plan = planInstallation(validateStackConfig(raw, { source: "test", stack: "test" }), {
@@ -54,10 +57,23 @@ afterAll(async () => {
 describe("publish tables a loader role creates after provisioning", () => {
   it("are readable by the task: an export over them completes", async () => {
     const paths = localPaths(dir);
-    const provisioned = await applyPlan(plan, paths, { adminUrl: db.url });
+    // The platform's DBA: the loader owns the publish schema; the admin gets what `probe --warehouse` prints.
+    await standInForDba({
+      superuserUrl: db.url,
+      database: db.name,
+      ...PLATFORM_ROLES,
+      loaders: [LOADER],
+      scope: {
+        publishSchema: plan.publishSchema,
+        stagingSchema: plan.stagingSchema,
+        publishTableOwners: [LOADER],
+        taskRole: TASK_ROLE,
+      },
+    });
+    await applyPlan(plan, paths, {});
 
-    // After provisioning, the loader (not the admin) creates the publish tables and the admin loads them.
-    const client = new Client({ connectionString: provisioned.databaseUrl });
+    // After provisioning, the loader (not the admin) creates the publish tables; the platform loads them.
+    const client = new Client({ connectionString: db.url });
     await client.connect();
     try {
       await seedSampleEmployees(client, {
@@ -67,7 +83,7 @@ describe("publish tables a loader role creates after provisioning", () => {
         platRegions: ["US", "EU"],
         loaderRole: LOADER,
       });
-      // How docs/pulumi-reference.md finds a publish table's owner.
+      // Who owns the publish tables, as probe --warehouse reads it (the owners' memberships it asks for).
       const owners = await client.query<{ tablename: string; tableowner: string }>(
         "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
         [plan.publishSchema],

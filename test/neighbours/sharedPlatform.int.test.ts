@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawStackConfigFor, JOB_NAME, TENANTS } from "../../bench/platform";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { runTask, type TaskResult } from "../support/taskProcess";
 import {
   destroy,
@@ -21,7 +22,7 @@ import {
   type UpReport,
 } from "../support/deploy";
 import type { S3Object } from "../support/s3";
-import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
+import { SAMPLE_LOADER_ROLE, seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 
 const BUCKET = "acme-platform-test";
 const SCRIPTS = "Tools/hub_python_scripts/";
@@ -118,17 +119,18 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
 
   beforeAll(async () => {
     platform = await startPlatformServices({ name: "neighbours", bucket: BUCKET });
-    raw = rawStackConfigFor(platform.db.url, platform.hub.urls);
+    raw = rawStackConfigFor(platform.db.adminUrl, platform.hub.urls);
 
-    // The platform's common tables, with exactly the specification's columns, and the other client's rows.
-    await query(`CREATE SCHEMA staging;
+    // The platform's common tables, with exactly the specification's columns, and the other client's rows: installed
+    // by another pipeline with the same admin login (RDS's master user).
+    await query(`SET ROLE ${PLATFORM_ROLES.admin.username}; CREATE SCHEMA staging;
       CREATE TABLE staging.hub_api_config (hub_api_name varchar(16), hub_api_url varchar(400), hub_environment_name varchar(64), hub_region varchar(8), hub_tenant_id varchar(36));
       CREATE TABLE staging.hub_plat_config (plat_region varchar(8), plat_client_name varchar(64), codebase varchar(16), gbl_or_us varchar(8), secure_view_source varchar(64), connector_id varchar(64), hub_destination varchar(128), hub_tenant_code varchar(64), hub_tenant_id varchar(36));
       CREATE TABLE staging.hub_intake_job (job_name varchar(128), transaction_id varchar(64));
       INSERT INTO staging.hub_api_config VALUES ('ERS', 'https://hub-ext-globex.example.com/ers/api/', 'hub-globex', 'EU', '${GLOBEX.tenant}'),
         ('HRSYS', 'https://hub-ext-globex.example.com/hrsys/api/', 'hub-globex', 'EU', '${GLOBEX.tenant}'), ('REPORTING', 'https://reports.example.com/', 'hub-globex', 'LATAM', '${GLOBEX.tenant}');
       INSERT INTO staging.hub_plat_config VALUES ('US', 'GLOBEX', 'US', 'US', NULL, NULL, 'HUB_MQ_EU_GLOBEX', 'GLOBEX_EU', '${GLOBEX.tenant}');
-      INSERT INTO staging.hub_intake_job VALUES ('${GLOBEX.job}', 'a1b2c3'), ('OTHER_PIPELINE_PAYROLL_DAILY', '2026-11-20#17');`);
+      INSERT INTO staging.hub_intake_job VALUES ('${GLOBEX.job}', 'a1b2c3'), ('OTHER_PIPELINE_PAYROLL_DAILY', '2026-11-20#17'); RESET ROLE`);
     // The vendor's scripts and templates, the other client's files, the shared files with their entries.
     put(SCRIPTS, "", { contentType: "application/x-directory" });
     put(`${SCRIPTS}hub_export.py`, "print('vendor release 7.3')\n");
@@ -195,6 +197,7 @@ describe("a good neighbour on a shared platform: install, run, change the KMS ke
     expect(await neighbours()).toEqual(before);
     await seedSampleEmployees(platform.pool, {
       schema: "publish",
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: 60,
       seed: 7,
       platRegions: ["US", "EU", "APAC"],

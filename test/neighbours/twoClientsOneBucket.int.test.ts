@@ -20,7 +20,7 @@ import {
 } from "../support/deploy";
 import type { PlanRun } from "../../components/planner";
 import { inputs, ofType, one } from "../fixtures/plan";
-import { seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
+import { SAMPLE_LOADER_ROLE, seedSampleEmployees, touchEmployees } from "../../task/model/sampleData";
 import { loadPipelineTemplate, TEMPLATES_DIR } from "../../templates";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { missingBaselineTables } from "../../providers/baseline";
@@ -89,7 +89,7 @@ describe("two clients' stacks in one bucket", () => {
     }
 
     const { db, hub } = platform;
-    const acme = { ...rawStackConfigFor(db.url, hub.urls), cls: { exports: "cls/samples" } };
+    const acme = { ...rawStackConfigFor(db.adminUrl, hub.urls), cls: { exports: "cls/samples" } };
     // A second client of the same platform environment: the same bucket and database connection, its own job, queue and hub tenant.
     const globex = {
       ...acme,
@@ -118,6 +118,7 @@ describe("two clients' stacks in one bucket", () => {
     }
     await seedSampleEmployees(platform.pool, {
       schema: "publish",
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: 90,
       seed: 3,
       platRegions: ["US", "EU", "APAC"],

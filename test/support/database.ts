@@ -2,24 +2,39 @@
 import { inject } from "vitest";
 import { Client, type Pool } from "pg";
 import crypto from "node:crypto";
+import { ensurePlatformRoles, loginUrl } from "../../local/warehouseDba";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 
-/** A fresh database on the run's embedded server, or on the server of `adminUrl` (a test's own). */
+/** Servers of a test's own whose platform roles exist (the run's server gets them in platformSetup.ts). */
+const withRoles = new Set<string>();
+
+/**
+ * A fresh database on the run's embedded server, or on the server of `superuserUrl` (a test's own), owned by the
+ * platform's owner role as a warehouse is. `url` is the superuser's (the DBA's: databases, sessions, test data);
+ * `adminUrl` the admin login's (PLATFORM_ROLES.admin), which provisions once the DBA stand-in has granted it its
+ * prerequisites (bench/platform.ts provisionPlatform, local/warehouseDba.ts standInForDba).
+ */
 export async function createTestDatabase(
   prefix = "t",
-  adminUrl: string = inject("pgAdminUrl"),
-): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  superuserUrl: string = inject("pgAdminUrl"),
+): Promise<{ url: string; adminUrl: string; name: string; drop(): Promise<void> }> {
   const name = `${prefix}_${crypto.randomBytes(5).toString("hex")}`.toLowerCase();
-  const admin = new Client({ connectionString: adminUrl });
+  if (superuserUrl !== inject("pgAdminUrl") && !withRoles.has(superuserUrl)) {
+    await ensurePlatformRoles(superuserUrl, PLATFORM_ROLES);
+    withRoles.add(superuserUrl);
+  }
+  const admin = new Client({ connectionString: superuserUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name} OWNER ${PLATFORM_ROLES.owner}`);
   await admin.end();
-  const url = new URL(adminUrl);
+  const url = new URL(superuserUrl);
   url.pathname = "/" + name;
   return {
     url: url.toString(),
+    adminUrl: loginUrl(superuserUrl, name, PLATFORM_ROLES.admin),
     name,
     async drop() {
-      const c = new Client({ connectionString: adminUrl });
+      const c = new Client({ connectionString: superuserUrl });
       await c.connect();
       try {
         // pg's pool.end() resolves before its sessions have closed: terminating one still closing (FORCE) would

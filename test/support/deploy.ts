@@ -5,7 +5,7 @@
  * steps (test/support/engine.ts: updates, replacements create-first unless deleteBeforeReplace, deletes with the OLD
  * state); each BucketObjectv2 is put as the AWS provider puts it (content, content type, SSE-KMS, tags) and deleted
  * unless retained. What needs AWS itself (IAM, ECS, KMS, Secrets Manager, the PostgreSQL provider's roles and
- * grants) is left out: tests write the connection records themselves and run the task as the database's owner.
+ * grants) is left out: tests write the connection records themselves and run the task as the admin login.
  */
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { S3Client, PutObjectCommand, DeleteObjectCommand } from "@aws-sdk/client-s3";
@@ -21,6 +21,8 @@ import { scriptsReleaseProvider } from "../../providers/scriptsRelease";
 import { createResource, deleteResource, updateResource, type Step } from "./engine";
 import { emulatorConfig, engineConfigOf } from "../../bench/platform";
 import { createTestDatabase } from "./database";
+import { standInForDba } from "../../local/warehouseDba";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { loopbackAwsEnv, startLoopbackS3 } from "./loopbackAws";
 import { taskBundle } from "./taskProcess";
 import { inputs as revealedInputs, one, planOf } from "../fixtures/plan";
@@ -205,7 +207,9 @@ export function taskCommand(plan: PlanRun): string[] {
 
 /** What a platform environment runs, for the stacks of a test to be deployed into. */
 export interface PlatformServices {
-  db: { url: string; drop(): Promise<void> };
+  /** `url` is the superuser's (the DBA's and the HR loader's); `adminUrl` the admin login's, which provisions. */
+  db: { url: string; adminUrl: string; drop(): Promise<void> };
+  /** As the superuser: seed the publish schema with `loaderRole: SAMPLE_LOADER_ROLE`. */
   pool: Pool;
   hub: Emulator;
   /** The bucket's S3; this process's AWS SDK clients reach it (AWS_ENDPOINT_URL_S3). */
@@ -220,8 +224,8 @@ export interface PlatformServices {
 }
 
 /**
- * A database (the SQL providers configured with its login, an empty publish schema), the hub emulator, the loopback S3
- * with `bucket` in it, and the task's bundle built.
+ * A database (the SQL providers configured with its admin login, an empty publish schema), the hub emulator, the
+ * loopback S3 with `bucket` in it, and the task's bundle built. Stacks use `db.adminUrl` (rawStackConfigFor).
  */
 export async function startPlatformServices(options: {
   name: string;
@@ -233,8 +237,15 @@ export async function startPlatformServices(options: {
   const hub = await startEmulator({ config: emulatorConfig(options.emulator) });
   const s3 = await startLoopbackS3({ buckets: [options.bucket] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hub-export-${options.name}-`));
-  await configureSqlProviders(databaseConfigOf(pgConnectionOf(db.url)));
-  await pool.query("CREATE SCHEMA IF NOT EXISTS publish");
+  // The warehouse as RDS gives it: the platform's part as its DBA (the empty publish schema, the HR loader's), then
+  // the SQL providers log in as the admin, as `pulumi up` does.
+  await standInForDba({
+    superuserUrl: db.url,
+    database: db.name,
+    ...PLATFORM_ROLES,
+    scope: { publishSchema: "publish", stagingSchema: "staging", publishTableOwners: [] },
+  });
+  await configureSqlProviders(databaseConfigOf(pgConnectionOf(db.adminUrl)));
   const connections = path.join(dir, "connections");
   return {
     db,

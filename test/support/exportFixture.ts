@@ -20,7 +20,7 @@ import {
   type EmulatorState,
   type LinkInput,
 } from "../../emulator";
-import { seedSampleEmployees } from "../../task/model/sampleData";
+import { SAMPLE_LOADER_ROLE, seedSampleEmployees } from "../../task/model/sampleData";
 import type { StackConfig } from "../../config/schema";
 import { completedRuns } from "../../operate/status";
 
@@ -77,6 +77,8 @@ export async function exportFixture(options: FixtureOptions = {}): Promise<Expor
   if (options.employees) {
     await seedSampleEmployees(pool, {
       schema: platform.publishSchema,
+      // The HR loader's, as the platform's are: the task (the admin login) reads them as its member.
+      loaderRole: SAMPLE_LOADER_ROLE,
       count: options.employees,
       seed: options.seed ?? 1,
       platRegions: options.platRegions ?? ["US", "EU", "APAC"],

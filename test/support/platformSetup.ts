@@ -6,6 +6,8 @@
 import type { TestProject } from "vitest/node";
 import path from "node:path";
 import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
+import { ensurePlatformRoles } from "../../local/warehouseDba";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { runFolder } from "./runFolder";
 import { sharedOnce } from "./sharedOnce";
 
@@ -20,6 +22,8 @@ const platform = sharedOnce(
       startEmbeddedPostgres({ dataDir: path.join(dir, "postgres"), persistent: false, owner: "npm test" }),
       buildTask({ outdir: path.join(dir, "task-bundle"), minify: false }),
     ]);
+    // The warehouse's roles, once for the run: each test database is owned by PLATFORM_ROLES.owner (database.ts).
+    await ensurePlatformRoles(server.adminUrl, PLATFORM_ROLES);
     return { server, taskBundle: bundle.outfile };
   },
   async ({ server }) => {
@@ -38,6 +42,7 @@ export const teardown = platform.release;
 
 declare module "vitest" {
   export interface ProvidedContext {
+    /** The server's superuser (the platform's DBA): never the login that provisions (bench/platformRoles.ts). */
     pgAdminUrl: string;
     /** dist/task/index.js as the image runs it, built once for the run (test/support/taskProcess.ts). */
     taskBundle: string;

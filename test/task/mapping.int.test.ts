@@ -5,6 +5,7 @@ import { TENANTS } from "../../bench/platform";
 import { extractChunkSql, extractChunkValues } from "../../task/mapping/extractSql";
 import { entitiesText } from "../../task/mapping/messageBody";
 import { publishSchemaSql } from "../../task/model/schema";
+import { SAMPLE_LOADER_ROLE } from "../../task/model/sampleData";
 
 const TX = "0f1e2d3c-4b5a-4978-8877-665544332211";
 
@@ -20,7 +21,10 @@ describe("mapping employees to User entities", () => {
     ]);
     const s = f.platform.publishSchema;
     const ddl = publishSchemaSql(s);
-    await f.pool.query(ddl.schema + ddl.tables + ddl.indexes);
+    // The HR loader's tables, as the platform's are: the task (the admin login) reads them as its member.
+    await f.pool.query(
+      [ddl.schema, `SET ROLE ${SAMPLE_LOADER_ROLE};`, ddl.tables, "RESET ROLE;", ddl.indexes].join("\n"),
+    );
     await f.pool.query(`
       INSERT INTO ${s}.employee VALUES
         ('A1', 'Ann', 'Lee', NULL, 'ann@example.com', 'US', 'US', NULL, NULL, 'ACTV', 'SALES_REP', '2020-01-01', NULL, true, '2024-01-01'),

@@ -11,6 +11,7 @@ import { employeesInScope, exportFixture, type ExportFixture } from "../support/
 import { loadPipelineTemplate } from "../../templates";
 import { runTask, taskBundle } from "../support/taskProcess";
 import { TENANTS } from "../../bench/platform";
+import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { INTAKE_JOB_KNOWN_COLUMNS } from "../../core/intakeJob";
 
 /** An entry in a format agreed with the service provider for another tenant: not a credentials string of ours. */
@@ -62,11 +63,12 @@ describe("export task: a good neighbour in shared tables and files", () => {
 
   it("fills the columns of the earlier layout when HUB_INTAKE_JOB still has them", async () => {
     await f.pool.query(`ALTER TABLE ${f.t.intakeJob} RENAME TO hub_intake_job_spec_layout`);
+    // Created by an earlier install of ours: the admin login's, as the run tables are.
     await f.pool
-      .query(`CREATE TABLE ${f.t.intakeJob} (job_name text NOT NULL, transaction_id uuid NOT NULL PRIMARY KEY, plat_client_name text NOT NULL,
+      .query(`SET ROLE ${PLATFORM_ROLES.admin.username}; CREATE TABLE ${f.t.intakeJob} (job_name text NOT NULL, transaction_id uuid NOT NULL PRIMARY KEY, plat_client_name text NOT NULL,
       status text NOT NULL CHECK (status = 'ExecutionCompleted'), build_number text NOT NULL, started_at timestamptz NOT NULL, finished_at timestamptz NOT NULL,
       extracted_count integer NOT NULL DEFAULT 0, message_count integer NOT NULL DEFAULT 0, published_count integer NOT NULL DEFAULT 0, failed_count integer NOT NULL DEFAULT 0,
-      ers_entity_count integer NOT NULL DEFAULT 0, retried_count integer NOT NULL DEFAULT 0, held_back_count integer NOT NULL DEFAULT 0, error text NULL)`);
+      ers_entity_count integer NOT NULL DEFAULT 0, retried_count integer NOT NULL DEFAULT 0, held_back_count integer NOT NULL DEFAULT 0, error text NULL); RESET ROLE`);
     try {
       expect(await columns(f.t.intakeJob)).toEqual(["job_name", "transaction_id", ...INTAKE_JOB_KNOWN_COLUMNS]);
       await f.pool.query(
