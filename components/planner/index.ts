@@ -303,13 +303,21 @@ export function engineConfigFromStackFile(file: string): EngineConfig {
   return { config, secretKeys, placeholders };
 }
 
-/** Validates a stack file like `hub-export validate`, then plans it with placeholder secrets. */
-export async function planStackFile(options: { stack?: string; file?: string }) {
+/**
+ * Validates a stack file like `hub-export validate`, then plans it with placeholder secrets; `account` stands in for
+ * the mocks' account (the deployer policy plans in the stack's own).
+ */
+export async function planStackFile(options: { stack?: string; file?: string; account?: Partial<MockAccount> }) {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   loadStackConfig({ file, stack: options.stack });
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigFromStackFile(file);
-  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys }).catch(
+  const run = await runProgramUnderMocks({
+    stack,
+    config: engine.config,
+    secretKeys: engine.secretKeys,
+    account: options.account,
+  }).catch(
     (err: unknown) => {
       // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
       throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
