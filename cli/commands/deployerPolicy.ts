@@ -38,9 +38,9 @@ export default defineCommand({
     ...stackOptions,
     role: {
       type: "string",
-      value: "deployer|preview",
+      value: "ROLE",
       description:
-        "Whose policy: the identity that runs 'pulumi up', or the CI role that runs 'pulumi preview' (the same reads, nothing written)",
+        "Whose policy: deployer (the identity that runs 'pulumi up') or preview (the CI role that runs 'pulumi preview': its reads, nothing written, no secret read)",
       default: "deployer",
       example: "--role preview",
     },
