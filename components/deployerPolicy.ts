@@ -191,7 +191,7 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
       {
         // CreateKey's tags are authorised as kms:TagResource on every key of the account and region (KMS developer
         // guide, "Controlling access to tags"): only while the key has no stack tag and no alias yet.
-        sid: "KmsTagKeysTheyAreCreated",
+        sid: "KmsTagKeysWhileCreatingThem",
         deploy: ["kms:TagResource"],
         resources: [anyKey],
         condition: { StringEquals: tagged, Null: { "aws:ResourceTag/stack": "true", "kms:ResourceAliases": "true" } },

@@ -26,7 +26,7 @@ import { deployerPolicy, type PlannedInvoke } from "../../components/deployerPol
 import type { PolicyDocument } from "../../components/policies";
 import { PROJECT_ROOT } from "../../config/load";
 import { FIXED_SOURCE_HASH } from "../fixtures/plan";
-import { fixtureStack, fixtureStackFile, type EngineConfigMap } from "../fixtures/stacks";
+import { editKey, fixtureStack, fixtureStackFile, type EngineConfigMap } from "../fixtures/stacks";
 import { runMain } from "../support/cli";
 
 type Context = Record<string, string | string[]>;
@@ -50,6 +50,10 @@ interface Planned {
   arn(service: string, resource: string, regional?: boolean): string;
   /** Created keys: ARN → their key policy and the aliases that name them. */
   createdKeys: Map<string, { policy: PolicyDocument; aliases: string[] }>;
+  /** aws:assumeRoles' role ARNs. */
+  assumeRoles: string[];
+  /** A key given by its alias (hubExport:bucket.kmsKeyArn): the key it resolves to, and the alias. */
+  givenAlias?: { key: string; alias: string };
 }
 
 const inputs = (r: PlannedResource) => revealValue(r.inputs) as Record<string, any>;
@@ -91,7 +95,15 @@ async function plan(stack: "qa" | "prod", config: EngineConfigMap = fixtureStack
   }
   const arn = (service: string, resource: string, regional = true) =>
     `arn:aws:${service}:${regional ? region : ""}:${accountId}:${resource}`;
-  return { stack, run, invokes, accountId, region, tags, arn, createdKeys };
+  const assumeRoles = ((JSON.parse(config["aws:assumeRoles"] ?? "[]") as { roleArn: string }[]) ?? []).map(
+    (r) => r.roleArn,
+  );
+  const aliasLookup = invokes.find((i) => i.token === "aws:kms/getKey:getKey");
+  const secret = run.resources.find((r) => r.type === "aws:secretsmanager/secret:Secret")!;
+  const givenAlias = aliasLookup
+    ? { key: String(inputs(secret).kmsKeyId), alias: String(aliasLookup.inputs.keyId).replace(/^.*:(alias\/)/, "$1") }
+    : undefined;
+  return { stack, run, invokes, accountId, region, tags, arn, createdKeys, assumeRoles, givenAlias };
 }
 
 /** A call of `actions` on `resource`, with context of its own. */
@@ -107,8 +119,14 @@ function viaService(p: Planned, service: "s3" | "secretsmanager", key: string | 
   return key ? withContext(on(key, ...actions), { "kms:ViaService": `${service}.${p.region}.amazonaws.com` }) : [];
 }
 
-/** The dynamic providers' account check (providers/awsAccess.ts): the stack has aws:allowedAccountIds. */
-const ACCOUNT_CHECK = on("*", "sts:GetCallerIdentity");
+/**
+ * The account check of the provider, the dynamic providers (providers/awsAccess.ts) and the image build: each role of
+ * aws:assumeRoles assumed in turn, then sts:GetCallerIdentity (the stack has aws:allowedAccountIds).
+ */
+const accountCheck = (p: Planned) => [
+  ...p.assumeRoles.flatMap((role) => on(role, "sts:AssumeRole")),
+  ...on("*", "sts:GetCallerIdentity"),
+];
 
 /** An S3 location of a dynamic provider's inputs. */
 function location(r: PlannedResource): { bucket: string; prefix: string; kmsKeyArn?: string } {
@@ -122,7 +140,7 @@ function location(r: PlannedResource): { bucket: string; prefix: string; kmsKeyA
  */
 const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: PlannedResource, p: Planned) => Calls }> = {
   // aws-sdk-go-base's account check (aws:allowedAccountIds), as internal/conns/config.go configures it.
-  "pulumi:providers:aws": { source: "internal/conns/config.go", calls: () => ({ read: ACCOUNT_CHECK }) },
+  "pulumi:providers:aws": { source: "internal/conns/config.go", calls: (_r, p) => ({ read: accountCheck(p) }) },
   "aws:iam/role:Role": {
     source: "internal/service/iam/role.go",
     tags: true,
@@ -271,8 +289,8 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
       const object = s3(at.bucket, `${at.prefix}${inputs(r).key}`);
       const put = [...on(object, "s3:PutObject"), ...viaService(p, "s3", at.kmsKeyArn, "kms:GenerateDataKey")];
       return {
-        create: [...ACCOUNT_CHECK, ...put],
-        read: [...ACCOUNT_CHECK, ...on(s3(at.bucket), "s3:ListBucket"), ...on(object, "s3:GetObject")],
+        create: [...accountCheck(p), ...put],
+        read: [...accountCheck(p), ...on(s3(at.bucket), "s3:ListBucket"), ...on(object, "s3:GetObject")],
         update: [...on(object, "s3:GetObject"), ...viaService(p, "s3", at.kmsKeyArn, "kms:Decrypt"), ...put],
       };
     },
@@ -285,7 +303,7 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
       const at = location(r);
       const file = (name: string) => s3(at.bucket, `${at.prefix}${name}`);
       const merge = [
-        ...ACCOUNT_CHECK,
+        ...accountCheck(p),
         ...on(s3(at.bucket), "s3:ListBucket"),
         ...[
           "credentials.ini",
@@ -300,7 +318,7 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
       return {
         create: merge,
         read: [
-          ...ACCOUNT_CHECK,
+          ...accountCheck(p),
           ...on(file("credentials.ini"), "s3:GetObject"),
           ...on(file("tenant_credentials.txt"), "s3:GetObject"),
           ...viaService(p, "s3", at.kmsKeyArn, "kms:Decrypt"),
@@ -316,7 +334,7 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
     calls: (r, p) => {
       const at = location(r);
       const write = [
-        ...ACCOUNT_CHECK,
+        ...accountCheck(p),
         ...on(s3(at.bucket), "s3:ListBucket"),
         ...on(s3(at.bucket, `${at.prefix}export_hub.py`), "s3:PutObject"),
         ...on(s3(at.bucket, `${at.prefix}old_release_file.py`), "s3:DeleteObject"),
@@ -325,7 +343,7 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
       return {
         create: write,
         read: [
-          ...ACCOUNT_CHECK,
+          ...accountCheck(p),
           ...on(s3(at.bucket), "s3:ListBucket"),
           ...on(s3(at.bucket, `${at.prefix}export_hub.py`), "s3:GetObject"),
         ],
@@ -433,7 +451,8 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
     calls: (r, p) => {
       const repository = p.arn("ecr", `repository/${inputs(r).environment.REPOSITORY}`);
       const build = [
-        ...on("*", "sts:GetCallerIdentity", "ecr:GetAuthorizationToken"),
+        ...accountCheck(p),
+        ...on("*", "ecr:GetAuthorizationToken"),
         ...on(
           repository,
           "ecr:BatchGetImage",
@@ -673,14 +692,17 @@ function alarmCalls(r: PlannedResource, put: string): Calls {
 function invokeCalls(i: PlannedInvoke, p: Planned): Call[] {
   switch (i.token) {
     case "aws:index/getCallerIdentity:getCallerIdentity":
-      return ACCOUNT_CHECK;
+      return accountCheck(p);
+    // A key given by its alias: DescribeKey resolves it (authorised on the key, which the alias names).
+    case "aws:kms/getKey:getKey":
+      return p.givenAlias ? on(p.givenAlias.key, "kms:DescribeKey") : [];
     case "aws:index/getRegion:getRegion":
     case "aws:index/getPartition:getPartition":
       return [];
     case "hubExport:offline:getObjectTags": {
       const bucket = String(i.inputs.bucket);
       return [
-        ...ACCOUNT_CHECK,
+        ...accountCheck(p),
         ...on(s3(bucket), "s3:ListBucket"),
         ...(i.inputs.keys as string[]).flatMap((k) => on(s3(bucket, k), "s3:GetObject", "s3:GetObjectTagging")),
       ];
@@ -740,6 +762,7 @@ async function requestsOf(p: Planned): Promise<(Request & { op: Op | "invoke" })
             for (const [k, v] of Object.entries(p.tags)) context[`aws:RequestTag/${k}`] = v;
           if (await actionSupports(call.action, "aws:TagKeys")) context["aws:TagKeys"] = Object.keys(p.tags);
         }
+        if (p.givenAlias?.key === call.resource) context["kms:ResourceAliases"] = [p.givenAlias.alias];
         // A created key carries the stack's tags and its alias, but while it is being created.
         if (created && !fresh) {
           for (const [k, v] of Object.entries(p.tags)) context[`aws:ResourceTag/${k}`] = v;
@@ -752,7 +775,13 @@ async function requestsOf(p: Planned): Promise<(Request & { op: Op | "invoke" })
   expect([...unmapped], `${p.stack}: resource types with no calls: add them to CALLS`).toEqual([]);
   for (const i of p.invokes)
     for (const call of invokeCalls(i, p))
-      out.push({ what: `invoke ${i.token}`, op: "invoke", action: call.action, resource: call.resource, context: {} });
+      out.push({
+        what: `invoke ${i.token}`,
+        op: "invoke",
+        action: call.action,
+        resource: call.resource,
+        context: p.givenAlias?.key === call.resource ? { "kms:ResourceAliases": [p.givenAlias.alias] } : {},
+      });
   return out;
 }
 
@@ -837,7 +866,7 @@ async function catalogProblems(policy: PolicyDocument): Promise<string[]> {
 
 /** The actions of a policy, each statement's. */
 const actionsOf = (policy: PolicyDocument) =>
-  new Set((policy.Statement).flatMap((s) => ([] as string[]).concat(s.Action)));
+  new Set(policy.Statement.flatMap((s) => ([] as string[]).concat(s.Action)));
 
 /**
  * What must be denied: roles, secrets, buckets, keys, log groups, queues, repositories, rules and schedules that are
@@ -1026,6 +1055,8 @@ function escalations(p: Planned, requests: Request[]): Request[] {
       context: { ...tags, ...tagKeys },
     },
   ];
+  if (p.assumeRoles.length)
+    list.push({ what: "assume another role", action: "sts:AssumeRole", resource: role("ci-admin") });
   // Our rules may target only our topic; our alarms may notify only it.
   const rule = requests.find((r) => r.action === "events:PutTargets");
   if (rule)
@@ -1091,6 +1122,33 @@ describe("the deployer's IAM policy, evaluated", () => {
   for (const stack of ["qa", "prod"] as const) {
     it(`${stack}: allows every call of the providers, denies every escalation attempt, and holds nothing else`, async () => {
       const plans = [await plan(stack)];
+      // The options that change the policy: roles the provider assumes, a key given by its alias, a cluster of the
+      // account's, server access logs into the platform's log bucket.
+      const options =
+        stack === "prod"
+          ? editKey(
+              editKey(
+                {
+                  ...fixtureStack("prod").config,
+                  "aws:assumeRoles": JSON.stringify([{ roleArn: "arn:aws:iam::210987654321:role/platform-deployer" }]),
+                },
+                "bucket",
+                (b: Record<string, unknown>) => ({
+                  ...b,
+                  kmsKeyArn: "arn:aws:kms:us-east-1:210987654321:alias/platform-prod",
+                }),
+              ),
+              "task",
+              (t: Record<string, unknown>) => ({
+                ...t,
+                clusterArn: "arn:aws:ecs:us-east-1:210987654321:cluster/platform",
+              }),
+            )
+          : editKey(fixtureStack("qa").config, "bucket", (b: Record<string, unknown>) => ({
+              ...b,
+              accessLogs: { bucket: "acme-platform-logs-qa" },
+            }));
+      plans.push(await plan(stack, options));
       if (stack === "qa") {
         // A vendor scripts release (procedure step 7.1) adds its provider's calls.
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-deployer-policy-"));
@@ -1124,7 +1182,7 @@ describe("the deployer's IAM policy, evaluated", () => {
         for (const r of attempts) if ((await decide(p, policy, r)) === "Allowed") allowed.push(r.what);
         expect(allowed.join("\n"), "escalation attempts the policy allows").toBe("");
         COUNTS.push(
-          `${p.stack}${p === plans[1] ? " (with a scripts release)" : ""}: ${requests.length} calls allowed, ${attempts.length} escalation attempts denied, ${actionsOf(policy).size} actions in the catalog`,
+          `${p.stack}${["", " (options)", " (a scripts release)"][plans.indexOf(p)]}: ${requests.length} calls allowed, ${attempts.length} escalation attempts denied, ${actionsOf(policy).size} actions in the catalog`,
         );
       }
     }, 300_000);
