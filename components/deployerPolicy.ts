@@ -293,7 +293,8 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
   const OWN_DELETE = ["s3:DeleteObject", "s3:DeleteObjectVersion"];
   const SHARED = { read: ["s3:GetObject"], deploy: ["s3:PutObject"] };
   const CREDENTIAL_FILES = { read: [], deploy: ["s3:GetObject", "s3:PutObject"] };
-  const RELEASE = { read: ["s3:GetObject"], deploy: ["s3:DeleteObject", "s3:PutObject"] };
+  // The release's folder holds the credential files too: nothing of it is a preview's to read.
+  const RELEASE = { read: [], deploy: ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"] };
   type Objects = { read: Set<string>; deploy: Set<string>; keys: Set<string>; listVersions: boolean };
   const objects = new Map<string, Map<string, Objects>>();
   const add = (bucket: string, kind: string, actions: { read: string[]; deploy: string[] }, ...keys: string[]) => {
@@ -309,9 +310,14 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
   for (const o of ofType("aws:s3/bucketObjectv2:BucketObjectv2")) {
     const { bucket, key } = inputsOf(o) as { bucket: string; key: string };
     // In a versioned bucket the provider deletes an object version by version; retained ones are never deleted.
-    const deletes = o.options.retainOnDelete ? [] : OWN_DELETE;
-    add(bucket, "Our", { read: OWN.read, deploy: [...OWN.deploy, ...deletes] }, key).listVersions ||=
-      !o.options.retainOnDelete;
+    const retained = o.options.retainOnDelete === true;
+    const own = add(
+      bucket,
+      "Our",
+      { read: OWN.read, deploy: retained ? OWN.deploy : [...OWN.deploy, ...OWN_DELETE] },
+      key,
+    );
+    if (!retained) own.listVersions = true;
   }
   const s3Location = (r: PlannedResource) => {
     const location = inputsOf(r).location as { kind?: string; bucket?: string; prefix?: string } | undefined;
