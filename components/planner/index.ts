@@ -317,11 +317,9 @@ export async function planStackFile(options: { stack?: string; file?: string; ac
     config: engine.config,
     secretKeys: engine.secretKeys,
     account: options.account,
-  }).catch(
-    (err: unknown) => {
-      // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
-      throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
-    },
-  );
+  }).catch((err: unknown) => {
+    // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
+    throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
+  });
   return { ...run, file, placeholders: engine.placeholders };
 }
