@@ -11,6 +11,7 @@ export const COMMANDS: Record<string, string> = {
   "credentials-string": "credentialsString",
   emulator: "emulator",
   plan: "plan",
+  "deployer-policy": "deployerPolicy",
   run: "run",
   probe: "probe",
   local: "local",

@@ -16,7 +16,7 @@ import { hubConfigurationFiles } from "../core/hubConfiguration";
 import type { ClsSheetFiles } from "../config/clsSheets";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, type SqlBaseline } from "../templates";
 import { awsContext } from "./awsContext";
-import { physicalName } from "./naming";
+import { physicalName, taskNames } from "./naming";
 import { pulumiSecret } from "./secrets";
 import { EncryptionKey } from "./security/encryptionKey";
 import { PlatformBucket, type RetentionOptions } from "./storage/platformBucket";
@@ -131,8 +131,7 @@ export class HubExport extends pulumi.ComponentResource {
     const child = { parent: this };
 
     const retention = retentionOf(config);
-    const taskName = physicalName(config, "", 200);
-    const logGroupName = `/ecs/${taskName}`;
+    const { name: taskName, logGroupName, roles: roleNames } = taskNames(config);
 
     const key = new EncryptionKey(
       `${name}-key`,
@@ -266,7 +265,7 @@ export class HubExport extends pulumi.ComponentResource {
       {
         name: taskName,
         logGroupName,
-        roleNames: { task: physicalName(config, "task"), execution: physicalName(config, "execution") },
+        roleNames,
         existingClusterArn: config.task.clusterArn,
         cpu: config.task.cpu,
         memory: config.task.memory,

@@ -24,6 +24,16 @@ export function physicalName(config: Pick<StackConfig, "clientName" | "environme
   return `${name.slice(0, max - 9).replace(/-+$/, "")}-${hash}`;
 }
 
+/** The export task's names: its cluster and task family, its log group, its roles. */
+export function taskNames(config: Pick<StackConfig, "clientName" | "environment">) {
+  const name = physicalName(config, "", 200);
+  return {
+    name,
+    logGroupName: `/ecs/${name}`,
+    roles: { task: physicalName(config, "task"), execution: physicalName(config, "execution") },
+  };
+}
+
 /**
  * The log bucket a stack creates for its bucket's server access logs: `<bucket>-access-logs`, or, where that passes
  * S3's 63 characters, the bucket's name cut short and 8 hex digits of its sha256 (unique and stable).

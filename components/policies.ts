@@ -2,6 +2,7 @@
  * IAM policy documents, as pure functions of resolved ARNs: each grants exactly what one principal needs, and the
  * tests compare them whole. Lists of ARNs are sorted so that documents are stable.
  */
+import { enableIamPoliciesStatement, logsKeyStatement } from "../core/keyPolicy";
 
 export interface PolicyStatement {
   Sid: string;
@@ -218,24 +219,9 @@ export function accessLogBucketPolicy(input: {
 
 /**
  * The stack's KMS key: the account's IAM policies decide for its principals (the default key policy's delegation),
- * and CloudWatch Logs of this region may use the key only for the task's log group (encryption context).
+ * and CloudWatch Logs of this region may use the key only for the task's log group (encryption context). A given key
+ * is checked against the same statements (core/keyPolicy.ts).
  */
 export function keyPolicy(scope: AccountScope, logGroupName: string): PolicyDocument {
-  return document(
-    allow("DelegateToIamPolicies", {
-      Principal: { AWS: `arn:${scope.partition}:iam::${scope.accountId}:root` },
-      Action: "kms:*",
-      Resource: "*",
-    }),
-    allow("EncryptTheTaskLogGroup", {
-      Principal: { Service: `logs.${scope.region}.amazonaws.com` },
-      Action: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
-      Resource: "*",
-      Condition: {
-        ArnEquals: {
-          "kms:EncryptionContext:aws:logs:arn": `arn:${scope.partition}:logs:${scope.region}:${scope.accountId}:log-group:${logGroupName}`,
-        },
-      },
-    }),
-  );
+  return document(enableIamPoliciesStatement(scope.partition, scope.accountId), logsKeyStatement(scope, logGroupName));
 }

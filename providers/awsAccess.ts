@@ -126,7 +126,7 @@ async function resolveStackCredentials(access: AwsAccess, region: string | undef
     });
   // A dynamic provider may run with the aws: config of the last `pulumi up` (destroy, refresh): say so.
   const hint = access.fromProviderConfig
-    ? "; the aws: config is the one the provider was configured with: the stack's in `pulumi up`, the last up's in `pulumi destroy` and `pulumi refresh`. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)"
+    ? "; the aws: config is the one the provider was configured with: the stack's in `pulumi up`, the last up's in `pulumi destroy` and `pulumi refresh`. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.231 or later)"
     : "";
   const failed = (what: string, err: unknown) =>
     new Error(

@@ -123,7 +123,7 @@ export function provisioningLogin(db: DatabaseConfigValues, root: string): PgCon
 const PROVIDER_LOGIN_HINT =
   "the SQL resources log in as hubExport:database.admin as their provider was configured: by `pulumi up` and `preview` from the stack config, " +
   "by `pulumi destroy` and `pulumi refresh` from the config the last `pulumi up` recorded. After rotating the password (pulumi config set --secret), " +
-  "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)";
+  "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.231 or later)";
 
 /**
  * A SQL provider's `configure`: keeps the admin login of `hubExport:database` in the config it is given (the program's

@@ -298,21 +298,24 @@ export const routingRulesProvider: dynamic.ResourceProvider<RoutingRuleSetState,
    * `pulumi refresh`: the tenant's rules as the hub lists them. Rules of the set the hub no longer holds as they are
    * (changed or removed at the hub) leave the state's set, so the next `up` posts the set again; rules the hub holds
    * besides (another pipeline's, or ones this stack no longer posts) are not this resource's. Where the hub has no
-   * listing, drift cannot be seen: said once, and the state is returned as it is. The credentials string stays
-   * under its own key, so the engine keeps it secret (it re-marks a property secret when the old state's was).
+   * listing, or answers what cannot be used (401, 403, 5xx, no answer, not a JSON array), drift cannot be seen: said
+   * once per cfg API, and the state is returned as it is, so one hub's answer never fails the stack's refresh. The
+   * credentials string stays under its own key, so the engine keeps it secret (it re-marks a property secret when the
+   * old state's was).
    */
   async read(id, props) {
     if (!props) return { id };
     const read = await readRules(routingRulesUrl(props.cfgApiUrl, props.tenantId), props, 30_000);
     if ("problem" in read) {
-      if (read.noListing) {
-        warnOnce(
-          props.cfgApiUrl,
-          `hub routing rules at ${props.cfgApiUrl}: ${read.problem}, so pulumi refresh cannot see rules changed at the hub; it keeps the state of the last post (the next up posts a set only when the configured one changes)`,
-        );
-        return { id, props, inputs: props };
-      }
-      throw new Error(`refresh of hub routing rules of tenant ${props.tenantId}: ${read.problem}`);
+      const keeps =
+        "it keeps the state of the last post (the next up posts a set only when the configured one changes)";
+      warnOnce(
+        `${read.noListing ? "no listing" : "unusable"} ${props.cfgApiUrl}`,
+        read.noListing
+          ? `hub routing rules at ${props.cfgApiUrl}: ${read.problem}, so pulumi refresh cannot see rules changed at the hub; ${keeps}`
+          : `hub routing rules at ${props.cfgApiUrl} (tenant ${props.tenantId}): ${read.problem}, so pulumi refresh cannot see rules changed at the hub; ${keeps}; check the tenant's credentials and the hub (hub-export probe)`,
+      );
+      return { id, props, inputs: props };
     }
     const held = Array.isArray(props.rules)
       ? props.rules.filter((r) => missingRules([r], read.rules).length === 0)

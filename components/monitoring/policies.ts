@@ -1,7 +1,8 @@
 /**
  * The alerts' resource policies, as pure functions of resolved ARNs (see components/policies.ts for the shapes).
  * Only the stack's EventBridge rules and CloudWatch alarms may publish to its topic, and the topic's key is usable by
- * those two services and administrable by the account, with every action named: no wildcard grants.
+ * those two services and administrable by the account, with every action named but the one AWS documents for
+ * EventBridge (kms:GenerateDataKey*).
  */
 import { allow, document, sorted, type AccountScope, type PolicyDocument } from "../policies";
 
@@ -35,8 +36,8 @@ const PUBLISH_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"];
 
 /**
  * The alerts key. In a key policy, Resource "*" is the key itself. EventBridge and CloudWatch publish to the
- * encrypted topic (the AWS-managed SNS key cannot be used by them), for this account's rules and alarms only; the
- * account's principals may publish a test message through SNS; nobody else uses it.
+ * encrypted topic (the AWS-managed SNS key cannot be used by them); the account's principals may publish a test
+ * message through SNS; nobody else uses it.
  */
 export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
   const root = `arn:${scope.partition}:iam::${scope.accountId}:root`;
@@ -54,13 +55,20 @@ export function alertsKeyPolicy(scope: AccountScope): PolicyDocument {
         StringEquals: { "kms:ViaService": `sns.${scope.region}.amazonaws.com`, "kms:CallerAccount": scope.accountId },
       },
     }),
-    // Only on behalf of this account's rules and alarms (confused-deputy guard): another account's rule or alarm
-    // that names this topic cannot use its key.
-    allow("EventBridgeAndCloudWatchPublish", {
-      Principal: { Service: ["cloudwatch.amazonaws.com", "events.amazonaws.com"] },
+    // Only on behalf of this account's alarms (confused-deputy guard): another account's alarm that names this topic
+    // cannot use its key.
+    allow("CloudWatchPublishes", {
+      Principal: { Service: "cloudwatch.amazonaws.com" },
       Action: PUBLISH_KEY_ACTIONS,
       Resource: "*",
       Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+    }),
+    // SNS developer guide, "Enable compatibility between event sources from AWS services and encrypted topics": source
+    // conditions are not supported for EventBridge-to-encrypted topics; the topic policy admits only our rules.
+    allow("EventBridgePublishes", {
+      Principal: { Service: "events.amazonaws.com" },
+      Action: ["kms:Decrypt", "kms:GenerateDataKey*"],
+      Resource: "*",
     }),
   );
 }

@@ -310,19 +310,22 @@ function engineConfigOf(allConfig: Record<string, unknown>): EngineConfig {
 
 /**
  * Validates a stack file like `hub-export validate` (`--stack NAME`: `stack` alone, `--file PATH`: `file`), then plans
- * it with placeholder secrets. The file is read once; the program validates the config the engine hands it, as under
- * `pulumi up`.
+ * it with placeholder secrets; `account` stands in for the mocks' account (the deployer policy plans in the stack's
+ * own). The file is read once; the program validates the config the engine hands it, as under `pulumi up`.
  */
-export async function planStackFile(options: { stack?: string; file?: string }) {
+export async function planStackFile(options: { stack?: string; file?: string; account?: Partial<MockAccount> }) {
   const file = options.file ?? stackFilePath(options.stack ?? "qa");
   const { allConfig } = inspectStackFile(options);
   const stack = options.stack ?? stackNameOf(file) ?? "offline";
   const engine = engineConfigOf(allConfig);
-  const run = await runProgramUnderMocks({ stack, config: engine.config, secretKeys: engine.secretKeys }).catch(
-    (err: unknown) => {
-      // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
-      throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
-    },
-  );
+  const run = await runProgramUnderMocks({
+    stack,
+    config: engine.config,
+    secretKeys: engine.secretKeys,
+    account: options.account,
+  }).catch((err: unknown) => {
+    // The program's RunError is the user's problem (a file the config names, the CLS exports): exit 1, never 70.
+    throw pulumi.RunError.isInstance(err) ? new UserError(err.message) : err;
+  });
   return { ...run, file, placeholders: engine.placeholders };
 }

@@ -188,7 +188,7 @@ describe("the dynamic providers' AWS access", () => {
     // profile, which no longer exists. The failure says which config that was and what to run.
     await scriptFilesProvider.configure!(dynamicProviderConfig("refresh", retired, now));
     await expect(refreshResource(scriptFilesProvider, files)).rejects.toThrow(
-      /no AWS credentials for the stack \(aws:profile acme-qa-retired\): .*the last up's in `pulumi destroy` and `pulumi refresh`\. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` \/ `pulumi destroy --run-program` \(Pulumi CLI 3\.160 or later\)$/,
+      /no AWS credentials for the stack \(aws:profile acme-qa-retired\): .*the last up's in `pulumi destroy` and `pulumi refresh`\. After changing it, run `pulumi up` first, or `pulumi refresh --run-program` \/ `pulumi destroy --run-program` \(Pulumi CLI 3\.231 or later\)$/,
     );
     // With `--run-program` (or after an `up`), the new profile; the state never named one.
     s3.requests.length = 0;

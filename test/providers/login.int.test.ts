@@ -138,7 +138,7 @@ describe("the admin login outside the resources' state", () => {
         /password authentication failed for user "rotating_admin": the SQL resources log in as hubExport:database\.admin as their provider was configured/,
       );
       expect(error.message).toContain(
-        "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.160 or later)",
+        "run `pulumi up` first, or `pulumi refresh --run-program` / `pulumi destroy --run-program` (Pulumi CLI 3.231 or later)",
       );
       expect(error.message).not.toContain("first-Pw1");
     }

@@ -2,6 +2,7 @@
  * The routing-rules provider against the emulator's cfg API: posts on create, does not post an unchanged set, posts a
  * changed set, replaces for another tenant, leaves the hub's rows on delete, reports errors without secrets.
  */
+import http from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
 import { freePort } from "../../local/embeddedPostgres";
@@ -138,14 +139,88 @@ describe("routing rules: pulumi refresh", () => {
     }
   });
 
-  it("fails a refresh it cannot answer, without the credentials", async () => {
+  it("keeps the state on an answer it cannot use, saying so once per cfg API, without the credentials", async () => {
     const created = await routingRulesProvider.create(ruleSet());
+    const state = created.outs!;
     hub.setFaults({ rules: { "cfg.routingRules": { 500: 1 } } });
-    const error = (await routingRulesProvider.read!(TENANT, created.outs).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(
-      /^refresh of hub routing rules of tenant 3f6c9a2e-.*: reading them back answered HTTP 500/,
-    );
-    expect(error.message).not.toContain(created.outs!.credentialsString);
+    const said = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      expect(await routingRulesProvider.read!(TENANT, state)).toEqual({ id: TENANT, props: state, inputs: state });
+      expect(await routingRulesProvider.read!(TENANT, state)).toEqual({ id: TENANT, props: state, inputs: state });
+      const lines = said.mock.calls.map((c) => String(c[0]));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^hub routing rules at http:\/\/127\.0\.0\.1:\d+\/.*\(tenant 3f6c9a2e-.*\): reading them back answered HTTP 500.*so pulumi refresh cannot see rules changed at the hub; it keeps the state of the last post .*check the tenant's credentials and the hub \(hub-export probe\)\n$/,
+      );
+      expect(lines[0]).not.toContain(state.credentialsString);
+    } finally {
+      said.mockRestore();
+    }
+  });
+});
+
+describe("routing rules: refresh against a cfg API whose answer cannot be used", () => {
+  /** A loopback cfg API whose every answer is the one `path` names (`/<case>/api/routingRules`). */
+  let server: http.Server;
+  let base: string;
+  const ANSWERS: Record<string, (res: http.ServerResponse) => void> = {
+    unauthorized: (res) =>
+      res.writeHead(401, { "Content-Type": "application/json" }).end('{"error":"bad credentials"}'),
+    forbidden: (res) => res.writeHead(403).end("forbidden"),
+    unavailable: (res) => res.writeHead(503).end("<html>maintenance</html>"),
+    garbage: (res) => res.writeHead(200, { "Content-Type": "application/json" }).end("{not json"),
+    object: (res) => res.writeHead(200, { "Content-Type": "application/json" }).end('{"rules":[]}'),
+    reset: (res) => res.socket?.destroy(),
+  };
+  beforeAll(async () => {
+    server = http.createServer((req, res) => ANSWERS[String(req.url).split("/")[1]](res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it("keeps the state for a 401, a 403, a 503, a broken body, another shape, a reset and a closed port", async () => {
+    const port = await freePort();
+    const cases: [string, string, RegExp][] = [
+      ...Object.keys(ANSWERS).map((name): [string, string, RegExp] => [name, `${base}/${name}/api/`, /./]),
+      ["closed port", `http://127.0.0.1:${port}/closed/api/`, /reading them back failed: /],
+    ];
+    const expected: Record<string, RegExp> = {
+      unauthorized: /reading them back answered HTTP 401: \{"error":"bad credentials"\}/,
+      forbidden: /reading them back answered HTTP 403: forbidden/,
+      unavailable: /reading them back answered HTTP 503: <html>maintenance<\/html>/,
+      garbage: /reading them back failed: /,
+      object: /reading them back did not give a JSON array/,
+      reset: /reading them back failed: /,
+    };
+    const said = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      for (const [name, cfgApiUrl, fallback] of cases) {
+        const state: RoutingRuleSetState = {
+          ...ruleSet(),
+          cfgApiUrl,
+          ruleCount: 4,
+          postedAt: "2026-11-01T00:00:00.000Z",
+        };
+        said.mockClear();
+        // Twice: the second read says nothing more.
+        for (let i = 0; i < 2; i++)
+          expect(await routingRulesProvider.read!(TENANT, state), name).toEqual({
+            id: TENANT,
+            props: state,
+            inputs: state,
+          });
+        const lines = said.mock.calls.map((c) => String(c[0]));
+        expect(lines, name).toHaveLength(1);
+        expect(lines[0], name).toContain(`hub routing rules at ${cfgApiUrl} (tenant ${TENANT}): `);
+        expect(lines[0], name).toMatch(expected[name] ?? fallback);
+        expect(lines[0], name).not.toContain(state.credentialsString);
+      }
+    } finally {
+      said.mockRestore();
+    }
   });
 });
 
