@@ -54,6 +54,7 @@ export default defineCommand({
   details: [
     "Without --write nothing is created: the broker gets an empty batch and ERS and HRSYS an empty body, which their contracts refuse (a 400 proves path and credentials). The cfg API is only read.",
     "Run it after 'pulumi up' (the secrets come from the deployed stores). The container runs the same checks with 'hub-export run --probe', from the task's network.",
+    "A stack whose bucket has a given KMS key (hubExport:bucket.kmsKeyArn) also gets its key policy read (kms:GetKeyPolicy) and checked for the task's log group, the task role and the deployer.",
     "The deployed stores need AWS credentials of the stack's account (AWS_PROFILE, after 'aws sso login' for SSO). Without them it says how to give them and checks only DNS, TCP and TLS of each host the stack names (exit 1).",
     "--warehouse runs before the first 'pulumi up' (docs/pulumi.md): catalog queries only, as the admin login; the password comes from PGPASSWORD or a prompt without echo. Each missing prerequisite is listed with the SQL statement its DBA runs, one per line, ready to paste (exit 1); once they ran, the probe exits 0.",
   ],
@@ -89,11 +90,15 @@ export default defineCommand({
     if (typeof region === "string" && region.trim()) process.env.AWS_REGION = region.trim();
     const { deployedInputs, probeFromStack, formatProbeTable } = await import("../../task/probe/index.js");
     const deployed = deployedInputs(config);
-    const report = await probeFromStack(
+    const hub = await probeFromStack(
       config,
       { scripts: values.scripts ?? deployed.scripts, connections: values.connections ?? deployed.connections },
       { write: values.write ?? false },
     );
+    // A given KMS key (prod's): what its policy lacks for the task's log group, the task role and the deployer.
+    const { probeReport } = await import("../../task/probe/report.js");
+    const { adoptedKeyChecks } = await import("../adoptedKey.js");
+    const report = probeReport([...hub.checks, ...(await adoptedKeyChecks(config))]);
     io.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatProbeTable(report));
     return report.passed ? 0 : 1;
   },
