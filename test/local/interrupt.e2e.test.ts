@@ -197,7 +197,8 @@ describe("hub-export local interrupted", () => {
       ...SLOW,
       HUB_EXPORT_STOP_GRACE_SECONDS: "600",
     });
-    await local.until(() => local.events().some((e) => e.event === "run.open"));
+    // After the extraction: a stop during it ends at the next chunk, before the second Ctrl-C could land.
+    await local.until(() => local.events().some((e) => e.event === "extract.done"));
     process.kill(-local.child.pid!, "SIGINT");
     await local.until(() => local.events().some((e) => e.event === "run.stopping"));
     process.kill(-local.child.pid!, "SIGINT");
