@@ -29,14 +29,19 @@ export interface TaskImageArgs {
   writeContext?: boolean;
 }
 
-/** Tag of an image built from `sourceHash`. */
+/**
+ * Tag of an image built from `sourceHash`. Not the `src-` of the earlier bash build: ECR's tags are immutable, so the
+ * first docker-build push of unchanged sources would meet the tag that build pushed.
+ */
 export function imageTag(sourceHash: string): string {
-  return `src-${sourceHash.slice(0, 24)}`;
+  return `img-${sourceHash.slice(0, 24)}`;
 }
+
+const CONTEXT_PREFIX = "image-context-";
 
 /** The image's build context, relative to the project (no state names the checkout's folder): the bundle alone. */
 export function imageContextFolder(sourceHash: string): string {
-  return `node_modules/.cache/hub-export/image-${imageTag(sourceHash)}`;
+  return `node_modules/.cache/hub-export/${CONTEXT_PREFIX}${sourceHash.slice(0, 24)}`;
 }
 
 /** The two files task/Dockerfile copies, where it copies them from. */
@@ -63,7 +68,7 @@ export async function writeImageContext(folder: string, root = PROJECT_ROOT): Pr
   const cache = path.dirname(target);
   for (const name of fs.readdirSync(cache)) {
     const other = path.join(cache, name);
-    if (name.startsWith("image-src-") && Date.now() - fs.statSync(other).mtimeMs > 86_400_000)
+    if (name.startsWith(CONTEXT_PREFIX) && Date.now() - fs.statSync(other).mtimeMs > 86_400_000)
       fs.rmSync(other, { recursive: true, force: true });
   }
 }
