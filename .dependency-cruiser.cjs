@@ -27,18 +27,28 @@ module.exports = {
     layer(
       "core-imports-nothing-of-ours",
       "^core/",
-      folders("cls", "templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+      folders(
+        "config",
+        "cls",
+        "templates",
+        "providers",
+        "task",
+        "emulator",
+        "components",
+        "local",
+        "operate",
+        "cli",
+        "bench",
+        "test",
+      ),
       "core/ is pure and at the bottom: it imports only core/.",
     ),
-    {
-      ...layer(
-        "core-and-task-name-config-types-only",
-        "^(core|task|cls|templates|providers|emulator)/",
-        "^config/",
-        "Below config/, the validated StackConfig may be named as a type (it is inferred from the zod schema), never imported as a value: the task's bundle carries no stack-config schema.",
-      ),
-      to: { path: "^config/", dependencyTypesNot: ["type-only"] },
-    },
+    layer(
+      "nothing-below-config-imports-it",
+      "^(core|task|cls|templates|providers|emulator)/",
+      "^config/",
+      "Below config/, the validated configuration is core's StackConfig (core/stackConfig.ts), which the zod schema produces: nothing there imports config/, types included.",
+    ),
     layer(
       "cls-imports-core",
       "^cls/",
@@ -108,16 +118,12 @@ module.exports = {
         "Shipped code never imports the benchmarks or the tests (the CLI loads bench/ by name, on demand).",
       ),
     },
-    {
-      ...layer(
-        "bench-not-to-test",
-        "^bench/",
-        folders("test"),
-        "Benchmarks run from the CLI: they use shipped code, never the test suite's support.",
-      ),
-      // Left: bench/plan.ts writes its many-tenant stack file with test/fixtures/stacks.ts writeTenantStackFile.
-      from: { path: "^bench/", pathNot: "^bench/plan\\.ts$" },
-    },
+    layer(
+      "bench-not-to-test",
+      "^bench/",
+      folders("test"),
+      "Benchmarks run from the CLI: they use shipped code, never the test suite's (tests may use the benchmarks' platform).",
+    ),
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -14,9 +14,9 @@ import { promisify } from "node:util";
 import { parseCommandArgs, type Options as CommandOptions } from "../cli/command";
 import { planStackFile } from "../components/planner";
 import { planJson } from "../components/planner/format";
-import { PROJECT_ROOT } from "../config/load";
+import { PROJECT_ROOT, stackFilePath } from "../config/load";
 import { UsageError } from "../core/errors";
-import { writeTenantStackFile } from "../test/fixtures/stacks";
+import { writeTenantStackFile } from "./tenants";
 
 const execFileAsync = promisify(execFile);
 /** Timed runs of `hub-export --help`, and the median it should stay under (printed, never a failure). */
@@ -90,13 +90,15 @@ export async function main(argv: string[]): Promise<void> {
   if (!Number.isInteger(cpuRuns) || cpuRuns < 1)
     throw new UsageError(`--cpu-runs must be a positive integer, got '${values["cpu-runs"]}'`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-bench-plan-"));
+  // The repository's prod stack, grown to each size.
+  const base = stackFilePath("prod");
   try {
     // A first, small plan loads the SDK and the providers, so that the figures below are the plans themselves.
-    await planStackFile({ file: writeTenantStackFile(dir, 3) });
+    await planStackFile({ file: writeTenantStackFile(base, dir, 3) });
 
     const rows: Row[] = [];
     for (const tenants of sizes) {
-      const file = writeTenantStackFile(dir, tenants);
+      const file = writeTenantStackFile(base, dir, tenants);
       const started = performance.now();
       const run = await planStackFile({ file });
       const json = JSON.stringify(planJson(run));
@@ -109,7 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     }
 
     const largest = Math.max(...sizes);
-    const file = writeTenantStackFile(dir, largest);
+    const file = writeTenantStackFile(base, dir, largest);
     const started = performance.now();
     const { stdout } = await execFileAsync(
       process.execPath,

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { HUB_REGIONS, type HubRegion } from "../core/regions";
+import type { ClsConfig, HubEnvironment, HubTenant, PlatTenant, StackConfig } from "../core/stackConfig";
 import { HUB_API_NAMES, HUB_CONTRACT_DEFAULTS, MESSAGE_PROPERTY_KEYS, type HubContract } from "../core/hubContract";
 import { routingRuleSchema } from "../core/routingRules";
 import { Secret } from "../core/secret";
@@ -214,11 +215,6 @@ const apiUrl = withoutCredentials(
   "a hub API authenticates with its tenant's clientId and clientSecret",
 ).refine((v) => v.endsWith("/api/"), "must end in /api/");
 
-/** A hub region's environment: its name and its ERS, CFG and HRSYS base URLs. */
-export interface HubEnvironment {
-  environmentName: string;
-  apis: Record<(typeof HUB_API_NAMES)[number], string>;
-}
 type HubEnvironmentPart = {
   environmentName?: string;
   apis?: Partial<Record<(typeof HUB_API_NAMES)[number], string | undefined>>;
@@ -624,8 +620,9 @@ export const stackConfigSchema = buildStackConfigSchema("engine");
 /** Config read from a Pulumi.<stack>.yaml file: secrets must be ciphertext. */
 export const stackFileConfigSchema = buildStackConfigSchema("file");
 
-export type StackConfig = z.output<typeof stackConfigSchema>;
-export type HubTenant = StackConfig["hubTenants"][number];
-export type PlatTenant = StackConfig["platTenants"][number];
-export type ClsConfig = NonNullable<StackConfig["cls"]>;
-export type { HubRegion };
+export type { ClsConfig, HubEnvironment, HubRegion, HubTenant, PlatTenant, StackConfig };
+
+// The schema's output is core's StackConfig, both ways: a field added to one and not the other fails to compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaOutputIsStackConfig: Same<z.output<typeof stackConfigSchema>, StackConfig> = true;
+void schemaOutputIsStackConfig;

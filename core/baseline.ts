@@ -2,7 +2,7 @@
  * The SQL of procedure step 5.1, rendered for a stack with the same tag values as the pipeline template: the common
  * schema (shared by every client of the platform environment) and a client's own run tables.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { UserError } from "./errors";
 import { TEMPLATE_TAGS, TAG_PATTERN, findTags } from "./tags";
 

@@ -4,7 +4,7 @@
  * merged into, not written (core/credentialFiles.ts). `shared` objects are the same for every hub pipeline of the
  * platform environment, so removing a stack leaves them.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { BUCKET_FOLDERS, SCRIPT_FILES, renderedPipelineKey } from "./naming";
 import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "./credentialFiles";
 import type { PipelineTemplate, RenderedTemplate } from "./template";

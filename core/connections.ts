@@ -2,7 +2,7 @@
  * Records of the platform's connection-strings entity collection (procedure step 2; README, "Where each step of the procedure is carried out"): one
  * MessageQueue record per region in use, the PostgreSQL record named in credentials.ini, and the object-storage one.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { Secret } from "./secret";
 import { queueAuthUrl, queueOrganizationsUrl } from "./hubContract";
 import { regionsInUse } from "./template";

@@ -3,7 +3,7 @@
  * platform environment: a stack contributes its database connection name and its hub tenants' entries, merged into
  * the files by providers/scriptFiles.ts, never the files whole.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { encodeCredentialsString } from "./credentials";
 import { Secret } from "./secret";
 

@@ -3,7 +3,7 @@
  * automatically and what a person must do. Pure: from validated config and what the plan computes. `hub-export hub
  * checklist`, the stack output `hubChecklist` and the bucket's hub-configuration folder carry it, as Markdown and JSON.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { DATA_DOMAIN_CODE } from "./hubContract";
 import {
   BUCKET_FOLDERS,

@@ -4,7 +4,7 @@
  * rendered definition lists for the hub region (the stack's hub APIs and queue broker). Loopback only where the
  * definition allows it; private addresses are fine (a hub reached through a private endpoint).
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { HUB_API_NAMES } from "./hubContract";
 import { sortRegions, type HubRegion } from "./regions";
 import { hubEnvironment } from "./tenants";

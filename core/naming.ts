@@ -1,5 +1,5 @@
 /** Names of everything the procedure creates: tables, bucket keys, file names, secrets. One place for each. */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 
 // Tables of the staging schema (created unquoted, so PostgreSQL folds them to lower case).
 export const TABLES = {

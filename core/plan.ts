@@ -2,7 +2,7 @@
  * Everything the installation procedure creates for a stack, computed from validated config with no I/O. The Pulumi
  * components and local mode both provision from this plan.
  */
-import type { StackConfig, HubTenant } from "../config/schema";
+import type { StackConfig, HubTenant } from "./stackConfig";
 import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
 import { renderBaseline, renderCommonSchema, type BaselineSource } from "./baseline";
 import { clientRunTables, commonSchemaTables, type SqlTables } from "./sqlTables";

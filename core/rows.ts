@@ -1,5 +1,5 @@
 /** Rows of the configuration tables HUB_API_CONFIG and HUB_PLAT_CONFIG (procedure steps 5.2 and 5.3). */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { HUB_API_NAMES } from "./hubContract";
 import { TABLES } from "./naming";
 import { hubEnvironment, platTenantsWithHub } from "./tenants";

@@ -1,5 +1,5 @@
 /** The specification's tag table: each tag of the pipeline template, and where its value comes from. */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { HUB_REGIONS, type HubRegion } from "./regions";
 import { schemaOnly } from "./naming";
 

@@ -2,7 +2,7 @@
  * The pipeline template renderer (procedure steps 3 and 6): replace every occurrence of every tag, drop the publish
  * steps of regions without tenants, and check the result against the definition schema.
  */
-import type { StackConfig } from "../config/schema";
+import type { StackConfig } from "./stackConfig";
 import { UserError } from "./errors";
 import { TEMPLATE_TAGS, TAG_PATTERN, findTags } from "./tags";
 import { pipelineDefinitionSchema, PUBLISH_TASK_NAME, type PipelineDefinition } from "./definition";

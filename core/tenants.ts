@@ -4,7 +4,7 @@
  * several. The config has been validated: every platform tenant names an existing hub tenant, every region in use has
  * a complete hub environment.
  */
-import type { HubEnvironment, HubTenant, PlatTenant, StackConfig } from "../config/schema";
+import type { HubEnvironment, HubTenant, PlatTenant, StackConfig } from "./stackConfig";
 import type { HubRegion } from "./regions";
 
 export interface PlatTenantOfHub {

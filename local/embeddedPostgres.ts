@@ -28,7 +28,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   /** Keep the data folder when stopped (the embedded default); tests throw it away. */
   persistent: boolean;
-  port?: number;
+  /** A fixed port, or what chooses one (a free port by default), asked again when another process takes it first. */
+  port?: number | (() => Promise<number>);
   /** Superuser password; a persistent cluster keeps the one it was created with. */
   password?: string;
   /** Extra server settings (`-c name=value`), e.g. the benchmark's WAL settings. */
@@ -45,6 +46,7 @@ export interface EmbeddedOptions {
 /** The superuser password of a cluster, next to its data (the folder is the server's, mode 0700). */
 const PASSWORD_FILE = ".superuser-password";
 const READY_TIMEOUT_MS = 60_000;
+const PORT_ATTEMPTS = 5;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -74,7 +76,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw new UserError(`embedded PostgreSQL: the data folder ${dataDir} is ${inUseHint(running)}`);
   }
   const user = serverUser(binaries.nativeDir, dataDir);
-  const port = options.port ?? (await freePort());
   const logs: string[] = [];
   // At every start, not only before initdb: a start killed during initdb leaves its folder, and the orphaned initdb
   // may still finish the data folder, so the next start finds PG_VERSION and runs no initdb.
@@ -96,14 +97,22 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     ...options.settings,
   };
   const flags = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
-  // In a process group of its own: a Ctrl-C in the terminal would stop it under a running export task; this process
-  // stops it, last (local/interrupt.ts), and the exit hooks below when it ends.
-  const child = spawnAs(user, binaries.postgres, ["-D", dataDir, "-p", String(port), ...flags], logs, true);
-  try {
-    await waitUntilReady(child, dataDir, logs);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
+  let port: number;
+  let child: ChildProcess;
+  for (let attempt = 1; ; attempt++) {
+    port = typeof options.port === "number" ? options.port : await (options.port ?? freePort)();
+    // In a process group of its own: a Ctrl-C in the terminal would stop it under a running export task; this
+    // process stops it, last (local/interrupt.ts), and the exit hooks below when it ends.
+    child = spawnAs(user, binaries.postgres, ["-D", dataDir, "-p", String(port), ...flags], logs, true);
+    try {
+      await waitUntilReady(child, dataDir, logs);
+      break;
+    } catch (err) {
+      child.kill("SIGKILL");
+      // A free port can be taken by another process before the server binds it: a chosen port is tried anew.
+      const taken = logs.slice(-10).some((l) => /could not bind .* Address already in use/.test(l));
+      if (!taken || typeof options.port === "number" || attempt === PORT_ATTEMPTS) throw err;
+    }
   }
   if (options.owner) writeOwner(dataDir, options.owner);
   let stopping: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 /** The probe's two entries: `run --probe` (what the task loads) and `probe --stack` (the stack config and its deployed stores). */
-import type { StackConfig } from "../../config/schema";
+import type { StackConfig } from "../../core/stackConfig";
 import { BUCKET_FOLDERS } from "../../core/naming";
 import { createAgent } from "../http/client";
 import { createLogger } from "../log";

@@ -2,7 +2,7 @@
  * What the probe checks: `run --probe` takes exactly what a run loads; `probe --stack` takes the stack config's tenants
  * and hub URLs with the secrets of the deployed scripts folder and connection store (no database needed).
  */
-import type { StackConfig } from "../../config/schema";
+import type { StackConfig } from "../../core/stackConfig";
 import { hubApiConfigRows } from "../../core/rows";
 import { HUB_REGIONS } from "../../core/regions";
 import { distinctHubTenants, type RunConfiguration } from "../load/configuration";

@@ -10,7 +10,7 @@ import path from "node:path";
 import net from "node:net";
 import { spawn } from "node:child_process";
 import { Client } from "pg";
-import { startEmbeddedPostgres } from "../../local/embeddedPostgres";
+import { freePort, startEmbeddedPostgres } from "../../local/embeddedPostgres";
 import { binariesPackageName, locatePostgresBinaries, missingLinks, checkLinks } from "../../local/postgres/binaries";
 import { canEnter } from "../../local/postgres/serverUser";
 import { UserError } from "../../core/errors";
@@ -75,6 +75,32 @@ async function untilProcessGroupGone(pgid: number): Promise<void> {
 }
 
 describe("embedded PostgreSQL", () => {
+  it("takes another free port when another process binds the chosen one first; a fixed port taken is the server's own words", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const taken = (holder.address() as net.AddressInfo).port;
+    const chosen: number[] = [];
+    const dataDir = path.join(fs.mkdtempSync(path.join(work, "port-")), "postgres");
+    try {
+      const server = await startEmbeddedPostgres({
+        dataDir,
+        persistent: true,
+        port: async () => {
+          chosen.push(chosen.length === 0 ? taken : await freePort());
+          return chosen.at(-1)!;
+        },
+      });
+      await server.stop();
+      expect(chosen).toHaveLength(2);
+      expect(server.port).toBe(chosen[1]);
+      const refused = await startEmbeddedPostgres({ dataDir, persistent: false, port: taken }).catch((e) => e);
+      expect(refused).toBeInstanceOf(UserError);
+      expect(String(refused.message)).toMatch(/could not bind IPv4 address "127.0.0.1": Address already in use/);
+    } finally {
+      holder.close();
+    }
+  });
+
   it("starts with its data under a folder only its owner can enter, and keeps the password readable by the owner only", async () => {
     const privateDir = fs.mkdtempSync(path.join(work, "private-"));
     fs.chmodSync(privateDir, 0o700);

@@ -11,6 +11,17 @@ import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { runFolder } from "./runFolder";
 import { sharedOnce } from "./sharedOnce";
 
+/**
+ * A server for tests: durability off (its data goes with the run), no background vacuum of the hundred databases the
+ * run creates and drops (most of its CPU otherwise): what the tests check holds the same.
+ */
+const TEST_SERVER_SETTINGS = {
+  autovacuum: "off",
+  full_page_writes: "off",
+  wal_level: "minimal",
+  max_wal_senders: "0",
+};
+
 const platform = sharedOnce(
   "platform",
   async () => {
@@ -19,7 +30,12 @@ const platform = sharedOnce(
       buildTask: (o: { outdir: string; minify?: boolean }) => Promise<{ outfile: string }>;
     };
     const [server, bundle] = await Promise.all([
-      startEmbeddedPostgres({ dataDir: path.join(dir, "postgres"), persistent: false, owner: "npm test" }),
+      startEmbeddedPostgres({
+        dataDir: path.join(dir, "postgres"),
+        persistent: false,
+        owner: "npm test",
+        settings: TEST_SERVER_SETTINGS,
+      }),
       buildTask({ outdir: path.join(dir, "task-bundle"), minify: false }),
     ]);
     // The warehouse's roles, once for the run: each test database is owned by PLATFORM_ROLES.owner (database.ts).
