@@ -171,7 +171,7 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
   const starReads = ["sts:GetCallerIdentity"];
   const starDeploys: string[] = [];
 
-  // aws:assumeRoles: the provider, the dynamic providers and the image build assume each in turn.
+  // aws:assumeRoles: the provider and the dynamic providers assume each in turn.
   if (stack.assumeRoles.length)
     grants.push({ sid: "StsAssumeTheStackRoles", read: ["sts:AssumeRole"], resources: stack.assumeRoles });
 
@@ -503,7 +503,7 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
     arn("ecr", `repository/${String(inputsOf(r).name)}`),
   );
   if (repositories.length) {
-    const builds = ofType("command:local:Command").length > 0;
+    const builds = ofType("docker-build:index:Image").length > 0;
     const lifecycle = ofType("aws:ecr/lifecyclePolicy:LifecyclePolicy");
     const repositoryPolicies = ofType("aws:ecr/repositoryPolicy:RepositoryPolicy");
     grants.push(
@@ -532,13 +532,12 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
           ...(repositoryPolicies.length
             ? ["ecr:SetRepositoryPolicy", ...deletable(repositoryPolicies, "ecr:DeleteRepositoryPolicy")]
             : []),
-          // The image build (components/task/taskImage.ts): is the tag there, push it, read its digest.
+          // The image's push (components/task/taskImage.ts), and its read on a refresh.
           ...(builds
             ? [
                 "ecr:BatchCheckLayerAvailability",
                 "ecr:BatchGetImage",
                 "ecr:CompleteLayerUpload",
-                "ecr:DescribeImages",
                 "ecr:InitiateLayerUpload",
                 "ecr:PutImage",
                 "ecr:UploadLayerPart",
@@ -548,7 +547,8 @@ export function deployerPolicy(run: PlanRun, invokes: readonly PlannedInvoke[], 
         resources: sorted(repositories),
       },
     );
-    if (builds) starDeploys.push("ecr:GetAuthorizationToken");
+    // The push's registry login, which a preview fetches too (an invoke).
+    if (builds) starReads.push("ecr:GetAuthorizationToken");
   }
 
   // --- ECS: the cluster and the task definition family.
@@ -766,7 +766,7 @@ const HANDLED = new Set([
   "aws:ecr/repository:Repository",
   "aws:ecr/lifecyclePolicy:LifecyclePolicy",
   "aws:ecr/repositoryPolicy:RepositoryPolicy",
-  "command:local:Command",
+  "docker-build:index:Image",
   "aws:ecs/cluster:Cluster",
   "aws:ecs/taskDefinition:TaskDefinition",
   "aws:sns/topic:Topic",

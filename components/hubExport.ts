@@ -31,7 +31,6 @@ import { warehouseLogin } from "./warehouse/connection";
 import { HubRoutingRules } from "./hub/hubRoutingRules";
 import { HubConfiguration } from "./hub/hubConfiguration";
 import { TaskImage } from "./task/taskImage";
-import { awsAccessFromConfig } from "../providers/awsAccess";
 import { taskSourceHash } from "./task/sourceHash";
 import { CONTAINER_NAME, ExportTask, LOG_STREAM_PREFIX, runTaskCommand } from "./task/exportTask";
 import { ExportSchedule } from "./task/exportSchedule";
@@ -50,6 +49,8 @@ export interface HubExportArgs {
   cls?: ClsSheetFiles;
   /** The vendor scripts release of `hubExport:scriptsRelease` (config/load.ts loadScriptsRelease), read before declaring. */
   scriptsRelease?: LoadedScriptsRelease;
+  /** Write the image's build context (a real preview or up); the offline plan only names it. */
+  writeImageContext?: boolean;
   /** How an adopted bucket's guard looks at objects: HeadObject and GetObjectTagging by default (objectGuard.ts). */
   objectInspector?: ObjectInspector;
 }
@@ -241,9 +242,6 @@ export class HubExport extends pulumi.ComponentResource {
 
     // Step 9: the image, the task and its schedule.
     // Built once (the build stack), promoted by digest (prod runs what qa tested, and never builds).
-    // The build's AWS CLI takes the provider's profile and roles (static keys of the config are not handed to it).
-    const allConfig = pulumi.runtime.allConfig();
-    const buildAws = awsAccessFromConfig((key) => allConfig[key]);
     const image = new TaskImage(
       `${name}-image`,
       {
@@ -252,11 +250,9 @@ export class HubExport extends pulumi.ComponentResource {
         forceDelete: retention.destroyable,
         promoted: config.image.promoted,
         pullAccounts: config.image.pullAccounts,
-        accountId: aws.accountId,
         partition: aws.partition,
-        awsProfile: buildAws.profile,
-        awsAssumeRoles: buildAws.assumeRoles,
         adoptRepository: config.image.adoptRepository,
+        writeContext: args.writeImageContext,
       },
       child,
     );

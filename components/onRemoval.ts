@@ -96,7 +96,7 @@ export function onRemoval(config: StackConfig, retention: RetentionOptions, logG
     kept.push({
       what: "the image repository with every tagged image",
       why: `stacks of account ${config.image.pullAccounts.join(", ")} run images from it by digest; delete it by hand once none does. A stack re-created under this name adopts it: set hubExport:image.adoptRepository: true for its first up`,
-      types: ["aws:ecr/repository:Repository", "aws:ecr/repositoryPolicy:RepositoryPolicy"],
+      types: ["aws:ecr/repository:Repository", "aws:ecr/repositoryPolicy:RepositoryPolicy", "docker-build:index:Image"],
     });
   } else {
     removed.push("the image repository with its images");

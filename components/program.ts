@@ -83,7 +83,7 @@ export async function hubExportProgram(options: ProgramOptions = {}): Promise<Re
     const declare = () =>
       new HubExport(
         PROJECT_NAME,
-        { config, ...overrides, cls, scriptsRelease, objectInspector },
+        { config, ...overrides, cls, scriptsRelease, objectInspector, writeImageContext: !offline },
         { providers: { aws } },
       );
     hub = standIns ? withoutProviderCode(declare) : declare();

@@ -141,16 +141,11 @@ export function mockResource(
         },
       };
     }
-    case "command:local:Command":
-      // The image build prints the pushed image's digest: a stand-in derived from its trigger (the content hash).
-      return {
-        id: `${args.name}-${short(args.name, 8)}`,
-        state: {
-          ...inputs,
-          stdout: `sha256:${short(JSON.stringify(plain(inputs.triggers) ?? args.name), 64)}\n`,
-          stderr: "",
-        },
-      };
+    case "docker-build:index:Image": {
+      // The pushed image's digest: a stand-in derived from its tags (the content hash).
+      const digest = `sha256:${short(JSON.stringify(plain(inputs.tags) ?? args.name), 64)}`;
+      return { id: digest, state: { ...inputs, digest } };
+    }
     default:
       return { id: args.id ?? `${args.name}-id`, state: inputs };
   }
@@ -177,6 +172,9 @@ export function mockCall(args: pulumi.runtime.MockCallArgs, account: MockAccount
         arn: `arn:${partition}:iam::${acct}:user/offline-plan`,
         userId: "OFFLINEPLAN",
       };
+    case "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+      // The image push's registry login.
+      return { id: region, userName: "AWS", password: "offline-ecr-token" };
     case "aws:index/getPartition:getPartition":
       return { id: partition, partition, dnsSuffix: "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
     case "aws:kms/getKey:getKey": {

@@ -1,13 +1,15 @@
 /**
- * The export task's image, built once by the build stack (qa: ECR repository, @pulumi/command build triggered and
- * tagged by the content hash, components/task/sourceHash.ts) and promoted by digest (`hubExport:image.promoted`: no
- * repository, no build). docs/pulumi-reference.md, "The image", says why each choice.
+ * The export task's image, built once by the build stack (qa: ECR repository, a @pulumi/docker-build Image tagged by
+ * the content hash, components/task/sourceHash.ts) and promoted by digest (`hubExport:image.promoted`: no repository,
+ * no build). docs/pulumi-reference.md, "The image", says why each choice.
  */
+import fs from "node:fs";
+import path from "node:path";
 import * as aws from "@pulumi/aws";
-import * as command from "@pulumi/command";
+import * as dockerBuild from "@pulumi/docker-build";
 import * as pulumi from "@pulumi/pulumi";
+import { PROJECT_ROOT } from "../../config/load";
 import { ECR_IMAGE_BY_DIGEST } from "../../config/schema";
-import { durationSeconds, type AwsAssumeRole } from "../../providers/awsAccess";
 import { imagePullPolicy } from "../policies";
 
 export interface TaskImageArgs {
@@ -20,78 +22,55 @@ export interface TaskImageArgs {
   promoted?: string;
   /** Accounts whose stacks run images promoted from this repository (hubExport:image.pullAccounts). */
   pullAccounts: string[];
-  /** The account the stack's AWS provider deploys to: the build refuses AWS CLI credentials of another. */
-  accountId: pulumi.Input<string>;
   partition: pulumi.Input<string>;
-  /** `aws:profile`, when the stack's provider uses one: the AWS CLI of the build uses the same. */
-  awsProfile?: string;
-  /** `aws:assumeRoles`, when the stack's provider assumes roles: the build assumes the same, in turn. */
-  awsAssumeRoles?: AwsAssumeRole[];
   /** Adopt the existing repository of this name (hubExport:image.adoptRepository) instead of creating it. */
   adoptRepository?: boolean;
+  /** Write the build context before the provider hashes it (a real preview or up); the offline plan only names it. */
+  writeContext?: boolean;
 }
 
-/** Tag of an image built from `sourceHash`. */
+/**
+ * Tag of an image built from `sourceHash`. Not the `src-` of the earlier bash build: ECR's tags are immutable, so the
+ * first docker-build push of unchanged sources would meet the tag that build pushed.
+ */
 export function imageTag(sourceHash: string): string {
-  return `src-${sourceHash.slice(0, 24)}`;
+  return `img-${sourceHash.slice(0, 24)}`;
 }
 
-/**
- * Bash run by the command, from the project root; every value comes from the environment. Build output goes to
- * stderr; stdout is the image digest alone.
- */
-export const BUILD_AND_PUSH_SCRIPT = [
-  "set -euo pipefail",
-  "{",
-  // aws:assumeRoles, one role a line (assumeRoleLines): each assumed with the credentials the previous one gave.
-  "  while IFS='|' read -r role_arn external_id session_name duration; do",
-  '    [ -n "$role_arn" ] || continue',
-  '    if ! creds="$(aws sts assume-role --role-arn "$role_arn" --role-session-name "${session_name:-hub-export-build}" ${external_id:+--external-id "$external_id"} ${duration:+--duration-seconds "$duration"} --query "Credentials.[AccessKeyId,SecretAccessKey,SessionToken]" --output text)"; then',
-  '      echo "cannot assume $role_arn (aws:assumeRoles) with the AWS CLI\'s credentials; nothing was built or pushed"',
-  "      exit 1",
-  "    fi",
-  '    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN <<<"$creds"',
-  "    export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN",
-  // A profile would win over the role's keys in the AWS CLI.
-  "    unset AWS_PROFILE",
-  '  done <<<"${ASSUME_ROLES:-}"',
-  // The same credentials as the program's provider, and its account (which aws:allowedAccountIds pins), or nothing.
-  '  caller="$(aws sts get-caller-identity --query Account --output text)"',
-  '  if [ "$caller" != "$ACCOUNT_ID" ]; then',
-  "    echo \"the AWS CLI's credentials are of account $caller, but this stack deploys to $ACCOUNT_ID (aws:allowedAccountIds): give the AWS CLI the credentials of the stack's provider (AWS_PROFILE or aws:profile); nothing was built or pushed\"",
-  "    exit 1",
-  "  fi",
-  '  aws ecr get-login-password --region "$AWS_REGION" | docker login --username AWS --password-stdin "$REGISTRY" >/dev/null',
-  '  if docker manifest inspect "$REGISTRY/$REPOSITORY:$TAG" >/dev/null 2>&1; then',
-  '    echo "$REGISTRY/$REPOSITORY:$TAG is already in the registry"',
-  "  else",
-  "    npm run --silent build:task",
-  '    docker build --platform linux/amd64 --file "$DOCKERFILE" --tag "$REGISTRY/$REPOSITORY:$TAG" .',
-  '    docker push "$REGISTRY/$REPOSITORY:$TAG"',
-  "  fi",
-  "} >&2",
-  'aws ecr describe-images --region "$AWS_REGION" --repository-name "$REPOSITORY" --image-ids "imageTag=$TAG" --query "imageDetails[0].imageDigest" --output text',
-].join("\n");
+const CONTEXT_PREFIX = "image-context-";
 
-/**
- * `aws:assumeRoles` for the script's ASSUME_ROLES: `roleArn|externalId|sessionName|durationSeconds` a line (AWS allows
- * no `|` in them; with tabs, `read` would merge empty fields). Session policies and tags are not passed.
- */
-export function assumeRoleLines(roles: AwsAssumeRole[]): string {
-  const field = (value: string | number | undefined) => String(value ?? "").replace(/[|\r\n]/g, "");
-  return roles
-    .map((r) => [r.roleArn, r.externalId, r.sessionName, durationSeconds(r.duration)].map(field).join("|"))
-    .join("\n");
+/** The image's build context, relative to the project (no state names the checkout's folder): the bundle alone. */
+export function imageContextFolder(sourceHash: string): string {
+  return `node_modules/.cache/hub-export/${CONTEXT_PREFIX}${sourceHash.slice(0, 24)}`;
 }
 
-/** The digest the script printed (its last line), or a clear error. */
-export function imageDigest(stdout: string, tag: string): string {
-  const digest = stdout.trim().split("\n").pop()?.trim() ?? "";
-  if (!/^sha256:[0-9a-f]{64}$/.test(digest))
-    throw new Error(
-      `the image build for tag ${tag} printed no digest (got ${JSON.stringify(digest.slice(0, 80))}); see the command's stderr in the engine log`,
-    );
-  return digest;
+/** The two files task/Dockerfile copies, where it copies them from. */
+const CONTEXT_FILES = ["dist/task/index.js", "dist/task/index.js.LEGAL.txt"];
+
+/**
+ * Writes the task bundle into the context folder once per content hash. The provider hashes the folder at every
+ * preview, so its bytes must depend on the sources alone: esbuild's output does, and the modes are set.
+ */
+export async function writeImageContext(folder: string, root = PROJECT_ROOT): Promise<void> {
+  const target = path.join(root, folder);
+  if (CONTEXT_FILES.every((file) => fs.existsSync(path.join(target, file)))) return;
+  const temporary = `${target}.${process.pid}`;
+  const { buildTask } = require(path.join(root, "scripts", "build-task.js")) as {
+    buildTask: (o: { outdir: string }) => Promise<unknown>;
+  };
+  fs.rmSync(temporary, { recursive: true, force: true });
+  await buildTask({ outdir: path.join(temporary, "dist", "task") });
+  fs.rmSync(path.join(temporary, "dist", "task", "index.js.map"));
+  for (const file of CONTEXT_FILES) fs.chmodSync(path.join(temporary, file), 0o644);
+  fs.rmSync(target, { recursive: true, force: true });
+  fs.renameSync(temporary, target);
+  // Other hashes' contexts a day old go (a checkout sharing this node_modules may still use a recent one).
+  const cache = path.dirname(target);
+  for (const name of fs.readdirSync(cache)) {
+    const other = path.join(cache, name);
+    if (name.startsWith(CONTEXT_PREFIX) && Date.now() - fs.statSync(other).mtimeMs > 86_400_000)
+      fs.rmSync(other, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -178,33 +157,38 @@ export class TaskImage extends pulumi.ComponentResource {
       );
     }
 
-    const tag = imageTag(args.sourceHash);
-    const build = new command.local.Command(
-      `${name}/build-and-push`,
+    // The stack's own provider authenticates the push (the parent's aws provider runs the invoke): no other
+    // credentials are involved, so the image goes only to the stack's account (aws:allowedAccountIds).
+    const token = aws.ecr.getAuthorizationTokenOutput({ registryId: repository.registryId }, { parent: this });
+    const folder = imageContextFolder(args.sourceHash);
+    const image = new dockerBuild.Image(
+      name,
       {
-        create: BUILD_AND_PUSH_SCRIPT,
-        interpreter: ["/bin/bash", "-c"],
-        triggers: [args.sourceHash],
-        environment: {
-          ACCOUNT_ID: args.accountId,
-          AWS_REGION: repository.repositoryUrl.apply((url) => url.split(".")[3]),
-          REGISTRY: repository.repositoryUrl.apply((url) => url.split("/")[0]),
-          REPOSITORY: repository.name,
-          TAG: tag,
-          DOCKERFILE: "task/Dockerfile",
-          ...(args.awsProfile ? { AWS_PROFILE: args.awsProfile } : {}),
-          ...(args.awsAssumeRoles?.length ? { ASSUME_ROLES: assumeRoleLines(args.awsAssumeRoles) } : {}),
+        context: {
+          location: args.writeContext ? pulumi.output(writeImageContext(folder).then(() => folder)) : folder,
         },
+        dockerfile: { location: "task/Dockerfile" },
+        platforms: ["linux/amd64"],
+        // The tag is the content hash: a config-only up or preview builds nothing and needs no Docker.
+        tags: [pulumi.interpolate`${repository.repositoryUrl}:${imageTag(args.sourceHash)}`],
+        push: true,
+        buildOnPreview: false,
+        registries: [
+          {
+            address: repository.repositoryUrl.apply((url) => url.split("/")[0]),
+            username: token.userName,
+            password: pulumi.secret(token.password),
+          },
+        ],
       },
-      { parent: this, dependsOn: [repository] },
+      // Its delete would delete the pushed image, which a promoted stack may run: it goes with the repository, if ever.
+      { parent: this, retainOnDelete: true },
     );
 
     return {
       repositoryArn: repository.arn,
       repositoryUrl: repository.repositoryUrl,
-      imageUri: pulumi
-        .all([repository.repositoryUrl, build.stdout])
-        .apply(([url, stdout]) => `${url}@${imageDigest(stdout, tag)}`),
+      imageUri: pulumi.interpolate`${repository.repositoryUrl}@${image.digest}`,
     };
   }
 }

@@ -442,27 +442,22 @@ const CALLS: Record<string, { source: string; tags?: boolean; calls: (r: Planned
       };
     },
   },
-  // The image build (components/task/taskImage.ts BUILD_AND_PUSH_SCRIPT): the AWS CLI's account check, an ECR login,
-  // docker manifest inspect, docker push, aws ecr describe-images.
-  "command:local:Command": {
-    source: "components/task/taskImage.ts",
+  // The image (components/task/taskImage.ts): buildkit pushes its layers and manifest (a HEAD on each first), a
+  // refresh looks its tag up; retained on delete. The registry login is an invoke.
+  "docker-build:index:Image": {
+    source: "provider/internal/image.go",
     calls: (r, p) => {
-      const repository = p.arn("ecr", `repository/${inputs(r).environment.REPOSITORY}`);
-      const build = [
-        ...accountCheck(p),
-        ...on("*", "ecr:GetAuthorizationToken"),
-        ...on(
-          repository,
-          "ecr:BatchGetImage",
-          "ecr:BatchCheckLayerAvailability",
-          "ecr:InitiateLayerUpload",
-          "ecr:UploadLayerPart",
-          "ecr:CompleteLayerUpload",
-          "ecr:PutImage",
-          "ecr:DescribeImages",
-        ),
-      ];
-      return { create: build, update: build };
+      const repository = p.arn("ecr", `repository/${String(inputs(r).tags[0]).split("/")[1].split(":")[0]}`);
+      const push = on(
+        repository,
+        "ecr:BatchGetImage",
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:InitiateLayerUpload",
+        "ecr:UploadLayerPart",
+        "ecr:CompleteLayerUpload",
+        "ecr:PutImage",
+      );
+      return { create: push, update: push, read: on(repository, "ecr:BatchGetImage") };
     },
   },
   // Created with its tags (ECS authorises them as ecs:TagResource too); the account's first cluster creates ECS's
@@ -696,6 +691,8 @@ function invokeCalls(i: PlannedInvoke, p: Planned): Call[] {
     case "aws:index/getRegion:getRegion":
     case "aws:index/getPartition:getPartition":
       return [];
+    case "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+      return on("*", "ecr:GetAuthorizationToken");
     case "hubExport:offline:getObjectTags": {
       const bucket = String(i.inputs.bucket);
       return [

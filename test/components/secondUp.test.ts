@@ -301,7 +301,7 @@ describe("the second up", () => {
   it("a config-only change runs no Docker: the image build's inputs stay the same", async () => {
     const after = await planOf(editKey<any>(qa, "task", (task) => ({ ...task, cpu: 2048, memory: 4096 })));
     const ops = await secondUp(before, after);
-    expect(ops["command:local:Command hub-export-image/build-and-push"]).toBeUndefined();
+    expect(ops["docker-build:index:Image hub-export-image"]).toBeUndefined();
     expect(ops["aws:ecs/taskDefinition:TaskDefinition hub-export-task"]).toEqual({ step: "update" });
     // A second plan of the same config changes nothing at all: no value differs from run to run.
     expect(await secondUp(before, await planOf(qa))).toEqual({});

@@ -72,7 +72,7 @@ describe("the content hash", () => {
     const second = contentHash(root, files);
     expect(second).not.toBe(first);
     expect(contentHash(root, ["cli/run.ts", "task/Dockerfile", "task/main.ts"])).not.toBe(second);
-    expect(imageTag(first)).toBe(`src-${first.slice(0, 24)}`);
+    expect(imageTag(first)).toBe(`img-${first.slice(0, 24)}`);
   });
 });
 

@@ -19,11 +19,10 @@ import path from "node:path";
 import { loadClientRunTables, loadPipelineTemplate, loadSqlBaseline, TEMPLATES_DIR } from "../../templates";
 import { baselineTables } from "../../providers/baseline";
 import { routingRulesHash } from "../../core/routingRules";
-import { imageTag } from "../../components/task/taskImage";
+import { imageContextFolder, imageTag } from "../../components/task/taskImage";
 import type { PlanRun } from "../../components/planner";
 import { editKey, fixtureStack } from "../fixtures/stacks";
 import { FIXED_SOURCE_HASH, inputs, isSecretInput, ofType, one, outputs, planOf } from "../fixtures/plan";
-import { containsSecret } from "../../components/planner/values";
 
 const ACCOUNT = "123456789012";
 const REGION = "us-east-1";
@@ -607,11 +606,11 @@ for (const stack of ["qa", "prod"] as const) {
       });
       const [container] = JSON.parse(definition.containerDefinitions);
       const templateKey = `pipelines/hub_hrsys_export/${config.jobName}.Json`;
-      // Pinned by digest: in qa the one the build printed after its push; prod runs the promoted one and builds nothing.
-      const builds = ofType(run, "command:local:Command");
+      // Pinned by digest: in qa the one its push gave; prod runs the promoted one and builds nothing.
+      const builds = ofType(run, "docker-build:index:Image");
       if (stack === "qa")
         expect(container.image).toBe(
-          `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(builds[0]).stdout.trim()}`,
+          `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}@${outputs(builds[0]).digest}`,
         );
       else expect(container.image).toBe(config.image.promoted);
       expect(builds).toHaveLength(stack === "qa" ? 1 : 0);
@@ -665,19 +664,17 @@ for (const stack of ["qa", "prod"] as const) {
         expect(ofType(run, "aws:ecr/repository:Repository")).toEqual([]);
         return;
       }
-      // The image is built from its sources' content hash; its inputs hold nothing that changes from run to run, and
-      // the build checks the AWS CLI's account against the provider's.
+      // The image is built from its sources' content hash, which tags it; its inputs hold nothing that changes from
+      // run to run but the registry login, whose changes the provider ignores.
       const build = builds[0];
-      expect(inputs(build).triggers).toEqual([FIXED_SOURCE_HASH]);
-      expect(inputs(build).environment).toEqual({
-        ACCOUNT_ID: ACCOUNT,
-        AWS_REGION: REGION,
-        REGISTRY: `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com`,
-        REPOSITORY: `hub-export-${slug}`,
-        TAG: imageTag(FIXED_SOURCE_HASH),
-        DOCKERFILE: "task/Dockerfile",
+      expect(inputs(build)).toMatchObject({
+        context: { location: imageContextFolder(FIXED_SOURCE_HASH) },
+        dockerfile: { location: "task/Dockerfile" },
+        platforms: ["linux/amd64"],
+        push: true,
+        buildOnPreview: false,
+        tags: [`${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/hub-export-${slug}:${imageTag(FIXED_SOURCE_HASH)}`],
       });
-      expect(containsSecret(build.inputs)).toBe(false);
       // qa's repository is prod's source: prod's account pulls from it, and it is kept, with every tagged image.
       const repository = one(run, "aws:ecr/repository:Repository");
       expect(inputs(repository)).toMatchObject({

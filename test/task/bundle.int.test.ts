@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTask, taskBundle, TASK_NODE } from "../support/taskProcess";
+import { writeImageContext } from "../../components/task/taskImage";
 
 const ROOT = path.join(__dirname, "..", "..");
 
@@ -96,4 +97,31 @@ describe("the image build context", () => {
     )!;
     expect(ignore.filter((l) => l.startsWith("!")).map((l) => l.slice(1))).toEqual([copied[1], copied[2]]);
   });
+});
+
+describe("the image's build context (components/task/taskImage.ts)", () => {
+  it("holds the two files the Dockerfile copies, the same bytes and modes whichever folder it is written to", async () => {
+    const base = path.join(".tmp", `image-context-${process.pid}`);
+    try {
+      const folders = [path.join(base, "a"), path.join(base, "b", "c")];
+      for (const folder of folders) await writeImageContext(folder, ROOT);
+      const listing = (folder: string) =>
+        fs
+          .readdirSync(path.join(ROOT, folder), { recursive: true, encoding: "utf8" })
+          .filter((f) => fs.statSync(path.join(ROOT, folder, f)).isFile())
+          .map((f) => `${f} ${(fs.statSync(path.join(ROOT, folder, f)).mode & 0o777).toString(8)}`)
+          .sort();
+      expect(listing(folders[0])).toEqual(["dist/task/index.js 644", "dist/task/index.js.LEGAL.txt 644"]);
+      for (const file of ["dist/task/index.js", "dist/task/index.js.LEGAL.txt"])
+        expect(fs.readFileSync(path.join(ROOT, folders[1], file))).toEqual(
+          fs.readFileSync(path.join(ROOT, folders[0], file)),
+        );
+      // Written once per content hash: a second call leaves it as it is.
+      const written = fs.statSync(path.join(ROOT, folders[0], "dist/task/index.js")).mtimeMs;
+      await writeImageContext(folders[0], ROOT);
+      expect(fs.statSync(path.join(ROOT, folders[0], "dist/task/index.js")).mtimeMs).toBe(written);
+    } finally {
+      fs.rmSync(path.join(ROOT, base), { recursive: true, force: true });
+    }
+  }, 60_000);
 });
