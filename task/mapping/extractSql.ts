@@ -6,7 +6,7 @@
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
-import { sourceCodeChecks } from "../cls/checkSql";
+import { CODE_FIELDS, sourceCodeChecks } from "../cls/checkSql";
 import type { QueueRow } from "../warehouse/archive";
 
 export interface ExtractTables {
@@ -47,8 +47,8 @@ export interface ExtractChunkParams {
   final?: boolean;
   /** Incremental mode: the chunk's employees (changed or held back); the statement maps no other (extractChunkSql `only`). */
   only?: string[];
-  /** The unknown-code check at the source: the CLS load sheet's `Entity.Field=code` keys (extractChunkSql `codeCheck`). */
-  knownCodes?: string[];
+  /** The unknown-code check at the source: the CLS load sheet's codes per field of CODE_FIELDS (extractChunkSql `codeCheck`). */
+  knownCodes?: string[][];
 }
 
 /**
@@ -75,15 +75,24 @@ export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unkno
   ];
   if (perMessage > 1) values.push(p.carry ?? [], p.final ?? false);
   if (p.only) values.push(p.only);
-  if (p.knownCodes) values.push(p.knownCodes);
+  if (p.knownCodes) values.push(...p.knownCodes);
   return values;
 }
 
-/** The numbers of the optional parameters: `only` and `knownCodes` follow the 15 (17 with carry) others. */
-function extractParams(perMessage: number, options: ExtractOptions): { only?: string; known?: string } {
+/**
+ * The numbers of the optional parameters: `only`, then the known codes (one per field of CODE_FIELDS), follow the 15
+ * (17 with carry) others.
+ */
+function extractParams(
+  perMessage: number,
+  options: ExtractOptions,
+): { only?: string; known?: (field: string) => string } {
   const first = perMessage > 1 ? 18 : 16;
   const known = options.only ? first + 1 : first;
-  return { only: options.only ? `$${first}` : undefined, known: options.codeCheck ? `$${known}` : undefined };
+  return {
+    only: options.only ? `$${first}` : undefined,
+    known: options.codeCheck ? (field) => `$${known + CODE_FIELDS.indexOf(field)}` : undefined,
+  };
 }
 
 export interface ExtractOptions {
@@ -95,7 +104,8 @@ export interface ExtractOptions {
   only?: boolean;
   /**
    * The unknown-code check at the source: each message row gets `unknown_codes`, [employee id, [Entity.Field=code, ...]]
-   * per employee with codes a text[] parameter of known keys lacks (null when none), computed from the columns.
+   * per employee with codes the sheet lacks (null when none), computed from the columns; the sheet's codes are a text[]
+   * parameter per field of CODE_FIELDS.
    */
   codeCheck?: boolean;
 }
@@ -195,10 +205,10 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
   ]);
   const joins = SUB_ENTITIES.map((_, i) => `LEFT JOIN s${i} ON s${i}.employee_id = e.employee_id`).join("\n      ");
   const rollup = `greatest(e.changed_at, ${SUB_ENTITIES.map((_, i) => `s${i}.changed_at`).join(", ")})`;
+  // An employee's unknown keys (null when none: the common case concatenates no arrays).
+  const codeLists = codes ? [codes.user, ...subCodes.flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`))] : [];
   const unknownCodes = codes
-    ? subCodes
-        .flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`))
-        .reduce((all, next) => `array_cat(${all}, ${next})`, codes.user)
+    ? `CASE WHEN ${codeLists.map((l) => `${l} IS NULL`).join(" AND ")} THEN NULL ELSE ${codeLists.reduce((all, next) => `array_cat(${all}, ${next})`)} END`
     : undefined;
 
   const header = (count: string) =>

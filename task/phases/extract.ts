@@ -56,8 +56,8 @@ interface Chunks {
   held: string[];
   /** Incremental mode: each chunk maps the employees it is given, nothing else of its id range. */
   only: boolean;
-  /** The unknown-code check at the source: the sheet's `Entity.Field=code` keys. */
-  knownCodes?: string[];
+  /** The unknown-code check at the source: the sheet's codes per CLS code field (CODE_FIELDS). */
+  knownCodes?: string[][];
   /** Chunk statements run (split halves included): what the mode saves. */
   statements: number;
 }
@@ -70,7 +70,7 @@ export async function extract(
   ctx: RunContext,
   publish: (messages: StoredMessage[]) => Promise<void>,
   superseded: (messageIds: string[]) => void,
-  knownCodes: string[] | undefined,
+  knownCodes: string[][] | undefined,
 ): Promise<ExtractTotals> {
   const { pool, tables } = ctx.config;
   const progress = new Progress(ctx.log, "extract");
