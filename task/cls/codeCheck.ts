@@ -103,9 +103,9 @@ export class CodeCheck {
    */
   async screen(messages: StoredMessage[]): Promise<StoredMessage[]> {
     if (messages.length === 0) return messages;
-    const ids = messages.map((m) => m.messageId);
     const pool = this.ctx.config.pool;
-    const fromBodies = messages.filter((m) => m.unknownCodes === undefined).map((m) => m.messageId);
+    const fromBodies: string[] = [];
+    for (const m of messages) if (m.unknownCodes === undefined) fromBodies.push(m.messageId);
     const found = unknownAtSource(messages);
     if (fromBodies.length) {
       const { rows } = await pool.query<UnknownFound>(this.sql.screen, [
@@ -140,7 +140,7 @@ export class CodeCheck {
     );
     const unknownEmployees = [...new Set(byMessage.flatMap((m) => m.employees))];
     const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [
-      ids,
+      messages.map((m) => m.messageId),
       unknownEmployees,
     ]);
     for (const a of affected.rows) {

