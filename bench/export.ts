@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: sample employees through embedded PostgreSQL and the emulator (a child process), exported by the
- * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor.
+ * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor;
+ * with --changes an incremental run's share of the full run's task time, with --cls the check's cost over a run without.
  * BENCH_TASK_BUNDLE=<index.js> runs another build of the task; BENCH_PG_SETTINGS='{...}' adds server settings;
  * BENCH_PG_STATEMENTS=1 lists the slowest statements; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags.
  */
@@ -12,11 +13,13 @@ import readline from "node:readline";
 import { Client, Pool } from "pg";
 import { startBenchPlatform, TENANTS, type TestPlatform } from "./platform";
 import { SAMPLE_BUSINESS_OBJECTS, seedSampleEmployees, touchEmployees } from "../task/model/sampleData";
+import { PUBLISH_TABLES } from "../task/model/schema";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
 import { platTenantsWithHub } from "../core/tenants";
+import { clientTables, TABLES } from "../core/naming";
 import { parseLatencySpec, parseRateLimitSpec, type LinkState } from "../emulator/link";
 import { FaultSpecError } from "../emulator/faults";
 import type { LinkStats } from "../task/http/concurrency";
@@ -62,14 +65,14 @@ export const options = {
     type: "string",
     value: "MODE",
     description:
-      "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost",
+      "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, then runs the full export again without it and with it, each on a fresh staging state, to print its cost",
     example: "--cls report",
   },
   changes: {
     type: "string",
     value: "M",
     description:
-      "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export",
+      "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export; prints its task time as a share of the full run's",
     defaultText: "none",
     example: "--changes 50",
   },
@@ -141,6 +144,13 @@ export async function main(argv: string[]): Promise<void> {
       count: options.employees,
       seed: options.seed,
     });
+    // Vacuumed as a warehouse's tables are: otherwise autovacuum works through the fresh rows during the first run
+    // (and only that one), and a comparison of two runs (--cls) measures it.
+    await pool.query(
+      `VACUUM (ANALYZE) ${Object.values(PUBLISH_TABLES)
+        .map((x) => `${platform.publishSchema}.${x}`)
+        .join(", ")}`,
+    );
     const seedSeconds = secs(Date.now() - t);
     const { rows: scope } = await pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU')`,
@@ -159,22 +169,26 @@ export async function main(argv: string[]): Promise<void> {
       fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
       clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
     }
-    // The task run as the image runs it: its events, seconds and the server's CPU seconds, or the error it ended with.
-    const runTask = async (run: string) => {
-      const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
+    // The task run as the image runs it: its events, seconds and the CPU seconds of the task, the emulator and the
+    // server, or the error it ended with.
+    const runTask = async (run: string, args = clsArgs) => {
+      const serverCpu = new UserCpu(dataDir).start();
+      const emulatorCpu = cpuSeconds(emulator.child.pid);
       const started = Date.now();
-      const task = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], serverCpu);
+      const task = await runAndWatch(taskBundle, [...platform.args, ...args], serverCpu);
       const done = task.events.find((e) => e.event === "run.done");
       if (!done || task.code !== 0)
         throw new Error(`${run} did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
-      const cpu = { task: task.cpuSeconds, server: serverCpu.seconds };
-      return { ...task, seconds: secs(Date.now() - started), done, cpu };
+      const cpu = {
+        task: task.cpuSeconds,
+        emulator: cpuSeconds(emulator.child.pid) - emulatorCpu,
+        server: serverCpu.seconds,
+      };
+      return { ...task, seconds: secs(Date.now() - started), done, cpu, taskSeconds: Number(done.seconds) };
     };
     const loadBefore = os.loadavg();
-    const emulatorCpu = cpuSeconds(emulator.child.pid);
     const task = await runTask("the task");
-    const { done } = task;
-    const cpu = { ...task.cpu, emulator: cpuSeconds(emulator.child.pid) - emulatorCpu };
+    const { done, cpu } = task;
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url) : [];
     const published = Number(done.published);
@@ -199,7 +213,7 @@ export async function main(argv: string[]): Promise<void> {
     );
     if (process.env.BENCH_TASK_BUNDLE) say(`  task bundle         ${process.env.BENCH_TASK_BUNDLE}`);
     say(
-      `  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`,
+      `  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities; vacuumed)`,
     );
     if (floor)
       say(
@@ -242,7 +256,7 @@ export async function main(argv: string[]): Promise<void> {
         `  task, end to end    ${inc.seconds} s  (exit ${inc.code}, ${String(inc.done.status)}); the full run's ${task.seconds} s: ${share(inc.seconds, task.seconds)}`,
       );
       say(
-        `  task time (run.done) ${String(inc.done.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(inc.done.seconds), Number(done.seconds))}`,
+        `  incremental run: ${inc.taskSeconds} s task time = ${share(inc.taskSeconds, task.taskSeconds)} of the full run (${task.taskSeconds} s, run.done)`,
       );
       for (const [phase, s] of Object.entries(inc.done.phases as Record<string, number>))
         say(`    ${phase.padEnd(16)}  ${s} s`);
@@ -259,8 +273,50 @@ export async function main(argv: string[]): Promise<void> {
         `  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${inc.cpu.server.toFixed(1)}`,
       );
     }
+    if (options.cls) {
+      // The same full export without the check, then with it again, each from the same starting point (the run's
+      // tables emptied, so every employee is changed again): the first run above warmed the emulator and the caches,
+      // which would otherwise favour whichever of the two came second.
+      await freshRunState(url, platform);
+      const without = await runTask("the run without the CLS check", []);
+      await freshRunState(url, platform);
+      const withCheck = await runTask("the run with the CLS check");
+      const runCpu = (c: typeof cpu) => c.task + c.server;
+      const line = (what: string, r: typeof task) =>
+        `  ${what.padEnd(18)}  task time ${r.taskSeconds} s (run.done); CPU seconds task ${r.cpu.task.toFixed(1)}, emulator ${r.cpu.emulator.toFixed(1)}, PostgreSQL ${r.cpu.server.toFixed(1)}`;
+      const over = (a: number, b: number) => `${a >= b ? "+" : ""}${((100 * (a - b)) / b).toFixed(1)} %`;
+      say(
+        `CLS check (${options.cls} mode): the full export again without it, then with it, each after the run's tables were emptied`,
+      );
+      say(line("without the check", without));
+      say(line("with the check", withCheck));
+      say(
+        `  CLS check: ${over(withCheck.taskSeconds, without.taskSeconds)} over the run without it (task time; CPU seconds of the task and PostgreSQL: ${over(runCpu(withCheck.cpu), runCpu(without.cpu))})`,
+      );
+    }
   } finally {
     await close();
+  }
+}
+
+/**
+ * The staging state of a platform no run has touched: the client's messages, statuses, held-back rows and watermarks
+ * go (the history stays), then a checkpoint, as after seeding, so the next run starts with no dirty pages.
+ */
+async function freshRunState(url: string, platform: TestPlatform): Promise<void> {
+  const staging = platform.stagingSchema;
+  const t = clientTables(platform.config.clientName);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = [t.archive, t.status, t.messages, t.rowsHeldBack].map((x) => `${staging}.${x}`).join(", ");
+    await client.query(`TRUNCATE ${tables}`);
+    await client.query(`DELETE FROM ${staging}.${TABLES.watermark} WHERE plat_client_name = $1`, [
+      platform.config.clientName,
+    ]);
+    await client.query("CHECKPOINT");
+  } finally {
+    await client.end();
   }
 }
 
@@ -439,47 +495,64 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds (user + system) that a process's waited-for children have used, from /proc; 0 once it is gone. */
+function childrenCpuSeconds(pid: number): number {
+  try {
+    // cutime and cstime: the 14th and 15th fields after the command.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /**
- * CPU seconds used by the processes of user `uid` (the embedded server runs as a user of its own) between start() and
- * the last sample(): sampled while they live, since a backend's time goes with it when its session ends.
+ * CPU seconds used by the embedded server (every process of the user owning `dataDir`) between start() and stop():
+ * the live processes' own time plus what the postmaster's ended children (sessions, autovacuum workers) used, so a
+ * process that ends between two readings is counted whole and once.
  */
 export class UserCpu {
-  private readonly first = new Map<number, number>();
-  private readonly last = new Map<number, number>();
-  constructor(private readonly uid: number) {}
+  private readonly uid: number;
+  private readonly postmaster: number;
+  private first = 0;
+  private last?: number;
+
+  constructor(dataDir: string) {
+    this.uid = fs.statSync(dataDir).uid;
+    this.postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  }
 
   start(): this {
-    this.read(this.first);
+    this.first = this.total();
     return this;
   }
 
-  /** Reads the processes seen so far; `discover`: first looks through /proc for new ones (the costly part). */
-  sample(discover: boolean): void {
-    if (discover) this.read(this.last);
-    else for (const pid of this.last.keys()) this.record(this.last, pid);
+  /** Once the run's client has gone: its sessions end and are reaped first. */
+  async stop(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    this.last = this.total();
   }
 
   get seconds(): number {
-    let total = 0;
-    for (const [pid, seconds] of this.last) total += seconds - (this.first.get(pid) ?? 0);
-    return total;
+    return (this.last ?? this.total()) - this.first;
   }
 
-  private read(into: Map<number, number>): void {
-    for (const entry of fs.readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (fs.statSync(`/proc/${entry}`).uid !== this.uid) continue;
-      } catch {
-        continue; // the process is gone
+  /** The server's CPU seconds so far; read again while a session ends in between (counted twice or not at all). */
+  private total(): number {
+    for (;;) {
+      const ended = childrenCpuSeconds(this.postmaster);
+      let live = 0;
+      for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          if (fs.statSync(`/proc/${entry}`).uid !== this.uid) continue;
+        } catch {
+          continue; // the process is gone
+        }
+        live += cpuSeconds(Number(entry));
       }
-      this.record(into, Number(entry));
+      if (childrenCpuSeconds(this.postmaster) === ended) return ended + live;
     }
-  }
-
-  private record(into: Map<number, number>, pid: number): void {
-    const seconds = cpuSeconds(pid);
-    if (seconds > 0) into.set(pid, Math.max(into.get(pid) ?? 0, seconds));
   }
 }
 
@@ -502,8 +575,8 @@ export async function runAndWatch(
   const events: Record<string, unknown>[] = [];
   let stderr = "";
   let peakKb = 0;
-  let cpu = 0;
-  let ticks = 0;
+  // The task's CPU seconds, to its last moment: those of our children that ended (it alone ends meanwhile).
+  const endedBefore = childrenCpuSeconds(process.pid);
   const sample = setInterval(() => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
@@ -511,9 +584,6 @@ export async function runAndWatch(
     } catch {
       // the process is gone
     }
-    cpu = Math.max(cpu, cpuSeconds(child.pid));
-    // The server's sessions live for the whole run: new ones are looked for once a second.
-    server.sample(ticks++ % 5 === 0);
   }, 200);
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
     try {
@@ -528,5 +598,7 @@ export async function runAndWatch(
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearInterval(sample);
+  const cpu = childrenCpuSeconds(process.pid) - endedBefore;
+  await server.stop();
   return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10, cpuSeconds: cpu };
 }
