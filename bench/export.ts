@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: sample employees through embedded PostgreSQL and the emulator (a child process), exported by the
- * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor.
+ * bundled task run as the image runs it; prints seconds per phase, messages/s, peak RSS, per-link figures and the floor;
+ * with --changes an incremental run's share of the full run's task time, with --cls the check's cost over a run without.
  * BENCH_TASK_BUNDLE=<index.js> runs another build of the task; BENCH_PG_SETTINGS='{...}' adds server settings;
  * BENCH_PG_STATEMENTS=1 lists the slowest statements; BENCH_TASK_NODE_ARGS and BENCH_EMULATOR_NODE_ARGS add node flags.
  */
@@ -17,11 +18,13 @@ import {
   seedSampleEmployees,
   touchEmployees,
 } from "../task/model/sampleData";
+import { PUBLISH_TABLES } from "../task/model/schema";
 import { buildLoadSheet } from "../cls/loadSheet";
 import { loadSheetCsv } from "../cls/csv";
 import { extractChunkSql, extractChunkValues } from "../task/mapping/extractSql";
 import { UsageError } from "../core/errors";
 import { platTenantsWithHub } from "../core/tenants";
+import { clientTables, TABLES } from "../core/naming";
 import { parseLatencySpec, parseRateLimitSpec, type LinkState } from "../emulator/link";
 import { FaultSpecError } from "../emulator/faults";
 import type { LinkStats } from "../task/http/concurrency";
@@ -67,14 +70,14 @@ export const options = {
     type: "string",
     value: "MODE",
     description:
-      "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, to measure its cost",
+      "Adds the unknown-code check (report or strict) against the sample data's CLS load sheet, then runs the full export four times more (without, with, with, without it), each on a fresh staging state, to print its cost",
     example: "--cls report",
   },
   changes: {
     type: "string",
     value: "M",
     description:
-      "After the full run, changes M employees (employee rows and sub-entity rows) and runs the incremental export",
+      "After the full run (and a VACUUM, as by the next day), changes M employees (employee rows and sub-entity rows) and runs the incremental export; prints its task time as a share of the full run's",
     defaultText: "none",
     example: "--changes 50",
   },
@@ -147,6 +150,13 @@ export async function main(argv: string[]): Promise<void> {
       count: options.employees,
       seed: options.seed,
     });
+    // Vacuumed as a warehouse's tables are: otherwise autovacuum works through the fresh rows during the first run
+    // (and only that one), and a comparison of two runs (--cls) measures it.
+    await pool.query(
+      `VACUUM (ANALYZE) ${Object.values(PUBLISH_TABLES)
+        .map((x) => `${platform.publishSchema}.${x}`)
+        .join(", ")}`,
+    );
     const seedSeconds = secs(Date.now() - t);
     const { rows: scope } = await pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${platform.publishSchema}.employee WHERE plat_region IN ('US', 'EU')`,
@@ -165,22 +175,26 @@ export async function main(argv: string[]): Promise<void> {
       fs.writeFileSync(sheet, loadSheetCsv(buildLoadSheet(SAMPLE_BUSINESS_OBJECTS)));
       clsArgs.push("--cls", sheet, "--cls-mode", options.cls);
     }
-    // The task run as the image runs it: its events, seconds and the server's CPU seconds, or the error it ended with.
-    const runTask = async (run: string) => {
-      const serverCpu = new UserCpu(fs.statSync(dataDir).uid).start();
+    // The task run as the image runs it: its events, seconds and the CPU seconds of the task, the emulator and the
+    // server, or the error it ended with.
+    const runTask = async (run: string, args = clsArgs) => {
+      const serverCpu = new UserCpu(dataDir).start();
+      const emulatorCpu = cpuSeconds(emulator.child.pid);
       const started = Date.now();
-      const task = await runAndWatch(taskBundle, [...platform.args, ...clsArgs], serverCpu);
+      const task = await runAndWatch(taskBundle, [...platform.args, ...args], serverCpu);
       const done = task.events.find((e) => e.event === "run.done");
       if (!done || task.code !== 0)
         throw new Error(`${run} did not complete (exit ${task.code}): ${task.stderr.slice(0, 2000)}`);
-      const cpu = { task: task.cpuSeconds, server: serverCpu.seconds };
-      return { ...task, seconds: secs(Date.now() - started), done, cpu };
+      const cpu = {
+        task: task.cpuSeconds,
+        emulator: cpuSeconds(emulator.child.pid) - emulatorCpu,
+        server: serverCpu.seconds,
+      };
+      return { ...task, seconds: secs(Date.now() - started), done, cpu, taskSeconds: Number(done.seconds) };
     };
     const loadBefore = os.loadavg();
-    const emulatorCpu = cpuSeconds(emulator.child.pid);
     const task = await runTask("the task");
-    const { done } = task;
-    const cpu = { ...task.cpu, emulator: cpuSeconds(emulator.child.pid) - emulatorCpu };
+    const { done, cpu } = task;
     const loadAfter = os.loadavg();
     const top = statements ? await topStatements(url) : [];
     const published = Number(done.published);
@@ -205,7 +219,7 @@ export async function main(argv: string[]): Promise<void> {
     );
     if (process.env.BENCH_TASK_BUNDLE) say(`  task bundle         ${process.env.BENCH_TASK_BUNDLE}`);
     say(
-      `  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities)`,
+      `  sample data         ${seedSeconds} s (${Object.values(seeded.subEntities).reduce((a, b) => a + b, 0)} sub-entities; vacuumed)`,
     );
     if (floor)
       say(
@@ -230,11 +244,15 @@ export async function main(argv: string[]): Promise<void> {
     for (const line of top) say(line);
     if (options.changes !== undefined) {
       const touchPool = new Pool({ connectionString: url, max: 1 });
+      // The daily run comes a day after the full one, when autovacuum has cleared the work queue the full run
+      // emptied: right after it, each statement on the queue scans its dead rows (about 0.2 s a run on a 1M base).
+      await touchPool.query("VACUUM (ANALYZE)");
       const touched = await touchEmployees(touchPool, {
         schema: platform.publishSchema,
         count: options.changes,
         seed: options.seed + 1,
       });
+      if (statements) await touchPool.query("SELECT pg_stat_statements_reset()");
       await touchPool.end();
       const inc = await runTask("the incremental run");
       const changes = inc.events.find((e) => e.event === "extract.done")?.changes as
@@ -242,13 +260,13 @@ export async function main(argv: string[]): Promise<void> {
       const incCls = inc.events.find((e) => e.event === "cls.done");
       const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)} %`;
       say(
-        `Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}`,
+        `Incremental run: ${touched.length} employees changed (half in the employee row, half only in an address)${options.cls ? `, CLS check ${options.cls} in both runs` : ""}; the database vacuumed first, as autovacuum leaves it by the next day`,
       );
       say(
         `  task, end to end    ${inc.seconds} s  (exit ${inc.code}, ${String(inc.done.status)}); the full run's ${task.seconds} s: ${share(inc.seconds, task.seconds)}`,
       );
       say(
-        `  task time (run.done) ${String(inc.done.seconds)} s; the full run's ${String(done.seconds)} s: ${share(Number(inc.done.seconds), Number(done.seconds))}`,
+        `  incremental run: ${inc.taskSeconds} s task time = ${share(inc.taskSeconds, task.taskSeconds)} of the full run (${task.taskSeconds} s, run.done)`,
       );
       for (const [phase, s] of Object.entries(inc.done.phases as Record<string, number>))
         say(`    ${phase.padEnd(16)}  ${s} s`);
@@ -257,6 +275,7 @@ export async function main(argv: string[]): Promise<void> {
           `  changes             ${changes.mode} mode: ${changes.changedRows} changed rows found in ${changes.seconds} s, ${changes.chunks} chunk statement(s)`,
         );
       say(`  messages published  ${String(inc.done.published)}`);
+      if (statements) for (const line of await topStatements(url, "ms")) say(line);
       if (incCls)
         say(
           `  CLS check           ${options.cls} mode: ${String(incCls.checkedMessages)} messages checked, ${String(incCls.heldBack)} held back`,
@@ -265,8 +284,58 @@ export async function main(argv: string[]): Promise<void> {
         `  task peak RSS       ${inc.peakRssMb} MB; CPU seconds task ${inc.cpuSeconds.toFixed(1)}, PostgreSQL ${inc.cpu.server.toFixed(1)}`,
       );
     }
+    if (options.cls) {
+      // The same full export without and with the check, in the order without, with, with, without (a drift in the
+      // host's load falls on both alike), each from the same starting point: the run's tables emptied, so every
+      // employee is changed again. The first run above warmed the emulator and the caches.
+      const runs: { check: boolean; run: typeof task }[] = [];
+      for (const check of [false, true, true, false]) {
+        await freshRunState(url, platform);
+        runs.push({
+          check,
+          run: await runTask(`the run ${check ? "with" : "without"} the CLS check`, check ? clsArgs : []),
+        });
+      }
+      const sum = (check: boolean, figure: (r: typeof task) => number) =>
+        runs.filter((r) => r.check === check).reduce((n, r) => n + figure(r.run), 0);
+      const over = (figure: (r: typeof task) => number) => {
+        const [a, b] = [sum(true, figure), sum(false, figure)];
+        return `${a >= b ? "+" : ""}${((100 * (a - b)) / b).toFixed(1)} %`;
+      };
+      say(
+        `CLS check (${options.cls} mode): the full export four times more, without, with, with and without it, each after the run's tables were emptied`,
+      );
+      for (const { check, run: r } of runs)
+        say(
+          `  ${(check ? "with the check" : "without the check").padEnd(18)}  task time ${r.taskSeconds} s (run.done); CPU seconds task ${r.cpu.task.toFixed(1)}, emulator ${r.cpu.emulator.toFixed(1)}, PostgreSQL ${r.cpu.server.toFixed(1)}`,
+        );
+      say(
+        `  CLS check: ${over((r) => r.taskSeconds)} over the run without it (task time; CPU seconds of the task and PostgreSQL: ${over((r) => r.cpu.task + r.cpu.server)})`,
+      );
+    }
   } finally {
     await close();
+  }
+}
+
+/**
+ * The staging state of a platform no run has touched: the client's messages, statuses, held-back rows and watermarks
+ * go (the history stays), then a checkpoint, as after seeding, so the next run starts with no dirty pages.
+ */
+async function freshRunState(url: string, platform: TestPlatform): Promise<void> {
+  const staging = platform.stagingSchema;
+  const t = clientTables(platform.config.clientName);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = [t.archive, t.status, t.messages, t.rowsHeldBack].map((x) => `${staging}.${x}`).join(", ");
+    await client.query(`TRUNCATE ${tables}`);
+    await client.query(`DELETE FROM ${staging}.${TABLES.watermark} WHERE plat_client_name = $1`, [
+      platform.config.clientName,
+    ]);
+    await client.query("CHECKPOINT");
+  } finally {
+    await client.end();
   }
 }
 
@@ -409,17 +478,22 @@ function linkTable(
   ];
 }
 
-/** The statements of the task's database user that took the most time (the seeding and the floor are reset). */
-async function topStatements(url: string): Promise<string[]> {
+/**
+ * The statements that took the most time since the last reset (the seeding and the floor are reset), in seconds or,
+ * for a short run, milliseconds; then a reset, so that the next run's are its own.
+ */
+async function topStatements(url: string, unit: "s" | "ms" = "s"): Promise<string[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ s: number; calls: string; query: string }>(
-      `SELECT round(total_exec_time / 1000) AS s, calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
+    const { rows } = await client.query<{ t: number; calls: string; query: string }>(
+      `SELECT round(total_exec_time::numeric / $1, 1)::float8 AS t, calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
+      [unit === "s" ? 1000 : 1],
     );
+    await client.query("SELECT pg_stat_statements_reset()");
     return [
-      "  top statements (s, calls):",
-      ...rows.map((r) => `    ${String(r.s).padStart(5)} ${String(r.calls).padStart(7)}  ${r.query.slice(0, 150)}`),
+      `  top statements (${unit}, calls):`,
+      ...rows.map((r) => `    ${String(r.t).padStart(7)} ${String(r.calls).padStart(7)}  ${r.query.slice(0, 150)}`),
     ];
   } finally {
     await client.end();
@@ -445,47 +519,64 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds (user + system) that a process's waited-for children have used, from /proc; 0 once it is gone. */
+function childrenCpuSeconds(pid: number): number {
+  try {
+    // cutime and cstime: the 14th and 15th fields after the command.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /**
- * CPU seconds used by the processes of user `uid` (the embedded server runs as a user of its own) between start() and
- * the last sample(): sampled while they live, since a backend's time goes with it when its session ends.
+ * CPU seconds used by the embedded server (every process of the user owning `dataDir`) between start() and stop():
+ * the live processes' own time plus what the postmaster's ended children (sessions, autovacuum workers) used, so a
+ * process that ends between two readings is counted whole and once.
  */
 export class UserCpu {
-  private readonly first = new Map<number, number>();
-  private readonly last = new Map<number, number>();
-  constructor(private readonly uid: number) {}
+  private readonly uid: number;
+  private readonly postmaster: number;
+  private first = 0;
+  private last?: number;
+
+  constructor(dataDir: string) {
+    this.uid = fs.statSync(dataDir).uid;
+    this.postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  }
 
   start(): this {
-    this.read(this.first);
+    this.first = this.total();
     return this;
   }
 
-  /** Reads the processes seen so far; `discover`: first looks through /proc for new ones (the costly part). */
-  sample(discover: boolean): void {
-    if (discover) this.read(this.last);
-    else for (const pid of this.last.keys()) this.record(this.last, pid);
+  /** Once the run's client has gone: its sessions end and are reaped first. */
+  async stop(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    this.last = this.total();
   }
 
   get seconds(): number {
-    let total = 0;
-    for (const [pid, seconds] of this.last) total += seconds - (this.first.get(pid) ?? 0);
-    return total;
+    return (this.last ?? this.total()) - this.first;
   }
 
-  private read(into: Map<number, number>): void {
-    for (const entry of fs.readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (fs.statSync(`/proc/${entry}`).uid !== this.uid) continue;
-      } catch {
-        continue; // the process is gone
+  /** The server's CPU seconds so far; read again while a session ends in between (counted twice or not at all). */
+  private total(): number {
+    for (;;) {
+      const ended = childrenCpuSeconds(this.postmaster);
+      let live = 0;
+      for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          if (fs.statSync(`/proc/${entry}`).uid !== this.uid) continue;
+        } catch {
+          continue; // the process is gone
+        }
+        live += cpuSeconds(Number(entry));
       }
-      this.record(into, Number(entry));
+      if (childrenCpuSeconds(this.postmaster) === ended) return ended + live;
     }
-  }
-
-  private record(into: Map<number, number>, pid: number): void {
-    const seconds = cpuSeconds(pid);
-    if (seconds > 0) into.set(pid, Math.max(into.get(pid) ?? 0, seconds));
   }
 }
 
@@ -508,8 +599,8 @@ export async function runAndWatch(
   const events: Record<string, unknown>[] = [];
   let stderr = "";
   let peakKb = 0;
-  let cpu = 0;
-  let ticks = 0;
+  // The task's CPU seconds, to its last moment: those of our children that ended (it alone ends meanwhile).
+  const endedBefore = childrenCpuSeconds(process.pid);
   const sample = setInterval(() => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
@@ -517,9 +608,6 @@ export async function runAndWatch(
     } catch {
       // the process is gone
     }
-    cpu = Math.max(cpu, cpuSeconds(child.pid));
-    // The server's sessions live for the whole run: new ones are looked for once a second.
-    server.sample(ticks++ % 5 === 0);
   }, 200);
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
     try {
@@ -534,5 +622,7 @@ export async function runAndWatch(
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearInterval(sample);
+  const cpu = childrenCpuSeconds(process.pid) - endedBefore;
+  await server.stop();
   return { code, events, stderr, peakRssMb: Math.round(peakKb / 102.4) / 10, cpuSeconds: cpu };
 }

@@ -3,7 +3,6 @@
  * `--dead-runs` times, then once against the healed hub. HUB_EXPORT_* variables pass through to the task;
  * BENCH_TASK_BUNDLE=<index.js> runs another build. It never fails on timing.
  */
-import fs from "node:fs";
 import { Pool } from "pg";
 import { QUEUES, startBenchPlatform } from "./platform";
 import { SAMPLE_LOADER_ROLE, seedSampleEmployees } from "../task/model/sampleData";
@@ -92,7 +91,7 @@ export async function main(argv: string[]): Promise<void> {
       await setFaults(healed ? "none" : options.faults);
       const { stored: before } = await hubState(emulator.urls.state);
       const t = Date.now();
-      const task = await runAndWatch(taskBundle, platform.args, new UserCpu(fs.statSync(dataDir).uid).start());
+      const task = await runAndWatch(taskBundle, platform.args, new UserCpu(dataDir).start());
       const seconds = secs(Date.now() - t);
       const last = task.events.at(-1) ?? {};
       const { rows: history } = await pool.query<{

@@ -62,25 +62,37 @@ export function publishCodesCtes(publishSchema: string): string {
   )`;
 }
 
+/** The CLS code fields (`Entity.Field`) in CLS table order: the check at the source takes one text[] per field. */
+export const CODE_FIELDS: readonly string[] = CLS_TABLE.map(fieldName);
+
+/** The sheet's codes per field of CODE_FIELDS (the sheet's rows as parallel `Entity.Field` and code lists). */
+export function knownCodesByField(fields: readonly string[], codes: readonly string[]): string[][] {
+  const byField = new Map(CODE_FIELDS.map((f) => [f, new Set<string>()]));
+  fields.forEach((f, i) => byField.get(f)?.add(codes[i]));
+  return CODE_FIELDS.map((f) => [...byField.get(f)!]);
+}
+
 /**
  * The check at the source (the extract statement, task/mapping/extractSql.ts): the same code expressions as the
- * mapping's, compared with the sheet's `Entity.Field=code` keys (text[] `known`, hashed by PostgreSQL as a constant)
- * before they become JSON. `user`: a text[] of the unknown keys of employee row e (empty when none); `sub(table)`: the
- * aggregates over sub-entity rows x, one text[] per code field (null when none), each key once per row, as in the body.
+ * mapping's, compared with the sheet's codes of their field (`known(field)`: a text[] parameter, which PostgreSQL
+ * hashes as a constant) before they become JSON. Each code costs one lookup of itself; its `Entity.Field=code` key is
+ * built only when it is unknown. `user`: a text[] of the unknown keys of employee row e; `sub(table)`: the aggregates
+ * over sub-entity rows x, one text[] per code field, each key once per row, as in the body. Both are null when every
+ * code is known, so that the common case builds no array.
  */
 export function sourceCodeChecks(
-  known: string,
+  known: (field: string) => string,
   typeDefault: string,
   genderDefault: string,
 ): { user: string; sub(table: string): string[] } {
-  const check = (entity: ClsEntity, field: string, expr: string) => {
-    const key = `(${literal(`${entity}.${field}=`)} || ${expr})`;
-    return { key, unknown: `${expr} IS NOT NULL AND NOT ${key} = ANY(${known}::text[])` };
-  };
+  const check = (entity: ClsEntity, field: string, expr: string) => ({
+    key: `(${literal(`${entity}.${field}=`)} || ${expr})`,
+    unknown: `${expr} IS NOT NULL AND NOT ${expr} = ANY(${known(`${entity}.${field}`)}::text[])`,
+  });
   const user = new Map(userFields(typeDefault, genderDefault));
   const userChecks = (fieldsByEntity().get("User") ?? []).map((f) => check("User", f, user.get(f)!));
   return {
-    user: `array_remove(ARRAY[${userChecks.map((c) => `CASE WHEN ${c.unknown} THEN ${c.key} END`).join(", ")}], NULL)`,
+    user: `CASE WHEN ${userChecks.map((c) => `(${c.unknown})`).join(" OR ")} THEN array_remove(ARRAY[${userChecks.map((c) => `CASE WHEN ${c.unknown} THEN ${c.key} END`).join(", ")}], NULL) END`,
     sub(table) {
       const s = SUB_ENTITIES.find((x) => x.table === table)!;
       const fields = new Map(s.fields);

@@ -5,7 +5,7 @@
  */
 import { UserError } from "../../core/errors";
 import { parseLoadSheetCsv } from "../../cls/csv";
-import { knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "./checkSql";
+import { knownCodesByField, knownCte, messageCodesCtes, UNKNOWN_BY_CODE, UNKNOWN_CTE } from "./checkSql";
 import { UnknownCodes, reportLines, type UnknownCodeRow, type UnknownCodesReport } from "../../cls/report";
 import { readLocation } from "../load/location";
 import type { RunContext } from "../context";
@@ -68,8 +68,8 @@ export class CodeCheck {
   /** Whether any message is held back: until one is, a batch without unknown codes needs no second look. */
   private anyHeld = false;
   private readonly sql: { screen: string; affected: string; hold: string; release: string };
-  /** The sheet as `Entity.Field=code` keys: the extract statement checks its columns against them (task/mapping/extractSql.ts). */
-  readonly knownCodes: string[];
+  /** The sheet's codes per CLS code field: the extract statement checks its columns against them (task/mapping/extractSql.ts). */
+  readonly knownCodes: string[][];
 
   constructor(
     private readonly ctx: RunContext,
@@ -77,7 +77,7 @@ export class CodeCheck {
     readonly mode: ClsMode,
   ) {
     this.sql = checkStatements(ctx.config.tables);
-    this.knownCodes = sheet.fields.map((f, i) => `${f}=${sheet.codes[i]}`);
+    this.knownCodes = knownCodesByField(sheet.fields, sheet.codes);
   }
 
   /** Strict: held-back messages whose codes (and whose employees' other held messages) are all known now go back to publishing. */
@@ -103,9 +103,9 @@ export class CodeCheck {
    */
   async screen(messages: StoredMessage[]): Promise<StoredMessage[]> {
     if (messages.length === 0) return messages;
-    const ids = messages.map((m) => m.messageId);
     const pool = this.ctx.config.pool;
-    const fromBodies = messages.filter((m) => m.unknownCodes === undefined).map((m) => m.messageId);
+    const fromBodies: string[] = [];
+    for (const m of messages) if (m.unknownCodes === undefined) fromBodies.push(m.messageId);
     const found = unknownAtSource(messages);
     if (fromBodies.length) {
       const { rows } = await pool.query<UnknownFound>(this.sql.screen, [
@@ -140,7 +140,7 @@ export class CodeCheck {
     );
     const unknownEmployees = [...new Set(byMessage.flatMap((m) => m.employees))];
     const affected = await pool.query<{ message_id: string; employees: string }>(this.sql.affected, [
-      ids,
+      messages.map((m) => m.messageId),
       unknownEmployees,
     ]);
     for (const a of affected.rows) {

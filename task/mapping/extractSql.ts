@@ -6,7 +6,7 @@
 import { SUB_ENTITIES, selectFields, userFields } from "./userEntity";
 import { PUBLISH_TABLES } from "../model/schema";
 import { DATA_DOMAIN_CODE, ENTITY_NAME } from "../../core/hubContract";
-import { sourceCodeChecks } from "../cls/checkSql";
+import { CODE_FIELDS, sourceCodeChecks } from "../cls/checkSql";
 import type { QueueRow } from "../warehouse/archive";
 
 export interface ExtractTables {
@@ -47,8 +47,8 @@ export interface ExtractChunkParams {
   final?: boolean;
   /** Incremental mode: the chunk's employees (changed or held back); the statement maps no other (extractChunkSql `only`). */
   only?: string[];
-  /** The unknown-code check at the source: the CLS load sheet's `Entity.Field=code` keys (extractChunkSql `codeCheck`). */
-  knownCodes?: string[];
+  /** The unknown-code check at the source: the CLS load sheet's codes per field of CODE_FIELDS (extractChunkSql `codeCheck`). */
+  knownCodes?: string[][];
 }
 
 /**
@@ -75,15 +75,24 @@ export function extractChunkValues(p: ExtractChunkParams, perMessage = 1): unkno
   ];
   if (perMessage > 1) values.push(p.carry ?? [], p.final ?? false);
   if (p.only) values.push(p.only);
-  if (p.knownCodes) values.push(p.knownCodes);
+  if (p.knownCodes) values.push(...p.knownCodes);
   return values;
 }
 
-/** The numbers of the optional parameters: `only` and `knownCodes` follow the 15 (17 with carry) others. */
-function extractParams(perMessage: number, options: ExtractOptions): { only?: string; known?: string } {
+/**
+ * The numbers of the optional parameters: `only`, then the known codes (one per field of CODE_FIELDS), follow the 15
+ * (17 with carry) others.
+ */
+function extractParams(
+  perMessage: number,
+  options: ExtractOptions,
+): { only?: string; known?: (field: string) => string } {
   const first = perMessage > 1 ? 18 : 16;
   const known = options.only ? first + 1 : first;
-  return { only: options.only ? `$${first}` : undefined, known: options.codeCheck ? `$${known}` : undefined };
+  return {
+    only: options.only ? `$${first}` : undefined,
+    known: options.codeCheck ? (field) => `$${known + CODE_FIELDS.indexOf(field)}` : undefined,
+  };
 }
 
 export interface ExtractOptions {
@@ -95,7 +104,8 @@ export interface ExtractOptions {
   only?: boolean;
   /**
    * The unknown-code check at the source: each message row gets `unknown_codes`, [employee id, [Entity.Field=code, ...]]
-   * per employee with codes a text[] parameter of known keys lacks (null when none), computed from the columns.
+   * per employee with codes the sheet lacks (null when none), computed from the columns; the sheet's codes are a text[]
+   * parameter per field of CODE_FIELDS.
    */
   codeCheck?: boolean;
 }
@@ -156,6 +166,10 @@ export function chunkEndSql(t: ExtractTables): string {
  * The planner knows nothing of a materialized CTE's columns: an equality on one (`copies = 1`) is estimated to keep
  * 0.5 % of the rows, and a chunk estimated at one row gets nested loops that run each sub-entity aggregate once per
  * employee (seen: 35 s for a chunk instead of 0.3 s). So the scope's filters are ones estimated to keep most rows.
+ *
+ * Each message and its body are built once (`out`, materialized: both inserts and the result read it), and the result
+ * is read from there with its unknown codes: an INSERT's RETURNING cannot carry them, and joining it back to the
+ * messages stored every body a second time.
  */
 export function extractChunkSql(t: ExtractTables, perMessage: number, options: ExtractOptions = {}): string {
   const pub = (table: string) => `${t.publishSchema}.${table}`;
@@ -191,10 +205,10 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
   ]);
   const joins = SUB_ENTITIES.map((_, i) => `LEFT JOIN s${i} ON s${i}.employee_id = e.employee_id`).join("\n      ");
   const rollup = `greatest(e.changed_at, ${SUB_ENTITIES.map((_, i) => `s${i}.changed_at`).join(", ")})`;
+  // An employee's unknown keys (null when none: the common case concatenates no arrays).
+  const codeLists = codes ? [codes.user, ...subCodes.flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`))] : [];
   const unknownCodes = codes
-    ? subCodes
-        .flatMap((a, i) => a.map((_, j) => `s${i}.uc${j}`))
-        .reduce((all, next) => `array_cat(${all}, ${next})`, codes.user)
+    ? `CASE WHEN ${codeLists.map((l) => `${l} IS NULL`).join(" AND ")} THEN NULL ELSE ${codeLists.reduce((all, next) => `array_cat(${all}, ${next})`)} END`
     : undefined;
 
   const header = (count: string) =>
@@ -273,21 +287,22 @@ export function extractChunkSql(t: ExtractTables, perMessage: number, options: E
      WHERE (r.changed_at > e.since OR e.forced) AND r.changed_at <= $7::timestamp
   ),
   ${messages},
+  out AS (
+    SELECT seq, ${messageIdSql("$1", "seq")} AS message_id, hub_tenant_id, hub_destination, n AS record_count, ${body("n", "entities")} AS body,
+           country_code, ids, changed_through${codes ? ", unknown_codes" : ""}
+      FROM msgs
+  ),
   ins AS (
     INSERT INTO ${t.archive} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, country_code, record_count, employee_ids, changed_through, body, created_at, archived_by)
-    SELECT ${messageIdSql("$1", "seq")}, $1::uuid, seq, hub_tenant_id, hub_destination, country_code, n, ids, changed_through, ${body("n", "entities")}, now(), $1::uuid
-      FROM msgs
-    RETURNING seq, message_id, hub_tenant_id, hub_destination, record_count, body
+    SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, country_code, record_count, ids, changed_through, body, now(), $1::uuid
+      FROM out
   ),
   queued AS (
     INSERT INTO ${t.messages} (message_id, transaction_id, seq, hub_tenant_id, hub_destination, record_count, created_at)
-    SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM ins
+    SELECT message_id, $1::uuid, seq, hub_tenant_id, hub_destination, record_count, now() FROM out
   )${t.rowsHeldBack ? `,\n  ${heldBackCtes(t.rowsHeldBack, range("h"))}` : ""}
-  SELECT ${codes ? "i.*, m.unknown_codes" : "*"}${carry ? ", NULL::text[] AS carry" : ""} FROM ins${codes ? " i JOIN msgs m ON m.seq = i.seq" : ""}${carry ? `\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ${codes ? "NULL, " : ""}ids FROM carried` : ""}
-  ORDER BY seq`.replace(
-    / {2}ins AS \(\n {4}INSERT[\s\S]*$/,
-    options.insert === false ? FLOOR_TAIL(body("n", "entities")) : "$&",
-  );
+  SELECT seq, message_id, hub_tenant_id, hub_destination, record_count, body${codes ? ", unknown_codes" : ""}${carry ? ", NULL::text[] AS carry" : ""} FROM out${carry ? `\n  UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, ${codes ? "NULL, " : ""}ids FROM carried` : ""}
+  ORDER BY seq`.replace(/ {2}ins AS \(\n {4}INSERT[\s\S]*$/, options.insert === false ? FLOOR_TAIL : "$&");
 }
 
 /**
@@ -311,5 +326,5 @@ function heldBackCtes(table: string, inRange: string): string {
 }
 
 /** The benchmark's floor: the same mapping, bodies built, nothing written: one row of totals. */
-const FLOOR_TAIL = (body: string) => `  bodies AS (SELECT ${body} AS body FROM msgs)
-  SELECT count(*)::int AS messages, coalesce(sum(length(body)), 0)::bigint AS chars FROM bodies`;
+const FLOOR_TAIL = `  totals AS (SELECT count(*)::int AS messages, coalesce(sum(length(body)), 0)::bigint AS chars FROM out)
+  SELECT * FROM totals`;
