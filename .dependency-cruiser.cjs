@@ -61,17 +61,12 @@ module.exports = {
       folders("cls", "providers", "task", "emulator", "components", "local", "operate", "cli"),
       "templates/ imports only core/.",
     ),
-    {
-      ...layer(
-        "config-imports-core-and-cls",
-        "^config/",
-        folders("templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
-        "config/ (the stack config, validated once) imports core/ and cls/.",
-      ),
-      // Left: config/load.ts reads the scripts release with providers/scriptsRelease.ts readScriptsRelease (the
-      // reader is captured by the dynamic provider, so it moves with care, not in this change).
-      from: { path: "^config/", pathNot: "^config/load\\.ts$" },
-    },
+    layer(
+      "config-imports-core-and-cls",
+      "^config/",
+      folders("templates", "providers", "task", "emulator", "components", "local", "operate", "cli"),
+      "config/ (the stack config, validated once) imports core/ and cls/.",
+    ),
     layer(
       "providers-import-core",
       "^providers/",

@@ -5,7 +5,7 @@ import YAML from "yaml";
 import { CONFIG_NAMESPACE, type StackConfig } from "./schema";
 import { ConfigError, inspectStackConfig, misplacedKeys, type InspectedConfig } from "./validate";
 import { UserError } from "../core/errors";
-import { isScriptsReleaseError, readScriptsRelease, type ScriptsRelease } from "../providers/scriptsRelease";
+import { isScriptsReleaseError, readScriptsRelease, type ScriptsRelease } from "../core/scriptsRelease";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "..");
 

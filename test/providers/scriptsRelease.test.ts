@@ -12,15 +12,13 @@ import path from "node:path";
 import yazl from "yazl";
 import {
   applyScriptsRelease,
-  isScriptsReleaseError,
   keptScriptFiles,
-  readScriptsRelease,
   releaseManifest,
   scriptsReleaseProvider,
-  unsafeEntryName,
   SCRIPTS_RELEASE_PROVIDER_VERSION,
   type ScriptsReleaseState,
 } from "../../providers/scriptsRelease";
+import { isScriptsReleaseError, readScriptsRelease, unsafeEntryName } from "../../core/scriptsRelease";
 import { loadScriptsRelease, PROJECT_ROOT } from "../../config/load";
 import { UserError } from "../../core/errors";
 import { startS3Emulator, type S3Emulator } from "../support/s3";

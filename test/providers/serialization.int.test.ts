@@ -28,11 +28,11 @@ import { CREDENTIALS_INI_TEMPLATE, TENANT_CREDENTIALS_TEMPLATE } from "../../cor
 import { sharedObjectProvider, SHARED_OBJECT_PROVIDER_VERSION } from "../../providers/sharedObjects";
 import {
   keptScriptFiles,
-  readScriptsRelease,
   releaseManifest,
   scriptsReleaseProvider,
   SCRIPTS_RELEASE_PROVIDER_VERSION,
 } from "../../providers/scriptsRelease";
+import { readScriptsRelease } from "../../core/scriptsRelease";
 import yazl from "yazl";
 import { startS3Emulator } from "../support/s3";
 import { awsProfilesEnv, startStsStandIn } from "../support/stsStandIn";
