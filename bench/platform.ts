@@ -10,11 +10,11 @@ import path from "node:path";
 import readline from "node:readline";
 import { validateStackConfig } from "../config/validate";
 import type { StackConfig } from "../config/schema";
-import { planInstallation, type InstallationPlan } from "../core/plan";
+import { installationOf, type Installation } from "../core/installation";
 import { loadPipelineTemplate, loadSqlSources } from "../templates";
 import { BUCKET_FOLDERS } from "../core/naming";
 import type { EmulatorConfigInput, EmulatorUrls } from "../emulator";
-import { applyPlan } from "../local/applyPlan";
+import { applyInstallation } from "../local/install";
 import { loginUrl, standInForDba } from "../local/warehouseDba";
 import { PLATFORM_ROLES } from "./platformRoles";
 import { startEmbeddedPostgres } from "../local/embeddedPostgres";
@@ -80,7 +80,7 @@ export interface TestPlatform {
   /** The admin login's URL of the database (PLATFORM_ROLES.admin): the login that provisions, and the task's. */
   adminUrl: string;
   config: StackConfig;
-  plan: InstallationPlan;
+  installation: Installation;
   definitionFile: string;
   scriptsDir: string;
   connectionsDir: string;
@@ -191,7 +191,7 @@ export function engineConfigOf(raw: Record<string, unknown>): Record<string, str
 }
 
 /**
- * The platform installed as local mode installs it (local/applyPlan.ts), in `dir` (its bucket, connections and
+ * The platform installed as local mode installs it (local/install.ts), in `dir` (its bucket, connections and
  * deployment record): the DBA's part as the superuser (local/warehouseDba.ts), then provisioning as the admin login,
  * which the task logs in as too. The test's hub gets no routing rules (its tests set up the hub themselves). Publish
  * tables a test creates later are the loader's (seed with `loaderRole: SAMPLE_LOADER_ROLE`): the admin reads them.
@@ -200,39 +200,39 @@ export async function provisionPlatform(options: PlatformOptions): Promise<TestP
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const adminUrl = loginUrl(options.databaseUrl, database, PLATFORM_ROLES.admin);
   const config = stackConfigFor(adminUrl, options.hub, options);
-  const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
+  const installation = installationOf(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   await standInForDba({
     superuserUrl: options.databaseUrl,
     database,
     ...PLATFORM_ROLES,
     scope: {
-      publishSchema: plan.publishSchema,
-      stagingSchema: plan.stagingSchema,
+      publishSchema: installation.publishSchema,
+      stagingSchema: installation.stagingSchema,
       publishTableOwners: config.database.publishTableOwners,
     },
   });
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-platform-"));
   const paths = localPaths(dir);
-  await applyPlan(plan, paths, { routingRules: false });
-  const definitionFile = path.join(paths.bucket, plan.definitionKey);
+  await applyInstallation(installation, paths, { routingRules: false });
+  const definitionFile = path.join(paths.bucket, installation.definitionKey);
   const scriptsDir = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
   const secrets = [
     ...Object.values(TENANTS).map((t) => t.clientSecret),
     ...Object.values(QUEUES).map((q) => q.clientSecret),
     decodeURIComponent(new URL(options.databaseUrl).password),
     PLATFORM_ROLES.admin.password,
-    ...plan.routingRules.map((r) => r.credentialsString.reveal()),
+    ...installation.routingRules.map((r) => r.credentialsString.reveal()),
   ];
   return {
     dir,
     adminUrl,
     config,
-    plan,
+    installation,
     definitionFile,
     scriptsDir,
     connectionsDir: paths.connections,
-    publishSchema: plan.publishSchema,
-    stagingSchema: plan.stagingSchema,
+    publishSchema: installation.publishSchema,
+    stagingSchema: installation.stagingSchema,
     args: ["run", "--definition", definitionFile, "--scripts", scriptsDir, "--connections", paths.connections],
     secrets,
   };

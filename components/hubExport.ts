@@ -1,12 +1,12 @@
 /**
  * The root component: the whole installation procedure of one stack, from the validated stack config. It plans with
- * core/plan.ts (pure) and hands each part to its component. Secrets leave the core Secret wrapper only here, straight
+ * core/installation.ts (pure) and hands each part to its component. Secrets leave the core Secret wrapper only here, straight
  * into Pulumi secrets (secretInputs), so that no component argument, state entry or output holds them in plain text.
  */
 import fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config/schema";
-import { planInstallation, type InstallationPlan, type RenderedSql } from "../core/plan";
+import { installationOf, type Installation, type RenderedSql } from "../core/installation";
 import { serializeConnectionRecord, CONNECTION_TYPES } from "../core/connections";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
@@ -64,13 +64,13 @@ function readCaBundle(config: StackConfig): string | undefined {
 }
 
 /** Every secret the procedure needs, as Pulumi secrets: the only place where core Secrets are revealed. */
-export function secretInputs(plan: InstallationPlan) {
-  const { config } = plan;
+export function secretInputs(installation: Installation) {
+  const { config } = installation;
   return {
     adminPassword: pulumiSecret(config.database.admin.password, "hubExport:database.admin.password"),
     taskPassword: pulumiSecret(config.database.task.password, "hubExport:database.task.password"),
     // The stored record always holds a password (or could); secret as a whole.
-    connectionRecords: plan.connections.map((record) => ({
+    connectionRecords: installation.connections.map((record) => ({
       systemName: record.systemName,
       type: record.type,
       description: record.description,
@@ -78,9 +78,12 @@ export function secretInputs(plan: InstallationPlan) {
     })),
     // This stack's tenant_credentials.txt entries (hub tenant id → credentials string), secret as a whole.
     tenantCredentials: pulumi.secret(
-      JSON.parse(plan.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<string, string>,
+      JSON.parse(installation.scriptFiles.tenantCredentials.reveal("tenant_credentials.txt entries")) as Record<
+        string,
+        string
+      >,
     ),
-    routingRules: plan.routingRules.map((r) => ({
+    routingRules: installation.routingRules.map((r) => ({
       tenantId: r.tenant.hubTenantId,
       cfgApiUrl: r.cfgApiUrl,
       rules: r.rules,
@@ -117,7 +120,7 @@ export class HubExport extends pulumi.ComponentResource {
   constructor(name: string, args: HubExportArgs, opts?: pulumi.ComponentResourceOptions) {
     super("hubExport:index:HubExport", name, {}, opts);
     const { config } = args;
-    const plan = planInstallation(config, {
+    const installation = installationOf(config, {
       template: loadPipelineTemplate(),
       baseline: args.baseline ?? loadSqlBaseline(),
       runTables: args.runTables ?? loadClientRunTables(),
@@ -127,7 +130,7 @@ export class HubExport extends pulumi.ComponentResource {
       throw new Error(
         "HubExport: the stack config has cls, but no CLS load sheets were built (config/clsSheets.ts buildStackSheets)",
       );
-    const secrets = secretInputs(plan);
+    const secrets = secretInputs(installation);
     const aws = awsContext(this);
     const child = { parent: this };
 
@@ -158,7 +161,7 @@ export class HubExport extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         region: aws.region,
         objectInspector: args.objectInspector,
-        files: plan.bucketObjects
+        files: installation.bucketObjects
           .filter((o) => !fromRelease.has(o.key))
           .map((o) => ({ key: o.key, content: o.content, contentType: o.contentType, shared: o.shared })),
         retention,
@@ -189,7 +192,7 @@ export class HubExport extends pulumi.ComponentResource {
         prefix: BUCKET_FOLDERS.scripts,
         region: aws.region,
         kmsKeyArn: key.keyArn,
-        warehouseConnection: plan.scriptFiles.warehouseConnection,
+        warehouseConnection: installation.scriptFiles.warehouseConnection,
         tenantCredentials: secrets.tenantCredentials,
       },
       { parent: this, dependsOn: scriptsRelease ? [bucket, scriptsRelease] : [bucket] },
@@ -210,20 +213,27 @@ export class HubExport extends pulumi.ComponentResource {
       `${name}-warehouse`,
       {
         login,
-        publishSchema: plan.publishSchema,
-        stagingSchema: plan.stagingSchema,
+        publishSchema: installation.publishSchema,
+        stagingSchema: installation.stagingSchema,
         task: { username: db.task.username, password: secrets.taskPassword },
         publishTableOwners: db.publishTableOwners,
         // Adopting another pipeline's HUB_INTAKE_JOB: the columns the task writes when present are not "never written".
-        baseline: { ...sqlFile(plan.baseline), writtenWhenPresent: intakeJobWrittenWhenPresent(plan.stagingSchema) },
-        runTables: sqlFile(plan.runTables),
+        baseline: {
+          ...sqlFile(installation.baseline),
+          writtenWhenPresent: intakeJobWrittenWhenPresent(installation.stagingSchema),
+        },
+        runTables: sqlFile(installation.runTables),
         protect: retention.protect,
       },
       child,
     );
     const configTables = new ConfigTables(
       `${name}-config-tables`,
-      { target: login.label, schema: plan.stagingSchema, rows: [...plan.rows.apiConfig, ...plan.rows.platConfig] },
+      {
+        target: login.label,
+        schema: installation.stagingSchema,
+        rows: [...installation.rows.apiConfig, ...installation.rows.platConfig],
+      },
       { parent: this, dependsOn: [warehouse.baseline] },
     );
 
@@ -271,7 +281,7 @@ export class HubExport extends pulumi.ComponentResource {
         repositoryArn: image.repositoryArn,
         bucketName: bucket.bucketName,
         bucketArn: bucket.bucketArn,
-        definitionKey: plan.definitionKey,
+        definitionKey: installation.definitionKey,
         scriptsPrefix: BUCKET_FOLDERS.scripts,
         cls: clsSheetKey ? { sheetKey: clsSheetKey, strict: config.cls!.strict } : undefined,
         connectionStorePrefix: config.connectionStore.prefix,
@@ -290,7 +300,7 @@ export class HubExport extends pulumi.ComponentResource {
         baseName: physicalName(config, "", 40),
         jobName: config.jobName,
         environment: config.environment,
-        hubRegions: plan.regions,
+        hubRegions: installation.regions,
         clusterArn: task.clusterArn,
         taskDefinitionFamilyArn: task.taskDefinitionFamilyArn,
         logGroupName: task.logGroupName,
@@ -337,15 +347,15 @@ export class HubExport extends pulumi.ComponentResource {
       },
     );
 
-    const byType = (type: string) => plan.connections.filter((c) => c.type === type);
+    const byType = (type: string) => installation.connections.filter((c) => c.type === type);
     const { kept, removed } = onRemoval(config, retention, logGroupName);
     this.outputs = {
       bucket: bucket.bucketName,
       // The tagged template, byte for byte (procedure step 1); the rendered pipeline the task runs.
-      templateKey: BUCKET_FOLDERS.templates + plan.template.fileName,
-      definitionKey: plan.definitionKey,
+      templateKey: BUCKET_FOLDERS.templates + installation.template.fileName,
+      definitionKey: installation.definitionKey,
       jobName: config.jobName,
-      intakeJobQuery: plan.intakeJobQuery,
+      intakeJobQuery: installation.intakeJobQuery,
       scheduleName: schedule.scheduleName,
       connectionNames: {
         storage: byType(CONNECTION_TYPES.storage)[0].systemName,

@@ -1,6 +1,6 @@
 /**
  * The export task's privileges, computed once: the Warehouse component grants them with @pulumi/postgresql, local
- * mode (local/applyPlan.ts) as SQL. Read the publish schema and the config tables, add rows to the shared intake
+ * mode (local/install.ts) as SQL. Read the publish schema and the config tables, add rows to the shared intake
  * table, write the client's run tables; never change a schema.
  */
 import { SHARED_TABLE_ACCESS } from "./naming";

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { InstallationPlan } from "../core/plan";
+import type { Installation } from "../core/installation";
 import { BUCKET_FOLDERS, TABLES, clientTables, connectionFileName } from "../core/naming";
 import { deleteRow } from "../providers/sqlRows";
 import { withPgClient, inPgTransaction, quoteIdent } from "../providers/pg";
@@ -44,15 +44,18 @@ export function deploymentFile(paths: LocalPaths, clientName: string): string {
   return path.join(paths.root, "deployments", `${clientName}.json`);
 }
 
-export function deploymentOf(plan: InstallationPlan): LocalDeployment {
+export function deploymentOf(installation: Installation): LocalDeployment {
   return {
-    clientName: plan.config.clientName,
-    jobName: plan.config.jobName,
-    stagingSchema: plan.stagingSchema,
-    rows: [...plan.rows.apiConfig, ...plan.rows.platConfig].map((r) => ({ table: r.table, key: r.key })),
-    hubTenantIds: plan.config.hubTenants.map((t) => t.hubTenantId),
-    hubTenantCodes: Object.fromEntries(plan.config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
-    connections: plan.connections.map((c) => c.systemName),
+    clientName: installation.config.clientName,
+    jobName: installation.config.jobName,
+    stagingSchema: installation.stagingSchema,
+    rows: [...installation.rows.apiConfig, ...installation.rows.platConfig].map((r) => ({
+      table: r.table,
+      key: r.key,
+    })),
+    hubTenantIds: installation.config.hubTenants.map((t) => t.hubTenantId),
+    hubTenantCodes: Object.fromEntries(installation.config.hubTenants.map((t) => [t.hubTenantId, t.hubTenantCode])),
+    connections: installation.connections.map((c) => c.systemName),
   };
 }
 
@@ -68,10 +71,10 @@ export function writeDeployment(paths: LocalPaths, deployment: LocalDeployment):
  */
 export async function previousDeployment(
   paths: LocalPaths,
-  plan: InstallationPlan,
+  installation: Installation,
   dbUrl: string,
 ): Promise<LocalDeployment> {
-  const file = deploymentFile(paths, plan.config.clientName);
+  const file = deploymentFile(paths, installation.config.clientName);
   if (fs.existsSync(file)) {
     try {
       return JSON.parse(fs.readFileSync(file, "utf8")) as LocalDeployment;
@@ -81,13 +84,13 @@ export async function previousDeployment(
       );
     }
   }
-  const staging = quoteIdent(plan.stagingSchema, "schema");
+  const staging = quoteIdent(installation.stagingSchema, "schema");
   return withPgClient(dbUrl, async (client) => {
     const { rows: present } = await client.query<{ ok: boolean }>(
       "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok",
-      [`${plan.stagingSchema}.${TABLES.platConfig}`, `${plan.stagingSchema}.${TABLES.apiConfig}`],
+      [`${installation.stagingSchema}.${TABLES.platConfig}`, `${installation.stagingSchema}.${TABLES.apiConfig}`],
     );
-    const none = { ...deploymentOf(plan), rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [] };
+    const none = { ...deploymentOf(installation), rows: [], hubTenantIds: [], hubTenantCodes: {}, connections: [] };
     if (!present[0].ok) return none;
     const { rows: plat } = await client.query<{
       plat_region: string;
@@ -96,7 +99,7 @@ export async function previousDeployment(
       hub_destination: string;
     }>(
       `SELECT plat_region, hub_tenant_id, hub_tenant_code, hub_destination FROM ${staging}.${TABLES.platConfig} WHERE plat_client_name = $1`,
-      [plan.config.clientName],
+      [installation.config.clientName],
     );
     const tenants = [...new Set(plat.map((r) => r.hub_tenant_id))];
     const { rows: api } = await client.query<{ hub_tenant_id: string; hub_api_name: string }>(
@@ -112,7 +115,7 @@ export async function previousDeployment(
         })),
         ...plat.map((r) => ({
           table: TABLES.platConfig,
-          key: { plat_client_name: plan.config.clientName, plat_region: r.plat_region },
+          key: { plat_client_name: installation.config.clientName, plat_region: r.plat_region },
         })),
       ],
       hubTenantIds: tenants,

@@ -1,6 +1,6 @@
 /**
  * The embedded default (`npm start` = `hub-export local`): embedded PostgreSQL and the hub emulator on loopback, the
- * local platform provisioned from a stack config with the same plan and providers as `pulumi up`, sample employees,
+ * local platform provisioned from a stack config with the same installation and providers as `pulumi up`, sample employees,
  * and one run of the export task exactly as the container runs it: the bundle, in a child process.
  */
 import fs from "node:fs";
@@ -9,7 +9,7 @@ import { Client } from "pg";
 import { loadScriptsRelease, loadStackConfig, readStackFile, stackFilePath } from "../config/load";
 import { validateStackConfig } from "../config/validate";
 import { stripPlaceholders } from "../config/placeholders";
-import { planInstallation, type InstallationPlan } from "../core/plan";
+import { installationOf, type Installation } from "../core/installation";
 import { BUCKET_FOLDERS, HUB_CONFIGURATION_FILES, hubConfigurationFolder } from "../core/naming";
 import { hubChecklist } from "../core/hubChecklist";
 import { hubConfigurationFiles } from "../core/hubConfiguration";
@@ -22,7 +22,7 @@ import { startEmbeddedPostgres } from "./embeddedPostgres";
 import { localPaths, ownStateFolders, type LocalPaths } from "./paths";
 import { localSecrets } from "./secrets";
 import { localOverrides } from "./overrides";
-import { applyPlan } from "./applyPlan";
+import { applyInstallation } from "./install";
 import { PLATFORM_DATABASE_OWNER, standInForDba } from "./warehouseDba";
 import { createProgress, type ProgressDisplay } from "./progress";
 import { ensureTaskBundle, runTaskBundle, type TaskRunResult } from "./taskProcess";
@@ -136,7 +136,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       source: `${file} (local overrides)`,
       stack: "local",
     });
-    const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
+    const installation = installationOf(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
 
     // The platform's part, the embedded server's superuser standing in for the warehouse's DBA: the database, the
     // publish schema filled by the HR loader, the admin login and what `probe --warehouse` says it lacks.
@@ -148,18 +148,18 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       admin: { username: config.database.admin.username, password: secrets.adminPassword },
       loaders: config.database.publishTableOwners,
       scope: {
-        publishSchema: plan.publishSchema,
-        stagingSchema: plan.stagingSchema,
+        publishSchema: installation.publishSchema,
+        stagingSchema: installation.stagingSchema,
         publishTableOwners: config.database.publishTableOwners,
         taskRole: config.database.task.username,
       },
       fillPublish: async (url) => {
-        employees = await prepareEmployees(plan, url, options, progress);
+        employees = await prepareEmployees(installation, url, options, progress);
       },
     });
 
-    progress.step(`provisioning the local platform for ${config.clientName} (${plan.regions.join(", ")})`);
-    const provisioned = await applyPlan(plan, paths, {
+    progress.step(`provisioning the local platform for ${config.clientName} (${installation.regions.join(", ")})`);
+    const provisioned = await applyInstallation(installation, paths, {
       release: config.scriptsRelease ? await loadScriptsRelease(config.scriptsRelease.zip) : undefined,
     });
     // The hub side without an API: the CLS load sheets, built from the sample data's business objects, and the checklist.
@@ -181,7 +181,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     progress.step("building the export task bundle");
     const bundle = await ensureTaskBundle();
     interrupts.throwIfInterrupted("the export run");
-    const definition = path.join(paths.bucket, plan.definitionKey);
+    const definition = path.join(paths.bucket, installation.definitionKey);
     const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
     const taskLog = path.join(paths.logs, `task-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
 
@@ -204,7 +204,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
     const run = await runTaskBundle({ bundle, args, logFile: taskLog, progress, env, interrupts });
     progress.close();
 
-    const { intakeJob, outcome } = await runRecord(provisioned.databaseUrl, plan, run);
+    const { intakeJob, outcome } = await runRecord(provisioned.databaseUrl, installation, run);
     const state = emulator.state();
     const regions: LocalSummary["regions"] = {};
     for (const region of HUB_REGIONS) {
@@ -255,7 +255,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
       },
       database: {
         url: redactUrl(provisioned.databaseUrl),
-        stagingSchema: plan.stagingSchema,
+        stagingSchema: installation.stagingSchema,
         ...psqlAccess(paths, config.database.connectionName, pg.port, options.keep),
       },
       metrics: run.metrics,
@@ -267,8 +267,8 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
         queues: emulator.urls.queues,
       },
       queries: {
-        intakeJob: plan.intakeJobQuery,
-        statuses: `SELECT status, count(*) FROM ${plan.stagingSchema}.${plan.tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
+        intakeJob: installation.intakeJobQuery,
+        statuses: `SELECT status, count(*) FROM ${installation.stagingSchema}.${installation.tables.status} WHERE transaction_id = '${transaction ?? "<transaction id>"}' GROUP BY status; ${stagingNamesNote(config.stagingSchema)}`,
         statusCommand: `npx hub-export status${statusOptions(options)}${transaction ? ` --transaction ${transaction}` : ""}`,
       },
       seconds: Math.round((Date.now() - started) / 100) / 10,
@@ -294,7 +294,7 @@ export async function runLocal(options: LocalOptions): Promise<LocalSummary> {
  * config since), and change some employees, so the export is incremental.
  */
 async function prepareEmployees(
-  plan: InstallationPlan,
+  installation: Installation,
   databaseUrl: string,
   options: LocalOptions,
   progress: ProgressDisplay,
@@ -303,20 +303,20 @@ async function prepareEmployees(
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process
   await client.connect();
   try {
-    const employees = `${quoteIdent(plan.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
+    const employees = `${quoteIdent(installation.publishSchema)}.${quoteIdent(PUBLISH_TABLES.employee)}`;
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [
-      `${plan.publishSchema}.${PUBLISH_TABLES.employee}`,
+      `${installation.publishSchema}.${PUBLISH_TABLES.employee}`,
     ]);
     const count = rows[0].present
       ? Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${employees}`)).rows[0].n)
       : 0;
-    const platRegions = plan.config.platTenants.map((t) => t.platRegion);
+    const platRegions = installation.config.platTenants.map((t) => t.platRegion);
     if (count === 0) {
       progress.step(
-        `seeding ${options.employees.toLocaleString("en-US")} sample employees in ${plan.config.publishSchema}`,
+        `seeding ${options.employees.toLocaleString("en-US")} sample employees in ${installation.config.publishSchema}`,
       );
       const result = await seedSampleEmployees(client, {
-        schema: plan.publishSchema,
+        schema: installation.publishSchema,
         count: options.employees,
         seed: options.seed,
         platRegions,
@@ -339,7 +339,7 @@ async function prepareEmployees(
         `seeding ${(perRegion * newRegions.length).toLocaleString("en-US")} sample employees for the new platform region(s) ${newRegions.join(", ")}`,
       );
       const result = await seedSampleEmployees(client, {
-        schema: plan.publishSchema,
+        schema: installation.publishSchema,
         count: perRegion * newRegions.length,
         seed: options.seed,
         platRegions: newRegions,
@@ -352,7 +352,7 @@ async function prepareEmployees(
       `changing ${options.changes} of ${count.toLocaleString("en-US")} employees for an incremental export`,
     );
     const changed = await touchEmployees(client, {
-      schema: plan.publishSchema,
+      schema: installation.publishSchema,
       count: options.changes,
       seed: Date.now() % 2_147_483_647,
       unknownCodes: options.changesWithUnknownCodes,
@@ -388,10 +388,10 @@ function statusOptions(options: Pick<LocalOptions, "stack" | "file" | "root">): 
  */
 async function runRecord(
   databaseUrl: string,
-  plan: InstallationPlan,
+  installation: Installation,
   run: TaskRunResult,
 ): Promise<{ intakeJob: IntakeJobRow | null; outcome: RunOutcome | null }> {
-  const { stagingSchema, config } = plan;
+  const { stagingSchema, config } = installation;
   const transaction = run.transactionId;
   const client = new Client({ connectionString: databaseUrl });
   client.on("error", () => {}); // a lost connection fails the next statement; unheard, it would crash the process

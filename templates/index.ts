@@ -63,7 +63,7 @@ export function loadClientRunTables(dir = path.join(TEMPLATES_DIR, "sql")): SqlB
   return loadSql(dir, CLIENT_RUN_TABLES_NAME_PREFIX);
 }
 
-/** The SQL sources of the installation plan (core/plan.ts). */
+/** The SQL sources of the installation (core/installation.ts). */
 export function loadSqlSources(dir = path.join(TEMPLATES_DIR, "sql")): {
   baseline: SqlBaseline;
   runTables: SqlBaseline;

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { configFromEngine } from "../../config/load";
 import { withOfflineSecrets } from "../../config/placeholders";
 import type { StackConfig } from "../../config/schema";
-import { planInstallation } from "../../core/plan";
+import { installationOf } from "../../core/installation";
 import { encodeCredentialsString } from "../../core/credentials";
 import { serializeConnectionRecord } from "../../core/connections";
 import { scriptFileEntries } from "../../core/credentialFiles";
@@ -28,7 +28,7 @@ const ROOT = path.resolve(__dirname, "../..");
 
 /** Every plain secret value of a stack and what is derived from it (credentials strings, stored records, files). */
 function secretTexts(config: StackConfig): string[] {
-  const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
+  const installation = installationOf(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
   return [
     config.database.admin.password.reveal(),
     config.database.task.password.reveal(),
@@ -37,7 +37,7 @@ function secretTexts(config: StackConfig): string[] {
     ...config.hubTenants.map((t) =>
       encodeCredentialsString({ clientId: t.clientId, clientSecret: t.clientSecret.reveal() }),
     ),
-    ...plan.connections.filter((c) => c.password).map(serializeConnectionRecord),
+    ...installation.connections.filter((c) => c.password).map(serializeConnectionRecord),
     scriptFileEntries(config).tenantCredentials.reveal(),
   ];
 }
@@ -54,8 +54,8 @@ describe("secrets", () => {
   const stackConfig = configFromEngine(config, "qa");
 
   it("are Pulumi secrets wherever the program hands them to a component", async () => {
-    const plan = planInstallation(stackConfig, { template: loadPipelineTemplate(), ...loadSqlSources() });
-    const s = secretInputs(plan);
+    const installation = installationOf(stackConfig, { template: loadPipelineTemplate(), ...loadSqlSources() });
+    const s = secretInputs(installation);
     const outputs: pulumi.Output<unknown>[] = [
       s.adminPassword,
       s.taskPassword,
@@ -115,10 +115,10 @@ describe("secrets", () => {
     expect(isSecretValue(version.state!.secretString)).toBe(true);
   });
 
-  it("are masked in the plan JSON of a stack file (offline stand-ins for the secrets not set)", async () => {
+  it("are masked in the installation JSON of a stack file (offline stand-ins for the secrets not set)", async () => {
     const text = JSON.stringify(planJson(await planStackFile({ file: fixtureStackFile("qa") })));
-    const plan = JSON.parse(text);
-    expect(plan.resourceCount).toBe(plan.resources.length);
+    const installation = JSON.parse(text);
+    expect(installation.resourceCount).toBe(installation.resources.length);
     expect(text).not.toContain("offline-stand-in");
     for (const secret of secretTexts(
       withOfflineSecrets(configFromEngine(engineConfigFromStackFile(fixtureStackFile("qa")).config, "qa")),
@@ -145,9 +145,11 @@ describe("secrets", () => {
       },
     );
     expect(stderr).toBe("");
-    const plan = JSON.parse(stdout);
-    expect(plan.stack).toBe("prod");
-    expect(plan.resources.some((r: { type: string }) => r.type === "aws:scheduler/schedule:Schedule")).toBe(true);
+    const installation = JSON.parse(stdout);
+    expect(installation.stack).toBe("prod");
+    expect(installation.resources.some((r: { type: string }) => r.type === "aws:scheduler/schedule:Schedule")).toBe(
+      true,
+    );
     expect(stdout).not.toContain("offline-stand-in");
   });
 });

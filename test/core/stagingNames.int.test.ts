@@ -10,7 +10,7 @@ import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { PROJECT_ROOT } from "../support/cli";
 import { intakeJobQuery, stagingNamesNote } from "../../core/naming";
-import { planInstallation } from "../../core/plan";
+import { installationOf } from "../../core/installation";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { stackConfigFor } from "../../bench/platform";
 
@@ -42,9 +42,9 @@ describe("step 12's table names in PostgreSQL", () => {
     });
     client = new Client({ connectionString: url });
     await client.connect();
-    const plan = planInstallation(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
-    await client.query(plan.baseline.sql);
-    await client.query(plan.runTables.sql);
+    const installation = installationOf(config, { template: loadPipelineTemplate(), ...loadSqlSources() });
+    await client.query(installation.baseline.sql);
+    await client.query(installation.runTables.sql);
   });
   afterAll(async () => {
     await client?.end();

@@ -16,9 +16,9 @@ import { emulatorConfig, rawStackConfigFor } from "../../bench/platform";
 import { startTask } from "../support/taskProcess";
 import { startEmulator, type Emulator } from "../../emulator";
 import { validateStackConfig } from "../../config/validate";
-import { planInstallation, type InstallationPlan } from "../../core/plan";
+import { installationOf, type Installation } from "../../core/installation";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
-import { applyPlan } from "../../local/applyPlan";
+import { applyInstallation } from "../../local/install";
 import { standInForDba } from "../../local/warehouseDba";
 import { PLATFORM_ROLES } from "../../bench/platformRoles";
 import { localPaths } from "../../local/paths";
@@ -32,7 +32,7 @@ const LOADER = `loader_${suffix}`;
 let db: { url: string; adminUrl: string; name: string; drop(): Promise<void> };
 let hub: Emulator;
 let dir: string;
-let plan: InstallationPlan;
+let installation: Installation;
 
 beforeAll(async () => {
   [db, hub] = await Promise.all([createTestDatabase("owners"), startEmulator({ config: emulatorConfig() })]);
@@ -40,7 +40,7 @@ beforeAll(async () => {
   const raw = rawStackConfigFor(db.adminUrl, hub.urls);
   raw.database.task = { username: TASK_ROLE, password: `task-${suffix}-Pw1` };
   raw.database.publishTableOwners = [LOADER];
-  plan = planInstallation(validateStackConfig(raw, { source: "test", stack: "test" }), {
+  installation = installationOf(validateStackConfig(raw, { source: "test", stack: "test" }), {
     template: loadPipelineTemplate(),
     ...loadSqlSources(),
   });
@@ -64,20 +64,20 @@ describe("publish tables a loader role creates after provisioning", () => {
       ...PLATFORM_ROLES,
       loaders: [LOADER],
       scope: {
-        publishSchema: plan.publishSchema,
-        stagingSchema: plan.stagingSchema,
+        publishSchema: installation.publishSchema,
+        stagingSchema: installation.stagingSchema,
         publishTableOwners: [LOADER],
         taskRole: TASK_ROLE,
       },
     });
-    await applyPlan(plan, paths, {});
+    await applyInstallation(installation, paths, {});
 
     // After provisioning, the loader (not the admin) creates the publish tables; the platform loads them.
     const client = new Client({ connectionString: db.url });
     await client.connect();
     try {
       await seedSampleEmployees(client, {
-        schema: plan.publishSchema,
+        schema: installation.publishSchema,
         count: 40,
         seed: 4,
         platRegions: ["US", "EU"],
@@ -86,7 +86,7 @@ describe("publish tables a loader role creates after provisioning", () => {
       // Who owns the publish tables, as probe --warehouse reads it (the owners' memberships it asks for).
       const owners = await client.query<{ tablename: string; tableowner: string }>(
         "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
-        [plan.publishSchema],
+        [installation.publishSchema],
       );
       expect(owners.rows.length).toBe(6);
       for (const t of owners.rows) expect(t.tableowner, t.tablename).toBe(LOADER);
@@ -97,7 +97,7 @@ describe("publish tables a loader role creates after provisioning", () => {
     const task = await startTask([
       "run",
       "--definition",
-      path.join(paths.bucket, plan.definitionKey),
+      path.join(paths.bucket, installation.definitionKey),
       "--scripts",
       path.join(paths.bucket, BUCKET_FOLDERS.scripts),
       "--connections",

@@ -34,7 +34,7 @@ import { Pool } from "pg";
 import { startEmulator, type Emulator, type EmulatorConfigInput } from "../../emulator";
 import type { S3Emulator } from "./s3";
 import { validateStackConfig } from "../../config/validate";
-import { planInstallation } from "../../core/plan";
+import { installationOf } from "../../core/installation";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { writeConnectionRecords } from "../../local/stores";
 
@@ -122,12 +122,12 @@ const bucketObjects = {
 
 /** `pulumi up` of `plan` over `state` (empty for a first up); returns the new state and what happened. */
 export async function up(
-  plan: PlanRun,
+  installation: PlanRun,
   state: StackState = new Map(),
 ): Promise<{ state: StackState; report: UpReport }> {
   const next: StackState = new Map();
   const report: UpReport = {};
-  const planned = plan.resources
+  const planned = installation.resources
     .filter((r) => !r.read && kindOf(r.type) !== undefined)
     .sort((a, b) => order(a.type) - order(b.type));
   for (const resource of planned) {
@@ -198,9 +198,9 @@ export function planStack(config: Record<string, unknown>, stack: string): Promi
 }
 
 /** The task's command line as the plan's task definition holds it (`run --definition ... --cls ...`). */
-export function taskCommand(plan: PlanRun): string[] {
+export function taskCommand(installation: PlanRun): string[] {
   const [container] = JSON.parse(
-    revealedInputs(one(plan, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions,
+    revealedInputs(one(installation, "aws:ecs/taskDefinition:TaskDefinition")).containerDefinitions,
   );
   return container.command;
 }
@@ -255,11 +255,11 @@ export async function startPlatformServices(options: {
     env: loopbackAwsEnv(s3.url),
     connections,
     writeConnections(config) {
-      const plan = planInstallation(validateStackConfig(config, { source: "test", stack: "test" }), {
+      const installation = installationOf(validateStackConfig(config, { source: "test", stack: "test" }), {
         template: loadPipelineTemplate(),
         ...loadSqlSources(),
       });
-      writeConnectionRecords(connections, plan.connections);
+      writeConnectionRecords(connections, installation.connections);
     },
     async close() {
       await pool.end();

@@ -210,7 +210,7 @@ describe("export task: a hostile hub", () => {
       new URLSearchParams({ s }).toString().slice(2),
       Buffer.from(s).toString("base64"),
     ]);
-    const credentials = f.platform.plan.routingRules.map((r) => r.credentialsString.reveal().slice(0, -2));
+    const credentials = f.platform.installation.routingRules.map((r) => r.credentialsString.reveal().slice(0, -2));
     const stored = JSON.stringify([
       (await f.pool.query(`SELECT reason FROM ${f.t.status}`)).rows,
       (await f.pool.query(`SELECT detail FROM ${f.t.runHistory}`)).rows,

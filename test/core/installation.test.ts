@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planInstallation } from "../../core/plan";
+import { installationOf } from "../../core/installation";
 import { loadPipelineTemplate, loadSqlSources } from "../../templates";
 import { validateStackConfig } from "../../config/validate";
 import { decodeCredentialsString } from "../../core/credentials";
@@ -9,14 +9,14 @@ import { rowName } from "../../core/rows";
 import { rawConfig, TENANT_IDS } from "../support/rawConfig";
 
 const sources = { template: loadPipelineTemplate(), ...loadSqlSources() };
-const plan = (edit: (c: any) => void = () => {}, regions: ("US" | "EU" | "APAC")[] = ["US", "EU"]) => {
+const installation = (edit: (c: any) => void = () => {}, regions: ("US" | "EU" | "APAC")[] = ["US", "EU"]) => {
   const raw = rawConfig(regions);
   edit(raw);
-  return planInstallation(validateStackConfig(raw, { source: "test" }), sources);
+  return installationOf(validateStackConfig(raw, { source: "test" }), sources);
 };
 
-describe("planInstallation", () => {
-  const p = plan();
+describe("installationOf", () => {
+  const p = installation();
 
   it("has one HUB_API_CONFIG row per API per hub tenant, with its own region's environment", () => {
     expect(p.rows.apiConfig).toHaveLength(6);
@@ -49,7 +49,7 @@ describe("planInstallation", () => {
   });
 
   it("has one HUB_PLAT_CONFIG row per platform tenant, keyed by (plat_client_name, plat_region), with its hub tenant's queue as hub_destination", () => {
-    const q = plan((c) =>
+    const q = installation((c) =>
       c.platTenants.push({
         platRegion: "CA",
         codebase: "US",
@@ -160,7 +160,7 @@ describe("planInstallation", () => {
     expect(p.bucketObjects[4].content).toBe(p.template.text);
     expect(p.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_ACME_202611_QA.Json");
     // Another client's job has its own rendered pipeline; the template object is the same file.
-    const other = plan((c) => ((c.clientName = "GLOBEX"), (c.jobName = "HRSYS_EMPL_HUB_GLOBEX_202611_QA")));
+    const other = installation((c) => ((c.clientName = "GLOBEX"), (c.jobName = "HRSYS_EMPL_HUB_GLOBEX_202611_QA")));
     expect(other.definitionKey).toBe("pipelines/hub_hrsys_export/HRSYS_EMPL_HUB_GLOBEX_202611_QA.Json");
     expect(other.bucketObjects[3]).toEqual(p.bucketObjects[3]);
     expect(p.bucketObjects.filter((o) => o.shared).map((o) => o.key)).toEqual([
@@ -192,7 +192,7 @@ describe("planInstallation", () => {
         status: 1,
       },
     ];
-    const q = plan((c) => (c.hubTenants[1].routingRules = custom));
+    const q = installation((c) => (c.hubTenants[1].routingRules = custom));
     expect(q.routingRules[1].rules).toEqual(custom);
     expect(canonicalRuleSet(q.routingRules[0].rules)).toBe(canonicalRuleSet(defaultRoutingRules()));
     expect(decodeCredentialsString(q.routingRules[0].credentialsString.reveal())).toEqual({
@@ -209,7 +209,7 @@ describe("planInstallation", () => {
     expect(p.baseline.name).toBe(`Hub_Plat_Common_Schema_Baseline_${p.baseline.buildNumber}`);
     expect(p.runTables.name).toBe(`Hub_Client_Run_Tables_${p.runTables.buildNumber}`);
     // Another client of the same environment: the same common schema, its own run tables.
-    const other = plan((c) => (c.clientName = "GLOBEX"));
+    const other = installation((c) => (c.clientName = "GLOBEX"));
     expect(other.baseline).toEqual(p.baseline);
     expect(other.runTables.sql).toContain("CREATE TABLE IF NOT EXISTS staging.HUB_GLOBEX_MESSAGES_STATUS");
     expect(other.runTables.sql).not.toContain("ACME");

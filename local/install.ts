@@ -1,10 +1,10 @@
 /**
- * Applies the installation plan without the Pulumi engine, with the same plan and provider operations that
+ * Applies the installation without the Pulumi engine, with the same installation and provider operations that
  * `pulumi up` uses, then deletes what the previous apply had and the stack config no longer has. Local mode runs on
  * it; so do the test platform and the benchmarks.
  */
 import path from "node:path";
-import type { InstallationPlan } from "../core/plan";
+import type { Installation } from "../core/installation";
 import { BUCKET_FOLDERS } from "../core/naming";
 import { taskPrivileges, type TaskGrant } from "../core/privileges";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
@@ -36,7 +36,7 @@ export interface ApplyOptions {
  * The admin login's URL of the stack's database (hubExport:database.admin at its provisioning endpoint), as `pulumi
  * up` logs in: every step below runs as it, never as a superuser (the platform's part is local/warehouseDba.ts).
  */
-export function adminDatabaseUrl(database: InstallationPlan["config"]["database"]): string {
+export function adminDatabaseUrl(database: Installation["config"]["database"]): string {
   const url = new URL("postgres://localhost");
   url.hostname = database.provisioning?.host ?? database.host;
   url.port = String(database.provisioning?.port ?? database.port);
@@ -46,16 +46,16 @@ export function adminDatabaseUrl(database: InstallationPlan["config"]["database"
   return url.toString();
 }
 
-export async function applyPlan(
-  plan: InstallationPlan,
+export async function applyInstallation(
+  installation: Installation,
   paths: LocalPaths,
   options: ApplyOptions,
 ): Promise<ApplyResult> {
-  const config = plan.config;
+  const config = installation.config;
   const dbUrl = adminDatabaseUrl(config.database);
 
   // Steps 1 and 7: the bucket folder with the rendered template and the scripts folder; step 2: the connections.
-  writeBucketObjects(paths.bucket, plan.bucketObjects);
+  writeBucketObjects(paths.bucket, installation.bucketObjects);
   const scripts = path.join(paths.bucket, BUCKET_FOLDERS.scripts);
   // Step 7.1: a vendor scripts release replaces the folder's content (the platform's files stay), as `pulumi up` does.
   if (options.release)
@@ -63,21 +63,21 @@ export async function applyPlan(
   // Steps 7.2 to 7.4: this stack's part of the shared credential files, merged as `pulumi up` merges them in S3.
   await applyScriptFiles({
     location: { kind: "folder", dir: scripts },
-    warehouseConnection: plan.scriptFiles.warehouseConnection,
-    entries: JSON.parse(plan.scriptFiles.tenantCredentials.reveal()) as Record<string, string>,
+    warehouseConnection: installation.scriptFiles.warehouseConnection,
+    entries: JSON.parse(installation.scriptFiles.tenantCredentials.reveal()) as Record<string, string>,
   });
-  writeConnectionRecords(paths.connections, plan.connections);
+  writeConnectionRecords(paths.connections, installation.connections);
 
   // Step 5.1: the task's login role, the common-schema baseline (with the staging schema), the client's run tables and
   // the task's grants. The database and the publish schema are the platform's.
-  await applyWarehouse(plan, dbUrl);
+  await applyWarehouse(installation, dbUrl);
 
   // Steps 5.2 and 5.3: the config-table rows.
-  for (const row of [...plan.rows.apiConfig, ...plan.rows.platConfig])
-    await upsertRow(dbUrl, { schema: plan.stagingSchema, table: row.table, key: row.key, values: row.values });
+  for (const row of [...installation.rows.apiConfig, ...installation.rows.platConfig])
+    await upsertRow(dbUrl, { schema: installation.stagingSchema, table: row.table, key: row.key, values: row.values });
 
   // The hub side: each tenant's routing rules.
-  for (const r of options.routingRules === false ? [] : plan.routingRules) {
+  for (const r of options.routingRules === false ? [] : installation.routingRules) {
     await postRoutingRules({
       cfgApiUrl: r.cfgApiUrl,
       tenantId: r.tenant.hubTenantId,
@@ -87,17 +87,17 @@ export async function applyPlan(
   }
 
   // As `pulumi up` does after creating and updating: delete what the stack config no longer has.
-  const current = deploymentOf(plan);
-  const removed = await removeGone(await previousDeployment(paths, plan, dbUrl), current, paths, dbUrl);
+  const current = deploymentOf(installation);
+  const removed = await removeGone(await previousDeployment(paths, installation, dbUrl), current, paths, dbUrl);
   writeDeployment(paths, current);
   return { databaseUrl: dbUrl, removed };
 }
 
 /** components/warehouse/warehouse.ts as SQL, as the admin login. */
-async function applyWarehouse(plan: InstallationPlan, dbUrl: string): Promise<void> {
-  const { database } = plan.config;
-  const publish = quoteIdent(plan.publishSchema, "schema");
-  const staging = quoteIdent(plan.stagingSchema, "schema");
+async function applyWarehouse(installation: Installation, dbUrl: string): Promise<void> {
+  const { database } = installation.config;
+  const publish = quoteIdent(installation.publishSchema, "schema");
+  const staging = quoteIdent(installation.stagingSchema, "schema");
   // A task that logs in as the admin (the test platform, the benchmarks) owns what it uses: no role, no grants.
   const ownRole = database.task.username !== database.admin.username;
   const role = quoteIdent(database.task.username, "role");
@@ -115,16 +115,16 @@ async function applyWarehouse(plan: InstallationPlan, dbUrl: string): Promise<vo
       );
     });
   }
-  await applyBaseline(dbUrl, plan.baseline, intakeJobWrittenWhenPresent(plan.stagingSchema));
-  await applyBaseline(dbUrl, plan.runTables);
+  await applyBaseline(dbUrl, installation.baseline, intakeJobWrittenWhenPresent(installation.stagingSchema));
+  await applyBaseline(dbUrl, installation.runTables);
   if (!ownRole) return;
 
   const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
   const privileges = taskPrivileges({
-    stagingSchema: plan.stagingSchema,
+    stagingSchema: installation.stagingSchema,
     publishTableOwners: database.publishTableOwners,
-    baseline: objects(plan.baseline.sql),
-    runTables: objects(plan.runTables.sql),
+    baseline: objects(installation.baseline.sql),
+    runTables: objects(installation.runTables.sql),
   });
   const schemas = { publish, staging };
   const on = (g: TaskGrant): string => {

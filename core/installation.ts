@@ -1,6 +1,6 @@
 /**
  * Everything the installation procedure creates for a stack, computed from validated config with no I/O. The Pulumi
- * components and local mode both provision from this plan.
+ * components and local mode both provision from it.
  */
 import type { StackConfig, HubTenant } from "./stackConfig";
 import { renderTemplate, regionsInUse, type PipelineTemplate, type RenderedTemplate } from "./template";
@@ -37,7 +37,7 @@ export interface RenderedSql {
 
 type SqlSource = BaselineSource & { buildNumber: string; sha256: string };
 
-export interface InstallationPlan {
+export interface Installation {
   config: StackConfig;
   regions: HubRegion[];
   template: RenderedTemplate;
@@ -59,10 +59,10 @@ export interface InstallationPlan {
   intakeJobQuery: string;
 }
 
-export function planInstallation(
+export function installationOf(
   config: StackConfig,
   sources: { template: PipelineTemplate; baseline: SqlSource; runTables: SqlSource; databaseCaPem?: string },
-): InstallationPlan {
+): Installation {
   const template = renderTemplate(sources.template, config);
   return {
     config,
