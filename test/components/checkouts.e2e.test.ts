@@ -72,7 +72,7 @@ describe("plans from two checkouts", () => {
       checkout(path.join(dir, "a", "hub-export"), release),
       checkout(path.join(dir, "b", "ci", "runner", "work", "repo"), release),
     );
-  }, 120_000);
+  });
 
   it.each(["qa", "prod"])(
     "register identical inputs, provider inputs and outputs for stack %s, naming neither folder",

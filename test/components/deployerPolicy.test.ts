@@ -1217,7 +1217,7 @@ describe("the deployer's IAM policy, evaluated", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(fs.readFileSync(path.join(PROJECT_ROOT, "docs", "deployer-policy.json"), "utf8"));
-  }, 120_000);
+  });
 });
 
 /** The figures of the proof, printed once: how many calls were allowed, attempts denied, actions checked. */

@@ -123,5 +123,5 @@ describe("the image's build context (components/task/taskImage.ts)", () => {
     } finally {
       fs.rmSync(path.join(ROOT, base), { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });
