@@ -251,7 +251,7 @@ async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) 
       throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
     const stack = pulumi.runtime.getStackResource()!;
     const resources = await unlessFailed(Promise.all(registered.map((r) => planned(r, stack, children))));
-    const outputs = await pulumi.runtime.serializeProperties("outputs", { outputs: returned });
+    const outputs = await pulumi.runtime.serializeProperties("outputs", { outputs: asStackOutput(returned) });
     return {
       project,
       stack: options.stack,
@@ -263,6 +263,20 @@ async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) 
     restore?.();
     Error.stackTraceLimit = stackTraceLimit;
   }
+}
+
+/** The program's result as the stack registers it (runtime/stack.js massage): a resource as its outputs. */
+function asStackOutput(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asStackOutput);
+  if (!value || typeof value !== "object" || pulumi.Output.isInstance(value)) return value;
+  const resource = pulumi.Resource.isInstance(value);
+  // Assets and other class instances are serialized as they are.
+  if (!resource && Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !resource || !k.startsWith("__"))
+      .map(([k, v]) => [k, asStackOutput(v)]),
+  );
 }
 
 /**
