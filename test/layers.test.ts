@@ -59,6 +59,12 @@ describe("the layers", () => {
     expect(output).toMatch(/shipped-not-to-bench-or-test: components\/d\.ts → test\/support\/e\.ts/);
   });
 
+  it("hold the shipped code to @pulumi/pulumi's public entry points", async () => {
+    const { output } = await cruise(ROOT);
+    expect(output.split("\n").filter((l) => l.includes("pulumi-sdk-public-entry-points"))).toEqual([]);
+    expect(output).toMatch(/\d+ modules, \d+ dependencies cruised/);
+  });
+
   it("fail on a module of @pulumi/pulumi that is not a public entry point, imported or required", async () => {
     const sdk = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-sdk-"));
     try {
