@@ -187,6 +187,9 @@ async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) 
   try {
     const registered: Registration[] = [];
     const waiting = new Map<string, Constructed[]>();
+    // A failed run's program may still construct resources after the next run began: they are not this run's.
+    const run = runFailures.getStore();
+    const ours = () => runFailures.getStore() === run;
     const seen = new Map<pulumi.Resource, Constructed>();
     const children = new Map<pulumi.Resource, pulumi.Resource[]>();
     const failures: Error[] = [];
@@ -205,10 +208,12 @@ async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) 
         newResource: (args) =>
           guard(() => {
             // Registrations come in their own order: a resource is matched by type and name, the first constructed.
-            const constructed = waiting.get(`${args.type}::${args.name}`)?.shift();
+            const mine = ours();
+            const constructed = mine ? waiting.get(`${args.type}::${args.name}`)?.shift() : undefined;
             const result = mockResource(args, account);
             const state = markSecret(result.state, constructed?.opts.additionalSecretOutputs ?? []);
-            registered.push({ args, seen: constructed, state: pulumi.runtime.serializeProperties("state", state) });
+            if (mine)
+              registered.push({ args, seen: constructed, state: pulumi.runtime.serializeProperties("state", state) });
             return { id: result.id, state };
           }),
         call: (args) => guard(() => mockCall(args, account)),
@@ -227,6 +232,7 @@ async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) 
       pulumi.runtime.runInPulumiStack(async () => {
         const stack = pulumi.runtime.getStackResource()!;
         pulumi.runtime.registerStackTransformation(({ resource, type, name, props, opts }) => {
+          if (!ours()) return undefined;
           const parent = opts.parent ?? stack;
           const own = opts.protect ?? seen.get(parent)?.protect;
           const constructed: Constructed = { resource, props, opts, ...(own === undefined ? {} : { protect: own }) };
