@@ -113,6 +113,18 @@ module.exports = {
         "Shipped code never imports the benchmarks or the tests (the CLI loads bench/ by name, on demand).",
       ),
     },
+    {
+      name: "pulumi-sdk-public-entry-points",
+      severity: "error",
+      comment:
+        "@pulumi/pulumi only through its public entry points: the package and its namespaces (asset, automation, dynamic, iterable, log, provider, runtime, utils), never a module under them, so that an SDK upgrade is a version bump. The tests' engine hosts (test/fixtures) load the CLI's own modules.",
+      from: { pathNot: "^test/" },
+      to: {
+        path: "(^|/)node_modules/@pulumi/pulumi/",
+        pathNot:
+          "(^|/)node_modules/@pulumi/pulumi/(index|utils|(asset|automation|dynamic|iterable|log|provider|runtime)/index)\\.(js|d\\.ts)$",
+      },
+    },
     layer(
       "bench-not-to-test",
       "^bench/",
@@ -121,8 +133,9 @@ module.exports = {
     ),
   ],
   options: {
+    // node_modules is in the graph, not followed: pulumi-sdk-public-entry-points sees what is imported from it.
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(node_modules|dist|\\.local|\\.tmp|coverage)/" },
+    exclude: { path: "^(dist|\\.local|\\.tmp|coverage)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js", ".cjs", ".json"] },

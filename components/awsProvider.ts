@@ -19,8 +19,15 @@ export function stackTags(
 /** The provider's account-id lists: `pulumi config set --path` may store their entries as numbers. */
 const ACCOUNT_ID_LISTS = [ALLOWED_ACCOUNTS_KEY, "aws:forbiddenAccountIds"];
 
-// The runtime's own test of whether a config key is a secret (pinned with @pulumi/pulumi 3.248.0).
-const { isConfigSecret } = require("@pulumi/pulumi/runtime/config") as { isConfigSecret: (key: string) => boolean };
+/**
+ * The runtime's own test of whether a config key is secret: no typed public API offers it (@pulumi/pulumi 3.248.0), so
+ * it is reached through the public `pulumi.runtime` namespace, and an SDK without it fails here, never plain secrets.
+ */
+function isConfigSecret(key: string): boolean {
+  const test = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+  if (typeof test !== "function") throw new Error("@pulumi/pulumi's runtime no longer has isConfigSecret");
+  return test(key);
+}
 
 /**
  * The provider's arguments from the stack's `aws:` keys as the engine holds them (JSON text for all but strings), with

@@ -58,6 +58,51 @@ describe("the layers", () => {
     expect(output).toMatch(/no-circular: (task\/c\.ts|cli\/run\.ts) →/);
     expect(output).toMatch(/shipped-not-to-bench-or-test: components\/d\.ts → test\/support\/e\.ts/);
   });
+
+  it("hold the shipped code to @pulumi/pulumi's public entry points", async () => {
+    const { output } = await cruise(ROOT);
+    expect(output.split("\n").filter((l) => l.includes("pulumi-sdk-public-entry-points"))).toEqual([]);
+    expect(output).toMatch(/\d+ modules, \d+ dependencies cruised/);
+  });
+
+  it("fail on a module of @pulumi/pulumi that is not a public entry point, imported or required", async () => {
+    const sdk = fs.mkdtempSync(path.join(os.tmpdir(), "hub-export-sdk-"));
+    try {
+      fs.copyFileSync(path.join(ROOT, "tsconfig.json"), path.join(sdk, "tsconfig.json"));
+      fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(sdk, "node_modules"), "dir");
+      fs.mkdirSync(path.join(sdk, "components"));
+      fs.writeFileSync(
+        path.join(sdk, "components", "private.ts"),
+        [
+          'import type { Alias } from "@pulumi/pulumi/proto/alias_pb";',
+          'const settings = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown };',
+          "export const monitor = (alias?: Alias) => alias ?? settings.getMonitor();",
+          "",
+        ].join("\n"),
+      );
+      fs.writeFileSync(
+        path.join(sdk, "components", "public.ts"),
+        [
+          'import * as pulumi from "@pulumi/pulumi";',
+          'import type * as dynamic from "@pulumi/pulumi/dynamic";',
+          'import * as runtime from "@pulumi/pulumi/runtime";',
+          "export const mocks = (p?: dynamic.ResourceProvider) => p ?? [pulumi.runtime.setMocks, runtime];",
+          "",
+        ].join("\n"),
+      );
+      const { code, output } = await cruise(sdk);
+      expect(code).toBe(2);
+      expect(output).toMatch(
+        /pulumi-sdk-public-entry-points: components\/private\.ts → \S*node_modules\/@pulumi\/pulumi\/proto\/alias_pb/,
+      );
+      expect(output).toMatch(
+        /pulumi-sdk-public-entry-points: components\/private\.ts → \S*node_modules\/@pulumi\/pulumi\/runtime\/settings\.js/,
+      );
+      expect(output).not.toMatch(/components\/public\.ts/);
+    } finally {
+      fs.rmSync(sdk, { recursive: true, force: true });
+    }
+  });
 });
 
 interface Metafile {

@@ -1,37 +1,19 @@
 /**
  * The offline plan behind `hub-export plan`: runs the real program (components/program.ts) under the SDK's mocks and
  * records every resource it registers as the engine would receive it, secrets still tagged. No cloud, no Pulumi CLI.
- * Each run executes inside the SDK's own `withLocalStorage` (as the automation API runs inline programs), so runs in
- * one process do not share runtime state; the internal modules used are pinned with @pulumi/pulumi 3.248.0, and
- * test/components/secrets.test.ts runs two plans in one process to catch a change.
+ * Only the SDK's public API: `setMocks` gives each registration (in order, with its provider and mocked state) and a
+ * stack transformation each resource's props and options, from which the request's inputs, dependencies and aliases
+ * are derived as the SDK derives them (runtime/resource.js prepareResource). test/layers.test.ts holds every import of
+ * @pulumi/pulumi to its public entry points.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
-import type { Alias } from "@pulumi/pulumi/proto/alias_pb";
-import type {
-  ReadResourceRequest,
-  ReadResourceResponse,
-  RegisterResourceOutputsRequest,
-  RegisterResourceRequest,
-  RegisterResourceResponse,
-} from "@pulumi/pulumi/proto/resource_pb";
 import { inspectStackFile, readStackFileConfig, stackFilePath, stackNameOf } from "../../config/load";
 import { PROJECT_NAME } from "../../config/schema";
 import { UserError } from "../../core/errors";
 import { hubExportProgram } from "../program";
 import { DEFAULT_MOCK_ACCOUNT, markSecret, mockCall, mockResource, type MockAccount } from "./mocks";
-
-interface RuntimeState {
-  withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
-  /** The store of the current async context: a run's own inside withLocalStorage. */
-  getLocalStore(): object | undefined;
-}
-interface RuntimeSettings {
-  waitForRPCs(): Promise<void>;
-  getMonitor(): unknown;
-}
-const runtimeState = require("@pulumi/pulumi/runtime/state") as RuntimeState;
-const runtimeSettings = require("@pulumi/pulumi/runtime/settings") as RuntimeSettings;
 
 export interface PlannedResource {
   urn: string;
@@ -90,56 +72,108 @@ export interface RunOptions {
   account?: Partial<MockAccount>;
 }
 
-// The monitor's requests and responses: the SDK's generated protobuf messages.
-type Callback = (err: unknown, response: RegisterResourceResponse | ReadResourceResponse | undefined) => void;
-interface Monitor {
-  registerResource(req: RegisterResourceRequest, callback: Callback): Promise<void>;
-  readResource(req: ReadResourceRequest, callback: Callback): Promise<void>;
-  registerResourceOutputs(req: RegisterResourceOutputsRequest, callback: Callback): void;
+/** A resource as the stack transformation sees it, before the SDK registers it. */
+interface Constructed {
+  resource: pulumi.Resource;
+  props: pulumi.Inputs;
+  opts: pulumi.CustomResourceOptions & pulumi.ComponentResourceOptions;
+  /** `protect` as the request carries it: the resource's own, else its parent's. */
+  protect?: boolean;
 }
 
-/** An Alias message of the register request (proto/alias_pb.js). */
-function aliasSpec(alias: Alias): AliasSpec {
-  const spec = alias.getSpec();
-  if (!spec) return { urn: alias.getUrn() };
+/** A registration the mocks received, and the resource constructed for it (none for the stack). */
+interface Registration {
+  args: pulumi.runtime.MockResourceArgs;
+  seen?: Constructed;
+  /** The mocked outputs as the mock monitor serializes them. */
+  state: Promise<object>;
+}
+
+/** An Input's value (never unknown: the mocks run as an update, not a preview). */
+const resolved = <T>(input: pulumi.Input<T>) =>
+  new Promise<pulumi.Unwrap<T>>((resolve) => pulumi.output(input).apply(resolve));
+
+/** A value as the engine's google.protobuf.Struct hands it back: keys sorted, undefined fields gone. */
+function asStruct(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asStruct);
+  if (!value || typeof value !== "object") return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .filter((k) => object[k] !== undefined)
+      .map((k) => [k, asStruct(object[k])]),
+  );
+}
+
+/** The `dependsOn` option's resources (runtime/dependsOn.js gatherExplicitDependencies). */
+async function explicitDependencies(dependsOn: unknown): Promise<pulumi.Resource[]> {
+  if (!dependsOn) return [];
+  if (Array.isArray(dependsOn)) return (await Promise.all(dependsOn.map(explicitDependencies))).flat();
+  if (dependsOn instanceof Promise || pulumi.Output.isInstance(dependsOn))
+    return explicitDependencies(await resolved(dependsOn as pulumi.Input<unknown>));
+  return [dependsOn as pulumi.Resource];
+}
+
+/** An alias as the SDK sends it (runtime/resource.js mapAliasesForRequest): blank fields, the resource's parent. */
+async function aliasSpec(
+  input: pulumi.Input<string | pulumi.Alias>,
+  parentUrn: string | undefined,
+): Promise<AliasSpec> {
+  const alias = await resolved(input);
+  if (typeof alias === "string") return { urn: alias };
+  const text = async (v: pulumi.Input<string> | undefined) => (v === undefined ? "" : (await resolved(v)) || "");
+  const hasParent = Object.prototype.hasOwnProperty.call(alias, "parent");
+  const parent = alias.parent;
   return {
-    name: spec.getName(),
-    type: spec.getType(),
-    stack: spec.getStack(),
-    project: spec.getProject(),
-    parentUrn: spec.getParenturn(),
-    noParent: spec.getNoparent(),
+    name: await text(alias.name),
+    type: await text(alias.type),
+    stack: await text(alias.stack),
+    project: await text(alias.project),
+    parentUrn: !hasParent
+      ? (parentUrn ?? "")
+      : parent === undefined
+        ? ""
+        : ((await resolved(pulumi.Resource.isInstance(parent) ? parent.urn : parent)) ?? ""),
+    noParent: hasParent && parent === undefined,
   };
 }
 
-/** Each run's store → its failure: the run takes the unhandled rejections of its own context (later ones too). */
-const runFailures = new WeakMap<object, (err: unknown) => void>();
-let listening = false;
+const append = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+};
 
-/**
- * Node emits `unhandledRejection` in the async context of the rejected promise: the rejection goes to the run whose
- * store that context holds. Any other is thrown, as Node does when nothing listens.
- */
+/** Each run's unhandled rejections go to it: Node emits `unhandledRejection` in the rejected promise's context. */
+const runFailures = new AsyncLocalStorage<(err: unknown) => void>();
+let listening = false;
 function onUnhandledRejection(reason: unknown): void {
-  const store = runtimeState.getLocalStore();
-  const fail = store && runFailures.get(store);
+  const fail = runFailures.getStore();
   if (fail) fail(reason);
   else if (process.listenerCount("unhandledRejection") === 1) throw reason;
 }
 
-/** `work`, or the current run's first unhandled rejection if that comes first. */
-function runFailure(): <T>(work: Promise<T>) => Promise<T> {
-  let fail!: (err: unknown) => void;
-  const failed = new Promise<never>((_, reject) => (fail = reject));
-  failed.catch(() => undefined);
-  runFailures.set(runtimeState.getLocalStore()!, fail);
-  if (!listening) process.on("unhandledRejection", onUnhandledRejection);
-  listening = true;
-  return (work) => Promise.race([work, failed]);
-}
+/** The SDK's runtime state is one per process (setMocks resets it): runs take turns. */
+let previousRun: Promise<unknown> = Promise.resolve();
 
 /** Runs `options.program` (default: the real program) under mocks and returns what it registered. */
-export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun> {
+export function runProgramUnderMocks(options: RunOptions): Promise<PlanRun> {
+  const run = previousRun.then(() => {
+    let fail!: (err: unknown) => void;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    failed.catch(() => undefined);
+    if (!listening) process.on("unhandledRejection", onUnhandledRejection);
+    listening = true;
+    // `work`, or the run's first unhandled rejection if that comes first (later ones are the run's too).
+    const unlessFailed = <T>(work: Promise<T>) => Promise.race([work, failed]);
+    return runFailures.run(fail, () => runOnce(options, unlessFailed));
+  });
+  previousRun = run.catch(() => undefined);
+  return run;
+}
+
+async function runOnce(options: RunOptions, unlessFailed: <T>(work: Promise<T>) => Promise<T>): Promise<PlanRun> {
   const project = PROJECT_NAME;
   const region = options.config["aws:region"];
   const account: MockAccount = { ...DEFAULT_MOCK_ACCOUNT, ...(region ? { region } : {}), ...options.account };
@@ -149,120 +183,189 @@ export async function runProgramUnderMocks(options: RunOptions): Promise<PlanRun
   // Off while the program runs; HUB_EXPORT_PLAN_STACK_TRACES=1 keeps them to debug a failure.
   const stackTraceLimit = Error.stackTraceLimit;
   if (process.env.HUB_EXPORT_PLAN_STACK_TRACES !== "1") Error.stackTraceLimit = 0;
+  let restore: (() => void) | undefined;
   try {
-    return await runtimeState.withLocalStorage(async () => {
-      const resources: PlannedResource[] = [];
-      const outputs = new Map<string, Record<string, unknown>>();
-      const failures: Error[] = [];
-      // Set synchronously by the patched registerResource right before the mock monitor calls newResource.
-      let pending: { type: string; name: string; additionalSecretOutputs: string[] } | undefined;
+    const registered: Registration[] = [];
+    const waiting = new Map<string, Constructed[]>();
+    // A failed run's program may still construct resources after the next run began: they are not this run's.
+    const run = runFailures.getStore();
+    const ours = () => runFailures.getStore() === run;
+    const seen = new Map<pulumi.Resource, Constructed>();
+    const children = new Map<pulumi.Resource, pulumi.Resource[]>();
+    const failures: Error[] = [];
+    const guard = <T>(fn: () => T): T => {
+      try {
+        return fn();
+      } catch (err) {
+        failures.push(err as Error);
+        throw err;
+      }
+    };
+    restore = restoreRuntime();
+    // setMocks resets the runtime's state (settings.js resetOptions): nothing of a previous run is left.
+    await pulumi.runtime.setMocks(
+      {
+        newResource: (args) =>
+          guard(() => {
+            // Registrations come in their own order: a resource is matched by type and name, the first constructed.
+            const mine = ours();
+            const constructed = mine ? waiting.get(`${args.type}::${args.name}`)?.shift() : undefined;
+            const result = mockResource(args, account);
+            const state = markSecret(result.state, constructed?.opts.additionalSecretOutputs ?? []);
+            if (mine)
+              registered.push({ args, seen: constructed, state: pulumi.runtime.serializeProperties("state", state) });
+            return { id: result.id, state };
+          }),
+        call: (args) => guard(() => mockCall(args, account)),
+      },
+      project,
+      options.stack,
+      false,
+    );
+    pulumi.runtime.setAllConfig(options.config, options.secretKeys);
 
-      const guard = <T>(fn: () => T): T => {
+    // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
+    // also reject the stack's internal promises, which nothing here awaits.
+    let programFailed: { error: unknown } | undefined;
+    let returned: unknown = {};
+    await unlessFailed(
+      pulumi.runtime.runInPulumiStack(async () => {
+        const stack = pulumi.runtime.getStackResource()!;
+        pulumi.runtime.registerStackTransformation(({ resource, type, name, props, opts }) => {
+          if (!ours()) return undefined;
+          const parent = opts.parent ?? stack;
+          const own = opts.protect ?? seen.get(parent)?.protect;
+          const constructed: Constructed = { resource, props, opts, ...(own === undefined ? {} : { protect: own }) };
+          seen.set(resource, constructed);
+          append(children, parent, resource);
+          // A resource got by URN is looked up, not registered.
+          if (!opts.urn) append(waiting, `${type}::${name}`, constructed);
+          return undefined;
+        });
         try {
-          return fn();
+          return (returned = await program());
         } catch (err) {
-          failures.push(err as Error);
-          throw err;
+          programFailed = { error: err };
+          return {};
         }
-      };
-      await pulumi.runtime.setMocks(
-        {
-          newResource: (args) =>
-            guard(() => {
-              const aso =
-                pending && pending.type === args.type && pending.name === args.name
-                  ? pending.additionalSecretOutputs
-                  : [];
-              pending = undefined;
-              const result = mockResource(args, account);
-              return { id: result.id, state: markSecret(result.state, aso) };
-            }),
-          call: (args) => guard(() => mockCall(args, account)),
-        },
-        project,
-        options.stack,
-        false,
-      );
-      pulumi.runtime.setAllConfig(options.config, options.secretKeys);
-
-      const monitor = runtimeSettings.getMonitor() as Monitor;
-      const record = (
-        call: { read: false; req: RegisterResourceRequest } | { read: true; req: ReadResourceRequest },
-      ): PlannedResource => {
-        const { req, read } = call;
-        const entry: PlannedResource = {
-          urn: "",
-          type: req.getType(),
-          name: req.getName(),
-          ...(req.getParent() ? { parent: req.getParent() } : {}),
-          custom: call.read ? true : call.req.getCustom(),
-          read,
-          ...(call.read ? { id: call.req.getId() } : {}),
-          ...(req.getProvider() ? { provider: req.getProvider() } : {}),
-          dependsOn: [...req.getDependenciesList()].sort(),
-          options: {},
-          inputs: (call.read ? call.req.getProperties() : call.req.getObject())?.toJavaScript() ?? {},
-        };
-        const aso: string[] = req.getAdditionalsecretoutputsList();
-        if (aso.length) entry.options.additionalSecretOutputs = [...aso];
-        if (!call.read) {
-          const r = call.req;
-          if (r.getRetainondelete()) entry.options.retainOnDelete = true;
-          if (r.getDeletebeforereplace()) entry.options.deleteBeforeReplace = true;
-          if (r.getProtect()) entry.options.protect = true;
-          if (r.getIgnorechangesList().length) entry.options.ignoreChanges = [...r.getIgnorechangesList()];
-          if (r.getReplaceonchangesList().length) entry.options.replaceOnChanges = [...r.getReplaceonchangesList()];
-          if (r.getImportid()) entry.options.import = r.getImportid();
-          const aliases = r.getAliasesList().map(aliasSpec);
-          if (aliases.length) entry.options.aliases = aliases;
-        }
-        resources.push(entry);
-        pending = { type: entry.type, name: entry.name, additionalSecretOutputs: aso };
-        return entry;
-      };
-      const withUrn =
-        (entry: PlannedResource, callback: Callback): Callback =>
-        (err, response) => {
-          if (!err && response) {
-            entry.urn = response.getUrn();
-            entry.state = ("getObject" in response ? response.getObject() : response.getProperties())?.toJavaScript();
-          }
-          callback(err, response);
-        };
-      const register = monitor.registerResource.bind(monitor);
-      const readResource = monitor.readResource.bind(monitor);
-      const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
-      monitor.registerResource = (req, callback) => register(req, withUrn(record({ read: false, req }), callback));
-      monitor.readResource = (req, callback) => readResource(req, withUrn(record({ read: true, req }), callback));
-      monitor.registerResourceOutputs = (req, callback) => {
-        outputs.set(req.getUrn(), req.getOutputs()?.toJavaScript() ?? {});
-        registerOutputs(req, callback);
-      };
-
-      // The program's own error (a RunError for bad config) is rethrown after the run: thrown inside the stack, it would
-      // also reject the stack's internal promises, which nothing here awaits.
-      let programFailed: { error: unknown } | undefined;
-      const unlessFailed = runFailure();
-      await unlessFailed(
-        pulumi.runtime.runInPulumiStack(async () => {
-          try {
-            return await program();
-          } catch (err) {
-            programFailed = { error: err };
-            return {};
-          }
-        }),
-      );
-      await unlessFailed(runtimeSettings.waitForRPCs());
-      if (programFailed) throw programFailed.error;
-      if (failures.length > 0)
-        throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
-      const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
-      return { project, stack: options.stack, account, resources, outputs: (stack && outputs.get(stack.urn)) ?? {} };
-    });
+      }),
+    );
+    // Waits for the SDK's RPCs to drain; the mock monitor has nothing to close.
+    await unlessFailed(pulumi.runtime.disconnect());
+    if (programFailed) throw programFailed.error;
+    if (failures.length > 0)
+      throw new Error(`the program failed under mocks: ${failures.map((f) => f.message).join("; ")}`);
+    const stack = pulumi.runtime.getStackResource()!;
+    const resources = await unlessFailed(Promise.all(registered.map((r) => planned(r, stack, children))));
+    const outputs = await pulumi.runtime.serializeProperties("outputs", { outputs: asStackOutput(returned) });
+    return {
+      project,
+      stack: options.stack,
+      account,
+      resources,
+      outputs: asStruct(outputs.outputs ?? {}) as Record<string, unknown>,
+    };
   } finally {
+    restore?.();
     Error.stackTraceLimit = stackTraceLimit;
   }
+}
+
+/** The program's result as the stack registers it (runtime/stack.js massage): a resource as its outputs. */
+function asStackOutput(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asStackOutput);
+  if (!value || typeof value !== "object" || pulumi.Output.isInstance(value)) return value;
+  const resource = pulumi.Resource.isInstance(value);
+  // Assets and other class instances are serialized as they are.
+  if (!resource && Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !resource || !k.startsWith("__"))
+      .map(([k, v]) => [k, asStackOutput(v)]),
+  );
+}
+
+/**
+ * Puts back the process's runtime options and config (the SDK keeps one set per process, which setMocks replaces):
+ * code outside a run (pulumi.getStack(), allConfig()) sees none of the run's. No public API tells the config's secret
+ * keys: outside a run there are none (neither the CLI nor the tests set config).
+ */
+function restoreRuntime(): () => void {
+  const project = pulumi.getProject();
+  const stack = pulumi.getStack();
+  const preview = pulumi.runtime.isDryRun();
+  const config = pulumi.runtime.allConfig();
+  return () => {
+    pulumi.runtime.resetOptions(project, stack, -1, "", "", preview, "");
+    pulumi.runtime.setAllConfig(config);
+  };
+}
+
+/** The custom resources `direct` stands for: a component for the custom ones under it (runtime/dependsOn.js). */
+function customResources(
+  direct: pulumi.Resource[],
+  self: pulumi.Resource,
+  children: Map<pulumi.Resource, pulumi.Resource[]>,
+): pulumi.Resource[] {
+  const reached = new Set<pulumi.Resource>();
+  const visit = (r: pulumi.Resource) => {
+    if (reached.has(r)) return;
+    reached.add(r);
+    if (!pulumi.CustomResource.isInstance(r) && r !== self) for (const child of children.get(r) ?? []) visit(child);
+  };
+  direct.forEach(visit);
+  return [...reached].filter((r) => pulumi.CustomResource.isInstance(r) && r !== self);
+}
+
+/** A registration as the engine would receive it (runtime/resource.js prepareResource and registerResource). */
+async function planned(
+  { args, seen, state }: Registration,
+  stack: pulumi.Resource,
+  children: Map<pulumi.Resource, pulumi.Resource[]>,
+): Promise<PlannedResource> {
+  if (!seen && args.type !== "pulumi:pulumi:Stack")
+    throw new Error(`${args.type} ${args.name} was registered before the plan's stack transformation`);
+  const resource = seen?.resource ?? stack;
+  const opts = seen?.opts ?? {};
+  const read = !!opts.id;
+  const parent = seen && (await resolved((opts.parent ?? stack).urn));
+  const [inputs, propertyDependencies] = await pulumi.runtime.serializeResourceProperties(
+    `resource:${args.name}[${args.type}]`,
+    seen?.props ?? (args.inputs as pulumi.Inputs),
+  );
+  const direct = [
+    ...(await explicitDependencies(opts.dependsOn)),
+    ...[...propertyDependencies.values()].flatMap((set) => [...set]),
+  ];
+  const dependsOn = await Promise.all(customResources(direct, resource, children).map((r) => resolved(r.urn)));
+  const entry: PlannedResource = {
+    urn: await resolved(resource.urn),
+    type: args.type,
+    name: args.name,
+    ...(parent ? { parent } : {}),
+    custom: args.custom === true,
+    read,
+    ...(read ? { id: args.id } : {}),
+    ...(args.provider ? { provider: args.provider } : {}),
+    dependsOn: [...new Set(dependsOn)].sort(),
+    options: {},
+    inputs: asStruct(inputs) as Record<string, unknown>,
+  };
+  const o = entry.options;
+  if (opts.additionalSecretOutputs?.length) o.additionalSecretOutputs = [...opts.additionalSecretOutputs];
+  if (!read) {
+    if (opts.retainOnDelete) o.retainOnDelete = true;
+    if (opts.deleteBeforeReplace) o.deleteBeforeReplace = true;
+    if (seen?.protect) o.protect = true;
+    if (opts.ignoreChanges?.length) o.ignoreChanges = [...opts.ignoreChanges];
+    if (opts.replaceOnChanges?.length) o.replaceOnChanges = [...opts.replaceOnChanges];
+    if (args.custom && opts.import) o.import = opts.import;
+    // Duplicate URNs are sent once; the SDK sends its resource's parent with each alias spec.
+    const aliases = [...new Set(opts.aliases ?? [])];
+    if (aliases.length) o.aliases = await Promise.all(aliases.map((a) => aliasSpec(a, parent)));
+  }
+  entry.state = asStruct(await state) as Record<string, unknown>;
+  return entry;
 }
 
 export interface EngineConfig {

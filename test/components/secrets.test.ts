@@ -191,4 +191,41 @@ describe("the program", () => {
     expect(strip(again)).toEqual(strip(first));
     expect(again.outputs).toEqual(first.outputs);
   });
+
+  it("leaves no run's state to the next: a failed run's late resource, its config", async () => {
+    class Thing extends pulumi.CustomResource {
+      constructor(name: string) {
+        super("test:index:Thing", name, {}, {});
+      }
+    }
+    let startLate!: () => void;
+    const lateStarts = new Promise<void>((resolve) => (startLate = resolve));
+    let lateMade!: () => void;
+    const made = new Promise<void>((resolve) => (lateMade = resolve));
+    const failed = runProgramUnderMocks({
+      stack: "test",
+      config: { "test:key": "first" },
+      program: () => {
+        // Still at work once the next run began, as a failed program may be.
+        void lateStarts.then(() => {
+          new Thing("late");
+          lateMade();
+        });
+        throw new pulumi.RunError("stop");
+      },
+    });
+    await expect(failed).rejects.toThrow("stop");
+    expect(pulumi.runtime.allConfig()).toEqual({});
+    const next = await runProgramUnderMocks({
+      stack: "test",
+      config: {},
+      program: async () => {
+        new Thing("mine");
+        startLate();
+        await made;
+        return {};
+      },
+    });
+    expect(next.resources.map((r) => r.name)).toEqual(["hub-export-test", "mine"]);
+  });
 });
