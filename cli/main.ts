@@ -1,5 +1,6 @@
 /** The `hub-export` command: a table of subcommands, each in its own module under cli/commands (cli/README.md). */
 import { runProgram, type Command, type Io } from "./command";
+import { loadSdkSerializerLazily } from "./lazySdkModules";
 
 // bin/hub-export.js redacts an internal error's stack with it.
 export { redactLines } from "../core/redact";
@@ -34,6 +35,7 @@ const importCommand: CommandLoader = async (name) =>
 
 /** Only the command that runs is loaded; help and a mistyped command's suggestion need them all. */
 export async function main(argv: string[], io: Io = process, load: CommandLoader = importCommand): Promise<number> {
+  loadSdkSerializerLazily();
   const names = Object.hasOwn(COMMANDS, argv[0] ?? "") ? [argv[0]] : Object.keys(COMMANDS);
   const commands = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await load(n)] as const)));
   return runProgram(commands, argv, io);

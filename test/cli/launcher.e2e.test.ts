@@ -42,6 +42,22 @@ const summaryLine = (help: string, command: string) =>
     ?.trim();
 
 describe("the hub-export bundle", () => {
+  it("plans without loading TypeScript or npm's arborist, which only the SDK's function serializer uses", async () => {
+    const probe = path.join(work, "loaded-modules.cjs");
+    const report = path.join(work, "loaded-modules.json");
+    fs.writeFileSync(
+      probe,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(Object.keys(require.cache))));`,
+    );
+    const plan = await runCli(["plan", "--file", fixtureStackFile("qa")], {
+      env: { NODE_OPTIONS: `--require ${probe}` },
+    });
+    expect(plan.code, plan.stderr).toBe(0);
+    const loaded = JSON.parse(fs.readFileSync(report, "utf8")) as string[];
+    expect(loaded.some((f) => f.includes(`${path.sep}@pulumi${path.sep}pulumi${path.sep}`))).toBe(true);
+    expect(loaded.filter((f) => /[\\/]node_modules[\\/](typescript|@npmcli[\\/]arborist)[\\/]/.test(f))).toEqual([]);
+  });
+
   it("writes nothing to the system temporary folder: --help, validate, and a local run with its child processes", async () => {
     const tmp = fs.mkdtempSync(path.join(work, "tmp-"));
     const env = { TMPDIR: tmp, TMP: tmp, TEMP: tmp };
