@@ -8,7 +8,7 @@ import type { Installation } from "../core/installation";
 import { BUCKET_FOLDERS } from "../core/naming";
 import { taskPrivileges, type TaskGrant } from "../core/privileges";
 import { intakeJobWrittenWhenPresent } from "../core/intakeJob";
-import { applyBaseline, baselineSequences, baselineTables } from "../providers/baseline";
+import { applyBaseline, baselineObjects } from "../providers/baseline";
 import { upsertRow } from "../providers/sqlRows";
 import { postRoutingRules } from "../providers/routingRules";
 import { withPgClient, quoteIdent } from "../providers/pg";
@@ -119,12 +119,11 @@ async function applyWarehouse(installation: Installation, dbUrl: string): Promis
   await applyBaseline(dbUrl, installation.runTables);
   if (!ownRole) return;
 
-  const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
   const privileges = taskPrivileges({
     stagingSchema: installation.stagingSchema,
     publishTableOwners: database.publishTableOwners,
-    baseline: objects(installation.baseline.sql),
-    runTables: objects(installation.runTables.sql),
+    baseline: baselineObjects(installation.baseline.sql),
+    runTables: baselineObjects(installation.runTables.sql),
   });
   const schemas = { publish, staging };
   const on = (g: TaskGrant): string => {

@@ -114,6 +114,11 @@ export function baselineSequences(sql: string): string[] {
   return sequences;
 }
 
+/** The tables and sequences a baseline file creates: what the task role's grants cover (core/privileges.ts). */
+export function baselineObjects(sql: string): { tables: string[]; sequences: string[] } {
+  return { tables: baselineTables(sql), sequences: baselineSequences(sql) };
+}
+
 /** The baseline's tables that do not exist in the database. */
 export async function missingBaselineTables(target: pg.PgTarget, sql: string): Promise<string[]> {
   const tables = baselineTables(sql);

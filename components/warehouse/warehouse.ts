@@ -6,7 +6,7 @@
  */
 import * as postgresql from "@pulumi/postgresql";
 import * as pulumi from "@pulumi/pulumi";
-import { baselineSequences, baselineTables } from "../../providers/baseline";
+import { baselineObjects } from "../../providers/baseline";
 import { taskPrivileges, type StagingGrants } from "../../core/privileges";
 import type { WarehouseLogin } from "./connection";
 import { ClientRunTables, SqlBaseline, type SqlFile } from "./sqlBaseline";
@@ -88,12 +88,11 @@ export class Warehouse extends pulumi.ComponentResource {
     );
     this.taskRoleName = role.name;
 
-    const objects = (sql: string) => ({ tables: baselineTables(sql), sequences: baselineSequences(sql) });
     const privileges = taskPrivileges({
       stagingSchema: args.stagingSchema,
       publishTableOwners: args.publishTableOwners,
-      baseline: objects(args.baseline.sql),
-      runTables: objects(args.runTables.sql),
+      baseline: baselineObjects(args.baseline.sql),
+      runTables: baselineObjects(args.runTables.sql),
     });
     this.grants = privileges.baseline;
     this.runTableGrants = privileges.runTables;
